@@ -1,0 +1,255 @@
+// Command asm generates the GEMM micro-kernels of package gemm with avo.
+//
+// Run it through go generate in the parent directory:
+//
+//	go generate ./backend/cpu/internal/gemm
+//
+// Every kernel computes one MR×NR tile of C = A·B from packed panels:
+// a holds kc steps of MR values of op(A) (column of the tile's A rows),
+// b holds kc steps of NR values of op(B) (row of the tile's B columns).
+// The tile is accumulated in vector registers (NR is a whole number of
+// vectors; each A value is broadcast and fused-multiply-added against the
+// B vectors), then stored into C (row-major, ldc elements apart) either
+// overwriting it (accum == 0) or adding to it (accum != 0).
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// spec describes one micro-kernel.
+type spec struct {
+	name   string
+	double bool // float64 elements
+	zmm    bool // AVX-512 (zmm, embedded broadcasts) rather than AVX2 (ymm)
+	mr     int  // rows of the tile (broadcast side)
+	nv     int  // vectors per row of the tile (vector side)
+	unroll int  // k steps per loop iteration
+}
+
+func (s spec) elem() int {
+	if s.double {
+		return 8
+	}
+	return 4
+}
+
+func (s spec) lanes() int {
+	w := 32
+	if s.zmm {
+		w = 64
+	}
+	return w / s.elem()
+}
+
+func (s spec) nr() int { return s.nv * s.lanes() }
+
+func vec(s spec, i int) reg.VecPhysical {
+	if s.zmm {
+		return []reg.VecPhysical{
+			reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7,
+			reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
+			reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23,
+			reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31,
+		}[i]
+	}
+	return []reg.VecPhysical{
+		reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7,
+		reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15,
+	}[i]
+}
+
+func gen(s spec) {
+	typ := "float32"
+	if s.double {
+		typ = "float64"
+	}
+	TEXT(s.name, NOSPLIT, fmt.Sprintf("func(kc int, a, b, c *%s, ldc int, accum int)", typ))
+	Doc(fmt.Sprintf("%s computes a %d×%d tile of C from packed panels (see package asm).", s.name, s.mr, s.nr()))
+
+	nregs := 16
+	if s.zmm {
+		nregs = 32
+	}
+	nacc := s.mr * s.nv
+	// Registers: accumulators first, then B vectors (two sets, alternated
+	// between unrolled steps), then (AVX2 only) broadcast registers.
+	nb := 2 * s.nv
+	nbc := 0
+	if !s.zmm {
+		nbc = 2
+	}
+	if nacc+s.nv+nbc > nregs {
+		panic(s.name + ": too many registers")
+	}
+	if nacc+nb+nbc > nregs {
+		nb = s.nv
+	}
+	acc := func(i, v int) reg.VecPhysical { return vec(s, i*s.nv+v) }
+	bset := func(step, v int) reg.VecPhysical {
+		sets := nb / s.nv
+		return vec(s, nacc+(step%sets)*s.nv+v)
+	}
+	bcast := func(step int) reg.VecPhysical { return vec(s, nacc+nb+step%2) }
+
+	kc := reg.RCX
+	pa := reg.RAX
+	pb := reg.RBX
+	pc := reg.RDI
+	ldc := reg.RSI
+	tmp := reg.RDX
+	Load(Param("kc"), kc)
+	Load(Param("a"), pa)
+	Load(Param("b"), pb)
+	Load(Param("c"), pc)
+	Load(Param("ldc"), ldc)
+	if s.double {
+		SHLQ(U8(3), ldc)
+	} else {
+		SHLQ(U8(2), ldc)
+	}
+
+	// Prefetch the C tile so that its lines arrive while we compute.
+	MOVQ(pc, tmp)
+	rowBytes := s.nr() * s.elem()
+	for i := 0; i < s.mr; i++ {
+		for off := 0; off < rowBytes; off += 64 {
+			PREFETCHT0(Mem{Base: tmp, Disp: off})
+		}
+		if i+1 < s.mr {
+			ADDQ(ldc, tmp)
+		}
+	}
+
+	for i := 0; i < s.mr; i++ {
+		for v := 0; v < s.nv; v++ {
+			r := acc(i, v)
+			if s.zmm {
+				VPXORD(r, r, r)
+			} else {
+				VXORPS(r, r, r)
+			}
+		}
+	}
+
+	aStep := s.mr * s.elem()
+	bStep := s.nr() * s.elem()
+	vbytes := s.lanes() * s.elem()
+
+	step := func(u int) {
+		for v := 0; v < s.nv; v++ {
+			m := Mem{Base: pb, Disp: u*bStep + v*vbytes}
+			if s.double {
+				VMOVUPD(m, bset(u, v))
+			} else {
+				VMOVUPS(m, bset(u, v))
+			}
+		}
+		for i := 0; i < s.mr; i++ {
+			am := Mem{Base: pa, Disp: u*aStep + i*s.elem()}
+			if s.zmm {
+				for v := 0; v < s.nv; v++ {
+					if s.double {
+						VFMADD231PD_BCST(am, bset(u, v), acc(i, v))
+					} else {
+						VFMADD231PS_BCST(am, bset(u, v), acc(i, v))
+					}
+				}
+				continue
+			}
+			bc := bcast(i)
+			if s.double {
+				VBROADCASTSD(am, bc)
+			} else {
+				VBROADCASTSS(am, bc)
+			}
+			for v := 0; v < s.nv; v++ {
+				if s.double {
+					VFMADD231PD(bset(u, v), bc, acc(i, v))
+				} else {
+					VFMADD231PS(bset(u, v), bc, acc(i, v))
+				}
+			}
+		}
+	}
+
+	Label("loop")
+	CMPQ(kc, U8(s.unroll))
+	JL(LabelRef("tail"))
+	for u := 0; u < s.unroll; u++ {
+		if u == 0 {
+			// Software prefetch of the streamed B panel, a few steps ahead.
+			PREFETCHT0(Mem{Base: pb, Disp: 8 * bStep})
+		}
+		step(u)
+	}
+	ADDQ(U32(s.unroll*aStep), pa)
+	ADDQ(U32(s.unroll*bStep), pb)
+	SUBQ(U8(s.unroll), kc)
+	JMP(LabelRef("loop"))
+
+	Label("tail")
+	TESTQ(kc, kc)
+	JE(LabelRef("store"))
+	step(0)
+	ADDQ(U32(aStep), pa)
+	ADDQ(U32(bStep), pb)
+	DECQ(kc)
+	JMP(LabelRef("tail"))
+
+	Label("store")
+	Load(Param("accum"), tmp)
+	TESTQ(tmp, tmp)
+	JE(LabelRef("overwrite"))
+	for i := 0; i < s.mr; i++ {
+		for v := 0; v < s.nv; v++ {
+			m := Mem{Base: pc, Disp: v * vbytes}
+			if s.double {
+				VADDPD(m, acc(i, v), acc(i, v))
+				VMOVUPD(acc(i, v), m)
+			} else {
+				VADDPS(m, acc(i, v), acc(i, v))
+				VMOVUPS(acc(i, v), m)
+			}
+		}
+		if i+1 < s.mr {
+			ADDQ(ldc, pc)
+		}
+	}
+	VZEROUPPER()
+	RET()
+
+	Label("overwrite")
+	for i := 0; i < s.mr; i++ {
+		for v := 0; v < s.nv; v++ {
+			m := Mem{Base: pc, Disp: v * vbytes}
+			if s.double {
+				VMOVUPD(acc(i, v), m)
+			} else {
+				VMOVUPS(acc(i, v), m)
+			}
+		}
+		if i+1 < s.mr {
+			ADDQ(ldc, pc)
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
+
+func main() {
+	ConstraintExpr("amd64,!purego")
+	for _, s := range []spec{
+		{name: "sgemmAVX512", zmm: true, mr: 14, nv: 2, unroll: 4},
+		{name: "dgemmAVX512", double: true, zmm: true, mr: 14, nv: 2, unroll: 4},
+		{name: "sgemmAVX2", mr: 6, nv: 2, unroll: 4},
+		{name: "dgemmAVX2", double: true, mr: 6, nv: 2, unroll: 4},
+	} {
+		gen(s)
+	}
+	Generate()
+}
