@@ -37,6 +37,7 @@ type kernel[T float] struct {
 	mr, nr     int
 	mc, kc, nc int
 	fn         kernelFunc[T]
+	simdPack   bool      // pack with the AVX-512 routines
 	pool       sync.Pool // *buffers[T]
 }
 
@@ -333,10 +334,10 @@ func (p *params[T]) run(i0, i1, j0, j1 int) {
 			if pc == 0 && p.beta == 0 {
 				accum = 0
 			}
-			packB(buf.b, p.b, p.ldb, p.transB, pc, kc, jc, nc, nr)
+			packB(buf.b, p.b, p.ldb, p.transB, pc, kc, jc, nc, nr, kr.simdPack)
 			for ic := i0; ic < i1; ic += kr.mc {
 				mc := min(kr.mc, i1-ic)
-				packA(buf.a, p.a, p.lda, p.transA, ic, mc, pc, kc, mr, p.alpha)
+				packA(buf.a, p.a, p.lda, p.transA, ic, mc, pc, kc, mr, p.alpha, kr.simdPack)
 				for ir := 0; ir < mc; ir += mr {
 					ap := &buf.a[ir*kc]
 					mrr := min(mr, mc-ir)
@@ -370,10 +371,19 @@ func (p *params[T]) run(i0, i1, j0, j1 int) {
 // packA packs rows i0..i0+mc and columns p0..p0+kc of op(A), times alpha,
 // into mr-row micro-panels: panel r holds, for each of the kc steps, the mr
 // values of its rows (zero past the last row).
-func packA[T float](dst, a []T, lda int, trans bool, i0, mc, p0, kc, mr int, alpha T) {
+func packA[T float](dst, a []T, lda int, trans bool, i0, mc, p0, kc, mr int, alpha T, simd bool) {
 	for ir := 0; ir < mc; ir += mr {
 		rows := min(mr, mc-ir)
 		d := dst[ir*kc : ir*kc+mr*kc]
+		if simd {
+			off, is, ps := (i0+ir)*lda+p0, lda, 1
+			if trans {
+				off, is, ps = p0*lda+i0+ir, 1, lda
+			}
+			if packPanelSIMD(d, a, off, is, ps, rows, mr, kc, alpha) {
+				continue
+			}
+		}
 		if !trans {
 			for i := 0; i < rows; i++ {
 				src := a[(i0+ir+i)*lda+p0:][:kc]
@@ -402,10 +412,15 @@ func packA[T float](dst, a []T, lda int, trans bool, i0, mc, p0, kc, mr int, alp
 // packB packs rows p0..p0+kc and columns j0..j0+nc of op(B) into nr-column
 // micro-panels: panel q holds, for each of the kc steps, the nr values of its
 // columns (zero past the last column).
-func packB[T float](dst, b []T, ldb int, trans bool, p0, kc, j0, nc, nr int) {
+func packB[T float](dst, b []T, ldb int, trans bool, p0, kc, j0, nc, nr int, simd bool) {
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
 		d := dst[jr*kc : jr*kc+nr*kc]
+		if simd && trans {
+			if packPanelSIMD(d, b, (j0+jr)*ldb+p0, ldb, 1, cols, nr, kc, 1) {
+				continue
+			}
+		}
 		if !trans {
 			for p := 0; p < kc; p++ {
 				dp := d[p*nr : p*nr+nr]

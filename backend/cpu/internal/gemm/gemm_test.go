@@ -265,9 +265,13 @@ func TestNoAllocs(t *testing.T) {
 
 func TestBadArgs(t *testing.T) {
 	for name, f := range map[string]func(){
-		"lda":  func() { Sgemm(false, false, 2, 2, 3, 1, make([]float32, 6), 2, make([]float32, 6), 2, 0, make([]float32, 4), 2) },
-		"lenb": func() { Sgemm(false, false, 2, 2, 3, 1, make([]float32, 6), 3, make([]float32, 5), 2, 0, make([]float32, 4), 2) },
-		"neg":  func() { Dgemm(false, false, -1, 2, 3, 1, nil, 3, nil, 2, 0, nil, 2) },
+		"lda": func() {
+			Sgemm(false, false, 2, 2, 3, 1, make([]float32, 6), 2, make([]float32, 6), 2, 0, make([]float32, 4), 2)
+		},
+		"lenb": func() {
+			Sgemm(false, false, 2, 2, 3, 1, make([]float32, 6), 3, make([]float32, 5), 2, 0, make([]float32, 4), 2)
+		},
+		"neg": func() { Dgemm(false, false, -1, 2, 3, 1, nil, 3, nil, 2, 0, nil, 2) },
 	} {
 		func() {
 			defer func() {

@@ -5,13 +5,41 @@
 package gemm
 
 // sgemmAVX512 computes a 14×32 tile of C from packed panels (see package asm).
+//
+//go:noescape
 func sgemmAVX512(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
 
 // dgemmAVX512 computes a 14×16 tile of C from packed panels (see package asm).
+//
+//go:noescape
 func dgemmAVX512(kc int, a *float64, b *float64, c *float64, ldc int, accum int)
 
 // sgemmAVX2 computes a 6×16 tile of C from packed panels (see package asm).
+//
+//go:noescape
 func sgemmAVX2(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
 
 // dgemmAVX2 computes a 6×8 tile of C from packed panels (see package asm).
+//
+//go:noescape
 func dgemmAVX2(kc int, a *float64, b *float64, c *float64, ldc int, accum int)
+
+// packSGather packs a panel with AVX-512 (see genPack in package asm).
+//
+//go:noescape
+func packSGather(dst *float32, src *float32, idx *int32, kc int, ds int, lmask int, smask int, alpha float32)
+
+// packSStrided packs a panel with AVX-512 (see genPack in package asm).
+//
+//go:noescape
+func packSStrided(dst *float32, src *float32, ld int, kc int, ds int, lmask int, smask int, alpha float32)
+
+// packDGather packs a panel with AVX-512 (see genPack in package asm).
+//
+//go:noescape
+func packDGather(dst *float64, src *float64, idx *int32, kc int, ds int, lmask int, smask int, alpha float64)
+
+// packDStrided packs a panel with AVX-512 (see genPack in package asm).
+//
+//go:noescape
+func packDStrided(dst *float64, src *float64, ld int, kc int, ds int, lmask int, smask int, alpha float64)

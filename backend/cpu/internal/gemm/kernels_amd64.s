@@ -1155,3 +1155,193 @@ overwrite:
 	VMOVUPD Y11, 32(DI)
 	VZEROUPPER
 	RET
+
+// func packSGather(dst *float32, src *float32, idx *int32, kc int, ds int, lmask int, smask int, alpha float32)
+// Requires: AVX, AVX512F
+TEXT ·packSGather(SB), NOSPLIT, $0-60
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         kc+24(FP), CX
+	MOVQ         ds+32(FP), DX
+	SHLQ         $0x02, DX
+	MOVQ         lmask+40(FP), R8
+	MOVQ         smask+48(FP), AX
+	KMOVW        AX, K1
+	VBROADCASTSS alpha+56(FP), Z2
+	MOVQ         idx+16(FP), AX
+	VMOVDQU32    (AX), Z1
+
+loop:
+	CMPQ       CX, $0x02
+	JL         tail
+	VPXORD     Z0, Z0, Z0
+	KMOVW      R8, K2
+	VGATHERDPS (SI)(Z1*4), K2, Z0
+	ADDQ       $0x04, SI
+	VMULPS     Z2, Z0, Z0
+	VMOVUPS    Z0, K1, (DI)
+	ADDQ       DX, DI
+	VPXORD     Z3, Z3, Z3
+	KMOVW      R8, K2
+	VGATHERDPS (SI)(Z1*4), K2, Z3
+	ADDQ       $0x04, SI
+	VMULPS     Z2, Z3, Z3
+	VMOVUPS    Z3, K1, (DI)
+	ADDQ       DX, DI
+	SUBQ       $0x02, CX
+	JMP        loop
+
+tail:
+	TESTQ      CX, CX
+	JE         done
+	VPXORD     Z0, Z0, Z0
+	KMOVW      R8, K2
+	VGATHERDPS (SI)(Z1*4), K2, Z0
+	ADDQ       $0x04, SI
+	VMULPS     Z2, Z0, Z0
+	VMOVUPS    Z0, K1, (DI)
+	ADDQ       DX, DI
+
+done:
+	VZEROUPPER
+	RET
+
+// func packSStrided(dst *float32, src *float32, ld int, kc int, ds int, lmask int, smask int, alpha float32)
+// Requires: AVX, AVX512F
+TEXT ·packSStrided(SB), NOSPLIT, $0-60
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         kc+24(FP), CX
+	MOVQ         ds+32(FP), DX
+	SHLQ         $0x02, DX
+	MOVQ         lmask+40(FP), R8
+	MOVQ         smask+48(FP), AX
+	KMOVW        AX, K1
+	VBROADCASTSS alpha+56(FP), Z2
+	MOVQ         ld+16(FP), R9
+	SHLQ         $0x02, R9
+	KMOVW        R8, K3
+
+loop:
+	CMPQ      CX, $0x02
+	JL        tail
+	VMOVUPS.Z (SI), K3, Z0
+	ADDQ      R9, SI
+	VMULPS    Z2, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	ADDQ      DX, DI
+	VMOVUPS.Z (SI), K3, Z3
+	ADDQ      R9, SI
+	VMULPS    Z2, Z3, Z3
+	VMOVUPS   Z3, K1, (DI)
+	ADDQ      DX, DI
+	SUBQ      $0x02, CX
+	JMP       loop
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	VMOVUPS.Z (SI), K3, Z0
+	ADDQ      R9, SI
+	VMULPS    Z2, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	ADDQ      DX, DI
+
+done:
+	VZEROUPPER
+	RET
+
+// func packDGather(dst *float64, src *float64, idx *int32, kc int, ds int, lmask int, smask int, alpha float64)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·packDGather(SB), NOSPLIT, $0-64
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         kc+24(FP), CX
+	MOVQ         ds+32(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         lmask+40(FP), R8
+	MOVQ         smask+48(FP), AX
+	KMOVW        AX, K1
+	VBROADCASTSD alpha+56(FP), Z2
+	MOVQ         idx+16(FP), AX
+	VMOVDQU32    (AX), Y1
+
+loop:
+	CMPQ       CX, $0x02
+	JL         tail
+	VPXORD     Z0, Z0, Z0
+	KMOVW      R8, K2
+	VGATHERDPD (SI)(Y1*8), K2, Z0
+	ADDQ       $0x08, SI
+	VMULPD     Z2, Z0, Z0
+	VMOVUPD    Z0, K1, (DI)
+	ADDQ       DX, DI
+	VPXORD     Z3, Z3, Z3
+	KMOVW      R8, K2
+	VGATHERDPD (SI)(Y1*8), K2, Z3
+	ADDQ       $0x08, SI
+	VMULPD     Z2, Z3, Z3
+	VMOVUPD    Z3, K1, (DI)
+	ADDQ       DX, DI
+	SUBQ       $0x02, CX
+	JMP        loop
+
+tail:
+	TESTQ      CX, CX
+	JE         done
+	VPXORD     Z0, Z0, Z0
+	KMOVW      R8, K2
+	VGATHERDPD (SI)(Y1*8), K2, Z0
+	ADDQ       $0x08, SI
+	VMULPD     Z2, Z0, Z0
+	VMOVUPD    Z0, K1, (DI)
+	ADDQ       DX, DI
+
+done:
+	VZEROUPPER
+	RET
+
+// func packDStrided(dst *float64, src *float64, ld int, kc int, ds int, lmask int, smask int, alpha float64)
+// Requires: AVX, AVX512F
+TEXT ·packDStrided(SB), NOSPLIT, $0-64
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         kc+24(FP), CX
+	MOVQ         ds+32(FP), DX
+	SHLQ         $0x03, DX
+	MOVQ         lmask+40(FP), R8
+	MOVQ         smask+48(FP), AX
+	KMOVW        AX, K1
+	VBROADCASTSD alpha+56(FP), Z2
+	MOVQ         ld+16(FP), R9
+	SHLQ         $0x03, R9
+	KMOVW        R8, K3
+
+loop:
+	CMPQ      CX, $0x02
+	JL        tail
+	VMOVUPD.Z (SI), K3, Z0
+	ADDQ      R9, SI
+	VMULPD    Z2, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+	ADDQ      DX, DI
+	VMOVUPD.Z (SI), K3, Z3
+	ADDQ      R9, SI
+	VMULPD    Z2, Z3, Z3
+	VMOVUPD   Z3, K1, (DI)
+	ADDQ      DX, DI
+	SUBQ      $0x02, CX
+	JMP       loop
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	VMOVUPD.Z (SI), K3, Z0
+	ADDQ      R9, SI
+	VMULPD    Z2, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+	ADDQ      DX, DI
+
+done:
+	VZEROUPPER
+	RET

@@ -10,8 +10,8 @@ func archKernels() []*kernelSet {
 	if cpu.X86.HasAVX512F {
 		ks = append(ks, &kernelSet{
 			name: "avx512",
-			s:    &kernel[float32]{name: "avx512", mr: 14, nr: 32, mc: 14 * 24, kc: 384, nc: 768, fn: sgemmAVX512},
-			d:    &kernel[float64]{name: "avx512", mr: 14, nr: 16, mc: 14 * 24, kc: 256, nc: 512, fn: dgemmAVX512},
+			s:    &kernel[float32]{name: "avx512", mr: 14, nr: 32, mc: 14 * 24, kc: 384, nc: 768, fn: sgemmAVX512, simdPack: true},
+			d:    &kernel[float64]{name: "avx512", mr: 14, nr: 16, mc: 14 * 24, kc: 256, nc: 512, fn: dgemmAVX512, simdPack: true},
 		})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {

@@ -69,6 +69,7 @@ func gen(s spec) {
 		typ = "float64"
 	}
 	TEXT(s.name, NOSPLIT, fmt.Sprintf("func(kc int, a, b, c *%s, ldc int, accum int)", typ))
+	Pragma("noescape")
 	Doc(fmt.Sprintf("%s computes a %d×%d tile of C from packed panels (see package asm).", s.name, s.mr, s.nr()))
 
 	nregs := 16
@@ -241,6 +242,117 @@ func gen(s spec) {
 	RET()
 }
 
+// genPack generates the AVX-512 packing routines for one precision:
+//
+//	packGather: dst[p*ds+i] = alpha*src[idx[i]+p] for p < kc, lane i in lmask
+//	packStrided: dst[p*ds+i] = alpha*src[p*ld+i]  for p < kc, lane i in lmask
+//
+// Lanes outside lmask are stored as zero; only lanes in smask are stored.
+// idx holds one int32 element offset per lane.
+func genPack(double bool) {
+	typ, sfx, lanes := "float32", "S", 16
+	if double {
+		typ, sfx, lanes = "float64", "D", 8
+	}
+	esz := 64 / lanes
+	mul := func(a, b, c Op) {
+		if double {
+			VMULPD(a, b, c)
+		} else {
+			VMULPS(a, b, c)
+		}
+	}
+	bcast := func(m Op, z Op) {
+		if double {
+			VBROADCASTSD(m, z)
+		} else {
+			VBROADCASTSS(m, z)
+		}
+	}
+	for _, gather := range []bool{true, false} {
+		name := "pack" + sfx + "Strided"
+		sig := fmt.Sprintf("func(dst, src *%s, ld, kc, ds, lmask, smask int, alpha %s)", typ, typ)
+		if gather {
+			name = "pack" + sfx + "Gather"
+			sig = fmt.Sprintf("func(dst, src *%s, idx *int32, kc, ds, lmask, smask int, alpha %s)", typ, typ)
+		}
+		TEXT(name, NOSPLIT, sig)
+		Pragma("noescape")
+		Doc(name + " packs a panel with AVX-512 (see genPack in package asm).")
+		dst, src, kc, ds, lm, ld := reg.RDI, reg.RSI, reg.RCX, reg.RDX, reg.R8, reg.R9
+		Load(Param("dst"), dst)
+		Load(Param("src"), src)
+		Load(Param("kc"), kc)
+		Load(Param("ds"), ds)
+		SHLQ(U8(map[bool]uint8{true: 3, false: 2}[double]), ds)
+		Load(Param("lmask"), lm)
+		Load(Param("smask"), reg.RAX)
+		KMOVW(reg.EAX, reg.K1)
+		alpha, err := Param("alpha").Resolve()
+		if err != nil {
+			panic(err)
+		}
+		bcast(alpha.Addr, reg.Z2)
+		if gather {
+			Load(Param("idx"), reg.RAX)
+			if double {
+				VMOVDQU32(Mem{Base: reg.RAX}, reg.Y1)
+			} else {
+				VMOVDQU32(Mem{Base: reg.RAX}, reg.Z1)
+			}
+		} else {
+			Load(Param("ld"), ld)
+			SHLQ(U8(map[bool]uint8{true: 3, false: 2}[double]), ld)
+			KMOVW(lm.As32(), reg.K3)
+		}
+		// Two steps per iteration, alternating destination registers so
+		// that the gathers do not depend on each other.
+		zs := []reg.VecPhysical{reg.Z0, reg.Z3}
+		one := func(z reg.VecPhysical) {
+			if gather {
+				VPXORD(z, z, z)
+				KMOVW(lm.As32(), reg.K2)
+				var idx reg.Register = reg.Z1
+				if double {
+					idx = reg.Y1
+					VGATHERDPD(Mem{Base: src, Index: idx, Scale: uint8(esz)}, reg.K2, z)
+				} else {
+					VGATHERDPS(Mem{Base: src, Index: idx, Scale: uint8(esz)}, reg.K2, z)
+				}
+				ADDQ(U8(esz), src)
+			} else {
+				if double {
+					VMOVUPD_Z(Mem{Base: src}, reg.K3, z)
+				} else {
+					VMOVUPS_Z(Mem{Base: src}, reg.K3, z)
+				}
+				ADDQ(ld, src)
+			}
+			mul(reg.Z2, z, z)
+			if double {
+				VMOVUPD(z, reg.K1, Mem{Base: dst})
+			} else {
+				VMOVUPS(z, reg.K1, Mem{Base: dst})
+			}
+			ADDQ(ds, dst)
+		}
+		Label("loop")
+		CMPQ(kc, U8(2))
+		JL(LabelRef("tail"))
+		one(zs[0])
+		one(zs[1])
+		SUBQ(U8(2), kc)
+		JMP(LabelRef("loop"))
+		Label("tail")
+		TESTQ(kc, kc)
+		JE(LabelRef("done"))
+		one(zs[0])
+		Label("done")
+		VZEROUPPER()
+		RET()
+	}
+}
+
 func main() {
 	ConstraintExpr("amd64,!purego")
 	for _, s := range []spec{
@@ -251,5 +363,7 @@ func main() {
 	} {
 		gen(s)
 	}
+	genPack(false)
+	genPack(true)
 	Generate()
 }

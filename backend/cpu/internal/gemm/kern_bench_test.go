@@ -1,0 +1,27 @@
+package gemm
+
+import "testing"
+
+// BenchmarkKernel measures the micro-kernel alone on L1-resident panels.
+func BenchmarkKernel(b *testing.B) {
+	kr := current.Load().s
+	kc := 256
+	a := make([]float32, kr.mr*kc)
+	bb := make([]float32, kr.nr*kc)
+	c := make([]float32, kr.mr*kr.nr)
+	for i := 0; i < b.N; i++ {
+		kr.fn(kc, &a[0], &bb[0], &c[0], kr.nr, 1)
+	}
+	b.ReportMetric(2*float64(kr.mr*kr.nr*kc)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+func BenchmarkSgemm1T(b *testing.B) {
+	defer SetThreads(0)
+	SetThreads(1)
+	n := 1024
+	x, y, z := benchData(n)
+	for i := 0; i < b.N; i++ {
+		Sgemm(false, false, n, n, n, 1, x, n, y, n, 0, z, n)
+	}
+	reportGFLOPS(b, n)
+}

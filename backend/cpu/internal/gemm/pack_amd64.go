@@ -1,0 +1,62 @@
+//go:build amd64 && !purego
+
+package gemm
+
+import (
+	"math"
+	"unsafe"
+)
+
+// packPanelSIMD packs a w-wide panel with the AVX-512 packing routines:
+// dst[p*w+i] = alpha*s[off+i*is+p*ps] for i < rows, p < kc, and zero for
+// rows ≤ i < w. Either is or ps must be 1. It reports false, having done
+// nothing, when the panel cannot be packed this way.
+func packPanelSIMD[T float](dst, s []T, off, is, ps, rows, w, kc int, alpha T) bool {
+	var z T
+	lanes := int(64 / unsafe.Sizeof(z))
+	gather := ps == 1 && is != 1
+	if !gather && is != 1 {
+		return false
+	}
+	if gather && (lanes-1)*is > math.MaxInt32 {
+		return false
+	}
+	// Bounds: the last element read and written.
+	if rows > 0 {
+		_ = s[off+(rows-1)*is+(kc-1)*ps]
+	}
+	_ = dst[kc*w-1]
+	var idx [16]int32
+	for g := 0; g < w; g += lanes {
+		n := min(lanes, w-g)
+		r := min(max(rows-g, 0), n)
+		lmask, smask := 1<<r-1, 1<<n-1
+		src := &s[off]
+		if r > 0 {
+			src = &s[off+g*is]
+		}
+		d := &dst[g]
+		if lanes == 16 {
+			d, src, alpha := (*float32)(unsafe.Pointer(d)), (*float32)(unsafe.Pointer(src)), float32(alpha)
+			if gather {
+				for i := range idx {
+					idx[i] = int32(i * is)
+				}
+				packSGather(d, src, &idx[0], kc, w, lmask, smask, alpha)
+			} else {
+				packSStrided(d, src, ps, kc, w, lmask, smask, alpha)
+			}
+			continue
+		}
+		d2, src2, alpha2 := (*float64)(unsafe.Pointer(d)), (*float64)(unsafe.Pointer(src)), float64(alpha)
+		if gather {
+			for i := range idx[:8] {
+				idx[i] = int32(i * is)
+			}
+			packDGather(d2, src2, &idx[0], kc, w, lmask, smask, alpha2)
+		} else {
+			packDStrided(d2, src2, ps, kc, w, lmask, smask, alpha2)
+		}
+	}
+	return true
+}
