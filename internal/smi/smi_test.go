@@ -366,3 +366,15 @@ func TestRealNVMLNotFound(t *testing.T) {
 		t.Errorf("%d %q", code, msg)
 	}
 }
+
+func TestIsTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if IsTerminal(w) || IsTerminal(&bytes.Buffer{}) {
+		t.Error("a pipe or a buffer is not a terminal")
+	}
+}
