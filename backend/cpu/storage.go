@@ -1,0 +1,228 @@
+// Package cpu is ember's CPU backend: storage is Go slices, kernels are
+// concrete loops per (op, dtype) split across cores above a size threshold.
+package cpu
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/emberml/ember/backend"
+)
+
+// Storage holds one of []float32, []float64, []int64, []int32, []bool.
+type Storage struct {
+	dt   backend.DType
+	data any
+	n    int
+	acct *atomic.Int64 // bytes still counted in LiveBytes
+}
+
+// Device is always cpu.
+func (s *Storage) Device() backend.Device { return backend.Device{Type: backend.CPUType} }
+
+// DType is the element type.
+func (s *Storage) DType() backend.DType { return s.dt }
+
+// Len is the number of elements.
+func (s *Storage) Len() int { return s.n }
+
+// Release drops the slice so the garbage collector can take it now.
+func (s *Storage) Release() {
+	liveBytes.Add(-s.acct.Swap(0))
+	s.data = nil
+}
+
+// Data returns the underlying slice (for the CPU backend's own use and tests).
+func (s *Storage) Data() any { return s.data }
+
+var liveBytes atomic.Int64
+
+// LiveBytes is the number of bytes held by storages not yet released
+// (released ones and those collected by the GC are not counted once freed).
+func LiveBytes() int64 { return liveBytes.Load() }
+
+func newStorage(dt backend.DType, n int) *Storage {
+	var data any
+	switch dt {
+	case backend.Float32:
+		data = make([]float32, n)
+	case backend.Float64:
+		data = make([]float64, n)
+	case backend.Int64:
+		data = make([]int64, n)
+	case backend.Int32:
+		data = make([]int32, n)
+	case backend.Bool:
+		data = make([]bool, n)
+	default:
+		panic(fmt.Sprintf("cpu: unknown dtype %v", dt))
+	}
+	acct := new(atomic.Int64)
+	acct.Store(int64(n * dt.Size()))
+	liveBytes.Add(acct.Load())
+	s := &Storage{dt: dt, data: data, n: n, acct: acct}
+	runtime.AddCleanup(s, func(a *atomic.Int64) { liveBytes.Add(-a.Swap(0)) }, acct)
+	return s
+}
+
+func slice[T any](s backend.Storage) []T {
+	cs, ok := s.(*Storage)
+	if !ok {
+		panic(fmt.Sprintf("cpu: storage from another backend (%T)", s))
+	}
+	if cs.data == nil {
+		panic("cpu: use of released storage")
+	}
+	return cs.data.([]T)
+}
+
+// --- parallel iteration over strided operands ---
+
+// grain is the number of elements below which work stays on one goroutine.
+const grain = 1 << 15
+
+var threads atomic.Int32
+
+func init() { threads.Store(int32(runtime.GOMAXPROCS(0))) }
+
+// SetThreads sets how many goroutines large kernels use.
+func SetThreads(n int) {
+	if n < 1 {
+		n = 1
+	}
+	threads.Store(int32(n))
+}
+
+// Threads returns the number of goroutines large kernels use.
+func Threads() int { return int(threads.Load()) }
+
+// parallelFor splits [0, total) into contiguous ranges, one per worker,
+// when the work (total × cost per element) is large enough.
+func parallelFor(total, cost int, fn func(lo, hi int)) {
+	w := Threads()
+	if work := total * cost; work/grain < w {
+		w = work / grain
+	}
+	if w > total {
+		w = total
+	}
+	if w <= 1 {
+		fn(0, total)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < w; i++ {
+		lo, hi := total*i/w, total*(i+1)/w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(lo, hi)
+		}()
+	}
+	wg.Wait()
+}
+
+// layout is a coalesced iteration space: a shape and, per operand, strides
+// and a base offset.
+type layout struct {
+	shape   []int
+	strides [][]int
+	base    []int
+}
+
+// coalesce drops size-1 dims and merges neighbours that are contiguous with
+// each other in every operand, so most real cases become one or two dims.
+func coalesce(shape []int, views ...backend.View) layout {
+	l := layout{base: make([]int, len(views)), strides: make([][]int, len(views))}
+	for k, v := range views {
+		l.base[k] = v.Offset
+	}
+	for i, d := range shape {
+		if d == 1 {
+			continue
+		}
+		n := len(l.shape)
+		if n > 0 {
+			merge := true
+			for k, v := range views {
+				if l.strides[k][n-1] != v.Strides[i]*d {
+					merge = false
+					break
+				}
+			}
+			if merge {
+				l.shape[n-1] *= d
+				for k, v := range views {
+					l.strides[k][n-1] = v.Strides[i]
+				}
+				continue
+			}
+		}
+		l.shape = append(l.shape, d)
+		for k, v := range views {
+			l.strides[k] = append(l.strides[k], v.Strides[i])
+		}
+	}
+	if len(l.shape) == 0 { // a single element
+		l.shape = []int{1}
+		for k := range views {
+			l.strides[k] = []int{0}
+		}
+	}
+	return l
+}
+
+func (l layout) total() int {
+	n := 1
+	for _, d := range l.shape {
+		n *= d
+	}
+	return n
+}
+
+// inner returns the last dim's stride of operand k.
+func (l layout) inner(k int) int { return l.strides[k][len(l.shape)-1] }
+
+// walk calls row for each run of the last dim inside the linear range
+// [lo, hi), with the operands' offsets at the run's start.
+func (l layout) walk(lo, hi int, row func(off []int, n int)) {
+	if lo >= hi {
+		return
+	}
+	nd := len(l.shape)
+	idx := make([]int, nd)
+	rem := lo
+	for i := nd - 1; i >= 0; i-- {
+		idx[i] = rem % l.shape[i]
+		rem /= l.shape[i]
+	}
+	off := make([]int, len(l.base))
+	last := l.shape[nd-1]
+	for cur := lo; cur < hi; {
+		for k := range off {
+			o := l.base[k]
+			for i := 0; i < nd; i++ {
+				o += idx[i] * l.strides[k][i]
+			}
+			off[k] = o
+		}
+		n := last - idx[nd-1]
+		if hi-cur < n {
+			n = hi - cur
+		}
+		row(off, n)
+		cur += n
+		idx[nd-1] += n
+		for i := nd - 1; i > 0 && idx[i] == l.shape[i]; i-- {
+			idx[i] = 0
+			idx[i-1]++
+		}
+	}
+}
+
+// each runs row over the whole layout, in parallel when large.
+func (l layout) each(cost int, row func(off []int, n int)) {
+	parallelFor(l.total(), cost, func(lo, hi int) { l.walk(lo, hi, row) })
+}

@@ -1,0 +1,272 @@
+package ember
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/emberml/ember/backend"
+)
+
+// ReduceOption selects the dims of a reduction and whether they are kept.
+type ReduceOption func(*reduceOpts)
+
+type reduceOpts struct {
+	dims       []int
+	dimsSet    bool
+	keep       bool
+	correction float64
+}
+
+// Dims reduces over the given dims (default: all).
+func Dims(d ...int) ReduceOption {
+	return func(o *reduceOpts) { o.dims, o.dimsSet = append(o.dims, d...), true }
+}
+
+// KeepDim keeps reduced dims with size 1.
+func KeepDim() ReduceOption { return func(o *reduceOpts) { o.keep = true } }
+
+// Correction sets Var's and Std's divisor to N - c (default 1, Bessel's correction).
+func Correction(c float64) ReduceOption { return func(o *reduceOpts) { o.correction = c } }
+
+// reduction resolves options against t: the dims reduced (sorted, unique)
+// and the keepdim shape.
+func (t *Tensor) reduction(op string, opts []ReduceOption) (reduceOpts, []bool, Shape) {
+	o := reduceOpts{correction: 1}
+	for _, f := range opts {
+		f(&o)
+	}
+	red := make([]bool, t.Dim())
+	if !o.dimsSet || len(o.dims) == 0 {
+		for i := range red {
+			red[i] = true
+		}
+	}
+	for _, d := range o.dims {
+		if t.Dim() == 0 {
+			wrapDim(op, d, 0, t.shape)
+			continue
+		}
+		d = t.dim(op, d)
+		if red[d] && o.dimsSet && len(o.dims) > 1 {
+			cnt := 0
+			for _, e := range o.dims {
+				if wrapDim(op, e, t.Dim(), t.shape) == d {
+					cnt++
+				}
+			}
+			if cnt > 1 {
+				shapeErr(op, fmt.Sprintf("dim %d appears multiple times in the list of dims", d), t.shape)
+			}
+		}
+		red[d] = true
+	}
+	keep := t.shape.clone()
+	for i, r := range red {
+		if r {
+			keep[i] = 1
+		}
+	}
+	return o, red, keep
+}
+
+func finalShape(keep Shape, red []bool, keepdim bool) Shape {
+	if keepdim {
+		return keep
+	}
+	out := Shape{}
+	for i, d := range keep {
+		if !red[i] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (t *Tensor) reduce(op backend.ReduceOp, name string, outDT DType, opts []ReduceOption) *Tensor {
+	t.live(name)
+	o, red, keep := t.reduction(name, opts)
+	src := t
+	if src.dtype != outDT && op != backend.ArgMax && op != backend.ArgMin && op != backend.Any && op != backend.All {
+		src = t.Cast(outDT)
+	}
+	if op == backend.Any || op == backend.All {
+		src = t.Cast(Bool)
+	}
+	out := empty(keep, outDT, t.dev)
+	out.be().Reduce(op, out.view(), src.view())
+	res := out.as(finalShape(keep, red, o.keep), nil, 0)
+	res.strides = backend.ContiguousStrides(res.shape)
+	return res
+}
+
+func sumType(dt DType) DType {
+	if dt.IsFloat() {
+		return dt
+	}
+	return Int64
+}
+
+// Sum adds elements over dims (all by default). Integers and bools sum to Int64.
+func (t *Tensor) Sum(opts ...ReduceOption) *Tensor {
+	return t.reduce(backend.Sum, "sum", sumType(t.dtype), opts)
+}
+
+// Prod multiplies elements over dims. Integers and bools give Int64.
+func (t *Tensor) Prod(opts ...ReduceOption) *Tensor {
+	return t.reduce(backend.Prod, "prod", sumType(t.dtype), opts)
+}
+
+func (t *Tensor) reducedCount(opts []ReduceOption) int {
+	_, red, _ := t.reduction("mean", opts)
+	n := 1
+	for i, r := range red {
+		if r {
+			n *= t.shape[i]
+		}
+	}
+	return n
+}
+
+// Mean averages over dims. It needs a floating dtype, as in PyTorch.
+func (t *Tensor) Mean(opts ...ReduceOption) *Tensor {
+	if !t.dtype.IsFloat() {
+		panic(&DTypeError{Op: "mean", DTypes: []DType{t.dtype}, Msg: "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype"})
+	}
+	n := t.reducedCount(opts)
+	s := t.Sum(opts...)
+	return s.DivScalar(float64(n)) // 0/0 = NaN for an empty reduction, as in PyTorch
+}
+
+func (t *Tensor) nonEmpty(op string, opts []ReduceOption) {
+	_, red, _ := t.reduction(op, opts)
+	for i, r := range red {
+		if r && t.shape[i] == 0 {
+			shapeErr(op, fmt.Sprintf("Expected reduction dim %d to have non-zero size", i), t.shape)
+		}
+	}
+	if t.NumElements() == 0 && t.Dim() == 0 {
+		shapeErr(op, "empty tensor", t.shape)
+	}
+}
+
+// Max returns the largest element over dims (NaN propagates).
+func (t *Tensor) Max(opts ...ReduceOption) *Tensor {
+	t.nonEmpty("max", opts)
+	return t.reduce(backend.Max, "max", t.dtype, opts)
+}
+
+// Min returns the smallest element over dims (NaN propagates).
+func (t *Tensor) Min(opts ...ReduceOption) *Tensor {
+	t.nonEmpty("min", opts)
+	return t.reduce(backend.Min, "min", t.dtype, opts)
+}
+
+func (t *Tensor) argReduce(op backend.ReduceOp, name string, dim *int, keep bool) *Tensor {
+	src := t
+	opts := []ReduceOption{}
+	if dim == nil {
+		src = t.Reshape(-1)
+		opts = append(opts, Dims(0))
+	} else {
+		opts = append(opts, Dims(*dim))
+	}
+	if keep {
+		opts = append(opts, KeepDim())
+	}
+	src.nonEmpty(name, opts)
+	if src.dtype == Bool {
+		src = src.Cast(Int64)
+	}
+	return src.reduce(op, name, Int64, opts)
+}
+
+// ArgMax returns the index of the largest element of the flattened tensor
+// (first occurrence; NaN counts as largest).
+func (t *Tensor) ArgMax() *Tensor { return t.argReduce(backend.ArgMax, "argmax", nil, false) }
+
+// ArgMin returns the index of the smallest element of the flattened tensor.
+func (t *Tensor) ArgMin() *Tensor { return t.argReduce(backend.ArgMin, "argmin", nil, false) }
+
+// ArgMaxDim returns the indices of the largest elements along dim.
+func (t *Tensor) ArgMaxDim(dim int, keepdim bool) *Tensor {
+	return t.argReduce(backend.ArgMax, "argmax", &dim, keepdim)
+}
+
+// ArgMinDim returns the indices of the smallest elements along dim.
+func (t *Tensor) ArgMinDim(dim int, keepdim bool) *Tensor {
+	return t.argReduce(backend.ArgMin, "argmin", &dim, keepdim)
+}
+
+// MaxDim returns the largest values along dim and their indices (torch.max(t, dim)).
+func (t *Tensor) MaxDim(dim int, keepdim bool) (values, indices *Tensor) {
+	opts := []ReduceOption{Dims(dim)}
+	if keepdim {
+		opts = append(opts, KeepDim())
+	}
+	return t.Max(opts...), t.ArgMaxDim(dim, keepdim)
+}
+
+// MinDim returns the smallest values along dim and their indices.
+func (t *Tensor) MinDim(dim int, keepdim bool) (values, indices *Tensor) {
+	opts := []ReduceOption{Dims(dim)}
+	if keepdim {
+		opts = append(opts, KeepDim())
+	}
+	return t.Min(opts...), t.ArgMinDim(dim, keepdim)
+}
+
+// Any reports, over dims, whether any element is nonzero (Bool).
+func (t *Tensor) Any(opts ...ReduceOption) *Tensor { return t.reduce(backend.Any, "any", Bool, opts) }
+
+// All reports, over dims, whether every element is nonzero (Bool).
+func (t *Tensor) All(opts ...ReduceOption) *Tensor { return t.reduce(backend.All, "all", Bool, opts) }
+
+// Var returns the variance over dims with divisor N - correction (default 1).
+func (t *Tensor) Var(opts ...ReduceOption) *Tensor {
+	if !t.dtype.IsFloat() {
+		panic(&DTypeError{Op: "var", DTypes: []DType{t.dtype}, Msg: "std and var only support floating point and complex dtypes"})
+	}
+	o, _, _ := t.reduction("var", opts)
+	n := float64(t.reducedCount(opts))
+	keepOpts := append(append([]ReduceOption{}, opts...), KeepDim())
+	mean := t.Mean(keepOpts...)
+	dev := t.Sub(mean)
+	ss := dev.Mul(dev).Sum(opts...)
+	return ss.DivScalar(math.Max(n-o.correction, 0))
+}
+
+// Std returns the standard deviation over dims (sqrt of Var).
+func (t *Tensor) Std(opts ...ReduceOption) *Tensor { return t.Var(opts...).Sqrt() }
+
+// Softmax normalises exp(t) along dim.
+func (t *Tensor) Softmax(dim int) *Tensor { return t.softmax("softmax", dim, false) }
+
+// LogSoftmax is log(Softmax(t)) computed stably.
+func (t *Tensor) LogSoftmax(dim int) *Tensor { return t.softmax("log_softmax", dim, true) }
+
+func (t *Tensor) softmax(name string, dim int, log bool) *Tensor {
+	t.live(name)
+	src := t
+	if !t.dtype.IsFloat() {
+		src = t.Cast(Float32)
+	}
+	if t.Dim() == 0 {
+		src = src.Reshape(1)
+	}
+	d := src.dim(name, dim)
+	last := src.Dim() - 1
+	moved := src
+	if d != last {
+		moved = src.Transpose(d, last)
+	}
+	c := moved.Contiguous()
+	out := empty(c.shape, c.dtype, c.dev)
+	out.be().Softmax(out.view(), c.view(), log)
+	if d != last {
+		out = out.Transpose(d, last).Contiguous()
+	}
+	if t.Dim() == 0 {
+		out = out.Reshape()
+	}
+	return out
+}

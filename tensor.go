@@ -1,0 +1,301 @@
+package ember
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync/atomic"
+
+	"github.com/emberml/ember/backend"
+)
+
+// Shape is a tensor's size along each dimension.
+type Shape []int
+
+// NumElements is the product of the sizes (1 for a scalar shape).
+func (s Shape) NumElements() int {
+	n := 1
+	for _, d := range s {
+		n *= d
+	}
+	return n
+}
+
+// String prints the shape as [2, 3].
+func (s Shape) String() string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = fmt.Sprint(d)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// Equal reports whether two shapes are the same.
+func (s Shape) Equal(o Shape) bool {
+	if len(s) != len(o) {
+		return false
+	}
+	for i := range s {
+		if s[i] != o[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (s Shape) clone() Shape { return append(Shape(nil), s...) }
+
+// storage is shared by a tensor and its views.
+type storage struct {
+	s        backend.Storage
+	b        backend.Backend
+	released atomic.Bool
+}
+
+// Tensor is an n-dimensional array on a device: a strided view of a storage.
+// Views (Reshape, Transpose, Narrow, ...) share their base's storage.
+type Tensor struct {
+	st      *storage
+	shape   Shape
+	strides []int
+	offset  int
+	dtype   DType
+	dev     Device
+	ag      *autograd // nil unless the tensor takes part in autograd
+}
+
+// Shape returns the tensor's shape (a copy).
+func (t *Tensor) Shape() Shape { return t.shape.clone() }
+
+// Size returns the size of dimension d (negative d counts from the end).
+func (t *Tensor) Size(d int) int { return t.shape[t.dim("size", d)] }
+
+// Dim returns the number of dimensions.
+func (t *Tensor) Dim() int { return len(t.shape) }
+
+// NumElements returns the number of elements.
+func (t *Tensor) NumElements() int { return t.shape.NumElements() }
+
+// Strides returns the strides in elements (a copy).
+func (t *Tensor) Strides() []int { return append([]int(nil), t.strides...) }
+
+// DType returns the element type.
+func (t *Tensor) DType() DType { return t.dtype }
+
+// Device returns the device the tensor lives on.
+func (t *Tensor) Device() Device { return t.dev }
+
+// IsContiguous reports whether the tensor is row-major without gaps.
+func (t *Tensor) IsContiguous() bool { return t.view().IsContiguous() }
+
+func (t *Tensor) view() backend.View {
+	return backend.View{S: t.st.s, Shape: t.shape, Strides: t.strides, Offset: t.offset}
+}
+
+func (t *Tensor) live(op string) *Tensor {
+	if t == nil {
+		panic(&ShapeError{Op: op, Msg: "nil tensor"})
+	}
+	if t.st.released.Load() {
+		panic(&ReleasedError{Op: op})
+	}
+	return t
+}
+
+// Release frees the tensor's storage now, without waiting for the garbage
+// collector; views sharing it become unusable (using them panics).
+func (t *Tensor) Release() {
+	if t.st.released.CompareAndSwap(false, true) {
+		t.st.s.Release()
+	}
+}
+
+// --- options ---
+
+// Option configures tensor creation.
+type Option func(*options)
+
+type options struct {
+	dev          Device
+	dtype        DType
+	dtypeSet     bool
+	requiresGrad bool
+}
+
+// On places the new tensor on dev.
+func On(dev Device) Option { return func(o *options) { o.dev = dev } }
+
+// Dtype sets the new tensor's element type.
+func Dtype(dt DType) Option { return func(o *options) { o.dtype, o.dtypeSet = dt, true } }
+
+// WithGrad makes the new tensor a leaf that requires gradients.
+func WithGrad() Option { return func(o *options) { o.requiresGrad = true } }
+
+func makeOptions(def DType, opts []Option) options {
+	o := options{dev: CPU, dtype: def}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// --- allocation ---
+
+// OutOfMemoryError is the panic of an allocation a device could not serve.
+type OutOfMemoryError struct {
+	Device Device
+	Bytes  int64
+	Err    error
+}
+
+func (e *OutOfMemoryError) Error() string {
+	return fmt.Sprintf("out of memory on %v allocating %d bytes: %v", e.Device, e.Bytes, e.Err)
+}
+
+func (e *OutOfMemoryError) Unwrap() error { return e.Err }
+
+func empty(shape Shape, dt DType, dev Device) *Tensor {
+	b := backendOf(dev)
+	for _, d := range shape {
+		if d < 0 {
+			shapeErr("empty", fmt.Sprintf("negative dimension %d", d), shape)
+		}
+	}
+	n := shape.NumElements()
+	s, err := b.Alloc(dev, dt, n)
+	if err != nil {
+		panic(&OutOfMemoryError{Device: dev, Bytes: int64(n * dt.Size()), Err: err})
+	}
+	return &Tensor{
+		st:      &storage{s: s, b: b},
+		shape:   shape.clone(),
+		strides: backend.ContiguousStrides(shape),
+		dtype:   dt,
+		dev:     dev,
+	}
+}
+
+func (t *Tensor) be() backend.Backend { return t.st.b }
+
+// Empty returns an uninitialised tensor (zeroed on the CPU).
+func Empty(shape Shape, opts ...Option) *Tensor {
+	o := makeOptions(Float32, opts)
+	return finish(empty(shape, o.dtype, o.dev), o)
+}
+
+func finish(t *Tensor, o options) *Tensor {
+	if o.requiresGrad {
+		t.SetRequiresGrad(true)
+	}
+	return t
+}
+
+// Full returns a tensor filled with v.
+func Full(shape Shape, v float64, opts ...Option) *Tensor {
+	o := makeOptions(Float32, opts)
+	t := empty(shape, o.dtype, o.dev)
+	t.be().Fill(t.view(), v)
+	return finish(t, o)
+}
+
+// Zeros returns a tensor of zeros.
+func Zeros(shape Shape, opts ...Option) *Tensor { return Full(shape, 0, opts...) }
+
+// Ones returns a tensor of ones.
+func Ones(shape Shape, opts ...Option) *Tensor { return Full(shape, 1, opts...) }
+
+// Scalar returns a zero-dimensional tensor holding v.
+func Scalar(v float64, opts ...Option) *Tensor { return Full(Shape{}, v, opts...) }
+
+// ZerosLike returns zeros with t's shape, dtype and device.
+func ZerosLike(t *Tensor) *Tensor { return Zeros(t.shape, On(t.dev), Dtype(t.dtype)) }
+
+// OnesLike returns ones with t's shape, dtype and device.
+func OnesLike(t *Tensor) *Tensor { return Ones(t.shape, On(t.dev), Dtype(t.dtype)) }
+
+// Arange returns start, start+step, ... up to but excluding end, as
+// torch.arange: Int64 when all three are whole numbers, else Float32.
+func Arange(start, end, step float64, opts ...Option) *Tensor {
+	def := Float32
+	if start == math.Trunc(start) && end == math.Trunc(end) && step == math.Trunc(step) {
+		def = Int64
+	}
+	if step == 0 || math.IsNaN(start+end+step) || math.IsInf(start+end+step, 0) {
+		panic(&ShapeError{Op: "arange", Msg: fmt.Sprintf("invalid range start=%v end=%v step=%v", start, end, step)})
+	}
+	n := int(math.Ceil((end - start) / step))
+	if n < 0 {
+		panic(&ShapeError{Op: "arange", Msg: "upper bound and larger bound inconsistent with step sign"})
+	}
+	o := makeOptions(def, opts)
+	t := empty(Shape{n}, o.dtype, o.dev)
+	t.be().Arange(t.view(), start, step)
+	return finish(t, o)
+}
+
+// Linspace returns steps values evenly spaced from start to end inclusive.
+func Linspace(start, end float64, steps int, opts ...Option) *Tensor {
+	if steps < 0 {
+		panic(&ShapeError{Op: "linspace", Msg: "number of steps must be non-negative"})
+	}
+	o := makeOptions(Float32, opts)
+	t := empty(Shape{steps}, o.dtype, o.dev)
+	step := 0.0
+	if steps > 1 {
+		step = (end - start) / float64(steps-1)
+	}
+	t.be().Arange(t.view(), start, step)
+	return finish(t, o)
+}
+
+// Eye returns the n×n identity matrix.
+func Eye(n int, opts ...Option) *Tensor {
+	o := makeOptions(Float32, opts)
+	t := empty(Shape{n, n}, o.dtype, o.dev)
+	t.be().Fill(t.view(), 0)
+	diag := backend.View{S: t.st.s, Shape: []int{n}, Strides: []int{n + 1}}
+	t.be().Fill(diag, 1)
+	return finish(t, o)
+}
+
+// Elem is the set of Go element types a tensor can be built from.
+type Elem interface {
+	float32 | float64 | int64 | int32 | bool
+}
+
+// FromSlice returns a tensor holding a copy of data with the given shape
+// (nil shape: 1-D). Dtype(...) converts; the default is data's own type.
+func FromSlice[T Elem](data []T, shape Shape, opts ...Option) *Tensor {
+	if shape == nil {
+		shape = Shape{len(data)}
+	}
+	if shape.NumElements() != len(data) {
+		shapeErr("from_slice", fmt.Sprintf("%d elements do not fill shape %v", len(data), shape), shape)
+	}
+	var host any
+	var dt DType
+	switch d := any(data).(type) {
+	case []float32:
+		host, dt = d, Float32
+	case []float64:
+		host, dt = d, Float64
+	case []int64:
+		host, dt = d, Int64
+	case []int32:
+		host, dt = d, Int32
+	case []bool:
+		host, dt = d, Bool
+	}
+	o := makeOptions(dt, opts)
+	b := backendOf(o.dev)
+	s, err := b.FromHost(o.dev, host)
+	if err != nil {
+		panic(&OutOfMemoryError{Device: o.dev, Bytes: int64(len(data) * dt.Size()), Err: err})
+	}
+	t := &Tensor{st: &storage{s: s, b: b}, shape: shape.clone(), strides: backend.ContiguousStrides(shape), dtype: dt, dev: o.dev}
+	if o.dtype != dt {
+		t = t.Cast(o.dtype)
+	}
+	return finish(t, o)
+}
+

@@ -1,0 +1,408 @@
+package ember
+
+import (
+	"fmt"
+
+	"github.com/emberml/ember/backend"
+)
+
+// dim normalises a possibly negative dimension index for t.
+func (t *Tensor) dim(op string, d int) int { return wrapDim(op, d, len(t.shape), t.shape) }
+
+func wrapDim(op string, d, rank int, shape Shape) int {
+	r := rank
+	if r == 0 {
+		r = 1 // a scalar accepts dim 0 and -1, as PyTorch
+	}
+	if d < -r || d >= r {
+		shapeErr(op, fmt.Sprintf("Dimension out of range (expected to be in range of [%d, %d], but got %d)", -r, r-1, d), shape)
+	}
+	if d < 0 {
+		d += r
+	}
+	return d
+}
+
+func (t *Tensor) as(shape Shape, strides []int, offset int) *Tensor {
+	return &Tensor{st: t.st, shape: shape, strides: strides, offset: offset, dtype: t.dtype, dev: t.dev}
+}
+
+// inferShape resolves one -1 in shape against n elements.
+func inferShape(op string, shape []int, n int, from Shape) Shape {
+	out := Shape(append([]int(nil), shape...))
+	neg := -1
+	prod := 1
+	for i, d := range out {
+		switch {
+		case d == -1:
+			if neg >= 0 {
+				shapeErr(op, "only one dimension can be inferred", from)
+			}
+			neg = i
+		case d < 0:
+			shapeErr(op, fmt.Sprintf("invalid shape dimension %d", d), from)
+		default:
+			prod *= d
+		}
+	}
+	if neg >= 0 {
+		if prod == 0 || n%prod != 0 {
+			shapeErr(op, fmt.Sprintf("shape '%v' is invalid for input of size %d", Shape(shape), n), from)
+		}
+		out[neg] = n / prod
+	} else if prod != n {
+		shapeErr(op, fmt.Sprintf("shape '%v' is invalid for input of size %d", Shape(shape), n), from)
+	}
+	return out
+}
+
+// viewStrides computes strides for viewing (shape, strides) as newShape
+// without a copy, or reports false (PyTorch's computeStride).
+func viewStrides(shape Shape, strides []int, newShape Shape) ([]int, bool) {
+	if shape.NumElements() == 0 {
+		return backend.ContiguousStrides(newShape), true
+	}
+	out := make([]int, len(newShape))
+	viewD := len(newShape) - 1
+	chunkBase := 0
+	if len(strides) > 0 {
+		chunkBase = strides[len(strides)-1]
+	}
+	tensorNumel, viewNumel := 1, 1
+	for d := len(shape) - 1; d >= 0; d-- {
+		tensorNumel *= shape[d]
+		if d == 0 || (shape[d-1] != 1 && strides[d-1] != tensorNumel*chunkBase) {
+			for viewD >= 0 && (viewNumel < tensorNumel || newShape[viewD] == 1) {
+				out[viewD] = viewNumel * chunkBase
+				viewNumel *= newShape[viewD]
+				viewD--
+			}
+			if viewNumel != tensorNumel {
+				return nil, false
+			}
+			if d > 0 {
+				chunkBase = strides[d-1]
+				tensorNumel, viewNumel = 1, 1
+			}
+		}
+	}
+	if viewD != -1 {
+		return nil, false
+	}
+	return out, true
+}
+
+// View returns a tensor with the same data and a new shape (one size may be
+// -1). It panics when the strides do not allow it; Reshape copies instead.
+func (t *Tensor) View(shape ...int) *Tensor {
+	t.live("view")
+	ns := inferShape("view", shape, t.NumElements(), t.shape)
+	st, ok := viewStrides(t.shape, t.strides, ns)
+	if !ok {
+		shapeErr("view", "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use Reshape instead", t.shape, ns)
+	}
+	out := t.as(ns, st, t.offset)
+	return recordUnary(t, out, "ViewBackward0", func(g *Tensor) *Tensor { return g.Reshape(t.shape...) })
+}
+
+// Reshape is View when the strides allow it, else a contiguous copy.
+func (t *Tensor) Reshape(shape ...int) *Tensor {
+	t.live("reshape")
+	ns := inferShape("reshape", shape, t.NumElements(), t.shape)
+	if st, ok := viewStrides(t.shape, t.strides, ns); ok {
+		out := t.as(ns, st, t.offset)
+		return recordUnary(t, out, "ViewBackward0", func(g *Tensor) *Tensor { return g.Reshape(t.shape...) })
+	}
+	return t.Contiguous().View(ns...)
+}
+
+// Flatten merges dims start..end (inclusive; negative counts from the end).
+func (t *Tensor) Flatten(start, end int) *Tensor {
+	if t.Dim() == 0 {
+		return t.Reshape(1)
+	}
+	s, e := t.dim("flatten", start), t.dim("flatten", end)
+	if s > e {
+		shapeErr("flatten", "start_dim cannot come after end_dim", t.shape)
+	}
+	ns := append(Shape{}, t.shape[:s]...)
+	ns = append(ns, t.shape[s:e+1].NumElements())
+	ns = append(ns, t.shape[e+1:]...)
+	return t.Reshape(ns...)
+}
+
+// Transpose swaps dims d0 and d1.
+func (t *Tensor) Transpose(d0, d1 int) *Tensor {
+	t.live("transpose")
+	if t.Dim() == 0 {
+		return t
+	}
+	a, b := t.dim("transpose", d0), t.dim("transpose", d1)
+	perm := make([]int, t.Dim())
+	for i := range perm {
+		perm[i] = i
+	}
+	perm[a], perm[b] = b, a
+	return t.Permute(perm...)
+}
+
+// T transposes a matrix (dims 0 and 1); a 0- or 1-D tensor is returned as is.
+func (t *Tensor) T() *Tensor {
+	if t.Dim() < 2 {
+		return t
+	}
+	if t.Dim() > 2 {
+		shapeErr("t", "expects a tensor with <= 2 dimensions", t.shape)
+	}
+	return t.Transpose(0, 1)
+}
+
+// Permute reorders the dims: out dim i is t's dim perm[i].
+func (t *Tensor) Permute(perm ...int) *Tensor {
+	t.live("permute")
+	if len(perm) != t.Dim() {
+		shapeErr("permute", fmt.Sprintf("number of dims don't match in permute: got %d for a %d-D tensor", len(perm), t.Dim()), t.shape)
+	}
+	seen := make([]bool, t.Dim())
+	ns, st := make(Shape, len(perm)), make([]int, len(perm))
+	inv := make([]int, len(perm))
+	for i, p := range perm {
+		p = t.dim("permute", p)
+		if seen[p] {
+			shapeErr("permute", "repeated dim in permute", t.shape)
+		}
+		seen[p] = true
+		ns[i], st[i] = t.shape[p], t.strides[p]
+		inv[p] = i
+	}
+	out := t.as(ns, st, t.offset)
+	return recordUnary(t, out, "PermuteBackward0", func(g *Tensor) *Tensor { return g.Permute(inv...) })
+}
+
+// Squeeze removes the given size-1 dims, or all size-1 dims when none are given.
+func (t *Tensor) Squeeze(dims ...int) *Tensor {
+	t.live("squeeze")
+	drop := make([]bool, t.Dim())
+	if len(dims) == 0 {
+		for i, d := range t.shape {
+			drop[i] = d == 1
+		}
+	}
+	for _, d := range dims {
+		if t.Dim() == 0 {
+			continue
+		}
+		d = t.dim("squeeze", d)
+		drop[d] = t.shape[d] == 1
+	}
+	var ns Shape
+	var st []int
+	for i := range t.shape {
+		if !drop[i] {
+			ns = append(ns, t.shape[i])
+			st = append(st, t.strides[i])
+		}
+	}
+	if ns == nil {
+		ns, st = Shape{}, []int{}
+	}
+	out := t.as(ns, st, t.offset)
+	return recordUnary(t, out, "SqueezeBackward0", func(g *Tensor) *Tensor { return g.Reshape(t.shape...) })
+}
+
+// Unsqueeze inserts a size-1 dim at position d (negative counts from the end).
+func (t *Tensor) Unsqueeze(d int) *Tensor {
+	t.live("unsqueeze")
+	d = wrapDim("unsqueeze", d, t.Dim()+1, t.shape)
+	ns := append(Shape{}, t.shape[:d]...)
+	ns = append(ns, 1)
+	ns = append(ns, t.shape[d:]...)
+	st := append([]int{}, t.strides[:d]...)
+	inner := 1
+	if d < t.Dim() {
+		inner = t.strides[d] * t.shape[d]
+	}
+	st = append(st, inner)
+	st = append(st, t.strides[d:]...)
+	out := t.as(ns, st, t.offset)
+	return recordUnary(t, out, "UnsqueezeBackward0", func(g *Tensor) *Tensor { return g.Squeeze(d) })
+}
+
+// Expand broadcasts size-1 dims to larger sizes without copying; -1 keeps a
+// size; new leading dims may be added.
+func (t *Tensor) Expand(shape ...int) *Tensor {
+	t.live("expand")
+	if len(shape) < t.Dim() {
+		shapeErr("expand", fmt.Sprintf("the number of sizes provided (%d) must be greater or equal to the number of dimensions in the tensor (%d)", len(shape), t.Dim()), t.shape)
+	}
+	ns := make(Shape, len(shape))
+	st := make([]int, len(shape))
+	lead := len(shape) - t.Dim()
+	for i := range shape {
+		if i < lead {
+			if shape[i] < 0 {
+				shapeErr("expand", "the expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension", t.shape)
+			}
+			ns[i], st[i] = shape[i], 0
+			continue
+		}
+		src := t.shape[i-lead]
+		switch {
+		case shape[i] == -1 || shape[i] == src:
+			ns[i], st[i] = src, t.strides[i-lead]
+		case src == 1:
+			ns[i], st[i] = shape[i], 0
+		default:
+			shapeErr("expand", fmt.Sprintf("the expanded size of the tensor (%d) must match the existing size (%d) at non-singleton dimension %d", shape[i], src, i), t.shape, Shape(shape))
+		}
+	}
+	out := t.as(ns, st, t.offset)
+	return recordUnary(t, out, "ExpandBackward0", func(g *Tensor) *Tensor { return sumTo(g, t.shape) })
+}
+
+// Narrow returns length elements of dim d starting at start.
+func (t *Tensor) Narrow(d, start, length int) *Tensor {
+	t.live("narrow")
+	d = t.dim("narrow", d)
+	if start < 0 {
+		start += t.shape[d]
+	}
+	if start < 0 || length < 0 || start+length > t.shape[d] {
+		shapeErr("narrow", fmt.Sprintf("start (%d) + length (%d) exceeds dimension size (%d)", start, length, t.shape[d]), t.shape)
+	}
+	ns := t.shape.clone()
+	ns[d] = length
+	return t.as(ns, append([]int(nil), t.strides...), t.offset+start*t.strides[d])
+}
+
+// Slice returns elements start, start+step, ... < end of dim d, with Python's
+// clamping of out-of-range bounds and negative indices.
+func (t *Tensor) Slice(d, start, end, step int) *Tensor {
+	t.live("slice")
+	d = t.dim("slice", d)
+	if step <= 0 {
+		shapeErr("slice", "slice step must be positive", t.shape)
+	}
+	n := t.shape[d]
+	clampIdx := func(i int) int {
+		if i < 0 {
+			i += n
+		}
+		return min(max(i, 0), n)
+	}
+	s, e := clampIdx(start), clampIdx(end)
+	length := 0
+	if e > s {
+		length = (e - s + step - 1) / step
+	}
+	ns := t.shape.clone()
+	ns[d] = length
+	st := append([]int(nil), t.strides...)
+	st[d] *= step
+	return t.as(ns, st, t.offset+s*t.strides[d])
+}
+
+// Select returns the i-th slice of dim d, removing that dim (t[..., i, ...]).
+func (t *Tensor) Select(d, i int) *Tensor {
+	t.live("select")
+	d = t.dim("select", d)
+	if i < -t.shape[d] || i >= t.shape[d] {
+		shapeErr("select", fmt.Sprintf("index %d is out of bounds for dimension %d with size %d", i, d, t.shape[d]), t.shape)
+	}
+	if i < 0 {
+		i += t.shape[d]
+	}
+	ns := append(append(Shape{}, t.shape[:d]...), t.shape[d+1:]...)
+	st := append(append([]int{}, t.strides[:d]...), t.strides[d+1:]...)
+	return t.as(ns, st, t.offset+i*t.strides[d])
+}
+
+// Index returns t[i] (the i-th slice of dim 0); several indices index
+// successive dims: t.Index(1, 2) is t[1][2].
+func (t *Tensor) Index(idx ...int) *Tensor {
+	out := t
+	for _, i := range idx {
+		out = out.Select(0, i)
+	}
+	return out
+}
+
+// Cat joins tensors along dim d. All must share device, rank and the other sizes.
+func Cat(ts []*Tensor, d int) *Tensor {
+	if len(ts) == 0 {
+		shapeErr("cat", "expected a non-empty list of Tensors")
+	}
+	sameDevice("cat", ts...)
+	ref := ts[0]
+	d = ref.dim("cat", d)
+	dt := ts[0].dtype
+	total := 0
+	for _, t := range ts {
+		t.live("cat")
+		if t.Dim() != ref.Dim() {
+			shapeErr("cat", "Tensors must have same number of dimensions", ref.shape, t.shape)
+		}
+		for i := range t.shape {
+			if i != d && t.shape[i] != ref.shape[i] {
+				shapeErr("cat", fmt.Sprintf("Sizes of tensors must match except in dimension %d", d), ref.shape, t.shape)
+			}
+		}
+		total += t.shape[d]
+		dt = PromoteTypes(dt, t.dtype)
+	}
+	ns := ref.shape.clone()
+	ns[d] = total
+	out := empty(ns, dt, ref.dev)
+	at := 0
+	for _, t := range ts {
+		part := out.Narrow(d, at, t.shape[d])
+		out.be().Copy(part.view(), t.view())
+		at += t.shape[d]
+	}
+	return out
+}
+
+// Stack joins tensors of equal shape along a new dim d.
+func Stack(ts []*Tensor, d int) *Tensor {
+	if len(ts) == 0 {
+		shapeErr("stack", "expected a non-empty list of Tensors")
+	}
+	d = wrapDim("stack", d, ts[0].Dim()+1, ts[0].shape)
+	us := make([]*Tensor, len(ts))
+	for i, t := range ts {
+		if !t.shape.Equal(ts[0].shape) {
+			shapeErr("stack", "stack expects each tensor to be equal size", ts[0].shape, t.shape)
+		}
+		us[i] = t.Unsqueeze(d)
+	}
+	return Cat(us, d)
+}
+
+// Split cuts dim d into pieces of size (the last may be smaller); views.
+func (t *Tensor) Split(size, d int) []*Tensor {
+	d = t.dim("split", d)
+	if size <= 0 {
+		shapeErr("split", "split_size must be positive", t.shape)
+	}
+	var out []*Tensor
+	for at := 0; at < t.shape[d]; at += size {
+		out = append(out, t.Narrow(d, at, min(size, t.shape[d]-at)))
+	}
+	if len(out) == 0 {
+		out = append(out, t)
+	}
+	return out
+}
+
+// Chunk cuts dim d into n pieces as equal as possible (torch.chunk); views.
+func (t *Tensor) Chunk(n, d int) []*Tensor {
+	if n <= 0 {
+		shapeErr("chunk", "chunk expects `chunks` to be greater than 0", t.shape)
+	}
+	d = t.dim("chunk", d)
+	size := (t.shape[d] + n - 1) / n
+	if size == 0 {
+		size = 1
+	}
+	return t.Split(size, d)
+}
