@@ -298,4 +298,3 @@ func FromSlice[T Elem](data []T, shape Shape, opts ...Option) *Tensor {
 	}
 	return finish(t, o)
 }
-

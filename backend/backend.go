@@ -147,7 +147,9 @@ func (o BinaryOp) String() string {
 }
 
 // IsComparison reports whether the op writes a Bool result.
-func (o BinaryOp) IsComparison() bool { return o >= Eq || o == LogicalAnd || o == LogicalOr || o == LogicalXor }
+func (o BinaryOp) IsComparison() bool {
+	return o >= Eq || o == LogicalAnd || o == LogicalOr || o == LogicalXor
+}
 
 // ReduceOp names a reduction.
 type ReduceOp uint8
