@@ -7,6 +7,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/emberml/ember/internal/cuda/libpath"
 	"github.com/emberml/ember/internal/testenv"
@@ -232,4 +233,71 @@ func TestContextThread(t *testing.T) {
 	if err := c2.start(func() error { return want }); err != want {
 		t.Fatalf("start: %v", err)
 	}
+}
+
+// TestRealCallsWithoutInit calls every wrapper on the real libcuda after
+// cuInit failed: each must reach the library (arguments marshaled, Go memory
+// pinned) and come back as a *Error naming its C entry point and
+// CUDA_ERROR_NOT_INITIALIZED (cuLaunchKernel: CUDA_ERROR_INVALID_HANDLE).
+func TestRealCallsWithoutInit(t *testing.T) {
+	d := realDriver(t)
+	if !IsCode(d.Init(), ErrNoDevice) {
+		t.Skip("cuInit did not fail with CUDA_ERROR_NO_DEVICE here")
+	}
+	host := make([]byte, 64)
+	hp := unsafe.Pointer(&host[0])
+	n := int32(7)
+	var dp DevicePtr
+	calls := map[string]func() error{
+		"cuDeviceGet":                  func() error { _, err := d.DeviceGet(0); return err },
+		"cuDeviceGetName":              func() error { _, err := d.DeviceGetName(0); return err },
+		"cuDeviceTotalMem_v2":          func() error { _, err := d.DeviceTotalMem(0); return err },
+		"cuDeviceGetAttribute":         func() error { _, err := d.DeviceGetAttribute(AttrWarpSize, 0); return err },
+		"cuDeviceGetUuid_v2":           func() error { _, err := d.DeviceGetUUID(0); return err },
+		"cuDeviceGetPCIBusId":          func() error { _, err := d.DeviceGetPCIBusID(0); return err },
+		"cuDevicePrimaryCtxRetain":     func() error { _, err := d.DevicePrimaryCtxRetain(0); return err },
+		"cuDevicePrimaryCtxRelease_v2": func() error { return d.DevicePrimaryCtxRelease(0) },
+		"cuCtxSetCurrent":              func() error { return d.CtxSetCurrent(0) },
+		"cuCtxGetCurrent":              func() error { _, err := d.CtxGetCurrent(); return err },
+		"cuCtxSynchronize":             d.CtxSynchronize,
+		"cuMemAlloc_v2":                func() error { _, err := d.MemAlloc(1 << 20); return err },
+		"cuMemFree_v2":                 func() error { return d.MemFree(dp) },
+		"cuMemGetInfo_v2":              func() error { _, _, err := d.MemGetInfo(); return err },
+		"cuMemAllocHost_v2":            func() error { _, err := d.MemAllocHost(4096); return err },
+		"cuMemcpyHtoD_v2":              func() error { return d.MemcpyHtoD(dp, hp, 64) },
+		"cuMemcpyDtoH_v2":              func() error { return d.MemcpyDtoH(hp, dp, 64) },
+		"cuMemcpyDtoD_v2":              func() error { return d.MemcpyDtoD(dp, dp, 64) },
+		"cuMemcpyHtoDAsync_v2":         func() error { return d.MemcpyHtoDAsync(dp, hp, 64, 0) },
+		"cuMemcpyDtoHAsync_v2":         func() error { return d.MemcpyDtoHAsync(hp, dp, 64, 0) },
+		"cuMemcpyDtoDAsync_v2":         func() error { return d.MemcpyDtoDAsync(dp, dp, 64, 0) },
+		"cuMemsetD8_v2":                func() error { return d.MemsetD8(dp, 1, 64) },
+		"cuMemsetD32_v2":               func() error { return d.MemsetD32(dp, 1, 16) },
+		"cuMemsetD8Async":              func() error { return d.MemsetD8Async(dp, 1, 64, 0) },
+		"cuMemsetD32Async":             func() error { return d.MemsetD32Async(dp, 1, 16, 0) },
+		"cuStreamCreate":               func() error { _, err := d.StreamCreate(StreamNonBlocking); return err },
+		"cuStreamSynchronize":          func() error { return d.StreamSynchronize(0) },
+		"cuStreamQuery":                func() error { _, err := d.StreamQuery(0); return err },
+		"cuEventCreate":                func() error { _, err := d.EventCreate(EventDisableTiming); return err },
+		"cuModuleLoadData":             func() error { _, err := d.ModuleLoadData([]byte(".version 7.0\n")); return err },
+		"cuModuleLoadDataEx":           func() error { _, _, err := d.LoadModule([]byte(".version 7.0\n")); return err },
+		"cuLaunchKernel": func() error {
+			return d.LaunchKernel(0, [3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}, 0, 0, []unsafe.Pointer{unsafe.Pointer(&dp), unsafe.Pointer(&n)})
+		},
+		"cuOccupancyMaxPotentialBlockSize": func() error { _, _, err := d.OccupancyMaxPotentialBlockSize(0, 0, 0); return err },
+	}
+	// cuLaunchKernel checks its function handle first: a nil one is
+	// CUDA_ERROR_INVALID_HANDLE (400) even before initialization.
+	want := map[string]string{"cuLaunchKernel": "CUDA_ERROR_INVALID_HANDLE"}
+	for name, f := range calls {
+		err := f()
+		var ce *Error
+		wantName := "CUDA_ERROR_NOT_INITIALIZED"
+		if w, ok := want[name]; ok {
+			wantName = w
+		}
+		if !errors.As(err, &ce) || ce.Call != name || ce.Name != wantName || ce.Code != map[string]int{"CUDA_ERROR_NOT_INITIALIZED": 3, "CUDA_ERROR_INVALID_HANDLE": 400}[wantName] {
+			t.Errorf("%s: got %v", name, err)
+		}
+	}
+	t.Logf("%d wrappers reached libcuda and reported the expected CUresult", len(calls))
 }
