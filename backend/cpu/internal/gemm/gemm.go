@@ -326,10 +326,14 @@ func (p *params[T]) run(i0, i1, j0, j1 int) {
 	if p.beta != 0 {
 		scale(p.beta, c, ldc, i0, i1, j0, j1)
 	}
-	for jc := j0; jc < j1; jc += kr.nc {
-		nc := min(kr.nc, j1-jc)
-		for pc := 0; pc < p.k; pc += kr.kc {
-			kc := min(kr.kc, p.k-pc)
+	// Blocks of near-equal size, no larger than the kernel's: NC in whole
+	// micro-panels.
+	ncb := balance(j1-j0, kr.nc, nr)
+	kcb := balance(p.k, kr.kc, 1)
+	for jc := j0; jc < j1; jc += ncb {
+		nc := min(ncb, j1-jc)
+		for pc := 0; pc < p.k; pc += kcb {
+			kc := min(kcb, p.k-pc)
 			accum := 1
 			if pc == 0 && p.beta == 0 {
 				accum = 0
@@ -366,6 +370,15 @@ func (p *params[T]) run(i0, i1, j0, j1 int) {
 			}
 		}
 	}
+}
+
+// balance returns the block size, a multiple of unit no larger than
+// max(limit, unit), that splits n into the fewest near-equal blocks.
+func balance(n, limit, unit int) int {
+	blocks := (n + limit - 1) / limit
+	b := (n + blocks - 1) / blocks
+	b = (b + unit - 1) / unit * unit
+	return min(b, max(limit/unit*unit, unit))
 }
 
 // packA packs rows i0..i0+mc and columns p0..p0+kc of op(A), times alpha,
@@ -413,6 +426,34 @@ func packA[T float](dst, a []T, lda int, trans bool, i0, mc, p0, kc, mr int, alp
 // micro-panels: panel q holds, for each of the kc steps, the nr values of its
 // columns (zero past the last column).
 func packB[T float](dst, b []T, ldb int, trans bool, p0, kc, j0, nc, nr int, simd bool) {
+	if !trans {
+		// Walk B along its rows, which the hardware prefetchers follow,
+		// scattering each row over the micro-panels.
+		full := nc / nr * nr
+		for p := 0; p < kc; p++ {
+			src := b[(p0+p)*ldb+j0:][:nc]
+			switch nr {
+			case 32:
+				for jr := 0; jr < full; jr += nr {
+					*(*[32]T)(dst[jr*kc+p*nr:]) = *(*[32]T)(src[jr:])
+				}
+			case 16:
+				for jr := 0; jr < full; jr += nr {
+					*(*[16]T)(dst[jr*kc+p*nr:]) = *(*[16]T)(src[jr:])
+				}
+			default:
+				for jr := 0; jr < full; jr += nr {
+					copy(dst[jr*kc+p*nr:][:nr], src[jr:jr+nr])
+				}
+			}
+			if full < nc {
+				dp := dst[full*kc+p*nr:][:nr]
+				copy(dp, src[full:])
+				clear(dp[nc-full:])
+			}
+		}
+		return
+	}
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
 		d := dst[jr*kc : jr*kc+nr*kc]

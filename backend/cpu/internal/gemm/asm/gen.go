@@ -15,6 +15,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -62,6 +64,9 @@ func vec(s spec, i int) reg.VecPhysical {
 		reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15,
 	}[i]
 }
+
+// pfDist is how many k steps ahead the kernels prefetch B.
+var pfDist = 8
 
 func gen(s spec) {
 	typ := "float32"
@@ -182,9 +187,10 @@ func gen(s spec) {
 	CMPQ(kc, U8(s.unroll))
 	JL(LabelRef("tail"))
 	for u := 0; u < s.unroll; u++ {
-		if u == 0 {
-			// Software prefetch of the streamed B panel, a few steps ahead.
-			PREFETCHT0(Mem{Base: pb, Disp: 8 * bStep})
+		// Software prefetch of the streamed B panel, pfDist steps ahead,
+		// one per cache line.
+		for off := 0; off < bStep; off += 64 {
+			PREFETCHT0(Mem{Base: pb, Disp: (pfDist+u)*bStep + off})
 		}
 		step(u)
 	}
@@ -354,6 +360,9 @@ func genPack(double bool) {
 }
 
 func main() {
+	if v := os.Getenv("GEMM_PFDIST"); v != "" {
+		pfDist, _ = strconv.Atoi(v)
+	}
 	ConstraintExpr("amd64,!purego")
 	for _, s := range []spec{
 		{name: "sgemmAVX512", zmm: true, mr: 14, nv: 2, unroll: 4},
