@@ -24,7 +24,7 @@ func (t *Tensor) To(dev Device) *Tensor {
 		if err != nil {
 			panic(&OutOfMemoryError{Device: dev, Bytes: int64(t.NumElements() * t.dtype.Size()), Err: err})
 		}
-		out = &Tensor{st: &storage{s: s, b: b}, shape: t.shape.clone(), strides: backend.ContiguousStrides(t.shape), dtype: t.dtype, dev: dev}
+		out = &Tensor{st: newStorage(s, b, t.shape), shape: t.shape.clone(), strides: backend.ContiguousStrides(t.shape), dtype: t.dtype, dev: dev}
 	}
 	return carryGrad(t, out, "ToCopyBackward0")
 }

@@ -50,6 +50,7 @@ type storage struct {
 	s        backend.Storage
 	b        backend.Backend
 	released atomic.Bool
+	id       uint64 // in the live-tensor registry (memory.go)
 }
 
 // Tensor is an n-dimensional array on a device: a strided view of a storage.
@@ -107,6 +108,7 @@ func (t *Tensor) live(op string) *Tensor {
 func (t *Tensor) Release() {
 	if t.st.released.CompareAndSwap(false, true) {
 		t.st.s.Release()
+		untrack(t.st.id)
 	}
 }
 
@@ -167,7 +169,7 @@ func empty(shape Shape, dt DType, dev Device) *Tensor {
 		panic(&OutOfMemoryError{Device: dev, Bytes: int64(n * dt.Size()), Err: err})
 	}
 	return &Tensor{
-		st:      &storage{s: s, b: b},
+		st:      newStorage(s, b, shape),
 		shape:   shape.clone(),
 		strides: backend.ContiguousStrides(shape),
 		dtype:   dt,
@@ -292,7 +294,7 @@ func FromSlice[T Elem](data []T, shape Shape, opts ...Option) *Tensor {
 	if err != nil {
 		panic(&OutOfMemoryError{Device: o.dev, Bytes: int64(len(data) * dt.Size()), Err: err})
 	}
-	t := &Tensor{st: &storage{s: s, b: b}, shape: shape.clone(), strides: backend.ContiguousStrides(shape), dtype: dt, dev: o.dev}
+	t := &Tensor{st: newStorage(s, b, shape), shape: shape.clone(), strides: backend.ContiguousStrides(shape), dtype: dt, dev: o.dev}
 	if o.dtype != dt {
 		t = t.Cast(o.dtype)
 	}

@@ -22,24 +22,12 @@ func (Backend) MatMul(dst, a, b backend.View) {
 
 type gemmFn[T any] func(transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int)
 
-// operand finds how a [M, K] matrix view can be handed to GEMM without a
-// copy: row-major (inner stride 1) or transposed (row stride 1).
-func operand(rows, cols, sr, sc int) (trans bool, ld int, ok bool) {
-	switch {
-	case sc == 1 && (sr >= cols || rows == 1):
-		return false, max(sr, cols, 1), true
-	case sr == 1 && (sc >= rows || cols == 1):
-		return true, max(sc, rows, 1), true
-	}
-	return false, 0, false
-}
-
 func matmul[T numT](dst, a, b backend.View, gemm gemmFn[T]) {
 	bs, m, k, n := a.Shape[0], a.Shape[1], a.Shape[2], b.Shape[2]
 	c := slice[T](dst.S)[dst.Offset:]
 	av, bv := slice[T](a.S), slice[T](b.S)
-	ta, lda, okA := operand(m, k, a.Strides[1], a.Strides[2])
-	tb, ldb, okB := operand(k, n, b.Strides[1], b.Strides[2])
+	ta, lda, okA := backend.GemmOperand(m, k, a.Strides[1], a.Strides[2])
+	tb, ldb, okB := backend.GemmOperand(k, n, b.Strides[1], b.Strides[2])
 	if !okA {
 		av, ta, lda = packed(av, a, m, k), false, k
 		a = backend.View{Shape: a.Shape, Strides: []int{m * k, k, 1}}

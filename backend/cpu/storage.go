@@ -16,7 +16,7 @@ type Storage struct {
 	dt   backend.DType
 	data any
 	n    int
-	acct *atomic.Int64 // bytes still counted in LiveBytes
+	acct *atomic.Int64 // bytes counted in LiveBytes; -1 once released
 }
 
 // Device is always cpu.
@@ -30,14 +30,31 @@ func (s *Storage) Len() int { return s.n }
 
 // Release drops the slice so the garbage collector can take it now.
 func (s *Storage) Release() {
-	liveBytes.Add(-s.acct.Swap(0))
+	if b := s.acct.Swap(-1); b >= 0 {
+		account(-b)
+		numLive.Add(-1)
+	}
 	s.data = nil
 }
 
 // Data returns the underlying slice (for the CPU backend's own use and tests).
 func (s *Storage) Data() any { return s.data }
 
-var liveBytes atomic.Int64
+var (
+	liveBytes atomic.Int64
+	peakBytes atomic.Int64
+	numLive   atomic.Int64
+)
+
+func account(delta int64) {
+	v := liveBytes.Add(delta)
+	for {
+		p := peakBytes.Load()
+		if v <= p || peakBytes.CompareAndSwap(p, v) {
+			return
+		}
+	}
+}
 
 // LiveBytes is the number of bytes held by storages not yet released
 // (released ones and those collected by the GC are not counted once freed).
@@ -61,9 +78,15 @@ func newStorage(dt backend.DType, n int) *Storage {
 	}
 	acct := new(atomic.Int64)
 	acct.Store(int64(n * dt.Size()))
-	liveBytes.Add(acct.Load())
+	account(acct.Load())
+	numLive.Add(1)
 	s := &Storage{dt: dt, data: data, n: n, acct: acct}
-	runtime.AddCleanup(s, func(a *atomic.Int64) { liveBytes.Add(-a.Swap(0)) }, acct)
+	runtime.AddCleanup(s, func(a *atomic.Int64) {
+		if b := a.Swap(-1); b >= 0 {
+			account(-b)
+			numLive.Add(-1)
+		}
+	}, acct)
 	return s
 }
 

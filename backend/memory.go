@@ -1,0 +1,37 @@
+package backend
+
+// MemStats are a device allocator's counters, named and defined as in
+// torch.cuda.memory_stats: bytes held by live storages (allocated), bytes the
+// allocator holds from the device including its cache (reserved), and peaks.
+type MemStats struct {
+	Allocated       int64
+	MaxAllocated    int64
+	Reserved        int64
+	MaxReserved     int64
+	NumAllocs       int64 // storages currently allocated
+	NumAllocRetries int64 // allocations that succeeded only after freeing the cache
+	NumOOMs         int64 // allocations that failed
+}
+
+// MemoryReporter is implemented by backends that account for their memory.
+type MemoryReporter interface {
+	MemoryStats(dev Device) (MemStats, error)
+	ResetPeakMemoryStats(dev Device) error
+	// EmptyCache returns cached, unused memory to the device.
+	EmptyCache(dev Device) error
+	// MemorySummary is a readable table like torch.cuda.memory_summary.
+	MemorySummary(dev Device) (string, error)
+}
+
+// GemmOperand finds how a [rows, cols] matrix view with strides (sr, sc)
+// can be handed to a row-major GEMM without a copy: as is (inner stride 1),
+// or transposed (row stride 1), with its leading dimension.
+func GemmOperand(rows, cols, sr, sc int) (trans bool, ld int, ok bool) {
+	switch {
+	case sc == 1 && (sr >= cols || rows == 1):
+		return false, max(sr, cols, 1), true
+	case sr == 1 && (sc >= rows || cols == 1):
+		return true, max(sc, rows, 1), true
+	}
+	return false, 0, false
+}

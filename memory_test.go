@@ -1,0 +1,81 @@
+package ember
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestMemoryAccountingCPU(t *testing.T) {
+	a0, s0 := MemoryAllocated(CPU), MemorySnapshot(CPU).Bytes
+	x := Zeros(Shape{1000})                          // 4000 bytes
+	y := Ones(Shape{10, 10}, Dtype(Float64))         // 800 bytes
+	z := FromSlice([]int32{1, 2, 3}, nil).Reshape(3) // 12 bytes, a view shares storage
+	if got := MemoryAllocated(CPU) - a0; got != 4812 {
+		t.Fatalf("MemoryAllocated grew by %d, want 4812", got)
+	}
+	if got := MemorySnapshot(CPU).Bytes - s0; got != 4812 {
+		t.Fatalf("snapshot grew by %d, want 4812", got)
+	}
+	if MaxMemoryAllocated(CPU) < MemoryAllocated(CPU) {
+		t.Fatal("peak below current")
+	}
+	var found bool
+	for _, ti := range MemorySnapshot(CPU).Tensors {
+		if ti.ID == y.st.id {
+			found = ti.Bytes == 800 && ti.DType == Float64 && ti.Shape.Equal(Shape{10, 10})
+		}
+	}
+	if !found {
+		t.Fatal("y missing from the snapshot")
+	}
+	x.Release()
+	y.Release()
+	z.Release()
+	if got := MemoryAllocated(CPU) - a0; got != 0 {
+		t.Fatalf("after Release MemoryAllocated differs by %d", got)
+	}
+	if got := MemorySnapshot(CPU).Bytes - s0; got != 0 {
+		t.Fatalf("after Release the snapshot differs by %d", got)
+	}
+	if err := Try(func() { x.AddScalar(1) }); err == nil || !strings.Contains(err.Error(), "used after Release") {
+		t.Fatalf("use after release: %v", err)
+	}
+	if err := ResetPeakMemoryStats(CPU); err != nil || MaxMemoryAllocated(CPU) != MemoryAllocated(CPU) {
+		t.Fatalf("reset peak: %v", err)
+	}
+}
+
+func TestMemoryReportSites(t *testing.T) {
+	trace = true
+	defer func() { trace = false }()
+	x := Zeros(Shape{256})
+	defer x.Release()
+	var b bytes.Buffer
+	if err := WriteMemoryReport(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "memory_test.go:") || !strings.Contains(b.String(), "== cpu:") {
+		t.Fatalf("report lacks the site or device:\n%s", b.String())
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 512: "512 B", 1536: "1.50 KiB", 2 << 30: "2.00 GiB"} {
+		if got := FormatBytes(n); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestMemoryOfAbsentDevice(t *testing.T) {
+	if CUDAAvailable() {
+		t.Skip("a GPU is present")
+	}
+	if MemoryAllocated(CUDA(0)) != 0 {
+		t.Fatal("absent device reports memory")
+	}
+	if _, err := MemoryStats(CUDA(0)); err == nil {
+		t.Fatal("want an error for an absent device")
+	}
+}
