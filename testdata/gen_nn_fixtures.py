@@ -1,0 +1,225 @@
+#!/usr/bin/python3
+"""Writes the fixtures for ember's weights, nn, vision/models and optim
+packages into testdata/nn/.
+
+Run with /usr/bin/python3 (PyTorch 1.13, CPU) from the repository root:
+
+    /usr/bin/python3 testdata/gen_nn_fixtures.py
+
+or, as the vision/models test does at test time, to write a full-size
+ResNet-18 (.pth, .safetensors, input and output) into a directory:
+
+    /usr/bin/python3 testdata/gen_nn_fixtures.py --resnet18-full DIR
+
+torchvision is not required: the ResNet is built by hand with torchvision's
+module layout and parameter names. safetensors files are written by hand
+(the format is an 8-byte little-endian header length, a JSON header and the
+raw little-endian data) when the safetensors package is absent.
+
+Expected values go in JSON files as {"shape", "dtype", "data"} with the data
+flat in row-major order.
+"""
+
+import argparse
+import json
+import math
+import os
+import struct
+
+import torch
+import torch.nn as nn
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nn")
+
+ST_DT = {
+    torch.float64: "F64", torch.float32: "F32", torch.float16: "F16",
+    torch.bfloat16: "BF16", torch.int64: "I64", torch.int32: "I32",
+    torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8", torch.bool: "BOOL",
+}
+JS_DT = {
+    torch.float64: "float64", torch.float32: "float32", torch.float16: "float32",
+    torch.bfloat16: "float32", torch.int64: "int64", torch.int32: "int32",
+    torch.int16: "int32", torch.int8: "int32", torch.uint8: "int32", torch.bool: "bool",
+}
+
+
+def save_safetensors(path, tensors, metadata=None):
+    """The safetensors format by hand: keys sorted, data packed in order."""
+    header = {}
+    if metadata:
+        header["__metadata__"] = metadata
+    blobs = []
+    off = 0
+    for name in sorted(tensors):
+        t = tensors[name].detach().contiguous()
+        if t.dtype == torch.bfloat16:
+            b = t.view(torch.int16).numpy().tobytes()
+        else:
+            b = t.numpy().tobytes()
+        header[name] = {"dtype": ST_DT[t.dtype], "shape": list(t.shape),
+                        "data_offsets": [off, off + len(b)]}
+        off += len(b)
+        blobs.append(b)
+    js = json.dumps(header, separators=(",", ":")).encode()
+    js += b" " * ((8 - len(js) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(js)))
+        f.write(js)
+        for b in blobs:
+            f.write(b)
+
+
+def enc(t):
+    t = t.detach()
+    js_dt = JS_DT[t.dtype]
+    if t.dtype in (torch.float16, torch.bfloat16):
+        t = t.float()
+    if t.dtype == torch.bool:
+        data = [bool(v) for v in t.flatten().tolist()]
+    elif t.dtype.is_floating_point:
+        data = [float(v) for v in t.flatten().tolist()]
+    else:
+        data = [int(v) for v in t.flatten().tolist()]
+    return {"shape": list(t.shape), "dtype": js_dt, "data": data}
+
+
+def dump(name, obj):
+    with open(os.path.join(OUT, name), "w") as f:
+        json.dump(obj, f, separators=(",", ":"))
+        f.write("\n")
+
+
+# ---------------------------------------------------------------- weights
+
+def gen_weights():
+    g = torch.Generator().manual_seed(1)
+    base = torch.randn(4, 6, generator=g)
+    sd = {
+        "f32": torch.randn(2, 3, generator=g),
+        "f64": torch.randn(3, dtype=torch.float64, generator=g),
+        "i64": torch.tensor([-3, 0, 7, 2**40], dtype=torch.int64),
+        "i32": torch.tensor([[1, -2], [3, 4]], dtype=torch.int32),
+        "bool": torch.tensor([True, False, True]),
+        "u8": torch.tensor([0, 1, 255], dtype=torch.uint8),
+        "i8": torch.tensor([-128, 5, 127], dtype=torch.int8),
+        "f16": torch.tensor([1.5, -0.000061035156, 65504.0, 2.0**-24], dtype=torch.float16),
+        "bf16": torch.tensor([1.0, -3.140625, 1e30], dtype=torch.bfloat16),
+        "scalar": torch.tensor(2.5),
+        "empty": torch.zeros(0, 3),
+        # views share base's storage: a transpose and an offset slice
+        "base": base,
+        "base_t": base.t(),
+        "base_slice": base[1:3, 2:5],
+    }
+    torch.save(sd, os.path.join(OUT, "weights.pth"))
+    # a nested checkpoint with non-tensor values, as training scripts write
+    ck = {"epoch": 3, "name": "x", "model": {"a.weight": sd["f32"]}, "opt": {"lr": 0.1}}
+    torch.save(ck, os.path.join(OUT, "checkpoint.pth"))
+    st = {k: v for k, v in sd.items() if not k.startswith("base_")}
+    save_safetensors(os.path.join(OUT, "weights.safetensors"), st, {"format": "pt"})
+    dump("weights.json", {k: enc(v) for k, v in sd.items()})
+
+
+# ---------------------------------------------------------------- resnet
+
+class BasicBlock(nn.Module):
+    expansion = 1
+
+    def __init__(self, inp, planes, stride=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(inp, planes, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.downsample = None
+        if stride != 1 or inp != planes:
+            self.downsample = nn.Sequential(
+                nn.Conv2d(inp, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
+
+    def forward(self, x):
+        idt = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return self.relu(out + idt)
+
+
+class ResNet(nn.Module):
+    """torchvision.models.resnet layout with a width option."""
+
+    def __init__(self, layers, num_classes=1000, in_channels=3, width=64):
+        super().__init__()
+        self.inplanes = width
+        self.conv1 = nn.Conv2d(in_channels, width, 7, 2, 3, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.relu = nn.ReLU(inplace=True)
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
+        self.layer1 = self._make(width, layers[0], 1)
+        self.layer2 = self._make(width * 2, layers[1], 2)
+        self.layer3 = self._make(width * 4, layers[2], 2)
+        self.layer4 = self._make(width * 8, layers[3], 2)
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(width * 8, num_classes)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+
+    def _make(self, planes, blocks, stride):
+        mods = [BasicBlock(self.inplanes, planes, stride)]
+        self.inplanes = planes
+        for _ in range(1, blocks):
+            mods.append(BasicBlock(planes, planes))
+        return nn.Sequential(*mods)
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+def perturb_bn(model, g):
+    """Random BN affine parameters and running statistics so that eval mode
+    is not the identity."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.weight.copy_(1 + 0.2 * torch.randn(m.weight.shape, generator=g))
+                m.bias.copy_(0.1 * torch.randn(m.bias.shape, generator=g))
+                m.running_mean.copy_(0.1 * torch.randn(m.running_mean.shape, generator=g))
+                m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
+                m.num_batches_tracked.fill_(7)
+
+
+def write_resnet(outdir, prefix, width, num_classes, in_channels, hw, seed):
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed + 1)
+    model = ResNet([2, 2, 2, 2], num_classes, in_channels, width)
+    perturb_bn(model, g)
+    model.eval()
+    x = torch.randn(2, in_channels, hw, hw, generator=g)
+    with torch.no_grad():
+        y = model(x)
+    sd = model.state_dict()
+    torch.save(sd, os.path.join(outdir, prefix + ".pth"))
+    save_safetensors(os.path.join(outdir, prefix + ".safetensors"), dict(sd))
+    save_safetensors(os.path.join(outdir, prefix + "_io.safetensors"), {"input": x, "output": y})
+
+
+def gen_resnet():
+    write_resnet(OUT, "resnet18_w4", width=4, num_classes=10, in_channels=3, hw=32, seed=3)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--resnet18-full", metavar="DIR")
+    a = ap.parse_args()
+    if a.resnet18_full:
+        write_resnet(a.resnet18_full, "resnet18", width=64, num_classes=1000, in_channels=3, hw=64, seed=5)
+        return
+    os.makedirs(OUT, exist_ok=True)
+    gen_weights()
+    gen_resnet()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+// Package weights reads and writes model weights: the safetensors format
+// (LoadSafetensors, SaveSafetensors) and PyTorch's torch.save zip format
+// (LoadPyTorch).
+//
+// Every loader treats its input as hostile: sizes, offsets, shapes and
+// strides are checked against the file before anything is allocated, so a
+// corrupt or truncated file gives a *FormatError, never a panic or an
+// allocation larger than a small multiple of the file.
+//
+// ember has the dtypes float32, float64, int64, int32 and bool. Stored
+// dtypes outside that set are widened on load: float16 and bfloat16 become
+// float32; uint8, int8 and int16 become int32; uint32 becomes int64.
+package weights
+
+import (
+	"fmt"
+
+	"github.com/emberml/ember"
+)
+
+// FormatError reports a file that is not a valid weights file of the
+// expected format.
+type FormatError struct {
+	Format string // "safetensors" or "pytorch"
+	Path   string // the file, when known
+	Msg    string
+}
+
+func (e *FormatError) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("%s: %s", e.Format, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", e.Format, e.Path, e.Msg)
+}
+
+// elemKind is a stored element type, before widening to an ember dtype.
+type elemKind int
+
+const (
+	kF64 elemKind = iota
+	kF32
+	kF16
+	kBF16
+	kI64
+	kI32
+	kI16
+	kI8
+	kU8
+	kU32
+	kBool
+)
+
+func (k elemKind) size() int {
+	switch k {
+	case kF64, kI64:
+		return 8
+	case kF32, kI32, kU32:
+		return 4
+	case kF16, kBF16, kI16:
+		return 2
+	}
+	return 1
+}
+
+// decode converts n little-endian elements of kind k in b into a tensor of
+// the given shape.
+func decode(k elemKind, b []byte, shape ember.Shape) *ember.Tensor {
+	n := shape.NumElements()
+	switch k {
+	case kF64:
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = f64(b[8*i:])
+		}
+		return ember.FromSlice(out, shape)
+	case kF32:
+		out := make([]float32, n)
+		for i := range out {
+			out[i] = f32(b[4*i:])
+		}
+		return ember.FromSlice(out, shape)
+	case kF16:
+		out := make([]float32, n)
+		for i := range out {
+			out[i] = half(uint16(b[2*i]) | uint16(b[2*i+1])<<8)
+		}
+		return ember.FromSlice(out, shape)
+	case kBF16:
+		out := make([]float32, n)
+		for i := range out {
+			out[i] = bf16(uint16(b[2*i]) | uint16(b[2*i+1])<<8)
+		}
+		return ember.FromSlice(out, shape)
+	case kI64:
+		out := make([]int64, n)
+		for i := range out {
+			out[i] = int64(u64(b[8*i:]))
+		}
+		return ember.FromSlice(out, shape)
+	case kU32:
+		out := make([]int64, n)
+		for i := range out {
+			out[i] = int64(u32(b[4*i:]))
+		}
+		return ember.FromSlice(out, shape)
+	case kI32:
+		out := make([]int32, n)
+		for i := range out {
+			out[i] = int32(u32(b[4*i:]))
+		}
+		return ember.FromSlice(out, shape)
+	case kI16:
+		out := make([]int32, n)
+		for i := range out {
+			out[i] = int32(int16(uint16(b[2*i]) | uint16(b[2*i+1])<<8))
+		}
+		return ember.FromSlice(out, shape)
+	case kI8:
+		out := make([]int32, n)
+		for i := range out {
+			out[i] = int32(int8(b[i]))
+		}
+		return ember.FromSlice(out, shape)
+	case kU8:
+		out := make([]int32, n)
+		for i := range out {
+			out[i] = int32(b[i])
+		}
+		return ember.FromSlice(out, shape)
+	default: // kBool
+		out := make([]bool, n)
+		for i := range out {
+			out[i] = b[i] != 0
+		}
+		return ember.FromSlice(out, shape)
+	}
+}

@@ -1,0 +1,415 @@
+package weights
+
+import (
+	"archive/zip"
+	"bytes"
+	"fmt"
+	"io"
+	"math/big"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/emberml/ember"
+	"github.com/nlpodyssey/gopickle/pickle"
+	"github.com/nlpodyssey/gopickle/types"
+)
+
+// maxViewElems is how many elements a tensor may have beyond its storage's
+// (a stride-0 expanded view) before the loader refuses it.
+const maxViewElems = 1 << 20
+
+var storageKinds = map[string]elemKind{
+	"FloatStorage": kF32, "DoubleStorage": kF64, "HalfStorage": kF16, "BFloat16Storage": kBF16,
+	"LongStorage": kI64, "IntStorage": kI32, "ShortStorage": kI16, "CharStorage": kI8,
+	"ByteStorage": kU8, "BoolStorage": kBool,
+}
+
+// LoadPyTorch reads the tensors of a file written by torch.save in its zip
+// format (the default since PyTorch 1.6): a state dict, or a dict holding
+// state dicts. Nested dicts are flattened with dotted keys
+// ({"model": {"fc.weight": t}} gives "model.fc.weight"); values that are not
+// tensors or dicts (epoch numbers, strings, lists) are skipped. Only the
+// classes a state dict needs are resolved; any other global is an error, so
+// no code named by the file is ever run. Tensors are loaded onto the CPU.
+func LoadPyTorch(path string) (map[string]*ember.Tensor, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := ParsePyTorch(data)
+	if fe, ok := err.(*FormatError); ok {
+		fe.Path = path
+	}
+	return m, err
+}
+
+type ptLoader struct {
+	zr       *zip.Reader
+	size     int64
+	prefix   string
+	bigEnd   bool
+	storages map[string]*ptStorage
+}
+
+type ptStorage struct {
+	kind elemKind
+	data []byte
+}
+
+type storageClass struct{ kind elemKind }
+
+type ptTensor struct{ t *ember.Tensor }
+
+type callFunc func(args ...any) (any, error)
+
+func (f callFunc) Call(args ...any) (any, error) { return f(args...) }
+
+// ParsePyTorch is LoadPyTorch on a file held in memory.
+func ParsePyTorch(data []byte) (m map[string]*ember.Tensor, err error) {
+	bad := func(format string, a ...any) error {
+		return &FormatError{Format: "pytorch", Msg: fmt.Sprintf(format, a...)}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			m, err = nil, bad("malformed file: %v", r)
+		}
+	}()
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		if len(data) >= 2 && data[0] == 0x80 {
+			return nil, bad("legacy (pre-1.6, non-zip) torch.save format is not supported; re-save it with a current PyTorch")
+		}
+		return nil, bad("not a zip archive: %v", err)
+	}
+	l := &ptLoader{zr: zr, size: int64(len(data)), storages: map[string]*ptStorage{}}
+	var pkl *zip.File
+	for _, f := range zr.File {
+		if dir, ok := strings.CutSuffix(f.Name, "/data.pkl"); ok && !strings.Contains(dir, "/") {
+			pkl, l.prefix = f, dir+"/"
+			break
+		}
+	}
+	if pkl == nil {
+		return nil, bad("no <archive>/data.pkl record in the zip")
+	}
+	if bo, err := l.record("byteorder", 16); err == nil {
+		switch string(bo) {
+		case "little":
+		case "big":
+			l.bigEnd = true
+		default:
+			return nil, bad("unknown byteorder %q", bo)
+		}
+	}
+	p, err := l.read(pkl, 64<<20)
+	if err != nil {
+		return nil, bad("data.pkl: %v", err)
+	}
+	if err := scanPickle(p); err != nil {
+		return nil, bad("data.pkl: %v", err)
+	}
+	u := pickle.NewUnpickler(bytes.NewReader(p))
+	u.FindClass = l.findClass
+	u.PersistentLoad = l.persistentLoad
+	obj, err := u.Load()
+	if err != nil {
+		return nil, bad("data.pkl: %v", err)
+	}
+	out := map[string]*ember.Tensor{}
+	if err := flatten("", obj, out, 0); err != nil {
+		return nil, bad("%v", err)
+	}
+	return out, nil
+}
+
+// read returns the uncompressed bytes of f, refusing more than limit bytes.
+func (l *ptLoader) read(f *zip.File, limit int64) ([]byte, error) {
+	if f.UncompressedSize64 > uint64(limit) {
+		return nil, fmt.Errorf("record %s of %d bytes exceeds the %d-byte limit", f.Name, f.UncompressedSize64, limit)
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, int64(f.UncompressedSize64)+1))
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", f.Name, err)
+	}
+	if uint64(len(b)) != f.UncompressedSize64 {
+		return nil, fmt.Errorf("record %s holds %d bytes, its header says %d", f.Name, len(b), f.UncompressedSize64)
+	}
+	return b, nil
+}
+
+func (l *ptLoader) record(name string, limit int64) ([]byte, error) {
+	for _, f := range l.zr.File {
+		if f.Name == l.prefix+name {
+			return l.read(f, limit)
+		}
+	}
+	return nil, fmt.Errorf("no record %s%s", l.prefix, name)
+}
+
+// limit is the most bytes a storage record may inflate to: the file size for
+// stored (uncompressed) records, as torch writes them, 64 times that for
+// deflated ones.
+func (l *ptLoader) limit(f *zip.File) int64 {
+	if f.Method == zip.Store {
+		return l.size
+	}
+	return 64 * l.size
+}
+
+func (l *ptLoader) findClass(module, name string) (any, error) {
+	if module == "torch" {
+		if k, ok := storageKinds[name]; ok {
+			return &storageClass{k}, nil
+		}
+	}
+	switch module + "." + name {
+	case "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor":
+		return callFunc(l.rebuildTensor), nil
+	case "torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state":
+		return callFunc(func(args ...any) (any, error) {
+			if len(args) < 1 {
+				return nil, fmt.Errorf("_rebuild_parameter: no arguments")
+			}
+			if _, ok := args[0].(*ptTensor); !ok {
+				return nil, fmt.Errorf("_rebuild_parameter: argument is %T, not a tensor", args[0])
+			}
+			return args[0], nil
+		}), nil
+	}
+	return nil, fmt.Errorf("global %s.%s is not allowed in a state dict", module, name)
+}
+
+func (l *ptLoader) persistentLoad(pid any) (any, error) {
+	t, ok := pid.(*types.Tuple)
+	if !ok || t.Len() < 5 {
+		return nil, fmt.Errorf("persistent id %v is not a ('storage', type, key, location, numel) tuple", pid)
+	}
+	if s, _ := t.Get(0).(string); s != "storage" {
+		return nil, fmt.Errorf("persistent id kind %v is not 'storage'", t.Get(0))
+	}
+	sc, ok := t.Get(1).(*storageClass)
+	if !ok {
+		return nil, fmt.Errorf("persistent id storage type %v is not a torch storage class", t.Get(1))
+	}
+	key, ok := t.Get(2).(string)
+	if !ok {
+		return nil, fmt.Errorf("persistent id key %v is not a string", t.Get(2))
+	}
+	numel, ok := toInt(t.Get(4))
+	if !ok || numel < 0 {
+		return nil, fmt.Errorf("storage %s: numel %v is not a non-negative int", key, t.Get(4))
+	}
+	if s, ok := l.storages[key]; ok {
+		if s.kind != sc.kind {
+			return nil, fmt.Errorf("storage %s used with two element types", key)
+		}
+		return s, nil
+	}
+	var f *zip.File
+	for _, zf := range l.zr.File {
+		if zf.Name == l.prefix+"data/"+key {
+			f = zf
+			break
+		}
+	}
+	if f == nil {
+		return nil, fmt.Errorf("storage %s: no record %sdata/%s", key, l.prefix, key)
+	}
+	need := uint64(numel) * uint64(sc.kind.size())
+	if numel > l.size*64 || need != f.UncompressedSize64 {
+		return nil, fmt.Errorf("storage %s: %d elements of %d bytes do not match its %d-byte record", key, numel, sc.kind.size(), f.UncompressedSize64)
+	}
+	b, err := l.read(f, l.limit(f))
+	if err != nil {
+		return nil, fmt.Errorf("storage %s: %w", key, err)
+	}
+	if l.bigEnd && sc.kind.size() > 1 {
+		w := sc.kind.size()
+		for i := 0; i+w <= len(b); i += w {
+			for a, z := i, i+w-1; a < z; a, z = a+1, z-1 {
+				b[a], b[z] = b[z], b[a]
+			}
+		}
+	}
+	s := &ptStorage{kind: sc.kind, data: b}
+	l.storages[key] = s
+	return s, nil
+}
+
+func toInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), true
+	case int64:
+		return x, true
+	case *big.Int:
+		if x.IsInt64() {
+			return x.Int64(), true
+		}
+	}
+	return 0, false
+}
+
+func intTuple(v any, what string) ([]int64, error) {
+	t, ok := v.(*types.Tuple)
+	if !ok {
+		return nil, fmt.Errorf("_rebuild_tensor: %s %v is not a tuple", what, v)
+	}
+	out := make([]int64, t.Len())
+	for i := range out {
+		x, ok := toInt(t.Get(i))
+		if !ok || x < 0 {
+			return nil, fmt.Errorf("_rebuild_tensor: %s %v holds a non-int or negative entry", what, v)
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+// rebuildTensor is torch._utils._rebuild_tensor_v2(storage, storage_offset,
+// size, stride, requires_grad, backward_hooks[, metadata]).
+func (l *ptLoader) rebuildTensor(args ...any) (any, error) {
+	if len(args) < 4 {
+		return nil, fmt.Errorf("_rebuild_tensor: %d arguments, want at least 4", len(args))
+	}
+	s, ok := args[0].(*ptStorage)
+	if !ok {
+		return nil, fmt.Errorf("_rebuild_tensor: first argument is %T, not a storage", args[0])
+	}
+	off, ok := toInt(args[1])
+	if !ok || off < 0 {
+		return nil, fmt.Errorf("_rebuild_tensor: storage offset %v is not a non-negative int", args[1])
+	}
+	size, err := intTuple(args[2], "size")
+	if err != nil {
+		return nil, err
+	}
+	stride, err := intTuple(args[3], "stride")
+	if err != nil {
+		return nil, err
+	}
+	if len(size) != len(stride) {
+		return nil, fmt.Errorf("_rebuild_tensor: size %v and stride %v differ in rank", size, stride)
+	}
+	w := int64(s.kind.size())
+	snumel := int64(len(s.data)) / w
+	numel := int64(1)
+	last := off // largest element index reached
+	for i, d := range size {
+		if d == 0 {
+			numel = 0
+			break
+		}
+		if numel > (1<<62)/d {
+			return nil, fmt.Errorf("_rebuild_tensor: size %v overflows", size)
+		}
+		numel *= d
+		if stride[i] > (1<<62)/d {
+			return nil, fmt.Errorf("_rebuild_tensor: stride %v overflows", stride)
+		}
+		last += (d - 1) * stride[i]
+		if last > 1<<62 {
+			return nil, fmt.Errorf("_rebuild_tensor: stride %v overflows", stride)
+		}
+	}
+	shape := make(ember.Shape, len(size))
+	for i, d := range size {
+		shape[i] = int(d)
+	}
+	if numel == 0 {
+		return &ptTensor{decode(s.kind, nil, shape)}, nil
+	}
+	if last >= snumel {
+		return nil, fmt.Errorf("_rebuild_tensor: size %v stride %v offset %d reach element %d of a %d-element storage", size, stride, off, last, snumel)
+	}
+	if numel > snumel && numel > maxViewElems {
+		return nil, fmt.Errorf("_rebuild_tensor: %d elements view a storage of %d", numel, snumel)
+	}
+	// Gather the strided view into contiguous bytes.
+	buf := make([]byte, numel*w)
+	idx := make([]int64, len(size))
+	pos := off
+	for e := int64(0); e < numel; e++ {
+		copy(buf[e*w:(e+1)*w], s.data[pos*w:(pos+1)*w])
+		for d := len(size) - 1; d >= 0; d-- {
+			idx[d]++
+			pos += stride[d]
+			if idx[d] < size[d] {
+				break
+			}
+			pos -= idx[d] * stride[d]
+			idx[d] = 0
+		}
+	}
+	return &ptTensor{decode(s.kind, buf, shape)}, nil
+}
+
+func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int) error {
+	if depth > 32 {
+		return fmt.Errorf("dicts nested more than 32 deep")
+	}
+	put := func(k, v any) error {
+		ks, ok := k.(string)
+		if !ok {
+			if i, ok := toInt(k); ok {
+				ks = fmt.Sprint(i)
+			} else {
+				return nil // keys that are not names cannot be state dict entries
+			}
+		}
+		name := ks
+		if prefix != "" {
+			name = prefix + "." + ks
+		}
+		switch x := v.(type) {
+		case *ptTensor:
+			if _, dup := out[name]; dup {
+				return fmt.Errorf("key %q appears twice after flattening", name)
+			}
+			out[name] = x.t
+		case *types.Dict, *types.OrderedDict:
+			return flatten(name, x, out, depth+1)
+		}
+		return nil
+	}
+	switch d := obj.(type) {
+	case *types.OrderedDict:
+		for e := d.List.Front(); e != nil; e = e.Next() {
+			ent := e.Value.(*types.OrderedDictEntry)
+			if err := put(ent.Key, ent.Value); err != nil {
+				return err
+			}
+		}
+	case *types.Dict:
+		for _, ent := range *d {
+			if err := put(ent.Key, ent.Value); err != nil {
+				return err
+			}
+		}
+	case *ptTensor:
+		if prefix == "" {
+			out[""] = d.t
+		}
+	default:
+		if depth == 0 {
+			return fmt.Errorf("top-level object is %T, not a dict of tensors", obj)
+		}
+	}
+	return nil
+}
+
+// Keys returns m's keys in sorted order.
+func Keys(m map[string]*ember.Tensor) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
