@@ -1,0 +1,129 @@
+// common.cuh: definitions every ember kernel module shares. It is prepended
+// to each module's source (NVRTC gets no include path), after the op
+// constants that the Go side generates from package backend.
+//
+// Indexing: a Layout describes an iteration space of ndim <= 8 dims (already
+// coalesced on the Go side) and, per operand, strides in elements (0 for a
+// broadcast dim). Pointers arrive already advanced by the view's offset.
+
+#ifndef EMBER_EMU
+#define EMBER_NAN_F __int_as_float(0x7fffffff)
+#define EMBER_INF_F __int_as_float(0x7f800000)
+#define EMBER_INF_D __longlong_as_double(0x7ff0000000000000LL)
+#endif
+
+#define EMBER_MAX_DIMS 8
+#define EMBER_MAX_OPERANDS 4
+#define EMBER_MAX_BLOCK 1024
+
+typedef long long i64;
+typedef unsigned long long u64;
+typedef unsigned int u32;
+
+struct Layout {
+    int ndim;
+    int pad;
+    i64 shape[EMBER_MAX_DIMS];
+    i64 stride[EMBER_MAX_OPERANDS][EMBER_MAX_DIMS];
+};
+
+// Offsets (in elements) of operands 0..K-1 at linear index i.
+template <int K>
+__device__ __forceinline__ void ember_offsets(const Layout& L, i64 i, i64* off) {
+    if (L.ndim == 1) {
+        for (int k = 0; k < K; k++) off[k] = i * L.stride[k][0];
+        return;
+    }
+    for (int k = 0; k < K; k++) off[k] = 0;
+    for (int d = L.ndim - 1; d >= 0; d--) {
+        i64 n = L.shape[d];
+        i64 q = i / n;
+        i64 r = i - q * n;
+        i = q;
+        for (int k = 0; k < K; k++) off[k] += r * L.stride[k][d];
+    }
+}
+
+// Grid-stride loop over [0, n).
+#define EMBER_FOR(i, n)                                                       \
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n);        \
+         i += (i64)blockDim.x * gridDim.x)
+
+template <typename T> struct ember_is_float { static constexpr bool value = false; };
+template <> struct ember_is_float<float> { static constexpr bool value = true; };
+template <> struct ember_is_float<double> { static constexpr bool value = true; };
+
+// Conversions as Go's T(x) (truncation toward zero), bool as x != 0.
+template <typename D, typename S>
+__device__ __forceinline__ D ember_cast(S x) { return (D)x; }
+template <> __device__ __forceinline__ bool ember_cast<bool, float>(float x) { return x != 0; }
+template <> __device__ __forceinline__ bool ember_cast<bool, double>(double x) { return x != 0; }
+template <> __device__ __forceinline__ bool ember_cast<bool, i64>(i64 x) { return x != 0; }
+template <> __device__ __forceinline__ bool ember_cast<bool, int>(int x) { return x != 0; }
+
+// Math by type: M<float> uses the single-precision builtins.
+template <typename T> struct M;
+template <> struct M<float> {
+    static __device__ __forceinline__ float exp(float x) { return expf(x); }
+    static __device__ __forceinline__ float log(float x) { return logf(x); }
+    static __device__ __forceinline__ float sqrt(float x) { return sqrtf(x); }
+    static __device__ __forceinline__ float sin(float x) { return sinf(x); }
+    static __device__ __forceinline__ float cos(float x) { return cosf(x); }
+    static __device__ __forceinline__ float tanh(float x) { return tanhf(x); }
+    static __device__ __forceinline__ float floor(float x) { return floorf(x); }
+    static __device__ __forceinline__ float ceil(float x) { return ceilf(x); }
+    static __device__ __forceinline__ float rint(float x) { return rintf(x); }
+    static __device__ __forceinline__ float log1p(float x) { return log1pf(x); }
+    static __device__ __forceinline__ float expm1(float x) { return expm1f(x); }
+    static __device__ __forceinline__ float erf(float x) { return erff(x); }
+    static __device__ __forceinline__ float abs(float x) { return fabsf(x); }
+    static __device__ __forceinline__ float pow(float x, float y) { return powf(x, y); }
+    static __device__ __forceinline__ float atan2(float x, float y) { return atan2f(x, y); }
+    static __device__ __forceinline__ float inf() { return EMBER_INF_F; }
+    static __device__ __forceinline__ bool signbit(float x) { return __float_as_int(x) < 0; }
+};
+template <> struct M<double> {
+    static __device__ __forceinline__ double exp(double x) { return ::exp(x); }
+    static __device__ __forceinline__ double log(double x) { return ::log(x); }
+    static __device__ __forceinline__ double sqrt(double x) { return ::sqrt(x); }
+    static __device__ __forceinline__ double sin(double x) { return ::sin(x); }
+    static __device__ __forceinline__ double cos(double x) { return ::cos(x); }
+    static __device__ __forceinline__ double tanh(double x) { return ::tanh(x); }
+    static __device__ __forceinline__ double floor(double x) { return ::floor(x); }
+    static __device__ __forceinline__ double ceil(double x) { return ::ceil(x); }
+    static __device__ __forceinline__ double rint(double x) { return ::rint(x); }
+    static __device__ __forceinline__ double log1p(double x) { return ::log1p(x); }
+    static __device__ __forceinline__ double expm1(double x) { return ::expm1(x); }
+    static __device__ __forceinline__ double erf(double x) { return ::erf(x); }
+    static __device__ __forceinline__ double abs(double x) { return ::fabs(x); }
+    static __device__ __forceinline__ double pow(double x, double y) { return ::pow(x, y); }
+    static __device__ __forceinline__ double atan2(double x, double y) { return ::atan2(x, y); }
+    static __device__ __forceinline__ double inf() { return EMBER_INF_D; }
+    static __device__ __forceinline__ bool signbit(double x) { return __double_as_longlong(x) < 0; }
+};
+
+// Extremes of each type (identities of max/min).
+template <typename T> struct Lim;
+template <> struct Lim<float> {
+    static __device__ __forceinline__ float lo() { return -EMBER_INF_F; }
+    static __device__ __forceinline__ float hi() { return EMBER_INF_F; }
+};
+template <> struct Lim<double> {
+    static __device__ __forceinline__ double lo() { return -EMBER_INF_D; }
+    static __device__ __forceinline__ double hi() { return EMBER_INF_D; }
+};
+template <> struct Lim<i64> {
+    static __device__ __forceinline__ i64 lo() { return (i64)(1ULL << 63); }
+    static __device__ __forceinline__ i64 hi() { return (i64)((1ULL << 63) - 1); }
+};
+template <> struct Lim<int> {
+    static __device__ __forceinline__ int lo() { return (int)(1U << 31); }
+    static __device__ __forceinline__ int hi() { return (int)((1U << 31) - 1); }
+};
+template <> struct Lim<bool> {
+    static __device__ __forceinline__ bool lo() { return false; }
+    static __device__ __forceinline__ bool hi() { return true; }
+};
+
+template <typename T>
+__device__ __forceinline__ bool ember_isnan(T x) { return x != x; }
