@@ -1,0 +1,257 @@
+// Package data feeds datasets to training loops: the Dataset interface,
+// a DataLoader that batches, shuffles (seeded) and prefetches with worker
+// goroutines, and seeded image transforms.
+package data
+
+import (
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/emberml/ember"
+)
+
+// Dataset is an indexed collection of (input, target) samples.
+type Dataset interface {
+	Len() int
+	Get(i int) (input, target *ember.Tensor)
+}
+
+// EpochSetter is implemented by datasets whose samples depend on the epoch
+// (random augmentation); the DataLoader calls SetEpoch before each epoch.
+type EpochSetter interface{ SetEpoch(epoch int) }
+
+// Subset is the dataset of ds's samples at Indices.
+type Subset struct {
+	DS      Dataset
+	Indices []int
+}
+
+// Len is the number of indices.
+func (s *Subset) Len() int { return len(s.Indices) }
+
+// Get returns ds's sample Indices[i].
+func (s *Subset) Get(i int) (*ember.Tensor, *ember.Tensor) { return s.DS.Get(s.Indices[i]) }
+
+// SetEpoch forwards to the underlying dataset.
+func (s *Subset) SetEpoch(e int) {
+	if es, ok := s.DS.(EpochSetter); ok {
+		es.SetEpoch(e)
+	}
+}
+
+// Take returns the first n samples of ds (all of them when n <= 0 or n >= Len).
+func Take(ds Dataset, n int) Dataset {
+	if n <= 0 || n >= ds.Len() {
+		return ds
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return &Subset{ds, idx}
+}
+
+// Batch is one collated batch: inputs stacked along a new first dimension,
+// targets likewise, and the dataset indices they came from.
+type Batch struct {
+	Input, Target *ember.Tensor
+	Indices       []int
+}
+
+// Size is the number of samples in b.
+func (b Batch) Size() int { return len(b.Indices) }
+
+// LoaderOption configures a DataLoader.
+type LoaderOption func(*DataLoader)
+
+// BatchSize sets the samples per batch (default 1).
+func BatchSize(n int) LoaderOption { return func(l *DataLoader) { l.batch = n } }
+
+// Shuffle visits the samples in a random order each epoch, drawn from seed
+// and the epoch number, so runs repeat exactly.
+func Shuffle(seed uint64) LoaderOption {
+	return func(l *DataLoader) { l.shuffle, l.seed = true, seed }
+}
+
+// DropLast drops the last batch when it is smaller than the batch size.
+func DropLast() LoaderOption { return func(l *DataLoader) { l.dropLast = true } }
+
+// Workers collates batches on n goroutines (default 0: on the caller's
+// goroutine). Batches still arrive in order.
+func Workers(n int) LoaderOption { return func(l *DataLoader) { l.workers = n } }
+
+// Prefetch sets how many batches the workers may run ahead (default 2 per
+// worker).
+func Prefetch(n int) LoaderOption { return func(l *DataLoader) { l.prefetch = n } }
+
+// PinMemory runs hook on each collated batch in the worker, before it is
+// handed out: the place to copy batches into page-locked host memory or
+// start their transfer to a device.
+func PinMemory(hook func(Batch) Batch) LoaderOption { return func(l *DataLoader) { l.pin = hook } }
+
+// Collate replaces the default collation (ember.Stack of inputs and of
+// targets).
+func Collate(f func(inputs, targets []*ember.Tensor) (*ember.Tensor, *ember.Tensor)) LoaderOption {
+	return func(l *DataLoader) { l.collate = f }
+}
+
+// DataLoader iterates over a dataset in batches.
+type DataLoader struct {
+	ds       Dataset
+	batch    int
+	shuffle  bool
+	seed     uint64
+	dropLast bool
+	workers  int
+	prefetch int
+	pin      func(Batch) Batch
+	collate  func(inputs, targets []*ember.Tensor) (*ember.Tensor, *ember.Tensor)
+}
+
+// NewLoader returns a DataLoader over ds.
+func NewLoader(ds Dataset, opts ...LoaderOption) *DataLoader {
+	l := &DataLoader{ds: ds, batch: 1, collate: StackCollate}
+	for _, o := range opts {
+		o(l)
+	}
+	if l.batch < 1 {
+		panic(fmt.Sprintf("data: batch size %d < 1", l.batch))
+	}
+	if l.prefetch <= 0 {
+		l.prefetch = 2 * max(l.workers, 1)
+	}
+	return l
+}
+
+// Dataset returns the loader's dataset.
+func (l *DataLoader) Dataset() Dataset { return l.ds }
+
+// BatchSize returns the batch size.
+func (l *DataLoader) BatchSize() int { return l.batch }
+
+// Len is the number of batches per epoch.
+func (l *DataLoader) Len() int {
+	n := l.ds.Len()
+	if l.dropLast {
+		return n / l.batch
+	}
+	return (n + l.batch - 1) / l.batch
+}
+
+// StackCollate stacks inputs and targets along a new first dimension.
+func StackCollate(inputs, targets []*ember.Tensor) (*ember.Tensor, *ember.Tensor) {
+	return ember.Stack(inputs, 0), ember.Stack(targets, 0)
+}
+
+// Order returns the sample order of an epoch.
+func (l *DataLoader) Order(epoch int) []int {
+	n := l.ds.Len()
+	if !l.shuffle {
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx
+	}
+	r := rand.New(rand.NewPCG(l.seed, uint64(epoch)*0x9e3779b97f4a7c15+1))
+	return r.Perm(n)
+}
+
+func (l *DataLoader) make(idx []int) Batch {
+	ins := make([]*ember.Tensor, len(idx))
+	tgs := make([]*ember.Tensor, len(idx))
+	for i, j := range idx {
+		ins[i], tgs[i] = l.ds.Get(j)
+	}
+	x, y := l.collate(ins, tgs)
+	b := Batch{Input: x, Target: y, Indices: idx}
+	if l.pin != nil {
+		b = l.pin(b)
+	}
+	return b
+}
+
+// Epoch yields the batches of one epoch in order. Breaking out of the loop
+// stops the workers.
+func (l *DataLoader) Epoch(epoch int) iter.Seq[Batch] {
+	return func(yield func(Batch) bool) {
+		if es, ok := l.ds.(EpochSetter); ok {
+			es.SetEpoch(epoch)
+		}
+		order := l.Order(epoch)
+		nb := l.Len()
+		slice := func(b int) []int {
+			return order[b*l.batch : min((b+1)*l.batch, len(order))]
+		}
+		if l.workers <= 0 {
+			for b := 0; b < nb; b++ {
+				if !yield(l.make(slice(b))) {
+					return
+				}
+			}
+			return
+		}
+		type result struct {
+			b     Batch
+			panic any
+		}
+		type job struct {
+			b   int
+			out chan result
+		}
+		jobs := make(chan job)
+		ready := make(chan chan result, l.prefetch)
+		done := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := 0; w < l.workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range jobs {
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								j.out <- result{panic: r}
+							}
+						}()
+						j.out <- result{b: l.make(slice(j.b))}
+					}()
+				}
+			}()
+		}
+		go func() { // hand out batch numbers in order, at most prefetch ahead
+			defer close(ready)
+			defer close(jobs)
+			for b := 0; b < nb; b++ {
+				out := make(chan result, 1)
+				select {
+				case ready <- out:
+				case <-done:
+					return
+				}
+				select {
+				case jobs <- job{b, out}:
+				case <-done:
+					return
+				}
+			}
+		}()
+		defer func() {
+			close(done)
+			for range ready { // let the dispatcher finish
+			}
+			wg.Wait()
+		}()
+		for out := range ready {
+			r := <-out
+			if r.panic != nil {
+				panic(r.panic) // a worker's panic surfaces in the caller
+			}
+			if !yield(r.b) {
+				return
+			}
+		}
+	}
+}

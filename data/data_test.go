@@ -1,0 +1,149 @@
+package data
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/emberml/ember"
+)
+
+// ramp is a dataset whose sample i is the input [i, i] and target i.
+type ramp int
+
+func (r ramp) Len() int { return int(r) }
+func (r ramp) Get(i int) (*ember.Tensor, *ember.Tensor) {
+	return ember.FromSlice([]float32{float32(i), float32(i)}, nil), ember.FromSlice([]int64{int64(i)}, ember.Shape{})
+}
+
+func collect(l *DataLoader, epoch int) [][]int64 {
+	var out [][]int64
+	for b := range l.Epoch(epoch) {
+		out = append(out, b.Target.Int64s())
+	}
+	return out
+}
+
+func TestLoaderBatches(t *testing.T) {
+	l := NewLoader(ramp(10), BatchSize(4))
+	got := collect(l, 0)
+	want := [][]int64{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9}}
+	if l.Len() != 3 || !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("batches %v (Len %d), want %v", got, l.Len(), want)
+	}
+	for b := range l.Epoch(0) {
+		if !b.Input.Shape().Equal([]int{4, 2}) || b.Input.Float32s()[7] != 3 {
+			t.Errorf("input %v", b.Input)
+		}
+		break
+	}
+	l = NewLoader(ramp(10), BatchSize(4), DropLast())
+	if got := collect(l, 0); l.Len() != 2 || len(got) != 2 {
+		t.Errorf("drop last: %v", got)
+	}
+}
+
+func TestLoaderShuffleAndWorkers(t *testing.T) {
+	seq := NewLoader(ramp(50), BatchSize(8), Shuffle(7))
+	par := NewLoader(ramp(50), BatchSize(8), Shuffle(7), Workers(3), Prefetch(2))
+	a0, a1 := collect(seq, 0), collect(seq, 1)
+	b0 := collect(par, 0)
+	if !slices.EqualFunc(a0, b0, slices.Equal) {
+		t.Errorf("workers changed the order:\n%v\n%v", a0, b0)
+	}
+	if slices.EqualFunc(a0, a1, slices.Equal) {
+		t.Error("epochs 0 and 1 have the same order")
+	}
+	var all []int64
+	for _, b := range a1 {
+		all = append(all, b...)
+	}
+	slices.Sort(all)
+	for i, v := range all {
+		if v != int64(i) {
+			t.Fatalf("epoch 1 is not a permutation: %v", all)
+		}
+	}
+	if !slices.Equal(seq.Order(3), NewLoader(ramp(50), Shuffle(7)).Order(3)) {
+		t.Error("same seed, different order")
+	}
+}
+
+func TestLoaderEarlyBreakAndPin(t *testing.T) {
+	before := runtime.NumGoroutine()
+	pinned := 0
+	l := NewLoader(ramp(100), BatchSize(2), Workers(4), PinMemory(func(b Batch) Batch { pinned++; return b }))
+	n := 0
+	for range l.Epoch(0) {
+		if n++; n == 3 {
+			break
+		}
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > before {
+		t.Errorf("%d goroutines left running after break (had %d)", g, before)
+	}
+	if pinned < 3 {
+		t.Errorf("pin hook ran %d times", pinned)
+	}
+}
+
+func TestTransforms(t *testing.T) {
+	img := ember.FromSlice([]float32{1, 2, 3, 4, 5, 6}, ember.Shape{1, 2, 3})
+	r := rand.New(rand.NewPCG(1, 2))
+	if got := Normalize([]float64{1}, []float64{2})(img, r).Float32s(); !slices.Equal(got, []float32{0, 0.5, 1, 1.5, 2, 2.5}) {
+		t.Errorf("normalize %v", got)
+	}
+	if got := RandomHorizontalFlip(1)(img, r).Float32s(); !slices.Equal(got, []float32{3, 2, 1, 6, 5, 4}) {
+		t.Errorf("flip %v", got)
+	}
+	if got := RandomHorizontalFlip(0)(img, r).Float32s(); !slices.Equal(got, []float32{1, 2, 3, 4, 5, 6}) {
+		t.Errorf("no flip %v", got)
+	}
+	// Every crop of the zero-padded image is one of the 3x3 windows of
+	//   0 0 0 0 0
+	//   0 1 2 3 0
+	//   0 4 5 6 0
+	//   0 0 0 0 0
+	// that is, it contains the window's own values.
+	seen := map[[2]int]bool{}
+	for i := 0; i < 200; i++ {
+		c := RandomCrop(2, 1)(img, r)
+		if !c.Shape().Equal([]int{1, 2, 2}) {
+			t.Fatalf("crop shape %v", c.Shape())
+		}
+		v := c.Float32s()
+		pad := [4][5]float32{{}, {0, 1, 2, 3, 0}, {0, 4, 5, 6, 0}, {}}
+		found := false
+		for y := 0; y <= 2; y++ {
+			for x := 0; x <= 3; x++ {
+				if v[0] == pad[y][x] && v[1] == pad[y][x+1] && v[2] == pad[y+1][x] && v[3] == pad[y+1][x+1] {
+					found = true
+					seen[[2]int{y, x}] = true
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("crop %v is no window", v)
+		}
+	}
+	if len(seen) < 8 {
+		t.Errorf("crops hit %d positions", len(seen))
+	}
+	// Transformed draws per (seed, epoch, index).
+	ds := WithTransform(ramp(4), 9, func(x *ember.Tensor, r *rand.Rand) *ember.Tensor {
+		return ember.FromSlice([]float32{float32(r.IntN(1000))}, nil)
+	})
+	a, _ := ds.Get(2)
+	b, _ := ds.Get(2)
+	ds.SetEpoch(1)
+	c, _ := ds.Get(2)
+	if a.Item() != b.Item() || a.Item() == c.Item() {
+		t.Errorf("draws %v %v %v", a.Item(), b.Item(), c.Item())
+	}
+}
