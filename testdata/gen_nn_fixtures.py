@@ -209,6 +209,80 @@ def gen_resnet():
     write_resnet(OUT, "resnet18_w4", width=4, num_classes=10, in_channels=3, hw=32, seed=3)
 
 
+# ---------------------------------------------------------------- layers
+
+def gen_layers():
+    """Inputs, parameters and outputs of single layers and losses, in one
+    safetensors file keyed "<case>.<tensor>"."""
+    torch.manual_seed(11)
+    F = torch.nn.functional
+    T = {}
+
+    def case(name, mod, x, **extra):
+        for k, v in mod.state_dict().items():
+            T[name + "." + k] = v.detach().clone()
+        T[name + ".x"] = x
+        with torch.no_grad():
+            T[name + ".y"] = mod(x)
+        for k, v in mod.state_dict().items():  # after forward (BN running stats)
+            T[name + ".after." + k] = v.detach().clone()
+        for k, v in extra.items():
+            T[name + "." + k] = v
+
+    case("linear", nn.Linear(5, 3), torch.randn(4, 5))
+    case("conv", nn.Conv2d(3, 4, 3, stride=2, padding=1, dilation=2), torch.randn(2, 3, 9, 8))
+    case("conv1x1", nn.Conv2d(3, 2, 1, bias=False), torch.randn(1, 3, 4, 4))
+    bn = nn.BatchNorm2d(3)
+    with torch.no_grad():
+        bn.weight.copy_(torch.randn(3))
+        bn.bias.copy_(torch.randn(3))
+    bn.train()
+    case("bn2d_train", bn, torch.randn(4, 3, 5, 5) * 2 + 1)
+    bn1 = nn.BatchNorm1d(6)
+    with torch.no_grad():
+        bn1.running_mean.copy_(torch.randn(6))
+        bn1.running_var.copy_(torch.rand(6) + 0.5)
+    bn1.eval()
+    case("bn1d_eval", bn1, torch.randn(5, 6))
+    ln = nn.LayerNorm([4, 3])
+    with torch.no_grad():
+        ln.weight.copy_(torch.randn(4, 3))
+        ln.bias.copy_(torch.randn(4, 3))
+    case("layernorm", ln, torch.randn(2, 4, 3))
+    case("gelu", nn.GELU(), torch.randn(10) * 3)
+    case("leakyrelu", nn.LeakyReLU(0.2), torch.randn(10))
+    case("sigmoid", nn.Sigmoid(), torch.randn(10))
+    case("tanh", nn.Tanh(), torch.randn(10))
+    case("maxpool", nn.MaxPool2d(3, 2, 1), torch.randn(2, 2, 7, 6))
+    case("avgpool", nn.AvgPool2d(3, 2, 1), torch.randn(2, 2, 7, 6))
+    case("adaptive", nn.AdaptiveAvgPool2d((3, 2)), torch.randn(1, 2, 7, 5))
+    emb = nn.Embedding(7, 3)
+    T["embedding.weight"] = emb.weight.detach().clone()
+    idx = torch.tensor([[0, 6, 2], [3, 3, 1]])
+    T["embedding.x"] = idx
+    T["embedding.y"] = emb(idx).detach()
+
+    logits = torch.randn(6, 5)
+    target = torch.tensor([0, 4, 2, 2, 1, 3])
+    w = torch.rand(5) + 0.5
+    T["loss.logits"], T["loss.target"], T["loss.weight"] = logits, target, w
+    T["loss.ce"] = F.cross_entropy(logits, target)
+    T["loss.ce_smooth"] = F.cross_entropy(logits, target, label_smoothing=0.1)
+    T["loss.ce_weight_smooth"] = F.cross_entropy(logits, target, weight=w, label_smoothing=0.2)
+    T["loss.ce_sum"] = F.cross_entropy(logits, target, reduction="sum")
+    T["loss.nll"] = F.nll_loss(F.log_softmax(logits, 1), target)
+    T["loss.nll_weight"] = F.nll_loss(F.log_softmax(logits, 1), target, weight=w)
+    a, b = torch.randn(3, 4), torch.randn(3, 4)
+    T["loss.a"], T["loss.b"] = a, b
+    T["loss.mse"] = F.mse_loss(a, b)
+    yb = (torch.rand(3, 4) > 0.5).float()
+    pw = torch.rand(4) + 0.5
+    T["loss.bce_target"], T["loss.pos_weight"] = yb, pw
+    T["loss.bce"] = F.binary_cross_entropy_with_logits(a * 5, yb)
+    T["loss.bce_pw_none"] = F.binary_cross_entropy_with_logits(a * 5, yb, pos_weight=pw, reduction="none")
+    save_safetensors(os.path.join(OUT, "layers.safetensors"), {k: v.detach().contiguous() for k, v in T.items()})
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--resnet18-full", metavar="DIR")
@@ -219,6 +293,7 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     gen_weights()
     gen_resnet()
+    gen_layers()
 
 
 if __name__ == "__main__":

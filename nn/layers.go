@@ -1,0 +1,320 @@
+package nn
+
+import (
+	"math"
+
+	"github.com/emberml/ember"
+)
+
+// uniform returns a float32 tensor of shape drawn from U(-bound, bound)
+// with ember's global generator (ember.ManualSeed).
+func uniform(shape ember.Shape, bound float64) *ember.Tensor {
+	return ember.Rand(shape).MulScalar(2 * bound).SubScalar(bound).SetRequiresGrad(true)
+}
+
+// kaimingBound is the bound of kaiming_uniform_(a=√5), PyTorch's default
+// for Linear and Conv weights: gain·√(3/fan_in) with gain = √(2/(1+a²)),
+// which is 1/√fan_in.
+func kaimingBound(fanIn int) float64 { return 1 / math.Sqrt(float64(fanIn)) }
+
+func param(t *ember.Tensor) *ember.Tensor { return t.SetRequiresGrad(true) }
+
+// Linear is y = x·Wᵀ + b with W [Out, In].
+type Linear struct {
+	Base
+	Weight, Bias *ember.Tensor
+	In, Out      int
+}
+
+// NewLinear returns a Linear layer with PyTorch's default initialisation;
+// bias=false leaves Bias nil.
+func NewLinear(in, out int, bias bool) *Linear {
+	l := &Linear{In: in, Out: out}
+	l.Init(l)
+	l.Weight = uniform(ember.Shape{out, in}, kaimingBound(in))
+	if bias {
+		l.Bias = uniform(ember.Shape{out}, 1/math.Sqrt(float64(in)))
+	}
+	l.RegisterParameter("weight", &l.Weight)
+	l.RegisterParameter("bias", &l.Bias)
+	return l
+}
+
+// Forward applies the layer to [..., In] inputs.
+func (l *Linear) Forward(x *ember.Tensor) *ember.Tensor {
+	y := x.MatMul(l.Weight.T())
+	if l.Bias != nil {
+		y = y.Add(l.Bias)
+	}
+	return y
+}
+
+// Conv2d is a 2-D convolution with square kernels (groups 1).
+type Conv2d struct {
+	Base
+	Weight, Bias              *ember.Tensor
+	In, Out, Kernel           int
+	Stride, Padding, Dilation int
+	noBias                    bool
+}
+
+// ConvOption configures a Conv2d.
+type ConvOption func(*Conv2d)
+
+// Stride sets the stride (default 1).
+func Stride(s int) ConvOption { return func(c *Conv2d) { c.Stride = s } }
+
+// Padding sets the zero padding on each side (default 0).
+func Padding(p int) ConvOption { return func(c *Conv2d) { c.Padding = p } }
+
+// Dilation sets the kernel dilation (default 1).
+func Dilation(d int) ConvOption { return func(c *Conv2d) { c.Dilation = d } }
+
+// NoBias leaves out the bias.
+func NoBias() ConvOption { return func(c *Conv2d) { c.Bias = nil; c.noBias = true } }
+
+// NewConv2d returns a Conv2d with PyTorch's default initialisation.
+func NewConv2d(in, out, kernel int, opts ...ConvOption) *Conv2d {
+	c := &Conv2d{In: in, Out: out, Kernel: kernel, Stride: 1, Dilation: 1}
+	c.Init(c)
+	for _, o := range opts {
+		o(c)
+	}
+	fanIn := in * kernel * kernel
+	c.Weight = uniform(ember.Shape{out, in, kernel, kernel}, kaimingBound(fanIn))
+	if !c.noBias {
+		c.Bias = uniform(ember.Shape{out}, 1/math.Sqrt(float64(fanIn)))
+	}
+	c.RegisterParameter("weight", &c.Weight)
+	c.RegisterParameter("bias", &c.Bias)
+	return c
+}
+
+// Forward convolves a [N, In, H, W] batch.
+func (c *Conv2d) Forward(x *ember.Tensor) *ember.Tensor {
+	return conv2d(x, c.Weight, c.Bias, c.Stride, c.Padding, c.Dilation)
+}
+
+// BatchNorm normalises over the batch (and spatial dims): BatchNorm1d for
+// [N, C] or [N, C, L] inputs, BatchNorm2d for [N, C, H, W].
+type BatchNorm struct {
+	Base
+	Weight, Bias            *ember.Tensor
+	RunningMean, RunningVar *ember.Tensor
+	NumBatchesTracked       *ember.Tensor
+	Features                int
+	Eps, Momentum           float64
+}
+
+func newBN(c int) *BatchNorm {
+	b := &BatchNorm{Features: c, Eps: 1e-5, Momentum: 0.1}
+	b.Init(b)
+	b.Weight = param(ember.Ones(ember.Shape{c}))
+	b.Bias = param(ember.Zeros(ember.Shape{c}))
+	b.RunningMean = ember.Zeros(ember.Shape{c})
+	b.RunningVar = ember.Ones(ember.Shape{c})
+	b.NumBatchesTracked = ember.Zeros(ember.Shape{}, ember.Dtype(ember.Int64))
+	b.RegisterParameter("weight", &b.Weight)
+	b.RegisterParameter("bias", &b.Bias)
+	b.RegisterBuffer("running_mean", &b.RunningMean)
+	b.RegisterBuffer("running_var", &b.RunningVar)
+	b.RegisterBuffer("num_batches_tracked", &b.NumBatchesTracked)
+	return b
+}
+
+// NewBatchNorm1d returns a BatchNorm over c features (weight 1, bias 0).
+func NewBatchNorm1d(c int) *BatchNorm { return newBN(c) }
+
+// NewBatchNorm2d returns a BatchNorm over c channels (weight 1, bias 0).
+func NewBatchNorm2d(c int) *BatchNorm { return newBN(c) }
+
+// Forward normalises x; in training mode it updates the running statistics.
+func (b *BatchNorm) Forward(x *ember.Tensor) *ember.Tensor {
+	if b.Training() {
+		b.NumBatchesTracked = b.NumBatchesTracked.AddScalar(1)
+	}
+	return batchNorm(x, &b.RunningMean, &b.RunningVar, b.Weight, b.Bias, b.Training(), b.Momentum, b.Eps)
+}
+
+// LayerNorm normalises over the last len(Shape) dims.
+type LayerNorm struct {
+	Base
+	Weight, Bias *ember.Tensor
+	Shape        ember.Shape
+	Eps          float64
+}
+
+// NewLayerNorm returns a LayerNorm over the trailing shape (weight 1, bias 0).
+func NewLayerNorm(shape ...int) *LayerNorm {
+	l := &LayerNorm{Shape: shape, Eps: 1e-5}
+	l.Init(l)
+	l.Weight = param(ember.Ones(shape))
+	l.Bias = param(ember.Zeros(shape))
+	l.RegisterParameter("weight", &l.Weight)
+	l.RegisterParameter("bias", &l.Bias)
+	return l
+}
+
+// Forward normalises x.
+func (l *LayerNorm) Forward(x *ember.Tensor) *ember.Tensor {
+	return layerNorm(x, len(l.Shape), l.Weight, l.Bias, l.Eps)
+}
+
+// Embedding maps int64 indices to rows of Weight [Num, Dim], drawn N(0, 1).
+type Embedding struct {
+	Base
+	Weight   *ember.Tensor
+	Num, Dim int
+}
+
+// NewEmbedding returns an Embedding table with PyTorch's N(0, 1) init.
+func NewEmbedding(num, dim int) *Embedding {
+	e := &Embedding{Num: num, Dim: dim}
+	e.Init(e)
+	e.Weight = param(ember.Randn(ember.Shape{num, dim}))
+	e.RegisterParameter("weight", &e.Weight)
+	return e
+}
+
+// Forward looks up the rows of an integer index tensor.
+func (e *Embedding) Forward(idx *ember.Tensor) *ember.Tensor {
+	return oneHot(idx, e.Num, e.Weight.DType()).MatMul(e.Weight)
+}
+
+// stateless is the base of layers without parameters.
+type stateless struct{ Base }
+
+// Activation is a parameterless elementwise layer.
+type Activation struct {
+	stateless
+	Name string
+	f    func(*ember.Tensor) *ember.Tensor
+}
+
+// Forward applies the function.
+func (a *Activation) Forward(x *ember.Tensor) *ember.Tensor { return a.f(x) }
+
+func act(name string, f func(*ember.Tensor) *ember.Tensor) *Activation {
+	a := &Activation{Name: name, f: f}
+	a.Init(a)
+	return a
+}
+
+// NewReLU returns max(x, 0).
+func NewReLU() *Activation { return act("ReLU", (*ember.Tensor).ReLU) }
+
+// NewLeakyReLU returns x for x > 0, slope·x otherwise (PyTorch's default slope 0.01).
+func NewLeakyReLU(slope float64) *Activation {
+	return act("LeakyReLU", func(x *ember.Tensor) *ember.Tensor { return x.LeakyReLU(slope) })
+}
+
+// NewGELU returns the exact GELU, x·Φ(x) = x/2·(1+erf(x/√2)).
+func NewGELU() *Activation {
+	return act("GELU", func(x *ember.Tensor) *ember.Tensor {
+		return x.Mul(x.MulScalar(1 / math.Sqrt2).Erf().AddScalar(1)).MulScalar(0.5)
+	})
+}
+
+// NewSigmoid returns 1/(1+e^-x).
+func NewSigmoid() *Activation { return act("Sigmoid", (*ember.Tensor).Sigmoid) }
+
+// NewTanh returns tanh(x).
+func NewTanh() *Activation { return act("Tanh", (*ember.Tensor).Tanh) }
+
+// NewFlatten returns x flattened from dim 1 on, as nn.Flatten().
+func NewFlatten() *Activation {
+	return act("Flatten", func(x *ember.Tensor) *ember.Tensor { return x.Flatten(1, -1) })
+}
+
+// Dropout zeroes elements with probability P in training mode and scales
+// the rest by 1/(1-P); in evaluation mode it is the identity.
+type Dropout struct {
+	stateless
+	P float64
+}
+
+// NewDropout returns a Dropout layer.
+func NewDropout(p float64) *Dropout {
+	d := &Dropout{P: p}
+	d.Init(d)
+	return d
+}
+
+// Forward applies dropout.
+func (d *Dropout) Forward(x *ember.Tensor) *ember.Tensor {
+	if !d.Training() || d.P == 0 {
+		return x
+	}
+	if d.P >= 1 {
+		return ember.ZerosLike(x)
+	}
+	keep := ember.Rand(x.Shape(), ember.On(x.Device())).LtScalar(d.P).LogicalNot()
+	return x.Mul(keep.Cast(x.DType())).MulScalar(1 / (1 - d.P))
+}
+
+// Pool is MaxPool2d or AvgPool2d with square windows.
+type Pool struct {
+	stateless
+	Max                     bool
+	Kernel, Stride, Padding int
+}
+
+// NewMaxPool2d returns a max pooling layer; stride 0 means the kernel size.
+func NewMaxPool2d(kernel, stride, padding int) *Pool {
+	return newPool(true, kernel, stride, padding)
+}
+
+// NewAvgPool2d returns an average pooling layer (count_include_pad);
+// stride 0 means the kernel size.
+func NewAvgPool2d(kernel, stride, padding int) *Pool {
+	return newPool(false, kernel, stride, padding)
+}
+
+func newPool(max bool, k, s, p int) *Pool {
+	if s == 0 {
+		s = k
+	}
+	l := &Pool{Max: max, Kernel: k, Stride: s, Padding: p}
+	l.Init(l)
+	return l
+}
+
+// Forward pools a [N, C, H, W] batch.
+func (p *Pool) Forward(x *ember.Tensor) *ember.Tensor {
+	if p.Max {
+		return maxPool2d(x, p.Kernel, p.Stride, p.Padding)
+	}
+	return avgPool2d(x, p.Kernel, p.Stride, p.Padding)
+}
+
+// AdaptiveAvgPool2d averages to a fixed output size.
+type AdaptiveAvgPool2d struct {
+	stateless
+	H, W int
+}
+
+// NewAdaptiveAvgPool2d returns the layer for an h×w output.
+func NewAdaptiveAvgPool2d(h, w int) *AdaptiveAvgPool2d {
+	a := &AdaptiveAvgPool2d{H: h, W: w}
+	a.Init(a)
+	return a
+}
+
+// Forward pools x.
+func (a *AdaptiveAvgPool2d) Forward(x *ember.Tensor) *ember.Tensor {
+	return adaptiveAvgPool2d(x, a.H, a.W)
+}
+
+// KaimingNormalFanOut returns a tensor of w's shape drawn from
+// N(0, 2/fan_out), fan_out = O·k·k for a conv weight [O, I, k, k], as
+// torchvision's ResNet init (kaiming_normal_, mode="fan_out",
+// nonlinearity="relu").
+func KaimingNormalFanOut(w *ember.Tensor) *ember.Tensor {
+	s := w.Shape()
+	fanOut := s[0]
+	for _, d := range s[2:] {
+		fanOut *= d
+	}
+	std := math.Sqrt(2 / float64(fanOut))
+	return ember.Randn(s, ember.On(w.Device()), ember.Dtype(w.DType())).MulScalar(std).SetRequiresGrad(w.RequiresGrad())
+}

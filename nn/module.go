@@ -1,0 +1,323 @@
+// Package nn builds neural networks from layers with PyTorch's names,
+// default initialisation and state-dict layout, so weights move between
+// ember and PyTorch unchanged.
+//
+// A layer is a struct that embeds Base and registers its parameters,
+// buffers and sub-modules; Base supplies the rest of the Module interface.
+package nn
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/emberml/ember"
+)
+
+// Module is a network layer or a network.
+type Module interface {
+	// Forward maps an input batch to an output batch.
+	Forward(x *ember.Tensor) *ember.Tensor
+	// Parameters returns the trainable tensors, in registration order.
+	Parameters() []*ember.Tensor
+	// NamedParameters returns the parameters with PyTorch's dotted names.
+	NamedParameters() []Named
+	// Buffers returns the non-trainable state (BatchNorm running stats).
+	Buffers() []*ember.Tensor
+	// NamedBuffers returns the buffers with dotted names.
+	NamedBuffers() []Named
+	// StateDict returns parameters and buffers by dotted name.
+	StateDict() map[string]*ember.Tensor
+	// LoadStateDict copies tensors into the module (see Base.LoadStateDict).
+	LoadStateDict(sd map[string]*ember.Tensor, strict bool) error
+	// Train sets training mode (on) or evaluation mode, recursively.
+	Train(on bool)
+	// Eval is Train(false).
+	Eval()
+	// Training reports the mode.
+	Training() bool
+	// To moves parameters and buffers to dev and returns the module.
+	To(dev ember.Device) Module
+	// Registry returns the module's registry.
+	Registry() *Base
+}
+
+// Named is a tensor with its dotted name.
+type Named struct {
+	Name   string
+	Tensor *ember.Tensor
+}
+
+type slot struct {
+	name string
+	p    **ember.Tensor
+}
+
+type child struct {
+	name string
+	m    Module
+}
+
+// Base holds a module's registered parameters, buffers and children and
+// implements every Module method except Forward. Embed it and call Init
+// from the constructor.
+type Base struct {
+	self     Module
+	eval     bool
+	params   []slot
+	buffers  []slot
+	children []child
+}
+
+// Init records the embedding module, so that To can return it.
+func (c *Base) Init(self Module) { c.self = self }
+
+// Registry returns c.
+func (c *Base) Registry() *Base { return c }
+
+// RegisterParameter adds the tensor field *p as a parameter called name. A
+// nil *p (an absent bias) is skipped by every listing, as PyTorch's None.
+func (c *Base) RegisterParameter(name string, p **ember.Tensor) {
+	c.params = append(c.params, slot{name, p})
+}
+
+// RegisterBuffer adds the tensor field *p as a buffer called name.
+func (c *Base) RegisterBuffer(name string, p **ember.Tensor) {
+	c.buffers = append(c.buffers, slot{name, p})
+}
+
+// RegisterModule adds m as a child called name.
+func (c *Base) RegisterModule(name string, m Module) {
+	c.children = append(c.children, child{name, m})
+}
+
+// Children returns the direct sub-modules with their names.
+func (c *Base) Children() (names []string, mods []Module) {
+	for _, ch := range c.children {
+		names = append(names, ch.name)
+		mods = append(mods, ch.m)
+	}
+	return
+}
+
+func (c *Base) walk(prefix string, params bool, visit func(name string, p **ember.Tensor)) {
+	slots := c.buffers
+	if params {
+		slots = c.params
+	}
+	for _, s := range slots {
+		if *s.p != nil {
+			visit(prefix+s.name, s.p)
+		}
+	}
+	for _, ch := range c.children {
+		ch.m.Registry().walk(prefix+ch.name+".", params, visit)
+	}
+}
+
+// MapParameters replaces every parameter with f(name, parameter).
+func (c *Base) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	c.walk("", true, func(n string, p **ember.Tensor) { *p = f(n, *p) })
+}
+
+// MapBuffers replaces every buffer with f(name, buffer).
+func (c *Base) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	c.walk("", false, func(n string, p **ember.Tensor) { *p = f(n, *p) })
+}
+
+// NamedParameters returns the parameters depth-first with dotted names.
+func (c *Base) NamedParameters() []Named {
+	var out []Named
+	c.walk("", true, func(n string, p **ember.Tensor) { out = append(out, Named{n, *p}) })
+	return out
+}
+
+// Parameters returns the parameters depth-first.
+func (c *Base) Parameters() []*ember.Tensor {
+	var out []*ember.Tensor
+	c.walk("", true, func(_ string, p **ember.Tensor) { out = append(out, *p) })
+	return out
+}
+
+// NamedBuffers returns the buffers depth-first with dotted names.
+func (c *Base) NamedBuffers() []Named {
+	var out []Named
+	c.walk("", false, func(n string, p **ember.Tensor) { out = append(out, Named{n, *p}) })
+	return out
+}
+
+// Buffers returns the buffers depth-first.
+func (c *Base) Buffers() []*ember.Tensor {
+	var out []*ember.Tensor
+	c.walk("", false, func(_ string, p **ember.Tensor) { out = append(out, *p) })
+	return out
+}
+
+func (c *Base) slots() map[string]**ember.Tensor {
+	m := map[string]**ember.Tensor{}
+	c.walk("", true, func(n string, p **ember.Tensor) { m[n] = p })
+	c.walk("", false, func(n string, p **ember.Tensor) { m[n] = p })
+	return m
+}
+
+// StateDict returns parameters and buffers by dotted name (the tensors
+// themselves, not copies).
+func (c *Base) StateDict() map[string]*ember.Tensor {
+	out := map[string]*ember.Tensor{}
+	for n, p := range c.slots() {
+		out[n] = *p
+	}
+	return out
+}
+
+// StateDictError lists what LoadStateDict could not match.
+type StateDictError struct {
+	Missing    []string // keys the module has and sd lacks (strict only)
+	Unexpected []string // keys sd has and the module lacks (strict only)
+	Mismatched []string // "name: checkpoint shape [..] vs model shape [..]"
+}
+
+func (e *StateDictError) Error() string {
+	var parts []string
+	if len(e.Missing) > 0 {
+		parts = append(parts, "missing keys: "+strings.Join(e.Missing, ", "))
+	}
+	if len(e.Unexpected) > 0 {
+		parts = append(parts, "unexpected keys: "+strings.Join(e.Unexpected, ", "))
+	}
+	if len(e.Mismatched) > 0 {
+		parts = append(parts, "size mismatch: "+strings.Join(e.Mismatched, "; "))
+	}
+	return "nn: load state dict: " + strings.Join(parts, "; ")
+}
+
+// LoadStateDict copies sd's tensors into the module's parameters and
+// buffers, converting dtype and device to the module's. With strict, keys
+// missing from sd or unknown to the module are an error; shape mismatches
+// always are. Nothing is changed when an error is returned.
+func (c *Base) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	slots := c.slots()
+	e := &StateDictError{}
+	for n, p := range slots {
+		t, ok := sd[n]
+		if !ok {
+			if strict {
+				e.Missing = append(e.Missing, n)
+			}
+			continue
+		}
+		if !t.Shape().Equal((*p).Shape()) {
+			e.Mismatched = append(e.Mismatched, fmt.Sprintf("%s: checkpoint shape %v vs model shape %v", n, t.Shape(), (*p).Shape()))
+		}
+	}
+	if strict {
+		for n := range sd {
+			if _, ok := slots[n]; !ok {
+				e.Unexpected = append(e.Unexpected, n)
+			}
+		}
+	}
+	if len(e.Missing)+len(e.Unexpected)+len(e.Mismatched) > 0 {
+		sort.Strings(e.Missing)
+		sort.Strings(e.Unexpected)
+		sort.Strings(e.Mismatched)
+		return e
+	}
+	for n, p := range slots {
+		t, ok := sd[n]
+		if !ok {
+			continue
+		}
+		old := *p
+		nt := t.Cast(old.DType()).To(old.Device()).Clone()
+		if old.RequiresGrad() {
+			nt.SetRequiresGrad(true)
+		}
+		*p = nt
+	}
+	return nil
+}
+
+// Train sets training mode on c and every descendant.
+func (c *Base) Train(on bool) {
+	c.eval = !on
+	for _, ch := range c.children {
+		ch.m.Train(on)
+	}
+}
+
+// Eval sets evaluation mode.
+func (c *Base) Eval() { c.Train(false) }
+
+// Training reports whether c is in training mode (the default).
+func (c *Base) Training() bool { return !c.eval }
+
+// To moves every parameter and buffer to dev (keeping requires-grad) and
+// returns the module.
+func (c *Base) To(dev ember.Device) Module {
+	move := func(_ string, p **ember.Tensor) {
+		if (*p).Device() == dev {
+			return
+		}
+		rg := (*p).RequiresGrad()
+		nt := (*p).To(dev)
+		if rg {
+			nt.SetRequiresGrad(true)
+		}
+		*p = nt
+	}
+	c.walk("", true, move)
+	c.walk("", false, move)
+	return c.self
+}
+
+// MoveTo is m.To(dev) keeping m's type.
+func MoveTo[M Module](m M, dev ember.Device) M {
+	m.To(dev)
+	return m
+}
+
+// NumParameters counts the parameters' elements.
+func NumParameters(m Module) int {
+	n := 0
+	for _, p := range m.Parameters() {
+		n += p.NumElements()
+	}
+	return n
+}
+
+// Sequential runs modules in order; children are named "0", "1", ...
+type Sequential struct {
+	Base
+	Layers []Module
+}
+
+// NewSequential returns a Sequential of layers.
+func NewSequential(layers ...Module) *Sequential {
+	s := &Sequential{Layers: layers}
+	s.Init(s)
+	for i, l := range layers {
+		s.RegisterModule(strconv.Itoa(i), l)
+	}
+	return s
+}
+
+// At returns layer i (negative counts from the end).
+func (s *Sequential) At(i int) Module {
+	if i < 0 {
+		i += len(s.Layers)
+	}
+	return s.Layers[i]
+}
+
+// Len is the number of layers.
+func (s *Sequential) Len() int { return len(s.Layers) }
+
+// Forward runs the layers in order.
+func (s *Sequential) Forward(x *ember.Tensor) *ember.Tensor {
+	for _, l := range s.Layers {
+		x = l.Forward(x)
+	}
+	return x
+}
