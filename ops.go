@@ -93,6 +93,9 @@ func binary(op backend.BinaryOp, a, b *Tensor, bScalar bool) *Tensor {
 		if ct == Bool {
 			panic(&DTypeError{Op: name, DTypes: []DType{a.dtype, b.dtype}, Msg: "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead"})
 		}
+		if a.dtype == Bool || b.dtype == Bool {
+			panic(&DTypeError{Op: name, DTypes: []DType{a.dtype, b.dtype}, Msg: "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead"})
+		}
 	}
 	shape := BroadcastShapes(name, a.shape, b.shape)
 	ac, bc := a.Cast(ct), b.Cast(ct)
@@ -180,6 +183,17 @@ func (t *Tensor) DivScalar(v float64) *Tensor { return binaryScalar(backend.Div,
 func (t *Tensor) PowScalar(v float64) *Tensor {
 	if t.dtype.IsInt() && v != math.Trunc(v) {
 		return t.Cast(Float32).PowScalar(v)
+	}
+	if t.dtype.IsInt() && v < 0 {
+		panic(&DTypeError{Op: "pow", DTypes: []DType{t.dtype}, Msg: "Integers to negative integer powers are not allowed."})
+	}
+	// PyTorch computes these exponents as sqrt and rsqrt, which differ from
+	// pow at -inf and -0.
+	switch v {
+	case 0.5:
+		return t.Sqrt()
+	case -0.5:
+		return t.Rsqrt()
 	}
 	return unary(backend.PowScalar, t, v, 0)
 }

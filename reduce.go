@@ -152,12 +152,18 @@ func (t *Tensor) nonEmpty(op string, opts []ReduceOption) {
 // Max returns the largest element over dims (NaN propagates).
 func (t *Tensor) Max(opts ...ReduceOption) *Tensor {
 	t.nonEmpty("max", opts)
+	if t.dtype == Bool { // the max of bools is their or
+		return t.reduce(backend.Any, "max", Bool, opts)
+	}
 	return t.reduce(backend.Max, "max", t.dtype, opts)
 }
 
 // Min returns the smallest element over dims (NaN propagates).
 func (t *Tensor) Min(opts ...ReduceOption) *Tensor {
 	t.nonEmpty("min", opts)
+	if t.dtype == Bool { // the min of bools is their and
+		return t.reduce(backend.All, "min", Bool, opts)
+	}
 	return t.reduce(backend.Min, "min", t.dtype, opts)
 }
 

@@ -59,7 +59,7 @@ func inferShape(op string, shape []int, n int, from Shape) Shape {
 // viewStrides computes strides for viewing (shape, strides) as newShape
 // without a copy, or reports false (PyTorch's computeStride).
 func viewStrides(shape Shape, strides []int, newShape Shape) ([]int, bool) {
-	if shape.NumElements() == 0 {
+	if shape.NumElements() == 0 || len(shape) == 0 {
 		return backend.ContiguousStrides(newShape), true
 	}
 	out := make([]int, len(newShape))
@@ -367,6 +367,7 @@ func Stack(ts []*Tensor, d int) *Tensor {
 	if len(ts) == 0 {
 		shapeErr("stack", "expected a non-empty list of Tensors")
 	}
+	sameDevice("stack", ts...)
 	d = wrapDim("stack", d, ts[0].Dim()+1, ts[0].shape)
 	us := make([]*Tensor, len(ts))
 	for i, t := range ts {
@@ -400,6 +401,13 @@ func (t *Tensor) Chunk(n, d int) []*Tensor {
 		shapeErr("chunk", "chunk expects `chunks` to be greater than 0", t.shape)
 	}
 	d = t.dim("chunk", d)
+	if t.shape[d] == 0 { // torch.chunk gives n empty pieces
+		out := make([]*Tensor, n)
+		for i := range out {
+			out[i] = t.Narrow(d, 0, 0)
+		}
+		return out
+	}
 	size := (t.shape[d] + n - 1) / n
 	if size == 0 {
 		size = 1
