@@ -35,8 +35,10 @@ func signF[T floatT](x T) T {
 		return 1
 	case x < 0:
 		return -1
+	case x != x:
+		return 0 // PyTorch's sign of NaN is 0
 	}
-	return x // 0, -0 or NaN
+	return x // 0 or -0
 }
 
 func signI[T intT](x T) T {
