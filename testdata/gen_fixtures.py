@@ -1,0 +1,598 @@
+#!/usr/bin/python3
+"""Writes the PyTorch conformance fixtures in testdata/fixtures/*.json.
+
+Run with /usr/bin/python3 (PyTorch 1.13, CPU) from the repository root:
+
+    /usr/bin/python3 testdata/gen_fixtures.py
+
+Every file holds {"torch": version, "cases": [...]}. A case is
+
+    {"name": unique, "op": name, "inputs": [input...], "args": {...},
+     "out": result | "outs": [result...] | "error": message,
+     "view_ok": bool (views only), "str": text (printing only)}
+
+An input is {"shape", "dtype", "data", "views"}: the flat row-major data of
+a contiguous base tensor and a list of view steps applied to it to get the
+operand, so non-contiguous operands are described exactly:
+["transpose", d0, d1], ["slice", dim, start, end, step], ["expand", sizes].
+A result is {"shape", "dtype", "data"} (plus "strides" for view ops).
+NaN and infinities are written as the strings "nan", "inf", "-inf".
+"""
+
+import json
+import math
+import os
+
+import torch
+
+torch.manual_seed(0)
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+
+DT = {
+    torch.float32: "float32",
+    torch.float64: "float64",
+    torch.int64: "int64",
+    torch.int32: "int32",
+    torch.bool: "bool",
+}
+BYNAME = {v: k for k, v in DT.items()}
+
+
+def enc(v):
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return v
+    return v
+
+
+def flat(t):
+    return [enc(v) for v in t.detach().contiguous().reshape(-1).tolist()]
+
+
+def result(t, strides=False):
+    r = {"shape": list(t.shape), "dtype": DT[t.dtype], "data": flat(t)}
+    if strides:
+        r["strides"] = list(t.stride())
+    return r
+
+
+def apply_views(t, views):
+    for v in views:
+        if v[0] == "transpose":
+            t = t.transpose(v[1], v[2])
+        elif v[0] == "slice":
+            _, d, s, e, st = v
+            idx = [slice(None)] * t.dim()
+            idx[d] = slice(s, e, st)
+            t = t[tuple(idx)]
+        elif v[0] == "expand":
+            t = t.expand(*v[1])
+        else:
+            raise ValueError(v)
+    return t
+
+
+class Arange:
+    """An operand arange(n).reshape(shape) / div, written without its data."""
+
+    def __init__(self, shape, dtype=torch.float32, div=1, mod=None):
+        self.shape, self.dtype, self.div, self.mod = shape, dtype, div, mod
+
+    def tensor(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        t = torch.arange(n, dtype=torch.float64)
+        if self.mod:
+            t = t % self.mod
+        t = (t / self.div).to(self.dtype)
+        return t.reshape(self.shape)
+
+
+def inp(base, views=()):
+    """Describes operand apply_views(base, views) and returns (spec, tensor)."""
+    if isinstance(base, Arange):
+        spec = {"shape": base.shape, "dtype": DT[base.dtype], "arange": {"div": base.div, "mod": base.mod or 0}}
+        return spec, base.tensor()
+    base = base.contiguous()
+    spec = {"shape": list(base.shape), "dtype": DT[base.dtype], "data": flat(base)}
+    if views:
+        spec["views"] = [list(v) for v in views]
+    return spec, apply_views(base, views)
+
+
+def T(data, dtype=torch.float32):
+    return torch.tensor(data, dtype=dtype)
+
+
+def ints(shape, lo=-5, hi=6, dtype=torch.float32):
+    return torch.randint(lo, hi, shape).to(dtype)
+
+
+def rnd(shape, dtype=torch.float32):
+    # rounded to 2 decimals: exact in the JSON, well inside float32
+    return (torch.randn(shape, dtype=torch.float64) * 100).round() / 100
+
+
+class Cases:
+    def __init__(self):
+        self.cases = []
+        self.names = set()
+
+    def add(self, name, op, operands, fn, args=None, views=False, extra=None):
+        assert name not in self.names, name
+        self.names.add(name)
+        specs, tensors = [], []
+        for o in operands:
+            if isinstance(o, tuple):
+                s, t = inp(*o)
+            else:
+                s, t = inp(o)
+            specs.append(s)
+            tensors.append(t)
+        c = {"name": name, "op": op, "inputs": specs, "args": {k: enc(v) for k, v in (args or {}).items()}}
+        try:
+            r = fn(*tensors)
+            if r is None:
+                pass
+            elif isinstance(r, (list, tuple)):
+                c["outs"] = [result(x, views) for x in r]
+            else:
+                c["out"] = result(r, views)
+        except Exception as e:  # PyTorch raised: ember must panic
+            c["error"] = str(e).split("\n")[0]
+        if extra:
+            c.update(extra(*tensors))
+        self.cases.append(c)
+
+    def write(self, fname):
+        os.makedirs(OUT, exist_ok=True)
+        with open(os.path.join(OUT, fname), "w") as f:
+            json.dump({"torch": torch.__version__, "cases": self.cases}, f, separators=(",", ":"), allow_nan=False)
+            f.write("\n")
+
+
+def dtypes():
+    return [torch.float32, torch.float64, torch.int64, torch.int32, torch.bool]
+
+
+def sample(dt, shape):
+    if dt == torch.bool:
+        return torch.randint(0, 2, shape).bool()
+    if dt.is_floating_point:
+        return (ints(shape, -4, 5, torch.float64) / 2).to(dt)
+    return ints(shape, -4, 5, dt)
+
+
+# ---------------------------------------------------------------- binary
+def gen_binary():
+    c = Cases()
+    # broadcasting
+    pairs = [
+        ([3], [3]), ([2, 3], [3]), ([2, 1], [1, 3]), ([4, 1, 3], [2, 1]),
+        ([1], [2, 3]), ([], [2, 3]), ([2, 3], []), ([5, 1, 4, 1], [3, 1, 1]),
+        ([0], [1]), ([2, 0], [2, 1]), ([0, 3], [3]), ([1, 0], [4, 1]),
+        ([2, 3], [3, 2]), ([3], [4]), ([2, 0], [3, 1]),
+    ]
+    for a, b in pairs:
+        for op in ["add", "mul"]:
+            fn = torch.add if op == "add" else torch.mul
+            c.add(f"bcast_{op}_{a}_{b}", op, [ints(a), ints(b)], fn)
+    # promotion: every dtype pair
+    for op, fn in [("add", torch.add), ("mul", torch.mul), ("sub", torch.sub), ("div", torch.div)]:
+        for da in dtypes():
+            for db in dtypes():
+                c.add(f"promote_{op}_{DT[da]}_{DT[db]}", op, [sample(da, [2, 3]), sample(db, [3])], fn)
+    # zero-dim vs dimensioned
+    for da in dtypes():
+        for db in dtypes():
+            c.add(f"zerodim_add_{DT[da]}_{DT[db]}_0d", "add", [sample(da, [3]), sample(db, [])], torch.add)
+    # comparisons → bool, across dtypes and broadcast
+    cmp = {"eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge}
+    for op, fn in cmp.items():
+        c.add(f"{op}_float", op, [T([1.0, 2.0, float("nan"), 3.0, float("inf")]), T([1.0, 3.0, float("nan"), 2.0, float("inf")])], fn)
+        c.add(f"{op}_int_float", op, [T([[1, 2, 3]], torch.int64), T([[1.5], [2.0]], torch.float32)], fn)
+        c.add(f"{op}_int32_bool", op, [T([0, 1, 2], torch.int32), T([True, True, False])], fn)
+    # arithmetic with negative operands, ints and floats
+    neg_f = T([-7.0, -7.0, 7.0, 7.0, -3.5, 3.5, 0.0, -0.0, 5.0, 2.0])
+    neg_g = T([2.0, -2.0, 2.0, -2.0, 1.5, -1.5, 3.0, 2.0, 0.5, 0.0])
+    neg_i = T([-7, -7, 7, 7, -8, 8, 0, 9, 1, 5], torch.int64)
+    neg_j = T([2, -2, 2, -2, 3, -3, 4, -4, 1, 2], torch.int64)
+    bops = {
+        "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div,
+        "pow": torch.pow, "maximum": torch.maximum, "minimum": torch.minimum,
+        "remainder": torch.remainder, "floor_divide": torch.floor_divide, "atan2": torch.atan2,
+    }
+    for op, fn in bops.items():
+        c.add(f"{op}_float_neg", op, [neg_f, neg_g], fn)
+        if op != "atan2" or True:
+            c.add(f"{op}_int_neg", op, [neg_i, neg_j], fn)
+        c.add(f"{op}_f64_bcast", op, [rnd([3, 1], torch.float64).abs() + 0.5, rnd([4], torch.float64)], fn)
+        c.add(f"{op}_int32", op, [neg_i.to(torch.int32), neg_j.to(torch.int32)], fn)
+    c.add("maximum_nan", "maximum", [T([1.0, float("nan"), 2.0]), T([float("nan"), 1.0, 3.0])], torch.maximum)
+    c.add("minimum_nan", "minimum", [T([1.0, float("nan"), 2.0]), T([float("nan"), 1.0, 3.0])], torch.minimum)
+    c.add("div_by_zero", "div", [T([1.0, -1.0, 0.0]), T([0.0, 0.0, 0.0])], torch.div)
+    c.add("div_int_by_zero", "div", [T([1, -1, 0], torch.int64), T([0, 0, 0], torch.int64)], torch.div)
+    c.add("sub_bool_bool", "sub", [T([True, False]), T([True, True])], torch.sub)
+    c.add("pow_int_negexp", "pow", [T([2, 3], torch.int64), T([-1, 2], torch.int64)], torch.pow)
+    c.add("add_bool_bool", "add", [T([True, False, False]), T([True, True, False])], torch.add)
+    # logical
+    for op, fn in [("logical_and", torch.logical_and), ("logical_or", torch.logical_or), ("logical_xor", torch.logical_xor)]:
+        c.add(f"{op}_mixed", op, [T([0.0, 1.0, -2.0, 0.0]), T([0, 0, 3, 5], torch.int64)], fn)
+    # non-contiguous operands
+    base = ints([3, 4])
+    c.add("add_transposed", "add", [(base, [("transpose", 0, 1)]), ints([4, 3])], torch.add)
+    c.add("mul_stepped", "mul", [(ints([3, 8]), [("slice", 1, 1, None, 3)]), ints([3, 1])], torch.mul)
+    c.add("sub_both_noncontig", "sub", [(ints([4, 3]), [("transpose", 0, 1)]), (ints([3, 9]), [("slice", 1, None, None, 2)])], torch.sub)
+    c.add("add_expanded", "add", [(ints([3, 1]), [("expand", [3, 4])]), ints([3, 4])], torch.add)
+    # where
+    cond = T([[True, False, True], [False, False, True]])
+    c.add("where_basic", "where", [cond, ints([2, 3]), ints([2, 3])], torch.where)
+    c.add("where_bcast_promote", "where", [T([True, False, True]), T([[1], [2]], torch.int64), T([0.5], torch.float32)], torch.where)
+    c.add("where_int32_f64", "where", [T([[True], [False]]), T([1, 2, 3], torch.int32), T([[0.25]], torch.float64)], torch.where)
+    c.add("where_noncontig", "where", [(T([[True, False], [False, True], [True, True]]), [("transpose", 0, 1)]), ints([2, 3]), ints([3])], torch.where)
+    c.add("where_bad_shape", "where", [T([True, False]), ints([3]), ints([3])], torch.where)
+    # scalars
+    scalar_vals = [("int", 2), ("int", -3), ("float", 2.5), ("float", -0.5)]
+    for dt in dtypes():
+        for kind, v in scalar_vals:
+            for op, fn in [("add_scalar", torch.add), ("mul_scalar", torch.mul), ("sub_scalar", torch.sub), ("div_scalar", torch.div)]:
+                if op == "sub_scalar" and dt == torch.bool:
+                    continue
+                c.add(f"{op}_{DT[dt]}_{kind}{v}", op, [sample(dt, [4])], lambda x, fn=fn, v=v: fn(x, v), args={"scalar": v, "kind": kind})
+    for kind, v in [("int", 2), ("float", 2.5), ("int", 0)]:
+        for op, fn in [("eq_scalar", torch.eq), ("lt_scalar", torch.lt), ("gt_scalar", torch.gt)]:
+            c.add(f"{op}_{kind}{v}", op, [T([0, 1, 2, 3], torch.int64)], lambda x, fn=fn, v=v: fn(x, v), args={"scalar": v, "kind": kind})
+            c.add(f"{op}_float_{kind}{v}", op, [T([0.0, 2.5, 2.0, float("nan")])], lambda x, fn=fn, v=v: fn(x, v), args={"scalar": v, "kind": kind})
+    c.add("rsub_scalar_int", "rsub_scalar", [T([1, 2, 3], torch.int64)], lambda x: 10 - x, args={"scalar": 10, "kind": "int"})
+    c.add("rsub_scalar_float", "rsub_scalar", [T([1.0, 2.0, 3.0])], lambda x: 0.5 - x, args={"scalar": 0.5, "kind": "float"})
+    c.write("binary.json")
+
+
+# ---------------------------------------------------------------- unary
+def gen_unary():
+    c = Cases()
+    special = T([-2.5, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 1.5, 2.5, 3.0, float("nan"), float("inf"), float("-inf")])
+    ops = {
+        "neg": torch.neg, "abs": torch.abs, "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt,
+        "rsqrt": torch.rsqrt, "sin": torch.sin, "cos": torch.cos, "tanh": torch.tanh,
+        "sigmoid": torch.sigmoid, "relu": torch.relu, "sign": torch.sign, "square": torch.square,
+        "floor": torch.floor, "ceil": torch.ceil, "round": torch.round, "log1p": torch.log1p,
+        "expm1": torch.expm1, "erf": torch.erf, "reciprocal": torch.reciprocal,
+        "logical_not": torch.logical_not,
+    }
+    for op, fn in ops.items():
+        c.add(f"{op}_special", op, [special], fn)
+        c.add(f"{op}_f64", op, [rnd([7], torch.float64)], fn)
+        c.add(f"{op}_rand_f32", op, [rnd([2, 5]).float()], fn)
+        c.add(f"{op}_int64", op, [T([-3, -1, 0, 1, 4], torch.int64)], fn)
+        c.add(f"{op}_int32", op, [T([-3, 0, 2], torch.int32)], fn)
+        c.add(f"{op}_bool", op, [T([True, False])], fn)
+        c.add(f"{op}_transposed", op, [(rnd([3, 4]).float(), [("transpose", 0, 1)])], fn)
+    c.add("round_halves", "round", [T([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 0.49999997])], torch.round)
+    c.add("sigmoid_big", "sigmoid", [T([-100.0, -20.0, 20.0, 100.0])], torch.sigmoid)
+    c.add("tanh_big", "tanh", [T([-50.0, 50.0, 1e-8])], torch.tanh)
+    # parameterised
+    for lo, hi in [(-1.0, 1.0), (0.0, float("inf")), (float("-inf"), 0.5), (2.0, 1.0)]:
+        c.add(f"clamp_{lo}_{hi}", "clamp", [special], lambda x, lo=lo, hi=hi: torch.clamp(x, lo, hi), args={"min": lo, "max": hi})
+    c.add("clamp_int", "clamp", [T([-5, -1, 0, 3, 9], torch.int64)], lambda x: torch.clamp(x, -2, 4), args={"min": -2, "max": 4})
+    c.add("clamp_int32", "clamp", [T([-5, -1, 0, 3, 9], torch.int32)], lambda x: torch.clamp(x, -2, 4), args={"min": -2, "max": 4})
+    c.add("clamp_int_float_bounds", "clamp", [T([-5, -1, 0, 3, 9], torch.int64)], lambda x: torch.clamp(x, -1.5, 2.5), args={"min": -1.5, "max": 2.5})
+    for slope in [0.01, 0.2]:
+        c.add(f"leaky_relu_{slope}", "leaky_relu", [special], lambda x, s=slope: torch.nn.functional.leaky_relu(x, s), args={"slope": slope})
+    c.add("leaky_relu_f64", "leaky_relu", [rnd([6], torch.float64)], lambda x: torch.nn.functional.leaky_relu(x, 0.1), args={"slope": 0.1})
+    for e in [2, 3, 0.5, -1, 0, -0.5, 1.5]:
+        c.add(f"pow_scalar_{e}", "pow_scalar", [special], lambda x, e=e: torch.pow(x, e), args={"exponent": e})
+        c.add(f"pow_scalar_int_{e}", "pow_scalar", [T([-3, -1, 0, 1, 2, 4], torch.int64)], lambda x, e=e: torch.pow(x, e), args={"exponent": e})
+    c.add("pow_scalar_f64", "pow_scalar", [rnd([5], torch.float64).abs()], lambda x: torch.pow(x, 2.5), args={"exponent": 2.5})
+    c.write("unary.json")
+
+
+# ---------------------------------------------------------------- reductions
+def gen_reduce():
+    c = Cases()
+    x = rnd([2, 3, 4]).float()
+    xi = ints([2, 3, 4], -3, 4, torch.int64)
+    dimsets = [None, [0], [1], [2], [-1], [0, 2], [-1, -3], [1, 2], [0, 1, 2]]
+    nan_x = rnd([3, 4]).float()
+    nan_x[1, 2] = float("nan")
+    layouts = {
+        "contig": (x, []),
+        "transposed": (rnd([4, 3, 2]).float(), [("transpose", 0, 2)]),
+        "stepped": (rnd([2, 7, 4]).float(), [("slice", 1, 1, None, 2)]),
+    }
+    for op in ["sum", "mean", "prod", "max", "min", "var", "std", "any", "all"]:
+        for lname, (base, views) in layouts.items():
+            for ds in dimsets:
+                for keep in [False, True]:
+                    if ds is None and keep:
+                        continue
+                    if lname != "contig" and ds not in (None, [1], [0, 2], [-1]):
+                        continue
+                    args = {"keepdim": keep}
+                    if ds is not None:
+                        args["dims"] = ds
+                    src = base
+                    if op in ("any", "all"):
+                        src = (base > 0.3)
+                    c.add(f"{op}_{lname}_{ds}_{keep}", op, [(src, views)], lambda t, op=op, ds=ds, keep=keep: reduce_torch(op, t, ds, keep), args=args)
+        c.add(f"{op}_nan", op, [nan_x], lambda t, op=op: reduce_torch(op, t, [1], False), args={"dims": [1], "keepdim": False})
+        c.add(f"{op}_nan_all", op, [nan_x], lambda t, op=op: reduce_torch(op, t, None, False), args={"keepdim": False})
+        src = xi if op not in ("any", "all") else xi
+        c.add(f"{op}_int64", op, [src], lambda t, op=op: reduce_torch(op, t, [1], False), args={"dims": [1], "keepdim": False})
+        c.add(f"{op}_int32_all", op, [xi.to(torch.int32)], lambda t, op=op: reduce_torch(op, t, None, False), args={"keepdim": False})
+        c.add(f"{op}_bool", op, [xi > 0], lambda t, op=op: reduce_torch(op, t, [0], True), args={"dims": [0], "keepdim": True})
+        c.add(f"{op}_empty_dim", op, [torch.zeros(2, 0)], lambda t, op=op: reduce_torch(op, t, [1], False), args={"dims": [1], "keepdim": False})
+        c.add(f"{op}_scalar", op, [T(3.5)], lambda t, op=op: reduce_torch(op, t, None, False), args={"keepdim": False})
+        c.add(f"{op}_bad_dim", op, [x], lambda t, op=op: reduce_torch(op, t, [3], False), args={"dims": [3], "keepdim": False})
+    for corr in [0, 2]:
+        for op in ["var", "std"]:
+            c.add(f"{op}_correction{corr}", op, [x], lambda t, op=op, corr=corr: getattr(torch, op)(t, dim=(0, 2), correction=corr), args={"dims": [0, 2], "keepdim": False, "correction": corr})
+    c.add("var_f64", "var", [rnd([4, 6], torch.float64)], lambda t: torch.var(t, dim=1), args={"dims": [1], "keepdim": False})
+    c.add("sum_f64_big", "sum", [rnd([30, 20], torch.float64)], lambda t: t.sum(0), args={"dims": [0], "keepdim": False})
+    # argmax/argmin
+    tie = T([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 1.0, 1.0], [5.0, float("nan"), 7.0, float("nan")]])
+    for op in ["argmax", "argmin"]:
+        fn = getattr(torch, op)
+        for lname, (base, views) in layouts.items():
+            c.add(f"{op}_{lname}_flat", op, [(base, views)], fn, args={})
+            for d in [0, 1, -1, 2]:
+                for keep in [False, True]:
+                    c.add(f"{op}_{lname}_{d}_{keep}", op, [(base, views)], lambda t, d=d, keep=keep, fn=fn: fn(t, dim=d, keepdim=keep), args={"dim": d, "keepdim": keep})
+        c.add(f"{op}_ties_nan", op, [tie], lambda t, fn=fn: fn(t, dim=1), args={"dim": 1, "keepdim": False})
+        c.add(f"{op}_ties_flat", op, [tie[:2]], fn, args={})
+        c.add(f"{op}_int", op, [xi], lambda t, fn=fn: fn(t, dim=0), args={"dim": 0, "keepdim": False})
+        c.add(f"{op}_empty", op, [torch.zeros(0, 3)], lambda t, fn=fn: fn(t, dim=0), args={"dim": 0, "keepdim": False})
+    # softmax / log_softmax
+    s = rnd([2, 3, 4]).float() * 3
+    for op, fn in [("softmax", torch.softmax), ("log_softmax", torch.log_softmax)]:
+        for d in [0, 1, 2, -1, -3]:
+            c.add(f"{op}_{d}", op, [s], lambda t, d=d, fn=fn: fn(t, d), args={"dim": d})
+        c.add(f"{op}_transposed", op, [(rnd([4, 3]).float(), [("transpose", 0, 1)])], lambda t, fn=fn: fn(t, 1), args={"dim": 1})
+        c.add(f"{op}_big", op, [T([[1000.0, 1001.0, 999.0], [-1000.0, -1000.0, -1000.0]])], lambda t, fn=fn: fn(t, 1), args={"dim": 1})
+        c.add(f"{op}_inf", op, [T([[float("-inf"), 0.0, 1.0], [float("-inf"), float("-inf"), 2.0]])], lambda t, fn=fn: fn(t, 1), args={"dim": 1})
+        c.add(f"{op}_f64", op, [rnd([3, 5], torch.float64)], lambda t, fn=fn: fn(t, 0), args={"dim": 0})
+        c.add(f"{op}_bad_dim", op, [s], lambda t, fn=fn: fn(t, 3), args={"dim": 3})
+    c.write("reduce.json")
+
+
+def reduce_torch(op, t, ds, keep):
+    dims = tuple(ds) if ds is not None else None
+    if op in ("sum", "mean", "prod", "max", "min", "var", "std"):
+        if op == "prod":
+            if dims is None:
+                r = torch.prod(t)
+                return r.reshape([1] * t.dim()) if keep else r
+            r = t
+            for d in sorted([d % max(t.dim(), 1) for d in dims], reverse=True):
+                r = torch.prod(r, d, keepdim=True)
+            if not keep:
+                for d in sorted([d % max(t.dim(), 1) for d in dims], reverse=True):
+                    r = r.squeeze(d) if t.dim() > 0 else r
+            if len(set(d % max(t.dim(), 1) for d in dims)) != len(dims):
+                raise RuntimeError("dim appears multiple times")
+            for d in dims:
+                if d >= max(t.dim(), 1) or d < -max(t.dim(), 1):
+                    raise IndexError("Dimension out of range")
+            return r
+        fn = {"sum": torch.sum, "mean": torch.mean, "max": torch.amax, "min": torch.amin, "var": torch.var, "std": torch.std}[op]
+        if dims is None:
+            if op in ("max", "min"):
+                r = fn(t)
+            else:
+                r = fn(t)
+            return r.reshape([1] * t.dim()) if keep else r
+        return fn(t, dim=dims, keepdim=keep)
+    # any / all: torch 1.13 takes one dim at a time
+    fn = torch.any if op == "any" else torch.all
+    if dims is None:
+        r = fn(t)
+        return r.reshape([1] * t.dim()) if keep else r
+    n = max(t.dim(), 1)
+    for d in dims:
+        if d >= n or d < -n:
+            raise IndexError("Dimension out of range")
+    r = t
+    for d in sorted([d % n for d in dims], reverse=True):
+        r = fn(r, d, keepdim=True) if t.dim() > 0 else fn(r)
+    if not keep and t.dim() > 0:
+        for d in sorted([d % n for d in dims], reverse=True):
+            r = r.squeeze(d)
+    return r
+
+
+# ---------------------------------------------------------------- matmul
+def gen_matmul():
+    c = Cases()
+    cases = [
+        ([3], [3]), ([2, 3], [3]), ([3], [3, 4]), ([2, 3], [3, 4]),
+        ([2, 1, 3, 4], [5, 4, 2]), ([4, 2, 3], [3]), ([3], [2, 3, 4]), ([2, 2, 3], [2, 3, 5]),
+        ([1, 3], [3, 1]), ([3, 0], [0, 2]), ([0, 3], [3, 2]), ([2, 3], [4, 2]),
+        ([3], [4]), ([1, 2, 3], [3, 2, 4]), ([2, 1, 2, 3], [1, 3, 3, 2]),
+    ]
+    for a, b in cases:
+        c.add(f"matmul_{a}_{b}", "matmul", [ints(a, -3, 4), ints(b, -3, 4)], torch.matmul)
+    c.add("matmul_f64", "matmul", [rnd([3, 5], torch.float64), rnd([5, 2], torch.float64)], torch.matmul)
+    c.add("matmul_f32_rand", "matmul", [rnd([17, 33]).float(), rnd([33, 9]).float()], torch.matmul)
+    c.add("matmul_int64", "matmul", [ints([2, 3], -3, 4, torch.int64), ints([3, 2], -3, 4, torch.int64)], torch.matmul)
+    c.add("matmul_dtype_mismatch", "matmul", [ints([2, 3]), ints([3, 2], -3, 4, torch.float64)], torch.matmul)
+    c.add("matmul_0d", "matmul", [T(2.0), ints([2])], torch.matmul)
+    c.add("matmul_transposed_a", "matmul", [(ints([5, 4], -3, 4), [("transpose", 0, 1)]), ints([5, 3], -3, 4)], torch.matmul)
+    c.add("matmul_transposed_b", "matmul", [ints([4, 5], -3, 4), (ints([3, 5], -3, 4), [("transpose", 0, 1)])], torch.matmul)
+    c.add("matmul_transposed_both", "matmul", [(ints([5, 4], -3, 4), [("transpose", 0, 1)]), (ints([3, 5], -3, 4), [("transpose", 0, 1)])], torch.matmul)
+    c.add("matmul_batched_transposed", "matmul", [(ints([2, 5, 4], -3, 4), [("transpose", 1, 2)]), (ints([3, 2, 5], -3, 4), [("transpose", 0, 1)])], torch.matmul)
+    c.add("matmul_stepped", "matmul", [(ints([4, 10], -3, 4), [("slice", 1, 0, None, 2)]), (ints([5, 6], -3, 4), [("slice", 1, 1, None, 2)])], torch.matmul)
+    c.add("matmul_expanded", "matmul", [(ints([1, 2, 3], -3, 4), [("expand", [4, 2, 3])]), ints([4, 3, 2], -3, 4)], torch.matmul)
+    c.add("matmul_big", "matmul", [ints([23, 40], -3, 4), ints([40, 19], -3, 4)], torch.matmul)
+    c.write("matmul.json")
+
+
+# ---------------------------------------------------------------- views
+def gen_views():
+    c = Cases()
+    a = torch.arange(24.0).reshape(2, 3, 4)
+    at = (torch.arange(24.0).reshape(4, 3, 2), [("transpose", 0, 2)])  # shape [2,3,4], not contiguous
+    ai = torch.arange(12).reshape(3, 4)
+
+    def viewcase(name, op, src, fn, args, tryview=None):
+        extra = None
+        if tryview is not None:
+            def extra(t):
+                try:
+                    t.view(*tryview)
+                    return {"view_ok": True, "view_shape": tryview}
+                except RuntimeError:
+                    return {"view_ok": False, "view_shape": tryview}
+        c.add(name, op, [src], fn, args=args, views=True, extra=extra)
+
+    for shp in [[6, 4], [-1], [4, -1], [2, -1, 2], [24], [1, 24, 1], [3, 8], [2, 12], [-1, 6], [5, -1], [-1, -1], [2, 3, 4, 1]]:
+        viewcase(f"reshape_{shp}", "reshape", a, lambda t, s=shp: t.reshape(*s), {"shape": shp}, tryview=shp)
+        viewcase(f"reshape_transposed_{shp}", "reshape", at, lambda t, s=shp: t.reshape(*s), {"shape": shp}, tryview=shp)
+        viewcase(f"view_{shp}", "view", a, lambda t, s=shp: t.view(*s), {"shape": shp})
+        viewcase(f"view_transposed_{shp}", "view", at, lambda t, s=shp: t.view(*s), {"shape": shp})
+    sl = (torch.arange(40.0).reshape(5, 8), [("slice", 1, 0, None, 2)])  # [5,4], stride (8,2)
+    for shp in [[20], [5, 2, 2], [10, 2], [5, 4, 1]]:
+        viewcase(f"view_stepped_{shp}", "view", sl, lambda t, s=shp: t.view(*s), {"shape": shp})
+        viewcase(f"reshape_stepped_{shp}", "reshape", sl, lambda t, s=shp: t.reshape(*s), {"shape": shp}, tryview=shp)
+    viewcase("view_rows_of_transposed", "view", (torch.arange(12.0).reshape(4, 3), [("transpose", 0, 1)]), lambda t: t.view(3, 2, 2), {"shape": [3, 2, 2]})
+    viewcase("view_expanded", "view", (torch.arange(3.0).reshape(3, 1), [("expand", [3, 4])]), lambda t: t.view(3, 2, 2), {"shape": [3, 2, 2]})
+    viewcase("view_empty", "view", torch.zeros(0, 3), lambda t: t.view(3, 0), {"shape": [3, 0]})
+    viewcase("reshape_scalar", "reshape", T(5.0), lambda t: t.reshape(1, 1), {"shape": [1, 1]})
+    viewcase("reshape_to_scalar", "reshape", T([5.0]), lambda t: t.reshape([]), {"shape": []})
+    for d0, d1 in [(0, 1), (1, 2), (0, -1), (-1, -2), (2, 2), (0, 3)]:
+        viewcase(f"transpose_{d0}_{d1}", "transpose", a, lambda t, d0=d0, d1=d1: t.transpose(d0, d1), {"d0": d0, "d1": d1}, tryview=[-1])
+    for p in [[2, 0, 1], [0, 1, 2], [-1, 0, 1], [1, 0], [0, 0, 1]]:
+        viewcase(f"permute_{p}", "permute", a, lambda t, p=p: t.permute(*p), {"perm": p})
+    sq = torch.arange(6.0).reshape(1, 3, 1, 2)
+    for ds in [[], [0], [2], [-2], [1], [0, 2]]:
+        fn = (lambda t: t.squeeze()) if not ds else (lambda t, ds=ds: squeeze_dims(t, ds))
+        viewcase(f"squeeze_{ds}", "squeeze", sq, fn, {"dims": ds})
+    viewcase("squeeze_scalar", "squeeze", T(2.0), lambda t: t.squeeze(), {"dims": []})
+    for d in [0, 1, 3, -1, -4, 4, -5]:
+        viewcase(f"unsqueeze_{d}", "unsqueeze", a[0], lambda t, d=d: t.unsqueeze(d), {"dim": d})
+    viewcase("unsqueeze_transposed", "unsqueeze", at, lambda t: t.unsqueeze(1), {"dim": 1})
+    ex = torch.arange(3.0).reshape(3, 1)
+    for shp in [[3, 4], [2, 3, 4], [-1, 5], [3, 1], [4, 4], [-1, 3, 2], [0, 3, 1]]:
+        viewcase(f"expand_{shp}", "expand", ex, lambda t, s=shp: t.expand(*s), {"shape": shp})
+    for d, s, l in [(0, 0, 1), (1, 1, 2), (2, 2, 2), (-1, 0, 4), (1, -2, 2), (1, 2, 2), (2, 4, 0), (0, 1, 1)]:
+        viewcase(f"narrow_{d}_{s}_{l}", "narrow", a, lambda t, d=d, s=s, l=l: t.narrow(d, s, l), {"dim": d, "start": s, "length": l})
+    for d, s, e, st in [(1, 0, 3, 1), (2, 1, None, 2), (2, -3, -1, 1), (2, None, None, 3), (0, -10, 10, 1), (2, 3, 1, 1), (1, -1, None, 1), (2, 0, 4, 5)]:
+        def slicefn(t, d=d, s=s, e=e, st=st):
+            idx = [slice(None)] * t.dim()
+            idx[d] = slice(s, e, st)
+            return t[tuple(idx)]
+        viewcase(f"slice_{d}_{s}_{e}_{st}", "slice", a, slicefn, {"dim": d, "start": s, "end": e, "step": st})
+    viewcase("slice_transposed", "slice", at, lambda t: t[:, :, 1::2], {"dim": 2, "start": 1, "end": None, "step": 2})
+    for d, i in [(0, 1), (1, -1), (2, 0), (-1, 3), (1, 3), (0, -3)]:
+        viewcase(f"select_{d}_{i}", "select", a, lambda t, d=d, i=i: t.select(d, i), {"dim": d, "index": i})
+    for idx in [[1], [1, 2], [-1, 0, 3], [0, 0, 0]]:
+        viewcase(f"index_{idx}", "index", a, lambda t, idx=idx: t[tuple(idx)], {"index": idx})
+    viewcase("index_out_of_range", "index", a, lambda t: t[2], {"index": [2]})
+    for s, e in [(0, -1), (1, 2), (0, 1), (-2, -1), (2, 2), (2, 0)]:
+        viewcase(f"flatten_{s}_{e}", "flatten", a, lambda t, s=s, e=e: t.flatten(s, e), {"start": s, "end": e})
+        viewcase(f"flatten_transposed_{s}_{e}", "flatten", at, lambda t, s=s, e=e: t.flatten(s, e), {"start": s, "end": e})
+    viewcase("flatten_scalar", "flatten", T(4.0), lambda t: t.flatten(0, -1), {"start": 0, "end": -1})
+    viewcase("t_matrix", "t", ai.float(), lambda t: t.t(), {})
+    viewcase("t_vector", "t", torch.arange(3.0), lambda t: t.t(), {})
+    viewcase("t_3d", "t", a, lambda t: t.t(), {})
+    # split / chunk
+    for size, d in [(2, 1), (1, 0), (3, 2), (4, 2), (5, 1), (2, -1)]:
+        viewcase(f"split_{size}_{d}", "split", a, lambda t, size=size, d=d: t.split(size, d), {"size": size, "dim": d})
+    for n, d in [(2, 1), (3, 1), (4, 2), (3, 2), (5, 0), (1, 0), (2, -1)]:
+        viewcase(f"chunk_{n}_{d}", "chunk", a, lambda t, n=n, d=d: t.chunk(n, d), {"chunks": n, "dim": d})
+    viewcase("chunk_empty_dim", "chunk", torch.zeros(0, 3), lambda t: t.chunk(2, 0), {"chunks": 2, "dim": 0})
+    # cat / stack (multiple inputs)
+    b1, b2 = torch.arange(6.0).reshape(2, 3), torch.arange(6.0, 12.0).reshape(2, 3)
+    b3 = torch.arange(4.0).reshape(2, 2)
+    for d in [0, 1, -1, -2]:
+        c.add(f"cat_{d}", "cat", [b1, b2], lambda x, y, d=d: torch.cat([x, y], d), args={"dim": d}, views=True)
+        c.add(f"stack_{d}", "stack", [b1, b2], lambda x, y, d=d: torch.stack([x, y], d), args={"dim": d}, views=True)
+    c.add("stack_2", "stack", [b1, b2], lambda x, y: torch.stack([x, y], 2), args={"dim": 2}, views=True)
+    c.add("cat_uneven", "cat", [b1, b3], lambda x, y: torch.cat([x, y], 1), args={"dim": 1}, views=True)
+    c.add("cat_uneven_bad", "cat", [b1, b3], lambda x, y: torch.cat([x, y], 0), args={"dim": 0}, views=True)
+    c.add("cat_promote", "cat", [ai[:1].to(torch.int32), b3[:, :1].reshape(1, 2).repeat(1, 2).double()], lambda x, y: torch.cat([x, y], 0), args={"dim": 0}, views=True)
+    c.add("cat_three_noncontig", "cat", [(torch.arange(6.0).reshape(3, 2), [("transpose", 0, 1)]), b2, (torch.arange(12.0).reshape(2, 6), [("slice", 1, 0, None, 2)])], lambda x, y, z: torch.cat([x, y, z], 1), args={"dim": 1}, views=True)
+    c.add("cat_rank_mismatch", "cat", [b1, torch.arange(3.0)], lambda x, y: torch.cat([x, y], 0), args={"dim": 0}, views=True)
+    c.add("stack_shape_mismatch", "stack", [b1, b3], lambda x, y: torch.stack([x, y], 0), args={"dim": 0}, views=True)
+    c.add("stack_bad_dim", "stack", [b1, b2], lambda x, y: torch.stack([x, y], 3), args={"dim": 3}, views=True)
+    c.write("views.json")
+
+
+def squeeze_dims(t, ds):
+    for d in sorted([d % t.dim() for d in ds], reverse=True):
+        t = t.squeeze(d)
+    return t
+
+
+# ---------------------------------------------------------------- printing
+def gen_print():
+    c = Cases()
+
+    def p(name, t):
+        c.add(name, "str", [t], lambda x: None, extra=lambda x: {"str": str(x)})
+
+    p("int_vec", torch.tensor([1, 2, 3]))
+    p("int_neg", torch.tensor([[-10, 2], [3, 400]]))
+    p("float_4dec", torch.tensor([1.5, 2.25, -3.125, 0.1]))
+    p("float_round", torch.tensor([[0.123456, 10.5], [3.0, -2.71828]]))
+    p("float_whole", torch.tensor([1.0, 2.0, -3.0]))
+    p("float_whole_zero", torch.tensor([0.0, 0.0]))
+    p("float_whole_big", torch.tensor([1.0, 100000.0]))
+    p("float_whole_huge", torch.tensor([1.0, 1e9]))
+    p("sci_tiny", torch.tensor([1e-5, 1.0]))
+    p("sci_tiny_only", torch.tensor([1.5e-7, 2.5e-6]))
+    p("sci_huge", torch.tensor([1.5e10, 2.0]))
+    p("sci_ratio", torch.tensor([0.5, 1234.5]))
+    p("nan_inf", torch.tensor([float("nan"), float("inf"), float("-inf"), 1.5]))
+    p("nan_inf_whole", torch.tensor([float("nan"), float("inf"), 2.0]))
+    p("only_nan", torch.tensor([float("nan")]))
+    p("bool", torch.tensor([True, False, True]))
+    p("bool_2d", torch.tensor([[True], [False]]))
+    p("f64", torch.tensor([1.5, 2.0], dtype=torch.float64))
+    p("f64_whole", torch.tensor([[1.0, 2.0]], dtype=torch.float64))
+    p("int32", torch.tensor([1, -2], dtype=torch.int32))
+    p("scalar_float", torch.tensor(3.5))
+    p("scalar_int", torch.tensor(7))
+    p("scalar_whole", torch.tensor(2.0))
+    p("scalar_f64", torch.tensor(0.25, dtype=torch.float64))
+    p("scalar_bool", torch.tensor(True))
+    p("scalar_int32", torch.tensor(-4, dtype=torch.int32))
+    p("empty_1d", torch.zeros(0))
+    p("empty_2d", torch.zeros(2, 0))
+    p("empty_int", torch.zeros(0, dtype=torch.int64))
+    p("empty_int32_2d", torch.zeros(0, 3, dtype=torch.int32))
+    p("big_1d", Arange([2000]))
+    p("big_int", Arange([1500], torch.int64))
+    p("big_2d", Arange([40, 30], div=7))
+    p("big_3d", Arange([11, 10, 12], torch.int64))
+    p("big_f64_mod", Arange([1001], torch.float64, div=4, mod=37))
+    p("wide_floats", torch.arange(30.0) / 3)
+    p("wide_ints", torch.arange(40) * 1000)
+    p("wide_2d", (torch.arange(60.0) * 1.5).reshape(2, 30))
+    p("three_d", torch.arange(24.0).reshape(2, 3, 4))
+    p("three_d_int", torch.arange(12).reshape(2, 3, 2))
+    p("four_d", torch.arange(16).reshape(2, 2, 2, 2))
+    p("neg_zero", torch.tensor([-0.0, 1.0]))
+    p("mixed_sign", torch.tensor([-1.25, 100.5]))
+    p("rand", rnd([3, 3]).float())
+    p("f64_wide", torch.arange(20.0, dtype=torch.float64) / 7)
+    p("int32_wide", torch.arange(30, dtype=torch.int32) * 100)
+    p("transposed", torch.arange(6.0).reshape(2, 3).t())
+    p("bool_wide", torch.arange(30) % 3 == 0)
+    c.write("print.json")
+
+
+if __name__ == "__main__":
+    gen_binary()
+    gen_unary()
+    gen_reduce()
+    gen_matmul()
+    gen_views()
+    gen_print()
+    for f in sorted(os.listdir(OUT)):
+        print(f, os.path.getsize(os.path.join(OUT, f)))
