@@ -116,6 +116,16 @@ func (c *Base) walk(prefix string, params bool, visit func(name string, p **embe
 	}
 }
 
+// ParameterRefs returns the dotted names of the parameters and the fields
+// holding them, for optimizers that replace parameter tensors.
+func (c *Base) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	c.walk("", true, func(n string, p **ember.Tensor) {
+		names = append(names, n)
+		refs = append(refs, p)
+	})
+	return
+}
+
 // MapParameters replaces every parameter with f(name, parameter).
 func (c *Base) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
 	c.walk("", true, func(n string, p **ember.Tensor) { *p = f(n, *p) })

@@ -283,6 +283,49 @@ def gen_layers():
     save_safetensors(os.path.join(OUT, "layers.safetensors"), {k: v.detach().contiguous() for k, v in T.items()})
 
 
+# ---------------------------------------------------------------- optim
+
+def gen_optim():
+    """Five steps of each optimizer from p0 with fixed gradients g0..g4, and
+    learning-rate sequences of the schedules."""
+    g = torch.Generator().manual_seed(21)
+    p0 = torch.randn(3, 2, generator=g)
+    grads = [torch.randn(3, 2, generator=g) for _ in range(5)]
+    T = {"p0": p0}
+    for i, gr in enumerate(grads):
+        T["g%d" % i] = gr
+    O = torch.optim
+    configs = {
+        "sgd": lambda q: O.SGD([q], lr=0.1),
+        "sgd_momentum": lambda q: O.SGD([q], lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01),
+        "sgd_nesterov": lambda q: O.SGD([q], lr=0.05, momentum=0.8, nesterov=True, weight_decay=0.1),
+        "adam": lambda q: O.Adam([q], lr=0.01, betas=(0.8, 0.95), eps=1e-6, weight_decay=0.1),
+        "adamw": lambda q: O.AdamW([q], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.05),
+    }
+    for name, mk in configs.items():
+        q = p0.clone().requires_grad_(True)
+        opt = mk(q)
+        for i, gr in enumerate(grads):
+            q.grad = gr.clone()
+            opt.step()
+            T["%s.p%d" % (name, i + 1)] = q.detach().clone()
+    def lrs(mk, n):
+        q = torch.zeros(1, requires_grad=True)
+        opt = O.SGD([q], lr=0.1)
+        sch = mk(opt)
+        out = [opt.param_groups[0]["lr"]]
+        for _ in range(n):
+            opt.step()
+            sch.step()
+            out.append(opt.param_groups[0]["lr"])
+        return torch.tensor(out, dtype=torch.float64)
+    S = O.lr_scheduler
+    T["steplr"] = lrs(lambda o: S.StepLR(o, 3, 0.5), 10)
+    T["cosine"] = lrs(lambda o: S.CosineAnnealingLR(o, 8, 0.001), 8)
+    T["onecycle"] = lrs(lambda o: S.OneCycleLR(o, max_lr=0.5, total_steps=20, cycle_momentum=False), 19)
+    save_safetensors(os.path.join(OUT, "optim.safetensors"), T)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--resnet18-full", metavar="DIR")
@@ -294,6 +337,7 @@ def main():
     gen_weights()
     gen_resnet()
     gen_layers()
+    gen_optim()
 
 
 if __name__ == "__main__":

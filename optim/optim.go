@@ -1,0 +1,248 @@
+// Package optim holds optimizers (SGD, Adam, AdamW) and learning-rate
+// schedules (StepLR, CosineAnnealingLR, OneCycleLR) with PyTorch's update
+// rules and state-dict layout.
+//
+// An optimizer updates parameters through references to the fields that hold
+// them (nn.Base.ParameterRefs), replacing each tensor with its updated value.
+// Gradients come from the Grad function, so the optimizer works with any
+// source of gradients.
+package optim
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/nn"
+)
+
+// Param is one parameter the optimizer updates.
+type Param struct {
+	Name string
+	Ref  **ember.Tensor
+}
+
+// ModuleParams returns m's parameters as optimizer Params.
+func ModuleParams(m nn.Module) []Param {
+	names, refs := m.Registry().ParameterRefs()
+	out := make([]Param, len(names))
+	for i := range names {
+		out[i] = Param{names[i], refs[i]}
+	}
+	return out
+}
+
+// GradFunc returns the gradient of parameter i (nil: no gradient, skip it).
+type GradFunc func(i int, p *ember.Tensor) *ember.Tensor
+
+// Optimizer updates parameters from their gradients.
+type Optimizer interface {
+	// Step applies one update.
+	Step()
+	// LR returns the learning rate; SetLR changes it (schedules call it).
+	LR() float64
+	SetLR(lr float64)
+	// StateDict returns the per-parameter state as "state.<i>.<name>" tensors
+	// and the hyperparameters as "param_groups.0.<name>" scalars, so it can be
+	// stored with weights.SaveSafetensors.
+	StateDict() map[string]*ember.Tensor
+	// LoadStateDict restores a StateDict.
+	LoadStateDict(sd map[string]*ember.Tensor) error
+}
+
+type base struct {
+	params []Param
+	grad   GradFunc
+	lr     float64
+	state  []map[string]*ember.Tensor
+	hyper  map[string]*float64
+}
+
+func newBase(params []Param, grad GradFunc, lr float64) base {
+	b := base{params: params, grad: grad, lr: lr, state: make([]map[string]*ember.Tensor, len(params))}
+	for i := range b.state {
+		b.state[i] = map[string]*ember.Tensor{}
+	}
+	return b
+}
+
+func (b *base) LR() float64      { return b.lr }
+func (b *base) SetLR(lr float64) { b.lr = lr }
+
+func (b *base) StateDict() map[string]*ember.Tensor {
+	out := map[string]*ember.Tensor{}
+	for i, st := range b.state {
+		for k, v := range st {
+			out[fmt.Sprintf("state.%d.%s", i, k)] = v
+		}
+	}
+	out["param_groups.0.lr"] = ember.Scalar(b.lr, ember.Dtype(ember.Float64))
+	for k, v := range b.hyper {
+		out["param_groups.0."+k] = ember.Scalar(*v, ember.Dtype(ember.Float64))
+	}
+	return out
+}
+
+func (b *base) LoadStateDict(sd map[string]*ember.Tensor) error {
+	state := make([]map[string]*ember.Tensor, len(b.params))
+	for i := range state {
+		state[i] = map[string]*ember.Tensor{}
+	}
+	hyper := map[string]float64{}
+	for k, v := range sd {
+		switch {
+		case strings.HasPrefix(k, "state."):
+			rest := strings.TrimPrefix(k, "state.")
+			is, name, ok := strings.Cut(rest, ".")
+			i, err := strconv.Atoi(is)
+			if !ok || err != nil || i < 0 || i >= len(state) {
+				return fmt.Errorf("optim: state key %q does not name one of %d parameters", k, len(state))
+			}
+			p := *b.params[i].Ref
+			if name != "step" && !v.Shape().Equal(p.Shape()) {
+				return fmt.Errorf("optim: %s has shape %v, parameter %s has %v", k, v.Shape(), b.params[i].Name, p.Shape())
+			}
+			if name != "step" {
+				v = v.Cast(p.DType()).To(p.Device())
+			}
+			state[i][name] = v
+		case strings.HasPrefix(k, "param_groups.0."):
+			if v.NumElements() != 1 {
+				return fmt.Errorf("optim: %s is not a scalar", k)
+			}
+			hyper[strings.TrimPrefix(k, "param_groups.0.")] = v.Item()
+		default:
+			return fmt.Errorf("optim: unexpected state key %q", k)
+		}
+	}
+	if lr, ok := hyper["lr"]; ok {
+		b.lr = lr
+	}
+	for k, p := range b.hyper {
+		if v, ok := hyper[k]; ok {
+			*p = v
+		}
+	}
+	b.state = state
+	return nil
+}
+
+// each calls f for every parameter with a gradient, then stores the result.
+func (b *base) each(f func(i int, p, g *ember.Tensor, st map[string]*ember.Tensor) *ember.Tensor) {
+	for i, pr := range b.params {
+		p := *pr.Ref
+		g := b.grad(i, p)
+		if g == nil {
+			continue
+		}
+		rg := p.RequiresGrad()
+		np := f(i, detach(p), detach(g), b.state[i])
+		if rg {
+			np.SetRequiresGrad(true)
+		}
+		*pr.Ref = np
+	}
+}
+
+func detach(t *ember.Tensor) *ember.Tensor {
+	if t.RequiresGrad() {
+		return t.Clone().SetRequiresGrad(false)
+	}
+	return t
+}
+
+// SGD is stochastic gradient descent with momentum, dampening, Nesterov
+// momentum and weight decay, as torch.optim.SGD.
+type SGD struct {
+	base
+	Momentum, Dampening, WeightDecay float64
+	Nesterov                         bool
+}
+
+// NewSGD returns an SGD optimizer.
+func NewSGD(params []Param, grad GradFunc, lr, momentum, dampening, weightDecay float64, nesterov bool) *SGD {
+	s := &SGD{base: newBase(params, grad, lr), Momentum: momentum, Dampening: dampening, WeightDecay: weightDecay, Nesterov: nesterov}
+	s.hyper = map[string]*float64{"momentum": &s.Momentum, "dampening": &s.Dampening, "weight_decay": &s.WeightDecay}
+	return s
+}
+
+// Step applies p -= lr·d with d the (momentum-filtered) gradient.
+func (s *SGD) Step() {
+	s.each(func(_ int, p, g *ember.Tensor, st map[string]*ember.Tensor) *ember.Tensor {
+		if s.WeightDecay != 0 {
+			g = g.Add(p.MulScalar(s.WeightDecay))
+		}
+		if s.Momentum != 0 {
+			buf, ok := st["momentum_buffer"]
+			if !ok {
+				buf = g.Clone()
+			} else {
+				buf = buf.MulScalar(s.Momentum).Add(g.MulScalar(1 - s.Dampening))
+			}
+			st["momentum_buffer"] = buf
+			if s.Nesterov {
+				g = g.Add(buf.MulScalar(s.Momentum))
+			} else {
+				g = buf
+			}
+		}
+		return p.Sub(g.MulScalar(s.lr))
+	})
+}
+
+// Adam is torch.optim.Adam (L2 weight decay added to the gradient) or,
+// with Decoupled, torch.optim.AdamW (p *= 1 - lr·wd before the update).
+type Adam struct {
+	base
+	Beta1, Beta2, Eps, WeightDecay float64
+	Decoupled                      bool
+}
+
+// NewAdam returns Adam with betas (b1, b2), eps and L2 weight decay.
+func NewAdam(params []Param, grad GradFunc, lr, b1, b2, eps, weightDecay float64) *Adam {
+	a := &Adam{base: newBase(params, grad, lr), Beta1: b1, Beta2: b2, Eps: eps, WeightDecay: weightDecay}
+	a.hyper = map[string]*float64{"beta1": &a.Beta1, "beta2": &a.Beta2, "eps": &a.Eps, "weight_decay": &a.WeightDecay}
+	return a
+}
+
+// NewAdamW returns AdamW (decoupled weight decay; PyTorch's default 0.01).
+func NewAdamW(params []Param, grad GradFunc, lr, b1, b2, eps, weightDecay float64) *Adam {
+	a := NewAdam(params, grad, lr, b1, b2, eps, weightDecay)
+	a.Decoupled = true
+	return a
+}
+
+// Step applies one Adam update with bias correction.
+func (a *Adam) Step() {
+	a.each(func(_ int, p, g *ember.Tensor, st map[string]*ember.Tensor) *ember.Tensor {
+		step := 1.0
+		if s, ok := st["step"]; ok {
+			step = s.Item() + 1
+		}
+		st["step"] = ember.Scalar(step, ember.Dtype(ember.Float64))
+		if a.WeightDecay != 0 {
+			if a.Decoupled {
+				p = p.MulScalar(1 - a.lr*a.WeightDecay)
+			} else {
+				g = g.Add(p.MulScalar(a.WeightDecay))
+			}
+		}
+		m, ok := st["exp_avg"]
+		if !ok {
+			m = ember.ZerosLike(p)
+		}
+		v, ok := st["exp_avg_sq"]
+		if !ok {
+			v = ember.ZerosLike(p)
+		}
+		m = m.MulScalar(a.Beta1).Add(g.MulScalar(1 - a.Beta1))
+		v = v.MulScalar(a.Beta2).Add(g.Mul(g).MulScalar(1 - a.Beta2))
+		st["exp_avg"], st["exp_avg_sq"] = m, v
+		bc1 := 1 - math.Pow(a.Beta1, step)
+		bc2 := 1 - math.Pow(a.Beta2, step)
+		denom := v.Sqrt().DivScalar(math.Sqrt(bc2)).AddScalar(a.Eps)
+		return p.Sub(m.Div(denom).MulScalar(a.lr / bc1))
+	})
+}

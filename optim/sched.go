@@ -1,0 +1,66 @@
+package optim
+
+import "math"
+
+// Scheduler sets an optimizer's learning rate step by step.
+type Scheduler interface {
+	// Step advances one step (an epoch for StepLR and CosineAnnealingLR, a
+	// batch for OneCycleLR) and sets the optimizer's learning rate.
+	Step()
+	// LR is the current learning rate.
+	LR() float64
+	// StepCount is the number of Step calls so far; SetStepCount restores it
+	// (for resuming) and sets the learning rate to match.
+	StepCount() int
+	SetStepCount(n int)
+}
+
+type sched struct {
+	opt  Optimizer
+	t    int
+	lrAt func(t int) float64
+}
+
+func (s *sched) Step()          { s.t++; s.opt.SetLR(s.lrAt(s.t)) }
+func (s *sched) LR() float64    { return s.lrAt(s.t) }
+func (s *sched) StepCount() int { return s.t }
+func (s *sched) SetStepCount(n int) {
+	s.t = n
+	s.opt.SetLR(s.lrAt(n))
+}
+
+// StepLR multiplies the learning rate by gamma every stepSize steps.
+func StepLR(opt Optimizer, stepSize int, gamma float64) Scheduler {
+	base := opt.LR()
+	return &sched{opt: opt, lrAt: func(t int) float64 { return base * math.Pow(gamma, float64(t/stepSize)) }}
+}
+
+// CosineAnnealingLR follows etaMin + (base-etaMin)·(1+cos(π·t/tMax))/2.
+func CosineAnnealingLR(opt Optimizer, tMax int, etaMin float64) Scheduler {
+	base := opt.LR()
+	return &sched{opt: opt, lrAt: func(t int) float64 {
+		return etaMin + (base-etaMin)*(1+math.Cos(math.Pi*float64(t)/float64(tMax)))/2
+	}}
+}
+
+// OneCycleLR is torch.optim.lr_scheduler.OneCycleLR with cosine annealing,
+// two phases and cycle_momentum=False: from maxLR/divFactor up to maxLR over
+// pctStart of totalSteps, then down to maxLR/divFactor/finalDivFactor. It
+// sets the optimizer's rate at once (PyTorch's defaults: pctStart 0.3,
+// divFactor 25, finalDivFactor 1e4).
+func OneCycleLR(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFactor, finalDivFactor float64) Scheduler {
+	initial := maxLR / divFactor
+	minLR := initial / finalDivFactor
+	up := pctStart*float64(totalSteps) - 1
+	end := float64(totalSteps - 1)
+	cos := func(start, stop, pct float64) float64 { return stop + (start-stop)/2*(1+math.Cos(math.Pi*pct)) }
+	s := &sched{opt: opt, lrAt: func(t int) float64 {
+		x := float64(t)
+		if x <= up {
+			return cos(initial, maxLR, x/up)
+		}
+		return cos(maxLR, minLR, (x-up)/(end-up))
+	}}
+	opt.SetLR(s.lrAt(0))
+	return s
+}
