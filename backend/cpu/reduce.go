@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"math"
-	"sync"
 
 	"github.com/emberml/ember/backend"
 )
@@ -214,19 +213,33 @@ func reduceNum[T numT](op backend.ReduceOp, dst, src backend.View) {
 	rd := len(red.shape) == 1
 	rs := red.strides[0][len(red.shape)-1]
 
-	// One output (or very few): split the reduction itself across workers.
-	if nOut < Threads() && rd && nRed >= 2*grain {
+	// One output (or very few): split the reduction itself across workers,
+	// in fixed blocks merged in order, so that the result does not depend on
+	// the thread count or on which worker finishes first.
+	if nOut < 8 && rd && nRed >= 2*grain {
+		const blk = 4096 // sumContig's block: the same rounding as one run
+		nb := (nRed + blk - 1) / blk
+		parts := make([]T, nb)
 		for o := 0; o < nOut; o++ {
 			var offs [2]int
 			kept.walk(o, o+1, func(off []int, n int) { offs[0], offs[1] = off[0], off[1] })
-			var mu sync.Mutex
-			acc := id
-			parallelFor(nRed, 1, func(lo, hi int) {
-				p := combine(op, id, s, offs[1]+lo*rs, rs, hi-lo)
-				mu.Lock()
-				acc = merge2(op, acc, p)
-				mu.Unlock()
+			parallelFor(nb, blk, func(lo, hi int) {
+				for b := lo; b < hi; b++ {
+					parts[b] = combine(op, id, s, offs[1]+b*blk*rs, rs, min(blk, nRed-b*blk))
+				}
 			})
+			acc := id
+			if op == backend.Sum && isFloatT[T]() {
+				var tot float64
+				for _, p := range parts {
+					tot += float64(p)
+				}
+				acc = T(tot)
+			} else {
+				for _, p := range parts {
+					acc = merge2(op, acc, p)
+				}
+			}
 			d[offs[0]] = acc
 		}
 		return
