@@ -1,0 +1,172 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/data"
+	"github.com/emberml/ember/nn"
+	"github.com/emberml/ember/vision/datasets"
+	"github.com/emberml/ember/vision/models"
+	"github.com/emberml/ember/weights"
+	"github.com/spf13/cobra"
+)
+
+var evalFlags struct {
+	weights, model, dataset, device, dataDir string
+	batch, limit                             int
+}
+
+var evalCmd = &cobra.Command{
+	Use:   "eval --weights FILE",
+	Short: "Test accuracy and confusion matrix of a trained model",
+	Args:  cobra.NoArgs,
+	RunE: func(cmd *cobra.Command, _ []string) error {
+		f := evalFlags
+		dev, err := pickDevice(f.device)
+		if err != nil {
+			return err
+		}
+		sd, meta, err := loadWeights(f.weights)
+		if err != nil {
+			return err
+		}
+		model := f.model
+		if model == "" {
+			model = meta["model"]
+		}
+		m, err := buildModel(model)
+		if err != nil {
+			return err
+		}
+		if err := m.LoadStateDict(sd, true); err != nil {
+			return err
+		}
+		m.To(dev)
+		test, err := loadDataset(f.dataset, false, f.dataDir)
+		if err != nil {
+			return err
+		}
+		res := evaluate(m, data.NewLoader(data.Take(test, f.limit), data.BatchSize(f.batch), data.Workers(2)), dev)
+		fmt.Fprintf(cmd.OutOrStdout(), "test accuracy %.4f (%d/%d), loss %.4f\n", res.acc(), res.correct, res.n, res.loss)
+		writeConfusion(cmd.OutOrStdout(), res.confusion, datasets.FashionMNISTClasses)
+		return nil
+	},
+}
+
+func init() {
+	fl := evalCmd.Flags()
+	fl.StringVar(&evalFlags.weights, "weights", "", "model weights (.safetensors or torch .pth state dict)")
+	fl.StringVar(&evalFlags.model, "model", "", "cnn or resnet18 (default: from the checkpoint's metadata)")
+	fl.StringVar(&evalFlags.dataset, "dataset", "fashion-mnist", "fashion-mnist or mnist")
+	fl.StringVar(&evalFlags.device, "device", "auto", "auto, cpu or cuda:N")
+	fl.StringVar(&evalFlags.dataDir, "data-dir", "", "dataset directory (default: $EMBER_DATA_DIR or the Debian package's)")
+	fl.IntVar(&evalFlags.batch, "batch", 256, "batch size")
+	fl.IntVar(&evalFlags.limit, "limit", 0, "evaluate the first N test samples only")
+	evalCmd.MarkFlagRequired("weights")
+	rootCmd.AddCommand(evalCmd)
+}
+
+func pickDevice(s string) (ember.Device, error) {
+	if s == "auto" {
+		return ember.TryGPU(0), nil
+	}
+	d, err := ember.ParseDevice(s)
+	if err != nil {
+		return d, err
+	}
+	return d, ember.CheckDevice(d)
+}
+
+func loadWeights(path string) (map[string]*ember.Tensor, map[string]string, error) {
+	if strings.HasSuffix(path, ".pth") || strings.HasSuffix(path, ".pt") {
+		sd, err := weights.LoadPyTorch(path)
+		return sd, nil, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return weights.ParseSafetensors(b)
+}
+
+func buildModel(name string) (nn.Module, error) {
+	switch name {
+	case "cnn":
+		return models.SimpleCNN(1, 10), nil
+	case "resnet18":
+		return models.ResNet18(models.InChannels(1), models.NumClasses(10)), nil
+	}
+	return nil, fmt.Errorf("unknown model %q (want cnn or resnet18)", name)
+}
+
+func loadDataset(name string, train bool, dir string) (*datasets.MNIST, error) {
+	var opts []datasets.Option
+	if dir != "" {
+		opts = append(opts, datasets.Dir(dir))
+	}
+	switch name {
+	case "fashion-mnist":
+		return datasets.FashionMNIST(train, opts...)
+	case "mnist":
+		return datasets.LoadMNIST(train, opts...)
+	}
+	return nil, fmt.Errorf("unknown dataset %q (want fashion-mnist or mnist)", name)
+}
+
+type evalResult struct {
+	n, correct int
+	loss       float64
+	confusion  [][]int
+}
+
+func (r evalResult) acc() float64 { return float64(r.correct) / float64(max(r.n, 1)) }
+
+// evaluate runs m in eval mode over l and restores training mode.
+func evaluate(m nn.Module, l *data.DataLoader, dev ember.Device) evalResult {
+	was := m.Training()
+	m.Eval()
+	defer m.Train(was)
+	res := evalResult{confusion: make([][]int, 10)}
+	for i := range res.confusion {
+		res.confusion[i] = make([]int, 10)
+	}
+	ce := nn.CrossEntropyLoss{Reduction: nn.Sum}
+	for b := range l.Epoch(0) {
+		x, y := b.Input.To(dev), b.Target.To(dev)
+		out := m.Forward(x)
+		res.loss += ce.Loss(out, y).Item()
+		pred := out.ArgMaxDim(1, false).Int64s()
+		for i, t := range b.Target.Int64s() {
+			res.confusion[t][pred[i]]++
+			if pred[i] == t {
+				res.correct++
+			}
+		}
+		res.n += b.Size()
+	}
+	res.loss /= float64(max(res.n, 1))
+	return res
+}
+
+func writeConfusion(w io.Writer, c [][]int, classes []string) {
+	fmt.Fprintf(w, "confusion matrix (rows: true class, columns: predicted)\n%12s", "")
+	for j := range c {
+		fmt.Fprintf(w, " %5d", j)
+	}
+	fmt.Fprintln(w)
+	for i, row := range c {
+		name := classes[i]
+		if len(name) > 11 {
+			name = name[:11]
+		}
+		fmt.Fprintf(w, "%d %-10s", i, name)
+		for _, v := range row {
+			fmt.Fprintf(w, " %5d", v)
+		}
+		fmt.Fprintln(w)
+	}
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/emberml/ember/internal/testenv"
+	"github.com/emberml/ember/vision/datasets"
+	"github.com/emberml/ember/vision/models"
+	"github.com/emberml/ember/weights"
+)
+
+func TestMetricsAndPlot(t *testing.T) {
+	dir := t.TempDir()
+	rows := []epochRow{{1, 0.9, 0.7, 0.8, 0.75, 10, 6000}, {2, 0.5, 0.85, 0.45, 0.86, 9.5, 6300}}
+	p := filepath.Join(dir, "metrics.csv")
+	if err := writeMetrics(p, rows); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readMetrics(p)
+	if err != nil || len(got) != 2 || got[1] != rows[1] {
+		t.Fatalf("read back %v, %v", got, err)
+	}
+	if err := writePlot(filepath.Join(dir, "plot.png"), rows); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "plot.png")); !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Error("plot.png is not a PNG")
+	}
+}
+
+func TestEvalCommand(t *testing.T) {
+	_, err := os.Stat(filepath.Join(datasets.DefaultFashionMNISTDir, "t10k-images-idx3-ubyte.gz"))
+	testenv.NeedLib(t, "dataset-fashion-mnist", err)
+	dir := t.TempDir()
+	w := filepath.Join(dir, "model.safetensors")
+	if err := weights.SaveSafetensorsMeta(w, models.SimpleCNN(1, 10).StateDict(), map[string]string{"model": "cnn"}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	rootCmd.SetOut(&out)
+	rootCmd.SetArgs([]string{"eval", "--weights", w, "--limit", "100", "--device", "cpu"})
+	if err := rootCmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, "test accuracy") || !strings.Contains(s, "/100)") || !strings.Contains(s, "Ankle boot") {
+		t.Errorf("output:\n%s", s)
+	}
+}
