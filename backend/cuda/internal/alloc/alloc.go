@@ -146,7 +146,11 @@ type Allocator struct {
 	events      []streamEvents // per stream, events of freed blocks still in use
 	numPending  int
 	stats       Stats
+	spare       []*Block // structs of merged-away blocks, for reuse by splits
 }
+
+// maxSpare bounds the recycled Block structs kept per allocator.
+const maxSpare = 64
 
 type pendingEvent struct {
 	event uintptr
@@ -275,7 +279,8 @@ func (a *Allocator) carve(b *Block, pool *blockPool, rsize, requested uint64) *B
 	alreadySplit := b.isSplit()
 	if shouldSplit(b, pool, rsize) {
 		rest := b
-		b = &Block{ptr: rest.ptr, size: rsize, stream: rest.stream, pool: pool}
+		b = a.newBlock()
+		b.ptr, b.size, b.stream, b.pool = rest.ptr, rsize, rest.stream, pool
 		b.prev = rest.prev
 		if b.prev != nil {
 			b.prev.next = b
@@ -525,9 +530,30 @@ func (a *Allocator) merge(dst, src *Block) uint64 {
 	}
 	n := src.size
 	dst.size += n
-	// A stale pointer to src now fails Free's allocated check.
-	src.prev, src.next, src.size = nil, nil, 0
+	a.recycle(src)
 	return n
+}
+
+// newBlock returns a zeroed Block, recycled when one is spare: the split of
+// a cached block then costs no Go allocation in steady state.
+func (a *Allocator) newBlock() *Block {
+	if n := len(a.spare); n > 0 {
+		b := a.spare[n-1]
+		a.spare[n-1] = nil
+		a.spare = a.spare[:n-1]
+		return b
+	}
+	return new(Block)
+}
+
+// recycle keeps the struct of a block that no longer exists. A stale
+// pointer to it fails Free's allocated check until it is handed out again.
+func (a *Allocator) recycle(b *Block) {
+	uses := b.streamUses[:0]
+	*b = Block{pool: b.pool, streamUses: uses}
+	if len(a.spare) < maxSpare {
+		a.spare = append(a.spare, b)
+	}
 }
 
 // RecordStream marks b as used on stream, so that once freed it is reused
