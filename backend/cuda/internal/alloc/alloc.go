@@ -75,7 +75,10 @@ func IsOOM(err error) bool {
 }
 
 // Block is a piece of device memory handed out by Malloc. Its fields are
-// owned by the allocator; read them through the methods.
+// owned by the allocator; read them through the methods. After Free the
+// allocator recycles the struct for other blocks, so a *Block must not be
+// used once freed (Free reports a second Free only while the struct is
+// still unused).
 type Block struct {
 	ptr        uint64
 	size       uint64 // rounded size of the block
@@ -364,11 +367,11 @@ func (a *Allocator) Free(b *Block) error {
 	if b == nil {
 		return nil
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if b.pool == nil || b.pool.owner != a {
 		return fmt.Errorf("alloc: Free of a block (ptr %#x) not from this allocator", b.ptr)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	if !b.allocated {
 		return fmt.Errorf("alloc: Free of a block (ptr %#x) that is not allocated", b.ptr)
 	}
@@ -561,12 +564,12 @@ func (a *Allocator) recycle(b *Block) {
 // recordStream). Uses on b's own stream need no marking and are ignored, as
 // are nil, freed and foreign blocks.
 func (a *Allocator) RecordStream(b *Block, stream uintptr) {
-	if b == nil || b.pool == nil || b.pool.owner != a {
+	if b == nil {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !b.allocated || stream == b.stream || slices.Contains(b.streamUses, stream) {
+	if b.pool == nil || b.pool.owner != a || !b.allocated || stream == b.stream || slices.Contains(b.streamUses, stream) {
 		return
 	}
 	b.streamUses = append(b.streamUses, stream)
