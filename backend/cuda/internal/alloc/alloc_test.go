@@ -200,8 +200,8 @@ func TestReuseWithoutDeviceMalloc(t *testing.T) {
 	b := mustMalloc(t, a, 1000, 1)
 	ptr := b.Ptr()
 	mustFree(t, a, b)
-	// 800 rounds to 1024; the freed 1024-byte block... merged back into the
-	// whole 2 MiB segment, whose front is handed out again.
+	// 800 rounds to 1024. The freed block merged back into the whole 2 MiB
+	// segment, whose front is handed out again.
 	b2 := mustMalloc(t, a, 800, 1)
 	if b2.Ptr() != ptr || b2.Size() != 1024 {
 		t.Errorf("reuse: ptr %#x size %d, want %#x 1024", b2.Ptr(), b2.Size(), ptr)
@@ -364,7 +364,7 @@ func TestEmptyCache(t *testing.T) {
 	for _, n := range []uint64{1000, 2 * MiB, 5 * MiB, 30 * MiB, 700 * KiB} {
 		bs = append(bs, mustMalloc(t, a, n, 0))
 	}
-	keep := mustMalloc(t, a, 4*MiB, 0) // shares the 20 MiB segment of the 2 MiB block... or its own
+	keep := mustMalloc(t, a, 4*MiB, 0) // carved from the 20 MiB segment after 2 MiB and 5 MiB
 	for _, b := range bs {
 		mustFree(t, a, b)
 	}
