@@ -1,19 +1,103 @@
 package ember
 
-// autograd is a tensor's part in reverse-mode differentiation. The graph
-// engine comes with the autograd issue; for now ops record nothing beyond
-// the leaf flag, and the hooks below mark where each op will record its node.
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/emberml/ember/backend"
+)
+
+// Reverse-mode automatic differentiation, after PyTorch's autograd.
+//
+// An op whose floating-point output depends on an input that requires
+// gradients records a node (its grad_fn, named as PyTorch names it, e.g.
+// AddmmBackward0) holding a backward function and one edge per such input.
+// Backward walks the nodes from the output in topological order and
+// accumulates gradients into the leaves' Grad.
+//
+// Backward functions see only detached tensors: the gradients flowing in the
+// engine and the tensors a node saves never require grad, so the ops a
+// backward function runs record nothing. Higher-order gradients
+// (create_graph) are not supported.
+
+// autograd is a tensor's part in reverse-mode differentiation.
 type autograd struct {
 	requiresGrad bool
-	grad         *Tensor
+	grad         *Tensor // accumulated gradient (leaves, and non-leaves after RetainGrad)
+	node         *node   // grad_fn; nil for leaves
+	retain       bool    // RetainGrad on a non-leaf
 }
 
+// node is one recorded op (a grad_fn).
+type node struct {
+	name     string
+	edges    []edge // one per input; edges of inputs that need no gradient are empty
+	backward func(g *Tensor) []*Tensor
+	saved    []savedVar
+	freed    bool
+	retained *autograd // the output's autograd when RetainGrad was called
+}
+
+// edge leads from a node to the node (or leaf) of one input.
+type edge struct {
+	fn    *node
+	leaf  *Tensor
+	shape Shape
+	dtype DType
+	dev   Device
+}
+
+func (e edge) live() bool { return e.fn != nil || e.leaf != nil }
+
+// savedVar is a tensor a node saved, with its storage's version then.
+type savedVar struct {
+	st      *storage
+	version uint64
+}
+
+// AutogradError is the panic of a misuse of autograd (backward through a
+// freed graph, an in-place op on a leaf that requires grad, ...).
+type AutogradError struct {
+	Op  string
+	Msg string
+}
+
+func (e *AutogradError) Error() string { return e.Op + ": " + e.Msg }
+
+const errSecondBackward = "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward."
+
+// noGradDepth counts the NoGrad calls in progress. The flag is process-wide,
+// not per goroutine (Go has no goroutine-local state): while any goroutine
+// is inside NoGrad, no goroutine records graphs.
+var noGradDepth atomic.Int32
+
+// NoGrad runs f with gradient recording disabled, as torch.no_grad(): ops
+// inside f record no graph, and in-place ops on leaves that require grad
+// are allowed. The switch is process-wide: it affects every goroutine while
+// f runs.
+func NoGrad(f func()) {
+	noGradDepth.Add(1)
+	defer noGradDepth.Add(-1)
+	f()
+}
+
+// IsGradEnabled reports whether ops record graphs now (false inside NoGrad).
+func IsGradEnabled() bool { return noGradDepth.Load() == 0 }
+
 // SetRequiresGrad marks t as a leaf whose gradient is wanted and returns t.
+// Only floating-point tensors can require gradients, and only leaves can
+// change the flag.
 func (t *Tensor) SetRequiresGrad(on bool) *Tensor {
 	if on && !t.dtype.IsFloat() {
 		panic(&DTypeError{Op: "requires_grad", DTypes: []DType{t.dtype}, Msg: "only floating point tensors can require gradients"})
 	}
+	if t.ag != nil && t.ag.node != nil {
+		panic(&AutogradError{Op: "requires_grad", Msg: "you can only change requires_grad flags of leaf variables."})
+	}
 	if t.ag == nil {
+		if !on {
+			return t
+		}
 		t.ag = &autograd{}
 	}
 	t.ag.requiresGrad = on
@@ -23,11 +107,391 @@ func (t *Tensor) SetRequiresGrad(on bool) *Tensor {
 // RequiresGrad reports whether gradients flow to t.
 func (t *Tensor) RequiresGrad() bool { return t.ag != nil && t.ag.requiresGrad }
 
-// carryGrad is the hook for ops that copy (To, Cast).
-func carryGrad(in, out *Tensor, name string) *Tensor { return out }
+// IsLeaf reports whether t was not computed by a recorded op: tensors that
+// do not require grad, and tensors created by the user, are leaves.
+func (t *Tensor) IsLeaf() bool { return t.ag == nil || t.ag.node == nil }
 
-// recordUnary is the hook for one-input ops; backward maps the output's
-// gradient to the input's.
-func recordUnary(in, out *Tensor, name string, backward func(g *Tensor) *Tensor) *Tensor {
+// GradFn returns the name of the op that computed t (PyTorch's grad_fn
+// class name, e.g. "AddmmBackward0"), or "" for a leaf.
+func (t *Tensor) GradFn() string {
+	if t.ag == nil || t.ag.node == nil {
+		return ""
+	}
+	return t.ag.node.name
+}
+
+// Grad returns the gradient accumulated into t by Backward, or nil. Only
+// leaves (and non-leaves after RetainGrad) get gradients.
+func (t *Tensor) Grad() *Tensor {
+	if t.ag == nil {
+		return nil
+	}
+	return t.ag.grad
+}
+
+// SetGrad replaces t's accumulated gradient (nil clears it). g must have
+// t's shape.
+func (t *Tensor) SetGrad(g *Tensor) {
+	if g != nil && !g.shape.Equal(t.shape) {
+		shapeErr("set_grad", "assigned grad has data of a different size", t.shape, g.shape)
+	}
+	if t.ag == nil {
+		if g == nil {
+			return
+		}
+		t.ag = &autograd{}
+	}
+	if g != nil {
+		g = g.Detach()
+	}
+	t.ag.grad = g
+}
+
+// ZeroGrad clears t's gradient (sets it to nil, as zero_grad(set_to_none=True)).
+func (t *Tensor) ZeroGrad() {
+	if t.ag != nil {
+		t.ag.grad = nil
+	}
+}
+
+// RetainGrad makes Backward store the gradient of the non-leaf t in Grad.
+func (t *Tensor) RetainGrad() *Tensor {
+	if !t.RequiresGrad() {
+		panic(&AutogradError{Op: "retain_grad", Msg: "can't retain_grad on Tensor that has requires_grad=False"})
+	}
+	if t.ag.node != nil {
+		t.ag.retain = true
+		t.ag.node.retained = t.ag
+	}
+	return t
+}
+
+// Detach returns a view of t's data that takes no part in autograd.
+func (t *Tensor) Detach() *Tensor {
+	return &Tensor{st: t.st, shape: t.shape, strides: t.strides, offset: t.offset, dtype: t.dtype, dev: t.dev}
+}
+
+// record attaches a node named name to out when grad mode is on, out is
+// floating point and some input requires grad. backward maps out's gradient
+// to one gradient per input (nil for none); gradients may have a broadcast
+// shape or another dtype: the engine sums them to the input's shape and
+// casts them to its dtype and device. saved lists the tensors backward
+// reads, which must not be modified in place before Backward; a node that
+// saves tensors can be run only once unless the graph is retained.
+// backward must use only detached tensors.
+func record(name string, out *Tensor, inputs []*Tensor, saved []*Tensor, backward func(g *Tensor) []*Tensor) *Tensor {
+	if !IsGradEnabled() || !out.dtype.IsFloat() {
+		return out
+	}
+	var edges []edge
+	need := false
+	for _, in := range inputs {
+		var e edge
+		if in != nil && in.RequiresGrad() {
+			e = edge{shape: in.shape.clone(), dtype: in.dtype, dev: in.dev}
+			if in.ag.node != nil {
+				e.fn = in.ag.node
+			} else {
+				e.leaf = in
+			}
+			need = true
+		}
+		edges = append(edges, e)
+	}
+	if !need {
+		return out
+	}
+	n := &node{name: name, edges: edges, backward: backward}
+	for _, s := range saved {
+		if s != nil {
+			n.saved = append(n.saved, savedVar{st: s.st, version: s.st.version.Load()})
+		}
+	}
+	if out.ag != nil && out.ag.node != nil {
+		// out is a fresh result; a second record would be a bug in an op
+		panic(fmt.Sprintf("ember: %s recorded twice", name))
+	}
+	out.ag = &autograd{requiresGrad: true, node: n}
 	return out
+}
+
+// carryGrad is the hook for ops that copy (To, Cast): the gradient goes
+// back to in's device and dtype.
+func carryGrad(in, out *Tensor, name string) *Tensor {
+	return record(name, out, []*Tensor{in}, nil, func(g *Tensor) []*Tensor { return []*Tensor{g} })
+}
+
+// recordUnary is the hook for one-input ops that save no tensors (views,
+// copies); backward maps the output's gradient to the input's.
+func recordUnary(in, out *Tensor, name string, backward func(g *Tensor) *Tensor) *Tensor {
+	return record(name, out, []*Tensor{in}, nil, func(g *Tensor) []*Tensor { return []*Tensor{backward(g)} })
+}
+
+// rename changes the grad_fn name of a tensor an op has just produced.
+func rename(t *Tensor, name string) *Tensor {
+	if t.ag != nil && t.ag.node != nil {
+		t.ag.node.name = name
+	}
+	return t
+}
+
+// Backward computes the gradient of the scalar t with respect to the graph's
+// leaves and accumulates it into their Grad, as t.backward(). The graph's
+// saved tensors are freed afterwards; use BackwardRetain to backward again.
+func (t *Tensor) Backward() { t.backward(nil, false, "backward") }
+
+// BackwardRetain is Backward with retain_graph=True: the graph can be run again.
+func (t *Tensor) BackwardRetain() { t.backward(nil, true, "backward") }
+
+// BackwardWith is t.backward(grad): grad is the gradient of some scalar with
+// respect to t (t's shape, or one that broadcasts to it).
+func (t *Tensor) BackwardWith(grad *Tensor) { t.backward(grad, false, "backward") }
+
+// BackwardWithRetain is BackwardWith with retain_graph=True.
+func (t *Tensor) BackwardWithRetain(grad *Tensor) { t.backward(grad, true, "backward") }
+
+func (t *Tensor) backward(grad *Tensor, retain bool, op string) {
+	t.live(op)
+	if !t.RequiresGrad() {
+		panic(&AutogradError{Op: op, Msg: "element 0 of tensors does not require grad and does not have a grad_fn"})
+	}
+	if grad == nil {
+		if t.NumElements() != 1 {
+			panic(&AutogradError{Op: op, Msg: "grad can be implicitly created only for scalar outputs"})
+		}
+		grad = Full(t.shape, 1, On(t.dev), Dtype(t.dtype))
+	} else {
+		grad.live(op)
+		sameDevice(op, t, grad)
+		if !grad.shape.Equal(t.shape) {
+			if !BroadcastShapes(op, grad.shape, t.shape).Equal(t.shape) {
+				shapeErr(op, "Mismatch in shape: grad_output[0] has a shape of "+grad.shape.String()+" and output[0] has a shape of "+t.shape.String(), grad.shape, t.shape)
+			}
+			grad = grad.Detach().Expand(t.shape...)
+		}
+		grad = grad.Detach().Cast(t.dtype)
+	}
+	if t.ag.node == nil {
+		accumulate(t, grad)
+		return
+	}
+	runGraph(t.ag.node, grad, retain)
+}
+
+// accumulate adds g into leaf's Grad (a fresh tensor: grads never alias).
+func accumulate(leaf *Tensor, g *Tensor) {
+	if leaf.ag.grad == nil {
+		leaf.ag.grad = g.Clone()
+		return
+	}
+	leaf.ag.grad = leaf.ag.grad.Add(g)
+}
+
+// fitGrad brings g to the edge's shape, dtype and device.
+func fitGrad(g *Tensor, e edge) *Tensor {
+	if !g.shape.Equal(e.shape) {
+		if g.NumElements() == e.shape.NumElements() && len(g.shape) < len(e.shape) {
+			g = g.Reshape(e.shape...)
+		} else {
+			g = sumTo(g, e.shape)
+		}
+	}
+	if g.dev != e.dev {
+		g = g.To(e.dev)
+	}
+	if g.dtype != e.dtype {
+		g = g.Cast(e.dtype)
+	}
+	return g
+}
+
+func runGraph(root *node, grad *Tensor, retain bool) {
+	// topological order: reverse post-order of a depth-first walk
+	var order []*node
+	seen := map[*node]bool{}
+	type frame struct {
+		n *node
+		i int
+	}
+	stack := []frame{{root, 0}}
+	seen[root] = true
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if f.i < len(f.n.edges) {
+			e := f.n.edges[f.i]
+			f.i++
+			if e.fn != nil && !seen[e.fn] {
+				seen[e.fn] = true
+				stack = append(stack, frame{e.fn, 0})
+			}
+			continue
+		}
+		order = append(order, f.n)
+		stack = stack[:len(stack)-1]
+	}
+	grads := map[*node]*Tensor{root: grad}
+	for i := len(order) - 1; i >= 0; i-- {
+		n := order[i]
+		g := grads[n]
+		delete(grads, n)
+		if g == nil {
+			continue
+		}
+		if n.retained != nil {
+			if n.retained.grad == nil {
+				n.retained.grad = g.Clone()
+			} else {
+				n.retained.grad = n.retained.grad.Add(g)
+			}
+		}
+		if n.freed {
+			panic(&AutogradError{Op: "backward", Msg: errSecondBackward})
+		}
+		for _, s := range n.saved {
+			if s.st.version.Load() != s.version {
+				panic(&AutogradError{Op: "backward", Msg: fmt.Sprintf("one of the variables needed for gradient computation has been modified by an inplace operation: is at version %d; expected version %d instead (grad_fn=<%s>)", s.st.version.Load(), s.version, n.name)})
+			}
+		}
+		gs := n.backward(g)
+		if !retain && len(n.saved) > 0 {
+			n.freed = true
+			n.backward = nil
+		}
+		for j, e := range n.edges {
+			if !e.live() || j >= len(gs) || gs[j] == nil {
+				continue
+			}
+			gj := fitGrad(gs[j].Detach(), e)
+			if e.leaf != nil {
+				accumulate(e.leaf, gj)
+				continue
+			}
+			if prev := grads[e.fn]; prev != nil {
+				grads[e.fn] = prev.Add(gj)
+			} else {
+				grads[e.fn] = gj
+			}
+		}
+	}
+}
+
+// --- in-place ops ---
+
+// inPlace checks that t may be written in place and bumps its version.
+func (t *Tensor) inPlace(op string) {
+	t.live(op)
+	if IsGradEnabled() && t.RequiresGrad() {
+		if t.IsLeaf() {
+			panic(&AutogradError{Op: op, Msg: "a leaf Variable that requires grad is being used in an in-place operation."})
+		}
+		panic(&AutogradError{Op: op, Msg: "in-place operations on tensors that are part of a graph are not supported; use the out-of-place op"})
+	}
+	if t.dev.Type == MetaType {
+		return
+	}
+	t.st.version.Add(1)
+}
+
+// operandFor brings o to t's device check, dtype and shape for an in-place
+// op writing t, as PyTorch's in-place broadcasting and casting rules.
+func (t *Tensor) operandFor(op string, o *Tensor, resultDT DType) *Tensor {
+	o.live(op)
+	sameDevice(op, t, o)
+	if !BroadcastShapes(op, t.shape, o.shape).Equal(t.shape) {
+		shapeErr(op, "output with shape "+t.shape.String()+" doesn't match the broadcast shape "+BroadcastShapes(op, t.shape, o.shape).String(), t.shape, o.shape)
+	}
+	if resultDT.Category() > t.dtype.Category() {
+		panic(&DTypeError{Op: op, DTypes: []DType{t.dtype, o.dtype}, Msg: fmt.Sprintf("result type %s can't be cast to the desired output type %s", resultDT, t.dtype)})
+	}
+	return o.Detach().Cast(t.dtype)
+}
+
+func (t *Tensor) binaryInPlace(name string, op backend.BinaryOp, o *Tensor) *Tensor {
+	t.inPlace(name)
+	oc := t.operandFor(name, o, resultType(opnd(t), opnd(o)))
+	t.be().Binary(op, t.view(), t.view(), oc.expandView(t.shape))
+	return t
+}
+
+// CopyFrom copies src into t (t.copy_(src)): src broadcasts to t's shape
+// and is converted to t's dtype and moved to t's device. t may be a view;
+// it is written through. It returns t.
+func (t *Tensor) CopyFrom(src *Tensor) *Tensor {
+	const name = "copy_"
+	t.inPlace(name)
+	src.live(name)
+	if src.dev != t.dev {
+		src = src.Detach().To(t.dev)
+	}
+	if !BroadcastShapes(name, t.shape, src.shape).Equal(t.shape) {
+		shapeErr(name, "src cannot be broadcast to the destination's shape", t.shape, src.shape)
+	}
+	if t.dev.Type == MetaType {
+		return t
+	}
+	t.be().Copy(t.view(), src.expandView(t.shape))
+	return t
+}
+
+// AddInPlace adds o (broadcast to t's shape) to t (t.add_(o)); returns t.
+func (t *Tensor) AddInPlace(o *Tensor) *Tensor { return t.binaryInPlace("add_", backend.Add, o) }
+
+// SubInPlace subtracts o from t (t.sub_(o)); returns t.
+func (t *Tensor) SubInPlace(o *Tensor) *Tensor { return t.binaryInPlace("sub_", backend.Sub, o) }
+
+// MulInPlace multiplies t by o (t.mul_(o)); returns t.
+func (t *Tensor) MulInPlace(o *Tensor) *Tensor { return t.binaryInPlace("mul_", backend.Mul, o) }
+
+// DivInPlace divides t by o (t.div_(o)); t must be floating point. Returns t.
+func (t *Tensor) DivInPlace(o *Tensor) *Tensor {
+	if !t.dtype.IsFloat() {
+		panic(&DTypeError{Op: "div_", DTypes: []DType{t.dtype, o.dtype}, Msg: "result type Float can't be cast to the desired output type " + t.dtype.String()})
+	}
+	return t.binaryInPlace("div_", backend.Div, o)
+}
+
+// AddScaledInPlace adds alpha*o to t (t.add_(o, alpha=alpha)); returns t.
+func (t *Tensor) AddScaledInPlace(o *Tensor, alpha float64) *Tensor {
+	o.live("add_")
+	return t.AddInPlace(o.Detach().MulScalar(alpha))
+}
+
+// MulScalarInPlace multiplies t by v (t.mul_(v)); returns t.
+func (t *Tensor) MulScalarInPlace(v float64) *Tensor { return t.MulInPlace(scalarLike(t, v)) }
+
+// AddScalarInPlace adds v to t (t.add_(v)); returns t.
+func (t *Tensor) AddScalarInPlace(v float64) *Tensor { return t.AddInPlace(scalarLike(t, v)) }
+
+// FillInPlace sets every element of t to v (t.fill_(v)); returns t.
+func (t *Tensor) FillInPlace(v float64) *Tensor {
+	t.inPlace("fill_")
+	if t.dev.Type != MetaType {
+		t.be().Fill(t.view(), v)
+	}
+	return t
+}
+
+// ZeroInPlace sets t to zero (t.zero_()); returns t.
+func (t *Tensor) ZeroInPlace() *Tensor { return t.FillInPlace(0) }
+
+// SqrtInPlace replaces t by its square root (t.sqrt_()); t must be floating point.
+func (t *Tensor) SqrtInPlace() *Tensor {
+	t.inPlace("sqrt_")
+	if !t.dtype.IsFloat() {
+		panic(&DTypeError{Op: "sqrt_", DTypes: []DType{t.dtype}, Msg: "result type Float can't be cast to the desired output type " + t.dtype.String()})
+	}
+	if t.dev.Type != MetaType {
+		t.be().Unary(backend.Sqrt, t.view(), t.view(), 0, 0)
+	}
+	return t
+}
+
+// AddcmulInPlace adds value*a*b to t (t.addcmul_(a, b, value=value)); returns t.
+func (t *Tensor) AddcmulInPlace(a, b *Tensor, value float64) *Tensor {
+	return t.AddInPlace(a.Detach().Mul(b.Detach()).MulScalar(value))
+}
+
+// AddcdivInPlace adds value*a/b to t (t.addcdiv_(a, b, value=value)); returns t.
+func (t *Tensor) AddcdivInPlace(a, b *Tensor, value float64) *Tensor {
+	return t.AddInPlace(a.Detach().Div(b.Detach()).MulScalar(value))
 }

@@ -23,7 +23,7 @@ func (t *Tensor) MatMul(o *Tensor) *Tensor {
 	if t.dtype == Bool {
 		panic(&DTypeError{Op: name, DTypes: []DType{t.dtype}, Msg: "matmul is not defined for bool"})
 	}
-	a, b := t, o
+	a, b := t.Detach(), o.Detach()
 	if a.Dim() == 1 {
 		a = a.Unsqueeze(0)
 	}
@@ -52,7 +52,7 @@ func (t *Tensor) MatMul(o *Tensor) *Tensor {
 	if o.Dim() == 1 {
 		shape = shape[:len(shape)-1]
 	}
-	return out.as(shape, backend.ContiguousStrides(shape), 0)
+	return recordMatMul(t, o, out.as(shape, backend.ContiguousStrides(shape), 0))
 }
 
 // batchView expands t to batch+[r, c] and flattens the batch to one dim,

@@ -105,7 +105,7 @@ func binary(op backend.BinaryOp, a, b *Tensor, bScalar bool) *Tensor {
 	}
 	out := empty(shape, outDT, a.dev)
 	out.be().Binary(op, out.view(), ac.expandView(shape), bc.expandView(shape))
-	return out
+	return recordBinary(op, ac, bc, out)
 }
 
 // scalarLike makes a zero-dim tensor of v on t's device for a scalar operand.
@@ -199,7 +199,9 @@ func (t *Tensor) PowScalar(v float64) *Tensor {
 }
 
 // RSubScalar returns v - t.
-func (t *Tensor) RSubScalar(v float64) *Tensor { return binaryScalar(backend.Sub, t, v).Neg() }
+func (t *Tensor) RSubScalar(v float64) *Tensor {
+	return rename(binaryScalar(backend.Sub, t, v).Neg(), "RsubBackward1")
+}
 
 // Eq returns a == b elementwise, as Bool.
 func (t *Tensor) Eq(o *Tensor) *Tensor { return binary(backend.Eq, t, o, false) }
@@ -268,7 +270,7 @@ func unary(op backend.UnaryOp, t *Tensor, p1, p2 float64) *Tensor {
 	}
 	out := empty(t.shape, src.dtype, t.dev)
 	out.be().Unary(op, out.view(), src.view(), p1, p2)
-	return out
+	return recordUnaryOp(op, src, out, p1, p2)
 }
 
 // Neg returns -t.
@@ -357,7 +359,7 @@ func Where(cond, a, b *Tensor) *Tensor {
 	ac, bc := a.Cast(ct), b.Cast(ct)
 	out := empty(shape, ct, a.dev)
 	out.be().Where(out.view(), cond.expandView(shape), ac.expandView(shape), bc.expandView(shape))
-	return out
+	return recordWhere(cond, ac, bc, out)
 }
 
 // sumTo reduces g (a broadcast result) back to shape, summing broadcast dims.

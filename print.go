@@ -158,7 +158,9 @@ func tensorBody(t *Tensor) (string, []string) {
 		}
 		body = formatData(t)
 	}
-	if t.RequiresGrad() {
+	if fn := t.GradFn(); fn != "" {
+		suffixes = append(suffixes, "grad_fn=<"+fn+">")
+	} else if t.RequiresGrad() {
 		suffixes = append(suffixes, "requires_grad=True")
 	}
 	return body, suffixes

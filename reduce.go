@@ -108,12 +108,12 @@ func sumType(dt DType) DType {
 
 // Sum adds elements over dims (all by default). Integers and bools sum to Int64.
 func (t *Tensor) Sum(opts ...ReduceOption) *Tensor {
-	return t.reduce(backend.Sum, "sum", sumType(t.dtype), opts)
+	return recordSum(t, t.reduce(backend.Sum, "sum", sumType(t.dtype), opts), opts)
 }
 
 // Prod multiplies elements over dims. Integers and bools give Int64.
 func (t *Tensor) Prod(opts ...ReduceOption) *Tensor {
-	return t.reduce(backend.Prod, "prod", sumType(t.dtype), opts)
+	return recordProd(t, t.reduce(backend.Prod, "prod", sumType(t.dtype), opts), opts)
 }
 
 func (t *Tensor) reducedCount(opts []ReduceOption) int {
@@ -133,8 +133,8 @@ func (t *Tensor) Mean(opts ...ReduceOption) *Tensor {
 		panic(&DTypeError{Op: "mean", DTypes: []DType{t.dtype}, Msg: "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype"})
 	}
 	n := t.reducedCount(opts)
-	s := t.Sum(opts...)
-	return s.DivScalar(float64(n)) // 0/0 = NaN for an empty reduction, as in PyTorch
+	s := t.Detach().Sum(opts...)
+	return recordMean(t, s.DivScalar(float64(n)), opts, n) // 0/0 = NaN for an empty reduction, as in PyTorch
 }
 
 func (t *Tensor) nonEmpty(op string, opts []ReduceOption) {
@@ -155,7 +155,7 @@ func (t *Tensor) Max(opts ...ReduceOption) *Tensor {
 	if t.dtype == Bool { // the max of bools is their or
 		return t.reduce(backend.Any, "max", Bool, opts)
 	}
-	return t.reduce(backend.Max, "max", t.dtype, opts)
+	return recordMaxMin(t, t.reduce(backend.Max, "max", t.dtype, opts), opts, true)
 }
 
 // Min returns the smallest element over dims (NaN propagates).
@@ -164,7 +164,7 @@ func (t *Tensor) Min(opts ...ReduceOption) *Tensor {
 	if t.dtype == Bool { // the min of bools is their and
 		return t.reduce(backend.All, "min", Bool, opts)
 	}
-	return t.reduce(backend.Min, "min", t.dtype, opts)
+	return recordMaxMin(t, t.reduce(backend.Min, "min", t.dtype, opts), opts, false)
 }
 
 func (t *Tensor) argReduce(op backend.ReduceOp, name string, dim *int, keep bool) *Tensor {
@@ -209,7 +209,8 @@ func (t *Tensor) MaxDim(dim int, keepdim bool) (values, indices *Tensor) {
 	if keepdim {
 		opts = append(opts, KeepDim())
 	}
-	return t.Max(opts...), t.ArgMaxDim(dim, keepdim)
+	indices = t.ArgMaxDim(dim, keepdim)
+	return recordMaxDim(t, t.Detach().Max(opts...), indices, dim, keepdim, true), indices
 }
 
 // MinDim returns the smallest values along dim and their indices.
@@ -218,7 +219,8 @@ func (t *Tensor) MinDim(dim int, keepdim bool) (values, indices *Tensor) {
 	if keepdim {
 		opts = append(opts, KeepDim())
 	}
-	return t.Min(opts...), t.ArgMinDim(dim, keepdim)
+	indices = t.ArgMinDim(dim, keepdim)
+	return recordMaxDim(t, t.Detach().Min(opts...), indices, dim, keepdim, false), indices
 }
 
 // Any reports, over dims, whether any element is nonzero (Bool).
@@ -235,14 +237,17 @@ func (t *Tensor) Var(opts ...ReduceOption) *Tensor {
 	o, _, _ := t.reduction("var", opts)
 	n := float64(t.reducedCount(opts))
 	keepOpts := append(append([]ReduceOption{}, opts...), KeepDim())
-	mean := t.Mean(keepOpts...)
-	dev := t.Sub(mean)
+	td := t.Detach()
+	mean := td.Mean(keepOpts...)
+	dev := td.Sub(mean)
 	ss := dev.Mul(dev).Sum(opts...)
-	return ss.DivScalar(math.Max(n-o.correction, 0))
+	return recordVar(t, ss.DivScalar(math.Max(n-o.correction, 0)), opts, false)
 }
 
 // Std returns the standard deviation over dims (sqrt of Var).
-func (t *Tensor) Std(opts ...ReduceOption) *Tensor { return t.Var(opts...).Sqrt() }
+func (t *Tensor) Std(opts ...ReduceOption) *Tensor {
+	return recordVar(t, t.Detach().Var(opts...).Sqrt(), opts, true)
+}
 
 // Softmax normalises exp(t) along dim.
 func (t *Tensor) Softmax(dim int) *Tensor { return t.softmax("softmax", dim, false) }
@@ -252,7 +257,7 @@ func (t *Tensor) LogSoftmax(dim int) *Tensor { return t.softmax("log_softmax", d
 
 func (t *Tensor) softmax(name string, dim int, log bool) *Tensor {
 	t.live(name)
-	src := t
+	src := t.Detach()
 	if !t.dtype.IsFloat() {
 		src = t.Cast(Float32)
 	}
@@ -274,5 +279,5 @@ func (t *Tensor) softmax(name string, dim int, log bool) *Tensor {
 	if t.Dim() == 0 {
 		out = out.Reshape()
 	}
-	return out
+	return recordSoftmax(t, out, d, log)
 }

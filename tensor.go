@@ -50,7 +50,8 @@ type storage struct {
 	s        backend.Storage
 	b        backend.Backend
 	released atomic.Bool
-	id       uint64 // in the live-tensor registry (memory.go)
+	id       uint64        // in the live-tensor registry (memory.go)
+	version  atomic.Uint64 // bumped by in-place ops; autograd checks saved tensors against it
 }
 
 // Tensor is an n-dimensional array on a device: a strided view of a storage.

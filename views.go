@@ -143,7 +143,7 @@ func (t *Tensor) Transpose(d0, d1 int) *Tensor {
 		perm[i] = i
 	}
 	perm[a], perm[b] = b, a
-	return t.Permute(perm...)
+	return rename(t.Permute(perm...), "TransposeBackward0")
 }
 
 // T transposes a matrix (dims 0 and 1); a 0- or 1-D tensor is returned as is.
@@ -154,7 +154,7 @@ func (t *Tensor) T() *Tensor {
 	if t.Dim() > 2 {
 		shapeErr("t", "expects a tensor with <= 2 dimensions", t.shape)
 	}
-	return t.Transpose(0, 1)
+	return rename(t.Transpose(0, 1), "TBackward0")
 }
 
 // Permute reorders the dims: out dim i is t's dim perm[i].
@@ -207,7 +207,11 @@ func (t *Tensor) Squeeze(dims ...int) *Tensor {
 		ns, st = Shape{}, []int{}
 	}
 	out := t.as(ns, st, t.offset)
-	return recordUnary(t, out, "SqueezeBackward0", func(g *Tensor) *Tensor { return g.Reshape(t.shape...) })
+	name := "SqueezeBackward0"
+	if len(dims) > 0 {
+		name = "SqueezeBackward1"
+	}
+	return recordUnary(t, out, name, func(g *Tensor) *Tensor { return g.Reshape(t.shape...) })
 }
 
 // Unsqueeze inserts a size-1 dim at position d (negative counts from the end).
@@ -272,7 +276,8 @@ func (t *Tensor) Narrow(d, start, length int) *Tensor {
 	}
 	ns := t.shape.clone()
 	ns[d] = length
-	return t.as(ns, append([]int(nil), t.strides...), t.offset+start*t.strides[d])
+	out := t.as(ns, append([]int(nil), t.strides...), t.offset+start*t.strides[d])
+	return recordSliceLike(t, out, "SliceBackward0", func(z *Tensor) *Tensor { return z.Narrow(d, start, length) })
 }
 
 // Slice returns elements start, start+step, ... < end of dim d, with Python's
@@ -299,7 +304,8 @@ func (t *Tensor) Slice(d, start, end, step int) *Tensor {
 	ns[d] = length
 	st := append([]int(nil), t.strides...)
 	st[d] *= step
-	return t.as(ns, st, t.offset+s*t.strides[d])
+	out := t.as(ns, st, t.offset+s*t.strides[d])
+	return recordSliceLike(t, out, "SliceBackward0", func(z *Tensor) *Tensor { return z.Slice(d, start, end, step) })
 }
 
 // Select returns the i-th slice of dim d, removing that dim (t[..., i, ...]).
@@ -314,7 +320,8 @@ func (t *Tensor) Select(d, i int) *Tensor {
 	}
 	ns := append(append(Shape{}, t.shape[:d]...), t.shape[d+1:]...)
 	st := append(append([]int{}, t.strides[:d]...), t.strides[d+1:]...)
-	return t.as(ns, st, t.offset+i*t.strides[d])
+	out := t.as(ns, st, t.offset+i*t.strides[d])
+	return recordSliceLike(t, out, "SelectBackward0", func(z *Tensor) *Tensor { return z.Select(d, i) })
 }
 
 // Index returns t[i] (the i-th slice of dim 0); several indices index
@@ -359,7 +366,7 @@ func Cat(ts []*Tensor, d int) *Tensor {
 		out.be().Copy(part.view(), t.view())
 		at += t.shape[d]
 	}
-	return out
+	return recordCat(ts, out, d)
 }
 
 // Stack joins tensors of equal shape along a new dim d.
@@ -376,7 +383,7 @@ func Stack(ts []*Tensor, d int) *Tensor {
 		}
 		us[i] = t.Unsqueeze(d)
 	}
-	return Cat(us, d)
+	return rename(Cat(us, d), "StackBackward0")
 }
 
 // Split cuts dim d into pieces of size (the last may be smaller); views.
@@ -387,7 +394,7 @@ func (t *Tensor) Split(size, d int) []*Tensor {
 	}
 	var out []*Tensor
 	for at := 0; at < t.shape[d]; at += size {
-		out = append(out, t.Narrow(d, at, min(size, t.shape[d]-at)))
+		out = append(out, rename(t.Narrow(d, at, min(size, t.shape[d]-at)), "SplitBackward0"))
 	}
 	if len(out) == 0 {
 		out = append(out, t)

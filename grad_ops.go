@@ -1,0 +1,431 @@
+package ember
+
+import (
+	"math"
+
+	"github.com/emberml/ember/backend"
+)
+
+// Backward rules of the elementwise, reduction, matmul and view ops. The
+// ops call these hooks after computing their result; each records a node
+// when an input requires grad (see record in autograd.go).
+
+// zeroLike is a zero-dim zero of t's dtype and device.
+func zeroLike(t *Tensor) *Tensor { return Full(Shape{}, 0, On(t.dev), Dtype(t.dtype)) }
+
+func needsGrad(ts ...*Tensor) bool {
+	if !IsGradEnabled() {
+		return false
+	}
+	for _, t := range ts {
+		if t != nil && t.RequiresGrad() {
+			return true
+		}
+	}
+	return false
+}
+
+var binaryGradNames = map[backend.BinaryOp]string{
+	backend.Add: "AddBackward0", backend.Sub: "SubBackward0", backend.Mul: "MulBackward0",
+	backend.Div: "DivBackward0", backend.Pow: "PowBackward1", backend.Maximum: "MaximumBackward0",
+	backend.Minimum: "MinimumBackward0", backend.Atan2: "Atan2Backward0", backend.Remainder: "RemainderBackward0",
+}
+
+// recordBinary records op(a, b) = out for the floating, differentiable ops;
+// a and b are the promoted operands.
+func recordBinary(op backend.BinaryOp, a, b, out *Tensor) *Tensor {
+	name, ok := binaryGradNames[op]
+	if !ok || !out.dtype.IsFloat() || !needsGrad(a, b) {
+		return out
+	}
+	ad, bd, yd := a.Detach(), b.Detach(), out.Detach()
+	ins := []*Tensor{a, b}
+	switch op {
+	case backend.Add:
+		return record(name, out, ins, nil, func(g *Tensor) []*Tensor { return []*Tensor{g, g} })
+	case backend.Sub:
+		return record(name, out, ins, nil, func(g *Tensor) []*Tensor { return []*Tensor{g, g.Neg()} })
+	case backend.Mul:
+		return record(name, out, ins, savedIf(ad, b, bd, a), func(g *Tensor) []*Tensor {
+			return []*Tensor{gradIf(a, func() *Tensor { return g.Mul(bd) }), gradIf(b, func() *Tensor { return g.Mul(ad) })}
+		})
+	case backend.Div:
+		return record(name, out, ins, []*Tensor{ad, bd}, func(g *Tensor) []*Tensor {
+			return []*Tensor{gradIf(a, func() *Tensor { return g.Div(bd) }),
+				gradIf(b, func() *Tensor { return g.Mul(ad).Div(bd.Mul(bd)).Neg() })}
+		})
+	case backend.Pow:
+		return record(name, out, ins, []*Tensor{ad, bd, yd}, func(g *Tensor) []*Tensor {
+			ga := gradIf(a, func() *Tensor {
+				// b * a^(b-1), zero where b == 0 (as PyTorch masks it)
+				d := bd.Mul(ad.Pow(bd.SubScalar(1)))
+				return g.Mul(Where(bd.EqScalar(0), zeroLike(d), d))
+			})
+			gb := gradIf(b, func() *Tensor {
+				d := yd.Mul(ad.Log())
+				// zero where a == 0 and b >= 0
+				mask := ad.EqScalar(0).LogicalAnd(bd.Ge(zeroLike(bd)))
+				return g.Mul(Where(mask, zeroLike(d), d))
+			})
+			return []*Tensor{ga, gb}
+		})
+	case backend.Maximum, backend.Minimum:
+		return record(name, out, ins, []*Tensor{ad, bd}, func(g *Tensor) []*Tensor {
+			half := Where(ad.Eq(bd), g.MulScalar(0.5), g)
+			z := zeroLike(g)
+			aLose, bLose := ad.Lt(bd), ad.Gt(bd)
+			if op == backend.Minimum {
+				aLose, bLose = bLose, aLose
+			}
+			return []*Tensor{Where(aLose, z, half), Where(bLose, z, half)}
+		})
+	case backend.Atan2:
+		return record(name, out, ins, []*Tensor{ad, bd}, func(g *Tensor) []*Tensor {
+			den := ad.Mul(ad).Add(bd.Mul(bd))
+			return []*Tensor{g.Mul(bd).Div(den), g.Mul(ad).Div(den).Neg()}
+		})
+	case backend.Remainder:
+		return record(name, out, ins, []*Tensor{ad, bd}, func(g *Tensor) []*Tensor {
+			return []*Tensor{g, gradIf(b, func() *Tensor { return g.Mul(ad.Div(bd).Floor()).Neg() })}
+		})
+	}
+	return out
+}
+
+// savedIf lists the tensors to save: s1 when t1 needs a gradient, and so on.
+func savedIf(s1, t1, s2, t2 *Tensor) []*Tensor {
+	var out []*Tensor
+	if t1.RequiresGrad() {
+		out = append(out, s1)
+	}
+	if t2.RequiresGrad() {
+		out = append(out, s2)
+	}
+	return out
+}
+
+// gradIf evaluates f only when in requires grad.
+func gradIf(in *Tensor, f func() *Tensor) *Tensor {
+	if !in.RequiresGrad() {
+		return nil
+	}
+	return f()
+}
+
+var unaryGradNames = map[backend.UnaryOp]string{
+	backend.Neg: "NegBackward0", backend.Abs: "AbsBackward0", backend.Exp: "ExpBackward0", backend.Log: "LogBackward0",
+	backend.Sqrt: "SqrtBackward0", backend.Rsqrt: "RsqrtBackward0", backend.Sin: "SinBackward0", backend.Cos: "CosBackward0",
+	backend.Tanh: "TanhBackward0", backend.Sigmoid: "SigmoidBackward0", backend.ReLU: "ReluBackward0",
+	backend.Sign: "SignBackward0", backend.Square: "PowBackward0", backend.Floor: "FloorBackward0",
+	backend.Ceil: "CeilBackward0", backend.Round: "RoundBackward0", backend.Log1p: "Log1PBackward0",
+	backend.Expm1: "Expm1Backward0", backend.Erf: "ErfBackward0", backend.Reciprocal: "ReciprocalBackward0",
+	backend.Clamp: "ClampBackward1", backend.PowScalar: "PowBackward0", backend.LeakyReLU: "LeakyReluBackward0",
+}
+
+// recordUnaryOp records op(x; p1, p2) = out.
+func recordUnaryOp(op backend.UnaryOp, x, out *Tensor, p1, p2 float64) *Tensor {
+	name, ok := unaryGradNames[op]
+	if !ok || !out.dtype.IsFloat() || !needsGrad(x) {
+		return out
+	}
+	xd, yd := x.Detach(), out.Detach()
+	in := []*Tensor{x}
+	one := func(f func(g *Tensor) *Tensor, saved ...*Tensor) *Tensor {
+		return record(name, out, in, saved, func(g *Tensor) []*Tensor { return []*Tensor{f(g)} })
+	}
+	switch op {
+	case backend.Neg:
+		return one(func(g *Tensor) *Tensor { return g.Neg() })
+	case backend.Abs:
+		return one(func(g *Tensor) *Tensor { return g.Mul(xd.Sign()) }, xd)
+	case backend.Exp:
+		return one(func(g *Tensor) *Tensor { return g.Mul(yd) }, yd)
+	case backend.Log:
+		return one(func(g *Tensor) *Tensor { return g.Div(xd) }, xd)
+	case backend.Sqrt:
+		return one(func(g *Tensor) *Tensor { return g.Div(yd.MulScalar(2)) }, yd)
+	case backend.Rsqrt:
+		return one(func(g *Tensor) *Tensor { return g.Mul(yd.Mul(yd).Mul(yd)).MulScalar(-0.5) }, yd)
+	case backend.Sin:
+		return one(func(g *Tensor) *Tensor { return g.Mul(xd.Cos()) }, xd)
+	case backend.Cos:
+		return one(func(g *Tensor) *Tensor { return g.Mul(xd.Sin()).Neg() }, xd)
+	case backend.Tanh:
+		return one(func(g *Tensor) *Tensor { return g.Mul(yd.Mul(yd).RSubScalar(1)) }, yd)
+	case backend.Sigmoid:
+		return one(func(g *Tensor) *Tensor { return g.Mul(yd.Mul(yd.RSubScalar(1))) }, yd)
+	case backend.ReLU:
+		return one(func(g *Tensor) *Tensor { return Where(yd.GtScalar(0), g, zeroLike(g)) }, yd)
+	case backend.Sign, backend.Floor, backend.Ceil, backend.Round:
+		return one(func(g *Tensor) *Tensor { return ZerosLike(g) })
+	case backend.Square:
+		return one(func(g *Tensor) *Tensor { return g.Mul(xd).MulScalar(2) }, xd)
+	case backend.Log1p:
+		return one(func(g *Tensor) *Tensor { return g.Div(xd.AddScalar(1)) }, xd)
+	case backend.Expm1:
+		return one(func(g *Tensor) *Tensor { return g.Mul(yd.AddScalar(1)) }, yd)
+	case backend.Erf:
+		return one(func(g *Tensor) *Tensor {
+			return g.Mul(xd.Mul(xd).Neg().Exp()).MulScalar(2 / math.Sqrt(math.Pi))
+		}, xd)
+	case backend.Reciprocal:
+		return one(func(g *Tensor) *Tensor { return g.Mul(yd.Mul(yd)).Neg() }, yd)
+	case backend.Clamp:
+		return one(func(g *Tensor) *Tensor {
+			in := xd.Ge(Full(Shape{}, p1, On(xd.dev), Dtype(xd.dtype))).LogicalAnd(xd.Le(Full(Shape{}, p2, On(xd.dev), Dtype(xd.dtype))))
+			return Where(in, g, zeroLike(g))
+		}, xd)
+	case backend.PowScalar:
+		return one(func(g *Tensor) *Tensor {
+			if p1 == 0 {
+				return ZerosLike(g)
+			}
+			return g.Mul(xd.PowScalar(p1 - 1)).MulScalar(p1)
+		}, xd)
+	case backend.LeakyReLU:
+		return one(func(g *Tensor) *Tensor { return Where(xd.GtScalar(0), g, g.MulScalar(p1)) }, xd)
+	}
+	return out
+}
+
+// recordWhere records where(cond, a, b) = out.
+func recordWhere(cond, a, b, out *Tensor) *Tensor {
+	if !needsGrad(a, b) {
+		return out
+	}
+	cd := cond.Detach()
+	return record("WhereBackward0", out, []*Tensor{a, b}, []*Tensor{cd}, func(g *Tensor) []*Tensor {
+		z := zeroLike(g)
+		return []*Tensor{Where(cd, g, z), Where(cd, z, g)}
+	})
+}
+
+// --- reductions ---
+
+// gradFnName is base+"0" for a full reduction and base+"1" with dims.
+func reduceName(base string, opts []ReduceOption) string {
+	o := reduceOpts{}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.dimsSet {
+		return base + "1"
+	}
+	return base + "0"
+}
+
+// keepShape returns g reshaped to t's keepdim reduction shape.
+func (t *Tensor) keepShaped(g *Tensor, opts []ReduceOption) *Tensor {
+	_, _, keep := t.reduction("backward", opts)
+	return g.Reshape(keep...)
+}
+
+func recordSum(t, out *Tensor, opts []ReduceOption) *Tensor {
+	if !needsGrad(t) {
+		return out
+	}
+	shape := t.shape.clone()
+	return record(reduceName("SumBackward", opts), out, []*Tensor{t}, nil, func(g *Tensor) []*Tensor {
+		_, _, keep := reductionOf(shape, opts)
+		return []*Tensor{g.Reshape(keep...).Expand(shape...)}
+	})
+}
+
+// reductionOf is Tensor.reduction for a bare shape.
+func reductionOf(shape Shape, opts []ReduceOption) (reduceOpts, []bool, Shape) {
+	return (&Tensor{shape: shape}).reduction("backward", opts)
+}
+
+func recordMean(t, out *Tensor, opts []ReduceOption, n int) *Tensor {
+	if !needsGrad(t) {
+		return out
+	}
+	shape := t.shape.clone()
+	return record(reduceName("MeanBackward", opts), out, []*Tensor{t}, nil, func(g *Tensor) []*Tensor {
+		_, _, keep := reductionOf(shape, opts)
+		return []*Tensor{g.Reshape(keep...).DivScalar(float64(n)).Expand(shape...)}
+	})
+}
+
+func recordProd(t, out *Tensor, opts []ReduceOption) *Tensor {
+	if !needsGrad(t) {
+		return out
+	}
+	xd, yd := t.Detach(), out.Detach()
+	return record(reduceName("ProdBackward", opts), out, []*Tensor{t}, []*Tensor{xd, yd}, func(g *Tensor) []*Tensor {
+		// prod/x; exact where x has no zeros (zeros give 0/0 here)
+		return []*Tensor{xd.keepShaped(g.Mul(yd), opts).Div(xd)}
+	})
+}
+
+// recordMaxMin records amax/amin-style reductions: the gradient is shared
+// evenly among tied extremes (MaxBackward1 for a full reduction, as
+// torch.max(t); AmaxBackward0 with dims, as torch.amax).
+func recordMaxMin(t, out *Tensor, opts []ReduceOption, isMax bool) *Tensor {
+	if !needsGrad(t) {
+		return out
+	}
+	name := "MaxBackward1"
+	if !isMax {
+		name = "MinBackward1"
+	}
+	o := reduceOpts{}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.dimsSet {
+		name = map[bool]string{true: "AmaxBackward0", false: "AminBackward0"}[isMax]
+	}
+	xd, yd := t.Detach(), out.Detach()
+	return record(name, out, []*Tensor{t}, []*Tensor{xd, yd}, func(g *Tensor) []*Tensor {
+		mask := xd.Eq(xd.keepShaped(yd, opts)).Cast(xd.dtype)
+		cnt := mask.Sum(append(append([]ReduceOption{}, opts...), KeepDim())...)
+		return []*Tensor{xd.keepShaped(g, opts).Mul(mask).Div(cnt)}
+	})
+}
+
+// oneHot is the Bool mask, of idx's shape with dim d of size n inserted...
+// idx has the keepdim shape (size 1 at d); the result has size n at d and is
+// true where the position along d equals idx.
+func oneHot(idx *Tensor, d, n int) *Tensor {
+	ar := Arange(0, float64(n), 1, On(idx.dev))
+	shape := make([]int, idx.Dim())
+	for i := range shape {
+		shape[i] = 1
+	}
+	shape[d] = n
+	return ar.Reshape(shape...).Eq(idx)
+}
+
+// recordMaxDim records the values of torch.max(t, dim): the gradient goes to
+// the index returned.
+func recordMaxDim(t, values, indices *Tensor, dim int, keepdim bool, isMax bool) *Tensor {
+	if !needsGrad(t) {
+		return values
+	}
+	name := map[bool]string{true: "MaxBackward0", false: "MinBackward0"}[isMax]
+	d := t.dim("max", dim)
+	if t.Dim() == 0 {
+		return record(name, values, []*Tensor{t}, nil, func(g *Tensor) []*Tensor { return []*Tensor{g} })
+	}
+	n := t.shape[d]
+	id := indices.Detach()
+	shape := t.shape.clone()
+	return record(name, values, []*Tensor{t}, []*Tensor{id}, func(g *Tensor) []*Tensor {
+		keep := shape.clone()
+		keep[d] = 1
+		mask := oneHot(id.Reshape(keep...), d, n)
+		return []*Tensor{Where(mask, g.Reshape(keep...), zeroLike(g))}
+	})
+}
+
+func recordVar(t, out *Tensor, opts []ReduceOption, std bool) *Tensor {
+	if !needsGrad(t) {
+		return out
+	}
+	o, _, _ := t.reduction("var", opts)
+	n := float64(t.reducedCount(opts))
+	div := math.Max(n-o.correction, 0)
+	xd, yd := t.Detach(), out.Detach()
+	name := "VarBackward0"
+	if std {
+		name = "StdBackward0"
+	}
+	return record(name, out, []*Tensor{t}, []*Tensor{xd, yd}, func(g *Tensor) []*Tensor {
+		keepOpts := append(append([]ReduceOption{}, opts...), KeepDim())
+		dev := xd.Sub(xd.Mean(keepOpts...))
+		gk := xd.keepShaped(g, opts)
+		if std {
+			// d std = d var / (2 std)
+			gk = gk.Div(xd.keepShaped(yd, opts).MulScalar(2))
+		}
+		return []*Tensor{gk.Mul(dev).MulScalar(2 / div)}
+	})
+}
+
+func recordSoftmax(t, out *Tensor, d int, log bool) *Tensor {
+	if !needsGrad(t) {
+		return out
+	}
+	yd := out.Detach()
+	if log {
+		return record("LogSoftmaxBackward0", out, []*Tensor{t}, []*Tensor{yd}, func(g *Tensor) []*Tensor {
+			return []*Tensor{g.Sub(yd.Exp().Mul(g.Sum(Dims(d), KeepDim())))}
+		})
+	}
+	return record("SoftmaxBackward0", out, []*Tensor{t}, []*Tensor{yd}, func(g *Tensor) []*Tensor {
+		return []*Tensor{yd.Mul(g.Sub(g.Mul(yd).Sum(Dims(d), KeepDim())))}
+	})
+}
+
+// --- matmul ---
+
+func recordMatMul(a, b, out *Tensor) *Tensor {
+	if !needsGrad(a, b) {
+		return out
+	}
+	name := "UnsafeViewBackward0"
+	switch {
+	case a.Dim() == 1 && b.Dim() == 1:
+		name = "DotBackward0"
+	case a.Dim() == 2 && b.Dim() == 1:
+		name = "MvBackward0"
+	case a.Dim() == 1 && b.Dim() == 2:
+		name = "SqueezeBackward1"
+	case a.Dim() == 2 && b.Dim() == 2:
+		name = "MmBackward0"
+	case a.Dim() == 3 && b.Dim() == 3 && a.shape[0] == b.shape[0]:
+		name = "BmmBackward0"
+	}
+	ad, bd := a.Detach(), b.Detach()
+	return record(name, out, []*Tensor{a, b}, savedIf(bd, a, ad, b), func(g *Tensor) []*Tensor {
+		a2, b2 := ad, bd
+		if a2.Dim() == 1 {
+			a2 = a2.Unsqueeze(0)
+		}
+		if b2.Dim() == 1 {
+			b2 = b2.Unsqueeze(1)
+		}
+		batch := BroadcastShapes("matmul", a2.shape[:a2.Dim()-2], b2.shape[:b2.Dim()-2])
+		gs := append(batch.clone(), a2.shape[a2.Dim()-2], b2.shape[b2.Dim()-1])
+		g2 := g.Reshape(gs...)
+		ga := gradIf(a, func() *Tensor { return sumTo(g2.MatMul(b2.Transpose(-1, -2)), a2.shape).Reshape(ad.shape...) })
+		gb := gradIf(b, func() *Tensor { return sumTo(a2.Transpose(-1, -2).MatMul(g2), b2.shape).Reshape(bd.shape...) })
+		return []*Tensor{ga, gb}
+	})
+}
+
+// --- views ---
+
+// recordSliceLike records a view op whose gradient is zeros with g written
+// into the same view of them (Narrow, Slice, Select).
+func recordSliceLike(t, out *Tensor, name string, same func(z *Tensor) *Tensor) *Tensor {
+	if !needsGrad(t) {
+		return out
+	}
+	shape, dt, dev := t.shape.clone(), t.dtype, t.dev
+	return record(name, out, []*Tensor{t}, nil, func(g *Tensor) []*Tensor {
+		z := Zeros(shape, On(dev), Dtype(dt))
+		same(z).CopyFrom(g)
+		return []*Tensor{z}
+	})
+}
+
+func recordCat(ts []*Tensor, out *Tensor, d int) *Tensor {
+	if !needsGrad(ts...) {
+		return out
+	}
+	sizes := make([]int, len(ts))
+	for i, t := range ts {
+		sizes[i] = t.shape[d]
+	}
+	return record("CatBackward0", out, ts, nil, func(g *Tensor) []*Tensor {
+		gs := make([]*Tensor, len(sizes))
+		at := 0
+		for i, n := range sizes {
+			gs[i] = g.Narrow(d, at, n)
+			at += n
+		}
+		return gs
+	})
+}
