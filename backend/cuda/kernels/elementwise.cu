@@ -27,11 +27,10 @@ template <typename T> __device__ __forceinline__ T ember_relu(T x) {
     if constexpr (ember_is_float<T>::value) return (x > 0 || x != x) ? x : (T)0;
     else return x > 0 ? x : (T)0;
 }
+// sign as torch computes it, (0 < x) - (x < 0): NaN and -0 give +0 (what
+// backend/cpu produces too).
 template <typename T> __device__ __forceinline__ T ember_sign(T x) {
-    if (x > 0) return (T)1;
-    if (x < 0) return (T)-1;
-    if constexpr (ember_is_float<T>::value) return x; // 0, -0, NaN
-    else return 0;
+    return (T)((int)(0 < x) - (int)(x < 0));
 }
 // ipow is integer power by squaring; negative exponents give 0 except |x| = 1.
 template <typename T> __device__ __forceinline__ T ember_ipow(T x, T y) {
