@@ -22,7 +22,7 @@ func (t *Tensor) To(dev Device) *Tensor {
 		host := t.hostData("to")
 		s, err := b.FromHost(dev, host)
 		if err != nil {
-			panic(&OutOfMemoryError{Device: dev, Bytes: int64(t.NumElements() * t.dtype.Size()), Err: err})
+			panic(oomError(dev, int64(t.NumElements()*t.dtype.Size()), err))
 		}
 		out = &Tensor{st: newStorage(s, b, t.shape), shape: t.shape.clone(), strides: backend.ContiguousStrides(t.shape), dtype: t.dtype, dev: dev}
 	}

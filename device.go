@@ -21,6 +21,7 @@ import (
 
 	"github.com/emberml/ember/backend"
 	_ "github.com/emberml/ember/backend/cpu" // registers the cpu backend
+	_ "github.com/emberml/ember/backend/cuda"
 	_ "github.com/emberml/ember/backend/meta"
 )
 

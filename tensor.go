@@ -145,14 +145,37 @@ func makeOptions(def DType, opts []Option) options {
 // --- allocation ---
 
 // OutOfMemoryError is the panic of an allocation a device could not serve.
+// Err is the allocator's own report (for CUDA: requested, allocated,
+// reserved, free and total, as PyTorch prints them); Largest lists the
+// device's largest live tensors, with creation sites when EMBER_TRACE_ALLOC=1.
 type OutOfMemoryError struct {
-	Device Device
-	Bytes  int64
-	Err    error
+	Device  Device
+	Bytes   int64
+	Err     error
+	Largest []TensorInfo
 }
 
 func (e *OutOfMemoryError) Error() string {
-	return fmt.Sprintf("out of memory on %v allocating %d bytes: %v", e.Device, e.Bytes, e.Err)
+	var b strings.Builder
+	fmt.Fprintf(&b, "out of memory on %v allocating %s: %v", e.Device, FormatBytes(e.Bytes), e.Err)
+	if len(e.Largest) > 0 {
+		b.WriteString("; largest live tensors:")
+		for _, ti := range e.Largest {
+			fmt.Fprintf(&b, " %s %v %v", FormatBytes(ti.Bytes), ti.DType, ti.Shape)
+			if ti.Site != "" {
+				fmt.Fprintf(&b, " at %s", ti.Site)
+			}
+			b.WriteString(";")
+		}
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+func oomError(dev Device, bytes int64, err error) *OutOfMemoryError {
+	e := &OutOfMemoryError{Device: dev, Bytes: bytes, Err: err}
+	snap := MemorySnapshot(dev)
+	e.Largest = snap.Tensors[:min(3, len(snap.Tensors))]
+	return e
 }
 
 func (e *OutOfMemoryError) Unwrap() error { return e.Err }
@@ -167,7 +190,7 @@ func empty(shape Shape, dt DType, dev Device) *Tensor {
 	n := shape.NumElements()
 	s, err := b.Alloc(dev, dt, n)
 	if err != nil {
-		panic(&OutOfMemoryError{Device: dev, Bytes: int64(n * dt.Size()), Err: err})
+		panic(oomError(dev, int64(n*dt.Size()), err))
 	}
 	return &Tensor{
 		st:      newStorage(s, b, shape),
@@ -293,7 +316,7 @@ func FromSlice[T Elem](data []T, shape Shape, opts ...Option) *Tensor {
 	b := backendOf(o.dev)
 	s, err := b.FromHost(o.dev, host)
 	if err != nil {
-		panic(&OutOfMemoryError{Device: o.dev, Bytes: int64(len(data) * dt.Size()), Err: err})
+		panic(oomError(o.dev, int64(len(data)*dt.Size()), err))
 	}
 	t := &Tensor{st: newStorage(s, b, shape), shape: shape.clone(), strides: backend.ContiguousStrides(shape), dtype: dt, dev: o.dev}
 	if o.dtype != dt {

@@ -58,6 +58,7 @@ type infoReport struct {
 	Ember  emberInfo `json:"ember"`
 	Host   hostInfo  `json:"host"`
 	CUDA   cudaInfo  `json:"cuda"`
+	Libs   libsInfo  `json:"cuda_libraries"`
 	Device string    `json:"device"` // what ember will use by default: "cpu" or "cuda:0"
 }
 
@@ -72,7 +73,7 @@ type infoSection interface {
 type infoLine struct{ key, value string }
 
 func (r *infoReport) sections() []infoSection {
-	return []infoSection{&r.Host, &r.CUDA}
+	return []infoSection{&r.Host, &r.CUDA, &r.Libs}
 }
 
 func collectInfo(verbose bool) *infoReport {
@@ -80,6 +81,7 @@ func collectInfo(verbose bool) *infoReport {
 		Ember: emberInfo{Version: version.Version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH},
 		Host:  hostInfo{CPU: sysinfo.HostCPU()},
 		CUDA:  newCUDAInfo(driver.Probe(), verbose),
+		Libs:  collectLibs(),
 	}
 	r.Device = "cpu"
 	if r.CUDA.Available {

@@ -144,3 +144,7 @@ func fallbackName(code int) string {
 	}
 	return fmt.Sprintf("CUDA_ERROR_%d", code)
 }
+
+// OutOfMemory reports whether the driver ran out of device memory, which the
+// caching allocator answers by freeing its cache and retrying.
+func (e *Error) OutOfMemory() bool { return e.Code == ErrOutOfMemory }
