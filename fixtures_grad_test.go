@@ -42,7 +42,7 @@ func (g gradFixture) param(t *testing.T, name string, v any) {
 
 func loadGradFixtures(t *testing.T, name string) []gradFixture {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "fixtures", "grad_"+name+".json"))
+	b, err := os.ReadFile(filepath.Join("testdata", "fixtures", "grad", "grad_"+name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}

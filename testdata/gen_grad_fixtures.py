@@ -2,7 +2,8 @@
 
 Run with /usr/bin/python3 (torch 1.13):
     /usr/bin/python3 testdata/gen_grad_fixtures.py
-Writes testdata/fixtures/grad_<op>.json: a list of cases, each with params,
+Writes testdata/fixtures/grad/grad_<op>.json (a folder of its own: backendtest
+reads every testdata/fixtures/*.json as its own format): a list of cases, each with params,
 float64 inputs, the output, the gradients of sum(output * w) with respect to
 the inputs (w is stored too), and for batch norm the updated running stats.
 """
@@ -13,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 torch.manual_seed(0)
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "grad")
 
 
 def t(x):
