@@ -173,37 +173,7 @@ func gemm[T float](kr *kernel[T], transA, transB bool, m, n, k int, alpha T, a [
 		p.run(0, m, 0, n)
 		return
 	}
-	// Split C into t bands along its longer side, in whole micro-tiles.
-	var tiles, unit int
-	rows := m >= n
-	if rows {
-		unit = kr.mr
-		tiles = (m + unit - 1) / unit
-	} else {
-		unit = kr.nr
-		tiles = (n + unit - 1) / unit
-	}
-	t = min(t, tiles)
-	if t <= 1 {
-		p.run(0, m, 0, n)
-		return
-	}
-	j := getJob[T]()
-	j.p = p
-	j.rows = rows
-	j.t = t
-	j.tiles = tiles
-	j.unit = unit
-	j.m, j.n = m, n
-	startWorkers(t - 1)
-	j.wg.Add(t - 1)
-	for i := 1; i < t; i++ {
-		workCh <- work{p: j, i: i}
-	}
-	j.runPart(0)
-	j.wg.Wait()
-	j.p = params[T]{}
-	putJob(j)
+	parallel(&p, m, n, t)
 }
 
 // params are one call's arguments.
@@ -219,83 +189,6 @@ type params[T float] struct {
 	beta           T
 	c              []T
 	ldc            int
-}
-
-// job is a product split into bands.
-type job[T float] struct {
-	p           params[T]
-	rows        bool
-	t           int
-	tiles, unit int
-	m, n        int
-	wg          sync.WaitGroup
-}
-
-var (
-	jobPoolS sync.Pool
-	jobPoolD sync.Pool
-)
-
-func jobPool[T float]() *sync.Pool {
-	var z T
-	if unsafe.Sizeof(z) == 4 {
-		return &jobPoolS
-	}
-	return &jobPoolD
-}
-
-func getJob[T float]() *job[T] {
-	if v := jobPool[T]().Get(); v != nil {
-		return v.(*job[T])
-	}
-	return new(job[T])
-}
-
-func putJob[T float](j *job[T]) { jobPool[T]().Put(j) }
-
-func (j *job[T]) runPart(i int) {
-	lo := i * j.tiles / j.t * j.unit
-	hi := (i + 1) * j.tiles / j.t * j.unit
-	if j.rows {
-		j.p.run(lo, min(hi, j.m), 0, j.n)
-	} else {
-		j.p.run(0, j.m, lo, min(hi, j.n))
-	}
-}
-
-// Worker goroutines, started on demand and kept for later calls.
-type part interface {
-	runPart(i int)
-	done()
-}
-
-type work struct {
-	p part
-	i int
-}
-
-func (j *job[T]) done() { j.wg.Done() }
-
-var (
-	workCh     = make(chan work, 64)
-	workersMu  sync.Mutex
-	numWorkers int
-)
-
-func startWorkers(n int) {
-	workersMu.Lock()
-	for numWorkers < n {
-		numWorkers++
-		go worker()
-	}
-	workersMu.Unlock()
-}
-
-func worker() {
-	for w := range workCh {
-		w.p.runPart(w.i)
-		w.p.done()
-	}
 }
 
 // scale sets C[i0:i1, j0:j1] = beta*C (zero when beta == 0, ignoring NaNs).
@@ -343,30 +236,38 @@ func (p *params[T]) run(i0, i1, j0, j1 int) {
 				mc := min(kr.mc, i1-ic)
 				packA(buf.a, p.a, p.lda, p.transA, ic, mc, pc, kc, mr, p.alpha, kr.simdPack)
 				for ir := 0; ir < mc; ir += mr {
-					ap := &buf.a[ir*kc]
-					mrr := min(mr, mc-ir)
-					for jr := 0; jr < nc; jr += nr {
-						bp := &buf.b[jr*kc]
-						nrr := min(nr, nc-jr)
-						ci := (ic+ir)*ldc + jc + jr
-						if mrr == mr && nrr == nr {
-							kr.fn(kc, ap, bp, &c[ci], ldc, accum)
-							continue
-						}
-						kr.fn(kc, ap, bp, &buf.t[0], nr, 0)
-						for i := 0; i < mrr; i++ {
-							dst := c[ci+i*ldc : ci+i*ldc+nrr]
-							src := buf.t[i*nr : i*nr+nrr]
-							if accum == 0 {
-								copy(dst, src)
-								continue
-							}
-							for j, v := range src {
-								dst[j] += v
-							}
-						}
-					}
+					p.tileRow(buf, buf.a[ir*kc:], buf.b, ic+ir, min(mr, mc-ir), jc, nc, kc, accum)
 				}
+			}
+		}
+	}
+}
+
+// tileRow computes the tiles of C rows i..i+mrr, columns jc..jc+nc from the
+// packed A micro-panel ap and the packed block bp.
+func (p *params[T]) tileRow(buf *buffers[T], ap, bp []T, i, mrr, jc, nc, kc, accum int) {
+	kr := p.kr
+	mr, nr := kr.mr, kr.nr
+	c, ldc := p.c, p.ldc
+	a := &ap[0]
+	for jr := 0; jr < nc; jr += nr {
+		b := &bp[jr*kc]
+		nrr := min(nr, nc-jr)
+		ci := i*ldc + jc + jr
+		if mrr == mr && nrr == nr {
+			kr.fn(kc, a, b, &c[ci], ldc, accum)
+			continue
+		}
+		kr.fn(kc, a, b, &buf.t[0], nr, 0)
+		for r := 0; r < mrr; r++ {
+			dst := c[ci+r*ldc : ci+r*ldc+nrr]
+			src := buf.t[r*nr : r*nr+nrr]
+			if accum == 0 {
+				copy(dst, src)
+				continue
+			}
+			for j, v := range src {
+				dst[j] += v
 			}
 		}
 	}

@@ -247,6 +247,9 @@ func TestKnownValues(t *testing.T) {
 }
 
 func TestNoAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under the race detector")
+	}
 	defer SetThreads(0)
 	SetThreads(2)
 	for _, n := range []int{40, 256} {
@@ -282,4 +285,27 @@ func TestBadArgs(t *testing.T) {
 			f()
 		}()
 	}
+}
+
+// TestParallelBlocks repeats products with several column and k blocks on
+// several goroutines, where bands of successive k blocks add into the same
+// tiles of C and must not overlap in time.
+func TestParallelBlocks(t *testing.T) {
+	defer SetThreads(0)
+	forEachKernel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(10, 11))
+		for _, th := range []int{2, 3} {
+			SetThreads(th)
+			for rep := 0; rep < 3; rep++ {
+				for _, tc := range []gemmCase{
+					{m: 30, n: 1200, k: 1100, alpha: 1, beta: 0, nanC: true},
+					{transA: true, transB: true, m: 45, n: 300, k: 1000, alpha: 2, beta: 0.5},
+					{transB: true, m: 130, n: 90, k: 800, pad: 1, alpha: -1, beta: 1},
+				} {
+					check(t, r, tc, 0x1p-24, Sgemm)
+					check(t, r, tc, 0x1p-53, Dgemm)
+				}
+			}
+		}
+	})
 }

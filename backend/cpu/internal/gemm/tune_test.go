@@ -7,14 +7,14 @@ import (
 
 func BenchmarkTune(b *testing.B) {
 	base := kernels[0].s
-	for _, kc := range []int{256, 384, 512} {
+	n := 1024
+	for _, kc := range []int{256, 342, 512} {
 		for _, nc := range []int{512, 1024} {
-			for _, th := range []int{1, 2} {
-				b.Run(fmt.Sprintf("kc%d/nc%d/t%d", kc, nc, th), func(b *testing.B) {
-					kr := &kernel[float32]{name: base.name, mr: base.mr, nr: base.nr, mc: base.mc, kc: kc, nc: nc, fn: base.fn}
-					SetThreads(th)
+			for _, mc := range []int{14 * 8, 14 * 24} {
+				b.Run(fmt.Sprintf("kc%d/nc%d/mc%d", kc, nc, mc), func(b *testing.B) {
+					kr := &kernel[float32]{name: base.name, mr: base.mr, nr: base.nr, mc: mc, kc: kc, nc: nc, fn: base.fn, simdPack: true}
+					SetThreads(1)
 					defer SetThreads(0)
-					n := 1024
 					x, y, z := benchData(n)
 					gemm(kr, false, false, n, n, n, 1, x, n, y, n, 0, z, n)
 					b.ResetTimer()

@@ -1,0 +1,246 @@
+package gemm
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// A parallel product walks the same (jc, pc) blocks as the serial one, but
+// all goroutines share each packed block of B. The work of a block is a list
+// of items: first packing groups of B micro-panels into the block's buffer,
+// then computing MR-row bands of C (each goroutine packs its own A
+// micro-panel). Items of all blocks are numbered in order and handed out
+// through one atomic counter, so a goroutine that starts late (waking a
+// parked thread takes ~100µs) or runs slowly just takes fewer items. An item
+// waits only on earlier items: a band waits for its block's B to be packed,
+// and packing block b into one of two buffers waits until block b-2, which
+// used that buffer, is finished; a band of a later k block waits for the
+// same band of the block before, which adds into the same tiles of C.
+
+// bGroup is how many B micro-panels one packing item covers.
+const bGroup = 8
+
+// job is one parallel product.
+type job[T float] struct {
+	p        params[T]
+	m, n     int
+	ncb, kcb int // block sizes
+	nk       int // k blocks per column block
+	blocks   int
+	bp       [2][]T
+	next     atomic.Int64 // next item to hand out
+	total    int64        // items in all
+	packed   []atomic.Int64
+	computed []atomic.Int64
+	bandDone []atomic.Int64 // per column block and band of rows: k blocks finished
+	wg       sync.WaitGroup
+}
+
+var (
+	jobPoolS sync.Pool
+	jobPoolD sync.Pool
+)
+
+func jobPool[T float]() *sync.Pool {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		return &jobPoolS
+	}
+	return &jobPoolD
+}
+
+// block returns block b's column and k ranges and its item counts.
+func (j *job[T]) block(b int) (jc, nc, pc, kc, groups, bands int) {
+	jc = b / j.nk * j.ncb
+	nc = min(j.ncb, j.n-jc)
+	pc = b % j.nk * j.kcb
+	kc = min(j.kcb, j.p.k-pc)
+	panels := (nc + j.p.kr.nr - 1) / j.p.kr.nr
+	groups = (panels + bGroup - 1) / bGroup
+	bands = (j.m + j.p.kr.mr - 1) / j.p.kr.mr
+	return
+}
+
+func parallel[T float](p *params[T], m, n, t int) {
+	kr := p.kr
+	var j *job[T]
+	if v := jobPool[T]().Get(); v != nil {
+		j = v.(*job[T])
+	} else {
+		j = new(job[T])
+	}
+	j.p = *p
+	j.m, j.n = m, n
+	j.ncb = balance(n, kr.nc, kr.nr)
+	j.kcb = balance(p.k, kr.kc, 1)
+	j.nk = (p.k + j.kcb - 1) / j.kcb
+	j.blocks = (n + j.ncb - 1) / j.ncb * j.nk
+	size := j.ncb * j.kcb
+	for i := range j.bp {
+		if len(j.bp[i]) < size {
+			j.bp[i] = make([]T, size)
+		}
+	}
+	if len(j.packed) < j.blocks {
+		j.packed = make([]atomic.Int64, j.blocks)
+		j.computed = make([]atomic.Int64, j.blocks)
+	}
+	nbd := (m + kr.mr - 1) / kr.mr * (j.blocks / j.nk)
+	if len(j.bandDone) < nbd {
+		j.bandDone = make([]atomic.Int64, nbd)
+	}
+	for i := range j.bandDone[:nbd] {
+		j.bandDone[i].Store(0)
+	}
+	j.total = 0
+	for b := 0; b < j.blocks; b++ {
+		j.packed[b].Store(0)
+		j.computed[b].Store(0)
+		_, _, _, _, g, r := j.block(b)
+		j.total += int64(g + r)
+	}
+	j.next.Store(0)
+
+	startWorkers(t - 1)
+	j.wg.Add(t - 1)
+	for i := 1; i < t; i++ {
+		workCh <- work{p: j}
+	}
+	j.runPart(0)
+	j.wg.Wait()
+	j.p = params[T]{}
+	jobPool[T]().Put(j)
+}
+
+// waitFor spins until v reaches want.
+func waitFor(v *atomic.Int64, want int64) {
+	for i := 0; v.Load() < want; i++ {
+		if i%16 == 15 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// runPart takes items until none are left.
+func (j *job[T]) runPart(int) {
+	p := &j.p
+	kr := p.kr
+	mr, nr := kr.mr, kr.nr
+	buf := kr.buffers()
+	defer kr.pool.Put(buf)
+	b, base := 0, int64(0) // current block and its first item
+	jc, nc, pc, kc, groups, bands := j.block(0)
+	for {
+		it := j.next.Add(1) - 1
+		if it >= j.total {
+			return
+		}
+		for it >= base+int64(groups+bands) {
+			base += int64(groups + bands)
+			b++
+			jc, nc, pc, kc, groups, bands = j.block(b)
+		}
+		bp := j.bp[b%2]
+		k := int(it - base)
+		if k < groups {
+			// Pack micro-panels k*bGroup... of block b, once block b-2
+			// no longer reads this buffer.
+			if b >= 2 {
+				_, _, _, _, _, r := j.block(b - 2)
+				waitFor(&j.computed[b-2], int64(r))
+			}
+			j0 := k * bGroup * nr
+			w := min(bGroup*nr, nc-j0)
+			packB(bp[j0*kc:], p.b, p.ldb, p.transB, pc, kc, jc+j0, w, nr, kr.simdPack)
+			j.packed[b].Add(1)
+			continue
+		}
+		band := k - groups
+		bd := &j.bandDone[b/j.nk*bands+band]
+		i := band * mr
+		mrr := min(mr, j.m-i)
+		accum := 1
+		if pc == 0 {
+			if p.beta == 0 {
+				accum = 0
+			} else {
+				scale(p.beta, p.c, p.ldc, i, i+mrr, jc, jc+nc)
+			}
+		}
+		packA(buf.a, p.a, p.lda, p.transA, i, mrr, pc, kc, mr, p.alpha, kr.simdPack)
+		waitFor(&j.packed[b], int64(groups))
+		// The previous k block adds into the same tiles of C.
+		waitFor(bd, int64(b%j.nk))
+		p.tileRow(buf, buf.a, bp, i, mrr, jc, nc, kc, accum)
+		bd.Add(1)
+		j.computed[b].Add(1)
+	}
+}
+
+func (j *job[T]) done() { j.wg.Done() }
+
+// Worker goroutines, started on demand and kept for later calls.
+type part interface {
+	runPart(i int)
+	done()
+}
+
+type work struct {
+	p part
+	i int
+}
+
+var (
+	workCh     = make(chan work, 64)
+	workersMu  sync.Mutex
+	numWorkers int
+)
+
+func startWorkers(n int) {
+	workersMu.Lock()
+	for numWorkers < n {
+		numWorkers++
+		go worker()
+	}
+	workersMu.Unlock()
+}
+
+// spinFor is how long a worker keeps polling for work after finishing a
+// part before it parks: waking a parked goroutine's thread takes ~100µs,
+// as long as a whole 256³ product, and back-to-back products are the
+// common case.
+const spinFor = 200 * time.Microsecond
+
+func worker() {
+	for {
+		w := <-workCh
+		for {
+			w.p.runPart(w.i)
+			w.p.done()
+			if !poll(&w) {
+				break
+			}
+		}
+	}
+}
+
+// poll waits up to spinFor for more work without parking.
+func poll(w *work) bool {
+	start := time.Now()
+	for i := 0; ; i++ {
+		select {
+		case *w = <-workCh:
+			return true
+		default:
+		}
+		if i%64 == 63 {
+			if time.Since(start) > spinFor {
+				return false
+			}
+			runtime.Gosched()
+		}
+	}
+}
