@@ -146,6 +146,7 @@ func newStorage(s backend.Storage, b backend.Backend, shape Shape) *storage {
 	registry[st.id] = info
 	regMu.Unlock()
 	runtime.AddCleanup(st, untrack, st.id)
+	inScope(st)
 	return st
 }
 

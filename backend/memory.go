@@ -35,3 +35,19 @@ func GemmOperand(rows, cols, sr, sc int) (trans bool, ld int, ok bool) {
 	}
 	return false, 0, false
 }
+
+// Event is a marker in a device's queue of work, for timing and waiting.
+type Event interface {
+	// Synchronize waits until the work queued before the event is done.
+	Synchronize() error
+	// ElapsedMs is the time in milliseconds from start to this event; both
+	// must have completed.
+	ElapsedMs(start Event) (float64, error)
+	Release()
+}
+
+// EventRecorder is implemented by asynchronous backends: RecordEvent queues
+// an event after the work queued so far on dev.
+type EventRecorder interface {
+	RecordEvent(dev Device) (Event, error)
+}

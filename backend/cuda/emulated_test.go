@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/emberml/ember"
@@ -29,6 +30,7 @@ type emuGPU struct {
 	used     uint64
 	sizes    map[uint64]uint64
 	mallocs  int
+	clock    []time.Time
 }
 
 var errEmuOOM = errors.New("emulated device out of memory")
@@ -86,6 +88,20 @@ func (g *emuGPU) Synchronize() error                   { return nil }
 func (g *emuGPU) RecordEvent(uintptr) (uintptr, error) { return 1, nil }
 func (g *emuGPU) EventDone(uintptr) (bool, error)      { return true, nil }
 func (g *emuGPU) DestroyEvent(uintptr) error           { return nil }
+
+// Timing events read the wall clock: the emulator runs launches synchronously.
+func (g *emuGPU) RecordTimingEvent(uintptr) (uintptr, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.clock = append(g.clock, time.Now())
+	return uintptr(len(g.clock)), nil
+}
+func (g *emuGPU) EventSynchronize(uintptr) error { return nil }
+func (g *emuGPU) EventElapsedMs(a, b uintptr) (float64, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return float64(g.clock[b-1].Sub(g.clock[a-1]).Nanoseconds()) / 1e6, nil
+}
 
 // Gemm reads the operands out, multiplies in float64 and writes C back.
 func (g *emuGPU) Gemm(dt backend.DType, transA, transB bool, m, n, k int, a uint64, lda int, strideA int64, b uint64, ldb int, strideB int64, c uint64, ldc int, strideC int64, batch int) error {
@@ -213,5 +229,29 @@ func TestRealCUDAReportsWhy(t *testing.T) {
 		if cerr := b.Check(backend.Device{Type: backend.CUDAType}); cerr == nil {
 			t.Fatal("Check accepted an absent device")
 		}
+	}
+}
+
+func TestEmulatedEvents(t *testing.T) {
+	useEmulator(t)
+	dev := ember.CUDA(0)
+	start, end := ember.NewEvent(dev), ember.NewEvent(dev)
+	if err := start.Record(); err != nil {
+		t.Fatal(err)
+	}
+	x := ember.Ones(ember.Shape{256, 256}, ember.On(dev))
+	y := x.Mul(x)
+	if err := end.Record(); err != nil {
+		t.Fatal(err)
+	}
+	if err := end.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := end.ElapsedTime(start)
+	if err != nil || ms < 0 {
+		t.Fatalf("elapsed %v, %v", ms, err)
+	}
+	if y.Sum().Item() != 65536 {
+		t.Fatal("x*x sum wrong")
 	}
 }

@@ -33,6 +33,10 @@ type GPU interface {
 	RecordEvent(stream uintptr) (uintptr, error)
 	EventDone(ev uintptr) (bool, error)
 	DestroyEvent(ev uintptr) error
+	// Timing events: recorded with timing enabled, waited on, compared.
+	RecordTimingEvent(stream uintptr) (uintptr, error)
+	EventSynchronize(ev uintptr) error
+	EventElapsedMs(start, end uintptr) (float64, error)
 }
 
 // Opener opens device i and reports how many devices exist.

@@ -1,6 +1,8 @@
 package cuda
 
 import (
+	"fmt"
+
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cuda/internal/alloc"
 	"github.com/emberml/ember/backend/cuda/internal/kcache"
@@ -52,3 +54,39 @@ func (b *Backend) MemorySummary(dev backend.Device) (string, error) {
 // KernelCacheDir is where compiled kernels are kept (EMBER_CACHE_DIR or the
 // user cache directory).
 func KernelCacheDir() (string, error) { return kcache.DefaultDir() }
+
+// event is a timing event on a device's stream.
+type event struct {
+	d  *device
+	ev uintptr
+}
+
+// RecordEvent queues a timing event after the work queued so far.
+func (b *Backend) RecordEvent(dev backend.Device) (backend.Event, error) {
+	d, err := b.device(dev.Index)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := d.gpu.RecordTimingEvent(0)
+	if err != nil {
+		return nil, err
+	}
+	return &event{d: d, ev: ev}, nil
+}
+
+func (e *event) Synchronize() error { return e.d.gpu.EventSynchronize(e.ev) }
+
+func (e *event) ElapsedMs(start backend.Event) (float64, error) {
+	s, ok := start.(*event)
+	if !ok || s.d != e.d {
+		return 0, fmt.Errorf("cuda: events from different devices")
+	}
+	return e.d.gpu.EventElapsedMs(s.ev, e.ev)
+}
+
+func (e *event) Release() {
+	if e.ev != 0 {
+		_ = e.d.gpu.DestroyEvent(e.ev)
+		e.ev = 0
+	}
+}

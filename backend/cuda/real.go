@@ -342,3 +342,28 @@ func (g *realGPU) Gemm(dt backend.DType, transA, transB bool, m, n, k int, a uin
 		return &backend.NotImplementedError{Op: "matmul", Device: backend.CUDAType, DType: dt}
 	})
 }
+
+func (g *realGPU) RecordTimingEvent(stream uintptr) (ev uintptr, err error) {
+	err = g.ctx.Do(func() error {
+		e, err := g.drv.EventCreate(driver.EventDefault)
+		if err != nil {
+			return err
+		}
+		ev = uintptr(e)
+		return g.drv.EventRecord(e, driver.Stream(stream))
+	})
+	return ev, err
+}
+
+func (g *realGPU) EventSynchronize(ev uintptr) error {
+	return g.ctx.Do(func() error { return g.drv.EventSynchronize(driver.Event(ev)) })
+}
+
+func (g *realGPU) EventElapsedMs(start, end uintptr) (ms float64, err error) {
+	err = g.ctx.Do(func() error {
+		v, err := g.drv.EventElapsedTime(driver.Event(start), driver.Event(end))
+		ms = float64(v)
+		return err
+	})
+	return ms, err
+}

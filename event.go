@@ -1,0 +1,73 @@
+package ember
+
+import (
+	"errors"
+	"time"
+
+	"github.com/emberml/ember/backend"
+)
+
+// Event marks a point in a device's queue of work, as torch.cuda.Event:
+// record two around some GPU work, synchronize the second, and read the
+// time between them. On the CPU, whose work is synchronous, an event is the
+// wall clock at Record.
+type Event struct {
+	dev Device
+	ev  backend.Event
+	at  time.Time
+}
+
+// NewEvent returns an unrecorded event for dev.
+func NewEvent(dev Device) *Event { return &Event{dev: dev} }
+
+// Record places the event after the work queued so far on its device.
+func (e *Event) Record() error {
+	if err := CheckDevice(e.dev); err != nil {
+		return err
+	}
+	b, _ := backend.Get(e.dev.Type)
+	if r, ok := b.(backend.EventRecorder); ok {
+		if e.ev != nil {
+			e.ev.Release()
+		}
+		ev, err := r.RecordEvent(e.dev)
+		e.ev = ev
+		return err
+	}
+	e.at = time.Now()
+	return nil
+}
+
+// Synchronize waits for the work queued before the event.
+func (e *Event) Synchronize() error {
+	if e.ev != nil {
+		return e.ev.Synchronize()
+	}
+	if e.at.IsZero() {
+		return errors.New("event not recorded")
+	}
+	return nil
+}
+
+// ElapsedTime returns the milliseconds between start and e; both must be
+// recorded on the same device and e synchronized (torch's elapsed_time).
+func (e *Event) ElapsedTime(start *Event) (float64, error) {
+	if start.dev != e.dev {
+		return 0, &DeviceMismatchError{Op: "elapsed_time", Devices: []Device{start.dev, e.dev}}
+	}
+	if e.ev != nil && start.ev != nil {
+		return e.ev.ElapsedMs(start.ev)
+	}
+	if e.at.IsZero() || start.at.IsZero() {
+		return 0, errors.New("elapsed_time: both events must be recorded")
+	}
+	return float64(e.at.Sub(start.at).Nanoseconds()) / 1e6, nil
+}
+
+// Release frees the device's event object.
+func (e *Event) Release() {
+	if e.ev != nil {
+		e.ev.Release()
+		e.ev = nil
+	}
+}
