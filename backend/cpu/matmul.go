@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cpu/internal/gemm"
 )
 
 // MatMul computes a batch of matrix products into a contiguous dst.
@@ -86,7 +87,11 @@ func gemmRef[T numT](transA, transB bool, m, n, k int, a []T, lda int, b []T, ld
 	})
 }
 
-var (
-	sgemm gemmFn[float32] = gemmRef[float32]
-	dgemm gemmFn[float64] = gemmRef[float64]
-)
+// sgemm and dgemm use the assembly GEMM; SetThreads reaches it too.
+func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	gemm.Sgemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+}
+
+func dgemm(transA, transB bool, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	gemm.Dgemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+}

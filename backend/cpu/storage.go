@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cpu/internal/gemm"
 )
 
 // Storage holds one of []float32, []float64, []int64, []int32, []bool.
@@ -116,6 +117,7 @@ func SetThreads(n int) {
 		n = 1
 	}
 	threads.Store(int32(n))
+	gemm.SetThreads(n)
 }
 
 // Threads returns the number of goroutines large kernels use.
