@@ -2,11 +2,27 @@ package ember
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
+// settleGC collects earlier tests' garbage and waits for its cleanups, so
+// that they do not change the totals in the middle of a test.
+func settleGC() {
+	for i := 0; i < 20; i++ {
+		before := MemoryAllocated(CPU)
+		runtime.GC()
+		time.Sleep(2 * time.Millisecond)
+		if MemoryAllocated(CPU) == before {
+			return
+		}
+	}
+}
+
 func TestMemoryAccountingCPU(t *testing.T) {
+	settleGC()
 	a0, s0 := MemoryAllocated(CPU), MemorySnapshot(CPU).Bytes
 	x := Zeros(Shape{1000})                          // 4000 bytes
 	y := Ones(Shape{10, 10}, Dtype(Float64))         // 800 bytes
