@@ -6,9 +6,11 @@
 // rows at a time, into MR-row micro-panels (alpha folded in) whose current
 // one stays in L1; an assembly micro-kernel then computes each MR×NR tile of
 // C with the whole tile held in vector registers. Partial tiles at the edges
-// are computed into a small buffer and merged. Large products are split into
-// row or column bands that run on separate goroutines, each with its own
-// packing buffers taken from a pool, so steady-state calls do not allocate.
+// are computed into a small buffer and merged. Large products run on several
+// goroutines that share each packed block of B and take bands of C rows from
+// an atomic counter (see parallel.go); packing buffers come from pools, so
+// steady-state calls do not allocate. On AVX-512 the packing itself uses
+// gathers and masked loads generated alongside the kernels.
 //
 // The micro-kernel is chosen at init from the CPU's features: AVX-512
 // (14×32 float32, 14×16 float64), AVX2+FMA (6×16, 6×8), or a pure-Go one.
