@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/emberml/ember"
+)
+
+// TestWalkthrough runs every step small and checks the key lines: the ones
+// every machine prints, and then either the GPU lines or one SKIP per
+// GPU-dependent step.
+func TestWalkthrough(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(&out, config{size: 96, reps: 2, image: 32}); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	got := out.String()
+	t.Log(got)
+	want := []string{
+		"== 1. environment check",
+		"== 2. device descriptors",
+		"devices: cpu cuda:0 cuda:1 meta",
+		`ParseDevice("gpu:0"): invalid device string`,
+		"== 3. TryGPU / TryAllGPUs",
+		"TryGPU(10) = cpu",
+		"== 4. tensors on a device",
+		"X = tensor([1, 2, 3]), X.Device() = cpu",
+		"on meta (shape and dtype, no data): tensor(..., device='meta', size=(2, 3))",
+		"== 5. moving tensors",
+		"X.To(cpu) == X: true; X.CPU() == X: true",
+		"X.To(meta) is a new tensor: true, on meta",
+		"== 6. the cross-device error",
+		"meta * cpu: Expected all tensors to be on the same device, but found at least two devices, meta and cpu! (op: mul)",
+		"== 7. CPU vs GPU: x*x on a 96×96 float32 tensor",
+		"x on cpu, 36.00 KiB", // 96·96·4 bytes
+		"CPU x*x: best ",
+		"== 8. memory statistics on ",
+		"t := Zeros(96, 96) on ",
+		// Zeros(96, 96) is 96·96·4 = 36864 bytes (a multiple of the CUDA
+		// allocator's 512-byte rounding).
+		"allocated grew by 36.00 KiB with t and fell by 36.00 KiB at t.Release()",
+		"using t after Release: add: tensor used after Release",
+		"== 9. a network on ",
+		"net(X on meta): Expected all tensors to be on the same device",
+		"ResNet-18 forward of [1, 3, 32, 32]: output on ",
+		"shape [1, 1000]",
+		"walkthrough done: 9 steps on ",
+	}
+	if err := ember.CheckDevice(ember.CUDA(0)); err == nil {
+		want = append(want,
+			"CUDA available: true",
+			"cuda:0: ",
+			"TryGPU(0) = cuda:0",
+			"Z.CUDA(0) == Z (no copy when already there): true",
+			"cuda:0 + cpu: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! (op: add)",
+			"AllClose(CPU result, GPU result.CPU()): true",
+			"net[0].weight.Device() = cuda:0",
+			"output on cuda:0, shape [1, 1000]",
+		)
+		if n := strings.Count(got, "SKIP "); n != 0 {
+			t.Errorf("%d SKIP lines with a GPU present", n)
+		}
+	} else {
+		want = append(want,
+			"CUDA available: false",
+			"device count: 0",
+			"TryGPU(0) = cpu",
+			"TryAllGPUs() = [cpu]",
+			"SKIP device names and total memory: ",
+			"SKIP X.CUDA(0), Z.CUDA(0) == Z and Y+Z on cuda:0: ",
+			"SKIP cuda:0 + cpu: ",
+			"SKIP the GPU timing and AllClose(CPU, GPU): ",
+			"SKIP the cuda:0 allocator's statistics",
+			"SKIP running the network on cuda:0",
+			"net[0].weight.Device() = cpu",
+		)
+		// One SKIP per step that needs a GPU: 1, 5, 6, 7, 8, 9.
+		if n := strings.Count(got, "SKIP "); n != 6 {
+			t.Errorf("got %d SKIP lines, want 6 (one per GPU step)", n)
+		}
+		if n := strings.Count(got, err.Error()); n < 6 {
+			t.Errorf("the reason %q appears %d times, want every SKIP to give it", err, n)
+		}
+	}
+	for _, s := range want {
+		if !strings.Contains(got, s) {
+			t.Errorf("output lacks %q", s)
+		}
+	}
+}
+
+// TestBadFlags checks that a non-positive size is refused.
+func TestBadFlags(t *testing.T) {
+	if err := run(&bytes.Buffer{}, config{size: 0, reps: 1}); err == nil {
+		t.Fatal("size 0 accepted")
+	}
+}
