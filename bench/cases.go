@@ -1,0 +1,203 @@
+package bench
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/backend/cpu"
+	"github.com/emberml/ember/nn"
+	"github.com/emberml/ember/optim"
+	"github.com/emberml/ember/vision/models"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// ElemN is the element count of the reduction and elementwise cases (16M).
+const ElemN = 16 << 20
+
+// SetThreads makes ember's CPU kernels and the Go scheduler use n threads
+// (cpu.SetThreads and runtime.GOMAXPROCS); n <= 0 leaves them as they are.
+// It returns the thread count in effect.
+func SetThreads(n int) int {
+	if n > 0 {
+		runtime.GOMAXPROCS(n)
+		cpu.SetThreads(n)
+	}
+	return cpu.Threads()
+}
+
+// Cases returns every case, in the order they are reported:
+//
+//	sgemm_256 … sgemm_2048  ember MatMul of two contiguous n×n float32 matrices (2n³ FLOP)
+//	conv3x3                 ember.Conv2d 64→64, 3×3, padding 1, bias, on 8×64×56×56
+//	sum_16M                 Sum of 16M float32 (reads 64 MiB)
+//	axpb_16M                x.MulScalar(2).AddScalar(1) on 16M float32 (two ops, each reads and writes 64 MiB)
+//	resnet18_fwd            ResNet-18 forward, batch 16, 3×224×224, eval mode, NoGrad
+//	cnn_train_step          models.SimpleCNN(1, 10) on 64×1×28×28: forward, cross entropy, backward, SGD step
+//	gonum_sgemm_1024        gonum's pure-Go Sgemm at 1024, a reference row
+//
+// The FLOP counts of the networks are their conv and linear layers'
+// multiply-adds ×2 (ResNet-18: 1.814 GMAC per image), and ×3 that for a
+// training step (forward, input and weight gradients), the usual convention.
+func Cases() []Case {
+	var cs []Case
+	for _, n := range []int{256, 512, 1024, 2048} {
+		cs = append(cs, Case{Name: fmt.Sprintf("sgemm_%d", n), Desc: fmt.Sprintf("MatMul %d×%d·%d×%d float32", n, n, n, n), Unit: FLOP, Setup: sgemm(n)})
+	}
+	cs = append(cs,
+		Case{Name: "conv3x3", Desc: "Conv2d 3×3 64→64 pad 1 on 8×64×56×56", Unit: FLOP, Setup: conv3x3},
+		Case{Name: "sum_16M", Desc: "Sum of 16M float32", Unit: Bytes, Setup: sum16M},
+		Case{Name: "axpb_16M", Desc: "x*2+1 (MulScalar, AddScalar) on 16M float32", Unit: Bytes, Setup: axpb16M},
+		Case{Name: "resnet18_fwd", Desc: "ResNet-18 forward, batch 16, 224×224, eval, no grad", Unit: FLOP, Setup: resnet18Fwd},
+		Case{Name: "cnn_train_step", Desc: "SimpleCNN train step, batch 64, 28×28 (fwd, CE, bwd, SGD)", Unit: FLOP, Setup: cnnTrainStep},
+		Case{Name: "gonum_sgemm_1024", Desc: "gonum blas/gonum Sgemm 1024 (reference)", Unit: FLOP, Setup: gonumSgemm(1024)},
+	)
+	return cs
+}
+
+func sgemm(n int) func() (func() float64, error) {
+	return func() (func() float64, error) {
+		ember.ManualSeed(1)
+		a := ember.Randn(ember.Shape{n, n})
+		b := ember.Randn(ember.Shape{n, n})
+		flops := 2 * float64(n) * float64(n) * float64(n)
+		return func() float64 {
+			a.MatMul(b).Release()
+			return flops
+		}, nil
+	}
+}
+
+// ConvFLOPs is 2·N·Cout·OH·OW·(Cin/groups)·KH·KW.
+func ConvFLOPs(n, cin, cout, oh, ow, kh, kw, groups int) float64 {
+	return 2 * float64(n) * float64(cout) * float64(oh) * float64(ow) * float64(cin/groups) * float64(kh) * float64(kw)
+}
+
+func conv3x3() (func() float64, error) {
+	ember.ManualSeed(1)
+	x := ember.Randn(ember.Shape{8, 64, 56, 56})
+	w := ember.Randn(ember.Shape{64, 64, 3, 3})
+	b := ember.Randn(ember.Shape{64})
+	flops := ConvFLOPs(8, 64, 64, 56, 56, 3, 3, 1)
+	one := [2]int{1, 1}
+	return func() float64 {
+		ember.Conv2d(x, w, b, one, one, one, 1).Release()
+		return flops
+	}, nil
+}
+
+func sum16M() (func() float64, error) {
+	x := ember.Rand(ember.Shape{ElemN})
+	return func() float64 {
+		x.Sum().Release()
+		return 4 * ElemN
+	}, nil
+}
+
+func axpb16M() (func() float64, error) {
+	x := ember.Rand(ember.Shape{ElemN})
+	return func() float64 {
+		t := x.MulScalar(2)
+		t.AddScalar(1).Release()
+		t.Release()
+		return 2 * 2 * 4 * ElemN // two ops, each reads and writes 16M float32
+	}, nil
+}
+
+// ResNet18MACs is the multiply-adds of one ResNet-18 forward on a 3×h×h
+// image (its convolutions and the classifier; 1.814e9 at 224).
+func ResNet18MACs(h int) float64 {
+	macs := 0.0
+	conv := func(cin, cout, k, stride int) {
+		h = (h+2*(k/2)-k)/stride + 1
+		macs += ConvFLOPs(1, cin, cout, h, h, k, k, 1) / 2
+	}
+	conv(3, 64, 7, 2)
+	h = (h+2-3)/2 + 1 // max pool 3, stride 2, padding 1
+	in := 64
+	for stage, planes := range []int{64, 128, 256, 512} {
+		for block := range 2 {
+			stride := 1
+			if stage > 0 && block == 0 {
+				stride = 2
+			}
+			hin := h
+			conv(in, planes, 3, stride)
+			conv(planes, planes, 3, 1)
+			if stride != 1 || in != planes {
+				hd := (hin-1)/stride + 1
+				macs += ConvFLOPs(1, in, planes, hd, hd, 1, 1, 1) / 2
+			}
+			in = planes
+		}
+	}
+	return macs + 512*1000
+}
+
+func resnet18Fwd() (func() float64, error) {
+	ember.ManualSeed(1)
+	m := models.ResNet18()
+	m.Eval()
+	x := ember.Randn(ember.Shape{16, 3, 224, 224})
+	flops := 2 * 16 * ResNet18MACs(224)
+	return func() float64 {
+		ember.NoGrad(func() { m.Forward(x).Release() })
+		return flops
+	}, nil
+}
+
+// SimpleCNNMACs is the multiply-adds of one models.SimpleCNN(1, 10) forward
+// on a 1×28×28 image.
+func SimpleCNNMACs() float64 {
+	return (ConvFLOPs(1, 1, 32, 28, 28, 3, 3, 1)+ConvFLOPs(1, 32, 64, 14, 14, 3, 3, 1))/2 + 64*7*7*128 + 128*10
+}
+
+func cnnTrainStep() (run func() float64, err error) {
+	if !autogradWorks() {
+		return nil, notAvailable("no autograd")
+	}
+	ember.ManualSeed(1)
+	m := models.SimpleCNN(1, 10)
+	m.Train(true)
+	params := optim.ModuleParams(m)
+	opt := optim.NewSGD(params, func(_ int, p *ember.Tensor) *ember.Tensor { return p.Grad() }, 0.05, 0.9, 0, 5e-4, false)
+	x := ember.Randn(ember.Shape{64, 1, 28, 28})
+	tg := make([]int64, 64)
+	for i := range tg {
+		tg[i] = int64(i*7) % 10
+	}
+	y := ember.FromSlice(tg, ember.Shape{64})
+	ce := nn.CrossEntropyLoss{}
+	flops := 3 * 2 * 64 * SimpleCNNMACs()
+	return func() float64 {
+		loss := ce.Loss(m.Forward(x), y)
+		loss.Backward()
+		opt.Step()
+		return flops
+	}, nil
+}
+
+// autogradWorks reports whether Backward fills a leaf's gradient.
+func autogradWorks() (ok bool) {
+	return catch(func() {
+		w := ember.Ones(ember.Shape{2}).SetRequiresGrad(true)
+		w.Mul(w).Sum().Backward()
+		ok = w.Grad() != nil
+	}) == nil && ok
+}
+
+func gonumSgemm(n int) func() (func() float64, error) {
+	return func() (func() float64, error) {
+		ember.ManualSeed(1)
+		a := ember.Randn(ember.Shape{n, n}).Float32s()
+		b := ember.Randn(ember.Shape{n, n}).Float32s()
+		c := make([]float32, n*n)
+		var impl gonum.Implementation
+		flops := 2 * float64(n) * float64(n) * float64(n)
+		return func() float64 {
+			impl.Sgemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, a, n, b, n, 0, c, n)
+			return flops
+		}, nil
+	}
+}

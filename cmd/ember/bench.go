@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/emberml/ember/bench"
+	"github.com/spf13/cobra"
+)
+
+var benchFlags struct {
+	json, quick bool
+	threads     int
+	cases       string
+}
+
+var benchCmd = &cobra.Command{
+	Use:   "bench",
+	Short: "Time ember's CPU kernels and models (GEMM, conv, reductions, ResNet-18, a CNN training step)",
+	Long: `bench times a fixed set of CPU cases: each is set up, run once to warm up, then
+timed over N runs (N so that a case takes about 2 s; --quick: one run); the
+median is reported with its GFLOP/s or GB/s. bench/torch_bench.py times the
+same cases with PyTorch and bench/compare.sh joins the two.
+
+Cases: ` + caseNames(),
+	Args: cobra.NoArgs,
+	RunE: func(cmd *cobra.Command, _ []string) error {
+		f := benchFlags
+		var names []string
+		if f.cases != "" {
+			names = strings.Split(f.cases, ",")
+		}
+		cases, err := bench.Select(names)
+		if err != nil {
+			return err
+		}
+		threads := bench.SetThreads(f.threads)
+		o := bench.Options{Quick: f.quick}
+		if !f.json {
+			o.Progress = cmd.ErrOrStderr()
+			fmt.Fprintf(cmd.ErrOrStderr(), "ember bench: %d threads, %s/%s\n", threads, runtime.GOOS, runtime.GOARCH)
+		}
+		rs := bench.RunAll(cases, o)
+		if f.json {
+			host, _ := os.Hostname()
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			return enc.Encode(benchReport{Framework: "ember", Threads: threads, Quick: f.quick, Host: host,
+				GoVersion: runtime.Version(), Date: time.Now().UTC().Format(time.RFC3339), Results: rs})
+		}
+		fmt.Fprintln(cmd.OutOrStdout())
+		return bench.WriteTable(cmd.OutOrStdout(), rs)
+	},
+}
+
+// benchReport is ember bench --json's output; torch_bench.py writes the same
+// layout.
+type benchReport struct {
+	Framework string         `json:"framework"`
+	Threads   int            `json:"threads"`
+	Quick     bool           `json:"quick"`
+	Host      string         `json:"host,omitempty"`
+	GoVersion string         `json:"go_version"`
+	Date      string         `json:"date"`
+	Results   []bench.Result `json:"results"`
+}
+
+func caseNames() string {
+	cs := bench.Cases()
+	n := make([]string, len(cs))
+	for i, c := range cs {
+		n[i] = c.Name
+	}
+	return strings.Join(n, ", ")
+}
+
+func init() {
+	fl := benchCmd.Flags()
+	fl.BoolVar(&benchFlags.json, "json", false, "print JSON instead of a table")
+	fl.BoolVar(&benchFlags.quick, "quick", false, "one timed run per case")
+	fl.IntVar(&benchFlags.threads, "threads", 0, "threads for ember's kernels and GOMAXPROCS (0: GOMAXPROCS)")
+	fl.StringVar(&benchFlags.cases, "cases", "", "comma-separated cases to run (default: all)")
+	rootCmd.AddCommand(benchCmd)
+}
