@@ -66,7 +66,7 @@ func vec(s spec, i int) reg.VecPhysical {
 }
 
 // pfDist is how many k steps ahead the kernels prefetch B.
-var pfDist = 8
+var pfDist = 16
 
 func gen(s spec) {
 	typ := "float32"
