@@ -49,8 +49,13 @@ type Result struct {
 	Strides []int  `json:"strides"`
 }
 
-// FixtureDir is the folder holding the fixture files.
+// FixtureDir is the folder holding the fixture files: $EMBER_FIXTURES_DIR
+// when set (for test binaries run away from the source tree, as in
+// scripts/gpu-check.sh's bundle), else testdata/fixtures next to the source.
 func FixtureDir() string {
+	if d := os.Getenv("EMBER_FIXTURES_DIR"); d != "" {
+		return d
+	}
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "fixtures")
 }

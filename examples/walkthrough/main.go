@@ -10,6 +10,9 @@
 //
 //	go run ./examples/walkthrough             # 10000×10000 timing
 //	go run ./examples/walkthrough --size 512  # quicker
+//
+// With --bench it only times MatMul (--matmul) and x*x (--size) on
+// --device and prints one "BENCH ember ..." line for each (see bench).
 package main
 
 import (
@@ -39,7 +42,21 @@ func main() {
 	flag.IntVar(&cfg.size, "size", 10000, "side of the square float32 tensor for the CPU-vs-GPU x*x timing")
 	flag.IntVar(&cfg.reps, "reps", 3, "timed repetitions after one warm-up")
 	flag.IntVar(&cfg.image, "image", 224, "side of the ResNet-18 input image (0 skips the ResNet)")
+	benchOnly := flag.Bool("bench", false, "only benchmark MatMul (--matmul) and x*x (--size) on --device")
+	matmul := flag.Int("matmul", 4096, "side of the square matrices multiplied by --bench (0 skips)")
+	device := flag.String("device", "cuda:0", "the device --bench runs on")
 	flag.Parse()
+	if *benchOnly {
+		dev, err := ember.ParseDevice(*device)
+		if err == nil {
+			err = bench(os.Stdout, dev, *matmul, cfg.size, cfg.reps)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "walkthrough --bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(os.Stdout, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "walkthrough:", err)
 		os.Exit(1)

@@ -97,3 +97,20 @@ func TestBadFlags(t *testing.T) {
 		t.Fatal("size 0 accepted")
 	}
 }
+
+// TestBench runs the benchmark small on the CPU and checks its line format.
+func TestBench(t *testing.T) {
+	var out bytes.Buffer
+	if err := bench(&out, ember.CPU, 32, 64, 2); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "BENCH ember matmul 32 cpu best_ms=") ||
+		!strings.Contains(lines[0], " reps=2 tflops=") ||
+		!strings.HasPrefix(lines[1], "BENCH ember mul 64 cpu best_ms=") || !strings.Contains(lines[1], " reps=2 gbps=") {
+		t.Fatalf("bench output:\n%s", out.String())
+	}
+	if err := bench(&out, ember.CUDA(99), 8, 8, 1); err == nil {
+		t.Error("bench on cuda:99 did not fail")
+	}
+}
