@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# compare.sh runs `ember bench` and bench/torch_bench.py (PyTorch on the CPU)
+# with the same cases and thread count, joins their JSON and prints a markdown
+# table: case, ember time, PyTorch time, ratio (PyTorch time / ember time:
+# above 1 means ember is faster), and each side's GFLOP/s or GB/s.
+#
+#   bench/compare.sh [--quick] [--threads N] [--cases a,b] [--out DIR]
+#
+# --threads defaults to nproc. The JSON files are kept in --out (default: a
+# temporary directory, named on stderr). PyTorch runs with OPENBLAS_CORETYPE
+# and OPENBLAS_L2_SIZE unset (in its command only): when set, they slow its
+# GEMM about 1.7x. TORCH_BLAS_DIR, when set, is put first on PyTorch's
+# LD_LIBRARY_PATH (a directory holding another libblas.so.3, say OpenBLAS's).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+threads=$(nproc)
+quick=()
+cases=()
+out=""
+while [[ $# -gt 0 ]]; do
+	case "$1" in
+	--quick) quick=(--quick) ;;
+	--threads) threads=$2; shift ;;
+	--threads=*) threads=${1#*=} ;;
+	--cases) cases=(--cases "$2"); shift ;;
+	--cases=*) cases=(--cases "${1#*=}") ;;
+	--out) out=$2; shift ;;
+	--out=*) out=${1#*=} ;;
+	-h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "compare.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+[[ -n $out ]] || out=$(mktemp -d /tmp/ember-compare.XXXXXX)
+mkdir -p "$out"
+
+go build -o "$out/ember" ./cmd/ember
+echo "ember bench (threads $threads) ..." >&2
+"$out/ember" bench --json --threads "$threads" "${quick[@]}" "${cases[@]}" >"$out/ember.json"
+echo "torch_bench.py (threads $threads) ..." >&2
+torch_env=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
+if [[ -n ${TORCH_BLAS_DIR:-} ]]; then
+	torch_env+=("LD_LIBRARY_PATH=$TORCH_BLAS_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+fi
+"${torch_env[@]}" /usr/bin/python3 bench/torch_bench.py --threads "$threads" "${quick[@]}" "${cases[@]}" >"$out/torch.json"
+echo "JSON: $out/ember.json $out/torch.json" >&2
+
+join='
+def dur: if . == null then "n/a"
+	elif . < 1e-3 then "\((. * 1e7 | round) / 10)µs"
+	elif . < 1 then "\((. * 1e5 | round) / 100)ms"
+	else "\((. * 1e3 | round) / 1000)s" end;
+def unit: if . == "B" then "GB/s" else "GFLOP/s" end;
+def ok: (.seconds // 0) > 0;
+def rate: if ok then "\((.rate * 100 | round) / 100) \(.unit | unit)" else "n/a" end;
+($t[0].results | map({key: .name, value: .}) | from_entries) as $tm
+| "| case | ember | PyTorch | ratio (PyTorch/ember) | ember rate | PyTorch rate | note |",
+  "|---|---:|---:|---:|---:|---:|---|",
+  ($e[0].results[] | . as $r | ($tm[$r.name] // {}) as $p
+   | [ $r.name,
+       (if $r | ok then $r.seconds | dur else "n/a" end),
+       (if $p | ok then $p.seconds | dur else "n/a" end),
+       (if ($r | ok) and ($p | ok) then "\(($p.seconds / $r.seconds * 100 | round) / 100)" else "n/a" end),
+       ($r | rate),
+       ($p | rate),
+       ([($r.missing // empty | "ember: \(.)"), ($p.missing // empty | "PyTorch: \(.)"),
+         (if $p == {} then "no PyTorch case" else empty end)] | join("; "))
+     ] | "| " + join(" | ") + " |")
+'
+if command -v jq >/dev/null; then
+	jq -rn --slurpfile e "$out/ember.json" --slurpfile t "$out/torch.json" "$join"
+else
+	/usr/bin/python3 - "$out/ember.json" "$out/torch.json" <<'PY'
+import json, sys
+e, t = (json.load(open(p)) for p in sys.argv[1:3])
+tm = {r["name"]: r for r in t["results"]}
+def dur(s):
+    if s is None: return "n/a"
+    return f"{s*1e6:.1f}µs" if s < 1e-3 else f"{s*1e3:.2f}ms" if s < 1 else f"{s:.3f}s"
+def rate(r):
+    return f"{r['rate']:.2f} {'GB/s' if r['unit'] == 'B' else 'GFLOP/s'}" if r.get("seconds") else "n/a"
+print("| case | ember | PyTorch | ratio (PyTorch/ember) | ember rate | PyTorch rate | note |")
+print("|---|---:|---:|---:|---:|---:|---|")
+for r in e["results"]:
+    p = tm.get(r["name"], {})
+    ratio = f"{p['seconds']/r['seconds']:.2f}" if r.get("seconds") and p.get("seconds") else "n/a"
+    note = [f"ember: {r['missing']}"] if "missing" in r else []
+    note += [f"PyTorch: {p['missing']}"] if "missing" in p else []
+    note += [] if p else ["no PyTorch case"]
+    note = "; ".join(note)
+    print(f"| {r['name']} | {dur(r.get('seconds'))} | {dur(p.get('seconds'))} | {ratio} | {rate(r)} | {rate(p)} | {note} |")
+PY
+fi

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""The cases of `ember bench` (package bench) timed with PyTorch on the CPU.
+
+Same case names, work counts and protocol: each case is set up outside the
+timing, run once to warm up, then timed over N runs (N = round(2 s / warm-up
+time), 1..50; --quick: 1) and the median reported. Prints JSON in the layout
+of `ember bench --json` on stdout, progress on stderr.
+
+    /usr/bin/python3 bench/torch_bench.py --threads 2 [--quick] [--cases a,b]
+
+Run it with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (bench/compare.sh
+does): on this machine they slow PyTorch's GEMM about 1.7x.
+"""
+import argparse
+import datetime
+import json
+import os
+import socket
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ELEM_N = 16 << 20
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, inp, planes, stride=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(inp, planes, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.downsample = None
+        if stride != 1 or inp != planes:
+            self.downsample = nn.Sequential(
+                nn.Conv2d(inp, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
+
+    def forward(self, x):
+        idt = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return self.relu(out + idt)
+
+
+class ResNet(nn.Module):
+    """torchvision.models.resnet18's layout (torchvision is not installed)."""
+
+    def __init__(self, layers=(2, 2, 2, 2), num_classes=1000):
+        super().__init__()
+        self.inplanes = 64
+        self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        self.relu = nn.ReLU(inplace=True)
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
+        self.layer1 = self._make(64, layers[0], 1)
+        self.layer2 = self._make(128, layers[1], 2)
+        self.layer3 = self._make(256, layers[2], 2)
+        self.layer4 = self._make(512, layers[3], 2)
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(512, num_classes)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+
+    def _make(self, planes, blocks, stride):
+        mods = [BasicBlock(self.inplanes, planes, stride)]
+        self.inplanes = planes
+        for _ in range(1, blocks):
+            mods.append(BasicBlock(planes, planes))
+        return nn.Sequential(*mods)
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+def simple_cnn():
+    return nn.Sequential(
+        nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
+
+
+def conv_flops(n, cin, cout, oh, ow, kh, kw, groups=1):
+    return 2.0 * n * cout * oh * ow * (cin // groups) * kh * kw
+
+
+def resnet18_macs(h=224):
+    """Same count as bench.ResNet18MACs (1.814e9 at 224)."""
+    macs = 0.0
+
+    def conv(cin, cout, k, stride):
+        nonlocal h, macs
+        h = (h + 2 * (k // 2) - k) // stride + 1
+        macs += conv_flops(1, cin, cout, h, h, k, k) / 2
+
+    conv(3, 64, 7, 2)
+    h = (h + 2 - 3) // 2 + 1
+    inp = 64
+    for stage, planes in enumerate([64, 128, 256, 512]):
+        for block in range(2):
+            stride = 2 if stage > 0 and block == 0 else 1
+            hin = h
+            conv(inp, planes, 3, stride)
+            conv(planes, planes, 3, 1)
+            if stride != 1 or inp != planes:
+                hd = (hin - 1) // stride + 1
+                macs += conv_flops(1, inp, planes, hd, hd, 1, 1) / 2
+            inp = planes
+    return macs + 512 * 1000
+
+
+def simple_cnn_macs():
+    return (conv_flops(1, 1, 32, 28, 28, 3, 3) + conv_flops(1, 32, 64, 14, 14, 3, 3)) / 2 + 64 * 7 * 7 * 128 + 128 * 10
+
+
+def sgemm(n):
+    def setup():
+        torch.manual_seed(1)
+        a, b = torch.randn(n, n), torch.randn(n, n)
+        flops = 2.0 * n ** 3
+        return lambda: (torch.mm(a, b), flops)[1]
+    return setup
+
+
+def conv3x3():
+    torch.manual_seed(1)
+    x = torch.randn(8, 64, 56, 56)
+    w = torch.randn(64, 64, 3, 3)
+    b = torch.randn(64)
+    flops = conv_flops(8, 64, 64, 56, 56, 3, 3)
+    return lambda: (F.conv2d(x, w, b, 1, 1), flops)[1]
+
+
+def sum16m():
+    x = torch.rand(ELEM_N)
+    return lambda: (x.sum(), 4.0 * ELEM_N)[1]
+
+
+def axpb16m():
+    x = torch.rand(ELEM_N)
+    return lambda: (x * 2 + 1, 2 * 2 * 4.0 * ELEM_N)[1]
+
+
+def resnet18_fwd():
+    torch.manual_seed(1)
+    m = ResNet().eval()
+    x = torch.randn(16, 3, 224, 224)
+    flops = 2 * 16 * resnet18_macs(224)
+
+    def run():
+        with torch.no_grad():
+            m(x)
+        return flops
+    return run
+
+
+def cnn_train_step():
+    torch.manual_seed(1)
+    m = simple_cnn().train()
+    opt = torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
+    x = torch.randn(64, 1, 28, 28)
+    y = torch.tensor([(i * 7) % 10 for i in range(64)], dtype=torch.int64)
+    flops = 3 * 2 * 64 * simple_cnn_macs()
+
+    def run():
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(m(x), y)
+        loss.backward()
+        opt.step()
+        return flops
+    return run
+
+
+CASES = [(f"sgemm_{n}", "FLOP", sgemm(n)) for n in (256, 512, 1024, 2048)] + [
+    ("conv3x3", "FLOP", conv3x3),
+    ("sum_16M", "B", sum16m),
+    ("axpb_16M", "B", axpb16m),
+    ("resnet18_fwd", "FLOP", resnet18_fwd),
+    ("cnn_train_step", "FLOP", cnn_train_step),
+]
+
+
+def measure(name, unit, setup, quick, target=2.0, max_runs=50):
+    r = {"name": name, "unit": unit}
+    try:
+        run = setup()
+        t0 = time.perf_counter()
+        work = run()
+        warm = time.perf_counter() - t0
+        n = 1 if quick else max(1, min(max_runs, round(target / warm) if warm > 0 else max_runs))
+        times = []
+        for _ in range(n):
+            t = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - t)
+        times.sort()
+        med = statistics.median(times)
+        r.update(seconds=med, runs=n, work=work, rate=work / med / 1e9 if med > 0 else 0,
+                 min=times[0], max=times[-1])
+    except Exception as e:  # report, do not stop the other cases
+        r["missing"] = f"failed: {e}"
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: os.cpu_count())")
+    ap.add_argument("--quick", action="store_true", help="one timed run per case")
+    ap.add_argument("--cases", default="", help="comma-separated cases (default: all)")
+    a = ap.parse_args()
+    threads = a.threads or os.cpu_count()
+    torch.set_num_threads(threads)
+    known = {c[0]: c for c in CASES}
+    names = [n.strip() for n in a.cases.split(",") if n.strip()] if a.cases else [c[0] for c in CASES]
+    results = []
+    for n in names:
+        if n not in known:
+            if n.startswith("gonum_"):
+                continue  # ember-only reference rows
+            sys.exit(f"torch_bench: unknown case {n!r} (known: {', '.join(known)})")
+        r = measure(*known[n], quick=a.quick)
+        if "missing" in r:
+            print(f"{n:20s} {r['missing']}", file=sys.stderr)
+        else:
+            unit = "GB/s" if r["unit"] == "B" else "GFLOP/s"
+            print(f"{n:20s} {r['seconds'] * 1e3:10.2f}ms {r['rate']:9.2f} {unit} ({r['runs']} runs)", file=sys.stderr)
+        results.append(r)
+    json.dump({"framework": "pytorch", "version": torch.__version__, "threads": torch.get_num_threads(),
+               "quick": a.quick, "host": socket.gethostname(),
+               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+               "openblas_env": {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ},
+               "results": results}, sys.stdout, indent=2)
+    print()
+
+
+if __name__ == "__main__":
+    main()
