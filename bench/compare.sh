@@ -76,7 +76,7 @@ import json, sys
 e, t = (json.load(open(p)) for p in sys.argv[1:3])
 tm = {r["name"]: r for r in t["results"]}
 def dur(s):
-    if s is None: return "n/a"
+    if not s: return "n/a"
     return f"{s*1e6:.1f}µs" if s < 1e-3 else f"{s*1e3:.2f}ms" if s < 1 else f"{s:.3f}s"
 def rate(r):
     return f"{r['rate']:.2f} {'GB/s' if r['unit'] == 'B' else 'GFLOP/s'}" if r.get("seconds") else "n/a"
