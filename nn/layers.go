@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/emberml/ember"
@@ -42,20 +43,17 @@ func NewLinear(in, out int, bias bool) *Linear {
 
 // Forward applies the layer to [..., In] inputs.
 func (l *Linear) Forward(x *ember.Tensor) *ember.Tensor {
-	y := x.MatMul(l.Weight.T())
-	if l.Bias != nil {
-		y = y.Add(l.Bias)
-	}
-	return y
+	return ember.Linear(x, l.Weight, l.Bias)
 }
 
-// Conv2d is a 2-D convolution with square kernels (groups 1).
+// Conv2d is a 2-D convolution with square kernels; Weight is
+// [Out, In/Groups, Kernel, Kernel].
 type Conv2d struct {
 	Base
-	Weight, Bias              *ember.Tensor
-	In, Out, Kernel           int
-	Stride, Padding, Dilation int
-	noBias                    bool
+	Weight, Bias                      *ember.Tensor
+	In, Out, Kernel                   int
+	Stride, Padding, Dilation, Groups int
+	noBias                            bool
 }
 
 // ConvOption configures a Conv2d.
@@ -70,18 +68,25 @@ func Padding(p int) ConvOption { return func(c *Conv2d) { c.Padding = p } }
 // Dilation sets the kernel dilation (default 1).
 func Dilation(d int) ConvOption { return func(c *Conv2d) { c.Dilation = d } }
 
+// Groups splits the channels into g groups convolved separately
+// (default 1); In and Out must be divisible by g.
+func Groups(g int) ConvOption { return func(c *Conv2d) { c.Groups = g } }
+
 // NoBias leaves out the bias.
 func NoBias() ConvOption { return func(c *Conv2d) { c.Bias = nil; c.noBias = true } }
 
 // NewConv2d returns a Conv2d with PyTorch's default initialisation.
 func NewConv2d(in, out, kernel int, opts ...ConvOption) *Conv2d {
-	c := &Conv2d{In: in, Out: out, Kernel: kernel, Stride: 1, Dilation: 1}
+	c := &Conv2d{In: in, Out: out, Kernel: kernel, Stride: 1, Dilation: 1, Groups: 1}
 	c.Init(c)
 	for _, o := range opts {
 		o(c)
 	}
-	fanIn := in * kernel * kernel
-	c.Weight = uniform(ember.Shape{out, in, kernel, kernel}, kaimingBound(fanIn))
+	if c.Groups <= 0 || in%c.Groups != 0 || out%c.Groups != 0 {
+		panic(fmt.Sprintf("nn.NewConv2d: in (%d) and out (%d) channels must be divisible by groups (%d)", in, out, c.Groups))
+	}
+	fanIn := in / c.Groups * kernel * kernel
+	c.Weight = uniform(ember.Shape{out, in / c.Groups, kernel, kernel}, kaimingBound(fanIn))
 	if !c.noBias {
 		c.Bias = uniform(ember.Shape{out}, 1/math.Sqrt(float64(fanIn)))
 	}
@@ -92,7 +97,7 @@ func NewConv2d(in, out, kernel int, opts ...ConvOption) *Conv2d {
 
 // Forward convolves a [N, In, H, W] batch.
 func (c *Conv2d) Forward(x *ember.Tensor) *ember.Tensor {
-	return conv2d(x, c.Weight, c.Bias, c.Stride, c.Padding, c.Dilation)
+	return ember.Conv2d(x, c.Weight, c.Bias, pair(c.Stride), pair(c.Padding), pair(c.Dilation), c.Groups)
 }
 
 // BatchNorm normalises over the batch (and spatial dims): BatchNorm1d for
@@ -128,12 +133,13 @@ func NewBatchNorm1d(c int) *BatchNorm { return newBN(c) }
 // NewBatchNorm2d returns a BatchNorm over c channels (weight 1, bias 0).
 func NewBatchNorm2d(c int) *BatchNorm { return newBN(c) }
 
-// Forward normalises x; in training mode it updates the running statistics.
+// Forward normalises x; in training mode it updates the running statistics
+// (and NumBatchesTracked) in place, so the buffers keep their identity.
 func (b *BatchNorm) Forward(x *ember.Tensor) *ember.Tensor {
-	if b.Training() {
-		b.NumBatchesTracked = b.NumBatchesTracked.AddScalar(1)
+	if b.Training() && b.NumBatchesTracked != nil {
+		ember.NoGrad(func() { b.NumBatchesTracked.AddScalarInPlace(1) })
 	}
-	return batchNorm(x, &b.RunningMean, &b.RunningVar, b.Weight, b.Bias, b.Training(), b.Momentum, b.Eps)
+	return ember.BatchNorm(x, b.RunningMean, b.RunningVar, b.Weight, b.Bias, b.Training(), b.Momentum, b.Eps)
 }
 
 // LayerNorm normalises over the last len(Shape) dims.
@@ -157,7 +163,7 @@ func NewLayerNorm(shape ...int) *LayerNorm {
 
 // Forward normalises x.
 func (l *LayerNorm) Forward(x *ember.Tensor) *ember.Tensor {
-	return layerNorm(x, len(l.Shape), l.Weight, l.Bias, l.Eps)
+	return ember.LayerNorm(x, l.Shape, l.Weight, l.Bias, l.Eps)
 }
 
 // Embedding maps int64 indices to rows of Weight [Num, Dim], drawn N(0, 1).
@@ -178,7 +184,7 @@ func NewEmbedding(num, dim int) *Embedding {
 
 // Forward looks up the rows of an integer index tensor.
 func (e *Embedding) Forward(idx *ember.Tensor) *ember.Tensor {
-	return oneHot(idx, e.Num, e.Weight.DType()).MatMul(e.Weight)
+	return ember.Embedding(idx, e.Weight)
 }
 
 // stateless is the base of layers without parameters.
@@ -210,9 +216,7 @@ func NewLeakyReLU(slope float64) *Activation {
 
 // NewGELU returns the exact GELU, x·Φ(x) = x/2·(1+erf(x/√2)).
 func NewGELU() *Activation {
-	return act("GELU", func(x *ember.Tensor) *ember.Tensor {
-		return x.Mul(x.MulScalar(1 / math.Sqrt2).Erf().AddScalar(1)).MulScalar(0.5)
-	})
+	return act("GELU", ember.GELU)
 }
 
 // NewSigmoid returns 1/(1+e^-x).
@@ -242,14 +246,7 @@ func NewDropout(p float64) *Dropout {
 
 // Forward applies dropout.
 func (d *Dropout) Forward(x *ember.Tensor) *ember.Tensor {
-	if !d.Training() || d.P == 0 {
-		return x
-	}
-	if d.P >= 1 {
-		return ember.ZerosLike(x)
-	}
-	keep := ember.Rand(x.Shape(), ember.On(x.Device())).LtScalar(d.P).LogicalNot()
-	return x.Mul(keep.Cast(x.DType())).MulScalar(1 / (1 - d.P))
+	return ember.Dropout(x, d.P, d.Training())
 }
 
 // Pool is MaxPool2d or AvgPool2d with square windows.
@@ -281,10 +278,11 @@ func newPool(max bool, k, s, p int) *Pool {
 
 // Forward pools a [N, C, H, W] batch.
 func (p *Pool) Forward(x *ember.Tensor) *ember.Tensor {
+	k, s, pd := pair(p.Kernel), pair(p.Stride), pair(p.Padding)
 	if p.Max {
-		return maxPool2d(x, p.Kernel, p.Stride, p.Padding)
+		return ember.MaxPool2d(x, k, s, pd)
 	}
-	return avgPool2d(x, p.Kernel, p.Stride, p.Padding)
+	return ember.AvgPool2d(x, k, s, pd, true)
 }
 
 // AdaptiveAvgPool2d averages to a fixed output size.
@@ -302,7 +300,7 @@ func NewAdaptiveAvgPool2d(h, w int) *AdaptiveAvgPool2d {
 
 // Forward pools x.
 func (a *AdaptiveAvgPool2d) Forward(x *ember.Tensor) *ember.Tensor {
-	return adaptiveAvgPool2d(x, a.H, a.W)
+	return ember.AdaptiveAvgPool2d(x, a.H, a.W)
 }
 
 // KaimingNormalFanOut returns a tensor of w's shape drawn from

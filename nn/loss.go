@@ -21,6 +21,16 @@ type Loss interface {
 	Loss(input, target *ember.Tensor) *ember.Tensor
 }
 
+func (r Reduction) String() string {
+	switch r {
+	case Sum:
+		return "sum"
+	case None:
+		return "none"
+	}
+	return "mean"
+}
+
 func reduce(l *ember.Tensor, r Reduction) *ember.Tensor {
 	switch r {
 	case Sum:
@@ -46,6 +56,9 @@ type CrossEntropyLoss struct {
 func (c CrossEntropyLoss) Loss(input, target *ember.Tensor) *ember.Tensor {
 	if input.Dim() != 2 || target.Dim() != 1 || target.Size(0) != input.Size(0) {
 		panic(&ember.ShapeError{Op: "cross_entropy", Shapes: []ember.Shape{input.Shape(), target.Shape()}, Msg: "expected [N, C] input and [N] target"})
+	}
+	if c.Weight == nil {
+		return ember.CrossEntropy(input, target, c.LabelSmoothing, c.Reduction.String())
 	}
 	logp := input.LogSoftmax(1)
 	return nllSmoothed(logp, target, c.Weight, c.LabelSmoothing, c.Reduction)
@@ -90,6 +103,9 @@ func (n NLLLoss) Loss(input, target *ember.Tensor) *ember.Tensor {
 	if input.Dim() != 2 || target.Dim() != 1 {
 		panic(&ember.ShapeError{Op: "nll_loss", Shapes: []ember.Shape{input.Shape(), target.Shape()}, Msg: "expected [N, C] input and [N] target"})
 	}
+	if n.Weight == nil {
+		return ember.NLLLoss(input, target, n.Reduction.String())
+	}
 	return nllSmoothed(input, target, n.Weight, 0, n.Reduction)
 }
 
@@ -98,8 +114,7 @@ type MSELoss struct{ Reduction Reduction }
 
 // Loss returns the MSE.
 func (m MSELoss) Loss(input, target *ember.Tensor) *ember.Tensor {
-	d := input.Sub(target)
-	return reduce(d.Mul(d), m.Reduction)
+	return ember.MSELoss(input, target, m.Reduction.String())
 }
 
 // BCEWithLogitsLoss is binary cross entropy on logits, computed stably as
@@ -114,15 +129,13 @@ func (b BCEWithLogitsLoss) Loss(input, target *ember.Tensor) *ember.Tensor {
 	if !input.Shape().Equal(target.Shape()) {
 		panic(&ember.ShapeError{Op: "binary_cross_entropy_with_logits", Shapes: []ember.Shape{input.Shape(), target.Shape()}, Msg: fmt.Sprintf("target size %v must equal input size %v", target.Shape(), input.Shape())})
 	}
+	if b.PosWeight == nil {
+		return ember.BCEWithLogits(input, target, b.Reduction.String())
+	}
 	// softplus(-x) = log(1+e^-x) = max(-x,0) + log1p(e^-|x|)
 	spNeg := input.Neg().ReLU().Add(input.Abs().Neg().Exp().Log1p())
-	var l *ember.Tensor
-	if b.PosWeight != nil {
-		// (1-y)·x + (1+(pw-1)·y)·softplus(-x)
-		coef := b.PosWeight.SubScalar(1).Mul(target).AddScalar(1)
-		l = target.RSubScalar(1).Mul(input).Add(coef.Mul(spNeg))
-	} else {
-		l = target.RSubScalar(1).Mul(input).Add(spNeg)
-	}
+	// (1-y)·x + (1+(pw-1)·y)·softplus(-x)
+	coef := b.PosWeight.SubScalar(1).Mul(target).AddScalar(1)
+	l := target.RSubScalar(1).Mul(input).Add(coef.Mul(spNeg))
 	return reduce(l, b.Reduction)
 }

@@ -117,7 +117,7 @@ func (c *Base) walk(prefix string, params bool, visit func(name string, p **embe
 }
 
 // ParameterRefs returns the dotted names of the parameters and the fields
-// holding them, for optimizers that replace parameter tensors.
+// holding them (for code that replaces parameters, such as initialisers).
 func (c *Base) ParameterRefs() (names []string, refs []**ember.Tensor) {
 	c.walk("", true, func(n string, p **ember.Tensor) {
 		names = append(names, n)
@@ -203,7 +203,8 @@ func (e *StateDictError) Error() string {
 }
 
 // LoadStateDict copies sd's tensors into the module's parameters and
-// buffers, converting dtype and device to the module's. With strict, keys
+// buffers in place (the tensors keep their identity, so an optimizer built
+// on them stays attached), converting dtype and device to the module's. With strict, keys
 // missing from sd or unknown to the module are an error; shape mismatches
 // always are. Nothing is changed when an error is returned.
 func (c *Base) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
@@ -234,18 +235,13 @@ func (c *Base) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
 		sort.Strings(e.Mismatched)
 		return e
 	}
-	for n, p := range slots {
-		t, ok := sd[n]
-		if !ok {
-			continue
+	ember.NoGrad(func() {
+		for n, p := range slots {
+			if t, ok := sd[n]; ok {
+				(*p).CopyFrom(t.Cast((*p).DType()))
+			}
 		}
-		old := *p
-		nt := t.Cast(old.DType()).To(old.Device()).Clone()
-		if old.RequiresGrad() {
-			nt.SetRequiresGrad(true)
-		}
-		*p = nt
-	}
+	})
 	return nil
 }
 
@@ -264,7 +260,8 @@ func (c *Base) Eval() { c.Train(false) }
 func (c *Base) Training() bool { return !c.eval }
 
 // To moves every parameter and buffer to dev (keeping requires-grad) and
-// returns the module.
+// returns the module. Tensors already on dev are kept; moved ones are new
+// tensors, so call To before building an optimizer on the parameters.
 func (c *Base) To(dev ember.Device) Module {
 	move := func(_ string, p **ember.Tensor) {
 		if (*p).Device() == dev {

@@ -326,10 +326,54 @@ def gen_optim():
     save_safetensors(os.path.join(OUT, "optim.safetensors"), T)
 
 
+def small_cnn():
+    """A small CNN covering the layers whose gradients ember's nn checks:
+    conv (plain and grouped), BatchNorm2d, max, average and adaptive pools,
+    LayerNorm, GELU and Linear."""
+    return nn.Sequential(
+        nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(4, 6, 3, padding=1, groups=2, stride=1), nn.AvgPool2d(3, 1, 1), nn.AdaptiveAvgPool2d(2),
+        nn.Flatten(), nn.LayerNorm(24), nn.Linear(24, 8), nn.GELU(), nn.Linear(8, 5))
+
+
+def gen_cnn_grad():
+    """One forward/backward of small_cnn with cross entropy (the loss, the
+    parameter gradients) and the parameters and buffers after two SGD steps
+    (momentum 0.9, weight decay 5e-4, lr 0.1) on the same batch."""
+    torch.manual_seed(11)
+    m = small_cnn()
+    g = torch.Generator().manual_seed(12)
+    with torch.no_grad():  # LayerNorm starts at 1/0: make its gradient non-trivial
+        m[8].weight.add_(0.3 * torch.randn(24, generator=g))
+        m[8].bias.add_(0.3 * torch.randn(24, generator=g))
+    x = torch.randn(3, 2, 8, 8, generator=g)
+    y = torch.tensor([1, 4, 0])
+    T = {"x": x, "target": y}
+    for k, v in m.state_dict().items():
+        T["init." + k] = v.clone()
+    opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
+    for step in range(2):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(m(x), y)
+        loss.backward()
+        T["loss%d" % step] = loss.detach()
+        if step == 0:
+            for k, p in m.named_parameters():
+                T["grad." + k] = p.grad.clone()
+        opt.step()
+    for k, v in m.state_dict().items():
+        T["sgd2." + k] = v.clone()
+    save_safetensors(os.path.join(OUT, "cnn_grad.safetensors"), {k: v.detach().contiguous() for k, v in T.items()})
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--resnet18-full", metavar="DIR")
+    ap.add_argument("--cnn-grad", action="store_true", help="write only testdata/nn/cnn_grad.safetensors")
     a = ap.parse_args()
+    if a.cnn_grad:
+        gen_cnn_grad()
+        return
     if a.resnet18_full:
         write_resnet(a.resnet18_full, "resnet18", width=64, num_classes=1000, in_channels=3, hw=64, seed=5)
         return
@@ -338,6 +382,7 @@ def main():
     gen_resnet()
     gen_layers()
     gen_optim()
+    gen_cnn_grad()
 
 
 if __name__ == "__main__":
