@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ var benchFlags struct {
 	json, quick bool
 	threads     int
 	cases       string
+	cpuprofile  string
 }
 
 var benchCmd = &cobra.Command{
@@ -43,6 +45,17 @@ Cases: ` + caseNames(),
 		if !f.json {
 			o.Progress = cmd.ErrOrStderr()
 			fmt.Fprintf(cmd.ErrOrStderr(), "ember bench: %d threads, %s/%s\n", threads, runtime.GOOS, runtime.GOARCH)
+		}
+		if f.cpuprofile != "" {
+			pf, err := os.Create(f.cpuprofile)
+			if err != nil {
+				return err
+			}
+			defer pf.Close()
+			if err := pprof.StartCPUProfile(pf); err != nil {
+				return err
+			}
+			defer pprof.StopCPUProfile()
 		}
 		rs := bench.RunAll(cases, o)
 		if f.json {
@@ -84,5 +97,6 @@ func init() {
 	fl.BoolVar(&benchFlags.quick, "quick", false, "one timed run per case")
 	fl.IntVar(&benchFlags.threads, "threads", 0, "threads for ember's kernels and GOMAXPROCS (0: GOMAXPROCS)")
 	fl.StringVar(&benchFlags.cases, "cases", "", "comma-separated cases to run (default: all)")
+	fl.StringVar(&benchFlags.cpuprofile, "cpuprofile", "", "write a CPU profile of the runs to this file (go tool pprof)")
 	rootCmd.AddCommand(benchCmd)
 }
