@@ -2,10 +2,15 @@
 // schedules (StepLR, CosineAnnealingLR, OneCycleLR) with PyTorch's update
 // rules and state-dict layout.
 //
-// An optimizer updates parameters through references to the fields that hold
-// them (nn.Base.ParameterRefs), replacing each tensor with its updated value.
-// Gradients come from the Grad function, so the optimizer works with any
-// source of gradients.
+// An optimizer updates its parameters in place (under ember.NoGrad) from
+// their gradients, p.Grad(), as filled by loss.Backward(); the parameters
+// keep their identity, so the module, its state dict and the optimizer
+// always see the same tensors. A training step is
+//
+//	opt.ZeroGrad()
+//	loss := crit.Loss(model.Forward(x), y)
+//	loss.Backward()
+//	opt.Step()
 package optim
 
 import (
@@ -18,37 +23,43 @@ import (
 	"github.com/emberml/ember/nn"
 )
 
-// Param is one parameter the optimizer updates.
+// Param is one parameter the optimizer updates, with its name.
 type Param struct {
-	Name string
-	Ref  **ember.Tensor
+	Name   string
+	Tensor *ember.Tensor
 }
 
-// ModuleParams returns m's parameters as optimizer Params.
+// ModuleParams returns m's parameters (in registration order) as optimizer
+// Params. Call it after m.To(dev): To replaces tensors it moves.
 func ModuleParams(m nn.Module) []Param {
-	names, refs := m.Registry().ParameterRefs()
-	out := make([]Param, len(names))
-	for i := range names {
-		out[i] = Param{names[i], refs[i]}
+	named := m.NamedParameters()
+	out := make([]Param, len(named))
+	for i, n := range named {
+		out[i] = Param{n.Name, n.Tensor}
 	}
 	return out
 }
 
 // GradFunc returns the gradient of parameter i (nil: no gradient, skip it).
+// A nil GradFunc means p.Grad(), the gradient Backward accumulated.
 type GradFunc func(i int, p *ember.Tensor) *ember.Tensor
 
 // Optimizer updates parameters from their gradients.
 type Optimizer interface {
-	// Step applies one update.
+	// Step applies one update in place; parameters without a gradient are
+	// skipped.
 	Step()
+	// ZeroGrad clears every parameter's gradient (set_to_none=True).
+	ZeroGrad()
 	// LR returns the learning rate; SetLR changes it (schedules call it).
 	LR() float64
 	SetLR(lr float64)
 	// StateDict returns the per-parameter state as "state.<i>.<name>" tensors
 	// and the hyperparameters as "param_groups.0.<name>" scalars, so it can be
-	// stored with weights.SaveSafetensors.
+	// stored with weights.SaveSafetensors. The state tensors are the live
+	// ones, updated by later steps.
 	StateDict() map[string]*ember.Tensor
-	// LoadStateDict restores a StateDict.
+	// LoadStateDict restores a StateDict (copying its tensors).
 	LoadStateDict(sd map[string]*ember.Tensor) error
 }
 
@@ -61,6 +72,9 @@ type base struct {
 }
 
 func newBase(params []Param, grad GradFunc, lr float64) base {
+	if grad == nil {
+		grad = func(_ int, p *ember.Tensor) *ember.Tensor { return p.Grad() }
+	}
 	b := base{params: params, grad: grad, lr: lr, state: make([]map[string]*ember.Tensor, len(params))}
 	for i := range b.state {
 		b.state[i] = map[string]*ember.Tensor{}
@@ -70,6 +84,12 @@ func newBase(params []Param, grad GradFunc, lr float64) base {
 
 func (b *base) LR() float64      { return b.lr }
 func (b *base) SetLR(lr float64) { b.lr = lr }
+
+func (b *base) ZeroGrad() {
+	for _, p := range b.params {
+		p.Tensor.ZeroGrad()
+	}
+}
 
 func (b *base) StateDict() map[string]*ember.Tensor {
 	out := map[string]*ember.Tensor{}
@@ -100,14 +120,14 @@ func (b *base) LoadStateDict(sd map[string]*ember.Tensor) error {
 			if !ok || err != nil || i < 0 || i >= len(state) {
 				return fmt.Errorf("optim: state key %q does not name one of %d parameters", k, len(state))
 			}
-			p := *b.params[i].Ref
+			p := b.params[i].Tensor
 			if name != "step" && !v.Shape().Equal(p.Shape()) {
 				return fmt.Errorf("optim: %s has shape %v, parameter %s has %v", k, v.Shape(), b.params[i].Name, p.Shape())
 			}
 			if name != "step" {
 				v = v.Cast(p.DType()).To(p.Device())
 			}
-			state[i][name] = v
+			state[i][name] = v.Detach().Clone()
 		case strings.HasPrefix(k, "param_groups.0."):
 			if v.NumElements() != 1 {
 				return fmt.Errorf("optim: %s is not a scalar", k)
@@ -129,28 +149,18 @@ func (b *base) LoadStateDict(sd map[string]*ember.Tensor) error {
 	return nil
 }
 
-// each calls f for every parameter with a gradient, then stores the result.
-func (b *base) each(f func(i int, p, g *ember.Tensor, st map[string]*ember.Tensor) *ember.Tensor) {
-	for i, pr := range b.params {
-		p := *pr.Ref
-		g := b.grad(i, p)
-		if g == nil {
-			continue
+// each calls f, under ember.NoGrad, for every parameter with a gradient; f
+// updates p in place.
+func (b *base) each(f func(i int, p, g *ember.Tensor, st map[string]*ember.Tensor)) {
+	ember.NoGrad(func() {
+		for i, pr := range b.params {
+			g := b.grad(i, pr.Tensor)
+			if g == nil {
+				continue
+			}
+			f(i, pr.Tensor, g.Detach(), b.state[i])
 		}
-		rg := p.RequiresGrad()
-		np := f(i, detach(p), detach(g), b.state[i])
-		if rg {
-			np.SetRequiresGrad(true)
-		}
-		*pr.Ref = np
-	}
-}
-
-func detach(t *ember.Tensor) *ember.Tensor {
-	if t.RequiresGrad() {
-		return t.Clone().SetRequiresGrad(false)
-	}
-	return t
+	})
 }
 
 // SGD is stochastic gradient descent with momentum, dampening, Nesterov
@@ -161,7 +171,7 @@ type SGD struct {
 	Nesterov                         bool
 }
 
-// NewSGD returns an SGD optimizer.
+// NewSGD returns an SGD optimizer; grad nil takes gradients from p.Grad().
 func NewSGD(params []Param, grad GradFunc, lr, momentum, dampening, weightDecay float64, nesterov bool) *SGD {
 	s := &SGD{base: newBase(params, grad, lr), Momentum: momentum, Dampening: dampening, WeightDecay: weightDecay, Nesterov: nesterov}
 	s.hyper = map[string]*float64{"momentum": &s.Momentum, "dampening": &s.Dampening, "weight_decay": &s.WeightDecay}
@@ -170,7 +180,7 @@ func NewSGD(params []Param, grad GradFunc, lr, momentum, dampening, weightDecay 
 
 // Step applies p -= lr·d with d the (momentum-filtered) gradient.
 func (s *SGD) Step() {
-	s.each(func(_ int, p, g *ember.Tensor, st map[string]*ember.Tensor) *ember.Tensor {
+	s.each(func(_ int, p, g *ember.Tensor, st map[string]*ember.Tensor) {
 		if s.WeightDecay != 0 {
 			g = g.Add(p.MulScalar(s.WeightDecay))
 		}
@@ -178,17 +188,17 @@ func (s *SGD) Step() {
 			buf, ok := st["momentum_buffer"]
 			if !ok {
 				buf = g.Clone()
+				st["momentum_buffer"] = buf
 			} else {
-				buf = buf.MulScalar(s.Momentum).Add(g.MulScalar(1 - s.Dampening))
+				buf.MulScalarInPlace(s.Momentum).AddScaledInPlace(g, 1-s.Dampening)
 			}
-			st["momentum_buffer"] = buf
 			if s.Nesterov {
 				g = g.Add(buf.MulScalar(s.Momentum))
 			} else {
 				g = buf
 			}
 		}
-		return p.Sub(g.MulScalar(s.lr))
+		p.AddScaledInPlace(g, -s.lr)
 	})
 }
 
@@ -200,7 +210,8 @@ type Adam struct {
 	Decoupled                      bool
 }
 
-// NewAdam returns Adam with betas (b1, b2), eps and L2 weight decay.
+// NewAdam returns Adam with betas (b1, b2), eps and L2 weight decay; grad
+// nil takes gradients from p.Grad().
 func NewAdam(params []Param, grad GradFunc, lr, b1, b2, eps, weightDecay float64) *Adam {
 	a := &Adam{base: newBase(params, grad, lr), Beta1: b1, Beta2: b2, Eps: eps, WeightDecay: weightDecay}
 	a.hyper = map[string]*float64{"beta1": &a.Beta1, "beta2": &a.Beta2, "eps": &a.Eps, "weight_decay": &a.WeightDecay}
@@ -216,7 +227,7 @@ func NewAdamW(params []Param, grad GradFunc, lr, b1, b2, eps, weightDecay float6
 
 // Step applies one Adam update with bias correction.
 func (a *Adam) Step() {
-	a.each(func(_ int, p, g *ember.Tensor, st map[string]*ember.Tensor) *ember.Tensor {
+	a.each(func(_ int, p, g *ember.Tensor, st map[string]*ember.Tensor) {
 		step := 1.0
 		if s, ok := st["step"]; ok {
 			step = s.Item() + 1
@@ -224,7 +235,7 @@ func (a *Adam) Step() {
 		st["step"] = ember.Scalar(step, ember.Dtype(ember.Float64))
 		if a.WeightDecay != 0 {
 			if a.Decoupled {
-				p = p.MulScalar(1 - a.lr*a.WeightDecay)
+				p.MulScalarInPlace(1 - a.lr*a.WeightDecay)
 			} else {
 				g = g.Add(p.MulScalar(a.WeightDecay))
 			}
@@ -232,17 +243,18 @@ func (a *Adam) Step() {
 		m, ok := st["exp_avg"]
 		if !ok {
 			m = ember.ZerosLike(p)
+			st["exp_avg"] = m
 		}
 		v, ok := st["exp_avg_sq"]
 		if !ok {
 			v = ember.ZerosLike(p)
+			st["exp_avg_sq"] = v
 		}
-		m = m.MulScalar(a.Beta1).Add(g.MulScalar(1 - a.Beta1))
-		v = v.MulScalar(a.Beta2).Add(g.Mul(g).MulScalar(1 - a.Beta2))
-		st["exp_avg"], st["exp_avg_sq"] = m, v
+		m.MulScalarInPlace(a.Beta1).AddScaledInPlace(g, 1-a.Beta1)
+		v.MulScalarInPlace(a.Beta2).AddcmulInPlace(g, g, 1-a.Beta2)
 		bc1 := 1 - math.Pow(a.Beta1, step)
 		bc2 := 1 - math.Pow(a.Beta2, step)
 		denom := v.Sqrt().DivScalar(math.Sqrt(bc2)).AddScalar(a.Eps)
-		return p.Sub(m.Div(denom).MulScalar(a.lr / bc1))
+		p.AddcdivInPlace(m, denom, -a.lr/bc1)
 	})
 }

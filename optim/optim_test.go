@@ -39,19 +39,25 @@ func TestOptimizersMatchTorch(t *testing.T) {
 		"adam":         func(p []Param, g GradFunc) Optimizer { return NewAdam(p, g, 0.01, 0.8, 0.95, 1e-6, 0.1) },
 		"adamw":        func(p []Param, g GradFunc) Optimizer { return NewAdamW(p, g, 0.01, 0.9, 0.999, 1e-8, 0.05) },
 	} {
-		p := f["p0"].Clone()
-		step := 0
-		grad := func(int, *ember.Tensor) *ember.Tensor { return f["g"+string(rune('0'+step))] }
-		opt := mk([]Param{{"w", &p}}, grad)
-		for step = 0; step < 5; step++ {
+		p := f["p0"].Clone().SetRequiresGrad(true)
+		params := []Param{{"w", p}}
+		opt := mk(params, nil)
+		for step := 0; step < 5; step++ {
 			if step == 3 { // resume from a saved state dict midway
 				sd := opt.StateDict()
-				opt = mk([]Param{{"w", &p}}, grad)
+				opt = mk(params, nil)
 				if err := opt.LoadStateDict(sd); err != nil {
 					t.Fatal(err)
 				}
 			}
+			// A real backward whose gradient is the fixture's g<step>:
+			// d/dp sum(p·g) = g.
+			opt.ZeroGrad()
+			p.Mul(f["g"+string(rune('0'+step))]).Sum().Backward()
 			opt.Step()
+			if params[0].Tensor != p || !p.RequiresGrad() {
+				t.Fatalf("%s: step replaced or detached the parameter", name)
+			}
 			near(t, name+" step "+string(rune('1'+step)), p.Cast(ember.Float64).Float64s(),
 				f[name+".p"+string(rune('1'+step))].Cast(ember.Float64).Float64s(), 1e-5)
 		}
@@ -65,8 +71,7 @@ func TestSchedulesMatchTorch(t *testing.T) {
 		"cosine":   func(o Optimizer) Scheduler { return CosineAnnealingLR(o, 8, 0.001) },
 		"onecycle": func(o Optimizer) Scheduler { return OneCycleLR(o, 0.5, 20, 0.3, 25, 1e4) },
 	} {
-		p := ember.Zeros(ember.Shape{1})
-		opt := NewSGD([]Param{{"w", &p}}, func(int, *ember.Tensor) *ember.Tensor { return nil }, 0.1, 0, 0, 0, false)
+		opt := NewSGD([]Param{{"w", ember.Zeros(ember.Shape{1})}}, nil, 0.1, 0, 0, 0, false)
 		s := mk(opt)
 		want := f[name].Float64s()
 		got := []float64{opt.LR()}

@@ -137,8 +137,11 @@ func evaluate(m nn.Module, l *data.DataLoader, dev ember.Device) evalResult {
 	ce := nn.CrossEntropyLoss{Reduction: nn.Sum}
 	for b := range l.Epoch(0) {
 		x, y := b.Input.To(dev), b.Target.To(dev)
-		out := m.Forward(x)
-		res.loss += ce.Loss(out, y).Item()
+		var out *ember.Tensor
+		ember.NoGrad(func() {
+			out = m.Forward(x)
+			res.loss += ce.Loss(out, y).Item()
+		})
 		pred := out.ArgMaxDim(1, false).Int64s()
 		for i, t := range b.Target.Int64s() {
 			res.confusion[t][pred[i]]++

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -24,17 +23,12 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// computeGrads returns d loss / d params. It is set once ember's autograd
-// (ember.Grad) is available; until then ember train reports that it cannot
-// train.
-var computeGrads func(loss *ember.Tensor, params []*ember.Tensor) []*ember.Tensor
-
 var trainFlags struct {
 	model, dataset, device, out, dataDir string
 	epochs, batch, limit, workers        int
 	lr, momentum, weightDecay            float64
 	seed                                 uint64
-	resume, quiet                        bool
+	resume, quiet, memReport             bool
 }
 
 var trainCmd = &cobra.Command{
@@ -62,6 +56,7 @@ func init() {
 	fl.Uint64Var(&f.seed, "seed", 0, "seed for initialisation and shuffling")
 	fl.BoolVar(&f.resume, "resume", false, "continue from the run directory's checkpoint")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	fl.BoolVar(&f.memReport, "mem-report", false, "print ember's memory report to stderr after each epoch")
 	rootCmd.AddCommand(trainCmd)
 }
 
@@ -73,9 +68,6 @@ type epochRow struct {
 
 func runTrain(cmd *cobra.Command) error {
 	f := trainFlags
-	if computeGrads == nil {
-		return errors.New("train: this build of ember has no autograd yet (ember.Grad); eval works, training needs the autograd engine")
-	}
 	dev, err := pickDevice(f.device)
 	if err != nil {
 		return err
@@ -100,8 +92,7 @@ func runTrain(cmd *cobra.Command) error {
 	test := data.NewLoader(data.Take(testDS, f.limit), data.BatchSize(256), data.Workers(f.workers))
 	m.To(dev)
 	params := optim.ModuleParams(m)
-	var grads []*ember.Tensor
-	opt := optim.NewSGD(params, func(i int, _ *ember.Tensor) *ember.Tensor { return grads[i] }, f.lr, f.momentum, 0, f.weightDecay, false)
+	opt := optim.NewSGD(params, nil, f.lr, f.momentum, 0, f.weightDecay, false)
 	sched := optim.CosineAnnealingLR(opt, f.epochs*train.Len(), 0)
 	var rows []epochRow
 	start := 0
@@ -149,13 +140,10 @@ func runTrain(cmd *cobra.Command) error {
 				break
 			}
 			x, y := b.Input.To(dev), b.Target.To(dev)
+			opt.ZeroGrad()
 			out := m.Forward(x)
 			loss := ce.Loss(out, y)
-			ps := make([]*ember.Tensor, len(params))
-			for i, p := range params {
-				ps[i] = *p.Ref
-			}
-			grads = computeGrads(loss, ps)
+			loss.Backward()
 			opt.Step()
 			sched.Step()
 			l := loss.Item()
@@ -191,6 +179,11 @@ func runTrain(cmd *cobra.Command) error {
 		}
 		if err := save(epoch + 1); err != nil {
 			return err
+		}
+		if f.memReport {
+			if err := ember.WriteMemoryReport(cmd.ErrOrStderr()); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
