@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,8 +74,8 @@ func TestLoaderShuffleAndWorkers(t *testing.T) {
 
 func TestLoaderEarlyBreakAndPin(t *testing.T) {
 	before := runtime.NumGoroutine()
-	pinned := 0
-	l := NewLoader(ramp(100), BatchSize(2), Workers(4), PinMemory(func(b Batch) Batch { pinned++; return b }))
+	var pinned atomic.Int64 // the hook runs on the worker goroutines
+	l := NewLoader(ramp(100), BatchSize(2), Workers(4), PinMemory(func(b Batch) Batch { pinned.Add(1); return b }))
 	n := 0
 	for range l.Epoch(0) {
 		if n++; n == 3 {
@@ -88,8 +89,8 @@ func TestLoaderEarlyBreakAndPin(t *testing.T) {
 	if g := runtime.NumGoroutine(); g > before {
 		t.Errorf("%d goroutines left running after break (had %d)", g, before)
 	}
-	if pinned < 3 {
-		t.Errorf("pin hook ran %d times", pinned)
+	if pinned.Load() < 3 {
+		t.Errorf("pin hook ran %d times", pinned.Load())
 	}
 }
 
