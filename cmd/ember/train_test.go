@@ -50,3 +50,35 @@ func TestEvalCommand(t *testing.T) {
 		t.Errorf("output:\n%s", s)
 	}
 }
+
+func TestTrainCommandLearnsAndResumes(t *testing.T) {
+	_, err := os.Stat(filepath.Join(datasets.DefaultFashionMNISTDir, "train-images-idx3-ubyte.gz"))
+	testenv.NeedLib(t, "dataset-fashion-mnist", err)
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&errOut)
+	defer rootCmd.SetErr(nil)
+	rootCmd.SetArgs([]string{"train", "--limit", "512", "--epochs", "1", "--batch", "64", "--device", "cpu", "--quiet", "--mem-report", "--out", dir})
+	if err := rootCmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := readMetrics(filepath.Join(dir, "metrics.csv"))
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("metrics %v, %v", rows, err)
+	}
+	// 512 samples are enough to beat chance (0.1) on the 512 test images.
+	if rows[0].testAcc < 0.3 || rows[0].trainLoss > 2.2 {
+		t.Errorf("after one epoch: %+v", rows[0])
+	}
+	if !strings.Contains(errOut.String(), "== cpu:") {
+		t.Errorf("--mem-report printed no report:\n%s", errOut.String())
+	}
+	rootCmd.SetArgs([]string{"train", "--limit", "512", "--epochs", "2", "--batch", "64", "--device", "cpu", "--quiet", "--resume", "--out", dir})
+	if err := rootCmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err = readMetrics(filepath.Join(dir, "metrics.csv")); err != nil || len(rows) != 2 || rows[1].epoch != 2 {
+		t.Fatalf("after resume: %v, %v", rows, err)
+	}
+}
