@@ -1,0 +1,46 @@
+package ember
+
+import (
+	"testing"
+
+	"github.com/emberml/ember/backend/cuda/cudatest"
+)
+
+// TestOnEmulatedCUDA reruns the gradient checks and PyTorch gradient
+// fixtures with an emulated cuda:0 present (the real CUDA kernels built with
+// g++), so conv, pooling, batch norm, losses and every backward rule run
+// through the CUDA backend as they would on a GPU.
+func TestOnEmulatedCUDA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("about 40 s of emulated kernels: runs in the full suite")
+	}
+	if DeviceCount() > 0 {
+		t.Skip("a real GPU is present: the other tests run on it")
+	}
+	restore := cudatest.Use(t)
+	defer restore()
+	if DeviceCount() != 1 {
+		t.Fatalf("emulated device count %d", DeviceCount())
+	}
+	for _, tc := range []struct {
+		name string
+		f    func(*testing.T)
+	}{
+		{"GradcheckElementwise", TestGradcheckElementwise},
+		{"GradcheckReductions", TestGradcheckReductions},
+		{"GradcheckMatMul", TestGradcheckMatMul},
+		{"GradcheckViews", TestGradcheckViews},
+		{"GradcheckNN", TestGradcheckNN},
+		{"BackwardAccumulates", TestBackwardAccumulates},
+		{"InPlaceOps", TestInPlaceOps},
+		{"CastGrad", TestCastGrad},
+		{"BatchNormRunningStats", TestBatchNormRunningStats},
+		{"GradFixturesConv2d", TestGradFixturesConv2d},
+		{"GradFixturesBatchNorm", TestGradFixturesBatchNorm},
+		{"GradFixturesCrossEntropy", TestGradFixturesCrossEntropy},
+		{"GradFixturesSoftmax", TestGradFixturesSoftmax},
+		{"GradFixturesPool", TestGradFixturesPool},
+	} {
+		t.Run(tc.name, tc.f)
+	}
+}
