@@ -236,31 +236,15 @@ func (a *api) err(call string, s Status) error {
 	e := &Error{Call: call, Status: s, Name: s.Name()}
 	if p := a.addr["cublasGetStatusName"]; p != 0 {
 		r, _, _ := purego.SyscallN(p, uintptr(s))
-		if n := goString(r); n != "" && n != "CUBLAS_STATUS_UNKNOWN" {
+		if n := libpath.GoString(r); n != "" && n != "CUBLAS_STATUS_UNKNOWN" {
 			e.Name = n
 		}
 	}
 	if p := a.addr["cublasGetStatusString"]; p != 0 {
 		r, _, _ := purego.SyscallN(p, uintptr(s))
-		e.Desc = goString(r)
+		e.Desc = libpath.GoString(r)
 	}
 	return e
-}
-
-// goString copies a NUL-terminated C string owned by the library.
-func goString(p uintptr) string {
-	if p == 0 {
-		return ""
-	}
-	var b []byte
-	for i := uintptr(0); i < 4096; i++ {
-		c := *(*byte)(unsafe.Add(unsafe.Pointer(nil), p+i))
-		if c == 0 {
-			break
-		}
-		b = append(b, c)
-	}
-	return string(b)
 }
 
 // StatusName returns the library's name for s (cublasGetStatusName), or
@@ -272,7 +256,7 @@ func StatusName(s Status) (string, error) {
 	}
 	if p := a.addr["cublasGetStatusName"]; p != 0 {
 		r, _, _ := purego.SyscallN(p, uintptr(s))
-		return goString(r), nil
+		return libpath.GoString(r), nil
 	}
 	return s.Name(), nil
 }

@@ -293,7 +293,7 @@ func (d *Driver) newError(call string, code int) *Error {
 	if a, err := d.addr(pGetErrorName); err == nil {
 		var s uintptr
 		if r, _, _ := purego.SyscallN(a, uintptr(int32(code)), uintptr(unsafe.Pointer(&s))); r == 0 && s != 0 {
-			e.Name = goString(s)
+			e.Name = libpath.GoString(s)
 		}
 	}
 	if e.Name == "" {
@@ -302,7 +302,7 @@ func (d *Driver) newError(call string, code int) *Error {
 	if a, err := d.addr(pGetErrorString); err == nil {
 		var s uintptr
 		if r, _, _ := purego.SyscallN(a, uintptr(int32(code)), uintptr(unsafe.Pointer(&s))); r == 0 && s != 0 {
-			e.Desc = goString(s)
+			e.Desc = libpath.GoString(s)
 		}
 	}
 	return e
@@ -334,22 +334,6 @@ func (d *Driver) DriverGetVersion() (int, error) {
 // VersionString formats a driver version number: 12020 → "12.2".
 func VersionString(v int) string {
 	return fmt.Sprintf("%d.%d", v/1000, v%1000/10)
-}
-
-// goString copies a NUL-terminated C string owned by the library.
-func goString(p uintptr) string {
-	if p == 0 {
-		return ""
-	}
-	var b []byte
-	for i := uintptr(0); ; i++ {
-		c := *(*byte)(unsafe.Add(unsafe.Pointer(nil), p+i))
-		if c == 0 {
-			break
-		}
-		b = append(b, c)
-	}
-	return string(b)
 }
 
 // errClosed is returned by a Context used after Close.

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/ebitengine/purego"
 )
@@ -305,3 +306,20 @@ func (l *Lib) Sym(name string) (uintptr, error) {
 // Handle returns the dlopen handle, for purego.RegisterLibFunc-style helpers
 // that first checked the symbol with Sym.
 func (l *Lib) Handle() uintptr { return l.handle }
+
+// GoString copies a NUL-terminated C string owned by a library (an error
+// name, a version string), reading at most 64 KiB; 0 gives "".
+func GoString(p uintptr) string {
+	if p == 0 {
+		return ""
+	}
+	var b []byte
+	for i := uintptr(0); i < 1<<16; i++ {
+		c := *(*byte)(unsafe.Add(unsafe.Pointer(nil), p+i))
+		if c == 0 {
+			break
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}

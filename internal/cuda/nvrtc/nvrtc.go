@@ -187,7 +187,7 @@ func (a *api) preloadBuiltins() {
 func (a *api) err(call string, code int32) error {
 	name := codeNames[int(code)]
 	if p := a.getErrorString(code); p != 0 {
-		if s := goString(p); strings.HasPrefix(s, "NVRTC_") {
+		if s := libpath.GoString(p); strings.HasPrefix(s, "NVRTC_") {
 			name = s
 		}
 	}
@@ -195,22 +195,6 @@ func (a *api) err(call string, code int32) error {
 		name = fmt.Sprintf("NVRTC_ERROR_%d", code)
 	}
 	return &Error{Call: call, Code: int(code), Name: name}
-}
-
-// goString copies a NUL-terminated C string owned by the library.
-func goString(p uintptr) string {
-	if p == 0 {
-		return ""
-	}
-	var b []byte
-	for i := uintptr(0); ; i++ {
-		c := *(*byte)(unsafe.Add(unsafe.Pointer(nil), p+i))
-		if c == 0 {
-			break
-		}
-		b = append(b, c)
-	}
-	return string(b)
 }
 
 // Library reports the NVRTC file opened and, when one was preloaded, the
@@ -371,7 +355,7 @@ func Compile(src, name string, opts Options) (*Result, error) {
 				return nil, a.err("nvrtcGetLoweredName", r)
 			}
 			// The lowered name is owned by prog: copy it before destroying it.
-			res.LoweredNames[e] = goString(p)
+			res.LoweredNames[e] = libpath.GoString(p)
 		}
 	}
 	return res, nil
