@@ -271,3 +271,45 @@ type NotImplementedError struct {
 func (e *NotImplementedError) Error() string {
 	return fmt.Sprintf("%s is not implemented on %s for %s", e.Op, e.Device, e.DType)
 }
+
+// Coalesce simplifies an iteration space shared by several operands: it
+// drops size-1 dims and merges neighbours that are contiguous with each
+// other in every operand, so most real cases become one or two dims. A
+// single element becomes shape [1] with stride 0. Every backend's
+// elementwise and reduction kernels iterate over its result.
+func Coalesce(shape []int, strides ...[]int) ([]int, [][]int) {
+	var cs []int
+	cst := make([][]int, len(strides))
+	for i, d := range shape {
+		if d == 1 {
+			continue
+		}
+		if n := len(cs); n > 0 {
+			merge := true
+			for k, st := range strides {
+				if cst[k][n-1] != st[i]*d {
+					merge = false
+					break
+				}
+			}
+			if merge {
+				cs[n-1] *= d
+				for k, st := range strides {
+					cst[k][n-1] = st[i]
+				}
+				continue
+			}
+		}
+		cs = append(cs, d)
+		for k, st := range strides {
+			cst[k] = append(cst[k], st[i])
+		}
+	}
+	if len(cs) == 0 {
+		cs = []int{1}
+		for k := range strides {
+			cst[k] = []int{0}
+		}
+	}
+	return cs, cst
+}

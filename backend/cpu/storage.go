@@ -157,45 +157,14 @@ type layout struct {
 	base    []int
 }
 
-// coalesce drops size-1 dims and merges neighbours that are contiguous with
-// each other in every operand, so most real cases become one or two dims.
+// coalesce is backend.Coalesce over views, keeping each view's offset.
 func coalesce(shape []int, views ...backend.View) layout {
-	l := layout{base: make([]int, len(views)), strides: make([][]int, len(views))}
+	strides := make([][]int, len(views))
+	l := layout{base: make([]int, len(views))}
 	for k, v := range views {
-		l.base[k] = v.Offset
+		strides[k], l.base[k] = v.Strides, v.Offset
 	}
-	for i, d := range shape {
-		if d == 1 {
-			continue
-		}
-		n := len(l.shape)
-		if n > 0 {
-			merge := true
-			for k, v := range views {
-				if l.strides[k][n-1] != v.Strides[i]*d {
-					merge = false
-					break
-				}
-			}
-			if merge {
-				l.shape[n-1] *= d
-				for k, v := range views {
-					l.strides[k][n-1] = v.Strides[i]
-				}
-				continue
-			}
-		}
-		l.shape = append(l.shape, d)
-		for k, v := range views {
-			l.strides[k] = append(l.strides[k], v.Strides[i])
-		}
-	}
-	if len(l.shape) == 0 { // a single element
-		l.shape = []int{1}
-		for k := range views {
-			l.strides[k] = []int{0}
-		}
-	}
+	l.shape, l.strides = backend.Coalesce(shape, strides...)
 	return l
 }
 

@@ -18,43 +18,10 @@ type layout struct {
 	strides [][]int
 }
 
-// coalesce drops size-1 dims and merges neighbours contiguous with each
-// other in every operand. A single element becomes shape [1], strides 0.
+// coalesce is backend.Coalesce as a layout.
 func coalesce(shape []int, strides ...[]int) layout {
-	l := layout{strides: make([][]int, len(strides))}
-	for i, d := range shape {
-		if d == 1 {
-			continue
-		}
-		n := len(l.shape)
-		if n > 0 {
-			merge := true
-			for k, st := range strides {
-				if l.strides[k][n-1] != st[i]*d {
-					merge = false
-					break
-				}
-			}
-			if merge {
-				l.shape[n-1] *= d
-				for k, st := range strides {
-					l.strides[k][n-1] = st[i]
-				}
-				continue
-			}
-		}
-		l.shape = append(l.shape, d)
-		for k, st := range strides {
-			l.strides[k] = append(l.strides[k], st[i])
-		}
-	}
-	if len(l.shape) == 0 {
-		l.shape = []int{1}
-		for k := range strides {
-			l.strides[k] = []int{0}
-		}
-	}
-	return l
+	cs, cst := backend.Coalesce(shape, strides...)
+	return layout{shape: cs, strides: cst}
 }
 
 func (l layout) total() int {
