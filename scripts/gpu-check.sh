@@ -127,8 +127,14 @@ while read -r name dir; do
 	rc=$?
 	np=$(grep -c -- '--- PASS' "$log") ns=$(grep -c -- '--- SKIP' "$log") nf=$(grep -c -- '--- FAIL' "$log")
 	note="$np passed, $ns skipped"
-	cudaskip=$(grep -m1 -A1 -- '--- SKIP: .*cuda' "$log" | tail -n 1 | sed 's/^ *//')
-	[ -n "$cudaskip" ] && note="$note (cuda: $cudaskip)"
+	nc=$(grep -c -- '--- SKIP: .*cuda' "$log")
+	if [ "$nc" -gt 0 ]; then
+		if [ $gpu = 0 ]; then
+			note="$note; SKIP $nc cuda test(s): no usable GPU"
+		else
+			note="$note; $nc cuda test(s) skipped with a GPU present: $(grep -- '--- SKIP: .*cuda' "$log" | head -n 3 | sed 's/.*SKIP: //; s/ (.*//' | paste -sd ' ' -)"
+		fi
+	fi
 	if [ $rc = 0 ]; then
 		record "test $dir" PASS "$(since "$t")" "$note"
 	else
@@ -200,11 +206,11 @@ if cat "$L"/bench-*.log 2>/dev/null | grep -q '^BENCH'; then
 		{ lib=$2; op=$3 " " $4 "²"; for (i=6; i<=NF; i++) { split($i, kv, "="); v[lib, op, kv[1]] = kv[2] }
 		  rate[lib, op] = $NF; ops[op] = 1; libs[lib] = 1 }
 		END {
-			printf "  %-14s %14s %22s %14s %22s %8s\n", "op", "ember ms", "ember rate", "torch ms", "torch rate", "torch/ember"
+			printf "  %-14s %14s %22s %14s %22s %16s\n", "op", "ember ms", "ember rate", "torch ms", "torch rate", "t_torch/t_ember"
 			for (op in ops) {
 				e = v["ember", op, "best_ms"]; t = v["torch", op, "best_ms"]
 				r = (e != "" && t != "") ? sprintf("%.2f", t / e) : "-"
-				printf "  %-14s %14s %22s %14s %22s %8s\n", op, (e == "" ? "-" : e), rate["ember", op], (t == "" ? "-" : t), rate["torch", op], r
+				printf "  %-14s %14s %22s %14s %22s %16s\n", op, (e == "" ? "-" : e), rate["ember", op], (t == "" ? "-" : t), rate["torch", op], r
 			}
 		}'
 fi
