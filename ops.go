@@ -378,51 +378,24 @@ func sumTo(g *Tensor, shape Shape) *Tensor {
 }
 
 // AllClose reports whether |a-b| <= atol + rtol*|b| everywhere (shapes
-// broadcast; NaNs are unequal), as torch.allclose.
+// broadcast; NaNs are unequal; equal infinities are close), as
+// torch.allclose. It computes on the tensors' device and reads back one bool.
 func AllClose(a, b *Tensor, rtol, atol float64) bool {
 	sameDevice("allclose", a, b)
 	BroadcastShapes("allclose", a.shape, b.shape)
-	x, y := a.Float64s(), b.Float64s()
-	shape := BroadcastShapes("allclose", a.shape, b.shape)
-	xe := FromSlice(x, a.shape).expandIndex(shape)
-	ye := FromSlice(y, b.shape).expandIndex(shape)
-	for i := range xe {
-		p, q := x[xe[i]], y[ye[i]]
-		if p == q {
-			continue
+	var ok bool
+	NoGrad(func() {
+		ct := PromoteTypes(a.dtype, b.dtype)
+		if !ct.IsFloat() {
+			ct = Float64
 		}
-		if math.IsNaN(p) || math.IsNaN(q) || math.IsInf(p, 0) || math.IsInf(q, 0) {
-			return false
-		}
-		if math.Abs(p-q) > atol+rtol*math.Abs(q) {
-			return false
-		}
-	}
-	return true
-}
-
-// expandIndex lists, for each element of shape in row-major order, the
-// index into t's contiguous data that broadcasting maps it to.
-func (t *Tensor) expandIndex(shape Shape) []int {
-	v := t.expandView(shape)
-	n := shape.NumElements()
-	out := make([]int, n)
-	idx := make([]int, len(shape))
-	for i := 0; i < n; i++ {
-		off := 0
-		for k := range idx {
-			off += idx[k] * v.Strides[k]
-		}
-		out[i] = off
-		for k := len(idx) - 1; k >= 0; k-- {
-			idx[k]++
-			if idx[k] < shape[k] {
-				break
-			}
-			idx[k] = 0
-		}
-	}
-	return out
+		x, y := a.Cast(ct), b.Cast(ct)
+		tol := y.Abs().MulScalar(rtol).AddScalar(atol)
+		d := x.Sub(y).Abs()
+		close := x.Eq(y).LogicalOr(d.Le(tol).LogicalAnd(d.LtScalar(math.Inf(1)))) // non-finite values are close only when equal
+		ok = close.All().Item() != 0
+	})
+	return ok
 }
 
 // Equal reports whether a and b have the same shape and elements.
@@ -431,11 +404,7 @@ func Equal(a, b *Tensor) bool {
 	if !a.shape.Equal(b.shape) {
 		return false
 	}
-	x, y := a.Float64s(), b.Float64s()
-	for i := range x {
-		if x[i] != y[i] {
-			return false
-		}
-	}
-	return true
+	var eq bool
+	NoGrad(func() { eq = a.Eq(b).All().Item() != 0 })
+	return eq
 }
