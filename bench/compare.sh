@@ -11,6 +11,8 @@
 # and OPENBLAS_L2_SIZE unset (in its command only): when set, they slow its
 # GEMM about 1.7x. TORCH_BLAS_DIR, when set, is put first on PyTorch's
 # LD_LIBRARY_PATH (a directory holding another libblas.so.3, say OpenBLAS's).
+# EMBER_BIN, when set, is the ember binary to run instead of building
+# ./cmd/ember.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,9 +37,13 @@ done
 [[ -n $out ]] || out=$(mktemp -d /tmp/ember-compare.XXXXXX)
 mkdir -p "$out"
 
-go build -o "$out/ember" ./cmd/ember
+ember=${EMBER_BIN:-}
+if [[ -z $ember ]]; then
+	ember=$out/ember
+	go build -o "$ember" ./cmd/ember
+fi
 echo "ember bench (threads $threads) ..." >&2
-"$out/ember" bench --json --threads "$threads" "${quick[@]}" "${cases[@]}" >"$out/ember.json"
+"$ember" bench --json --threads "$threads" "${quick[@]}" "${cases[@]}" >"$out/ember.json"
 echo "torch_bench.py (threads $threads) ..." >&2
 torch_env=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
 if [[ -n ${TORCH_BLAS_DIR:-} ]]; then
