@@ -51,3 +51,16 @@ type Event interface {
 type EventRecorder interface {
 	RecordEvent(dev Device) (Event, error)
 }
+
+// StreamBackend is implemented by backends with several queues of work per
+// device (CUDA streams). Stream 0 is the default stream.
+type StreamBackend interface {
+	NewStream(dev Device) (uintptr, error)
+	DestroyStream(dev Device, s uintptr) error
+	SynchronizeStream(dev Device, s uintptr) error
+	// SetStream makes s the stream dev's work and allocations go to and
+	// returns the previous one.
+	SetStream(dev Device, s uintptr) uintptr
+	// RecordStream marks storage as used on s (torch's record_stream).
+	RecordStream(st Storage, s uintptr)
+}

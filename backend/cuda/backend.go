@@ -38,9 +38,10 @@ func New(opener Opener) *Backend {
 func init() { backend.Register(New(realOpener{})) }
 
 type device struct {
-	index int
-	gpu   GPU
-	pool  *alloc.Allocator
+	index  int
+	gpu    GPU
+	pool   *alloc.Allocator
+	stream atomic.Uintptr // the current stream: work and allocations go there
 }
 
 // Type is cuda.
@@ -152,7 +153,7 @@ func (b *Backend) Alloc(dev backend.Device, dt backend.DType, n int) (backend.St
 		return nil, err
 	}
 	size := uint64(n * dt.Size()) // 0 gives a nil block, as PyTorch's null pointer
-	blk, err := d.pool.Malloc(size, 0)
+	blk, err := d.pool.Malloc(size, d.stream.Load())
 	if err != nil {
 		return nil, err
 	}
@@ -249,8 +250,9 @@ func devOf(v backend.View) *device { return storageOf(v.S).dev }
 // run queues a plan's launches, panicking with the driver's error (a kernel
 // failure is misuse of the device or a bug, like a failed CUDA launch in PyTorch).
 func run(d *device, ls []kernels.Launch) {
+	st := d.stream.Load()
 	for _, l := range ls {
-		if err := d.gpu.Run(l); err != nil {
+		if err := d.gpu.Run(l, st); err != nil {
 			panic(fmt.Errorf("cuda:%d: launching %s: %w", d.index, l.Kernel, err))
 		}
 	}
@@ -347,7 +349,7 @@ func (b *Backend) MatMul(dst, x, y backend.View) {
 	}
 	es := int64(dt.Size())
 	xs, ys, ds := storageOf(x.S), storageOf(y.S), storageOf(dst.S)
-	err := d.gpu.Gemm(dt, ta, tb, m, n, k,
+	err := d.gpu.Gemm(d.stream.Load(), dt, ta, tb, m, n, k,
 		xs.ptr+uint64(int64(x.Offset)*es), lda, int64(x.Strides[0]),
 		ys.ptr+uint64(int64(y.Offset)*es), ldb, int64(y.Strides[0]),
 		ds.ptr+uint64(int64(dst.Offset)*es), n, int64(m*n), bs)

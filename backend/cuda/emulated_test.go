@@ -98,3 +98,23 @@ func TestEmulatedEvents(t *testing.T) {
 		t.Fatal("x*x sum wrong")
 	}
 }
+
+func TestEmulatedStreams(t *testing.T) {
+	cudatest.Use(t)
+	dev := ember.CUDA(0)
+	s, err := ember.NewStream(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Release()
+	var y *ember.Tensor
+	x := ember.Arange(0, 6, 1, ember.On(dev), ember.Dtype(ember.Float32))
+	x.RecordStream(s)
+	ember.WithStream(s, func() { y = x.Mul(x).Sum() }) // 0+1+4+9+16+25
+	if err := s.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	if got := y.Item(); got != 55 {
+		t.Fatalf("sum of squares on a stream = %v, want 55", got)
+	}
+}

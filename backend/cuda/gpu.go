@@ -22,13 +22,19 @@ type GPU interface {
 	// Copies between host memory and the device. DtoH waits for queued work.
 	HtoD(dst uint64, src unsafe.Pointer, n uint64) error
 	DtoH(dst unsafe.Pointer, src uint64, n uint64) error
-	// Run queues one kernel launch.
-	Run(l kernels.Launch) error
-	// Gemm queues a row-major strided-batched product C = op(A)·op(B) with
-	// leading dimensions and batch strides in elements (float32 or float64).
-	Gemm(dt backend.DType, transA, transB bool, m, n, k int, a uint64, lda int, strideA int64, b uint64, ldb int, strideB int64, c uint64, ldc int, strideC int64, batch int) error
+	// Run queues one kernel launch on stream (0: the legacy default stream).
+	Run(l kernels.Launch, stream uintptr) error
+	// Gemm queues on stream a row-major strided-batched product
+	// C = op(A)·op(B) with leading dimensions and batch strides in elements
+	// (float32 or float64).
+	Gemm(stream uintptr, dt backend.DType, transA, transB bool, m, n, k int, a uint64, lda int, strideA int64, b uint64, ldb int, strideB int64, c uint64, ldc int, strideC int64, batch int) error
 	// Synchronize waits for everything queued.
 	Synchronize() error
+	// Streams: created blocking (they order with the legacy default stream,
+	// so the synchronous copies to the host still see their work).
+	StreamCreate() (uintptr, error)
+	StreamDestroy(s uintptr) error
+	StreamSynchronize(s uintptr) error
 	// Events for the allocator's cross-stream reuse and for timing.
 	RecordEvent(stream uintptr) (uintptr, error)
 	EventDone(ev uintptr) (bool, error)

@@ -67,7 +67,7 @@ func (b *Backend) RecordEvent(dev backend.Device) (backend.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev, err := d.gpu.RecordTimingEvent(0)
+	ev, err := d.gpu.RecordTimingEvent(d.stream.Load())
 	if err != nil {
 		return nil, err
 	}
@@ -88,5 +88,47 @@ func (e *event) Release() {
 	if e.ev != 0 {
 		_ = e.d.gpu.DestroyEvent(e.ev)
 		e.ev = 0
+	}
+}
+
+// NewStream creates a stream on dev.
+func (b *Backend) NewStream(dev backend.Device) (uintptr, error) {
+	d, err := b.device(dev.Index)
+	if err != nil {
+		return 0, err
+	}
+	return d.gpu.StreamCreate()
+}
+
+// DestroyStream destroys a stream made by NewStream.
+func (b *Backend) DestroyStream(dev backend.Device, s uintptr) error {
+	d, err := b.device(dev.Index)
+	if err != nil {
+		return err
+	}
+	return d.gpu.StreamDestroy(s)
+}
+
+// SynchronizeStream waits for the work queued on s.
+func (b *Backend) SynchronizeStream(dev backend.Device, s uintptr) error {
+	d, err := b.device(dev.Index)
+	if err != nil {
+		return err
+	}
+	return d.gpu.StreamSynchronize(s)
+}
+
+// SetStream makes s the stream dev's work and allocations go to and
+// returns the previous one.
+func (b *Backend) SetStream(dev backend.Device, s uintptr) uintptr {
+	return b.mustDevice(dev.Index).stream.Swap(s)
+}
+
+// RecordStream marks a storage as used on s, so its memory is reused only
+// after the work queued on s by then is done (torch's record_stream).
+func (b *Backend) RecordStream(st backend.Storage, s uintptr) {
+	cs := storageOf(st)
+	if cs.blk != nil {
+		cs.dev.pool.RecordStream(cs.blk, s)
 	}
 }

@@ -296,7 +296,7 @@ func unpackImage(p []byte) ([]byte, map[string]string, error) {
 	return p[4+n:], lowered, nil
 }
 
-func (g *realGPU) Run(l kernels.Launch) error {
+func (g *realGPU) Run(l kernels.Launch, stream uintptr) error {
 	m := g.loadModule(l.Module)
 	if m.err != nil {
 		return m.err
@@ -310,7 +310,7 @@ func (g *realGPU) Run(l kernels.Launch) error {
 		params[i] = unsafe.Pointer(unsafe.SliceData(a))
 	}
 	return g.ctx.Do(func() error {
-		return g.drv.LaunchKernel(fn, l.Grid, l.Block, l.Shared, 0, params)
+		return g.drv.LaunchKernel(fn, l.Grid, l.Block, l.Shared, driver.Stream(stream), params)
 	})
 }
 
@@ -327,12 +327,15 @@ func (g *realGPU) handle() (*cublas.Handle, error) {
 	return g.blas, g.blasErr
 }
 
-func (g *realGPU) Gemm(dt backend.DType, transA, transB bool, m, n, k int, a uint64, lda int, strideA int64, b uint64, ldb int, strideB int64, c uint64, ldc int, strideC int64, batch int) error {
+func (g *realGPU) Gemm(stream uintptr, dt backend.DType, transA, transB bool, m, n, k int, a uint64, lda int, strideA int64, b uint64, ldb int, strideB int64, c uint64, ldc int, strideC int64, batch int) error {
 	h, err := g.handle()
 	if err != nil {
 		return err
 	}
 	return g.ctx.Do(func() error {
+		if err := h.SetStream(stream); err != nil {
+			return err
+		}
 		switch dt {
 		case backend.Float32:
 			return cublas.SgemmStridedBatchedRowMajor(h, transA, transB, m, n, k, 1, a, lda, strideA, b, ldb, strideB, 0, c, ldc, strideC, batch)
@@ -366,4 +369,21 @@ func (g *realGPU) EventElapsedMs(start, end uintptr) (ms float64, err error) {
 		return err
 	})
 	return ms, err
+}
+
+func (g *realGPU) StreamCreate() (s uintptr, err error) {
+	err = g.ctx.Do(func() error {
+		st, err := g.drv.StreamCreate(driver.StreamDefault)
+		s = uintptr(st)
+		return err
+	})
+	return s, err
+}
+
+func (g *realGPU) StreamDestroy(s uintptr) error {
+	return g.ctx.Do(func() error { return g.drv.StreamDestroy(driver.Stream(s)) })
+}
+
+func (g *realGPU) StreamSynchronize(s uintptr) error {
+	return g.ctx.Do(func() error { return g.drv.StreamSynchronize(driver.Stream(s)) })
 }

@@ -33,6 +33,7 @@ type emuGPU struct {
 	sizes    map[uint64]uint64
 	mallocs  int
 	clock    []time.Time
+	streams  int
 }
 
 var errEmuOOM = errors.New("emulated device out of memory")
@@ -85,7 +86,18 @@ func (g *emuGPU) DtoH(dst unsafe.Pointer, src uint64, n uint64) error {
 	return nil
 }
 
-func (g *emuGPU) Run(l kernels.Launch) error           { return g.lib.Run(l) }
+func (g *emuGPU) Run(l kernels.Launch, _ uintptr) error { return g.lib.Run(l) }
+
+// Streams are trivial: the emulator runs every launch to completion.
+func (g *emuGPU) StreamCreate() (uintptr, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.streams++
+	return uintptr(g.streams), nil
+}
+func (g *emuGPU) StreamDestroy(uintptr) error     { return nil }
+func (g *emuGPU) StreamSynchronize(uintptr) error { return nil }
+
 func (g *emuGPU) Synchronize() error                   { return nil }
 func (g *emuGPU) RecordEvent(uintptr) (uintptr, error) { return 1, nil }
 func (g *emuGPU) EventDone(uintptr) (bool, error)      { return true, nil }
@@ -106,7 +118,7 @@ func (g *emuGPU) EventElapsedMs(a, b uintptr) (float64, error) {
 }
 
 // Gemm reads the operands out, multiplies in float64 and writes C back.
-func (g *emuGPU) Gemm(dt backend.DType, transA, transB bool, m, n, k int, a uint64, lda int, strideA int64, b uint64, ldb int, strideB int64, c uint64, ldc int, strideC int64, batch int) error {
+func (g *emuGPU) Gemm(_ uintptr, dt backend.DType, transA, transB bool, m, n, k int, a uint64, lda int, strideA int64, b uint64, ldb int, strideB int64, c uint64, ldc int, strideC int64, batch int) error {
 	es := uint64(dt.Size())
 	read := func(base uint64, idx int64) float64 {
 		buf := make([]byte, es)

@@ -1,0 +1,90 @@
+package ember
+
+import (
+	"github.com/emberml/ember/backend"
+)
+
+// Stream is a queue of work on a device, as torch.cuda.Stream. Work on one
+// stream runs in order; work on different streams may overlap. CUDA devices
+// have real streams; on the CPU, whose work is synchronous, a Stream is a
+// formality so the same code runs everywhere.
+type Stream struct {
+	dev Device
+	h   uintptr // 0: the default stream
+	sb  backend.StreamBackend
+}
+
+func streamBackend(dev Device) backend.StreamBackend {
+	b, _ := backend.Get(dev.Type)
+	sb, _ := b.(backend.StreamBackend)
+	return sb
+}
+
+// NewStream creates a stream on dev.
+func NewStream(dev Device) (*Stream, error) {
+	if err := CheckDevice(dev); err != nil {
+		return nil, err
+	}
+	s := &Stream{dev: dev, sb: streamBackend(dev)}
+	if s.sb != nil {
+		h, err := s.sb.NewStream(dev)
+		if err != nil {
+			return nil, err
+		}
+		s.h = h
+	}
+	return s, nil
+}
+
+// DefaultStream is dev's default stream.
+func DefaultStream(dev Device) *Stream { return &Stream{dev: dev, sb: streamBackend(dev)} }
+
+// Device returns the stream's device.
+func (s *Stream) Device() Device { return s.dev }
+
+// Synchronize waits for the work queued on s.
+func (s *Stream) Synchronize() error {
+	if s.sb == nil {
+		return nil
+	}
+	if s.h == 0 {
+		return Synchronize(s.dev)
+	}
+	return s.sb.SynchronizeStream(s.dev, s.h)
+}
+
+// Release destroys a stream made by NewStream (after waiting for it).
+func (s *Stream) Release() error {
+	if s.sb == nil || s.h == 0 {
+		return nil
+	}
+	if err := s.Synchronize(); err != nil {
+		return err
+	}
+	err := s.sb.DestroyStream(s.dev, s.h)
+	s.h = 0
+	return err
+}
+
+// WithStream runs f with s as its device's current stream: ops on that
+// device inside f, and the memory they allocate, go to s (torch.cuda.stream).
+// Like NoGrad, the setting is process-wide for its duration.
+func WithStream(s *Stream, f func()) {
+	if s.sb == nil {
+		f()
+		return
+	}
+	prev := s.sb.SetStream(s.dev, s.h)
+	defer s.sb.SetStream(s.dev, prev)
+	f()
+}
+
+// RecordStream marks t's memory as in use on s, so that once t is released
+// the memory is not reused before s's work queued so far is done (needed
+// when a tensor made on one stream is used on another; torch's record_stream).
+func (t *Tensor) RecordStream(s *Stream) {
+	t.live("record_stream")
+	if s.sb != nil && s.dev == t.dev {
+		s.sb.RecordStream(t.st.s, s.h)
+	}
+}
