@@ -1,7 +1,11 @@
 package ember
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cpu"
 )
 
 // Stream is a queue of work on a device, as torch.cuda.Stream. Work on one
@@ -87,4 +91,46 @@ func (t *Tensor) RecordStream(s *Stream) {
 	if s.sb != nil && s.dev == t.dev {
 		s.sb.RecordStream(t.st.s, s.h)
 	}
+}
+
+// PinMemory returns a copy of a CPU tensor in page-locked memory, which
+// CUDA copies reach by DMA (torch's pin_memory; a DataLoader's pin hook can
+// call it). It needs a usable CUDA device, as in PyTorch; a pinned tensor
+// returns itself.
+func (t *Tensor) PinMemory() (*Tensor, error) {
+	t.live("pin_memory")
+	if t.dev != CPU {
+		return nil, &DeviceError{Device: t.dev, Reason: errors.New("only CPU tensors can be pinned")}
+	}
+	if t.IsPinned() {
+		return t, nil
+	}
+	if err := CheckDevice(CUDA(0)); err != nil {
+		return nil, fmt.Errorf("pin_memory needs a CUDA device: %w", err)
+	}
+	b, _ := backend.Get(backend.CUDAType)
+	hp, ok := b.(backend.HostPinner)
+	if !ok {
+		return nil, errors.New("pin_memory: the CUDA backend cannot pin memory")
+	}
+	n := t.NumElements()
+	mem, free, err := hp.AllocPinned(n * t.dtype.Size())
+	if err != nil {
+		return nil, err
+	}
+	st := cpu.NewPinned(t.dtype, n, mem, free)
+	out := &Tensor{st: newStorage(st, cpuBackend(), t.shape), shape: t.shape.clone(), strides: backend.ContiguousStrides(t.shape), dtype: t.dtype, dev: CPU}
+	out.be().Copy(out.view(), t.view())
+	return out, nil
+}
+
+// IsPinned reports whether t is in page-locked host memory.
+func (t *Tensor) IsPinned() bool {
+	s, ok := t.st.s.(*cpu.Storage)
+	return ok && s.Pinned()
+}
+
+func cpuBackend() backend.Backend {
+	b, _ := backend.Get(backend.CPUType)
+	return b
 }

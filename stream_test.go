@@ -19,3 +19,12 @@ func TestStreamOnCPU(t *testing.T) {
 		t.Fatal("NewStream on an absent device must fail")
 	}
 }
+
+func TestPinMemoryNeedsCUDA(t *testing.T) {
+	if CUDAAvailable() {
+		t.Skip("a GPU is present")
+	}
+	if _, err := Ones(Shape{2}).PinMemory(); err == nil {
+		t.Fatal("pinning without a CUDA device must fail, as in PyTorch")
+	}
+}

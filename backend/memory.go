@@ -1,5 +1,7 @@
 package backend
 
+import "unsafe"
+
 // MemStats are a device allocator's counters, named and defined as in
 // torch.cuda.memory_stats: bytes held by live storages (allocated), bytes the
 // allocator holds from the device including its cache (reserved), and peaks.
@@ -63,4 +65,11 @@ type StreamBackend interface {
 	SetStream(dev Device, s uintptr) uintptr
 	// RecordStream marks storage as used on s (torch's record_stream).
 	RecordStream(st Storage, s uintptr)
+}
+
+// HostPinner is implemented by backends that can give page-locked host
+// memory, which devices reach by DMA (faster copies, and copies that can
+// overlap with work).
+type HostPinner interface {
+	AllocPinned(bytes int) (mem unsafe.Pointer, free func(), err error)
 }

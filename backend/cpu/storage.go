@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu/internal/gemm"
@@ -18,6 +19,7 @@ type Storage struct {
 	data any
 	n    int
 	acct *atomic.Int64 // bytes counted in LiveBytes; -1 once released
+	free func()        // for page-locked memory owned by a driver; nil for Go memory
 }
 
 // Device is always cpu.
@@ -34,8 +36,34 @@ func (s *Storage) Release() {
 	if b := s.acct.Swap(-1); b >= 0 {
 		account(-b)
 		numLive.Add(-1)
+		if s.free != nil {
+			s.free()
+		}
 	}
 	s.data = nil
+}
+
+// Pinned reports whether the storage is page-locked memory (see NewPinned).
+func (s *Storage) Pinned() bool { return s.free != nil }
+
+// NewPinned wraps n elements of page-locked host memory at mem (from a GPU
+// driver) as CPU storage; free returns the memory, on Release or, as a
+// safety net, when the storage is collected.
+func NewPinned(dt backend.DType, n int, mem unsafe.Pointer, free func()) *Storage {
+	var data any
+	switch dt {
+	case backend.Float32:
+		data = unsafe.Slice((*float32)(mem), n)
+	case backend.Float64:
+		data = unsafe.Slice((*float64)(mem), n)
+	case backend.Int64:
+		data = unsafe.Slice((*int64)(mem), n)
+	case backend.Int32:
+		data = unsafe.Slice((*int32)(mem), n)
+	case backend.Bool:
+		data = unsafe.Slice((*bool)(mem), n)
+	}
+	return track(&Storage{dt: dt, data: data, n: n, free: free})
 }
 
 // Data returns the underlying slice (for the CPU backend's own use and tests).
@@ -77,15 +105,25 @@ func newStorage(dt backend.DType, n int) *Storage {
 	default:
 		panic(fmt.Sprintf("cpu: unknown dtype %v", dt))
 	}
+	return track(&Storage{dt: dt, data: data, n: n})
+}
+
+// track counts a new storage in the memory statistics until it is released
+// or collected.
+func track(s *Storage) *Storage {
 	acct := new(atomic.Int64)
-	acct.Store(int64(n * dt.Size()))
+	acct.Store(int64(s.n * s.dt.Size()))
 	account(acct.Load())
 	numLive.Add(1)
-	s := &Storage{dt: dt, data: data, n: n, acct: acct}
+	s.acct = acct
+	free := s.free
 	runtime.AddCleanup(s, func(a *atomic.Int64) {
 		if b := a.Swap(-1); b >= 0 {
 			account(-b)
 			numLive.Add(-1)
+			if free != nil {
+				free()
+			}
 		}
 	}, acct)
 	return s

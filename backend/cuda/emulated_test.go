@@ -118,3 +118,23 @@ func TestEmulatedStreams(t *testing.T) {
 		t.Fatalf("sum of squares on a stream = %v, want 55", got)
 	}
 }
+
+func TestEmulatedPinMemory(t *testing.T) {
+	cudatest.Use(t)
+	x := ember.FromSlice([]float32{1, 2, 3, 4}, ember.Shape{2, 2}).T()
+	p, err := x.PinMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.IsPinned() || x.IsPinned() || p.Device() != ember.CPU {
+		t.Fatal("pinned flags")
+	}
+	if got := p.Float32s(); got[0] != 1 || got[1] != 3 || got[2] != 2 || got[3] != 4 {
+		t.Fatalf("pinned copy %v, want the transpose [1 3 2 4]", got)
+	}
+	g := p.CUDA(0)
+	if got := g.Sum().Item(); got != 10 {
+		t.Fatalf("copied to the device and summed: %v", got)
+	}
+	p.Release()
+}

@@ -35,6 +35,9 @@ type GPU interface {
 	StreamCreate() (uintptr, error)
 	StreamDestroy(s uintptr) error
 	StreamSynchronize(s uintptr) error
+	// Page-locked host memory.
+	AllocHost(n uint64) (unsafe.Pointer, error)
+	FreeHost(p unsafe.Pointer) error
 	// Events for the allocator's cross-stream reuse and for timing.
 	RecordEvent(stream uintptr) (uintptr, error)
 	EventDone(ev uintptr) (bool, error)

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cuda/internal/alloc"
@@ -131,4 +132,17 @@ func (b *Backend) RecordStream(st backend.Storage, s uintptr) {
 	if cs.blk != nil {
 		cs.dev.pool.RecordStream(cs.blk, s)
 	}
+}
+
+// AllocPinned returns page-locked host memory through device 0's context.
+func (b *Backend) AllocPinned(bytes int) (unsafe.Pointer, func(), error) {
+	d, err := b.device(0)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := d.gpu.AllocHost(uint64(max(bytes, 1)))
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, func() { _ = d.gpu.FreeHost(p) }, nil
 }

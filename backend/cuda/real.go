@@ -387,3 +387,15 @@ func (g *realGPU) StreamDestroy(s uintptr) error {
 func (g *realGPU) StreamSynchronize(s uintptr) error {
 	return g.ctx.Do(func() error { return g.drv.StreamSynchronize(driver.Stream(s)) })
 }
+
+func (g *realGPU) AllocHost(n uint64) (p unsafe.Pointer, err error) {
+	err = g.ctx.Do(func() error {
+		p, err = g.drv.MemAllocHost(n)
+		return err
+	})
+	return p, err
+}
+
+func (g *realGPU) FreeHost(p unsafe.Pointer) error {
+	return g.ctx.Do(func() error { return g.drv.MemFreeHost(p) })
+}

@@ -34,6 +34,7 @@ type emuGPU struct {
 	mallocs  int
 	clock    []time.Time
 	streams  int
+	host     map[unsafe.Pointer][]byte
 }
 
 var errEmuOOM = errors.New("emulated device out of memory")
@@ -97,6 +98,27 @@ func (g *emuGPU) StreamCreate() (uintptr, error) {
 }
 func (g *emuGPU) StreamDestroy(uintptr) error     { return nil }
 func (g *emuGPU) StreamSynchronize(uintptr) error { return nil }
+
+// AllocHost hands out Go memory kept reachable until FreeHost: the emulator
+// has no DMA to pin for.
+func (g *emuGPU) AllocHost(n uint64) (unsafe.Pointer, error) {
+	b := make([]byte, n)
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.host == nil {
+		g.host = map[unsafe.Pointer][]byte{}
+	}
+	g.host[p] = b
+	return p, nil
+}
+
+func (g *emuGPU) FreeHost(p unsafe.Pointer) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.host, p)
+	return nil
+}
 
 func (g *emuGPU) Synchronize() error                   { return nil }
 func (g *emuGPU) RecordEvent(uintptr) (uintptr, error) { return 1, nil }
