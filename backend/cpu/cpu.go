@@ -171,6 +171,10 @@ func castView[D, S numT](dst, src backend.View) {
 	d, s := slice[D](dst.S), slice[S](src.S)
 	l := coalesce(dst.Shape, dst, src)
 	sd, ss := l.inner(0), l.inner(1)
+	if same, ok := any(d).([]S); ok && sd == 1 && ss == 1 { // a plain copy: memmove per run
+		l.each(1, func(off []int, n int) { copy(same[off[0]:off[0]+n], s[off[1]:off[1]+n]) })
+		return
+	}
 	l.each(1, func(off []int, n int) {
 		if sd == 1 && ss == 1 {
 			dd, sv := d[off[0]:off[0]+n], s[off[1]:off[1]+n]
