@@ -161,7 +161,7 @@ func cnnTrainStep() (run func() float64, err error) {
 	m := models.SimpleCNN(1, 10)
 	m.Train(true)
 	params := optim.ModuleParams(m)
-	opt := optim.NewSGD(params, func(_ int, p *ember.Tensor) *ember.Tensor { return p.Grad() }, 0.05, 0.9, 0, 5e-4, false)
+	opt := optim.NewSGD(params, nil, 0.05, 0.9, 0, 5e-4, false) // nil: gradients from p.Grad()
 	x := ember.Randn(ember.Shape{64, 1, 28, 28})
 	tg := make([]int64, 64)
 	for i := range tg {
@@ -171,6 +171,7 @@ func cnnTrainStep() (run func() float64, err error) {
 	ce := nn.CrossEntropyLoss{}
 	flops := 3 * 2 * 64 * SimpleCNNMACs()
 	return func() float64 {
+		opt.ZeroGrad()
 		loss := ce.Loss(m.Forward(x), y)
 		loss.Backward()
 		opt.Step()
