@@ -114,9 +114,19 @@ func Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tens
 	// cols: [C, KH, KW, N, OH, OW] = [G, K, N*L], so each group is one matmul
 	cols := win.view(xp).Permute(1, 4, 5, 0, 2, 3).Contiguous().View(g, k, n*l)
 	wg := w.Detach().Reshape(g, og, k)
-	out := wg.MatMul(cols).View(g, og, n, oh, ow).Permute(2, 0, 1, 3, 4).Contiguous().View(n, o, oh, ow)
+	prod := wg.MatMul(cols)
+	out := prod.View(g, og, n, oh, ow).Permute(2, 0, 1, 3, 4).Contiguous().View(n, o, oh, ow)
+	releaseTemp(prod, out)
 	if b != nil {
-		out = out.Add(b.Detach().Reshape(1, o, 1, 1))
+		biased := out.Add(b.Detach().Reshape(1, o, 1, 1))
+		releaseTemp(out, biased)
+		out = biased
+	}
+	if !IsGradEnabled() || !(x4.RequiresGrad() || w.RequiresGrad() || (b != nil && b.RequiresGrad())) {
+		// No graph will keep the unfolded input: free it now rather than
+		// when the GC gets to it (it is the largest buffer of a conv).
+		releaseTemp(cols, x4, w, out)
+		releaseTemp(xp, x4, w, out)
 	}
 	out = record("ConvolutionBackward0", out, []*Tensor{x4, w, b}, []*Tensor{cols, wg}, func(gr *Tensor) []*Tensor {
 		gv := gr.Reshape(n, g, og, l).Permute(1, 2, 0, 3).Contiguous().View(g, og, n*l)
@@ -388,4 +398,15 @@ func LayerNorm(x *Tensor, normalizedShape []int, weight, bias *Tensor, eps float
 		// the engine sums these over the leading dims to normalizedShape
 		return []*Tensor{gx, g.Mul(xhat), g}
 	})
+}
+
+// releaseTemp frees an op's intermediate t now, unless it shares storage
+// with one of keep (views and no-op copies do).
+func releaseTemp(t *Tensor, keep ...*Tensor) {
+	for _, k := range keep {
+		if k != nil && k.st == t.st {
+			return
+		}
+	}
+	t.Release()
 }
