@@ -1,0 +1,522 @@
+// Package dist is ember's distributed communication layer, modelled on
+// torch.distributed: a TCP key-value store for rendezvous (TCPStore), a
+// process group initialised from torchrun's or SLURM's environment
+// (InitProcessGroup) and collectives (AllReduce, Broadcast, AllGather,
+// ReduceScatter, Barrier) over a TCP ring between the ranks (the "cpu"
+// backend, like gloo).
+package dist
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// Store is a key-value store shared by all ranks for rendezvous, like
+// torch.distributed.Store. It is safe for concurrent use.
+type Store interface {
+	// Set stores value under key, waking any Get waiting for it.
+	Set(key string, value []byte) error
+	// Get returns the value of key, waiting until it is set or the
+	// store's timeout passes (a *StoreTimeoutError naming the key).
+	Get(key string) ([]byte, error)
+	// Wait waits until every key is set or the timeout passes.
+	Wait(keys ...string) error
+	// Add adds delta to the integer stored under key (0 when unset) and
+	// returns the new value.
+	Add(key string, delta int64) (int64, error)
+	// Close releases the store's connections (and, on the server, its
+	// listener).
+	Close() error
+}
+
+// StoreTimeoutError reports a key that was not set within the timeout.
+type StoreTimeoutError struct {
+	Key   string
+	After time.Duration
+}
+
+func (e *StoreTimeoutError) Error() string {
+	return fmt.Sprintf("dist: store: key %q was not set within %v", e.Key, e.After)
+}
+
+// Timeout reports true (so the error satisfies net.Error-like checks).
+func (e *StoreTimeoutError) Timeout() bool { return true }
+
+// ErrStoreClosed is returned by calls on a closed store.
+var ErrStoreClosed = errors.New("dist: store is closed")
+
+// Wire protocol. A request is [op u8][key len u32][key] followed by an
+// op-specific payload; a reply is [status u8][len u32][data]. Integers are
+// big-endian.
+const (
+	opSet byte = 1 // payload: [len u32][value]
+	opGet byte = 2 // payload: [timeout ms i64]; reply data: value
+	opAdd byte = 3 // payload: [delta i64]; reply data: [i64]
+
+	stOK      byte = 0
+	stTimeout byte = 1
+	stError   byte = 2
+
+	maxKey   = 1 << 16
+	maxValue = 1 << 28
+)
+
+// TCPStore is a Store served over TCP by one process (the server, rank 0
+// in a process group) and reached by the others as clients.
+type TCPStore struct {
+	addr    string
+	timeout time.Duration
+	srv     *storeServer // nil on clients
+
+	mu     sync.Mutex
+	idle   []*storeConn
+	all    map[*storeConn]struct{}
+	closed bool
+}
+
+type storeConn struct {
+	c net.Conn
+	r *bufio.Reader
+	w *bufio.Writer
+}
+
+// NewTCPStore creates a store at addr ("host:port"). With isServer it
+// listens there (port 0 picks a free port; Addr reports it) and also acts
+// as a client of itself; otherwise it dials addr, retrying until timeout.
+// timeout bounds every Get and Wait and the initial connection.
+func NewTCPStore(addr string, isServer bool, timeout time.Duration) (*TCPStore, error) {
+	if timeout <= 0 {
+		return nil, fmt.Errorf("dist: NewTCPStore: timeout must be positive, got %v", timeout)
+	}
+	s := &TCPStore{addr: addr, timeout: timeout, all: map[*storeConn]struct{}{}}
+	if isServer {
+		srv, err := listenStore(addr)
+		if err != nil {
+			return nil, err
+		}
+		s.srv = srv
+		s.addr = srv.ln.Addr().String()
+	}
+	c, err := s.dial(time.Now().Add(timeout))
+	if err != nil {
+		if s.srv != nil {
+			s.srv.close()
+		}
+		return nil, err
+	}
+	s.put(c)
+	return s, nil
+}
+
+// Addr returns the address of the store's server.
+func (s *TCPStore) Addr() string { return s.addr }
+
+func (s *TCPStore) dial(deadline time.Time) (*storeConn, error) {
+	backoff := 10 * time.Millisecond
+	for {
+		d := time.Until(deadline)
+		if d <= 0 {
+			d = time.Millisecond
+		}
+		c, err := net.DialTimeout("tcp", s.addr, min(d, time.Second))
+		if err == nil {
+			sc := &storeConn{c: c, r: bufio.NewReader(c), w: bufio.NewWriter(c)}
+			s.mu.Lock()
+			if s.closed {
+				s.mu.Unlock()
+				c.Close()
+				return nil, ErrStoreClosed
+			}
+			s.all[sc] = struct{}{}
+			s.mu.Unlock()
+			return sc, nil
+		}
+		if time.Now().Add(backoff).After(deadline) {
+			return nil, fmt.Errorf("dist: store: could not connect to %s within %v: %w", s.addr, s.timeout, err)
+		}
+		time.Sleep(backoff)
+		backoff = min(2*backoff, 200*time.Millisecond)
+	}
+}
+
+// get takes an idle connection or dials a new one, so that a Get blocked
+// on the server does not hold up other callers.
+func (s *TCPStore) get() (*storeConn, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrStoreClosed
+	}
+	if n := len(s.idle); n > 0 {
+		c := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		s.mu.Unlock()
+		return c, nil
+	}
+	s.mu.Unlock()
+	return s.dial(time.Now().Add(s.timeout))
+}
+
+func (s *TCPStore) put(c *storeConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		c.c.Close()
+		return
+	}
+	s.idle = append(s.idle, c)
+}
+
+func (s *TCPStore) drop(c *storeConn) {
+	c.c.Close()
+	s.mu.Lock()
+	delete(s.all, c)
+	s.mu.Unlock()
+}
+
+// call sends one request and reads its reply.
+func (s *TCPStore) call(op byte, key string, payload []byte, wait time.Duration) (byte, []byte, error) {
+	if len(key) >= maxKey {
+		return 0, nil, fmt.Errorf("dist: store: key of %d bytes is too long", len(key))
+	}
+	c, err := s.get()
+	if err != nil {
+		return 0, nil, err
+	}
+	c.c.SetDeadline(time.Now().Add(wait + 10*time.Second))
+	var hdr [5]byte
+	hdr[0] = op
+	binary.BigEndian.PutUint32(hdr[1:], uint32(len(key)))
+	c.w.Write(hdr[:])
+	c.w.WriteString(key)
+	c.w.Write(payload)
+	if err = c.w.Flush(); err == nil {
+		var st byte
+		var data []byte
+		if st, data, err = readFrame(c.r, maxValue); err == nil {
+			s.put(c)
+			return st, data, nil
+		}
+	}
+	s.drop(c)
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return 0, nil, ErrStoreClosed
+	}
+	return 0, nil, fmt.Errorf("dist: store %s: %w", s.addr, err)
+}
+
+func readFrame(r *bufio.Reader, limit int) (byte, []byte, error) {
+	var hdr [5]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[1:])
+	if int64(n) > int64(limit) {
+		return 0, nil, fmt.Errorf("frame of %d bytes exceeds the limit of %d", n, limit)
+	}
+	data := make([]byte, n)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return 0, nil, err
+	}
+	return hdr[0], data, nil
+}
+
+func replyErr(st byte, data []byte, key string, timeout time.Duration) error {
+	switch st {
+	case stOK:
+		return nil
+	case stTimeout:
+		return &StoreTimeoutError{Key: key, After: timeout}
+	default:
+		return fmt.Errorf("dist: store: key %q: %s", key, data)
+	}
+}
+
+// Set stores value under key.
+func (s *TCPStore) Set(key string, value []byte) error {
+	if len(value) > maxValue {
+		return fmt.Errorf("dist: store: value of %d bytes for key %q is too large", len(value), key)
+	}
+	p := make([]byte, 4+len(value))
+	binary.BigEndian.PutUint32(p, uint32(len(value)))
+	copy(p[4:], value)
+	st, data, err := s.call(opSet, key, p, 0)
+	if err != nil {
+		return err
+	}
+	return replyErr(st, data, key, s.timeout)
+}
+
+// Get returns key's value, waiting for it up to the store's timeout.
+func (s *TCPStore) Get(key string) ([]byte, error) { return s.getWithin(key, s.timeout) }
+
+func (s *TCPStore) getWithin(key string, d time.Duration) ([]byte, error) {
+	var p [8]byte
+	binary.BigEndian.PutUint64(p[:], uint64(d.Milliseconds()))
+	st, data, err := s.call(opGet, key, p[:], d)
+	if err != nil {
+		return nil, err
+	}
+	if err := replyErr(st, data, key, s.timeout); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// check reports whether key is set, without waiting.
+func (s *TCPStore) check(key string) (bool, error) {
+	_, err := s.getWithin(key, 0)
+	var te *StoreTimeoutError
+	if errors.As(err, &te) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Wait waits until all keys are set; the timeout covers all of them
+// together, and the error names the first key still missing.
+func (s *TCPStore) Wait(keys ...string) error {
+	deadline := time.Now().Add(s.timeout)
+	for _, k := range keys {
+		d := time.Until(deadline)
+		if d < 0 {
+			d = 0
+		}
+		if _, err := s.getWithin(k, d); err != nil {
+			var te *StoreTimeoutError
+			if errors.As(err, &te) {
+				te.After = s.timeout
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// Add adds delta to the integer under key and returns the result.
+func (s *TCPStore) Add(key string, delta int64) (int64, error) {
+	var p [8]byte
+	binary.BigEndian.PutUint64(p[:], uint64(delta))
+	st, data, err := s.call(opAdd, key, p[:], 0)
+	if err != nil {
+		return 0, err
+	}
+	if err := replyErr(st, data, key, s.timeout); err != nil {
+		return 0, err
+	}
+	if len(data) != 8 {
+		return 0, fmt.Errorf("dist: store: add %q: bad reply of %d bytes", key, len(data))
+	}
+	return int64(binary.BigEndian.Uint64(data)), nil
+}
+
+// Close closes the client connections and, on the server, stops serving.
+func (s *TCPStore) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	for c := range s.all {
+		c.c.Close()
+	}
+	s.all, s.idle = nil, nil
+	s.mu.Unlock()
+	if s.srv != nil {
+		s.srv.close()
+	}
+	return nil
+}
+
+// storeServer holds the data and serves each connection on a goroutine.
+type storeServer struct {
+	ln   net.Listener
+	wg   sync.WaitGroup
+	done chan struct{}
+
+	mu      sync.Mutex
+	data    map[string][]byte
+	changed chan struct{} // closed and replaced on every Set/Add
+	conns   map[net.Conn]struct{}
+}
+
+func listenStore(addr string) (*storeServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("dist: store: listen on %s: %w", addr, err)
+	}
+	s := &storeServer{ln: ln, done: make(chan struct{}), data: map[string][]byte{}, changed: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+	s.wg.Add(1)
+	go s.accept()
+	return s, nil
+}
+
+func (s *storeServer) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		select {
+		case <-s.done:
+			s.mu.Unlock()
+			c.Close()
+			return
+		default:
+		}
+		s.conns[c] = struct{}{}
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go s.serve(c)
+	}
+}
+
+func (s *storeServer) close() {
+	s.mu.Lock()
+	select {
+	case <-s.done:
+		s.mu.Unlock()
+		return
+	default:
+	}
+	close(s.done)
+	s.ln.Close()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+func (s *storeServer) serve(c net.Conn) {
+	defer s.wg.Done()
+	defer func() {
+		c.Close()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+	}()
+	r, w := bufio.NewReader(c), bufio.NewWriter(c)
+	for {
+		var hdr [5]byte
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return
+		}
+		kn := binary.BigEndian.Uint32(hdr[1:])
+		if kn >= maxKey {
+			return
+		}
+		kb := make([]byte, kn)
+		if _, err := io.ReadFull(r, kb); err != nil {
+			return
+		}
+		key := string(kb)
+		var st byte
+		var out []byte
+		switch hdr[0] {
+		case opSet:
+			var lb [4]byte
+			if _, err := io.ReadFull(r, lb[:]); err != nil {
+				return
+			}
+			n := binary.BigEndian.Uint32(lb[:])
+			if n > maxValue {
+				return
+			}
+			v := make([]byte, n)
+			if _, err := io.ReadFull(r, v); err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.data[key] = v
+			s.notifyLocked()
+			s.mu.Unlock()
+		case opGet:
+			var tb [8]byte
+			if _, err := io.ReadFull(r, tb[:]); err != nil {
+				return
+			}
+			wait := time.Duration(binary.BigEndian.Uint64(tb[:])) * time.Millisecond
+			v, ok := s.waitKey(key, wait)
+			if !ok {
+				select {
+				case <-s.done:
+					return
+				default:
+				}
+				st = stTimeout
+			}
+			out = v
+		case opAdd:
+			var db [8]byte
+			if _, err := io.ReadFull(r, db[:]); err != nil {
+				return
+			}
+			s.mu.Lock()
+			var cur int64
+			if v, ok := s.data[key]; ok {
+				if len(v) != 8 {
+					s.mu.Unlock()
+					st, out = stError, []byte("value is not an integer set by Add")
+					break
+				}
+				cur = int64(binary.BigEndian.Uint64(v))
+			}
+			cur += int64(binary.BigEndian.Uint64(db[:]))
+			v := make([]byte, 8)
+			binary.BigEndian.PutUint64(v, uint64(cur))
+			s.data[key] = v
+			s.notifyLocked()
+			s.mu.Unlock()
+			out = v
+		default:
+			return
+		}
+		var rh [5]byte
+		rh[0] = st
+		binary.BigEndian.PutUint32(rh[1:], uint32(len(out)))
+		w.Write(rh[:])
+		w.Write(out)
+		if w.Flush() != nil {
+			return
+		}
+	}
+}
+
+func (s *storeServer) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func (s *storeServer) waitKey(key string, wait time.Duration) ([]byte, bool) {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		v, ok := s.data[key]
+		ch := s.changed
+		s.mu.Unlock()
+		if ok {
+			return v, true
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return nil, false
+		case <-s.done:
+			return nil, false
+		}
+	}
+}
