@@ -319,6 +319,40 @@ func (s *TCPStore) Add(key string, delta int64) (int64, error) {
 	return int64(binary.BigEndian.Uint64(data)), nil
 }
 
+// localIP is the address this process reaches the store's server from
+// (the interface peers can reach it on, in the usual one-network setup).
+func (s *TCPStore) localIP() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.all {
+		if a, ok := c.c.LocalAddr().(*net.TCPAddr); ok {
+			return a.IP.String()
+		}
+	}
+	return ""
+}
+
+// waitClients waits, on the server, until no other process holds a
+// connection to it (each client keeps one open until it closes) or the
+// deadline passes.
+func (s *TCPStore) waitClients(deadline time.Time) {
+	if s.srv == nil {
+		return
+	}
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		own := len(s.all)
+		s.mu.Unlock()
+		s.srv.mu.Lock()
+		n := len(s.srv.conns)
+		s.srv.mu.Unlock()
+		if n <= own {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // Close closes the client connections and, on the server, stops serving.
 func (s *TCPStore) Close() error {
 	s.mu.Lock()
