@@ -181,19 +181,8 @@ func (g *ProcessGroup) Store() Store { return g.store }
 // Timeout is the bound on each collective.
 func (g *ProcessGroup) Timeout() time.Duration { return g.timeout }
 
-
-// Backends lists the backend names InitProcessGroup accepts.
-var Backends = []string{"cpu", "gloo", "nccl"}
-
 // ErrClosed is returned by collectives on a closed group.
 var ErrClosed = errors.New("dist: the process group is closed")
-
-// groupSeq numbers this process's groups, so that groups sharing one store
-// use distinct keys (every rank creates its groups in the same order).
-var groupSeq struct {
-	sync.Mutex
-	n int
-}
 
 // InitProcessGroup joins the process group described by opts (zero fields
 // from the environment, see Options) using backend "cpu" (alias "gloo":
@@ -235,10 +224,6 @@ func InitProcessGroup(backend string, opts Options) (*ProcessGroup, error) {
 	deadline := start.Add(o.Timeout)
 	g := &ProcessGroup{backend: name, rank: o.Rank, world: o.WorldSize, localRank: o.LocalRank, dev: dev, timeout: o.Timeout, store: opts.Store, done: make(chan struct{})}
 	g.cond = sync.NewCond(&g.mu)
-	groupSeq.Lock()
-	g.prefix = fmt.Sprintf("dist/pg%d/", groupSeq.n)
-	groupSeq.n++
-	groupSeq.Unlock()
 	if g.store == nil {
 		var s *TCPStore
 		if o.Rank == 0 {
@@ -254,10 +239,18 @@ func InitProcessGroup(backend string, opts Options) (*ProcessGroup, error) {
 		}
 		g.store, g.ownStore = s, s
 	}
-	switch name {
-	case "cpu":
+	// Groups sharing a store use distinct keys: each rank numbers the
+	// groups it makes on this store, in the same order as the others.
+	n, err := g.store.Add(fmt.Sprintf("dist/groups/%d", g.rank), 1)
+	if err != nil {
+		err = storeFailed("rendezvous", err)
+	}
+	g.prefix = fmt.Sprintf("dist/pg%d/", n)
+	switch {
+	case err != nil:
+	case name == "cpu":
 		g.impl, err = newRing(g, o.MasterAddr, o.MasterPort, deadline)
-	case "nccl":
+	case name == "nccl":
 		g.impl, err = newNCCL(g, deadline)
 	}
 	if err != nil {

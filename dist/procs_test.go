@@ -61,9 +61,14 @@ type child struct {
 // spawn starts worker name as the given ranks of a world of size world
 // (ranks left out never start). Children are killed when the test ends,
 // and the test checks that none is left.
-func spawn(t *testing.T, name string, world int, ranks []int, timeout time.Duration, extraEnv ...string) []*child {
+func spawn(t testing.TB, name string, world int, ranks []int, timeout time.Duration, extraEnv ...string) []*child {
 	t.Helper()
-	port := freePort(t)
+	return spawnPort(t, name, world, ranks, timeout, freePort(t), extraEnv...)
+}
+
+// spawnPort is spawn with the store at 127.0.0.1:port.
+func spawnPort(t testing.TB, name string, world int, ranks []int, timeout time.Duration, port int, extraEnv ...string) []*child {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	var cs []*child
 	for _, r := range ranks {
@@ -88,6 +93,9 @@ func spawn(t *testing.T, name string, world int, ranks []int, timeout time.Durat
 		for _, c := range cs {
 			c.cmd.Process.Kill()
 			<-c.exited
+			if t.Failed() {
+				t.Logf("rank %d: %v; output:\n%s", c.rank, c.err, c.out.String())
+			}
 			// The process is reaped: signalling its pid must fail.
 			if err := syscall.Kill(c.cmd.Process.Pid, 0); err == nil {
 				t.Errorf("rank %d (pid %d) is still alive", c.rank, c.cmd.Process.Pid)
@@ -99,7 +107,7 @@ func spawn(t *testing.T, name string, world int, ranks []int, timeout time.Durat
 }
 
 // wait waits for every child and returns their outputs by rank.
-func wait(t *testing.T, cs []*child) map[int]string {
+func wait(t testing.TB, cs []*child) map[int]string {
 	t.Helper()
 	outs := map[int]string{}
 	for _, c := range cs {
@@ -114,7 +122,7 @@ func wait(t *testing.T, cs []*child) map[int]string {
 }
 
 // waitOK waits for the children and fails the test unless all succeeded.
-func waitOK(t *testing.T, cs []*child) map[int]string {
+func waitOK(t testing.TB, cs []*child) map[int]string {
 	t.Helper()
 	outs := wait(t, cs)
 	for _, c := range cs {

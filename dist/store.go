@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"sync"
 	"time"
@@ -181,21 +182,16 @@ func (s *TCPStore) drop(c *storeConn) {
 }
 
 // call sends one request and reads its reply.
-func (s *TCPStore) call(op byte, key string, payload []byte, wait time.Duration) (byte, []byte, error) {
-	if len(key) >= maxKey {
-		return 0, nil, fmt.Errorf("dist: store: key of %d bytes is too long", len(key))
+func (s *TCPStore) call(q request) (byte, []byte, error) {
+	if len(q.key) >= maxKey {
+		return 0, nil, fmt.Errorf("dist: store: key of %d bytes is too long", len(q.key))
 	}
 	c, err := s.get()
 	if err != nil {
 		return 0, nil, err
 	}
-	c.c.SetDeadline(time.Now().Add(wait + 10*time.Second))
-	var hdr [5]byte
-	hdr[0] = op
-	binary.BigEndian.PutUint32(hdr[1:], uint32(len(key)))
-	c.w.Write(hdr[:])
-	c.w.WriteString(key)
-	c.w.Write(payload)
+	c.c.SetDeadline(time.Now().Add(q.wait + 10*time.Second))
+	c.w.Write(appendRequest(nil, q))
 	if err = c.w.Flush(); err == nil {
 		var st byte
 		var data []byte
@@ -214,7 +210,7 @@ func (s *TCPStore) call(op byte, key string, payload []byte, wait time.Duration)
 	return 0, nil, fmt.Errorf("dist: store %s: %w", s.addr, err)
 }
 
-func readFrame(r *bufio.Reader, limit int) (byte, []byte, error) {
+func readFrame(r io.Reader, limit int) (byte, []byte, error) {
 	var hdr [5]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return 0, nil, err
@@ -223,11 +219,98 @@ func readFrame(r *bufio.Reader, limit int) (byte, []byte, error) {
 	if int64(n) > int64(limit) {
 		return 0, nil, fmt.Errorf("frame of %d bytes exceeds the limit of %d", n, limit)
 	}
-	data := make([]byte, n)
-	if _, err := io.ReadFull(r, data); err != nil {
-		return 0, nil, err
+	data, err := readN(r, int(n))
+	return hdr[0], data, err
+}
+
+// readN reads n bytes, growing the buffer as they arrive, so that a bogus
+// length in a short message does not allocate that much.
+func readN(r io.Reader, n int) ([]byte, error) {
+	const step = 1 << 20
+	b := make([]byte, 0, min(n, step))
+	for len(b) < n {
+		k := min(n-len(b), step)
+		if cap(b)-len(b) < k {
+			b = append(b, make([]byte, k)...)[:len(b)]
+		}
+		m, err := io.ReadFull(r, b[len(b):len(b)+k])
+		b = b[:len(b)+m]
+		if err != nil {
+			return nil, err
+		}
 	}
-	return hdr[0], data, nil
+	return b, nil
+}
+
+// request is one decoded client request.
+type request struct {
+	op    byte
+	key   string
+	value []byte        // opSet
+	wait  time.Duration // opGet
+	delta int64         // opAdd
+}
+
+// appendRequest encodes q after b.
+func appendRequest(b []byte, q request) []byte {
+	b = append(b, q.op)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(q.key)))
+	b = append(b, q.key...)
+	switch q.op {
+	case opSet:
+		b = binary.BigEndian.AppendUint32(b, uint32(len(q.value)))
+		b = append(b, q.value...)
+	case opGet:
+		b = binary.BigEndian.AppendUint64(b, uint64(q.wait.Milliseconds()))
+	case opAdd:
+		b = binary.BigEndian.AppendUint64(b, uint64(q.delta))
+	}
+	return b
+}
+
+// readRequest decodes one request; a malformed one is an error (the
+// server then drops the connection).
+func readRequest(r io.Reader) (request, error) {
+	var q request
+	var hdr [5]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return q, err
+	}
+	q.op = hdr[0]
+	kn := binary.BigEndian.Uint32(hdr[1:])
+	if kn >= maxKey {
+		return q, fmt.Errorf("key of %d bytes is too long", kn)
+	}
+	kb, err := readN(r, int(kn))
+	if err != nil {
+		return q, err
+	}
+	q.key = string(kb)
+	var nb [8]byte
+	switch q.op {
+	case opSet:
+		if _, err := io.ReadFull(r, nb[:4]); err != nil {
+			return q, err
+		}
+		n := binary.BigEndian.Uint32(nb[:4])
+		if n > maxValue {
+			return q, fmt.Errorf("value of %d bytes is too large", n)
+		}
+		q.value, err = readN(r, int(n))
+		return q, err
+	case opGet, opAdd:
+		if _, err := io.ReadFull(r, nb[:]); err != nil {
+			return q, err
+		}
+		v := binary.BigEndian.Uint64(nb[:])
+		if q.op == opAdd {
+			q.delta = int64(v)
+		} else {
+			q.wait = time.Duration(min(v, uint64(math.MaxInt64/int64(time.Millisecond)))) * time.Millisecond
+		}
+		return q, nil
+	}
+	return q, fmt.Errorf("unknown op %d", q.op)
 }
 
 func replyErr(st byte, data []byte, key string, timeout time.Duration) error {
@@ -246,10 +329,7 @@ func (s *TCPStore) Set(key string, value []byte) error {
 	if len(value) > maxValue {
 		return fmt.Errorf("dist: store: value of %d bytes for key %q is too large", len(value), key)
 	}
-	p := make([]byte, 4+len(value))
-	binary.BigEndian.PutUint32(p, uint32(len(value)))
-	copy(p[4:], value)
-	st, data, err := s.call(opSet, key, p, 0)
+	st, data, err := s.call(request{op: opSet, key: key, value: value})
 	if err != nil {
 		return err
 	}
@@ -260,9 +340,7 @@ func (s *TCPStore) Set(key string, value []byte) error {
 func (s *TCPStore) Get(key string) ([]byte, error) { return s.getWithin(key, s.timeout) }
 
 func (s *TCPStore) getWithin(key string, d time.Duration) ([]byte, error) {
-	var p [8]byte
-	binary.BigEndian.PutUint64(p[:], uint64(d.Milliseconds()))
-	st, data, err := s.call(opGet, key, p[:], d)
+	st, data, err := s.call(request{op: opGet, key: key, wait: d})
 	if err != nil {
 		return nil, err
 	}
@@ -304,9 +382,7 @@ func (s *TCPStore) Wait(keys ...string) error {
 
 // Add adds delta to the integer under key and returns the result.
 func (s *TCPStore) Add(key string, delta int64) (int64, error) {
-	var p [8]byte
-	binary.BigEndian.PutUint64(p[:], uint64(delta))
-	st, data, err := s.call(opAdd, key, p[:], 0)
+	st, data, err := s.call(request{op: opAdd, key: key, delta: delta})
 	if err != nil {
 		return 0, err
 	}
@@ -444,46 +520,21 @@ func (s *storeServer) serve(c net.Conn) {
 	}()
 	r, w := bufio.NewReader(c), bufio.NewWriter(c)
 	for {
-		var hdr [5]byte
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		req, err := readRequest(r)
+		if err != nil {
 			return
 		}
-		kn := binary.BigEndian.Uint32(hdr[1:])
-		if kn >= maxKey {
-			return
-		}
-		kb := make([]byte, kn)
-		if _, err := io.ReadFull(r, kb); err != nil {
-			return
-		}
-		key := string(kb)
+		key := req.key
 		var st byte
 		var out []byte
-		switch hdr[0] {
+		switch req.op {
 		case opSet:
-			var lb [4]byte
-			if _, err := io.ReadFull(r, lb[:]); err != nil {
-				return
-			}
-			n := binary.BigEndian.Uint32(lb[:])
-			if n > maxValue {
-				return
-			}
-			v := make([]byte, n)
-			if _, err := io.ReadFull(r, v); err != nil {
-				return
-			}
 			s.mu.Lock()
-			s.data[key] = v
+			s.data[key] = req.value
 			s.notifyLocked()
 			s.mu.Unlock()
 		case opGet:
-			var tb [8]byte
-			if _, err := io.ReadFull(r, tb[:]); err != nil {
-				return
-			}
-			wait := time.Duration(binary.BigEndian.Uint64(tb[:])) * time.Millisecond
-			v, ok := s.waitKey(key, wait)
+			v, ok := s.waitKey(key, req.wait)
 			if !ok {
 				select {
 				case <-s.done:
@@ -494,10 +545,6 @@ func (s *storeServer) serve(c net.Conn) {
 			}
 			out = v
 		case opAdd:
-			var db [8]byte
-			if _, err := io.ReadFull(r, db[:]); err != nil {
-				return
-			}
 			s.mu.Lock()
 			var cur int64
 			if v, ok := s.data[key]; ok {
@@ -508,15 +555,13 @@ func (s *storeServer) serve(c net.Conn) {
 				}
 				cur = int64(binary.BigEndian.Uint64(v))
 			}
-			cur += int64(binary.BigEndian.Uint64(db[:]))
+			cur += req.delta
 			v := make([]byte, 8)
 			binary.BigEndian.PutUint64(v, uint64(cur))
 			s.data[key] = v
 			s.notifyLocked()
 			s.mu.Unlock()
 			out = v
-		default:
-			return
 		}
 		var rh [5]byte
 		rh[0] = st
