@@ -1,0 +1,414 @@
+// Package nccl binds NVIDIA's NCCL (libnccl.so.2) at run time, without cgo.
+//
+// The library is opened on first use through libpath's search order
+// (EMBER_CUDA_LIB_DIR, CUDA_PATH/CUDA_HOME, LD_LIBRARY_PATH, the system's
+// folders, /usr/local/cuda*, and the site-packages/nvidia/nccl/lib folder
+// that PyTorch's pip wheels install). Every entry point is resolved with
+// dlsym before it is called; a missing library or symbol is an error, never
+// a panic. A failed call is an *Error carrying ncclGetErrorString's text and
+// ncclGetLastError's detail.
+//
+// The bound signatures, enum values and the 128-byte ncclUniqueId follow
+// nccl.h of NCCL 2.21.5 (the same for every call bound here from 2.18 to
+// 2.30; ncclAvg needs 2.10, ncclGetLastError 2.13, both are used only when
+// present or asked for). nccl_test.go lists them.
+//
+// Buffers are device addresses (uint64) and streams CUstream handles
+// (uintptr, 0 for the legacy default stream). NCCL uses the calling thread's
+// current CUDA device: callers run these calls where the device's context
+// is current.
+package nccl
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+
+	"github.com/emberml/ember/internal/cuda/libpath"
+)
+
+// LibName is the library opened.
+const LibName = "libnccl.so.2"
+
+// Result is an ncclResult_t.
+type Result int32
+
+// ncclResult_t values (nccl.h).
+const (
+	Success            Result = 0
+	UnhandledCudaError Result = 1
+	SystemError        Result = 2
+	InternalError      Result = 3
+	InvalidArgument    Result = 4
+	InvalidUsage       Result = 5
+	RemoteError        Result = 6
+	InProgress         Result = 7
+)
+
+var resultNames = map[Result]string{
+	Success: "ncclSuccess", UnhandledCudaError: "ncclUnhandledCudaError", SystemError: "ncclSystemError",
+	InternalError: "ncclInternalError", InvalidArgument: "ncclInvalidArgument", InvalidUsage: "ncclInvalidUsage",
+	RemoteError: "ncclRemoteError", InProgress: "ncclInProgress",
+}
+
+// Name is the result's C name.
+func (r Result) Name() string {
+	if n, ok := resultNames[r]; ok {
+		return n
+	}
+	return fmt.Sprintf("ncclResult(%d)", int32(r))
+}
+
+// DataType is an ncclDataType_t.
+type DataType int32
+
+// ncclDataType_t values (nccl.h).
+const (
+	Int8     DataType = 0
+	Uint8    DataType = 1
+	Int32    DataType = 2
+	Uint32   DataType = 3
+	Int64    DataType = 4
+	Uint64   DataType = 5
+	Float16  DataType = 6
+	Float32  DataType = 7
+	Float64  DataType = 8
+	Bfloat16 DataType = 9
+)
+
+// RedOp is an ncclRedOp_t.
+type RedOp int32
+
+// ncclRedOp_t values (nccl.h); Avg needs NCCL 2.10 or later.
+const (
+	Sum  RedOp = 0
+	Prod RedOp = 1
+	Max  RedOp = 2
+	Min  RedOp = 3
+	Avg  RedOp = 4
+)
+
+// UniqueIDBytes is NCCL_UNIQUE_ID_BYTES.
+const UniqueIDBytes = 128
+
+// UniqueID is an ncclUniqueId: made by one rank (GetUniqueID), handed to
+// every rank (through the store) for CommInitRank.
+type UniqueID struct{ Internal [UniqueIDBytes]byte }
+
+// Error is a failed NCCL call.
+type Error struct {
+	Call   string // e.g. "ncclCommInitRank"
+	Result Result
+	Desc   string // ncclGetErrorString
+	Last   string // ncclGetLastError, when the library has it and says something
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("nccl: %s failed: %s (%d)", e.Call, e.Result.Name(), int32(e.Result))
+	if e.Desc != "" {
+		msg += ": " + e.Desc
+	}
+	if e.Last != "" {
+		msg += ": " + e.Last
+	}
+	return msg
+}
+
+// Symbols lists the functions bound; the last one is optional (NCCL 2.13+).
+var Symbols = []string{
+	"ncclGetVersion", "ncclGetUniqueId", "ncclCommInitRank", "ncclCommDestroy", "ncclCommAbort",
+	"ncclCommGetAsyncError", "ncclCommCount", "ncclCommUserRank", "ncclGroupStart", "ncclGroupEnd",
+	"ncclAllReduce", "ncclBroadcast", "ncclReduce", "ncclAllGather", "ncclReduceScatter", "ncclGetErrorString",
+	"ncclGetLastError",
+}
+
+const numRequired = 16
+
+type api struct {
+	lib      *libpath.Lib
+	addr     map[string]uintptr
+	initRank func(comm *uintptr, nranks int32, id UniqueID, rank int32) int32 // the id goes by value
+}
+
+var (
+	mu     sync.Mutex
+	loaded *api
+)
+
+// load opens the library once it is found; a failure is not cached, so a
+// later call (after the environment changed) may succeed.
+func load() (*api, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if loaded != nil {
+		return loaded, nil
+	}
+	lib, err := libpath.Open(LibName)
+	if err != nil {
+		return nil, fmt.Errorf("nccl: %w", err)
+	}
+	a := &api{lib: lib, addr: map[string]uintptr{}}
+	for i, s := range Symbols {
+		p, err := lib.Sym(s)
+		if err != nil {
+			if i < numRequired {
+				return nil, fmt.Errorf("nccl: %w", err)
+			}
+			continue
+		}
+		a.addr[s] = p
+	}
+	// ncclCommInitRank takes the 128-byte ncclUniqueId by value: purego
+	// lays it out as the C ABI wants (on the stack on amd64, by reference
+	// on arm64), which SyscallN's word arguments cannot.
+	purego.RegisterFunc(&a.initRank, a.addr["ncclCommInitRank"])
+	loaded = a
+	return a, nil
+}
+
+// Load opens NCCL (if it is not open yet) and reports why it cannot be used.
+func Load() error {
+	_, err := load()
+	return err
+}
+
+// Library returns the path of the NCCL opened.
+func Library() (string, error) {
+	a, err := load()
+	if err != nil {
+		return "", err
+	}
+	return a.lib.Path, nil
+}
+
+func (a *api) check(call string, r uintptr, comm uintptr) error {
+	res := Result(int32(r))
+	if res == Success {
+		return nil
+	}
+	e := &Error{Call: call, Result: res, Desc: a.errorString(res)}
+	if p := a.addr["ncclGetLastError"]; p != 0 {
+		r, _, _ := purego.SyscallN(p, comm)
+		e.Last = libpath.GoString(r)
+	}
+	return e
+}
+
+func (a *api) errorString(r Result) string {
+	s, _, _ := purego.SyscallN(a.addr["ncclGetErrorString"], uintptr(r))
+	return libpath.GoString(s)
+}
+
+func (a *api) call(name string, comm uintptr, args ...uintptr) error {
+	r, _, _ := purego.SyscallN(a.addr[name], args...)
+	return a.check(name, r, comm)
+}
+
+// ErrorString is ncclGetErrorString(r).
+func ErrorString(r Result) (string, error) {
+	a, err := load()
+	if err != nil {
+		return "", err
+	}
+	return a.errorString(r), nil
+}
+
+// Version returns NCCL_VERSION_CODE of the library (ncclGetVersion), e.g.
+// 22105 for 2.21.5 (2.8 and older: 2708 for 2.7.8).
+func Version() (int, error) {
+	a, err := load()
+	if err != nil {
+		return 0, err
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	v := new(int32)
+	pin.Pin(v)
+	if err := a.call("ncclGetVersion", 0, uintptr(unsafe.Pointer(v))); err != nil {
+		return 0, err
+	}
+	return int(*v), nil
+}
+
+// VersionString formats a version code as major.minor.patch.
+func VersionString(code int) string {
+	if code < 10000 { // NCCL_VERSION for 2.8 and older: X*1000 + Y*100 + Z
+		return fmt.Sprintf("%d.%d.%d", code/1000, code%1000/100, code%100)
+	}
+	return fmt.Sprintf("%d.%d.%d", code/10000, code%10000/100, code%100)
+}
+
+// GetUniqueID makes the id every rank passes to CommInitRank (ncclGetUniqueId).
+func GetUniqueID() (UniqueID, error) {
+	var id UniqueID
+	a, err := load()
+	if err != nil {
+		return id, err
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	p := new(UniqueID)
+	pin.Pin(p)
+	if err := a.call("ncclGetUniqueId", 0, uintptr(unsafe.Pointer(p))); err != nil {
+		return id, err
+	}
+	return *p, nil
+}
+
+// Comm is an ncclComm_t.
+type Comm struct {
+	a *api
+	h uintptr
+}
+
+// CommInitRank joins the communicator of nranks ranks identified by id as
+// rank (ncclCommInitRank). It blocks until every rank has joined, on the
+// current CUDA device of the calling thread.
+func CommInitRank(nranks int, id UniqueID, rank int) (*Comm, error) {
+	a, err := load()
+	if err != nil {
+		return nil, err
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	h := new(uintptr)
+	pin.Pin(h)
+	r := a.initRank(h, int32(nranks), id, int32(rank))
+	if err := a.check("ncclCommInitRank", uintptr(uint32(r)), 0); err != nil {
+		return nil, err
+	}
+	return &Comm{a: a, h: *h}, nil
+}
+
+func (c *Comm) handle(call string) (uintptr, error) {
+	if c == nil || c.h == 0 {
+		return 0, &Error{Call: call, Result: InvalidUsage, Desc: "use of a nil or destroyed communicator"}
+	}
+	return c.h, nil
+}
+
+// Destroy frees the communicator after its queued work (ncclCommDestroy).
+func (c *Comm) Destroy() error { return c.end("ncclCommDestroy") }
+
+// Abort frees the communicator and aborts its work in flight
+// (ncclCommAbort): the way out after an error or a peer's failure.
+func (c *Comm) Abort() error { return c.end("ncclCommAbort") }
+
+func (c *Comm) end(call string) error {
+	h, err := c.handle(call)
+	if err != nil {
+		return nil
+	}
+	c.h = 0
+	return c.a.call(call, h, h)
+}
+
+// AsyncError returns the communicator's asynchronous error state
+// (ncclCommGetAsyncError): Success, InProgress, or the failure of work in
+// flight (a peer gone, a network error).
+func (c *Comm) AsyncError() (Result, error) {
+	h, err := c.handle("ncclCommGetAsyncError")
+	if err != nil {
+		return 0, err
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	r := new(int32)
+	pin.Pin(r)
+	if err := c.a.call("ncclCommGetAsyncError", h, h, uintptr(unsafe.Pointer(r))); err != nil {
+		return 0, err
+	}
+	return Result(*r), nil
+}
+
+// Count and UserRank return the communicator's size and this rank.
+func (c *Comm) Count() (int, error) { return c.intQuery("ncclCommCount") }
+
+// UserRank returns this process's rank in the communicator.
+func (c *Comm) UserRank() (int, error) { return c.intQuery("ncclCommUserRank") }
+
+func (c *Comm) intQuery(call string) (int, error) {
+	h, err := c.handle(call)
+	if err != nil {
+		return 0, err
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	v := new(int32)
+	pin.Pin(v)
+	if err := c.a.call(call, h, h, uintptr(unsafe.Pointer(v))); err != nil {
+		return 0, err
+	}
+	return int(*v), nil
+}
+
+// GroupStart and GroupEnd bracket calls NCCL fuses into one launch
+// (ncclGroupStart/ncclGroupEnd).
+func GroupStart() error {
+	a, err := load()
+	if err != nil {
+		return err
+	}
+	return a.call("ncclGroupStart", 0)
+}
+
+// GroupEnd ends a group started by GroupStart and queues its work.
+func GroupEnd() error {
+	a, err := load()
+	if err != nil {
+		return err
+	}
+	return a.call("ncclGroupEnd", 0)
+}
+
+// AllReduce queues ncclAllReduce(send, recv, count, dt, op, comm, stream);
+// send == recv is in place.
+func (c *Comm) AllReduce(send, recv uint64, count int, dt DataType, op RedOp, stream uintptr) error {
+	h, err := c.handle("ncclAllReduce")
+	if err != nil {
+		return err
+	}
+	return c.a.call("ncclAllReduce", h, uintptr(send), uintptr(recv), uintptr(count), uintptr(dt), uintptr(op), h, stream)
+}
+
+// Broadcast queues ncclBroadcast(send, recv, count, dt, root, comm, stream).
+func (c *Comm) Broadcast(send, recv uint64, count int, dt DataType, root int, stream uintptr) error {
+	h, err := c.handle("ncclBroadcast")
+	if err != nil {
+		return err
+	}
+	return c.a.call("ncclBroadcast", h, uintptr(send), uintptr(recv), uintptr(count), uintptr(dt), uintptr(uint32(int32(root))), h, stream)
+}
+
+// Reduce queues ncclReduce(send, recv, count, dt, op, root, comm, stream):
+// the result lands in root's recv (recv may be 0 elsewhere).
+func (c *Comm) Reduce(send, recv uint64, count int, dt DataType, op RedOp, root int, stream uintptr) error {
+	h, err := c.handle("ncclReduce")
+	if err != nil {
+		return err
+	}
+	return c.a.call("ncclReduce", h, uintptr(send), uintptr(recv), uintptr(count), uintptr(dt), uintptr(op), uintptr(uint32(int32(root))), h, stream)
+}
+
+// AllGather queues ncclAllGather(send, recv, sendcount, dt, comm, stream):
+// recv holds nranks·sendcount elements, rank i's at i·sendcount.
+func (c *Comm) AllGather(send, recv uint64, sendcount int, dt DataType, stream uintptr) error {
+	h, err := c.handle("ncclAllGather")
+	if err != nil {
+		return err
+	}
+	return c.a.call("ncclAllGather", h, uintptr(send), uintptr(recv), uintptr(sendcount), uintptr(dt), h, stream)
+}
+
+// ReduceScatter queues ncclReduceScatter(send, recv, recvcount, dt, op,
+// comm, stream): send holds nranks·recvcount elements.
+func (c *Comm) ReduceScatter(send, recv uint64, recvcount int, dt DataType, op RedOp, stream uintptr) error {
+	h, err := c.handle("ncclReduceScatter")
+	if err != nil {
+		return err
+	}
+	return c.a.call("ncclReduceScatter", h, uintptr(send), uintptr(recv), uintptr(recvcount), uintptr(dt), uintptr(op), h, stream)
+}
