@@ -1,6 +1,7 @@
 // Package data feeds datasets to training loops: the Dataset interface,
 // a DataLoader that batches, shuffles (seeded) and prefetches with worker
-// goroutines, and seeded image transforms.
+// goroutines, samplers (DistributedSampler: each rank of a data-parallel job
+// its share, in torch's order), and seeded image transforms.
 package data
 
 import (
@@ -108,6 +109,7 @@ type DataLoader struct {
 	prefetch int
 	pin      func(Batch) Batch
 	collate  func(inputs, targets []*ember.Tensor) (*ember.Tensor, *ember.Tensor)
+	sampler  Sampler
 }
 
 // NewLoader returns a DataLoader over ds.
@@ -118,6 +120,9 @@ func NewLoader(ds Dataset, opts ...LoaderOption) *DataLoader {
 	}
 	if l.batch < 1 {
 		panic(fmt.Sprintf("data: batch size %d < 1", l.batch))
+	}
+	if l.sampler != nil && l.shuffle {
+		panic("data: NewLoader: WithSampler and Shuffle exclude each other (the sampler decides the order)")
 	}
 	if l.prefetch <= 0 {
 		l.prefetch = 2 * max(l.workers, 1)
@@ -134,6 +139,14 @@ func (l *DataLoader) BatchSize() int { return l.batch }
 // Len is the number of batches per epoch.
 func (l *DataLoader) Len() int {
 	n := l.ds.Len()
+	if l.sampler != nil {
+		n = l.sampler.Len()
+	}
+	return l.batches(n)
+}
+
+// batches is the number of batches n samples make.
+func (l *DataLoader) batches(n int) int {
 	if l.dropLast {
 		return n / l.batch
 	}
@@ -145,8 +158,12 @@ func StackCollate(inputs, targets []*ember.Tensor) (*ember.Tensor, *ember.Tensor
 	return ember.Stack(inputs, 0), ember.Stack(targets, 0)
 }
 
-// Order returns the sample order of an epoch.
+// Order returns the sample order of an epoch: the sampler's indices, the
+// seeded permutation of Shuffle, or 0..n-1.
 func (l *DataLoader) Order(epoch int) []int {
+	if l.sampler != nil {
+		return l.sampler.Indices(epoch)
+	}
 	n := l.ds.Len()
 	if !l.shuffle {
 		idx := make([]int, n)
@@ -181,7 +198,7 @@ func (l *DataLoader) Epoch(epoch int) iter.Seq[Batch] {
 			es.SetEpoch(epoch)
 		}
 		order := l.Order(epoch)
-		nb := l.Len()
+		nb := l.batches(len(order))
 		slice := func(b int) []int {
 			return order[b*l.batch : min((b+1)*l.batch, len(order))]
 		}
