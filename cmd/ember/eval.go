@@ -46,13 +46,13 @@ var evalCmd = &cobra.Command{
 			return err
 		}
 		m.To(dev)
-		test, err := loadDataset(f.dataset, false, f.dataDir)
+		test, classes, err := loadDataset(f.dataset, false, f.dataDir)
 		if err != nil {
 			return err
 		}
 		res := evaluate(m, data.NewLoader(data.Take(test, f.limit), data.BatchSize(f.batch), data.Workers(2)), dev)
 		fmt.Fprintf(cmd.OutOrStdout(), "test accuracy %.4f (%d/%d), loss %.4f\n", res.acc(), res.correct, res.n, res.loss)
-		writeConfusion(cmd.OutOrStdout(), res.confusion, datasets.FashionMNISTClasses)
+		writeConfusion(cmd.OutOrStdout(), res.confusion, classes)
 		return nil
 	},
 }
@@ -61,7 +61,7 @@ func init() {
 	fl := evalCmd.Flags()
 	fl.StringVar(&evalFlags.weights, "weights", "", "model weights (.safetensors or torch .pth state dict)")
 	fl.StringVar(&evalFlags.model, "model", "", "cnn or resnet18 (default: from the checkpoint's metadata)")
-	fl.StringVar(&evalFlags.dataset, "dataset", "fashion-mnist", "fashion-mnist or mnist")
+	fl.StringVar(&evalFlags.dataset, "dataset", "fashion-mnist", "fashion-mnist, mnist or synthetic")
 	fl.StringVar(&evalFlags.device, "device", "auto", "auto, cpu or cuda:N")
 	fl.StringVar(&evalFlags.dataDir, "data-dir", "", "dataset directory (default: $EMBER_DATA_DIR or the Debian package's)")
 	fl.IntVar(&evalFlags.batch, "batch", 256, "batch size")
@@ -103,18 +103,28 @@ func buildModel(name string) (nn.Module, error) {
 	return nil, fmt.Errorf("unknown model %q (want cnn or resnet18)", name)
 }
 
-func loadDataset(name string, train bool, dir string) (*datasets.MNIST, error) {
+// loadDataset returns a dataset's train or test split and its class names.
+func loadDataset(name string, train bool, dir string) (data.Dataset, []string, error) {
 	var opts []datasets.Option
 	if dir != "" {
 		opts = append(opts, datasets.Dir(dir))
 	}
+	var ds *datasets.MNIST
+	var err error
 	switch name {
 	case "fashion-mnist":
-		return datasets.FashionMNIST(train, opts...)
+		ds, err = datasets.FashionMNIST(train, opts...)
 	case "mnist":
-		return datasets.LoadMNIST(train, opts...)
+		ds, err = datasets.LoadMNIST(train, opts...)
+	case "synthetic":
+		return newSynthetic(train), syntheticClasses, nil
+	default:
+		return nil, nil, fmt.Errorf("unknown dataset %q (want fashion-mnist, mnist or synthetic)", name)
 	}
-	return nil, fmt.Errorf("unknown dataset %q (want fashion-mnist or mnist)", name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ds, ds.Classes, nil
 }
 
 type evalResult struct {

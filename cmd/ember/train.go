@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -28,7 +30,8 @@ var trainFlags struct {
 	epochs, batch, limit, workers        int
 	lr, momentum, weightDecay            float64
 	seed                                 uint64
-	resume, quiet, memReport             bool
+	resume, quiet, memReport, ddp        bool
+	backend, nproc                       string
 }
 
 var trainCmd = &cobra.Command{
@@ -42,12 +45,12 @@ func init() {
 	fl := trainCmd.Flags()
 	f := &trainFlags
 	fl.StringVar(&f.model, "model", "cnn", "cnn or resnet18")
-	fl.StringVar(&f.dataset, "dataset", "fashion-mnist", "fashion-mnist or mnist")
+	fl.StringVar(&f.dataset, "dataset", "fashion-mnist", "fashion-mnist, mnist or synthetic (generated: for checking a setup)")
 	fl.StringVar(&f.device, "device", "auto", "auto, cpu or cuda:N")
 	fl.StringVar(&f.out, "out", "runs/default", "run directory (metrics.csv, plot.png, model.safetensors, optim.safetensors)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "dataset directory")
 	fl.IntVar(&f.epochs, "epochs", 5, "epochs")
-	fl.IntVar(&f.batch, "batch", 64, "batch size")
+	fl.IntVar(&f.batch, "batch", 64, "batch size (with --ddp: per rank; the effective batch is batch × ranks)")
 	fl.IntVar(&f.limit, "limit", 0, "train (and test) on the first N samples only")
 	fl.IntVar(&f.workers, "workers", 2, "data loader goroutines")
 	fl.Float64Var(&f.lr, "lr", 0.05, "learning rate (SGD with momentum, cosine schedule)")
@@ -57,6 +60,9 @@ func init() {
 	fl.BoolVar(&f.resume, "resume", false, "continue from the run directory's checkpoint")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	fl.BoolVar(&f.memReport, "mem-report", false, "print ember's memory report to stderr after each epoch")
+	fl.BoolVar(&f.ddp, "ddp", false, "DistributedDataParallel, one process per device: run under `ember launch` (or torchrun, srun), or add --nproc-per-node")
+	fl.StringVar(&f.backend, "backend", "auto", "with --ddp: auto (nccl on cuda devices, else cpu), nccl or cpu")
+	fl.StringVar(&f.nproc, "nproc-per-node", "", `with --ddp: start this many workers here (a number, or "gpu": one per GPU), as ember launch does`)
 	rootCmd.AddCommand(trainCmd)
 }
 
@@ -68,27 +74,62 @@ type epochRow struct {
 
 func runTrain(cmd *cobra.Command) error {
 	f := trainFlags
-	dev, err := pickDevice(f.device)
-	if err != nil {
+	if f.nproc != "" {
+		if !f.ddp {
+			return errors.New("--nproc-per-node needs --ddp")
+		}
+		return selfLaunch(cmd, f.nproc)
+	}
+	// With --ddp every rank trains its share of each epoch; rank 0 alone
+	// prints, evaluates and writes the run directory.
+	var (
+		job       *ddpJob
+		dev       ember.Device
+		err       error
+		rank      = 0
+		world     = 1
+		out, diag = cmd.OutOrStdout(), cmd.ErrOrStderr()
+	)
+	if f.ddp {
+		if job, err = joinJob(f.device, f.backend); err != nil {
+			return err
+		}
+		defer job.g.Close()
+		dev, rank, world = job.dev, job.g.Rank(), job.g.WorldSize()
+		if rank != 0 {
+			out, diag = io.Discard, io.Discard
+		}
+	} else if dev, err = pickDevice(f.device); err != nil {
 		return err
 	}
+	lead := rank == 0
 	ember.ManualSeed(f.seed)
 	m, err := buildModel(f.model)
 	if err != nil {
 		return err
 	}
-	trainDS, err := loadDataset(f.dataset, true, f.dataDir)
+	trainDS, _, err := loadDataset(f.dataset, true, f.dataDir)
 	if err != nil {
 		return err
 	}
-	testDS, err := loadDataset(f.dataset, false, f.dataDir)
+	testDS, _, err := loadDataset(f.dataset, false, f.dataDir)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return err
+	if lead {
+		if err := os.MkdirAll(f.out, 0o755); err != nil {
+			return err
+		}
 	}
-	train := data.NewLoader(data.Take(trainDS, f.limit), data.BatchSize(f.batch), data.Shuffle(f.seed), data.Workers(f.workers))
+	trainSet := data.Take(trainDS, f.limit)
+	order := data.Shuffle(f.seed)
+	if job != nil {
+		s := data.NewDistributedSampler(trainSet.Len(), rank, world, data.SamplerOptions{Seed: f.seed})
+		order = data.WithSampler(s)
+		fmt.Fprintf(out, "ddp: %d ranks (backend %s, rank 0 on %s); batch %d per rank, %d in all; %d of %d samples per rank per epoch\n",
+			world, job.g.Backend(), dev, f.batch, f.batch*world, s.Len(), trainSet.Len())
+	}
+	train := data.NewLoader(trainSet, data.BatchSize(f.batch), order, data.Workers(f.workers))
 	test := data.NewLoader(data.Take(testDS, f.limit), data.BatchSize(256), data.Workers(f.workers))
 	m.To(dev)
 	params := optim.ModuleParams(m)
@@ -114,7 +155,15 @@ func runTrain(cmd *cobra.Command) error {
 		}
 		start, _ = strconv.Atoi(meta["epoch"])
 		sched.SetStepCount(start * train.Len())
-		rows, _ = readMetrics(filepath.Join(f.out, "metrics.csv"))
+		if lead {
+			rows, _ = readMetrics(filepath.Join(f.out, "metrics.csv"))
+		}
+	}
+	model := m // what the training steps run: m, or DistributedDataParallel around it
+	if job != nil {
+		if model, err = wrapDDP(m, job.g); err != nil {
+			return err
+		}
 	}
 	save := func(epoch int) error {
 		meta := map[string]string{"model": f.model, "dataset": f.dataset, "epoch": strconv.Itoa(epoch)}
@@ -128,20 +177,20 @@ func runTrain(cmd *cobra.Command) error {
 	ce := nn.CrossEntropyLoss{}
 	for epoch := start; epoch < f.epochs; epoch++ {
 		var bar *progressbar.ProgressBar
-		if !f.quiet {
-			bar = progressbar.NewOptions(train.Len(), progressbar.OptionSetWriter(cmd.ErrOrStderr()),
+		if !f.quiet && lead {
+			bar = progressbar.NewOptions(train.Len(), progressbar.OptionSetWriter(diag),
 				progressbar.OptionSetDescription(fmt.Sprintf("epoch %d/%d", epoch+1, f.epochs)), progressbar.OptionShowCount())
 		}
 		t0 := time.Now()
 		seen, correct, lossSum := 0, 0, 0.0
-		m.Train(true)
+		model.Train(true)
 		for b := range train.Epoch(epoch) {
 			if ctx.Err() != nil {
 				break
 			}
 			x, y := b.Input.To(dev), b.Target.To(dev)
 			opt.ZeroGrad()
-			out := m.Forward(x)
+			out := model.Forward(x)
 			loss := ce.Loss(out, y)
 			loss.Backward()
 			opt.Step()
@@ -157,19 +206,38 @@ func runTrain(cmd *cobra.Command) error {
 			lossSum += l * float64(b.Size())
 			if bar != nil {
 				bar.Describe(fmt.Sprintf("epoch %d/%d loss %.4f acc %.4f %.0f samples/s", epoch+1, f.epochs,
-					lossSum/float64(seen), float64(correct)/float64(seen), float64(seen)/time.Since(t0).Seconds()))
+					lossSum/float64(seen), float64(correct)/float64(seen), float64(seen*world)/time.Since(t0).Seconds()))
 				bar.Add(1)
 			}
 		}
 		if ctx.Err() != nil {
-			fmt.Fprintln(cmd.ErrOrStderr(), "\ninterrupted: saving the checkpoint of the last finished epoch state")
+			if !lead { // rank 0 saves; the parameters are the same on every rank
+				return nil
+			}
+			fmt.Fprintln(diag, "\ninterrupted: saving the checkpoint of the last finished epoch state")
 			return save(epoch)
 		}
 		secs := time.Since(t0).Seconds()
+		if job != nil { // the epoch's statistics over all ranks
+			sums, err := job.sum([]float64{lossSum, float64(correct), float64(seen)})
+			if err != nil {
+				return err
+			}
+			lossSum, correct, seen = sums[0], int(sums[1]), int(sums[2])
+			if err := job.checkInSync(m, epoch+1); err != nil {
+				return err
+			}
+		}
+		if !lead {
+			if err := job.g.Barrier(); err != nil { // rank 0 evaluates and saves
+				return err
+			}
+			continue
+		}
 		res := evaluate(m, test, dev)
 		row := epochRow{epoch + 1, lossSum / float64(seen), float64(correct) / float64(seen), res.loss, res.acc(), secs, float64(seen) / secs}
 		rows = append(rows, row)
-		fmt.Fprintf(cmd.OutOrStdout(), "\nepoch %d: train loss %.4f acc %.4f | test loss %.4f acc %.4f | %.1fs, %.0f samples/s\n",
+		fmt.Fprintf(out, "\nepoch %d: train loss %.4f acc %.4f | test loss %.4f acc %.4f | %.1fs, %.0f samples/s\n",
 			row.epoch, row.trainLoss, row.trainAcc, row.testLoss, row.testAcc, row.seconds, row.samplesPerS)
 		if err := writeMetrics(filepath.Join(f.out, "metrics.csv"), rows); err != nil {
 			return err
@@ -181,7 +249,12 @@ func runTrain(cmd *cobra.Command) error {
 			return err
 		}
 		if f.memReport {
-			if err := ember.WriteMemoryReport(cmd.ErrOrStderr()); err != nil {
+			if err := ember.WriteMemoryReport(diag); err != nil {
+				return err
+			}
+		}
+		if job != nil {
+			if err := job.g.Barrier(); err != nil {
 				return err
 			}
 		}

@@ -71,15 +71,19 @@ type WorkerError struct {
 	StderrTail      []string       // the last lines it wrote to stderr
 }
 
+// Status says which worker ended how, in one line.
+func (e *WorkerError) Status() string {
+	how := fmt.Sprintf("exited with code %d", e.ExitCode)
+	if e.Signal != 0 {
+		how = fmt.Sprintf("was killed by signal %d (%v)", int(e.Signal), e.Signal)
+	}
+	return fmt.Sprintf("rank %d (local rank %d, pid %d) %s after %v", e.Rank, e.LocalRank, e.PID, how, e.After.Round(time.Millisecond))
+}
+
+// Error is Status and the last lines the worker wrote to stderr.
 func (e *WorkerError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "rank %d (local rank %d, pid %d) ", e.Rank, e.LocalRank, e.PID)
-	if e.Signal != 0 {
-		fmt.Fprintf(&b, "was killed by signal %d (%v)", int(e.Signal), e.Signal)
-	} else {
-		fmt.Fprintf(&b, "exited with code %d", e.ExitCode)
-	}
-	fmt.Fprintf(&b, " after %v", e.After.Round(time.Millisecond))
+	b.WriteString(e.Status())
 	if len(e.StderrTail) > 0 {
 		fmt.Fprintf(&b, "; the last lines of its stderr:")
 		for _, l := range e.StderrTail {
@@ -217,9 +221,8 @@ func Run(ctx context.Context, c Config) error {
 			killGroup(e.w.cmd.Process.Pid, syscall.SIGKILL) // what it left behind
 			if werr := e.w.failure(e.err); werr != nil && !stopping {
 				cause = werr
-				logf("%v", werr)
 				if running > 0 {
-					logf("stopping the other %d worker(s) (SIGTERM, SIGKILL after %v)", running, c.Grace)
+					logf("%s: stopping the other %d worker(s) (SIGTERM, SIGKILL after %v)", werr.Status(), running, c.Grace)
 				}
 				stop(syscall.SIGTERM)
 			}
