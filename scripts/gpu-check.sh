@@ -13,8 +13,8 @@
 # The bundle holds, built with CGO_ENABLED=0 -trimpath for linux/$GOARCH:
 #   bin/*.test.gz     go test -c binaries: the root package (the conformance
 #                     suite on every cuda:i), backend/cuda, backend/cuda/kernels,
-#                     internal/cuda/*, nn, examples/walkthrough
-#   bin/ember.gz      the CLI (ember info, ember smi)
+#                     internal/cuda/*, nn, dist, examples/walkthrough
+#   bin/ember.gz      the CLI (ember info, smi, train --ddp, launch)
 #   bin/walkthrough.gz the tutorials walkthrough, and its --bench mode
 #   src/              the package folders the tests run in, with testdata/
 #   bench.py          the PyTorch side of the benchmark
@@ -46,7 +46,8 @@ write_run_sh() {
 # run.sh checks ember on this machine from the bundle scripts/gpu-check.sh
 # built (no Go needed): ember info and smi, the test binaries (the root
 # package runs the conformance suite on every cuda:i present), the
-# walkthrough at full size, and MatMul / x*x timed on ember and PyTorch.
+# walkthrough at full size, MatMul / x*x timed on ember and PyTorch, and
+# several GPUs: DataParallel, and DDP over NCCL launched by ember launch.
 # It prints one summary: PASS, FAIL or SKIP (with the reason) per step.
 #
 #   bash run.sh
@@ -191,6 +192,52 @@ else
 	fi
 fi
 
+# 5. several GPUs: DataParallel over every GPU (nn's TestDataParallelGPUs),
+# and DistributedDataParallel over NCCL, one process per GPU (ember train
+# --ddp --nproc-per-node gpu, i.e. ember launch, on the synthetic dataset),
+# timed against one GPU. With one GPU, DDP runs as a single NCCL rank.
+if [ $gpu = 0 ]; then
+	record "multi-GPU DataParallel" SKIP 0 "no usable GPU: $why"
+	record "multi-GPU DDP nccl" SKIP 0 "no usable GPU: $why"
+elif [ ! -x "$B/bin/ember" ]; then
+	record "multi-GPU DataParallel" FAIL 0 "bin/ember was not built (see BUILD.txt)"
+	record "multi-GPU DDP nccl" FAIL 0 "bin/ember was not built (see BUILD.txt)"
+else
+	ngpu=$("$B/bin/ember" info --json 2>/dev/null | grep -o '"device_count": *[0-9]*' | head -n 1 | tr -dc '0-9')
+	ngpu=${ngpu:-0}
+	t=$(now)
+	if [ "$ngpu" -lt 2 ]; then
+		record "multi-GPU DataParallel" SKIP 0 "$ngpu GPU(s): needs 2"
+	elif [ ! -x "$B/bin/nn.test" ]; then
+		record "multi-GPU DataParallel" FAIL 0 "bin/nn.test was not built (see BUILD.txt)"
+	elif (cd "$B/src/nn" && to 1800 "$B/bin/nn.test" -test.run '^TestDataParallelGPUs$' -test.v) >"$L/multigpu-dp.log" 2>&1 &&
+		grep -q -- '--- PASS: TestDataParallelGPUs' "$L/multigpu-dp.log"; then
+		record "multi-GPU DataParallel" PASS "$(since "$t")" "SimpleCNN over $ngpu GPUs matches one device (outputs, gradients)"
+	else
+		record "multi-GPU DataParallel" FAIL "$(since "$t")" "see logs/multigpu-dp.log"; failtail "$L/multigpu-dp.log"
+	fi
+	# metric COLUMN FILE: a column of the last row of an ember train metrics.csv
+	metric() { tail -n 1 "$2" 2>/dev/null | awk -F, -v c="$1" '{print $c}'; }
+	train=(train --dataset synthetic --epochs 1 --batch 64 --quiet)
+	t=$(now)
+	rm -rf "$B/runs"
+	to 900 "$B/bin/ember" "${train[@]}" --device cuda:0 --out "$B/runs/one" >"$L/multigpu-one.log" 2>&1
+	one=$(metric 7 "$B/runs/one/metrics.csv")
+	t=$(now)
+	n=$((ngpu > 0 ? ngpu : 1))
+	to 900 "$B/bin/ember" "${train[@]}" --ddp --nproc-per-node "$n" --device cuda --out "$B/runs/ddp" >"$L/multigpu-ddp.log" 2>&1
+	rc=$?
+	acc=$(metric 5 "$B/runs/ddp/metrics.csv") rate=$(metric 7 "$B/runs/ddp/metrics.csv")
+	note="$n rank(s), test acc ${acc:-?}: ${rate:-?} samples/s (one GPU without DDP: ${one:-?})"
+	if [ $rc = 0 ] && awk -v a="${acc:-0}" 'BEGIN{exit !(a >= 0.5)}'; then
+		record "multi-GPU DDP nccl" PASS "$(since "$t")" "$note"
+	elif grep -qiE 'libnccl[^ ]* (was )?not found|cannot (open|load) libnccl' "$L/multigpu-ddp.log"; then
+		record "multi-GPU DDP nccl" SKIP "$(since "$t")" "no NCCL library: $(grep -m1 -i 'libnccl' "$L/multigpu-ddp.log" | cut -c1-160)"
+	else
+		record "multi-GPU DDP nccl" FAIL "$(since "$t")" "exit $rc, $note; see logs/multigpu-ddp.log"; failtail "$L/multigpu-ddp.log"
+	fi
+fi
+
 # The summary.
 echo
 echo "================ gpu-check summary ================"
@@ -318,6 +365,7 @@ for d in "$src"/internal/cuda/*/; do
 	ls "$d"/*_test.go >/dev/null 2>&1 && pkgs+=("${rel//\//_}:$rel")
 done
 [ -d "$src/nn" ] && pkgs+=(nn:nn)
+[ -d "$src/dist" ] && pkgs+=(dist:dist)
 pkgs+=(examples_walkthrough:examples/walkthrough)
 
 : >"$out/tests.txt"

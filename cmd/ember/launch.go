@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -41,12 +42,19 @@ and exits with that worker's status (128+signal for a signal). Ctrl-C or
 SIGTERM is forwarded to the workers; a second one kills them.
 
 Several machines: run launch on each with the same --nnodes, --master-addr
-(node 0's address) and --master-port, and --node-rank 0, 1, ...`,
+(node 0's address) and --master-port, and --node-rank 0, 1, ...
+
+As torchrun, a flag not given is read from PET_<NAME> when set
+(PET_NPROC_PER_NODE, PET_NNODES, PET_NODE_RANK, PET_MASTER_ADDR,
+PET_MASTER_PORT), which Kubeflow's PyTorchJob sets in each pod.`,
 	Example: `  ember launch --nproc-per-node 4 -- ./train --epochs 5
   ember launch --nproc-per-node gpu ember train --ddp
   ember launch --nnodes 2 --node-rank 0 --master-addr 10.0.0.1 --nproc-per-node 8 -- ./train`,
 	Args: cobra.MinimumNArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
+		if err := flagsFromPET(cmd); err != nil {
+			return err
+		}
 		f := launchFlags
 		n, err := parseNProc(f.nproc)
 		if err != nil {
@@ -69,6 +77,22 @@ func init() {
 	// Flags after the program's name are the program's: launch -n 2 ./train --lr 1.
 	fl.SetInterspersed(false)
 	rootCmd.AddCommand(launchCmd)
+}
+
+// flagsFromPET gives each of launch's flags that is not on the command
+// line the value of its PET_<NAME> variable, when set (torchrun's rule).
+func flagsFromPET(cmd *cobra.Command) error {
+	for _, name := range []string{"nproc-per-node", "nnodes", "node-rank", "master-addr", "master-port"} {
+		env := "PET_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		v, ok := os.LookupEnv(env)
+		if !ok || cmd.Flags().Changed(name) {
+			continue
+		}
+		if err := cmd.Flags().Set(name, v); err != nil {
+			return fmt.Errorf("--%s from %s=%q: %w", name, env, v, err)
+		}
+	}
+	return nil
 }
 
 // parseNProc reads --nproc-per-node: a count, or "gpu" for one worker per

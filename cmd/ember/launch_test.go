@@ -47,6 +47,17 @@ func TestLaunchCommand(t *testing.T) {
 	if _, _, err := runCLI(t, "launch", "--nproc-per-node", "2", "--", "true"); err != nil {
 		t.Errorf("two workers that succeed: %v", err)
 	}
+	// torchrun's PET_ variables stand in for flags not given (Kubeflow sets them).
+	t.Setenv("PET_NPROC_PER_NODE", "3")
+	t.Setenv("PET_MASTER_PORT", "29517")
+	if out, _, err := runCLI(t, "launch", "--master-port", "29518", "--", "sh", "-c", `echo "$WORLD_SIZE $MASTER_PORT"`); err != nil || strings.Count(out, "3 29518\n") != 3 {
+		t.Errorf("with PET_NPROC_PER_NODE=3 and --master-port: %v\n%s", err, out)
+	}
+	t.Setenv("PET_NNODES", "1:4")
+	if _, _, err := runCLI(t, "launch", "--", "true"); err == nil || !strings.Contains(err.Error(), `PET_NNODES="1:4"`) {
+		t.Errorf("PET_NNODES=1:4: %v", err)
+	}
+	t.Setenv("PET_NNODES", "1")
 	for _, bad := range [][]string{
 		{"launch", "--nproc-per-node", "two", "--", "true"},
 		{"launch", "--nnodes", "2", "--", "true"},

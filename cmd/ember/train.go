@@ -214,7 +214,10 @@ func runTrain(cmd *cobra.Command) error {
 			if !lead { // rank 0 saves; the parameters are the same on every rank
 				return nil
 			}
-			fmt.Fprintln(diag, "\ninterrupted: saving the checkpoint of the last finished epoch state")
+			if bar != nil {
+				fmt.Fprintln(diag)
+			}
+			fmt.Fprintln(diag, "interrupted: saving the checkpoint of the last finished epoch state")
 			return save(epoch)
 		}
 		secs := time.Since(t0).Seconds()
@@ -237,7 +240,10 @@ func runTrain(cmd *cobra.Command) error {
 		res := evaluate(m, test, dev)
 		row := epochRow{epoch + 1, lossSum / float64(seen), float64(correct) / float64(seen), res.loss, res.acc(), secs, float64(seen) / secs}
 		rows = append(rows, row)
-		fmt.Fprintf(out, "\nepoch %d: train loss %.4f acc %.4f | test loss %.4f acc %.4f | %.1fs, %.0f samples/s\n",
+		if bar != nil {
+			fmt.Fprintln(diag) // end the bar's line
+		}
+		fmt.Fprintf(out, "epoch %d: train loss %.4f acc %.4f | test loss %.4f acc %.4f | %.1fs, %.0f samples/s\n",
 			row.epoch, row.trainLoss, row.trainAcc, row.testLoss, row.testAcc, row.seconds, row.samplesPerS)
 		if err := writeMetrics(filepath.Join(f.out, "metrics.csv"), rows); err != nil {
 			return err

@@ -26,9 +26,10 @@ type ddpJob struct {
 }
 
 // envLocalRank is this worker's rank on its machine, from the environment
-// contract (LOCAL_RANK, or SLURM's SLURM_LOCALID under srun); 0 when absent.
+// contract: LOCAL_RANK, else SLURM's SLURM_LOCALID under srun, else RANK
+// (as dist reads it), else 0.
 func envLocalRank() (int, error) {
-	for _, name := range []string{"LOCAL_RANK", "SLURM_LOCALID"} {
+	for _, name := range []string{"LOCAL_RANK", "SLURM_LOCALID", "RANK"} {
 		if s, ok := os.LookupEnv(name); ok {
 			n, err := strconv.Atoi(s)
 			if err != nil || n < 0 {
