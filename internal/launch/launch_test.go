@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,6 +89,18 @@ func helper(mode string) int {
 		return 0
 	case "sleep":
 		time.Sleep(time.Minute)
+		return 0
+	case "pid": // say who we are, then sleep
+		fmt.Printf("pid %d\n", os.Getpid())
+		time.Sleep(time.Minute)
+		return 0
+	case "launcher": // launch two "pid" workers (and be killed by the test)
+		exe, _ := os.Executable()
+		env := append(os.Environ(), helperVar+"=pid")
+		if err := Run(context.Background(), Config{NProcPerNode: 2, Program: exe, Env: env}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 		return 0
 	}
 	return 2
@@ -355,6 +368,53 @@ func TestSignalsAreForwarded(t *testing.T) {
 		if s := fmt.Sprintf("[rank%d]: got interrupt\n", r); !strings.Contains(out.String(), s) {
 			t.Errorf("rank %d did not get SIGINT:\n%s", r, out)
 		}
+	}
+}
+
+// TestLauncherKilled kills launch itself with SIGKILL (no chance to stop
+// anything): the kernel kills its workers (Pdeathsig).
+func TestLauncherKilled(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Pdeathsig is Linux's")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(exe)
+	c.Env = append(os.Environ(), helperVar+"=launcher")
+	out := newLines("pid ", 2)
+	c.Stdout, c.Stderr = out, out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-out.reach:
+	case <-time.After(30 * time.Second):
+		c.Process.Kill()
+		c.Wait()
+		t.Fatalf("the workers did not start:\n%s", out)
+	}
+	var pids []int
+	for _, l := range strings.Split(out.String(), "\n") {
+		if _, p, ok := strings.Cut(l, "]: pid "); ok {
+			n, _ := strconv.Atoi(p)
+			pids = append(pids, n)
+		}
+	}
+	c.Process.Kill()
+	c.Wait()
+	for _, pid := range pids {
+		for deadline := time.Now().Add(10 * time.Second); !gone(pid) && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !gone(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("worker %d outlived its launcher", pid)
+		}
+	}
+	if len(pids) != 2 {
+		t.Errorf("pids %v from:\n%s", pids, out)
 	}
 }
 
