@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strconv"
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/dist"
@@ -23,22 +22,6 @@ import (
 type ddpJob struct {
 	g   *dist.ProcessGroup
 	dev ember.Device
-}
-
-// envLocalRank is this worker's rank on its machine, from the environment
-// contract: LOCAL_RANK, else SLURM's SLURM_LOCALID under srun, else RANK
-// (as dist reads it), else 0.
-func envLocalRank() (int, error) {
-	for _, name := range []string{"LOCAL_RANK", "SLURM_LOCALID", "RANK"} {
-		if s, ok := os.LookupEnv(name); ok {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 0 {
-				return 0, fmt.Errorf("%s=%q is not a rank", name, s)
-			}
-			return n, nil
-		}
-	}
-	return 0, nil
 }
 
 // ddpDevice is the device of the worker with local rank local: for "auto",
@@ -79,11 +62,13 @@ func ddpBackend(flag string, dev ember.Device) (string, error) {
 // joinJob joins the process group the environment describes (see
 // `ember launch --help`), on the device of this worker.
 func joinJob(deviceFlag, backendFlag string) (*ddpJob, error) {
-	local, err := envLocalRank()
-	if err != nil {
-		return nil, err
+	env, err := dist.EnvOptions()
+	if errors.Is(err, dist.ErrNoLaunchEnv) {
+		return nil, fmt.Errorf("--ddp: %w (or add --nproc-per-node N)", err)
+	} else if err != nil {
+		return nil, fmt.Errorf("--ddp: %w", err)
 	}
-	dev, err := ddpDevice(deviceFlag, local)
+	dev, err := ddpDevice(deviceFlag, env.LocalRank)
 	if err != nil {
 		return nil, err
 	}
@@ -91,13 +76,9 @@ func joinJob(deviceFlag, backendFlag string) (*ddpJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := dist.InitProcessGroup(backend, dist.Options{Rank: -1, LocalRank: -1, Device: dev})
+	g, err := dist.InitProcessGroup(backend, dist.Options{Device: dev}) // the rest from the environment
 	if err != nil {
-		hint := ""
-		if os.Getenv("RANK") == "" && os.Getenv("SLURM_PROCID") == "" {
-			hint = " (RANK is not set: run under `ember launch`, torchrun or srun, or add --nproc-per-node N)"
-		}
-		return nil, fmt.Errorf("--ddp: joining the %s process group: %w%s", backend, err, hint)
+		return nil, fmt.Errorf("--ddp: joining the %s process group: %w", backend, err)
 	}
 	return &ddpJob{g: g, dev: dev}, nil
 }

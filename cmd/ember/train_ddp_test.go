@@ -32,8 +32,20 @@ func TestTrainDDPArguments(t *testing.T) {
 	if _, _, err := runCLI(t, "train", "--ddp", "--nproc-per-node", "2"); err == nil || !strings.Contains(err.Error(), "RANK is set") {
 		t.Errorf("--nproc-per-node in a launched job: %v", err)
 	}
+	t.Setenv("WORLD_SIZE", "1")
 	if _, _, err := runCLI(t, "train", "--ddp", "--backend", "mpi", "--device", "cpu"); err == nil || !strings.Contains(err.Error(), `--backend "mpi"`) {
 		t.Errorf("--backend mpi: %v", err)
+	}
+	t.Setenv("RANK", "")
+	t.Setenv("WORLD_SIZE", "")
+	if _, _, err := runCLI(t, "train", "--ddp", "--device", "cpu"); err == nil || !strings.Contains(err.Error(), "--nproc-per-node N") {
+		t.Errorf("--ddp outside a launched job: %v", err)
+	}
+	t.Setenv("RANK", "0")
+	t.Setenv("WORLD_SIZE", "1")
+	t.Setenv("LOCAL_RANK", "x")
+	if _, _, err := runCLI(t, "train", "--ddp", "--device", "cpu"); err == nil || !strings.Contains(err.Error(), "LOCAL_RANK") {
+		t.Errorf("LOCAL_RANK=x: %v", err)
 	}
 }
 
@@ -65,14 +77,6 @@ func TestDDPDeviceAndBackend(t *testing.T) {
 		if got, err := ddpBackend(c.flag, c.dev); err != nil || got != c.want {
 			t.Errorf("ddpBackend(%q, %v) = %q, %v; want %q", c.flag, c.dev, got, err, c.want)
 		}
-	}
-	t.Setenv("LOCAL_RANK", "3")
-	if n, err := envLocalRank(); err != nil || n != 3 {
-		t.Errorf("LOCAL_RANK=3: %d, %v", n, err)
-	}
-	t.Setenv("LOCAL_RANK", "x")
-	if _, err := envLocalRank(); err == nil {
-		t.Error("LOCAL_RANK=x: no error")
 	}
 }
 

@@ -90,6 +90,8 @@ func helper(mode string) int {
 	case "sleep":
 		time.Sleep(time.Minute)
 		return 0
+	case "dist":
+		return distWorker()
 	case "pid": // say who we are, then sleep
 		fmt.Printf("pid %d\n", os.Getpid())
 		time.Sleep(time.Minute)
