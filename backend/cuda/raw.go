@@ -1,6 +1,10 @@
 package cuda
 
-import "github.com/emberml/ember/backend"
+import (
+	"runtime"
+
+	"github.com/emberml/ember/backend"
+)
 
 // CurrentStream is the stream dev's work goes to now (0: the legacy
 // default stream), for libraries that queue work of their own on it (NCCL).
@@ -23,6 +27,10 @@ func (b *Backend) Do(dev backend.Device, f func() error) error {
 	if r, ok := d.gpu.(interface{ Do(func() error) error }); ok {
 		return r.Do(f)
 	}
+	// Still one thread for all of f: libraries keep per-thread state
+	// (NCCL's group calls).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	return f()
 }
 

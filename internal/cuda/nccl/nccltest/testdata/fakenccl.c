@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef enum { ncclSuccess = 0, ncclUnhandledCudaError = 1, ncclSystemError = 2, ncclInternalError = 3,
                ncclInvalidArgument = 4, ncclInvalidUsage = 5, ncclRemoteError = 6, ncclInProgress = 7 } ncclResult_t;
@@ -39,7 +40,13 @@ static struct clique *cliques;
 static int idSeq;
 static __thread char lastError[256];
 
-static void barrier(struct clique *c) {
+// barrier waits for every rank of the clique; after 20 s without them it
+// fails (a peer that gave up), so a broken test fails instead of hanging.
+static int barrier(struct clique *c) {
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 20;
+	int ok = 1;
 	pthread_mutex_lock(&c->mu);
 	int gen = c->generation;
 	if (++c->arrived == c->nranks) {
@@ -47,10 +54,16 @@ static void barrier(struct clique *c) {
 		c->generation++;
 		pthread_cond_broadcast(&c->cv);
 	} else {
-		while (gen == c->generation) pthread_cond_wait(&c->cv, &c->mu);
+		while (gen == c->generation && ok) ok = pthread_cond_timedwait(&c->cv, &c->mu, &deadline) == 0;
+		if (gen != c->generation) ok = 1;
 	}
 	pthread_mutex_unlock(&c->mu);
+	if (!ok) strcpy(lastError, "a peer did not arrive within 20 s");
+	return ok;
 }
+
+#define MEET(c) \
+	if (!barrier(c)) return ncclRemoteError
 
 ncclResult_t ncclGetVersion(int *version) { *version = 22105; return ncclSuccess; }
 
@@ -103,7 +116,7 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId,
 	struct ncclComm *m = calloc(1, sizeof *m);
 	m->c = c;
 	m->rank = rank;
-	barrier(c);
+	if (!barrier(c)) { free(m); return ncclRemoteError; }
 	*comm = m;
 	return ncclSuccess;
 }
@@ -187,10 +200,10 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, n
 	size_t es = typeSize(datatype);
 	if (!es) { strcpy(lastError, "bad data type"); return ncclInvalidArgument; }
 	c->send[comm->rank] = sendbuff;
-	barrier(c);
+	MEET(c);
 	void *tmp = malloc(count * es + 1);
 	ncclResult_t r = reduce(tmp, c->send, c->nranks, 0, count, datatype, op);
-	barrier(c);
+	if (!barrier(c)) { free(tmp); return ncclRemoteError; }
 	if (r == ncclSuccess) memcpy(recvbuff, tmp, count * es);
 	free(tmp);
 	return r;
@@ -201,10 +214,10 @@ ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, n
 	size_t es = typeSize(datatype);
 	if (!es || root < 0 || root >= c->nranks) { strcpy(lastError, "bad data type or root"); return ncclInvalidArgument; }
 	c->send[comm->rank] = sendbuff;
-	barrier(c);
+	MEET(c);
 	void *tmp = malloc(count * es + 1);
 	memcpy(tmp, c->send[root], count * es);
-	barrier(c);
+	if (!barrier(c)) { free(tmp); return ncclRemoteError; }
 	memcpy(recvbuff, tmp, count * es);
 	free(tmp);
 	return ncclSuccess;
@@ -215,11 +228,11 @@ ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, nccl
 	size_t es = typeSize(datatype);
 	if (!es || root < 0 || root >= c->nranks) { strcpy(lastError, "bad data type or root"); return ncclInvalidArgument; }
 	c->send[comm->rank] = sendbuff;
-	barrier(c);
+	MEET(c);
 	void *tmp = malloc(count * es + 1);
 	ncclResult_t r = ncclSuccess;
 	if (comm->rank == root) r = reduce(tmp, c->send, c->nranks, 0, count, datatype, op);
-	barrier(c);
+	if (!barrier(c)) { free(tmp); return ncclRemoteError; }
 	if (r == ncclSuccess && comm->rank == root) memcpy(recvbuff, tmp, count * es);
 	free(tmp);
 	return r;
@@ -230,10 +243,10 @@ ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcoun
 	size_t es = typeSize(datatype), b = sendcount * es;
 	if (!es) { strcpy(lastError, "bad data type"); return ncclInvalidArgument; }
 	c->send[comm->rank] = sendbuff;
-	barrier(c);
+	MEET(c);
 	char *tmp = malloc(b * c->nranks + 1);
 	for (int r = 0; r < c->nranks; r++) memcpy(tmp + r * b, c->send[r], b);
-	barrier(c);
+	if (!barrier(c)) { free(tmp); return ncclRemoteError; }
 	memcpy(recvbuff, tmp, b * c->nranks);
 	free(tmp);
 	return ncclSuccess;
@@ -244,10 +257,10 @@ ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recv
 	size_t es = typeSize(datatype);
 	if (!es) { strcpy(lastError, "bad data type"); return ncclInvalidArgument; }
 	c->send[comm->rank] = sendbuff;
-	barrier(c);
+	MEET(c);
 	void *tmp = malloc(recvcount * es + 1);
 	ncclResult_t r = reduce(tmp, c->send, c->nranks, comm->rank * recvcount, recvcount, datatype, op);
-	barrier(c);
+	if (!barrier(c)) { free(tmp); return ncclRemoteError; }
 	if (r == ncclSuccess) memcpy(recvbuff, tmp, recvcount * es);
 	free(tmp);
 	return r;
