@@ -14,7 +14,34 @@ import (
 	"github.com/emberml/ember/internal/cuda/nccl/nccltest"
 )
 
-func init() { workers["nccl-missing"] = workerNCCLMissing }
+func init() {
+	workers["nccl-missing"] = workerNCCLMissing
+	workers["nccl-nogpu"] = workerNCCLNoGPU
+}
+
+// workerNCCLNoGPU finds an NCCL (the stand-in) but no usable CUDA device.
+func workerNCCLNoGPU() error {
+	if ember.CUDAAvailable() {
+		fmt.Println("skip: this machine has a GPU")
+		return nil
+	}
+	_, err := InitProcessGroup("nccl", Options{WorldSize: 1})
+	if err == nil || !strings.Contains(err.Error(), "nccl backend needs a CUDA device") || !strings.Contains(err.Error(), "cuda:0") {
+		return fmt.Errorf(`InitProcessGroup("nccl") without a GPU = %v`, err)
+	}
+	fmt.Println("ok:", err)
+	return nil
+}
+
+func TestNCCLWithoutGPU(t *testing.T) {
+	nccltest.Build(t) // sets EMBER_CUDA_LIB_DIR, which the child inherits
+	outs := waitOK(t, spawn(t, "nccl-nogpu", 1, []int{0}, 5*time.Second))
+	if strings.HasPrefix(outs[0], "skip:") {
+		t.Skip(outs[0])
+	}
+	expectAll(t, outs, []int{0}, "ok:")
+	t.Log(outs[0])
+}
 
 // workerNCCLMissing runs in a fresh process whose library search finds no
 // NCCL: InitProcessGroup("nccl") must say so, naming the library and where

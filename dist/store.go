@@ -1,9 +1,21 @@
 // Package dist is ember's distributed communication layer, modelled on
 // torch.distributed: a TCP key-value store for rendezvous (TCPStore), a
-// process group initialised from torchrun's or SLURM's environment
-// (InitProcessGroup) and collectives (AllReduce, Broadcast, AllGather,
-// ReduceScatter, Barrier) over a TCP ring between the ranks (the "cpu"
-// backend, like gloo).
+// process group initialised from the launch contract of `ember launch`,
+// torchrun or SLURM (InitProcessGroup, EnvOptions) and collectives
+// (AllReduce, AllReduceAsync, Broadcast, AllGather, ReduceScatter,
+// Barrier) on one of two backends:
+//
+//   - "cpu" (alias "gloo"): a pipelined ring over TCP between the processes,
+//     for CPU tensors of float32, float64, int64 and int32 (bool for the
+//     collectives that only move data);
+//   - "nccl": NVIDIA's NCCL, loaded at run time (libnccl.so.2), for CUDA
+//     tensors, queued on the device's current stream.
+//
+// Every rank calls the same collectives in the same order. Each has the
+// group's timeout; a rank that does not arrive, or dies, makes the others
+// fail with a *RankError naming it, and the group stays broken afterwards.
+// Calls that disagree (another shape, dtype, op or root) fail with an
+// error naming both calls instead of mixing data.
 package dist
 
 import (
