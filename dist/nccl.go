@@ -60,17 +60,11 @@ func newNCCL(g *ProcessGroup, deadline time.Time) (groupImpl, error) {
 	}
 	// Every rank announces itself first, so that a rank that never comes
 	// is named instead of NCCL waiting for it forever.
-	if _, err := g.store.Add(g.key("joined", g.rank), 1); err != nil {
-		return nil, storeFailed("rendezvous", err)
-	}
-	missing, err := g.waitAll("joined", deadline)
-	if err != nil {
-		return nil, storeFailed("rendezvous", err)
-	}
-	if len(missing) > 0 {
-		return nil, &RankError{Op: "rendezvous", Rank: missing[0], Err: timeoutError(fmt.Sprintf("rank(s) %s of %d never joined", joinInts(missing), g.world))}
+	if err := g.join(deadline); err != nil {
+		return nil, err
 	}
 	var id nccl.UniqueID
+	var err error
 	idKey := g.prefix + "nccl/unique_id"
 	if g.rank == 0 {
 		if id, err = nccl.GetUniqueID(); err != nil {

@@ -75,15 +75,8 @@ func newRing(g *ProcessGroup, masterAddr string, masterPort int, deadline time.T
 	if err := g.store.Set(g.key("addr", g.rank), []byte(order+" "+net.JoinHostPort(host, fmt.Sprint(port)))); err != nil {
 		return nil, storeFailed("rendezvous", err)
 	}
-	if _, err := g.store.Add(g.key("joined", g.rank), 1); err != nil {
-		return nil, storeFailed("rendezvous", err)
-	}
-	missing, err := g.waitAll("joined", deadline)
-	if err != nil {
-		return nil, storeFailed("rendezvous", err)
-	}
-	if len(missing) > 0 {
-		return nil, &RankError{Op: "rendezvous", Rank: missing[0], Err: timeoutError(fmt.Sprintf("rank(s) %s of %d never joined", joinInts(missing), g.world))}
+	if err := g.join(deadline); err != nil {
+		return nil, err
 	}
 	nextRank, prevRank := (g.rank+1)%g.world, (g.rank+g.world-1)%g.world
 	val, err := g.store.Get(g.key("addr", nextRank))
@@ -115,6 +108,22 @@ func newRing(g *ProcessGroup, masterAddr string, masterPort int, deadline time.T
 		return nil, err
 	}
 	return r, nil
+}
+
+// join announces this rank in the store and waits for the others; a
+// rank that has not come by the deadline is named in a *RankError.
+func (g *ProcessGroup) join(deadline time.Time) error {
+	if _, err := g.store.Add(g.key("joined", g.rank), 1); err != nil {
+		return storeFailed("rendezvous", err)
+	}
+	missing, err := g.waitAll("joined", deadline)
+	if err != nil {
+		return storeFailed("rendezvous", err)
+	}
+	if len(missing) > 0 {
+		return &RankError{Op: "rendezvous", Rank: missing[0], Err: timeoutError(fmt.Sprintf("rank(s) %s of %d never joined", joinInts(missing), g.world))}
+	}
+	return nil
 }
 
 // key names a per-rank key of the group in the store.
