@@ -2,6 +2,7 @@ package ember
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/emberml/ember/backend"
@@ -23,10 +24,14 @@ import (
 // autograd is a tensor's part in reverse-mode differentiation.
 type autograd struct {
 	requiresGrad bool
-	grad         *Tensor // accumulated gradient (leaves, and non-leaves after RetainGrad)
-	node         *node   // grad_fn; nil for leaves
-	retain       bool    // RetainGrad on a non-leaf
+	grad         *Tensor     // accumulated gradient (leaves, and non-leaves after RetainGrad)
+	node         *node       // grad_fn; nil for leaves
+	retain       bool        // RetainGrad on a non-leaf
+	hooks        []*gradHook // post-accumulate-grad hooks (leaves)
 }
+
+// gradHook is one RegisterPostAccumulateGradHook registration.
+type gradHook struct{ fn func(*Tensor) }
 
 // node is one recorded op (a grad_fn).
 type node struct {
@@ -271,20 +276,113 @@ func (t *Tensor) backward(grad *Tensor, retain bool, op string) {
 		}
 		grad = grad.Detach().Cast(t.dtype)
 	}
+	p := &pass{}
 	if t.ag.node == nil {
-		accumulate(t, grad)
-		return
+		accumulate(t, grad, p)
+	} else {
+		runGraph(t.ag.node, grad, retain, p)
 	}
-	runGraph(t.ag.node, grad, retain)
+	p.finish()
 }
 
-// accumulate adds g into leaf's Grad (a fresh tensor: grads never alias).
-func accumulate(leaf *Tensor, g *Tensor) {
+// accumulate adds g, the whole of one pass's gradient for leaf, into
+// leaf's Grad (a fresh tensor: grads never alias), then runs leaf's
+// post-accumulate-grad hooks.
+func accumulate(leaf *Tensor, g *Tensor, p *pass) {
 	if leaf.ag.grad == nil {
 		leaf.ag.grad = g.Clone()
-		return
+	} else {
+		leaf.ag.grad = leaf.ag.grad.Add(g)
 	}
-	leaf.ag.grad = leaf.ag.grad.Add(g)
+	if len(leaf.ag.hooks) > 0 {
+		p.runHooks(leaf)
+	}
+}
+
+// --- hooks ---
+
+// pass is one Backward: the callbacks its hooks queued.
+type pass struct {
+	callbacks []func()
+}
+
+// hookMu serialises the hooks of concurrent backward passes, so that
+// QueueCallback, called from a hook, knows its pass (activePass) without
+// goroutine-local state.
+var (
+	hookMu     sync.Mutex
+	activePass atomic.Pointer[pass]
+)
+
+func (p *pass) runHooks(leaf *Tensor) {
+	hooks := leaf.ag.hooks
+	hookMu.Lock()
+	activePass.Store(p)
+	defer func() {
+		activePass.Store(nil)
+		hookMu.Unlock()
+	}()
+	for _, h := range hooks {
+		h.fn(leaf)
+	}
+}
+
+// finish runs the queued callbacks in order.
+func (p *pass) finish() {
+	for _, f := range p.callbacks {
+		f()
+	}
+}
+
+// RegisterPostAccumulateGradHook registers fn to run after Backward has
+// accumulated a gradient into the leaf t's Grad, as PyTorch's
+// register_post_accumulate_grad_hook: once per backward pass that reaches
+// t, after all of that pass's contributions to t have been summed and
+// added. fn receives t (it may read t.Grad() or replace it with SetGrad)
+// and runs in the goroutine calling Backward while the pass goes on with
+// the rest of the graph. Hooks of all goroutines' passes run one at a time
+// (see QueueCallback), so fn must return promptly and must not wait for
+// another goroutine's backward. The returned function removes the hook.
+// t must be a leaf that requires grad. Registering or removing a hook while
+// a Backward that reaches t runs is a data race.
+func (t *Tensor) RegisterPostAccumulateGradHook(fn func(*Tensor)) (remove func()) {
+	const op = "register_post_accumulate_grad_hook"
+	t.live(op)
+	if !t.RequiresGrad() {
+		panic(&AutogradError{Op: op, Msg: "cannot register a hook on a tensor that doesn't require gradient"})
+	}
+	if !t.IsLeaf() {
+		panic(&AutogradError{Op: op, Msg: "post accumulate grad hooks cannot be registered on non-leaf tensors"})
+	}
+	h := &gradHook{fn: fn}
+	// copy on write: a pass reading the old slice keeps it intact
+	t.ag.hooks = append(t.ag.hooks[:len(t.ag.hooks):len(t.ag.hooks)], h)
+	return func() {
+		hs := make([]*gradHook, 0, len(t.ag.hooks))
+		for _, o := range t.ag.hooks {
+			if o != h {
+				hs = append(hs, o)
+			}
+		}
+		t.ag.hooks = hs
+	}
+}
+
+// QueueCallback schedules fn to run when the backward pass that is running
+// the calling hook has gone through its whole graph, before that Backward
+// returns, as torch's Variable._execution_engine.queue_callback (DDP uses
+// it to finish gradient buckets that parameters unused in this pass left
+// incomplete). Callbacks run in the order queued, in the goroutine calling
+// Backward, with no hook lock held (they may block). QueueCallback must be
+// called from a hook (RegisterPostAccumulateGradHook) while it runs, in
+// the hook's goroutine; called outside any hook it panics with an
+// *AutogradError.
+func QueueCallback(fn func()) {
+	p := activePass.Load()
+	if p == nil {
+		panic(&AutogradError{Op: "queue_callback", Msg: "Final callbacks can only be installed during backward pass."})
+	}
+	p.callbacks = append(p.callbacks, fn)
 }
 
 // fitGrad brings g to the edge's shape, dtype and device.
@@ -305,7 +403,7 @@ func fitGrad(g *Tensor, e edge) *Tensor {
 	return g
 }
 
-func runGraph(root *node, grad *Tensor, retain bool) {
+func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
 	// topological order: reverse post-order of a depth-first walk
 	var order []*node
 	seen := map[*node]bool{}
@@ -329,12 +427,44 @@ func runGraph(root *node, grad *Tensor, retain bool) {
 		order = append(order, f.n)
 		stack = stack[:len(stack)-1]
 	}
+	// A leaf's gradient is summed over the edges that lead to it and
+	// accumulated once, when the last of them has been processed (as
+	// PyTorch's AccumulateGrad node), so its hooks see the pass's total.
+	leafEdges := map[*Tensor]int{}
+	for _, n := range order {
+		for _, e := range n.edges {
+			if e.leaf != nil {
+				leafEdges[e.leaf]++
+			}
+		}
+	}
+	leafGrads := map[*Tensor]*Tensor{}
+	toLeaf := func(leaf, g *Tensor) {
+		if g != nil {
+			if prev := leafGrads[leaf]; prev != nil {
+				g = prev.Add(g)
+			}
+			leafGrads[leaf] = g
+		}
+		if leafEdges[leaf]--; leafEdges[leaf] > 0 {
+			return
+		}
+		if sum := leafGrads[leaf]; sum != nil {
+			delete(leafGrads, leaf)
+			accumulate(leaf, sum, p)
+		}
+	}
 	grads := map[*node]*Tensor{root: grad}
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
 		g := grads[n]
 		delete(grads, n)
 		if g == nil {
+			for _, e := range n.edges {
+				if e.leaf != nil {
+					toLeaf(e.leaf, nil)
+				}
+			}
 			continue
 		}
 		if n.retained != nil {
@@ -358,12 +488,18 @@ func runGraph(root *node, grad *Tensor, retain bool) {
 			n.backward = nil
 		}
 		for j, e := range n.edges {
-			if !e.live() || j >= len(gs) || gs[j] == nil {
+			if !e.live() {
 				continue
 			}
-			gj := fitGrad(gs[j].Detach(), e)
+			var gj *Tensor
+			if j < len(gs) && gs[j] != nil {
+				gj = fitGrad(gs[j].Detach(), e)
+			}
 			if e.leaf != nil {
-				accumulate(e.leaf, gj)
+				toLeaf(e.leaf, gj)
+				continue
+			}
+			if gj == nil {
 				continue
 			}
 			if prev := grads[e.fn]; prev != nil {

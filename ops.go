@@ -383,19 +383,17 @@ func sumTo(g *Tensor, shape Shape) *Tensor {
 func AllClose(a, b *Tensor, rtol, atol float64) bool {
 	sameDevice("allclose", a, b)
 	BroadcastShapes("allclose", a.shape, b.shape)
-	var ok bool
-	NoGrad(func() {
-		ct := PromoteTypes(a.dtype, b.dtype)
-		if !ct.IsFloat() {
-			ct = Float64
-		}
-		x, y := a.Cast(ct), b.Cast(ct)
-		tol := y.Abs().MulScalar(rtol).AddScalar(atol)
-		d := x.Sub(y).Abs()
-		close := x.Eq(y).LogicalOr(d.Le(tol).LogicalAnd(d.LtScalar(math.Inf(1)))) // non-finite values are close only when equal
-		ok = close.All().Item() != 0
-	})
-	return ok
+	// detached operands record no graph (no NoGrad: it would switch
+	// recording off in every goroutine)
+	ct := PromoteTypes(a.dtype, b.dtype)
+	if !ct.IsFloat() {
+		ct = Float64
+	}
+	x, y := a.Detach().Cast(ct), b.Detach().Cast(ct)
+	tol := y.Abs().MulScalar(rtol).AddScalar(atol)
+	d := x.Sub(y).Abs()
+	close := x.Eq(y).LogicalOr(d.Le(tol).LogicalAnd(d.LtScalar(math.Inf(1)))) // non-finite values are close only when equal
+	return close.All().Item() != 0
 }
 
 // Equal reports whether a and b have the same shape and elements.
@@ -404,7 +402,5 @@ func Equal(a, b *Tensor) bool {
 	if !a.shape.Equal(b.shape) {
 		return false
 	}
-	var eq bool
-	NoGrad(func() { eq = a.Eq(b).All().Item() != 0 })
-	return eq
+	return a.Detach().Eq(b.Detach()).All().Item() != 0
 }

@@ -235,13 +235,13 @@ func (c *Base) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
 		sort.Strings(e.Mismatched)
 		return e
 	}
-	ember.NoGrad(func() {
-		for n, p := range slots {
-			if t, ok := sd[n]; ok {
-				(*p).CopyFrom(t.Cast((*p).DType()))
-			}
+	// through detached views (which share the storage): no graph, and no
+	// NoGrad, which would stop recording in every goroutine
+	for n, p := range slots {
+		if t, ok := sd[n]; ok {
+			(*p).Detach().CopyFrom(t.Detach().Cast((*p).DType()))
 		}
-	})
+	}
 	return nil
 }
 

@@ -2,7 +2,7 @@
 // schedules (StepLR, CosineAnnealingLR, OneCycleLR) with PyTorch's update
 // rules and state-dict layout.
 //
-// An optimizer updates its parameters in place (under ember.NoGrad) from
+// An optimizer updates its parameters in place (through detached views) from
 // their gradients, p.Grad(), as filled by loss.Backward(); the parameters
 // keep their identity, so the module, its state dict and the optimizer
 // always see the same tensors. A training step is
@@ -149,18 +149,19 @@ func (b *base) LoadStateDict(sd map[string]*ember.Tensor) error {
 	return nil
 }
 
-// each calls f, under ember.NoGrad, for every parameter with a gradient; f
-// updates p in place.
+// each calls f for every parameter with a gradient, with a detached view
+// of the parameter (its storage, outside autograd) that f updates in place.
+// Detached views record no graph without ember.NoGrad, whose switch is
+// process-wide and would stop recording in other goroutines (DataParallel
+// replicas, other ranks of an in-process test) while a step runs.
 func (b *base) each(f func(i int, p, g *ember.Tensor, st map[string]*ember.Tensor)) {
-	ember.NoGrad(func() {
-		for i, pr := range b.params {
-			g := b.grad(i, pr.Tensor)
-			if g == nil {
-				continue
-			}
-			f(i, pr.Tensor, g.Detach(), b.state[i])
+	for i, pr := range b.params {
+		g := b.grad(i, pr.Tensor)
+		if g == nil {
+			continue
 		}
-	})
+		f(i, pr.Tensor.Detach(), g.Detach(), b.state[i])
+	}
 }
 
 // SGD is stochastic gradient descent with momentum, dampening, Nesterov
