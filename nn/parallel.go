@@ -1,0 +1,191 @@
+package nn
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/emberml/ember"
+)
+
+// DataParallel runs a module on several devices of one process, as
+// torch.nn.DataParallel: each Forward splits the batch along dim 0 (as
+// torch.chunk: pieces of ⌈N/len(devices)⌉ rows, the last one smaller, and
+// fewer pieces, hence fewer replicas, when the batch is small), runs one
+// replica per piece concurrently (a goroutine per device) and concatenates
+// the outputs on the first device. Gradients flow back through the copies
+// and are summed onto the wrapped module's parameters, so an optimizer is
+// built on the wrapped module's parameters as usual.
+//
+// The wrapped module must live on the first device; it is the first
+// replica, using its own parameters and buffers. The other replicas are
+// made afresh at every Forward (see Replicator): structural copies with
+// differentiable copies of the parameters and plain copies of the buffers.
+// So, as in PyTorch, BatchNorm running statistics are updated from the
+// first device's piece of the batch only: the other replicas' updates are
+// lost. Several devices may be the same device (cpu, cpu, cpu): replicas
+// never share mutable state.
+//
+// Replicas run concurrently, so a module's Forward must not call
+// ember.NoGrad (its switch is process-wide: it would stop the other
+// replicas' recording); run the whole DataParallel.Forward inside NoGrad
+// instead. Likewise ember.WithStream and ember.Scope are process-wide.
+//
+// StateDict and the other listings use the wrapped module's names (no
+// "module." prefix); LoadStateDict also accepts the prefixed keys of a
+// checkpoint saved from torch's DataParallel.
+type DataParallel struct {
+	m       Module
+	devices []ember.Device
+}
+
+// NewDataParallel wraps m to run on devices (none: ember.TryAllGPUs(),
+// which falls back to the CPU). It panics with a *ReplicateError when m
+// cannot be replicated.
+func NewDataParallel(m Module, devices ...ember.Device) *DataParallel {
+	if len(devices) == 0 {
+		devices = ember.TryAllGPUs()
+	}
+	replicateStructure(m) // fail now rather than at the first Forward
+	return &DataParallel{m: m, devices: append([]ember.Device(nil), devices...)}
+}
+
+// Module returns the wrapped module.
+func (d *DataParallel) Module() Module { return d.m }
+
+// Devices returns the devices replicas run on; outputs are gathered on the
+// first.
+func (d *DataParallel) Devices() []ember.Device { return append([]ember.Device(nil), d.devices...) }
+
+// Forward scatters x along dim 0, runs the replicas concurrently and
+// gathers their outputs on the first device. A panic in a replica is
+// re-raised here (an error value wrapped with the replica and device).
+func (d *DataParallel) Forward(x *ember.Tensor) *ember.Tensor {
+	dev0 := d.devices[0]
+	d.checkDevice()
+	if len(d.devices) == 1 {
+		return d.m.Forward(x.To(dev0))
+	}
+	chunks := x.Chunk(len(d.devices), 0)
+	n := len(chunks)
+	replicas := make([]Module, n)
+	replicas[0] = d.m
+	for i := 1; i < n; i++ {
+		replicas[i] = replicaOn(d.m, d.devices[i])
+	}
+	outs := make([]*ember.Tensor, n)
+	panics := make([]any, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { panics[i] = recover() }()
+			outs[i] = replicas[i].Forward(chunks[i].To(d.devices[i]))
+		}()
+	}
+	wg.Wait()
+	for i, p := range panics {
+		if err, ok := p.(error); ok {
+			panic(fmt.Errorf("nn.DataParallel: replica %d on %v: %w", i, d.devices[i], err))
+		} else if p != nil {
+			panic(p)
+		}
+	}
+	for i, o := range outs {
+		outs[i] = o.To(dev0)
+	}
+	if outs[0].Dim() == 0 { // as torch's gather: scalars become a vector
+		return ember.Stack(outs, 0)
+	}
+	return ember.Cat(outs, 0)
+}
+
+// checkDevice panics unless the wrapped module's tensors are on the first
+// device (torch: "module must have its parameters and buffers on device
+// cuda:0 (device_ids[0])").
+func (d *DataParallel) checkDevice() {
+	dev0 := d.devices[0]
+	check := func(ts []Named) {
+		for _, t := range ts {
+			if t.Tensor.Device() != dev0 {
+				panic(&ember.DeviceMismatchError{Devices: []ember.Device{dev0, t.Tensor.Device()},
+					Op: fmt.Sprintf("nn.DataParallel: the module must have its parameters and buffers on devices[0] (%v), %s is on %v", dev0, t.Name, t.Tensor.Device())})
+			}
+		}
+	}
+	check(d.m.NamedParameters())
+	check(d.m.NamedBuffers())
+}
+
+// Parameters returns the wrapped module's parameters.
+func (d *DataParallel) Parameters() []*ember.Tensor { return d.m.Parameters() }
+
+// NamedParameters returns the wrapped module's parameters with its names.
+func (d *DataParallel) NamedParameters() []Named { return d.m.NamedParameters() }
+
+// Buffers returns the wrapped module's buffers.
+func (d *DataParallel) Buffers() []*ember.Tensor { return d.m.Buffers() }
+
+// NamedBuffers returns the wrapped module's buffers with its names.
+func (d *DataParallel) NamedBuffers() []Named { return d.m.NamedBuffers() }
+
+// StateDict is the wrapped module's state dict (keys without "module.").
+func (d *DataParallel) StateDict() map[string]*ember.Tensor { return d.m.StateDict() }
+
+// LoadStateDict loads sd into the wrapped module. Keys may be the module's
+// own or carry the "module." prefix of torch's DataParallel and
+// DistributedDataParallel checkpoints.
+func (d *DataParallel) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	sd, err := stripModulePrefix(d.m, sd)
+	if err != nil {
+		return err
+	}
+	return d.m.LoadStateDict(sd, strict)
+}
+
+// stripModulePrefix removes "module." from the keys of sd that carry it
+// and are not keys of m as they are.
+func stripModulePrefix(m Module, sd map[string]*ember.Tensor) (map[string]*ember.Tensor, error) {
+	own := m.StateDict()
+	out := make(map[string]*ember.Tensor, len(sd))
+	var dup []string
+	for k, v := range sd {
+		if _, ok := own[k]; !ok {
+			if s, ok := strings.CutPrefix(k, "module."); ok {
+				k = s
+			}
+		}
+		if _, ok := out[k]; ok {
+			dup = append(dup, k)
+		}
+		out[k] = v
+	}
+	if len(dup) > 0 {
+		sort.Strings(dup)
+		return nil, errors.New("nn: load state dict: keys given both with and without the \"module.\" prefix: " + strings.Join(dup, ", "))
+	}
+	return out, nil
+}
+
+// Train sets the wrapped module's mode.
+func (d *DataParallel) Train(on bool) { d.m.Train(on) }
+
+// Eval is Train(false).
+func (d *DataParallel) Eval() { d.m.Eval() }
+
+// Training reports the wrapped module's mode.
+func (d *DataParallel) Training() bool { return d.m.Training() }
+
+// To moves the wrapped module and returns d (replicas follow from the
+// first device, which should then be dev).
+func (d *DataParallel) To(dev ember.Device) Module {
+	d.m.To(dev)
+	return d
+}
+
+// Registry is the wrapped module's registry, so a DataParallel inside
+// another module adds no "module." level to names.
+func (d *DataParallel) Registry() *Base { return d.m.Registry() }
