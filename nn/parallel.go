@@ -1,10 +1,7 @@
 package nn
 
 import (
-	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"sync"
 
 	"github.com/emberml/ember"
@@ -37,7 +34,7 @@ import (
 // "module." prefix); LoadStateDict also accepts the prefixed keys of a
 // checkpoint saved from torch's DataParallel.
 type DataParallel struct {
-	m       Module
+	wrapper
 	devices []ember.Device
 }
 
@@ -49,11 +46,8 @@ func NewDataParallel(m Module, devices ...ember.Device) *DataParallel {
 		devices = ember.TryAllGPUs()
 	}
 	replicateStructure(m) // fail now rather than at the first Forward
-	return &DataParallel{m: m, devices: append([]ember.Device(nil), devices...)}
+	return &DataParallel{wrapper: wrapper{m}, devices: append([]ember.Device(nil), devices...)}
 }
-
-// Module returns the wrapped module.
-func (d *DataParallel) Module() Module { return d.m }
 
 // Devices returns the devices replicas run on; outputs are gathered on the
 // first.
@@ -120,72 +114,9 @@ func (d *DataParallel) checkDevice() {
 	check(d.m.NamedBuffers())
 }
 
-// Parameters returns the wrapped module's parameters.
-func (d *DataParallel) Parameters() []*ember.Tensor { return d.m.Parameters() }
-
-// NamedParameters returns the wrapped module's parameters with its names.
-func (d *DataParallel) NamedParameters() []Named { return d.m.NamedParameters() }
-
-// Buffers returns the wrapped module's buffers.
-func (d *DataParallel) Buffers() []*ember.Tensor { return d.m.Buffers() }
-
-// NamedBuffers returns the wrapped module's buffers with its names.
-func (d *DataParallel) NamedBuffers() []Named { return d.m.NamedBuffers() }
-
-// StateDict is the wrapped module's state dict (keys without "module.").
-func (d *DataParallel) StateDict() map[string]*ember.Tensor { return d.m.StateDict() }
-
-// LoadStateDict loads sd into the wrapped module. Keys may be the module's
-// own or carry the "module." prefix of torch's DataParallel and
-// DistributedDataParallel checkpoints.
-func (d *DataParallel) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	sd, err := stripModulePrefix(d.m, sd)
-	if err != nil {
-		return err
-	}
-	return d.m.LoadStateDict(sd, strict)
-}
-
-// stripModulePrefix removes "module." from the keys of sd that carry it
-// and are not keys of m as they are.
-func stripModulePrefix(m Module, sd map[string]*ember.Tensor) (map[string]*ember.Tensor, error) {
-	own := m.StateDict()
-	out := make(map[string]*ember.Tensor, len(sd))
-	var dup []string
-	for k, v := range sd {
-		if _, ok := own[k]; !ok {
-			if s, ok := strings.CutPrefix(k, "module."); ok {
-				k = s
-			}
-		}
-		if _, ok := out[k]; ok {
-			dup = append(dup, k)
-		}
-		out[k] = v
-	}
-	if len(dup) > 0 {
-		sort.Strings(dup)
-		return nil, errors.New("nn: load state dict: keys given both with and without the \"module.\" prefix: " + strings.Join(dup, ", "))
-	}
-	return out, nil
-}
-
-// Train sets the wrapped module's mode.
-func (d *DataParallel) Train(on bool) { d.m.Train(on) }
-
-// Eval is Train(false).
-func (d *DataParallel) Eval() { d.m.Eval() }
-
-// Training reports the wrapped module's mode.
-func (d *DataParallel) Training() bool { return d.m.Training() }
-
 // To moves the wrapped module and returns d (replicas follow from the
 // first device, which should then be dev).
 func (d *DataParallel) To(dev ember.Device) Module {
 	d.m.To(dev)
 	return d
 }
-
-// Registry is the wrapped module's registry, so a DataParallel inside
-// another module adds no "module." level to names.
-func (d *DataParallel) Registry() *Base { return d.m.Registry() }
