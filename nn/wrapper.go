@@ -78,4 +78,3 @@ func (w wrapper) Eval() { w.m.Eval() }
 
 // Training reports the wrapped module's mode.
 func (w wrapper) Training() bool { return w.m.Training() }
-
