@@ -107,3 +107,26 @@ func ExampleTensor_String() {
 	// tensor(7, dtype=torch.int32)
 	// tensor([], size=(2, 0))
 }
+
+// A post-accumulate-grad hook runs once a leaf's gradient for the pass is
+// in Grad; QueueCallback, called from a hook, runs when the pass ends.
+// Here out = x·w1·w2 with x = 2, w1 = 3, w2 = 5: w2's gradient (x·w1 = 6)
+// is ready before w1's (x·w2 = 10).
+func ExampleTensor_RegisterPostAccumulateGradHook() {
+	x := ember.Scalar(2)
+	w1 := ember.Scalar(3).SetRequiresGrad(true)
+	w2 := ember.Scalar(5).SetRequiresGrad(true)
+	for name, w := range map[string]*ember.Tensor{"w1": w1, "w2": w2} {
+		w.RegisterPostAccumulateGradHook(func(p *ember.Tensor) {
+			fmt.Println(name, "grad", p.Grad().Item())
+			if name == "w2" {
+				ember.QueueCallback(func() { fmt.Println("backward done") })
+			}
+		})
+	}
+	x.Mul(w1).Mul(w2).Backward()
+	// Output:
+	// w2 grad 6
+	// w1 grad 10
+	// backward done
+}
