@@ -172,3 +172,6 @@ func (d *DistributedDataParallel) BucketNames() [][]string {
 	}
 	return out
 }
+
+// ReplicateStructure exposes replicateStructure to the external tests.
+func ReplicateStructure(m Module) Module { return replicateStructure(m) }
