@@ -186,7 +186,7 @@ func TestReplicateEveryModule(t *testing.T) {
 		{"Sequential", nn.NewSequential(nn.NewLinear(4, 6, true), nn.NewReLU(), nn.NewSequential(nn.NewLinear(6, 2, true), nn.NewTanh())), randn(5, 4)},
 		{"SimpleCNN", models.SimpleCNN(1, 10), randn(2, 1, 28, 28)},
 		{"SimpleCNN eval", eval(withBuffers(models.SimpleCNN(1, 10))), randn(2, 1, 28, 28)},
-		{"ResNet-18", models.ResNet18(models.Width(4), models.NumClasses(3), models.InChannels(2)), randn(2, 2, 32, 32)},
+		{"ResNet-18", models.ResNet18(models.Width(4), models.NumClasses(3), models.InChannels(2)), randn(2, 2, 16, 16)},
 		{"tied and unexported", newTied(), randn(3, 4)},
 		{"Replicator", newOwnCopy(), randn(3, 4)},
 	} {
