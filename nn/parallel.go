@@ -27,8 +27,10 @@ import (
 //
 // Replicas run concurrently, so a module's Forward must not call
 // ember.NoGrad (its switch is process-wide: it would stop the other
-// replicas' recording); run the whole DataParallel.Forward inside NoGrad
-// instead. Likewise ember.WithStream and ember.Scope are process-wide.
+// replicas' recording; Forward panics with an *ember.AutogradError when
+// some replicas' outputs have a graph and others none); run the whole
+// DataParallel.Forward inside NoGrad instead. Likewise ember.WithStream and
+// ember.Scope are process-wide.
 //
 // StateDict and the other listings use the wrapped module's names (no
 // "module." prefix); LoadStateDict also accepts the prefixed keys of a
@@ -89,6 +91,13 @@ func (d *DataParallel) Forward(x *ember.Tensor) *ember.Tensor {
 		}
 	}
 	for i, o := range outs {
+		if o.RequiresGrad() != outs[0].RequiresGrad() {
+			with, without := 0, i
+			if !outs[0].RequiresGrad() {
+				with, without = i, 0
+			}
+			panic(&ember.AutogradError{Op: "nn.DataParallel", Msg: fmt.Sprintf("replica %d's output has a graph, replica %d's has none: did a Forward call ember.NoGrad? It stops recording in every goroutine", with, without)})
+		}
 		outs[i] = o.To(dev0)
 	}
 	if outs[0].Dim() == 0 { // as torch's gather: scalars become a vector

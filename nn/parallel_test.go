@@ -3,6 +3,7 @@ package nn_test
 import (
 	"errors"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/emberml/ember"
@@ -269,5 +270,41 @@ func TestDataParallelEmulatedCUDA(t *testing.T) {
 	checkDP(t, "mlp on [cpu, cuda:0]", dp, x, func() *ember.Tensor { return ref.Forward(x) }, ref.Parameters())
 	if y := dp.Forward(x); y.Device() != ember.CPU {
 		t.Fatalf("output on %v, want cpu", y.Device())
+	}
+}
+
+// noGradInside calls ember.NoGrad in its Forward for a piece whose first
+// element is negative, after the other replicas have finished (so that
+// they keep their graphs and the output alone lacks one).
+type noGradInside struct {
+	nn.Base
+	Lin    *nn.Linear
+	others *sync.WaitGroup // shared by the replicas: not a module
+}
+
+func (m *noGradInside) Forward(x *ember.Tensor) *ember.Tensor {
+	if x.Float64s()[0] >= 0 {
+		defer m.others.Done()
+		return m.Lin.Forward(x)
+	}
+	m.others.Wait()
+	var y *ember.Tensor
+	ember.NoGrad(func() { y = m.Lin.Forward(x) })
+	return y
+}
+
+// A replica that calls NoGrad makes outputs with and without graphs: that
+// is refused rather than silently losing gradients.
+func TestDataParallelNoGradInForward(t *testing.T) {
+	m := &noGradInside{Lin: nn.NewLinear(2, 2, true), others: &sync.WaitGroup{}}
+	m.Init(m)
+	m.RegisterModule("lin", m.Lin)
+	m.others.Add(2)
+	x := ember.FromSlice([]float32{1, 1, 1, 1, 1, 1, 1, 1, -1, 1, 1, 1}, ember.Shape{6, 2})
+	var ae *ember.AutogradError
+	if err := ember.Try(func() { nn.NewDataParallel(m, cpu3...).Forward(x) }); !errors.As(err, &ae) {
+		t.Fatalf("%v, want an *AutogradError", err)
+	} else {
+		t.Log(err)
 	}
 }
