@@ -161,7 +161,9 @@ func runTrain(cmd *cobra.Command) error {
 	}
 	model := m // what the training steps run: m, or DistributedDataParallel around it
 	if job != nil {
-		if model, err = wrapDDP(m, job.g); err != nil {
+		// rank 0's parameters broadcast to all, gradients averaged over the
+		// ranks during Backward
+		if model, err = nn.NewDistributedDataParallel(m, nn.WithProcessGroup(job.g)); err != nil {
 			return err
 		}
 	}
