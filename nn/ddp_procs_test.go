@@ -119,14 +119,16 @@ func workerDDPFashion() error {
 	if err != nil {
 		return err
 	}
-	ds := subset{f["x"], f["y"]}
-	g, err := dist.InitProcessGroup("cpu", dist.Options{})
+	g, err := dist.InitProcessGroup(os.Getenv("EMBER_NN_TEST_BACKEND"), dist.Options{})
 	if err != nil {
 		return err
 	}
 	defer g.Close()
+	dev := g.Device()
+	ds := subset{f["x"].To(dev), f["y"].To(dev)}
 	r := g.Rank()
 	m := ddpModel(uint64(100 + r)) // rank 1 starts elsewhere: DDP broadcasts rank 0's
+	m.To(dev)
 	d, err := nn.NewDistributedDataParallel(m, nn.BucketCapMB(0.1))
 	if err != nil {
 		return err
@@ -147,15 +149,29 @@ func workerDDPFashion() error {
 	x, y := rankBatch(ds, ddpSteps, r, 1)
 	ce.Loss(d.Forward(x), y).Backward()
 	opt.Step()
-	return weights.SaveSafetensors(filepath.Join(os.Getenv("EMBER_NN_TEST_OUT"), fmt.Sprintf("rank%d.safetensors", r)), d.StateDict())
+	sd := map[string]*ember.Tensor{}
+	for k, v := range d.StateDict() {
+		sd[k] = v.CPU()
+	}
+	return weights.SaveSafetensors(filepath.Join(os.Getenv("EMBER_NN_TEST_OUT"), fmt.Sprintf("rank%d.safetensors", r)), sd)
 }
 
-// TestDDPTwoProcesses trains SimpleCNN with DDP in two processes on the cpu
-// backend and checks that both ranks end with the weights of one process
-// training on the combined batches (the last step as the sum of the two
-// micro-batches' whole-batch mean losses, which NoSync accumulation
-// computes).
+// TestDDPTwoProcesses trains SimpleCNN with DDP in two processes and checks
+// that both ranks end with the weights of one process training on the
+// combined batches (the last step as the sum of the two micro-batches'
+// whole-batch mean losses, which NoSync accumulation computes): on the cpu
+// backend always, on nccl (one GPU per rank) where two GPUs exist.
 func TestDDPTwoProcesses(t *testing.T) {
+	t.Run("cpu", func(t *testing.T) { testDDPProcs(t, "cpu") })
+	t.Run("nccl", func(t *testing.T) {
+		if n := ember.DeviceCount(); n < ddpWorld {
+			t.Skipf("needs %d GPUs, %d present", ddpWorld, n)
+		}
+		testDDPProcs(t, "nccl")
+	})
+}
+
+func testDDPProcs(t *testing.T, backend string) {
 	full, err := datasets.FashionMNIST(false)
 	var miss *datasets.MissingError
 	if errors.As(err, &miss) {
@@ -186,7 +202,7 @@ func TestDDPTwoProcesses(t *testing.T) {
 	errs := make(chan error, ddpWorld)
 	for r := range ddpWorld {
 		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), workerEnv+"=ddp-fashion", "EMBER_NN_TEST_OUT="+out, "EMBER_NN_TEST_SHORT="+short,
+		cmd.Env = append(os.Environ(), workerEnv+"=ddp-fashion", "EMBER_NN_TEST_OUT="+out, "EMBER_NN_TEST_SHORT="+short, "EMBER_NN_TEST_BACKEND="+backend,
 			"RANK="+strconv.Itoa(r), "WORLD_SIZE="+strconv.Itoa(ddpWorld), "LOCAL_RANK="+strconv.Itoa(r),
 			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port), "EMBER_DIST_TIMEOUT=90s")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

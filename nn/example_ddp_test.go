@@ -29,7 +29,7 @@ func ExampleNewDistributedDataParallel() {
 	opt := optim.NewSGD(optim.ModuleParams(m), nil, 0.1, 0, 0, 0, false)
 	x := ember.Ones(ember.Shape{4, 3})
 	d.NoSync(func() { d.Forward(x).Sum().Backward() }) // local: 4 per weight
-	d.Forward(x).Sum().Backward()                        // 4 more, then the average over the ranks
+	d.Forward(x).Sum().Backward()                      // 4 more, then the average over the ranks
 	fmt.Println(m.Weight.Grad())
 	opt.Step()
 	// Output:
