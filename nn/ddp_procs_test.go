@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -235,10 +236,22 @@ func testDDPProcs(t *testing.T, backend string) {
 	}
 	opt.Step()
 
+	var failed bool
 	for range ddpWorld {
-		if err := <-errs; err != nil {
-			t.Errorf("worker: %v", err)
+		if err := <-errs; err != nil && !failed {
+			failed = true
+			cancel() // the others would wait for it until the timeout
 		}
+	}
+	for r := range ddpWorld {
+		// a backend dist does not provide yet (nccl's process group) is a
+		// skip naming it, not a failure of DDP
+		if msg := string(outs[r]); failed && strings.Contains(msg, "not implemented yet") {
+			t.Skipf("dist's %s backend: %s", backend, strings.TrimSpace(msg))
+		}
+	}
+	if failed {
+		t.Error("a worker failed")
 	}
 	for r, cmd := range cmds {
 		if t.Failed() {
