@@ -268,7 +268,7 @@ func (c *Base) To(dev ember.Device) Module {
 			return
 		}
 		rg := (*p).RequiresGrad()
-		nt := (*p).To(dev)
+		nt := (*p).Detach().To(dev) // a new leaf, not a ToCopyBackward0 of the old one
 		if rg {
 			nt.SetRequiresGrad(true)
 		}

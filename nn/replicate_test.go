@@ -320,3 +320,16 @@ func BenchmarkReplicate(b *testing.B) {
 		}
 	})
 }
+
+// To moves parameters as new leaves that require grad (a differentiable
+// copy, ToCopyBackward0, could not be a parameter), buffers as they are.
+func TestModuleToKeepsLeaves(t *testing.T) {
+	m := nn.NewSequential(nn.NewLinear(2, 3, true), nn.NewBatchNorm1d(3))
+	m.To(ember.Meta)
+	for _, n := range append(m.NamedParameters(), m.NamedBuffers()...) {
+		isParam := n.Name[2:] == "weight" || n.Name[2:] == "bias"
+		if n.Tensor.Device() != ember.Meta || !n.Tensor.IsLeaf() || n.Tensor.RequiresGrad() != isParam {
+			t.Errorf("%s: on %v, leaf %v, requires grad %v", n.Name, n.Tensor.Device(), n.Tensor.IsLeaf(), n.Tensor.RequiresGrad())
+		}
+	}
+}
