@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/backend/cuda/cudatest"
 	"github.com/emberml/ember/dist"
+	"github.com/emberml/ember/internal/cuda/nccl/nccltest"
 	"github.com/emberml/ember/nn"
 	"github.com/emberml/ember/optim"
 )
@@ -361,4 +363,76 @@ func TestDDPBuckets(t *testing.T) {
 		}
 		d.Close()
 	}
+}
+
+// TestDDPNCCLEmulated trains through dist's nccl backend without a GPU: the
+// emulated cuda:0 (cudatest) and the stand-in libnccl.so.2 (nccltest), two
+// ranks as goroutines sharing a store, both on cuda:0. The buckets, the
+// broadcast and the hooks then work on CUDA tensors, and three SGD steps
+// equal one process's on the whole batch, as on the CPU.
+func TestDDPNCCLEmulated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the kernel emulator and the NCCL stand-in: runs in the full suite")
+	}
+	if ember.DeviceCount() > 0 {
+		t.Skip("a real GPU is present: TestDDPTwoProcesses/nccl runs where there are two")
+	}
+	restore := cudatest.Use(t)
+	defer restore()
+	nccltest.Build(t)
+	store, err := dist.NewTCPStore("127.0.0.1:0", true, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	x, y := data()
+	ember.ManualSeed(6)
+	ref := mlp()
+	init := snapshot(ref)
+	opt := sgd(ref)
+	ce := nn.CrossEntropyLoss{}
+	for range 3 {
+		opt.ZeroGrad()
+		ce.Loss(ref.Forward(x), y).Backward()
+		opt.Step()
+	}
+	dev := ember.CUDA(0)
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := ember.Try(func() {
+				g, err := dist.InitProcessGroup("nccl", dist.Options{Rank: r, WorldSize: 2, Store: store, Device: dev, Timeout: 30 * time.Second})
+				if err != nil {
+					panic(err)
+				}
+				defer g.Close()
+				m := mlp()
+				if r == 0 {
+					if err := m.LoadStateDict(init, true); err != nil {
+						panic(err)
+					}
+				}
+				m.To(dev)
+				d, err := nn.NewDistributedDataParallel(m, nn.WithProcessGroup(g), nn.BucketCapMB(1e-6))
+				if err != nil {
+					panic(err)
+				}
+				opt := sgd(m)
+				xs, ys := x.Narrow(0, 4*r, 4).To(dev), y.Narrow(0, 4*r, 4).To(dev)
+				for range 3 {
+					opt.ZeroGrad()
+					ce.Loss(d.Forward(xs), ys).Backward()
+					opt.Step()
+				}
+				m.To(ember.CPU)
+				nearState(t, fmt.Sprintf("rank %d on nccl", r), m, ref, 1e-5)
+			})
+			if err != nil {
+				t.Errorf("rank %d: %v", r, err)
+			}
+		}()
+	}
+	wg.Wait()
 }
