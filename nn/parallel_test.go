@@ -271,6 +271,14 @@ func TestDataParallelEmulatedCUDA(t *testing.T) {
 	if y := dp.Forward(x); y.Device() != ember.CPU {
 		t.Fatalf("output on %v, want cpu", y.Device())
 	}
+	// the other way round: the module on cuda:0, a replica on the CPU
+	g := twin(t, m, mk)
+	g.To(ember.CUDA(0))
+	dg := nn.NewDataParallel(g, ember.CUDA(0), ember.CPU)
+	checkDP(t, "mlp on [cuda:0, cpu]", dg, x, func() *ember.Tensor { return ref.Forward(x).CUDA(0) }, ref.Parameters())
+	if y := dg.Forward(x); y.Device() != ember.CUDA(0) {
+		t.Fatalf("output on %v, want cuda:0", y.Device())
+	}
 }
 
 // noGradInside calls ember.NoGrad in its Forward for a piece whose first
