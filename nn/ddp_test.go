@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/emberml/ember"
-	"github.com/emberml/ember/backend/cuda/cudatest"
 	"github.com/emberml/ember/dist"
 	"github.com/emberml/ember/internal/cuda/nccl/nccltest"
 	"github.com/emberml/ember/nn"
@@ -65,6 +64,21 @@ func snapshot(m nn.Module) map[string]*ember.Tensor {
 	return out
 }
 
+// bigBatch is the single-process reference: an mlp made with seed, and the
+// same after three SGD steps on the whole batch.
+func bigBatch(seed uint64, x, y *ember.Tensor) (init map[string]*ember.Tensor, trained nn.Module) {
+	ember.ManualSeed(seed)
+	ref := mlp()
+	init = snapshot(ref)
+	opt := sgd(ref)
+	for range 3 {
+		opt.ZeroGrad()
+		nn.CrossEntropyLoss{}.Loss(ref.Forward(x), y).Backward()
+		opt.Step()
+	}
+	return init, ref
+}
+
 func sgd(m nn.Module) *optim.SGD {
 	return optim.NewSGD(optim.ModuleParams(m), nil, 0.1, 0.9, 0, 0, false)
 }
@@ -88,16 +102,9 @@ func nearState(t *testing.T, what string, got, want nn.Module, tol float64) {
 // one parameter each and one bucket for all give the same result.
 func TestDDPMatchesBigBatch(t *testing.T) {
 	x, y := data()
-	ember.ManualSeed(1)
-	ref := mlp()
-	inits := []map[string]*ember.Tensor{snapshot(ref), mlp().StateDict()} // rank 1 starts elsewhere
-	opt := sgd(ref)
+	init, ref := bigBatch(1, x, y)
+	inits := []map[string]*ember.Tensor{init, mlp().StateDict()} // rank 1 starts elsewhere
 	ce := nn.CrossEntropyLoss{}
-	for range 3 {
-		opt.ZeroGrad()
-		ce.Loss(ref.Forward(x), y).Backward()
-		opt.Step()
-	}
 	for _, capMB := range []float64{1e-6, 25} {
 		runRanks(t, 2, func(r int, c *nn.FakeComm) {
 			m := mlp()
@@ -371,14 +378,7 @@ func TestDDPBuckets(t *testing.T) {
 // broadcast and the hooks then work on CUDA tensors, and three SGD steps
 // equal one process's on the whole batch, as on the CPU.
 func TestDDPNCCLEmulated(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the kernel emulator and the NCCL stand-in: runs in the full suite")
-	}
-	if ember.DeviceCount() > 0 {
-		t.Skip("a real GPU is present: TestDDPTwoProcesses/nccl runs where there are two")
-	}
-	restore := cudatest.Use(t)
-	defer restore()
+	defer emulatedCUDA(t, "TestDDPTwoProcesses/nccl runs where there are two")()
 	nccltest.Build(t)
 	store, err := dist.NewTCPStore("127.0.0.1:0", true, 30*time.Second)
 	if err != nil {
@@ -386,16 +386,8 @@ func TestDDPNCCLEmulated(t *testing.T) {
 	}
 	defer store.Close()
 	x, y := data()
-	ember.ManualSeed(6)
-	ref := mlp()
-	init := snapshot(ref)
-	opt := sgd(ref)
+	init, ref := bigBatch(6, x, y)
 	ce := nn.CrossEntropyLoss{}
-	for range 3 {
-		opt.ZeroGrad()
-		ce.Loss(ref.Forward(x), y).Backward()
-		opt.Step()
-	}
 	dev := ember.CUDA(0)
 	var wg sync.WaitGroup
 	for r := range 2 {

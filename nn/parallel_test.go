@@ -250,14 +250,7 @@ func TestDataParallelGPUs(t *testing.T) {
 // the batch goes to cuda:0 and its output and gradients come back to the
 // CPU.
 func TestDataParallelEmulatedCUDA(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the kernel emulator: runs in the full suite")
-	}
-	if ember.DeviceCount() > 0 {
-		t.Skip("a real GPU is present: TestDataParallelGPUs runs on it")
-	}
-	restore := cudatest.Use(t)
-	defer restore()
+	defer emulatedCUDA(t, "TestDataParallelGPUs runs on it")()
 	ember.ManualSeed(5)
 	mk := func() nn.Module {
 		return nn.NewSequential(nn.NewLinear(5, 7, true), nn.NewBatchNorm1d(7), nn.NewReLU(), nn.NewLinear(7, 3, true))
@@ -315,4 +308,18 @@ func TestDataParallelNoGradInForward(t *testing.T) {
 	} else {
 		t.Log(err)
 	}
+}
+
+// emulatedCUDA makes cuda:0 the emulated device for the test, unless -short
+// or a real GPU (then the test skips, saying what runs instead); it returns
+// the restore function.
+func emulatedCUDA(t *testing.T, instead string) (restore func()) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the kernel emulator: runs in the full suite")
+	}
+	if ember.DeviceCount() > 0 {
+		t.Skip("a real GPU is present: " + instead)
+	}
+	return cudatest.Use(t)
 }
