@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -25,8 +26,11 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
 
 func TestLaunchCommand(t *testing.T) {
 	// Flags after the program's name are the program's (sh's -c here).
+	// Rank 1 fails only after rank 0 has printed (rank 1's failure stops
+	// rank 0, which could otherwise be killed before its echo).
+	done := filepath.Join(t.TempDir(), "rank0-printed")
 	out, errOut, err := runCLI(t, "launch", "--nproc-per-node", "2", "sh", "-c",
-		`echo "$RANK/$WORLD_SIZE local $LOCAL_RANK/$LOCAL_WORLD_SIZE at $MASTER_ADDR"; [ "$RANK" = 1 ] && { echo "rank 1 gives up" >&2; exit 5; }; exit 0`)
+		`echo "$RANK/$WORLD_SIZE local $LOCAL_RANK/$LOCAL_WORLD_SIZE at $MASTER_ADDR"; [ "$RANK" = 0 ] && touch `+done+`; [ "$RANK" = 1 ] && { while [ ! -e `+done+` ]; do sleep 0.01; done; echo "rank 1 gives up" >&2; exit 5; }; exit 0`)
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 5 {
 		t.Fatalf("error %v, want exit status 5\nstderr:\n%s", err, errOut)
