@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/emberml/ember/internal/testenv"
 )
 
 // The multi-process tests re-execute the test binary: TestMain runs the
@@ -24,21 +26,7 @@ const workerEnv = "EMBER_DIST_TEST_WORKER"
 // error fails the child (exit status 1, message on stderr).
 var workers = map[string]func() error{}
 
-func TestMain(m *testing.M) {
-	if name := os.Getenv(workerEnv); name != "" {
-		f := workers[name]
-		if f == nil {
-			fmt.Fprintf(os.Stderr, "no worker %q\n", name)
-			os.Exit(2)
-		}
-		if err := f(); err != nil {
-			fmt.Fprintln(os.Stderr, "worker failed:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testenv.MainWithWorkers(m, workerEnv, workers) }
 
 // freePort returns a port that was free a moment ago.
 func freePort(t testing.TB) int {

@@ -30,21 +30,7 @@ import (
 const workerEnv = "EMBER_NN_TEST_WORKER"
 
 func TestMain(m *testing.M) {
-	if name := os.Getenv(workerEnv); name != "" {
-		var err error
-		switch name {
-		case "ddp-fashion":
-			err = workerDDPFashion()
-		default:
-			err = fmt.Errorf("no worker %q", name)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "worker failed:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
+	testenv.MainWithWorkers(m, workerEnv, map[string]func() error{"ddp-fashion": workerDDPFashion})
 }
 
 // The data are the first samples of Fashion-MNIST's test split (its file

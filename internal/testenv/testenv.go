@@ -3,6 +3,7 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"testing"
 )
@@ -22,4 +23,25 @@ func NeedLib(t testing.TB, debianPkg string, err error) {
 		t.Fatalf("EMBER_REQUIRE_LIBS=1 but %s is not usable: %v", debianPkg, err)
 	}
 	t.Skipf("needs Debian package %s: %v", debianPkg, err)
+}
+
+// MainWithWorkers is a TestMain for tests that re-execute their own binary
+// as worker processes: when the environment variable env names a worker,
+// it runs workers[name] instead of the tests and exits (status 1 with the
+// error on stderr when it fails, 2 for an unknown name); otherwise it runs
+// the tests.
+func MainWithWorkers(m *testing.M, env string, workers map[string]func() error) {
+	if name := os.Getenv(env); name != "" {
+		f := workers[name]
+		if f == nil {
+			fmt.Fprintf(os.Stderr, "no worker %q\n", name)
+			os.Exit(2)
+		}
+		if err := f(); err != nil {
+			fmt.Fprintln(os.Stderr, "worker failed:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
 }
