@@ -95,3 +95,36 @@ func TestMemoryOfAbsentDevice(t *testing.T) {
 		t.Fatal("want an error for an absent device")
 	}
 }
+
+// TestCPUCacheReuse: a released CPU tensor's buffer serves the next one
+// (reserved stays, allocated drops), Empty still returns zeros from it, and
+// EmptyCache gives the cached bytes back.
+func TestCPUCacheReuse(t *testing.T) {
+	settleGC()
+	if err := EmptyCache(CPU); err != nil {
+		t.Fatal(err)
+	}
+	const n = 1 << 18 // 1 MiB of float32
+	x := Full(Shape{n}, 5)
+	a0, r0 := MemoryAllocated(CPU), MemoryReserved(CPU)
+	x.Release()
+	if a, r := MemoryAllocated(CPU), MemoryReserved(CPU); a != a0-4*n || r != r0 {
+		t.Fatalf("after Release: allocated %d → %d, reserved %d → %d", a0, a, r0, r)
+	}
+	if !strings.Contains(MemorySummary(CPU), "1 buffers") {
+		t.Errorf("summary does not show the cached buffer:\n%s", MemorySummary(CPU))
+	}
+	e := Empty(Shape{n})
+	for i, v := range e.Float32s() {
+		if v != 0 {
+			t.Fatalf("Empty after reuse: element %d = %v", i, v)
+		}
+	}
+	e.Release()
+	if err := EmptyCache(CPU); err != nil {
+		t.Fatal(err)
+	}
+	if a, r := MemoryAllocated(CPU), MemoryReserved(CPU); r-a >= 4*n {
+		t.Fatalf("after EmptyCache reserved %d still exceeds allocated %d by the buffer", r, a)
+	}
+}

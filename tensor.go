@@ -203,10 +203,15 @@ func empty(shape Shape, dt DType, dev Device) *Tensor {
 
 func (t *Tensor) be() backend.Backend { return t.st.b }
 
-// Empty returns an uninitialised tensor (zeroed on the CPU).
+// Empty returns an uninitialised tensor (zeroed on the CPU, whose
+// allocator may hand out a buffer released earlier).
 func Empty(shape Shape, opts ...Option) *Tensor {
 	o := makeOptions(Float32, opts)
-	return finish(empty(shape, o.dtype, o.dev), o)
+	t := empty(shape, o.dtype, o.dev)
+	if o.dev.Type == backend.CPUType {
+		t.be().Fill(t.view(), 0)
+	}
+	return finish(t, o)
 }
 
 func finish(t *Tensor, o options) *Tensor {

@@ -27,7 +27,8 @@ func (Backend) Check(dev backend.Device) error {
 // Count is 1.
 func (Backend) Count() (int, error) { return 1, nil }
 
-// Alloc returns zeroed storage (Go zeroes new slices).
+// Alloc returns uninitialised storage: a buffer released earlier when the
+// cache holds one of its size class (see SetCacheLimit), else zeroed memory.
 func (Backend) Alloc(dev backend.Device, dt backend.DType, n int) (backend.Storage, error) {
 	return newStorage(dt, n), nil
 }

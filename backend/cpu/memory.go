@@ -7,23 +7,28 @@ import (
 	"github.com/emberml/ember/backend"
 )
 
-// MemoryStats reports host bytes held by live CPU storages. The CPU backend
-// has no cache of its own (Go's heap is the cache), so reserved equals
-// allocated; storages dropped without Release count until the GC takes them.
+// MemoryStats reports host memory of the CPU backend: Allocated counts the
+// bytes of live storages; Reserved adds the slack of their size classes and
+// the released buffers kept for reuse (see SetCacheLimit). Storages dropped
+// without Release count until the GC takes them.
 func (Backend) MemoryStats(backend.Device) (backend.MemStats, error) {
 	a := liveBytes.Load()
 	p := peakBytes.Load()
-	return backend.MemStats{Allocated: a, MaxAllocated: p, Reserved: a, MaxReserved: p, NumAllocs: numLive.Load()}, nil
+	r := reservedBytes.Load() + cache.bytes.Load()
+	return backend.MemStats{Allocated: a, MaxAllocated: p, Reserved: r, MaxReserved: max(peakReserved.Load(), r), NumAllocs: numLive.Load()}, nil
 }
 
-// ResetPeakMemoryStats sets the peak to the current usage.
+// ResetPeakMemoryStats sets the peaks to the current usage.
 func (Backend) ResetPeakMemoryStats(backend.Device) error {
 	peakBytes.Store(liveBytes.Load())
+	peakReserved.Store(reservedBytes.Load() + cache.bytes.Load())
 	return nil
 }
 
-// EmptyCache runs the garbage collector, which is what frees host memory.
+// EmptyCache drops the cached released buffers and runs the garbage
+// collector, which is what frees host memory.
 func (Backend) EmptyCache(backend.Device) error {
+	cache.drop()
 	runtime.GC()
 	return nil
 }
@@ -31,5 +36,8 @@ func (Backend) EmptyCache(backend.Device) error {
 // MemorySummary is a short table of the counters.
 func (b Backend) MemorySummary(dev backend.Device) (string, error) {
 	s, _ := b.MemoryStats(dev)
-	return fmt.Sprintf("cpu memory: %d live storages, %d bytes allocated (peak %d)\n", s.NumAllocs, s.Allocated, s.MaxAllocated), nil
+	cb, cn, hits, misses, evicted := cache.stats()
+	return fmt.Sprintf("cpu memory: %d live storages, %d bytes allocated (peak %d), %d bytes reserved (peak %d)\n"+
+		"cpu cache of released buffers: %d buffers, %d bytes (limit %d); %d allocations served from it, %d not, %d buffers evicted\n",
+		s.NumAllocs, s.Allocated, s.MaxAllocated, s.Reserved, s.MaxReserved, cn, cb, cacheLimit(), hits, misses, evicted), nil
 }

@@ -18,8 +18,16 @@ type Storage struct {
 	dt   backend.DType
 	data any
 	n    int
-	acct *atomic.Int64 // bytes counted in LiveBytes; -1 once released
-	free func()        // for page-locked memory owned by a driver; nil for Go memory
+	cls  int    // size class of a cacheable buffer (see cache.go); 0: not cached
+	acct *acct  // what the storage counts in the statistics
+	free func() // for page-locked memory owned by a driver; nil for Go memory
+}
+
+// acct is a storage's share of the memory statistics: live bytes (n times
+// the element size, -1 once released) and reserved bytes (its buffer).
+type acct struct {
+	live     atomic.Int64
+	reserved int64
 }
 
 // Device is always cpu.
@@ -31,14 +39,20 @@ func (s *Storage) DType() backend.DType { return s.dt }
 // Len is the number of elements.
 func (s *Storage) Len() int { return s.n }
 
-// Release drops the slice so the garbage collector can take it now.
+// Release gives the buffer back now: to the CPU backend's cache of
+// released buffers when it is large (see SetCacheLimit), else to the
+// garbage collector. The storage must not be used afterwards; kernels
+// given it panic.
 func (s *Storage) Release() {
-	if b := s.acct.Swap(-1); b >= 0 {
+	if b := s.acct.live.Swap(-1); b >= 0 {
 		account(-b)
 		numLive.Add(-1)
 		if s.free != nil {
 			s.free()
+		} else if s.cls > 0 && s.data != nil {
+			cache.put(dataPointer(s.data), s.cls)
 		}
+		accountReserved(-s.acct.reserved)
 	}
 	s.data = nil
 }
@@ -89,43 +103,36 @@ func account(delta int64) {
 // (released ones and those collected by the GC are not counted once freed).
 func LiveBytes() int64 { return liveBytes.Load() }
 
+// newStorage returns storage for n elements: uninitialised when its buffer
+// comes from the cache of released buffers, zeroed otherwise.
 func newStorage(dt backend.DType, n int) *Storage {
-	var data any
-	switch dt {
-	case backend.Float32:
-		data = make([]float32, n)
-	case backend.Float64:
-		data = make([]float64, n)
-	case backend.Int64:
-		data = make([]int64, n)
-	case backend.Int32:
-		data = make([]int32, n)
-	case backend.Bool:
-		data = make([]bool, n)
-	default:
-		panic(fmt.Sprintf("cpu: unknown dtype %v", dt))
-	}
-	return track(&Storage{dt: dt, data: data, n: n})
+	data, cls := newBuffer(dt, n)
+	return track(&Storage{dt: dt, data: data, n: n, cls: cls})
 }
 
 // track counts a new storage in the memory statistics until it is released
 // or collected.
 func track(s *Storage) *Storage {
-	acct := new(atomic.Int64)
-	acct.Store(int64(s.n * s.dt.Size()))
-	account(acct.Load())
+	a := &acct{reserved: int64(s.n * s.dt.Size())}
+	if s.cls > 0 {
+		a.reserved = int64(s.cls)
+	}
+	a.live.Store(int64(s.n * s.dt.Size()))
+	account(a.live.Load())
+	accountReserved(a.reserved)
 	numLive.Add(1)
-	s.acct = acct
+	s.acct = a
 	free := s.free
-	runtime.AddCleanup(s, func(a *atomic.Int64) {
-		if b := a.Swap(-1); b >= 0 {
+	runtime.AddCleanup(s, func(a *acct) {
+		if b := a.live.Swap(-1); b >= 0 {
 			account(-b)
+			accountReserved(-a.reserved)
 			numLive.Add(-1)
 			if free != nil {
 				free()
 			}
 		}
-	}, acct)
+	}, a)
 	return s
 }
 
