@@ -1,0 +1,362 @@
+// Command asm generates the AVX2 loops of package vec with avo.
+//
+// Run it through go generate in the parent directory:
+//
+//	go generate ./backend/cpu/internal/vec
+//
+// Elementwise kernels handle any n (vectors of four registers, then one
+// register, then scalars). Reductions take n a multiple of their block
+// (32 float32 or 16 float64) and leave their per-lane partial results in an
+// array the Go side finishes, with the remainder.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// typ is an element type.
+type typ struct {
+	double bool
+}
+
+func (t typ) size() int { return map[bool]int{false: 4, true: 8}[t.double] }
+func (t typ) lanes() int { return 32 / t.size() } // per ymm register
+func (t typ) gotype() string { return map[bool]string{false: "float32", true: "float64"}[t.double] }
+func (t typ) sfx() string { return map[bool]string{false: "S", true: "D"}[t.double] }
+
+var (
+	f32 = typ{false}
+	f64 = typ{true}
+)
+
+// Instruction pickers: packed (ymm) and scalar (xmm) forms per type.
+func (t typ) packed(op string) func(...Op) {
+	m := map[string][2]func(...Op){
+		"add": {VADDPS, VADDPD}, "sub": {VSUBPS, VSUBPD}, "mul": {VMULPS, VMULPD}, "div": {VDIVPS, VDIVPD},
+		"max": {VMAXPS, VMAXPD}, "min": {VMINPS, VMINPD}, "mov": {VMOVUPS, VMOVUPD},
+	}
+	return m[op][b2i(t.double)]
+}
+
+func (t typ) scalar(op string) func(...Op) {
+	m := map[string][2]func(...Op){
+		"add": {VADDSS, VADDSD}, "sub": {VSUBSS, VSUBSD}, "mul": {VMULSS, VMULSD}, "div": {VDIVSS, VDIVSD},
+		"max": {VMAXSS, VMAXSD}, "min": {VMINSS, VMINSD}, "mov": {VMOVSS, VMOVSD},
+	}
+	return m[op][b2i(t.double)]
+}
+
+func (t typ) bcast(src Op, dst Op) {
+	if t.double {
+		VBROADCASTSD(src, dst)
+	} else {
+		VBROADCASTSS(src, dst)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+var ys = []reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7,
+	reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15}
+
+func xmm(y reg.VecPhysical) reg.VecPhysical { return y.AsX().(reg.VecPhysical) }
+
+func mem(base reg.Register, disp int) Mem { return Mem{Base: base, Disp: disp} }
+
+// loop emits the usual three-stage loop over n (in CX) elements: four
+// registers at a time, one at a time, then one element at a time. body
+// gets the register index and byte displacement and whether it is the
+// scalar stage; ptrs are advanced by the bytes consumed.
+func loop(t typ, name string, ptrs []reg.Register, body func(i, disp int, scalar bool)) {
+	n := reg.RCX
+	vb := 32
+	stage := func(label string, regs, elems int, scalar bool, next string) {
+		Label(name + label)
+		CMPQ(n, U32(elems))
+		JL(LabelRef(name + next))
+		for i := 0; i < regs; i++ {
+			body(i, i*vb, scalar)
+		}
+		for _, p := range ptrs {
+			ADDQ(U32(elems*t.size()), p)
+		}
+		SUBQ(U32(elems), n)
+		JMP(LabelRef(name + label))
+	}
+	stage("_x4", 4, 4*t.lanes(), false, "_x1")
+	stage("_x1", 1, t.lanes(), false, "_tail")
+	stage("_tail", 1, 1, true, "_done")
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// binary emits d[i] = a[i] op b[i] (form "vv"), a[i] op s ("vs") or
+// s op b[i] ("sv").
+func binary(t typ, op, form string) {
+	name := op + form + t.sfx()
+	g := t.gotype()
+	var sig string
+	switch form {
+	case "vv":
+		sig = fmt.Sprintf("func(d, a, b *%s, n int)", g)
+	case "vs":
+		sig = fmt.Sprintf("func(d, a *%s, s %s, n int)", g, g)
+	case "sv":
+		sig = fmt.Sprintf("func(d *%s, s %s, b *%s, n int)", g, g, g)
+	}
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s computes d[i] = %s for i < n.", name, map[string]string{"vv": "a[i] " + op + " b[i]", "vs": "a[i] " + op + " s", "sv": "s " + op + " b[i]"}[form]))
+	d, a, b, n := reg.RDI, reg.RSI, reg.RDX, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("n"), n)
+	ptrs := []reg.Register{d}
+	s := reg.Y15
+	if form != "sv" {
+		Load(Param("a"), a)
+		ptrs = append(ptrs, a)
+	}
+	if form != "vs" {
+		Load(Param("b"), b)
+		ptrs = append(ptrs, b)
+	}
+	if form != "vv" {
+		p, err := Param("s").Resolve()
+		if err != nil {
+			panic(err)
+		}
+		t.bcast(p.Addr, s)
+	}
+	loop(t, name, ptrs, func(i, disp int, scalar bool) {
+		y := ys[i]
+		mov, f := t.packed("mov"), t.packed(op)
+		sv := s
+		if scalar {
+			y, sv = xmm(y), xmm(s)
+			mov, f = t.scalar("mov"), t.scalar(op)
+		}
+		switch form {
+		case "vv":
+			mov(mem(a, disp), y)
+			f(mem(b, disp), y, y)
+		case "vs":
+			mov(mem(a, disp), y)
+			f(sv, y, y)
+		case "sv":
+			f(mem(b, disp), sv, y)
+		}
+		mov(y, mem(d, disp))
+	})
+}
+
+// relu emits d[i] = max(0, a[i]) with NaN kept and -0 made +0 (max then
+// +0: Intel's max returns its second source for NaN and for equal zeros).
+func relu(t typ) {
+	name := "relu" + t.sfx()
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(d, a *%s, n int)", t.gotype()))
+	Pragma("noescape")
+	Doc(name + " computes d[i] = relu(a[i]) for i < n (NaN stays NaN).")
+	d, a, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("a"), a)
+	Load(Param("n"), n)
+	z := reg.Y15
+	VXORPS(z, z, z)
+	loop(t, name, []reg.Register{d, a}, func(i, disp int, scalar bool) {
+		y, zz := ys[i], z
+		mov, mx, add := t.packed("mov"), t.packed("max"), t.packed("add")
+		if scalar {
+			y, zz = xmm(y), xmm(z)
+			mov, mx, add = t.scalar("mov"), t.scalar("max"), t.scalar("add")
+		}
+		mov(mem(a, disp), y)
+		mx(y, zz, y) // Intel: max(src1 = 0, src2 = x)
+		add(zz, y, y)
+		mov(y, mem(d, disp))
+	})
+}
+
+// fill emits d[i] = v.
+func fill(t typ) {
+	name := "fill" + t.sfx()
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(d *%s, v %s, n int)", t.gotype(), t.gotype()))
+	Pragma("noescape")
+	Doc(name + " sets d[i] = v for i < n.")
+	d, n := reg.RDI, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("n"), n)
+	v := reg.Y15
+	p, err := Param("v").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	t.bcast(p.Addr, v)
+	loop(t, name, []reg.Register{d}, func(i, disp int, scalar bool) {
+		if scalar {
+			t.scalar("mov")(xmm(v), mem(d, disp))
+		} else {
+			t.packed("mov")(v, mem(d, disp))
+		}
+	})
+}
+
+// sumS adds n (a multiple of 32) float32 in 32 float32 lanes over blocks
+// of at most 2048 elements (64 per lane), each block's lanes then added
+// into 32 float64 lanes: acc receives those 32 partial sums.
+func sumS() {
+	TEXT("sumS", NOSPLIT, "func(x *float32, n int, acc *[32]float64)")
+	Pragma("noescape")
+	Doc("sumS adds x[:n] (n a multiple of 32) into 32 float64 partial sums (float32 lanes over blocks of 2048).")
+	x, n, k, p := reg.RSI, reg.RCX, reg.RDX, reg.RDI
+	Load(Param("x"), x)
+	Load(Param("n"), n)
+	for i := 8; i < 16; i++ {
+		VXORPD(ys[i], ys[i], ys[i])
+	}
+	Label("sumS_block")
+	TESTQ(n, n)
+	JE(LabelRef("sumS_done"))
+	MOVQ(n, k)
+	CMPQ(k, U32(2048))
+	JLE(LabelRef("sumS_k"))
+	MOVQ(U32(2048), k)
+	Label("sumS_k")
+	SUBQ(k, n)
+	for i := 0; i < 4; i++ {
+		VXORPS(ys[i], ys[i], ys[i])
+	}
+	Label("sumS_inner")
+	for i := 0; i < 4; i++ {
+		VADDPS(mem(x, 32*i), ys[i], ys[i])
+	}
+	ADDQ(U32(128), x)
+	SUBQ(U32(32), k)
+	JNE(LabelRef("sumS_inner"))
+	for i := 0; i < 4; i++ {
+		lo, hi := ys[8+2*i], ys[9+2*i]
+		VCVTPS2PD(xmm(ys[i]), reg.Y4)
+		VADDPD(reg.Y4, lo, lo)
+		VEXTRACTF128(U8(1), ys[i], reg.X5)
+		VCVTPS2PD(reg.X5, reg.Y5)
+		VADDPD(reg.Y5, hi, hi)
+	}
+	JMP(LabelRef("sumS_block"))
+	Label("sumS_done")
+	Load(Param("acc"), p)
+	for i := 0; i < 8; i++ {
+		VMOVUPD(ys[8+i], mem(p, 32*i))
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// sumD adds n (a multiple of 16) float64 into 16 lanes.
+func sumD() {
+	TEXT("sumD", NOSPLIT, "func(x *float64, n int, acc *[16]float64)")
+	Pragma("noescape")
+	Doc("sumD adds x[:n] (n a multiple of 16) into 16 partial sums.")
+	x, n, p := reg.RSI, reg.RCX, reg.RDI
+	Load(Param("x"), x)
+	Load(Param("n"), n)
+	for i := 0; i < 4; i++ {
+		VXORPD(ys[i], ys[i], ys[i])
+	}
+	Label("sumD_loop")
+	TESTQ(n, n)
+	JE(LabelRef("sumD_done"))
+	for i := 0; i < 4; i++ {
+		VADDPD(mem(x, 32*i), ys[i], ys[i])
+	}
+	ADDQ(U32(128), x)
+	SUBQ(U32(16), n)
+	JMP(LabelRef("sumD_loop"))
+	Label("sumD_done")
+	Load(Param("acc"), p)
+	for i := 0; i < 4; i++ {
+		VMOVUPD(ys[i], mem(p, 32*i))
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// extreme emits max or min over n (a multiple of four registers' lanes,
+// at least that many): the lanes go to out, and it returns nonzero when
+// some element is NaN (tracked apart, as max/min instructions drop NaNs).
+func extreme(t typ, op string) {
+	name := op + t.sfx()
+	L := 4 * t.lanes()
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(x *%s, n int, out *[%d]%s) int", t.gotype(), L, t.gotype()))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s reduces x[:n] (n a positive multiple of %d) to %d lanes of %s in out; it returns nonzero when x holds a NaN.", name, L, L, op))
+	x, n, p, r := reg.RSI, reg.RCX, reg.RDI, reg.RAX
+	Load(Param("x"), x)
+	Load(Param("n"), n)
+	mov, f := t.packed("mov"), t.packed(op)
+	cmp := VCMPPS
+	msk := VMOVMSKPS
+	if t.double {
+		cmp, msk = VCMPPD, VMOVMSKPD
+	}
+	for i := 0; i < 4; i++ {
+		mov(mem(x, 32*i), ys[i])
+		cmp(U8(3), ys[i], ys[i], ys[4+i]) // unordered: NaN lanes
+	}
+	ADDQ(U32(128), x)
+	SUBQ(U32(L), n)
+	Label(name + "_loop")
+	TESTQ(n, n)
+	JE(LabelRef(name + "_done"))
+	for i := 0; i < 4; i++ {
+		v := ys[8+i]
+		mov(mem(x, 32*i), v)
+		cmp(U8(3), v, v, ys[12+i])
+		VORPS(ys[12+i], ys[4+i], ys[4+i])
+		f(v, ys[i], ys[i])
+	}
+	ADDQ(U32(128), x)
+	SUBQ(U32(L), n)
+	JMP(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	Load(Param("out"), p)
+	for i := 0; i < 4; i++ {
+		mov(ys[i], mem(p, 32*i))
+	}
+	VORPS(reg.Y5, reg.Y4, reg.Y4)
+	VORPS(reg.Y7, reg.Y6, reg.Y6)
+	VORPS(reg.Y6, reg.Y4, reg.Y4)
+	XORQ(r, r)
+	msk(reg.Y4, reg.EAX)
+	Store(r, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+func main() {
+	ConstraintExpr("amd64,!purego")
+	for _, t := range []typ{f32, f64} {
+		for _, op := range []string{"add", "sub", "mul", "div"} {
+			binary(t, op, "vv")
+			binary(t, op, "vs")
+			if op == "sub" || op == "div" {
+				binary(t, op, "sv")
+			}
+		}
+		relu(t)
+		fill(t)
+		extreme(t, "max")
+		extreme(t, "min")
+	}
+	sumS()
+	sumD()
+	Generate()
+}

@@ -1,0 +1,39 @@
+//go:build amd64 && !purego
+
+package vec
+
+import "golang.org/x/sys/cpu"
+
+// hasAsm reports whether this CPU runs the AVX loops (every one of them
+// needs AVX only; x/sys/cpu also checks that the OS saves the registers).
+var hasAsm = cpu.X86.HasAVX
+
+var (
+	vvS = [...]func(d, a, b *float32, n int){addvvS, subvvS, mulvvS, divvvS}
+	vsS = [...]func(d, a *float32, s float32, n int){addvsS, subvsS, mulvsS, divvsS}
+	vvD = [...]func(d, a, b *float64, n int){addvvD, subvvD, mulvvD, divvvD}
+	vsD = [...]func(d, a *float64, s float64, n int){addvsD, subvsD, mulvsD, divvsD}
+)
+
+// svS and svD compute s op b[i]; Add and Mul commute, so they reuse vs.
+func svS(op Op, d *float32, s float32, b *float32, n int) {
+	switch op {
+	case Sub:
+		subsvS(d, s, b, n)
+	case Div:
+		divsvS(d, s, b, n)
+	default:
+		vsS[op](d, b, s, n)
+	}
+}
+
+func svD(op Op, d *float64, s float64, b *float64, n int) {
+	switch op {
+	case Sub:
+		subsvD(d, s, b, n)
+	case Div:
+		divsvD(d, s, b, n)
+	default:
+		vsD[op](d, b, s, n)
+	}
+}

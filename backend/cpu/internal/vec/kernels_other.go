@@ -1,0 +1,26 @@
+//go:build !amd64 || purego
+
+package vec
+
+// No assembly here: every entry point takes its pure-Go loop.
+const hasAsm = false
+
+var (
+	vvS [4]func(d, a, b *float32, n int)
+	vsS [4]func(d, a *float32, s float32, n int)
+	vvD [4]func(d, a, b *float64, n int)
+	vsD [4]func(d, a *float64, s float64, n int)
+)
+
+func svS(op Op, d *float32, s float32, b *float32, n int) {}
+func svD(op Op, d *float64, s float64, b *float64, n int) {}
+func reluS(d, a *float32, n int)                          {}
+func reluD(d, a *float64, n int)                          {}
+func fillS(d *float32, v float32, n int)                  {}
+func fillD(d *float64, v float64, n int)                  {}
+func sumS(x *float32, n int, acc *[32]float64)            {}
+func sumD(x *float64, n int, acc *[16]float64)            {}
+func maxS(x *float32, n int, out *[32]float32) int        { return 0 }
+func minS(x *float32, n int, out *[32]float32) int        { return 0 }
+func maxD(x *float64, n int, out *[16]float64) int        { return 0 }
+func minD(x *float64, n int, out *[16]float64) int        { return 0 }

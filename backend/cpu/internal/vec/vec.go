@@ -1,0 +1,301 @@
+// Package vec holds the CPU backend's vectorised loops over contiguous
+// float32 and float64 slices: elementwise arithmetic (slice op slice,
+// slice op scalar, scalar op slice), ReLU, Fill, and Sum/Max/Min. On amd64
+// with AVX they run the assembly loops generated in asm/; elsewhere (other
+// CPUs, other architectures, the purego tag) the pure-Go loops here, which
+// give the same results (Sum differs only in rounding order).
+package vec
+
+import (
+	"math"
+	"unsafe"
+)
+
+// Float is the element types served.
+type Float interface{ float32 | float64 }
+
+// Op is an arithmetic operation.
+type Op uint8
+
+const (
+	Add Op = iota
+	Sub
+	Mul
+	Div
+)
+
+// useAsm selects the assembly loops (tests turn it off to check the Go ones).
+var useAsm = hasAsm
+
+// Accelerated reports whether the assembly loops are in use.
+func Accelerated() bool { return useAsm }
+
+func is32[T Float]() bool { var z T; return unsafe.Sizeof(z) == 4 }
+
+func p32[T Float](s []T) *float32 { return (*float32)(unsafe.Pointer(unsafe.SliceData(s))) }
+func p64[T Float](s []T) *float64 { return (*float64)(unsafe.Pointer(unsafe.SliceData(s))) }
+
+// Binary sets d[i] = a[i] op b[i]; a and b are at least as long as d.
+func Binary[T Float](op Op, d, a, b []T) {
+	n := len(d)
+	if n == 0 {
+		return
+	}
+	a, b = a[:n], b[:n]
+	if useAsm {
+		if is32[T]() {
+			vvS[op](p32(d), p32(a), p32(b), n)
+		} else {
+			vvD[op](p64(d), p64(a), p64(b), n)
+		}
+		return
+	}
+	switch op {
+	case Add:
+		for i, x := range a {
+			d[i] = x + b[i]
+		}
+	case Sub:
+		for i, x := range a {
+			d[i] = x - b[i]
+		}
+	case Mul:
+		for i, x := range a {
+			d[i] = x * b[i]
+		}
+	case Div:
+		for i, x := range a {
+			d[i] = x / b[i]
+		}
+	}
+}
+
+// BinaryScalar sets d[i] = a[i] op s.
+func BinaryScalar[T Float](op Op, d, a []T, s T) {
+	n := len(d)
+	if n == 0 {
+		return
+	}
+	a = a[:n]
+	if useAsm {
+		if is32[T]() {
+			vsS[op](p32(d), p32(a), float32(s), n)
+		} else {
+			vsD[op](p64(d), p64(a), float64(s), n)
+		}
+		return
+	}
+	switch op {
+	case Add:
+		for i, x := range a {
+			d[i] = x + s
+		}
+	case Sub:
+		for i, x := range a {
+			d[i] = x - s
+		}
+	case Mul:
+		for i, x := range a {
+			d[i] = x * s
+		}
+	case Div:
+		for i, x := range a {
+			d[i] = x / s
+		}
+	}
+}
+
+// ScalarBinary sets d[i] = s op b[i].
+func ScalarBinary[T Float](op Op, d []T, s T, b []T) {
+	n := len(d)
+	if n == 0 {
+		return
+	}
+	b = b[:n]
+	if useAsm {
+		if is32[T]() {
+			svS(op, p32(d), float32(s), p32(b), n)
+		} else {
+			svD(op, p64(d), float64(s), p64(b), n)
+		}
+		return
+	}
+	switch op {
+	case Add:
+		for i, y := range b {
+			d[i] = s + y
+		}
+	case Sub:
+		for i, y := range b {
+			d[i] = s - y
+		}
+	case Mul:
+		for i, y := range b {
+			d[i] = s * y
+		}
+	case Div:
+		for i, y := range b {
+			d[i] = s / y
+		}
+	}
+}
+
+// ReLU sets d[i] = max(a[i], 0): NaN stays NaN, -0 becomes +0.
+func ReLU[T Float](d, a []T) {
+	n := len(d)
+	if n == 0 {
+		return
+	}
+	a = a[:n]
+	if useAsm {
+		if is32[T]() {
+			reluS(p32(d), p32(a), n)
+		} else {
+			reluD(p64(d), p64(a), n)
+		}
+		return
+	}
+	for i, x := range a {
+		if x > 0 || x != x {
+			d[i] = x
+		} else {
+			d[i] = 0
+		}
+	}
+}
+
+// Fill sets every element of d to v.
+func Fill[T Float](d []T, v T) {
+	n := len(d)
+	switch {
+	case n == 0:
+	case v == 0 && !math.Signbit(float64(v)):
+		clear(d)
+	case useAsm && is32[T]():
+		fillS(p32(d), float32(v), n)
+	case useAsm:
+		fillD(p64(d), float64(v), n)
+	default:
+		for i := range d {
+			d[i] = v
+		}
+	}
+}
+
+// Sum adds x in float64 at the end: float32 elements are added in many
+// float32 lanes over short blocks (at most 64 elements per lane and block
+// with the assembly, 128 without), and the blocks' lanes in float64.
+func Sum[T Float](x []T) float64 {
+	var total float64
+	if useAsm {
+		if is32[T]() {
+			if m := len(x) &^ 31; m > 0 {
+				var acc [32]float64
+				sumS(p32(x), m, &acc)
+				total = addLanes(acc[:])
+				x = x[m:]
+			}
+		} else if m := len(x) &^ 15; m > 0 {
+			var acc [16]float64
+			sumD(p64(x), m, &acc)
+			total = addLanes(acc[:])
+			x = x[m:]
+		}
+	}
+	return total + sumGo(x)
+}
+
+// addLanes adds partial sums pairwise.
+func addLanes(a []float64) float64 {
+	for len(a) > 1 {
+		h := len(a) / 2
+		for i := 0; i < h; i++ {
+			a[i] += a[i+h]
+		}
+		a = a[:h]
+	}
+	return a[0]
+}
+
+func sumGo[T Float](x []T) float64 {
+	var total float64
+	for len(x) >= 8 {
+		blk := x[:min(len(x), 1024)&^7]
+		x = x[len(blk):]
+		var a [8]T
+		for i := 0; i < len(blk); i += 8 {
+			v := blk[i : i+8 : i+8]
+			a[0] += v[0]
+			a[1] += v[1]
+			a[2] += v[2]
+			a[3] += v[3]
+			a[4] += v[4]
+			a[5] += v[5]
+			a[6] += v[6]
+			a[7] += v[7]
+		}
+		total += float64((a[0]+a[4])+(a[1]+a[5])) + float64((a[2]+a[6])+(a[3]+a[7]))
+	}
+	for _, v := range x {
+		total += float64(v)
+	}
+	return total
+}
+
+// Max returns the largest element of x (not empty), or NaN if x holds one.
+func Max[T Float](x []T) T { return extreme(x, true) }
+
+// Min returns the smallest element of x (not empty), or NaN if x holds one.
+func Min[T Float](x []T) T { return extreme(x, false) }
+
+func extreme[T Float](x []T, isMax bool) T {
+	acc := x[0]
+	if useAsm {
+		var nan int
+		if is32[T]() {
+			if m := len(x) &^ 31; m > 0 {
+				var out [32]float32
+				if isMax {
+					nan = maxS(p32(x), m, &out)
+				} else {
+					nan = minS(p32(x), m, &out)
+				}
+				acc = T(out[0])
+				for _, v := range out[1:] {
+					acc = pick(acc, T(v), isMax)
+				}
+				x = x[m:]
+			}
+		} else if m := len(x) &^ 15; m > 0 {
+			var out [16]float64
+			if isMax {
+				nan = maxD(p64(x), m, &out)
+			} else {
+				nan = minD(p64(x), m, &out)
+			}
+			acc = T(out[0])
+			for _, v := range out[1:] {
+				acc = pick(acc, T(v), isMax)
+			}
+			x = x[m:]
+		}
+		if nan != 0 {
+			return T(math.NaN())
+		}
+	}
+	for _, v := range x {
+		if v != v {
+			return v
+		}
+		acc = pick(acc, v, isMax)
+	}
+	return acc
+}
+
+// pick keeps the larger (isMax) or smaller of two NaN-free values.
+func pick[T Float](acc, v T, isMax bool) T {
+	if isMax && v > acc || !isMax && v < acc {
+		return v
+	}
+	return acc
+}

@@ -1,0 +1,236 @@
+package vec
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// sizes covers the register, unrolled and scalar stages and their edges.
+var sizes = []int{0, 1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 1000, 2047, 2048, 2049, 4099, 70001}
+
+func randSlice[T Float](r *rand.Rand, n int) []T {
+	s := make([]T, n+1) // +1: the views below start one element in, unaligned
+	for i := range s {
+		s[i] = T(r.NormFloat64() * 10)
+	}
+	return s[1:]
+}
+
+// withGo runs f with the pure-Go loops.
+func withGo(f func()) {
+	defer func(u bool) { useAsm = u }(useAsm)
+	useAsm = false
+	f()
+}
+
+func same[T Float](x, y T) bool {
+	return x == y && math.Signbit(float64(x)) == math.Signbit(float64(y)) || x != x && y != y
+}
+
+func TestAccelerated(t *testing.T) {
+	t.Logf("assembly loops in use: %v", Accelerated())
+}
+
+// TestElementwise checks every loop against the plain Go expression,
+// bit for bit (IEEE arithmetic is exactly rounded either way).
+func TestElementwise(t *testing.T) {
+	testElementwise[float32](t)
+	testElementwise[float64](t)
+}
+
+func testElementwise[T Float](t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	ops := []struct {
+		op Op
+		f  func(x, y T) T
+	}{
+		{Add, func(x, y T) T { return x + y }},
+		{Sub, func(x, y T) T { return x - y }},
+		{Mul, func(x, y T) T { return x * y }},
+		{Div, func(x, y T) T { return x / y }},
+	}
+	for _, n := range sizes {
+		a, b := randSlice[T](r, n), randSlice[T](r, n)
+		if n > 3 {
+			a[1], a[2], b[3] = T(math.NaN()), T(math.Inf(-1)), 0
+		}
+		s := T(r.NormFloat64())
+		for _, o := range ops {
+			for _, useGo := range []bool{false, true} {
+				d1, d2, d3 := make([]T, n), make([]T, n), make([]T, n)
+				run := func() {
+					Binary(o.op, d1, a, b)
+					BinaryScalar(o.op, d2, a, s)
+					ScalarBinary(o.op, d3, s, b)
+				}
+				if useGo {
+					withGo(run)
+				} else {
+					run()
+				}
+				for i := 0; i < n; i++ {
+					if w := o.f(a[i], b[i]); !same(d1[i], w) {
+						t.Fatalf("%T n=%d op %d go=%v: vv[%d] = %v, want %v", a[0], n, o.op, useGo, i, d1[i], w)
+					}
+					if w := o.f(a[i], s); !same(d2[i], w) {
+						t.Fatalf("%T n=%d op %d go=%v: vs[%d] = %v, want %v", a[0], n, o.op, useGo, i, d2[i], w)
+					}
+					if w := o.f(s, b[i]); !same(d3[i], w) {
+						t.Fatalf("%T n=%d op %d go=%v: sv[%d] = %v, want %v", a[0], n, o.op, useGo, i, d3[i], w)
+					}
+				}
+			}
+		}
+		// In place (d is a), as ember's in-place ops do.
+		c := append([]T(nil), a...)
+		Binary(Add, c, c, b)
+		for i := range c {
+			if !same(c[i], a[i]+b[i]) {
+				t.Fatalf("in place add [%d] = %v, want %v", i, c[i], a[i]+b[i])
+			}
+		}
+	}
+}
+
+func TestReLUFill(t *testing.T) {
+	testReLUFill[float32](t)
+	testReLUFill[float64](t)
+}
+
+func testReLUFill[T Float](t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	negZero := T(math.Copysign(0, -1))
+	for _, n := range sizes {
+		a := randSlice[T](r, n)
+		for i := 0; i < n; i += 5 {
+			a[i] = []T{T(math.NaN()), negZero, 0, T(math.Inf(-1)), T(math.Inf(1))}[i/5%5]
+		}
+		for _, useGo := range []bool{false, true} {
+			d, f := make([]T, n), make([]T, n+2)
+			run := func() {
+				ReLU(d, a)
+				Fill(f[1:n+1], -2.5)
+			}
+			if useGo {
+				withGo(run)
+			} else {
+				run()
+			}
+			for i, x := range a {
+				want := T(0)
+				if x > 0 || x != x {
+					want = x
+				}
+				if !same(d[i], want) {
+					t.Fatalf("%T n=%d go=%v: relu(%v) = %v, want %v", x, n, useGo, x, d[i], want)
+				}
+			}
+			if f[0] != 0 || f[n+1] != 0 {
+				t.Fatalf("fill wrote outside its slice")
+			}
+			for i, v := range f[1 : n+1] {
+				if v != -2.5 {
+					t.Fatalf("%T n=%d go=%v: fill[%d] = %v", v, n, useGo, i, v)
+				}
+			}
+		}
+	}
+}
+
+// TestSum checks both the assembly and the Go sums against a float64
+// reference: float32 data of 4M elements must stay within a few ulps of
+// float64 accumulation (plain float32 accumulation is off by ~1e-4).
+func TestSum(t *testing.T) {
+	testSum[float32](t, 1e-6)
+	testSum[float64](t, 1e-13)
+}
+
+func testSum[T Float](t *testing.T, tol float64) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range append(sizes, 1<<22+3) {
+		x := make([]T, n)
+		var want, abs float64
+		for i := range x {
+			x[i] = T(r.Float64() + 0.5) // all positive: a long sum drifts the most
+			want += float64(x[i])
+			abs += math.Abs(float64(x[i]))
+		}
+		for _, useGo := range []bool{false, true} {
+			var got float64
+			if useGo {
+				withGo(func() { got = Sum(x) })
+			} else {
+				got = Sum(x)
+			}
+			if math.Abs(got-want) > tol*abs+1e-12 {
+				t.Errorf("%T n=%d go=%v: sum %v, want %v (rel err %.2g)", x, n, useGo, got, want, math.Abs(got-want)/abs)
+			}
+		}
+	}
+}
+
+func TestMaxMin(t *testing.T) {
+	testMaxMin[float32](t)
+	testMaxMin[float64](t)
+}
+
+func testMaxMin[T Float](t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range sizes[1:] {
+		for trial := 0; trial < 4; trial++ {
+			x := randSlice[T](r, n)
+			switch trial {
+			case 1:
+				x[r.IntN(n)] = T(math.NaN())
+			case 2:
+				x[n-1] = T(math.Inf(1))
+				x[0] = T(math.Inf(-1))
+			case 3:
+				x[r.IntN(n)] = 1e30
+				x[r.IntN(n)] = -1e30
+			}
+			wmax, wmin := x[0], x[0]
+			hasNaN := false
+			for _, v := range x {
+				hasNaN = hasNaN || v != v
+				wmax, wmin = max(wmax, v), min(wmin, v)
+			}
+			for _, useGo := range []bool{false, true} {
+				var gmax, gmin T
+				run := func() { gmax, gmin = Max(x), Min(x) }
+				if useGo {
+					withGo(run)
+				} else {
+					run()
+				}
+				name := fmt.Sprintf("%T n=%d trial %d go=%v", x[0], n, trial, useGo)
+				if hasNaN {
+					if gmax == gmax || gmin == gmin {
+						t.Fatalf("%s: max %v min %v, want NaN", name, gmax, gmin)
+					}
+				} else if gmax != wmax || gmin != wmin {
+					t.Fatalf("%s: max %v min %v, want %v %v", name, gmax, gmin, wmax, wmin)
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkSum32(b *testing.B) {
+	x := make([]float32, 1<<22)
+	b.SetBytes(4 << 22)
+	for b.Loop() {
+		Sum(x)
+	}
+}
+
+func BenchmarkAddScalar32(b *testing.B) {
+	x := make([]float32, 1<<22)
+	d := make([]float32, 1<<22)
+	b.SetBytes(8 << 22)
+	for b.Loop() {
+		BinaryScalar(Add, d, x, 1)
+	}
+}
