@@ -23,10 +23,10 @@ type typ struct {
 	double bool
 }
 
-func (t typ) size() int { return map[bool]int{false: 4, true: 8}[t.double] }
-func (t typ) lanes() int { return 32 / t.size() } // per ymm register
+func (t typ) size() int      { return map[bool]int{false: 4, true: 8}[t.double] }
+func (t typ) lanes() int     { return 32 / t.size() } // per ymm register
 func (t typ) gotype() string { return map[bool]string{false: "float32", true: "float64"}[t.double] }
-func (t typ) sfx() string { return map[bool]string{false: "S", true: "D"}[t.double] }
+func (t typ) sfx() string    { return map[bool]string{false: "S", true: "D"}[t.double] }
 
 var (
 	f32 = typ{false}
