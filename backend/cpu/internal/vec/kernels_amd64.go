@@ -64,6 +64,21 @@ func reluS(d *float32, a *float32, n int)
 //go:noescape
 func fillS(d *float32, v float32, n int)
 
+// wherevvS computes d[i] = c[i] ? a[i] : b[i] for i < n.
+//
+//go:noescape
+func wherevvS(d *float32, c *bool, a *float32, b *float32, n int)
+
+// wherevsS computes d[i] = c[i] ? a[i] : s for i < n.
+//
+//go:noescape
+func wherevsS(d *float32, c *bool, a *float32, s float32, n int)
+
+// wheresvS computes d[i] = c[i] ? s : b[i] for i < n.
+//
+//go:noescape
+func wheresvS(d *float32, c *bool, s float32, b *float32, n int)
+
 // maxS reduces x[:n] (n a positive multiple of 32) to 32 lanes of max in out; it returns nonzero when x holds a NaN.
 //
 //go:noescape
@@ -133,6 +148,21 @@ func reluD(d *float64, a *float64, n int)
 //
 //go:noescape
 func fillD(d *float64, v float64, n int)
+
+// wherevvD computes d[i] = c[i] ? a[i] : b[i] for i < n.
+//
+//go:noescape
+func wherevvD(d *float64, c *bool, a *float64, b *float64, n int)
+
+// wherevsD computes d[i] = c[i] ? a[i] : s for i < n.
+//
+//go:noescape
+func wherevsD(d *float64, c *bool, a *float64, s float64, n int)
+
+// wheresvD computes d[i] = c[i] ? s : b[i] for i < n.
+//
+//go:noescape
+func wheresvD(d *float64, c *bool, s float64, b *float64, n int)
 
 // maxD reduces x[:n] (n a positive multiple of 16) to 16 lanes of max in out; it returns nonzero when x holds a NaN.
 //

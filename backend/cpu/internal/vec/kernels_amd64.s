@@ -642,6 +642,235 @@ fillS_done:
 	VZEROUPPER
 	RET
 
+// func wherevvS(d *float32, c *bool, a *float32, b *float32, n int)
+// Requires: AVX, AVX2
+TEXT ·wherevvS(SB), NOSPLIT, $0-40
+	MOVQ  d+0(FP), DI
+	MOVQ  c+8(FP), R8
+	MOVQ  n+32(FP), CX
+	MOVQ  a+16(FP), SI
+	MOVQ  b+24(FP), DX
+	VPXOR Y15, Y15, Y15
+
+wherevvS_x4:
+	CMPQ      CX, $0x00000020
+	JL        wherevvS_x1
+	VPMOVZXBD (R8), Y0
+	VPCMPEQD  Y15, Y0, Y0
+	VMOVUPS   (SI), Y4
+	VBLENDVPS Y0, (DX), Y4, Y4
+	VMOVUPS   Y4, (DI)
+	VPMOVZXBD 8(R8), Y1
+	VPCMPEQD  Y15, Y1, Y1
+	VMOVUPS   32(SI), Y5
+	VBLENDVPS Y1, 32(DX), Y5, Y5
+	VMOVUPS   Y5, 32(DI)
+	VPMOVZXBD 16(R8), Y2
+	VPCMPEQD  Y15, Y2, Y2
+	VMOVUPS   64(SI), Y6
+	VBLENDVPS Y2, 64(DX), Y6, Y6
+	VMOVUPS   Y6, 64(DI)
+	VPMOVZXBD 24(R8), Y3
+	VPCMPEQD  Y15, Y3, Y3
+	VMOVUPS   96(SI), Y7
+	VBLENDVPS Y3, 96(DX), Y7, Y7
+	VMOVUPS   Y7, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000020, R8
+	ADDQ      $0x00000080, SI
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000020, CX
+	JMP       wherevvS_x4
+
+wherevvS_x1:
+	CMPQ      CX, $0x00000008
+	JL        wherevvS_tail
+	VPMOVZXBD (R8), Y0
+	VPCMPEQD  Y15, Y0, Y0
+	VMOVUPS   (SI), Y4
+	VBLENDVPS Y0, (DX), Y4, Y4
+	VMOVUPS   Y4, (DI)
+	ADDQ      $0x00000020, DI
+	ADDQ      $0x00000008, R8
+	ADDQ      $0x00000020, SI
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x00000008, CX
+	JMP       wherevvS_x1
+
+wherevvS_tail:
+	CMPQ    CX, $0x00000001
+	JL      wherevvS_done
+	MOVBLZX (R8), AX
+	TESTL   AX, AX
+	JE      wherevvS_false
+	VMOVSS  (SI), X0
+	JMP     wherevvS_store
+
+wherevvS_false:
+	VMOVSS (DX), X0
+
+wherevvS_store:
+	VMOVSS X0, (DI)
+	ADDQ   $0x00000004, DI
+	ADDQ   $0x00000001, R8
+	ADDQ   $0x00000004, SI
+	ADDQ   $0x00000004, DX
+	SUBQ   $0x00000001, CX
+	JMP    wherevvS_tail
+
+wherevvS_done:
+	VZEROUPPER
+	RET
+
+// func wherevsS(d *float32, c *bool, a *float32, s float32, n int)
+// Requires: AVX, AVX2
+TEXT ·wherevsS(SB), NOSPLIT, $0-40
+	MOVQ         d+0(FP), DI
+	MOVQ         c+8(FP), R8
+	MOVQ         n+32(FP), CX
+	MOVQ         a+16(FP), SI
+	VBROADCASTSS s+24(FP), Y14
+	VPXOR        Y15, Y15, Y15
+
+wherevsS_x4:
+	CMPQ      CX, $0x00000020
+	JL        wherevsS_x1
+	VPMOVZXBD (R8), Y0
+	VPCMPEQD  Y15, Y0, Y0
+	VMOVUPS   (SI), Y4
+	VBLENDVPS Y0, Y14, Y4, Y4
+	VMOVUPS   Y4, (DI)
+	VPMOVZXBD 8(R8), Y1
+	VPCMPEQD  Y15, Y1, Y1
+	VMOVUPS   32(SI), Y5
+	VBLENDVPS Y1, Y14, Y5, Y5
+	VMOVUPS   Y5, 32(DI)
+	VPMOVZXBD 16(R8), Y2
+	VPCMPEQD  Y15, Y2, Y2
+	VMOVUPS   64(SI), Y6
+	VBLENDVPS Y2, Y14, Y6, Y6
+	VMOVUPS   Y6, 64(DI)
+	VPMOVZXBD 24(R8), Y3
+	VPCMPEQD  Y15, Y3, Y3
+	VMOVUPS   96(SI), Y7
+	VBLENDVPS Y3, Y14, Y7, Y7
+	VMOVUPS   Y7, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000020, R8
+	ADDQ      $0x00000080, SI
+	SUBQ      $0x00000020, CX
+	JMP       wherevsS_x4
+
+wherevsS_x1:
+	CMPQ      CX, $0x00000008
+	JL        wherevsS_tail
+	VPMOVZXBD (R8), Y0
+	VPCMPEQD  Y15, Y0, Y0
+	VMOVUPS   (SI), Y4
+	VBLENDVPS Y0, Y14, Y4, Y4
+	VMOVUPS   Y4, (DI)
+	ADDQ      $0x00000020, DI
+	ADDQ      $0x00000008, R8
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x00000008, CX
+	JMP       wherevsS_x1
+
+wherevsS_tail:
+	CMPQ    CX, $0x00000001
+	JL      wherevsS_done
+	MOVBLZX (R8), AX
+	TESTL   AX, AX
+	JE      wherevsS_false
+	VMOVSS  (SI), X0
+	JMP     wherevsS_store
+
+wherevsS_false:
+	VMOVAPS X14, X0
+
+wherevsS_store:
+	VMOVSS X0, (DI)
+	ADDQ   $0x00000004, DI
+	ADDQ   $0x00000001, R8
+	ADDQ   $0x00000004, SI
+	SUBQ   $0x00000001, CX
+	JMP    wherevsS_tail
+
+wherevsS_done:
+	VZEROUPPER
+	RET
+
+// func wheresvS(d *float32, c *bool, s float32, b *float32, n int)
+// Requires: AVX, AVX2
+TEXT ·wheresvS(SB), NOSPLIT, $0-40
+	MOVQ         d+0(FP), DI
+	MOVQ         c+8(FP), R8
+	MOVQ         n+32(FP), CX
+	MOVQ         b+24(FP), DX
+	VBROADCASTSS s+16(FP), Y14
+	VPXOR        Y15, Y15, Y15
+
+wheresvS_x4:
+	CMPQ      CX, $0x00000020
+	JL        wheresvS_x1
+	VPMOVZXBD (R8), Y0
+	VPCMPEQD  Y15, Y0, Y0
+	VBLENDVPS Y0, (DX), Y14, Y4
+	VMOVUPS   Y4, (DI)
+	VPMOVZXBD 8(R8), Y1
+	VPCMPEQD  Y15, Y1, Y1
+	VBLENDVPS Y1, 32(DX), Y14, Y5
+	VMOVUPS   Y5, 32(DI)
+	VPMOVZXBD 16(R8), Y2
+	VPCMPEQD  Y15, Y2, Y2
+	VBLENDVPS Y2, 64(DX), Y14, Y6
+	VMOVUPS   Y6, 64(DI)
+	VPMOVZXBD 24(R8), Y3
+	VPCMPEQD  Y15, Y3, Y3
+	VBLENDVPS Y3, 96(DX), Y14, Y7
+	VMOVUPS   Y7, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000020, R8
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000020, CX
+	JMP       wheresvS_x4
+
+wheresvS_x1:
+	CMPQ      CX, $0x00000008
+	JL        wheresvS_tail
+	VPMOVZXBD (R8), Y0
+	VPCMPEQD  Y15, Y0, Y0
+	VBLENDVPS Y0, (DX), Y14, Y4
+	VMOVUPS   Y4, (DI)
+	ADDQ      $0x00000020, DI
+	ADDQ      $0x00000008, R8
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x00000008, CX
+	JMP       wheresvS_x1
+
+wheresvS_tail:
+	CMPQ    CX, $0x00000001
+	JL      wheresvS_done
+	MOVBLZX (R8), AX
+	TESTL   AX, AX
+	JE      wheresvS_false
+	VMOVAPS X14, X0
+	JMP     wheresvS_store
+
+wheresvS_false:
+	VMOVSS (DX), X0
+
+wheresvS_store:
+	VMOVSS X0, (DI)
+	ADDQ   $0x00000004, DI
+	ADDQ   $0x00000001, R8
+	ADDQ   $0x00000004, DX
+	SUBQ   $0x00000001, CX
+	JMP    wheresvS_tail
+
+wheresvS_done:
+	VZEROUPPER
+	RET
+
 // func maxS(x *float32, n int, out *[32]float32) int
 // Requires: AVX
 TEXT ·maxS(SB), NOSPLIT, $0-32
@@ -1385,6 +1614,235 @@ fillD_tail:
 	JMP    fillD_tail
 
 fillD_done:
+	VZEROUPPER
+	RET
+
+// func wherevvD(d *float64, c *bool, a *float64, b *float64, n int)
+// Requires: AVX, AVX2
+TEXT ·wherevvD(SB), NOSPLIT, $0-40
+	MOVQ  d+0(FP), DI
+	MOVQ  c+8(FP), R8
+	MOVQ  n+32(FP), CX
+	MOVQ  a+16(FP), SI
+	MOVQ  b+24(FP), DX
+	VPXOR Y15, Y15, Y15
+
+wherevvD_x4:
+	CMPQ      CX, $0x00000010
+	JL        wherevvD_x1
+	VPMOVZXBQ (R8), Y0
+	VPCMPEQQ  Y15, Y0, Y0
+	VMOVUPD   (SI), Y4
+	VBLENDVPD Y0, (DX), Y4, Y4
+	VMOVUPD   Y4, (DI)
+	VPMOVZXBQ 4(R8), Y1
+	VPCMPEQQ  Y15, Y1, Y1
+	VMOVUPD   32(SI), Y5
+	VBLENDVPD Y1, 32(DX), Y5, Y5
+	VMOVUPD   Y5, 32(DI)
+	VPMOVZXBQ 8(R8), Y2
+	VPCMPEQQ  Y15, Y2, Y2
+	VMOVUPD   64(SI), Y6
+	VBLENDVPD Y2, 64(DX), Y6, Y6
+	VMOVUPD   Y6, 64(DI)
+	VPMOVZXBQ 12(R8), Y3
+	VPCMPEQQ  Y15, Y3, Y3
+	VMOVUPD   96(SI), Y7
+	VBLENDVPD Y3, 96(DX), Y7, Y7
+	VMOVUPD   Y7, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000010, R8
+	ADDQ      $0x00000080, SI
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000010, CX
+	JMP       wherevvD_x4
+
+wherevvD_x1:
+	CMPQ      CX, $0x00000004
+	JL        wherevvD_tail
+	VPMOVZXBQ (R8), Y0
+	VPCMPEQQ  Y15, Y0, Y0
+	VMOVUPD   (SI), Y4
+	VBLENDVPD Y0, (DX), Y4, Y4
+	VMOVUPD   Y4, (DI)
+	ADDQ      $0x00000020, DI
+	ADDQ      $0x00000004, R8
+	ADDQ      $0x00000020, SI
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x00000004, CX
+	JMP       wherevvD_x1
+
+wherevvD_tail:
+	CMPQ    CX, $0x00000001
+	JL      wherevvD_done
+	MOVBLZX (R8), AX
+	TESTL   AX, AX
+	JE      wherevvD_false
+	VMOVSD  (SI), X0
+	JMP     wherevvD_store
+
+wherevvD_false:
+	VMOVSD (DX), X0
+
+wherevvD_store:
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000001, R8
+	ADDQ   $0x00000008, SI
+	ADDQ   $0x00000008, DX
+	SUBQ   $0x00000001, CX
+	JMP    wherevvD_tail
+
+wherevvD_done:
+	VZEROUPPER
+	RET
+
+// func wherevsD(d *float64, c *bool, a *float64, s float64, n int)
+// Requires: AVX, AVX2
+TEXT ·wherevsD(SB), NOSPLIT, $0-40
+	MOVQ         d+0(FP), DI
+	MOVQ         c+8(FP), R8
+	MOVQ         n+32(FP), CX
+	MOVQ         a+16(FP), SI
+	VBROADCASTSD s+24(FP), Y14
+	VPXOR        Y15, Y15, Y15
+
+wherevsD_x4:
+	CMPQ      CX, $0x00000010
+	JL        wherevsD_x1
+	VPMOVZXBQ (R8), Y0
+	VPCMPEQQ  Y15, Y0, Y0
+	VMOVUPD   (SI), Y4
+	VBLENDVPD Y0, Y14, Y4, Y4
+	VMOVUPD   Y4, (DI)
+	VPMOVZXBQ 4(R8), Y1
+	VPCMPEQQ  Y15, Y1, Y1
+	VMOVUPD   32(SI), Y5
+	VBLENDVPD Y1, Y14, Y5, Y5
+	VMOVUPD   Y5, 32(DI)
+	VPMOVZXBQ 8(R8), Y2
+	VPCMPEQQ  Y15, Y2, Y2
+	VMOVUPD   64(SI), Y6
+	VBLENDVPD Y2, Y14, Y6, Y6
+	VMOVUPD   Y6, 64(DI)
+	VPMOVZXBQ 12(R8), Y3
+	VPCMPEQQ  Y15, Y3, Y3
+	VMOVUPD   96(SI), Y7
+	VBLENDVPD Y3, Y14, Y7, Y7
+	VMOVUPD   Y7, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000010, R8
+	ADDQ      $0x00000080, SI
+	SUBQ      $0x00000010, CX
+	JMP       wherevsD_x4
+
+wherevsD_x1:
+	CMPQ      CX, $0x00000004
+	JL        wherevsD_tail
+	VPMOVZXBQ (R8), Y0
+	VPCMPEQQ  Y15, Y0, Y0
+	VMOVUPD   (SI), Y4
+	VBLENDVPD Y0, Y14, Y4, Y4
+	VMOVUPD   Y4, (DI)
+	ADDQ      $0x00000020, DI
+	ADDQ      $0x00000004, R8
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x00000004, CX
+	JMP       wherevsD_x1
+
+wherevsD_tail:
+	CMPQ    CX, $0x00000001
+	JL      wherevsD_done
+	MOVBLZX (R8), AX
+	TESTL   AX, AX
+	JE      wherevsD_false
+	VMOVSD  (SI), X0
+	JMP     wherevsD_store
+
+wherevsD_false:
+	VMOVAPS X14, X0
+
+wherevsD_store:
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000001, R8
+	ADDQ   $0x00000008, SI
+	SUBQ   $0x00000001, CX
+	JMP    wherevsD_tail
+
+wherevsD_done:
+	VZEROUPPER
+	RET
+
+// func wheresvD(d *float64, c *bool, s float64, b *float64, n int)
+// Requires: AVX, AVX2
+TEXT ·wheresvD(SB), NOSPLIT, $0-40
+	MOVQ         d+0(FP), DI
+	MOVQ         c+8(FP), R8
+	MOVQ         n+32(FP), CX
+	MOVQ         b+24(FP), DX
+	VBROADCASTSD s+16(FP), Y14
+	VPXOR        Y15, Y15, Y15
+
+wheresvD_x4:
+	CMPQ      CX, $0x00000010
+	JL        wheresvD_x1
+	VPMOVZXBQ (R8), Y0
+	VPCMPEQQ  Y15, Y0, Y0
+	VBLENDVPD Y0, (DX), Y14, Y4
+	VMOVUPD   Y4, (DI)
+	VPMOVZXBQ 4(R8), Y1
+	VPCMPEQQ  Y15, Y1, Y1
+	VBLENDVPD Y1, 32(DX), Y14, Y5
+	VMOVUPD   Y5, 32(DI)
+	VPMOVZXBQ 8(R8), Y2
+	VPCMPEQQ  Y15, Y2, Y2
+	VBLENDVPD Y2, 64(DX), Y14, Y6
+	VMOVUPD   Y6, 64(DI)
+	VPMOVZXBQ 12(R8), Y3
+	VPCMPEQQ  Y15, Y3, Y3
+	VBLENDVPD Y3, 96(DX), Y14, Y7
+	VMOVUPD   Y7, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000010, R8
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000010, CX
+	JMP       wheresvD_x4
+
+wheresvD_x1:
+	CMPQ      CX, $0x00000004
+	JL        wheresvD_tail
+	VPMOVZXBQ (R8), Y0
+	VPCMPEQQ  Y15, Y0, Y0
+	VBLENDVPD Y0, (DX), Y14, Y4
+	VMOVUPD   Y4, (DI)
+	ADDQ      $0x00000020, DI
+	ADDQ      $0x00000004, R8
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x00000004, CX
+	JMP       wheresvD_x1
+
+wheresvD_tail:
+	CMPQ    CX, $0x00000001
+	JL      wheresvD_done
+	MOVBLZX (R8), AX
+	TESTL   AX, AX
+	JE      wheresvD_false
+	VMOVAPS X14, X0
+	JMP     wheresvD_store
+
+wheresvD_false:
+	VMOVSD (DX), X0
+
+wheresvD_store:
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000001, R8
+	ADDQ   $0x00000008, DX
+	SUBQ   $0x00000001, CX
+	JMP    wheresvD_tail
+
+wheresvD_done:
 	VZEROUPPER
 	RET
 

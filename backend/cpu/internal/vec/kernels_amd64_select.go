@@ -4,9 +4,9 @@ package vec
 
 import "golang.org/x/sys/cpu"
 
-// hasAsm reports whether this CPU runs the AVX loops (every one of them
-// needs AVX only; x/sys/cpu also checks that the OS saves the registers).
-var hasAsm = cpu.X86.HasAVX
+// hasAsm reports whether this CPU runs the loops (they need AVX, the
+// where loops AVX2; x/sys/cpu also checks that the OS saves the registers).
+var hasAsm = cpu.X86.HasAVX && cpu.X86.HasAVX2
 
 var (
 	vvS = [...]func(d, a, b *float32, n int){addvvS, subvvS, mulvvS, divvvS}

@@ -12,15 +12,21 @@ var (
 	vsD [4]func(d, a *float64, s float64, n int)
 )
 
-func svS(op Op, d *float32, s float32, b *float32, n int) {}
-func svD(op Op, d *float64, s float64, b *float64, n int) {}
-func reluS(d, a *float32, n int)                          {}
-func reluD(d, a *float64, n int)                          {}
-func fillS(d *float32, v float32, n int)                  {}
-func fillD(d *float64, v float64, n int)                  {}
-func sumS(x *float32, n int, acc *[32]float64)            {}
-func sumD(x *float64, n int, acc *[16]float64)            {}
-func maxS(x *float32, n int, out *[32]float32) int        { return 0 }
-func minS(x *float32, n int, out *[32]float32) int        { return 0 }
-func maxD(x *float64, n int, out *[16]float64) int        { return 0 }
-func minD(x *float64, n int, out *[16]float64) int        { return 0 }
+func svS(op Op, d *float32, s float32, b *float32, n int)        {}
+func svD(op Op, d *float64, s float64, b *float64, n int)        {}
+func reluS(d, a *float32, n int)                                 {}
+func reluD(d, a *float64, n int)                                 {}
+func fillS(d *float32, v float32, n int)                         {}
+func fillD(d *float64, v float64, n int)                         {}
+func wherevvS(d *float32, c *bool, a, b *float32, n int)         {}
+func wherevsS(d *float32, c *bool, a *float32, s float32, n int) {}
+func wheresvS(d *float32, c *bool, s float32, b *float32, n int) {}
+func wherevvD(d *float64, c *bool, a, b *float64, n int)         {}
+func wherevsD(d *float64, c *bool, a *float64, s float64, n int) {}
+func wheresvD(d *float64, c *bool, s float64, b *float64, n int) {}
+func sumS(x *float32, n int, acc *[32]float64)                   {}
+func sumD(x *float64, n int, acc *[16]float64)                   {}
+func maxS(x *float32, n int, out *[32]float32) int               { return 0 }
+func minS(x *float32, n int, out *[32]float32) int               { return 0 }
+func maxD(x *float64, n int, out *[16]float64) int               { return 0 }
+func minD(x *float64, n int, out *[16]float64) int               { return 0 }

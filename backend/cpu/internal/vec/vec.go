@@ -1,6 +1,6 @@
 // Package vec holds the CPU backend's vectorised loops over contiguous
 // float32 and float64 slices: elementwise arithmetic (slice op slice,
-// slice op scalar, scalar op slice), ReLU, Fill, and Sum/Max/Min. On amd64
+// slice op scalar, scalar op slice), ReLU, Where, Fill, and Sum/Max/Min. On amd64
 // with AVX they run the assembly loops generated in asm/; elsewhere (other
 // CPUs, other architectures, the purego tag) the pure-Go loops here, which
 // give the same results (Sum differs only in rounding order).
@@ -160,6 +160,75 @@ func ReLU[T Float](d, a []T) {
 			d[i] = x
 		} else {
 			d[i] = 0
+		}
+	}
+}
+
+// Where sets d[i] = a[i] if c[i] else b[i].
+func Where[T Float](d []T, c []bool, a, b []T) {
+	n := len(d)
+	if n == 0 {
+		return
+	}
+	c, a, b = c[:n], a[:n], b[:n]
+	switch {
+	case useAsm && is32[T]():
+		wherevvS(p32(d), unsafe.SliceData(c), p32(a), p32(b), n)
+	case useAsm:
+		wherevvD(p64(d), unsafe.SliceData(c), p64(a), p64(b), n)
+	default:
+		for i, t := range c {
+			if t {
+				d[i] = a[i]
+			} else {
+				d[i] = b[i]
+			}
+		}
+	}
+}
+
+// WhereScalarB sets d[i] = a[i] if c[i] else s.
+func WhereScalarB[T Float](d []T, c []bool, a []T, s T) {
+	n := len(d)
+	if n == 0 {
+		return
+	}
+	c, a = c[:n], a[:n]
+	switch {
+	case useAsm && is32[T]():
+		wherevsS(p32(d), unsafe.SliceData(c), p32(a), float32(s), n)
+	case useAsm:
+		wherevsD(p64(d), unsafe.SliceData(c), p64(a), float64(s), n)
+	default:
+		for i, t := range c {
+			if t {
+				d[i] = a[i]
+			} else {
+				d[i] = s
+			}
+		}
+	}
+}
+
+// WhereScalarA sets d[i] = s if c[i] else b[i].
+func WhereScalarA[T Float](d []T, c []bool, s T, b []T) {
+	n := len(d)
+	if n == 0 {
+		return
+	}
+	c, b = c[:n], b[:n]
+	switch {
+	case useAsm && is32[T]():
+		wheresvS(p32(d), unsafe.SliceData(c), float32(s), p32(b), n)
+	case useAsm:
+		wheresvD(p64(d), unsafe.SliceData(c), float64(s), p64(b), n)
+	default:
+		for i, t := range c {
+			if t {
+				d[i] = s
+			} else {
+				d[i] = b[i]
+			}
 		}
 	}
 }

@@ -234,3 +234,42 @@ func BenchmarkAddScalar32(b *testing.B) {
 		BinaryScalar(Add, d, x, 1)
 	}
 }
+
+func TestWhere(t *testing.T) {
+	testWhere[float32](t)
+	testWhere[float64](t)
+}
+
+func testWhere[T Float](t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, n := range sizes {
+		a, b := randSlice[T](r, n), randSlice[T](r, n)
+		cb := make([]bool, n+1)[1:] // unaligned
+		for i := range cb {
+			cb[i] = r.IntN(2) == 0
+		}
+		s := T(-3.5)
+		for _, useGo := range []bool{false, true} {
+			d1, d2, d3 := make([]T, n), make([]T, n), make([]T, n)
+			run := func() {
+				Where(d1, cb, a, b)
+				WhereScalarB(d2, cb, a, s)
+				WhereScalarA(d3, cb, s, b)
+			}
+			if useGo {
+				withGo(run)
+			} else {
+				run()
+			}
+			for i, c := range cb {
+				w1, w2, w3 := b[i], s, b[i]
+				if c {
+					w1, w2, w3 = a[i], a[i], s
+				}
+				if d1[i] != w1 || d2[i] != w2 || d3[i] != w3 {
+					t.Fatalf("%T n=%d go=%v [%d] c=%v: %v %v %v, want %v %v %v", s, n, useGo, i, c, d1[i], d2[i], d3[i], w1, w2, w3)
+				}
+			}
+		}
+	}
+}

@@ -74,9 +74,11 @@ func mem(base reg.Register, disp int) Mem { return Mem{Base: base, Disp: disp} }
 
 // loop emits the usual three-stage loop over n (in CX) elements: four
 // registers at a time, one at a time, then one element at a time. body
-// gets the register index and byte displacement and whether it is the
-// scalar stage; ptrs are advanced by the bytes consumed.
-func loop(t typ, name string, ptrs []reg.Register, body func(i, disp int, scalar bool)) {
+// gets the register index and byte displacement (of the data; a cond
+// pointer's is disp/size) and whether it is the scalar stage; ptrs are
+// advanced by the elements consumed times their element size (t's unless
+// listed in sizes).
+func loop(t typ, name string, ptrs []reg.Register, sizes map[reg.Register]int, body func(i, disp int, scalar bool)) {
 	n := reg.RCX
 	vb := 32
 	stage := func(label string, regs, elems int, scalar bool, next string) {
@@ -87,7 +89,11 @@ func loop(t typ, name string, ptrs []reg.Register, body func(i, disp int, scalar
 			body(i, i*vb, scalar)
 		}
 		for _, p := range ptrs {
-			ADDQ(U32(elems*t.size()), p)
+			size, ok := sizes[p]
+			if !ok {
+				size = t.size()
+			}
+			ADDQ(U32(elems*size), p)
 		}
 		SUBQ(U32(elems), n)
 		JMP(LabelRef(name + label))
@@ -137,7 +143,7 @@ func binary(t typ, op, form string) {
 		}
 		t.bcast(p.Addr, s)
 	}
-	loop(t, name, ptrs, func(i, disp int, scalar bool) {
+	loop(t, name, ptrs, nil, func(i, disp int, scalar bool) {
 		y := ys[i]
 		mov, f := t.packed("mov"), t.packed(op)
 		sv := s
@@ -172,7 +178,7 @@ func relu(t typ) {
 	Load(Param("n"), n)
 	z := reg.Y15
 	VXORPS(z, z, z)
-	loop(t, name, []reg.Register{d, a}, func(i, disp int, scalar bool) {
+	loop(t, name, []reg.Register{d, a}, nil, func(i, disp int, scalar bool) {
 		y, zz := ys[i], z
 		mov, mx, add := t.packed("mov"), t.packed("max"), t.packed("add")
 		if scalar {
@@ -201,12 +207,93 @@ func fill(t typ) {
 		panic(err)
 	}
 	t.bcast(p.Addr, v)
-	loop(t, name, []reg.Register{d}, func(i, disp int, scalar bool) {
+	loop(t, name, []reg.Register{d}, nil, func(i, disp int, scalar bool) {
 		if scalar {
 			t.scalar("mov")(xmm(v), mem(d, disp))
 		} else {
 			t.packed("mov")(v, mem(d, disp))
 		}
+	})
+}
+
+// where emits d[i] = c[i] ? a[i] : b[i] with a or b a vector or a scalar
+// s (forms "vv", "vs", "sv"); c is []bool (bytes 0 or 1).
+func where(t typ, form string) {
+	name := "where" + form + t.sfx()
+	g := t.gotype()
+	sig := map[string]string{
+		"vv": fmt.Sprintf("func(d *%s, c *bool, a, b *%s, n int)", g, g),
+		"vs": fmt.Sprintf("func(d *%s, c *bool, a *%s, s %s, n int)", g, g, g),
+		"sv": fmt.Sprintf("func(d *%s, c *bool, s %s, b *%s, n int)", g, g, g),
+	}[form]
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s computes d[i] = c[i] ? %s : %s for i < n.", name,
+		map[bool]string{true: "s", false: "a[i]"}[form == "sv"], map[bool]string{true: "s", false: "b[i]"}[form == "vs"]))
+	d, c, a, b, n := reg.RDI, reg.R8, reg.RSI, reg.RDX, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("c"), c)
+	Load(Param("n"), n)
+	ptrs := []reg.Register{d, c}
+	if form != "sv" {
+		Load(Param("a"), a)
+		ptrs = append(ptrs, a)
+	}
+	if form != "vs" {
+		Load(Param("b"), b)
+		ptrs = append(ptrs, b)
+	}
+	s, zero := reg.Y14, reg.Y15
+	if form != "vv" {
+		p, err := Param("s").Resolve()
+		if err != nil {
+			panic(err)
+		}
+		t.bcast(p.Addr, s)
+	}
+	VPXOR(zero, zero, zero)
+	ext, eq, blend := VPMOVZXBD, VPCMPEQD, VBLENDVPS
+	if t.double {
+		ext, eq, blend = VPMOVZXBQ, VPCMPEQQ, VBLENDVPD
+	}
+	mov := t.packed("mov")
+	loop(t, name, ptrs, map[reg.Register]int{c: 1}, func(i, disp int, scalar bool) {
+		if scalar {
+			smov := t.scalar("mov")
+			x := reg.X0
+			MOVBLZX(mem(c, 0), reg.EAX)
+			TESTL(reg.EAX, reg.EAX)
+			JE(LabelRef(name + "_false"))
+			if form == "sv" {
+				VMOVAPS(xmm(s), x)
+			} else {
+				smov(mem(a, 0), x)
+			}
+			JMP(LabelRef(name + "_store"))
+			Label(name + "_false")
+			if form == "vs" {
+				VMOVAPS(xmm(s), x)
+			} else {
+				smov(mem(b, 0), x)
+			}
+			Label(name + "_store")
+			smov(x, mem(d, 0))
+			return
+		}
+		m, v := ys[i], ys[4+i]
+		ext(mem(c, disp/t.size()), m)
+		eq(zero, m, m) // all ones where c is false: take b there
+		switch form {
+		case "vv":
+			mov(mem(a, disp), v)
+			blend(m, mem(b, disp), v, v)
+		case "vs":
+			mov(mem(a, disp), v)
+			blend(m, s, v, v)
+		case "sv":
+			blend(m, mem(b, disp), s, v)
+		}
+		mov(v, mem(d, disp))
 	})
 }
 
@@ -353,6 +440,9 @@ func main() {
 		}
 		relu(t)
 		fill(t)
+		for _, form := range []string{"vv", "vs", "sv"} {
+			where(t, form)
+		}
 		extreme(t, "max")
 		extreme(t, "min")
 	}
