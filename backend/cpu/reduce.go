@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cpu/internal/vec"
 )
 
 // Reduce reduces src over the dims where dst has size 1 and src does not.
@@ -105,12 +106,16 @@ func highest[T numT](z T) T {
 	return 0
 }
 
-// combine folds n elements of s (stride st from off) into acc.
+// combine folds n elements of s (stride st from off) into acc. Float sums
+// do not come here (see sumRun).
 func combine[T numT](op backend.ReduceOp, acc T, s []T, off, st, n int) T {
+	if n == 0 {
+		return acc
+	}
 	switch op {
 	case backend.Sum:
 		if st == 1 {
-			return acc + sumContig(s[off:off+n])
+			return acc + sumInts(s[off:off+n])
 		}
 		for i := 0; i < n; i++ {
 			acc += s[off+i*st]
@@ -119,63 +124,80 @@ func combine[T numT](op backend.ReduceOp, acc T, s []T, off, st, n int) T {
 		for i := 0; i < n; i++ {
 			acc *= s[off+i*st]
 		}
-	case backend.Max:
-		for i := 0; i < n; i++ {
-			x := s[off+i*st]
-			if x > acc || x != x {
-				acc = x
-				if x != x {
-					return x
-				}
+	case backend.Max, backend.Min:
+		if st == 1 {
+			if v, ok := extremeRun(s[off:off+n], op == backend.Max); ok {
+				return merge2(op, acc, v)
 			}
 		}
-	case backend.Min:
+		isMax := op == backend.Max
 		for i := 0; i < n; i++ {
 			x := s[off+i*st]
-			if x < acc || x != x {
+			if x != x {
+				return x
+			}
+			if isMax && x > acc || !isMax && x < acc {
 				acc = x
-				if x != x {
-					return x
-				}
 			}
 		}
 	}
 	return acc
 }
 
-// sumContig adds a contiguous run with four accumulators, in blocks added in
-// float64 so long float32 sums keep their precision.
-func sumContig[T numT](s []T) T {
-	var total float64
-	var itotal T
-	isFloat := isFloatT[T]()
-	for len(s) > 0 {
-		blk := s
-		if len(blk) > 4096 {
-			blk = blk[:4096]
-		}
-		s = s[len(blk):]
-		var a0, a1, a2, a3 T
-		i := 0
-		for ; i+4 <= len(blk); i += 4 {
-			a0 += blk[i]
-			a1 += blk[i+1]
-			a2 += blk[i+2]
-			a3 += blk[i+3]
-		}
-		for ; i < len(blk); i++ {
-			a0 += blk[i]
-		}
-		if isFloat {
-			total += float64((a0 + a1) + (a2 + a3))
+// extremeRun is vec.Max/Min of a contiguous float run (ok false for ints).
+func extremeRun[T numT](s []T, isMax bool) (T, bool) {
+	var v T
+	switch x := any(s).(type) {
+	case []float32:
+		if isMax {
+			v = T(vec.Max(x))
 		} else {
-			itotal += (a0 + a1) + (a2 + a3)
+			v = T(vec.Min(x))
+		}
+	case []float64:
+		if isMax {
+			v = T(vec.Max(x))
+		} else {
+			v = T(vec.Min(x))
+		}
+	default:
+		return v, false
+	}
+	return v, true
+}
+
+// sumRun adds n floats of s (stride st from off) in float64 at the end:
+// contiguous runs through vec.Sum (float32 lanes over short blocks).
+func sumRun[T numT](s []T, off, st, n int) float64 {
+	if st == 1 {
+		switch x := any(s[off : off+n]).(type) {
+		case []float32:
+			return vec.Sum(x)
+		case []float64:
+			return vec.Sum(x)
 		}
 	}
-	if isFloat {
-		return T(total)
+	var t float64
+	for i := 0; i < n; i++ {
+		t += float64(s[off+i*st])
 	}
-	return itotal
+	return t
+}
+
+// sumInts adds a contiguous run of integers with four accumulators.
+func sumInts[T numT](s []T) T {
+	var a0, a1, a2, a3 T
+	i := 0
+	for ; i+4 <= len(s); i += 4 {
+		a0 += s[i]
+		a1 += s[i+1]
+		a2 += s[i+2]
+		a3 += s[i+3]
+	}
+	for ; i < len(s); i++ {
+		a0 += s[i]
+	}
+	return (a0 + a1) + (a2 + a3)
 }
 
 func isFloatT[T numT]() bool {
@@ -205,6 +227,24 @@ func merge2[T numT](op backend.ReduceOp, a, b T) T {
 	return a
 }
 
+// forKept calls f with the dst and src offsets of every kept element, in
+// parallel when the work (cost per element) is large.
+func forKept(kept layout, cost int, f func(od, os int)) {
+	sd0, sd1, ss0, ss1 := kept.outer(0), kept.inner(0), kept.outer(1), kept.inner(1)
+	kept.each(cost, func(off []int, n0, n1 int) {
+		for r := 0; r < n0; r++ {
+			od, os := off[0]+r*sd0, off[1]+r*ss0
+			for j := 0; j < n1; j++ {
+				f(od+j*sd1, os+j*ss1)
+			}
+		}
+	})
+}
+
+// sumBlock is the span of the fixed blocks a long single reduction is split
+// into, so that its result does not depend on the thread count.
+const sumBlock = 1 << 14
+
 func reduceNum[T numT](op backend.ReduceOp, dst, src backend.View) {
 	d, s := slice[T](dst.S), slice[T](src.S)
 	kept, red := split(dst, src)
@@ -212,27 +252,31 @@ func reduceNum[T numT](op backend.ReduceOp, dst, src backend.View) {
 	id := identity[T](op)
 	rd := len(red.shape) == 1
 	rs := red.strides[0][len(red.shape)-1]
+	fsum := op == backend.Sum && isFloatT[T]()
 
 	// One output (or very few): split the reduction itself across workers,
 	// in fixed blocks merged in order, so that the result does not depend on
 	// the thread count or on which worker finishes first.
 	if nOut < 8 && rd && nRed >= 2*grain {
-		const blk = 4096 // sumContig's block: the same rounding as one run
-		nb := (nRed + blk - 1) / blk
+		nb := (nRed + sumBlock - 1) / sumBlock
 		parts := make([]T, nb)
-		for o := 0; o < nOut; o++ {
-			var offs [2]int
-			kept.walk(o, o+1, func(off []int, n int) { offs[0], offs[1] = off[0], off[1] })
-			parallelFor(nb, blk, func(lo, hi int) {
+		fparts := make([]float64, nb)
+		forKept(kept, 1, func(od, os int) {
+			parallelFor(nb, sumBlock, func(lo, hi int) {
 				for b := lo; b < hi; b++ {
-					parts[b] = combine(op, id, s, offs[1]+b*blk*rs, rs, min(blk, nRed-b*blk))
+					off, n := os+b*sumBlock*rs, min(sumBlock, nRed-b*sumBlock)
+					if fsum {
+						fparts[b] = sumRun(s, off, rs, n)
+					} else {
+						parts[b] = combine(op, id, s, off, rs, n)
+					}
 				}
 			})
 			acc := id
-			if op == backend.Sum && isFloatT[T]() {
+			if fsum {
 				var tot float64
-				for _, p := range parts {
-					tot += float64(p)
+				for _, p := range fparts {
+					tot += p
 				}
 				acc = T(tot)
 			} else {
@@ -240,52 +284,84 @@ func reduceNum[T numT](op backend.ReduceOp, dst, src backend.View) {
 					acc = merge2(op, acc, p)
 				}
 			}
-			d[offs[0]] = acc
-		}
+			d[od] = acc
+		})
 		return
 	}
 
 	// Reducing leading dims with the innermost dim kept and contiguous:
 	// accumulate whole rows, which walks memory in order.
-	ks := kept.inner(1)
-	if rd && ks == 1 && kept.inner(0) == 1 && rs != 1 {
-		kept.each(nRed, func(off []int, n int) {
-			out := d[off[0] : off[0]+n]
-			for i := range out {
-				out[i] = id
-			}
-			for r := 0; r < nRed; r++ {
-				row := s[off[1]+r*rs : off[1]+r*rs+n]
-				switch op {
-				case backend.Sum:
-					for i, x := range row {
-						out[i] += x
-					}
-				default:
-					for i, x := range row {
-						out[i] = merge2(op, out[i], x)
-					}
-				}
+	if rd && kept.inner(1) == 1 && kept.inner(0) == 1 && rs != 1 {
+		sd0, ss0 := kept.outer(0), kept.outer(1)
+		kept.each(nRed, func(off []int, n0, n1 int) {
+			for r := 0; r < n0; r++ {
+				out, base := d[off[0]+r*sd0:][:n1], off[1]+r*ss0
+				accumulateRows(op, out, s, base, rs, nRed)
 			}
 		})
 		return
 	}
 
-	sd, ss := kept.inner(0), kept.inner(1)
-	kept.each(nRed, func(off []int, n int) {
-		for j := 0; j < n; j++ {
-			base := off[1] + j*ss
-			acc := id
+	forKept(kept, nRed, func(od, os int) {
+		if fsum {
+			var tot float64
 			if rd {
-				acc = combine(op, id, s, base, rs, nRed)
+				tot = sumRun(s, os, rs, nRed)
 			} else {
-				red.walk(0, nRed, func(ro []int, m int) {
-					acc = combine(op, acc, s, base+ro[0], red.inner(0), m)
-				})
+				eachRun(red, func(ro, st, m int) { tot += sumRun(s, os+ro, st, m) })
 			}
-			d[off[0]+j*sd] = acc
+			d[od] = T(tot)
+			return
+		}
+		acc := id
+		if rd {
+			acc = combine(op, id, s, os, rs, nRed)
+		} else {
+			eachRun(red, func(ro, st, m int) { acc = combine(op, acc, s, os+ro, st, m) })
+		}
+		d[od] = acc
+	})
+}
+
+// eachRun calls f for every run of the last dim of a single-operand
+// layout, in order, with its offset, stride and length.
+func eachRun(l layout, f func(off, st, n int)) {
+	s0, s1 := l.outer(0), l.inner(0)
+	l.walk(0, l.total(), func(off []int, n0, n1 int) {
+		for r := 0; r < n0; r++ {
+			f(off[0]+r*s0, s1, n1)
 		}
 	})
+}
+
+// accumulateRows sets out to the reduction of n rows of s (row r at
+// base + r*rs, contiguous, len(out) long).
+func accumulateRows[T numT](op backend.ReduceOp, out, s []T, base, rs, n int) {
+	if n == 0 {
+		fillRow(out, identity[T](op))
+		return
+	}
+	copy(out, s[base:base+len(out)])
+	for r := 1; r < n; r++ {
+		row := s[base+r*rs:][:len(out)]
+		switch op {
+		case backend.Sum:
+			switch o := any(out).(type) {
+			case []float32:
+				vec.Binary(vec.Add, o, o, any(row).([]float32))
+			case []float64:
+				vec.Binary(vec.Add, o, o, any(row).([]float64))
+			default:
+				for i, x := range row {
+					out[i] += x
+				}
+			}
+		default:
+			for i, x := range row {
+				out[i] = merge2(op, out[i], x)
+			}
+		}
+	}
 }
 
 func argReduce[T numT](op backend.ReduceOp, dst, src backend.View) {
@@ -297,52 +373,46 @@ func argReduce[T numT](op backend.ReduceOp, dst, src backend.View) {
 		}
 	}
 	if r < 0 { // reducing a size-1 dim (or nothing): index 0 everywhere
-		fill(dst, int64(0))
+		fill(dst, int64(0), fillRow[int64])
 		return
 	}
 	n, st := src.Shape[r], src.Strides[r]
 	kept, _ := split(dst, src)
-	sd, ss := kept.inner(0), kept.inner(1)
 	isMax := op == backend.ArgMax
-	kept.each(n, func(off []int, cnt int) {
-		for j := 0; j < cnt; j++ {
-			base := off[1] + j*ss
-			best, bi := s[base], 0
-			if best == best {
-				for i := 1; i < n; i++ {
-					x := s[base+i*st]
-					if x != x {
-						bi = i
-						break
-					}
-					if (isMax && x > best) || (!isMax && x < best) {
-						best, bi = x, i
-					}
+	forKept(kept, n, func(od, base int) {
+		best, bi := s[base], 0
+		if best == best {
+			for i := 1; i < n; i++ {
+				x := s[base+i*st]
+				if x != x {
+					bi = i
+					break
+				}
+				if (isMax && x > best) || (!isMax && x < best) {
+					best, bi = x, i
 				}
 			}
-			d[off[0]+j*sd] = int64(bi)
 		}
+		d[od] = int64(bi)
 	})
 }
 
 func anyAll(all bool, dst, src backend.View) {
 	d, s := slice[bool](dst.S), slice[bool](src.S)
 	kept, red := split(dst, src)
-	nRed := red.total()
-	sd, ss := kept.inner(0), kept.inner(1)
-	kept.each(nRed, func(off []int, n int) {
-		for j := 0; j < n; j++ {
-			base := off[1] + j*ss
-			acc := all
-			red.walk(0, nRed, func(ro []int, m int) {
-				for i := 0; i < m; i++ {
-					if s[base+ro[0]+i*red.inner(0)] != all {
-						acc = !all
-						return
-					}
+	forKept(kept, red.total(), func(od, base int) {
+		acc := all
+		eachRun(red, func(ro, st, m int) {
+			if acc != all {
+				return
+			}
+			for i := 0; i < m; i++ {
+				if s[base+ro+i*st] != all {
+					acc = !all
+					return
 				}
-			})
-			d[off[0]+j*sd] = acc
-		}
+			}
+		})
+		d[od] = acc
 	})
 }

@@ -224,44 +224,79 @@ func (l layout) total() int {
 // inner returns the last dim's stride of operand k.
 func (l layout) inner(k int) int { return l.strides[k][len(l.shape)-1] }
 
-// walk calls row for each run of the last dim inside the linear range
-// [lo, hi), with the operands' offsets at the run's start.
-func (l layout) walk(lo, hi int, row func(off []int, n int)) {
+// outer returns the second-to-last dim's stride of operand k (0 for 1-D).
+func (l layout) outer(k int) int {
+	if nd := len(l.shape); nd >= 2 {
+		return l.strides[k][nd-2]
+	}
+	return 0
+}
+
+// walk calls blk for the 2-D blocks that cover the linear range [lo, hi):
+// n0 rows of the second-to-last dim (strides outer(k)) of n1 elements of
+// the last (strides inner(k)), with the operands' offsets at the block's
+// start. Kernels loop over a block without calls, so that short rows (a
+// pooling window, a broadcast inner dim) cost no call each.
+func (l layout) walk(lo, hi int, blk func(off []int, n0, n1 int)) {
 	if lo >= hi {
 		return
 	}
-	nd := len(l.shape)
+	nd, nk := len(l.shape), len(l.base)
+	off := make([]int, nk)
+	if nd == 1 {
+		for k := range off {
+			off[k] = l.base[k] + lo*l.strides[k][0]
+		}
+		blk(off, 1, hi-lo)
+		return
+	}
 	idx := make([]int, nd)
 	rem := lo
 	for i := nd - 1; i >= 0; i-- {
 		idx[i] = rem % l.shape[i]
 		rem /= l.shape[i]
 	}
-	off := make([]int, len(l.base))
-	last := l.shape[nd-1]
+	last, rows := l.shape[nd-1], l.shape[nd-2]
 	for cur := lo; cur < hi; {
 		for k := range off {
 			o := l.base[k]
-			for i := 0; i < nd; i++ {
-				o += idx[i] * l.strides[k][i]
+			for i, st := range l.strides[k] {
+				o += idx[i] * st
 			}
 			off[k] = o
 		}
-		n := last - idx[nd-1]
-		if hi-cur < n {
-			n = hi - cur
+		var n0, n1 int
+		if j := idx[nd-1]; j != 0 || hi-cur < last { // part of a row
+			n0, n1 = 1, min(last-j, hi-cur)
+			idx[nd-1] += n1
+			if idx[nd-1] == last {
+				idx[nd-1] = 0
+				idx[nd-2]++
+			}
+		} else {
+			n0, n1 = min(rows-idx[nd-2], (hi-cur)/last), last
+			idx[nd-2] += n0
 		}
-		row(off, n)
-		cur += n
-		idx[nd-1] += n
-		for i := nd - 1; i > 0 && idx[i] == l.shape[i]; i-- {
+		blk(off, n0, n1)
+		cur += n0 * n1
+		for i := nd - 2; i > 0 && idx[i] == l.shape[i]; i-- {
 			idx[i] = 0
 			idx[i-1]++
 		}
 	}
 }
 
-// each runs row over the whole layout, in parallel when large.
-func (l layout) each(cost int, row func(off []int, n int)) {
-	parallelFor(l.total(), cost, func(lo, hi int) { l.walk(lo, hi, row) })
+// each runs blk over the whole layout, split across workers when large;
+// cost is the work per element. Workers get whole rows when there are
+// enough of them.
+func (l layout) each(cost int, blk func(off []int, n0, n1 int)) {
+	total := l.total()
+	if total == 0 {
+		return
+	}
+	if last := l.shape[len(l.shape)-1]; len(l.shape) > 1 && total/last >= 2*Threads() {
+		parallelFor(total/last, cost*last, func(lo, hi int) { l.walk(lo*last, hi*last, blk) })
+		return
+	}
+	parallelFor(total, cost, func(lo, hi int) { l.walk(lo, hi, blk) })
 }

@@ -6,289 +6,397 @@ import (
 	"math"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cpu/internal/vec"
 )
 
 var _ = math.Abs
 
-func unaryRowFloat32(op backend.UnaryOp, d []float32, od, sd int, a []float32, oa, sa, n int, p1, p2 float64) bool {
+func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32, oa, sa0, sa1, n0, n1 int, p1, p2 float64) bool {
 	type T = float32
 	_ = p1
 	_ = p2
 	switch op {
 	case backend.Neg:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = -x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				vec.BinaryScalar(vec.Mul, dd, aa, -1)
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = -x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = -x
+				}
 			}
 		}
 	case backend.Abs:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Abs(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Abs(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Abs(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Abs(float64(x)))
+				}
 			}
 		}
 	case backend.Exp:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Exp(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Exp(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Exp(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Exp(float64(x)))
+				}
 			}
 		}
 	case backend.Log:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Log(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Log(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Log(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Log(float64(x)))
+				}
 			}
 		}
 	case backend.Sqrt:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Sqrt(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Sqrt(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Sqrt(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Sqrt(float64(x)))
+				}
 			}
 		}
 	case backend.Rsqrt:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(1 / math.Sqrt(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(1 / math.Sqrt(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(1 / math.Sqrt(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(1 / math.Sqrt(float64(x)))
+				}
 			}
 		}
 	case backend.Sin:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Sin(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Sin(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Sin(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Sin(float64(x)))
+				}
 			}
 		}
 	case backend.Cos:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Cos(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Cos(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Cos(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Cos(float64(x)))
+				}
 			}
 		}
 	case backend.Tanh:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Tanh(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Tanh(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Tanh(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Tanh(float64(x)))
+				}
 			}
 		}
 	case backend.Sigmoid:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(1 / (1 + math.Exp(-float64(x))))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(1 / (1 + math.Exp(-float64(x))))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(1 / (1 + math.Exp(-float64(x))))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(1 / (1 + math.Exp(-float64(x))))
+				}
 			}
 		}
 	case backend.ReLU:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = reluF(x)
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				vec.ReLU(dd, aa)
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = reluF(x)
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = reluF(x)
+				}
 			}
 		}
 	case backend.Sign:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = signF(x)
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = signF(x)
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = signF(x)
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = signF(x)
+				}
 			}
 		}
 	case backend.Square:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = x * x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				vec.Binary(vec.Mul, dd, aa, aa)
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = x * x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = x * x
+				}
 			}
 		}
 	case backend.Floor:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Floor(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Floor(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Floor(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Floor(float64(x)))
+				}
 			}
 		}
 	case backend.Ceil:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Ceil(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Ceil(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Ceil(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Ceil(float64(x)))
+				}
 			}
 		}
 	case backend.Round:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.RoundToEven(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.RoundToEven(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.RoundToEven(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.RoundToEven(float64(x)))
+				}
 			}
 		}
 	case backend.Log1p:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Log1p(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Log1p(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Log1p(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Log1p(float64(x)))
+				}
 			}
 		}
 	case backend.Expm1:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Expm1(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Expm1(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Expm1(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Expm1(float64(x)))
+				}
 			}
 		}
 	case backend.Erf:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Erf(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Erf(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Erf(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Erf(float64(x)))
+				}
 			}
 		}
 	case backend.Reciprocal:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = 1 / x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				vec.ScalarBinary(vec.Div, dd, 1, aa)
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = 1 / x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = 1 / x
+				}
 			}
 		}
 	case backend.Clamp:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(clampF(float64(x), p1, p2))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(clampF(float64(x), p1, p2))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(clampF(float64(x), p1, p2))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(clampF(float64(x), p1, p2))
+				}
 			}
 		}
 	case backend.PowScalar:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Pow(float64(x), p1))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Pow(float64(x), p1))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Pow(float64(x), p1))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Pow(float64(x), p1))
+				}
 			}
 		}
 	case backend.LeakyReLU:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = leakyF(x, T(p1))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = leakyF(x, T(p1))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = leakyF(x, T(p1))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = leakyF(x, T(p1))
+				}
 			}
 		}
 	default:
@@ -297,285 +405,392 @@ func unaryRowFloat32(op backend.UnaryOp, d []float32, od, sd int, a []float32, o
 	return true
 }
 
-func unaryRowFloat64(op backend.UnaryOp, d []float64, od, sd int, a []float64, oa, sa, n int, p1, p2 float64) bool {
+func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64, oa, sa0, sa1, n0, n1 int, p1, p2 float64) bool {
 	type T = float64
 	_ = p1
 	_ = p2
 	switch op {
 	case backend.Neg:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = -x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				vec.BinaryScalar(vec.Mul, dd, aa, -1)
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = -x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = -x
+				}
 			}
 		}
 	case backend.Abs:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Abs(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Abs(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Abs(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Abs(float64(x)))
+				}
 			}
 		}
 	case backend.Exp:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Exp(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Exp(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Exp(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Exp(float64(x)))
+				}
 			}
 		}
 	case backend.Log:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Log(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Log(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Log(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Log(float64(x)))
+				}
 			}
 		}
 	case backend.Sqrt:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Sqrt(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Sqrt(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Sqrt(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Sqrt(float64(x)))
+				}
 			}
 		}
 	case backend.Rsqrt:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(1 / math.Sqrt(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(1 / math.Sqrt(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(1 / math.Sqrt(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(1 / math.Sqrt(float64(x)))
+				}
 			}
 		}
 	case backend.Sin:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Sin(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Sin(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Sin(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Sin(float64(x)))
+				}
 			}
 		}
 	case backend.Cos:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Cos(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Cos(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Cos(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Cos(float64(x)))
+				}
 			}
 		}
 	case backend.Tanh:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Tanh(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Tanh(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Tanh(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Tanh(float64(x)))
+				}
 			}
 		}
 	case backend.Sigmoid:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(1 / (1 + math.Exp(-float64(x))))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(1 / (1 + math.Exp(-float64(x))))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(1 / (1 + math.Exp(-float64(x))))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(1 / (1 + math.Exp(-float64(x))))
+				}
 			}
 		}
 	case backend.ReLU:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = reluF(x)
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				vec.ReLU(dd, aa)
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = reluF(x)
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = reluF(x)
+				}
 			}
 		}
 	case backend.Sign:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = signF(x)
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = signF(x)
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = signF(x)
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = signF(x)
+				}
 			}
 		}
 	case backend.Square:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = x * x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				vec.Binary(vec.Mul, dd, aa, aa)
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = x * x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = x * x
+				}
 			}
 		}
 	case backend.Floor:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Floor(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Floor(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Floor(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Floor(float64(x)))
+				}
 			}
 		}
 	case backend.Ceil:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Ceil(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Ceil(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Ceil(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Ceil(float64(x)))
+				}
 			}
 		}
 	case backend.Round:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.RoundToEven(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.RoundToEven(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.RoundToEven(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.RoundToEven(float64(x)))
+				}
 			}
 		}
 	case backend.Log1p:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Log1p(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Log1p(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Log1p(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Log1p(float64(x)))
+				}
 			}
 		}
 	case backend.Expm1:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Expm1(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Expm1(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Expm1(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Expm1(float64(x)))
+				}
 			}
 		}
 	case backend.Erf:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Erf(float64(x)))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Erf(float64(x)))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Erf(float64(x)))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Erf(float64(x)))
+				}
 			}
 		}
 	case backend.Reciprocal:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = 1 / x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				vec.ScalarBinary(vec.Div, dd, 1, aa)
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = 1 / x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = 1 / x
+				}
 			}
 		}
 	case backend.Clamp:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(clampF(float64(x), p1, p2))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(clampF(float64(x), p1, p2))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(clampF(float64(x), p1, p2))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(clampF(float64(x), p1, p2))
+				}
 			}
 		}
 	case backend.PowScalar:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = T(math.Pow(float64(x), p1))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Pow(float64(x), p1))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = T(math.Pow(float64(x), p1))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = T(math.Pow(float64(x), p1))
+				}
 			}
 		}
 	case backend.LeakyReLU:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = leakyF(x, T(p1))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = leakyF(x, T(p1))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = leakyF(x, T(p1))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = leakyF(x, T(p1))
+				}
 			}
 		}
 	default:
@@ -584,129 +799,179 @@ func unaryRowFloat64(op backend.UnaryOp, d []float64, od, sd int, a []float64, o
 	return true
 }
 
-func unaryRowInt64(op backend.UnaryOp, d []int64, od, sd int, a []int64, oa, sa, n int, p1, p2 float64) bool {
+func unaryInt64(op backend.UnaryOp, d []int64, od, sd0, sd1 int, a []int64, oa, sa0, sa1, n0, n1 int, p1, p2 float64) bool {
 	type T = int64
 	_ = p1
 	_ = p2
 	switch op {
 	case backend.Neg:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = -x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = -x
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = -x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = -x
+				}
 			}
 		}
 	case backend.Abs:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = absI(x)
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = absI(x)
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = absI(x)
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = absI(x)
+				}
 			}
 		}
 	case backend.ReLU:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = reluI(x)
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = reluI(x)
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = reluI(x)
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = reluI(x)
+				}
 			}
 		}
 	case backend.Sign:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = signI(x)
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = signI(x)
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = signI(x)
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = signI(x)
+				}
 			}
 		}
 	case backend.Square:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = x * x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = x * x
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = x * x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = x * x
+				}
 			}
 		}
 	case backend.Floor:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = x
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = x
+				}
 			}
 		}
 	case backend.Ceil:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = x
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = x
+				}
 			}
 		}
 	case backend.Round:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = x
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = x
+				}
 			}
 		}
 	case backend.Clamp:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = clampI(x, p1, p2)
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = clampI(x, p1, p2)
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = clampI(x, p1, p2)
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = clampI(x, p1, p2)
+				}
 			}
 		}
 	case backend.PowScalar:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = ipow(x, T(p1))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = ipow(x, T(p1))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = ipow(x, T(p1))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = ipow(x, T(p1))
+				}
 			}
 		}
 	default:
@@ -715,129 +980,179 @@ func unaryRowInt64(op backend.UnaryOp, d []int64, od, sd int, a []int64, oa, sa,
 	return true
 }
 
-func unaryRowInt32(op backend.UnaryOp, d []int32, od, sd int, a []int32, oa, sa, n int, p1, p2 float64) bool {
+func unaryInt32(op backend.UnaryOp, d []int32, od, sd0, sd1 int, a []int32, oa, sa0, sa1, n0, n1 int, p1, p2 float64) bool {
 	type T = int32
 	_ = p1
 	_ = p2
 	switch op {
 	case backend.Neg:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = -x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = -x
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = -x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = -x
+				}
 			}
 		}
 	case backend.Abs:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = absI(x)
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = absI(x)
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = absI(x)
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = absI(x)
+				}
 			}
 		}
 	case backend.ReLU:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = reluI(x)
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = reluI(x)
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = reluI(x)
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = reluI(x)
+				}
 			}
 		}
 	case backend.Sign:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = signI(x)
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = signI(x)
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = signI(x)
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = signI(x)
+				}
 			}
 		}
 	case backend.Square:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = x * x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = x * x
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = x * x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = x * x
+				}
 			}
 		}
 	case backend.Floor:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = x
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = x
+				}
 			}
 		}
 	case backend.Ceil:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = x
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = x
+				}
 			}
 		}
 	case backend.Round:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = x
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = x
+				}
 			}
 		}
 	case backend.Clamp:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = clampI(x, p1, p2)
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = clampI(x, p1, p2)
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = clampI(x, p1, p2)
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = clampI(x, p1, p2)
+				}
 			}
 		}
 	case backend.PowScalar:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = ipow(x, T(p1))
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = ipow(x, T(p1))
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = ipow(x, T(p1))
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = ipow(x, T(p1))
+				}
 			}
 		}
 	default:
@@ -846,21 +1161,26 @@ func unaryRowInt32(op backend.UnaryOp, d []int32, od, sd int, a []int32, oa, sa,
 	return true
 }
 
-func unaryRowBool(op backend.UnaryOp, d []bool, od, sd int, a []bool, oa, sa, n int, p1, p2 float64) bool {
+func unaryBool(op backend.UnaryOp, d []bool, od, sd0, sd1 int, a []bool, oa, sa0, sa1, n0, n1 int, p1, p2 float64) bool {
 	type T = bool
 	_ = p1
 	_ = p2
 	switch op {
 	case backend.LogicalNot:
-		if sd == 1 && sa == 1 {
-			dd, aa := d[od:od+n], a[oa:oa+n]
-			for i, x := range aa {
-				dd[i] = !x
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = !x
+				}
 			}
 		} else {
-			for i := 0; i < n; i++ {
-				x := a[oa+i*sa]
-				d[od+i*sd] = !x
+			for r := 0; r < n0; r++ {
+				od, oa := od+r*sd0, oa+r*sa0
+				for i := 0; i < n1; i++ {
+					x := a[oa+i*sa1]
+					d[od+i*sd1] = !x
+				}
 			}
 		}
 	default:
@@ -869,247 +1189,309 @@ func unaryRowBool(op backend.UnaryOp, d []bool, od, sd int, a []bool, oa, sa, n 
 	return true
 }
 
-func binaryRowFloat32(op backend.BinaryOp, d []float32, od, sd int, a []float32, oa, sa int, b []float32, ob, sb, n int) bool {
+func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float32, oa, sa0, sa1 int, b []float32, ob, sb0, sb1, n0, n1 int) bool {
 	type T = float32
 	switch op {
 	case backend.Add:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x + y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				vec.Binary(vec.Add, dd, aa, bb)
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x + y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				vec.BinaryScalar(vec.Add, dd, aa, y)
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x + y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				vec.ScalarBinary(vec.Add, dd, x, bb)
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x + y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x + y
+				}
 			}
 		}
 	case backend.Sub:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x - y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				vec.Binary(vec.Sub, dd, aa, bb)
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x - y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				vec.BinaryScalar(vec.Sub, dd, aa, y)
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x - y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				vec.ScalarBinary(vec.Sub, dd, x, bb)
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x - y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x - y
+				}
 			}
 		}
 	case backend.Mul:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x * y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				vec.Binary(vec.Mul, dd, aa, bb)
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x * y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				vec.BinaryScalar(vec.Mul, dd, aa, y)
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x * y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				vec.ScalarBinary(vec.Mul, dd, x, bb)
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x * y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x * y
+				}
 			}
 		}
 	case backend.Div:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x / y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				vec.Binary(vec.Div, dd, aa, bb)
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x / y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				vec.BinaryScalar(vec.Div, dd, aa, y)
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x / y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				vec.ScalarBinary(vec.Div, dd, x, bb)
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x / y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x / y
+				}
 			}
 		}
 	case backend.Pow:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = T(math.Pow(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = T(math.Pow(float64(x), float64(y)))
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = T(math.Pow(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = T(math.Pow(float64(x), float64(y)))
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = T(math.Pow(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = T(math.Pow(float64(x), float64(y)))
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = T(math.Pow(float64(x), float64(y)))
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = T(math.Pow(float64(x), float64(y)))
+				}
 			}
 		}
 	case backend.Maximum:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = maxF(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = maxF(x, y)
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = maxF(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = maxF(x, y)
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = maxF(x, y)
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = maxF(x, y)
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = maxF(x, y)
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = maxF(x, y)
+				}
 			}
 		}
 	case backend.Minimum:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = minF(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = minF(x, y)
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = minF(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = minF(x, y)
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = minF(x, y)
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = minF(x, y)
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = minF(x, y)
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = minF(x, y)
+				}
 			}
 		}
 	case backend.Atan2:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = T(math.Atan2(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = T(math.Atan2(float64(x), float64(y)))
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = T(math.Atan2(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = T(math.Atan2(float64(x), float64(y)))
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = T(math.Atan2(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = T(math.Atan2(float64(x), float64(y)))
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = T(math.Atan2(float64(x), float64(y)))
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = T(math.Atan2(float64(x), float64(y)))
+				}
 			}
 		}
 	case backend.Remainder:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = T(remF(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = T(remF(float64(x), float64(y)))
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = T(remF(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = T(remF(float64(x), float64(y)))
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = T(remF(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = T(remF(float64(x), float64(y)))
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = T(remF(float64(x), float64(y)))
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = T(remF(float64(x), float64(y)))
+				}
 			}
 		}
 	case backend.FloorDiv:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = T(math.Floor(float64(x) / float64(y)))
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = T(math.Floor(float64(x) / float64(y)))
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = T(math.Floor(float64(x) / float64(y)))
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = T(math.Floor(float64(x) / float64(y)))
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = T(math.Floor(float64(x) / float64(y)))
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = T(math.Floor(float64(x) / float64(y)))
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = T(math.Floor(float64(x) / float64(y)))
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = T(math.Floor(float64(x) / float64(y)))
+				}
 			}
 		}
 	default:
@@ -1118,151 +1500,205 @@ func binaryRowFloat32(op backend.BinaryOp, d []float32, od, sd int, a []float32,
 	return true
 }
 
-func binaryRowFloat32Bool(op backend.BinaryOp, d []bool, od, sd int, a []float32, oa, sa int, b []float32, ob, sb, n int) bool {
+func binaryFloat32Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []float32, oa, sa0, sa1 int, b []float32, ob, sb0, sb1, n0, n1 int) bool {
 	type T = float32
 	switch op {
 	case backend.Eq:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x == y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x == y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x == y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x == y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x == y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x == y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x == y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x == y
+				}
 			}
 		}
 	case backend.Ne:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x != y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x != y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x != y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x != y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x != y
+				}
 			}
 		}
 	case backend.Lt:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x < y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x < y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x < y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x < y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x < y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x < y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x < y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x < y
+				}
 			}
 		}
 	case backend.Le:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x <= y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x <= y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x <= y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x <= y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x <= y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x <= y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x <= y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x <= y
+				}
 			}
 		}
 	case backend.Gt:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x > y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x > y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x > y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x > y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x > y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x > y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x > y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x > y
+				}
 			}
 		}
 	case backend.Ge:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x >= y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x >= y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x >= y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x >= y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x >= y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x >= y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x >= y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x >= y
+				}
 			}
 		}
 	default:
@@ -1271,247 +1707,309 @@ func binaryRowFloat32Bool(op backend.BinaryOp, d []bool, od, sd int, a []float32
 	return true
 }
 
-func binaryRowFloat64(op backend.BinaryOp, d []float64, od, sd int, a []float64, oa, sa int, b []float64, ob, sb, n int) bool {
+func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float64, oa, sa0, sa1 int, b []float64, ob, sb0, sb1, n0, n1 int) bool {
 	type T = float64
 	switch op {
 	case backend.Add:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x + y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				vec.Binary(vec.Add, dd, aa, bb)
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x + y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				vec.BinaryScalar(vec.Add, dd, aa, y)
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x + y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				vec.ScalarBinary(vec.Add, dd, x, bb)
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x + y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x + y
+				}
 			}
 		}
 	case backend.Sub:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x - y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				vec.Binary(vec.Sub, dd, aa, bb)
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x - y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				vec.BinaryScalar(vec.Sub, dd, aa, y)
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x - y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				vec.ScalarBinary(vec.Sub, dd, x, bb)
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x - y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x - y
+				}
 			}
 		}
 	case backend.Mul:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x * y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				vec.Binary(vec.Mul, dd, aa, bb)
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x * y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				vec.BinaryScalar(vec.Mul, dd, aa, y)
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x * y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				vec.ScalarBinary(vec.Mul, dd, x, bb)
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x * y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x * y
+				}
 			}
 		}
 	case backend.Div:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x / y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				vec.Binary(vec.Div, dd, aa, bb)
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x / y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				vec.BinaryScalar(vec.Div, dd, aa, y)
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x / y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				vec.ScalarBinary(vec.Div, dd, x, bb)
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x / y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x / y
+				}
 			}
 		}
 	case backend.Pow:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = T(math.Pow(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = T(math.Pow(float64(x), float64(y)))
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = T(math.Pow(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = T(math.Pow(float64(x), float64(y)))
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = T(math.Pow(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = T(math.Pow(float64(x), float64(y)))
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = T(math.Pow(float64(x), float64(y)))
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = T(math.Pow(float64(x), float64(y)))
+				}
 			}
 		}
 	case backend.Maximum:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = maxF(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = maxF(x, y)
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = maxF(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = maxF(x, y)
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = maxF(x, y)
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = maxF(x, y)
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = maxF(x, y)
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = maxF(x, y)
+				}
 			}
 		}
 	case backend.Minimum:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = minF(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = minF(x, y)
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = minF(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = minF(x, y)
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = minF(x, y)
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = minF(x, y)
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = minF(x, y)
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = minF(x, y)
+				}
 			}
 		}
 	case backend.Atan2:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = T(math.Atan2(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = T(math.Atan2(float64(x), float64(y)))
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = T(math.Atan2(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = T(math.Atan2(float64(x), float64(y)))
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = T(math.Atan2(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = T(math.Atan2(float64(x), float64(y)))
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = T(math.Atan2(float64(x), float64(y)))
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = T(math.Atan2(float64(x), float64(y)))
+				}
 			}
 		}
 	case backend.Remainder:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = T(remF(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = T(remF(float64(x), float64(y)))
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = T(remF(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = T(remF(float64(x), float64(y)))
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = T(remF(float64(x), float64(y)))
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = T(remF(float64(x), float64(y)))
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = T(remF(float64(x), float64(y)))
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = T(remF(float64(x), float64(y)))
+				}
 			}
 		}
 	case backend.FloorDiv:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = T(math.Floor(float64(x) / float64(y)))
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = T(math.Floor(float64(x) / float64(y)))
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = T(math.Floor(float64(x) / float64(y)))
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = T(math.Floor(float64(x) / float64(y)))
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = T(math.Floor(float64(x) / float64(y)))
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = T(math.Floor(float64(x) / float64(y)))
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = T(math.Floor(float64(x) / float64(y)))
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = T(math.Floor(float64(x) / float64(y)))
+				}
 			}
 		}
 	default:
@@ -1520,151 +2018,205 @@ func binaryRowFloat64(op backend.BinaryOp, d []float64, od, sd int, a []float64,
 	return true
 }
 
-func binaryRowFloat64Bool(op backend.BinaryOp, d []bool, od, sd int, a []float64, oa, sa int, b []float64, ob, sb, n int) bool {
+func binaryFloat64Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []float64, oa, sa0, sa1 int, b []float64, ob, sb0, sb1, n0, n1 int) bool {
 	type T = float64
 	switch op {
 	case backend.Eq:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x == y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x == y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x == y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x == y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x == y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x == y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x == y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x == y
+				}
 			}
 		}
 	case backend.Ne:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x != y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x != y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x != y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x != y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x != y
+				}
 			}
 		}
 	case backend.Lt:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x < y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x < y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x < y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x < y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x < y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x < y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x < y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x < y
+				}
 			}
 		}
 	case backend.Le:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x <= y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x <= y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x <= y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x <= y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x <= y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x <= y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x <= y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x <= y
+				}
 			}
 		}
 	case backend.Gt:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x > y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x > y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x > y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x > y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x > y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x > y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x > y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x > y
+				}
 			}
 		}
 	case backend.Ge:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x >= y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x >= y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x >= y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x >= y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x >= y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x >= y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x >= y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x >= y
+				}
 			}
 		}
 	default:
@@ -1673,199 +2225,271 @@ func binaryRowFloat64Bool(op backend.BinaryOp, d []bool, od, sd int, a []float64
 	return true
 }
 
-func binaryRowInt64(op backend.BinaryOp, d []int64, od, sd int, a []int64, oa, sa int, b []int64, ob, sb, n int) bool {
+func binaryInt64(op backend.BinaryOp, d []int64, od, sd0, sd1 int, a []int64, oa, sa0, sa1 int, b []int64, ob, sb0, sb1, n0, n1 int) bool {
 	type T = int64
 	switch op {
 	case backend.Add:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x + y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x + y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x + y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x + y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x + y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x + y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x + y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x + y
+				}
 			}
 		}
 	case backend.Sub:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x - y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x - y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x - y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x - y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x - y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x - y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x - y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x - y
+				}
 			}
 		}
 	case backend.Mul:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x * y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x * y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x * y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x * y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x * y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x * y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x * y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x * y
+				}
 			}
 		}
 	case backend.Pow:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = ipow(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = ipow(x, y)
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = ipow(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = ipow(x, y)
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = ipow(x, y)
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = ipow(x, y)
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = ipow(x, y)
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = ipow(x, y)
+				}
 			}
 		}
 	case backend.Maximum:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = max(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = max(x, y)
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = max(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = max(x, y)
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = max(x, y)
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = max(x, y)
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = max(x, y)
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = max(x, y)
+				}
 			}
 		}
 	case backend.Minimum:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = min(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = min(x, y)
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = min(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = min(x, y)
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = min(x, y)
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = min(x, y)
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = min(x, y)
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = min(x, y)
+				}
 			}
 		}
 	case backend.Remainder:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = remI(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = remI(x, y)
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = remI(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = remI(x, y)
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = remI(x, y)
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = remI(x, y)
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = remI(x, y)
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = remI(x, y)
+				}
 			}
 		}
 	case backend.FloorDiv:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = floorDivI(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = floorDivI(x, y)
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = floorDivI(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = floorDivI(x, y)
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = floorDivI(x, y)
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = floorDivI(x, y)
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = floorDivI(x, y)
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = floorDivI(x, y)
+				}
 			}
 		}
 	default:
@@ -1874,151 +2498,205 @@ func binaryRowInt64(op backend.BinaryOp, d []int64, od, sd int, a []int64, oa, s
 	return true
 }
 
-func binaryRowInt64Bool(op backend.BinaryOp, d []bool, od, sd int, a []int64, oa, sa int, b []int64, ob, sb, n int) bool {
+func binaryInt64Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []int64, oa, sa0, sa1 int, b []int64, ob, sb0, sb1, n0, n1 int) bool {
 	type T = int64
 	switch op {
 	case backend.Eq:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x == y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x == y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x == y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x == y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x == y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x == y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x == y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x == y
+				}
 			}
 		}
 	case backend.Ne:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x != y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x != y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x != y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x != y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x != y
+				}
 			}
 		}
 	case backend.Lt:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x < y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x < y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x < y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x < y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x < y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x < y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x < y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x < y
+				}
 			}
 		}
 	case backend.Le:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x <= y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x <= y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x <= y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x <= y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x <= y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x <= y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x <= y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x <= y
+				}
 			}
 		}
 	case backend.Gt:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x > y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x > y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x > y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x > y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x > y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x > y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x > y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x > y
+				}
 			}
 		}
 	case backend.Ge:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x >= y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x >= y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x >= y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x >= y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x >= y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x >= y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x >= y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x >= y
+				}
 			}
 		}
 	default:
@@ -2027,199 +2705,271 @@ func binaryRowInt64Bool(op backend.BinaryOp, d []bool, od, sd int, a []int64, oa
 	return true
 }
 
-func binaryRowInt32(op backend.BinaryOp, d []int32, od, sd int, a []int32, oa, sa int, b []int32, ob, sb, n int) bool {
+func binaryInt32(op backend.BinaryOp, d []int32, od, sd0, sd1 int, a []int32, oa, sa0, sa1 int, b []int32, ob, sb0, sb1, n0, n1 int) bool {
 	type T = int32
 	switch op {
 	case backend.Add:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x + y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x + y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x + y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x + y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x + y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x + y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x + y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x + y
+				}
 			}
 		}
 	case backend.Sub:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x - y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x - y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x - y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x - y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x - y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x - y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x - y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x - y
+				}
 			}
 		}
 	case backend.Mul:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x * y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x * y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x * y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x * y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x * y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x * y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x * y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x * y
+				}
 			}
 		}
 	case backend.Pow:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = ipow(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = ipow(x, y)
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = ipow(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = ipow(x, y)
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = ipow(x, y)
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = ipow(x, y)
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = ipow(x, y)
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = ipow(x, y)
+				}
 			}
 		}
 	case backend.Maximum:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = max(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = max(x, y)
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = max(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = max(x, y)
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = max(x, y)
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = max(x, y)
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = max(x, y)
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = max(x, y)
+				}
 			}
 		}
 	case backend.Minimum:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = min(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = min(x, y)
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = min(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = min(x, y)
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = min(x, y)
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = min(x, y)
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = min(x, y)
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = min(x, y)
+				}
 			}
 		}
 	case backend.Remainder:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = remI(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = remI(x, y)
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = remI(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = remI(x, y)
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = remI(x, y)
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = remI(x, y)
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = remI(x, y)
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = remI(x, y)
+				}
 			}
 		}
 	case backend.FloorDiv:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = floorDivI(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = floorDivI(x, y)
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = floorDivI(x, y)
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = floorDivI(x, y)
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = floorDivI(x, y)
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = floorDivI(x, y)
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = floorDivI(x, y)
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = floorDivI(x, y)
+				}
 			}
 		}
 	default:
@@ -2228,151 +2978,205 @@ func binaryRowInt32(op backend.BinaryOp, d []int32, od, sd int, a []int32, oa, s
 	return true
 }
 
-func binaryRowInt32Bool(op backend.BinaryOp, d []bool, od, sd int, a []int32, oa, sa int, b []int32, ob, sb, n int) bool {
+func binaryInt32Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []int32, oa, sa0, sa1 int, b []int32, ob, sb0, sb1, n0, n1 int) bool {
 	type T = int32
 	switch op {
 	case backend.Eq:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x == y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x == y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x == y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x == y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x == y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x == y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x == y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x == y
+				}
 			}
 		}
 	case backend.Ne:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x != y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x != y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x != y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x != y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x != y
+				}
 			}
 		}
 	case backend.Lt:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x < y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x < y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x < y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x < y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x < y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x < y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x < y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x < y
+				}
 			}
 		}
 	case backend.Le:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x <= y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x <= y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x <= y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x <= y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x <= y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x <= y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x <= y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x <= y
+				}
 			}
 		}
 	case backend.Gt:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x > y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x > y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x > y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x > y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x > y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x > y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x > y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x > y
+				}
 			}
 		}
 	case backend.Ge:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x >= y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x >= y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x >= y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x >= y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x >= y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x >= y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x >= y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x >= y
+				}
 			}
 		}
 	default:
@@ -2381,127 +3185,172 @@ func binaryRowInt32Bool(op backend.BinaryOp, d []bool, od, sd int, a []int32, oa
 	return true
 }
 
-func binaryRowBoolBool(op backend.BinaryOp, d []bool, od, sd int, a []bool, oa, sa int, b []bool, ob, sb, n int) bool {
+func binaryBoolBool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []bool, oa, sa0, sa1 int, b []bool, ob, sb0, sb1, n0, n1 int) bool {
 	type T = bool
 	switch op {
 	case backend.LogicalAnd:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x && y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x && y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x && y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x && y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x && y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x && y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x && y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x && y
+				}
 			}
 		}
 	case backend.LogicalOr:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x || y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x || y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x || y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x || y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x || y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x || y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x || y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x || y
+				}
 			}
 		}
 	case backend.LogicalXor:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x != y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x != y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x != y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x != y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x != y
+				}
 			}
 		}
 	case backend.Eq:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x == y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x == y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x == y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x == y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x == y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x == y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x == y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x == y
+				}
 			}
 		}
 	case backend.Ne:
 		switch {
-		case sd == 1 && sa == 1 && sb == 1:
-			dd, aa, bb := d[od:od+n], a[oa:oa+n], b[ob:ob+n]
-			for i, x := range aa {
-				y := bb[i]
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x != y
+				}
 			}
-		case sd == 1 && sa == 1 && sb == 0:
-			dd, aa, y := d[od:od+n], a[oa:oa+n], b[ob]
-			for i, x := range aa {
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x != y
+				}
 			}
-		case sd == 1 && sa == 0 && sb == 1:
-			dd, x, bb := d[od:od+n], a[oa], b[ob:ob+n]
-			for i, y := range bb {
-				dd[i] = x != y
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x != y
+				}
 			}
 		default:
-			for i := 0; i < n; i++ {
-				x, y := a[oa+i*sa], b[ob+i*sb]
-				d[od+i*sd] = x != y
+			for r := 0; r < n0; r++ {
+				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				for i := 0; i < n1; i++ {
+					x, y := a[oa+i*sa1], b[ob+i*sb1]
+					d[od+i*sd1] = x != y
+				}
 			}
 		}
 	default:

@@ -1,0 +1,402 @@
+package cpu
+
+import (
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cpu/internal/vec"
+)
+
+// The elementwise kernels (Fill, Copy, Unary, Binary, Where) coalesce their
+// operands (backend.Coalesce), then run over 2-D blocks (layout.walk):
+// contiguous rows go to package vec's vectorised loops for float types and
+// to tight Go loops otherwise; other strides get a plain loop per block
+// with no call per element or per short row.
+
+// Fill sets every element.
+func (Backend) Fill(dst backend.View, v float64) {
+	switch dst.S.DType() {
+	case backend.Float32:
+		fill(dst, float32(v), vec.Fill[float32])
+	case backend.Float64:
+		fill(dst, v, vec.Fill[float64])
+	case backend.Int64:
+		fill(dst, int64(v), fillRow[int64])
+	case backend.Int32:
+		fill(dst, int32(v), fillRow[int32])
+	case backend.Bool:
+		fill(dst, v != 0, fillRow[bool])
+	}
+}
+
+func fillRow[T any](d []T, v T) {
+	for i := range d {
+		d[i] = v
+	}
+}
+
+func fill[T any](dst backend.View, v T, row func(d []T, v T)) {
+	d := slice[T](dst.S)
+	l := coalesce(dst.Shape, dst)
+	s0, s1 := l.outer(0), l.inner(0)
+	l.each(1, func(off []int, n0, n1 int) {
+		for r := 0; r < n0; r++ {
+			o := off[0] + r*s0
+			if s1 == 1 {
+				row(d[o:o+n1], v)
+				continue
+			}
+			for i := 0; i < n1; i++ {
+				d[o+i*s1] = v
+			}
+		}
+	})
+}
+
+// Copy copies with dtype conversion.
+func (Backend) Copy(dst, src backend.View) {
+	switch dst.S.DType() {
+	case backend.Float32:
+		copyTo[float32](dst, src)
+	case backend.Float64:
+		copyTo[float64](dst, src)
+	case backend.Int64:
+		copyTo[int64](dst, src)
+	case backend.Int32:
+		copyTo[int32](dst, src)
+	case backend.Bool:
+		copyToBool(dst, src)
+	}
+}
+
+func copyTo[D numT](dst, src backend.View) {
+	switch src.S.DType() {
+	case backend.Float32:
+		castView[D, float32](dst, src)
+	case backend.Float64:
+		castView[D, float64](dst, src)
+	case backend.Int64:
+		castView[D, int64](dst, src)
+	case backend.Int32:
+		castView[D, int32](dst, src)
+	case backend.Bool:
+		mapView(dst, src, func(b bool) D {
+			if b {
+				return 1
+			}
+			return 0
+		})
+	}
+}
+
+func copyToBool(dst, src backend.View) {
+	switch src.S.DType() {
+	case backend.Bool:
+		copyView[bool](dst, src)
+	case backend.Float32:
+		mapView(dst, src, func(x float32) bool { return x != 0 })
+	case backend.Float64:
+		mapView(dst, src, func(x float64) bool { return x != 0 })
+	case backend.Int64:
+		mapView(dst, src, func(x int64) bool { return x != 0 })
+	case backend.Int32:
+		mapView(dst, src, func(x int32) bool { return x != 0 })
+	}
+}
+
+// castView copies src into dst converting S to D (copyView when equal).
+func castView[D, S numT](dst, src backend.View) {
+	if _, same := any(dst.S.(*Storage).data).([]S); same {
+		copyView[S](dst, src)
+		return
+	}
+	d, s := slice[D](dst.S), slice[S](src.S)
+	l := coalesce(dst.Shape, dst, src)
+	sd0, sd1, ss0, ss1 := l.outer(0), l.inner(0), l.outer(1), l.inner(1)
+	l.each(1, func(off []int, n0, n1 int) {
+		for r := 0; r < n0; r++ {
+			od, os := off[0]+r*sd0, off[1]+r*ss0
+			if sd1 == 1 && ss1 == 1 {
+				dd, sv := d[od:od+n1], s[os:os+n1]
+				for i, x := range sv {
+					dd[i] = D(x)
+				}
+				continue
+			}
+			for i := 0; i < n1; i++ {
+				d[od+i*sd1] = D(s[os+i*ss1])
+			}
+		}
+	})
+}
+
+// copyView copies src into dst of the same dtype: runs of memory where
+// both rows are contiguous, cache-sized tiles where one is transposed
+// relative to the other (Permute then Contiguous), a loop per block
+// otherwise.
+func copyView[T any](dst, src backend.View) {
+	d, s := slice[T](dst.S), slice[T](src.S)
+	l := coalesce(dst.Shape, dst, src).rowForTranspose(0, 1)
+	sd0, sd1, ss0, ss1 := l.outer(0), l.inner(0), l.outer(1), l.inner(1)
+	l.each(1, func(off []int, n0, n1 int) {
+		od, os := off[0], off[1]
+		switch {
+		case sd1 == 1 && ss1 == 1:
+			for r := 0; r < n0; r++ {
+				copy(d[od+r*sd0:][:n1], s[os+r*ss0:][:n1])
+			}
+		case sd1 == 1 && ss0 == 1 && n0 >= 4 && n1 >= 4:
+			transposeTiles(d, od, sd0, s, os, ss1, n0, n1)
+		default:
+			for r := 0; r < n0; r++ {
+				od, os := od+r*sd0, os+r*ss0
+				for i := 0; i < n1; i++ {
+					d[od+i*sd1] = s[os+i*ss1]
+				}
+			}
+		}
+	})
+}
+
+// transposeTiles copies an n0×n1 block whose destination rows are
+// contiguous (row stride sd0) and whose source columns are (column stride
+// ss1), in 16×16 tiles so that both sides stay in cache.
+func transposeTiles[T any](d []T, od, sd0 int, s []T, os, ss1, n0, n1 int) {
+	const tile = 16
+	for r0 := 0; r0 < n0; r0 += tile {
+		r1 := min(r0+tile, n0)
+		for c0 := 0; c0 < n1; c0 += tile {
+			c1 := min(c0+tile, n1)
+			for r := r0; r < r1; r++ {
+				dd := d[od+r*sd0:][c0:c1]
+				so := os + r + c0*ss1
+				for i := range dd {
+					dd[i] = s[so+i*ss1]
+				}
+			}
+		}
+	}
+}
+
+// rowForTranspose reorders an elementwise layout so that, when operand a's
+// last dim is contiguous and operand b's is not but b has a contiguous dim,
+// that dim becomes the block's row dim: the block is then a transposition
+// that transposeTiles serves. The order of iteration does not matter to
+// elementwise kernels.
+func (l layout) rowForTranspose(a, b int) layout {
+	nd := len(l.shape)
+	if nd < 2 || l.inner(a) != 1 || l.inner(b) == 1 {
+		return l
+	}
+	p := -1
+	for i := 0; i < nd-1; i++ {
+		if l.strides[b][i] == 1 && l.shape[i] > 1 {
+			p = i
+		}
+	}
+	if p < 0 || p == nd-2 {
+		return l
+	}
+	move := func(s []int) []int {
+		o := make([]int, 0, nd)
+		o = append(o, s[:p]...)
+		o = append(o, s[p+1:nd-1]...)
+		return append(o, s[p], s[nd-1])
+	}
+	m := layout{shape: move(l.shape), strides: make([][]int, len(l.strides)), base: l.base}
+	for k, st := range l.strides {
+		m.strides[k] = move(st)
+	}
+	return m
+}
+
+// mapView writes f(src) into dst elementwise (conversions through bool).
+func mapView[D, S any](dst, src backend.View, f func(S) D) {
+	d, s := slice[D](dst.S), slice[S](src.S)
+	l := coalesce(dst.Shape, dst, src)
+	sd0, sd1, ss0, ss1 := l.outer(0), l.inner(0), l.outer(1), l.inner(1)
+	l.each(1, func(off []int, n0, n1 int) {
+		for r := 0; r < n0; r++ {
+			od, os := off[0]+r*sd0, off[1]+r*ss0
+			for i := 0; i < n1; i++ {
+				d[od+i*sd1] = f(s[os+i*ss1])
+			}
+		}
+	})
+}
+
+// Unary applies an elementwise function.
+func (Backend) Unary(op backend.UnaryOp, dst, src backend.View, p1, p2 float64) {
+	l := coalesce(dst.Shape, dst, src)
+	sd0, sd1, sa0, sa1 := l.outer(0), l.inner(0), l.outer(1), l.inner(1)
+	ok := true
+	cost := 1
+	if op >= backend.Exp && op <= backend.Sigmoid || op == backend.Erf || op == backend.PowScalar {
+		cost = 8
+	}
+	switch dt := src.S.DType(); {
+	case op == backend.LogicalNot:
+		d, a := slice[bool](dst.S), slice[bool](src.S)
+		l.each(cost, func(off []int, n0, n1 int) { unaryBool(op, d, off[0], sd0, sd1, a, off[1], sa0, sa1, n0, n1, p1, p2) })
+	case dt == backend.Float32:
+		d, a := slice[float32](dst.S), slice[float32](src.S)
+		if ok = unaryFloat32(op, d, 0, 0, 1, a, 0, 0, 1, 0, 0, p1, p2); ok {
+			l.each(cost, func(off []int, n0, n1 int) { unaryFloat32(op, d, off[0], sd0, sd1, a, off[1], sa0, sa1, n0, n1, p1, p2) })
+		}
+	case dt == backend.Float64:
+		d, a := slice[float64](dst.S), slice[float64](src.S)
+		if ok = unaryFloat64(op, d, 0, 0, 1, a, 0, 0, 1, 0, 0, p1, p2); ok {
+			l.each(cost, func(off []int, n0, n1 int) { unaryFloat64(op, d, off[0], sd0, sd1, a, off[1], sa0, sa1, n0, n1, p1, p2) })
+		}
+	case dt == backend.Int64:
+		d, a := slice[int64](dst.S), slice[int64](src.S)
+		if ok = unaryInt64(op, d, 0, 0, 1, a, 0, 0, 1, 0, 0, p1, p2); ok {
+			l.each(cost, func(off []int, n0, n1 int) { unaryInt64(op, d, off[0], sd0, sd1, a, off[1], sa0, sa1, n0, n1, p1, p2) })
+		}
+	case dt == backend.Int32:
+		d, a := slice[int32](dst.S), slice[int32](src.S)
+		if ok = unaryInt32(op, d, 0, 0, 1, a, 0, 0, 1, 0, 0, p1, p2); ok {
+			l.each(cost, func(off []int, n0, n1 int) { unaryInt32(op, d, off[0], sd0, sd1, a, off[1], sa0, sa1, n0, n1, p1, p2) })
+		}
+	default:
+		ok = false
+	}
+	if !ok {
+		notImpl(op.String(), src.S.DType())
+	}
+}
+
+// Binary applies an elementwise function of two operands.
+func (Backend) Binary(op backend.BinaryOp, dst, a, b backend.View) {
+	l := coalesce(dst.Shape, dst, a, b)
+	cost := 1
+	if op == backend.Pow || op == backend.Atan2 || op == backend.Remainder {
+		cost = 8
+	}
+	cmp := dst.S.DType() == backend.Bool
+	ok := false
+	switch a.S.DType() {
+	case backend.Float32:
+		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, binaryFloat32, binaryFloat32Bool)
+	case backend.Float64:
+		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, binaryFloat64, binaryFloat64Bool)
+	case backend.Int64:
+		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, binaryInt64, binaryInt64Bool)
+	case backend.Int32:
+		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, binaryInt32, binaryInt32Bool)
+	case backend.Bool:
+		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, nil, binaryBoolBool)
+	}
+	if !ok {
+		notImpl(op.String(), a.S.DType())
+	}
+}
+
+// blockFn is a generated binary kernel over one 2-D block.
+type blockFn[D, T any] func(op backend.BinaryOp, d []D, od, sd0, sd1 int, a []T, oa, sa0, sa1 int, b []T, ob, sb0, sb1, n0, n1 int) bool
+
+func binaryDispatch[T any](l layout, cost int, cmp bool, op backend.BinaryOp, dst, a, b backend.View, same blockFn[T, T], toBool blockFn[bool, T]) bool {
+	x, y := slice[T](a.S), slice[T](b.S)
+	sd0, sd1, sa0, sa1, sb0, sb1 := l.outer(0), l.inner(0), l.outer(1), l.inner(1), l.outer(2), l.inner(2)
+	if cmp {
+		d := slice[bool](dst.S)
+		if !toBool(op, d, 0, 0, 1, x, 0, 0, 1, y, 0, 0, 1, 0, 0) {
+			return false
+		}
+		l.each(cost, func(off []int, n0, n1 int) {
+			toBool(op, d, off[0], sd0, sd1, x, off[1], sa0, sa1, y, off[2], sb0, sb1, n0, n1)
+		})
+		return true
+	}
+	if same == nil {
+		return false
+	}
+	d := slice[T](dst.S)
+	if !same(op, d, 0, 0, 1, x, 0, 0, 1, y, 0, 0, 1, 0, 0) {
+		return false
+	}
+	l.each(cost, func(off []int, n0, n1 int) {
+		same(op, d, off[0], sd0, sd1, x, off[1], sa0, sa1, y, off[2], sb0, sb1, n0, n1)
+	})
+	return true
+}
+
+// Where selects elementwise.
+func (Backend) Where(dst, cond, a, b backend.View) {
+	switch dst.S.DType() {
+	case backend.Float32:
+		where(dst, cond, a, b, vec.Where[float32], vec.WhereScalarB[float32], vec.WhereScalarA[float32])
+	case backend.Float64:
+		where(dst, cond, a, b, vec.Where[float64], vec.WhereScalarB[float64], vec.WhereScalarA[float64])
+	case backend.Int64:
+		where(dst, cond, a, b, whereVV[int64], whereVS[int64], whereSV[int64])
+	case backend.Int32:
+		where(dst, cond, a, b, whereVV[int32], whereVS[int32], whereSV[int32])
+	case backend.Bool:
+		where(dst, cond, a, b, whereVV[bool], whereVS[bool], whereSV[bool])
+	}
+}
+
+// where runs the row loops vv (a and b rows), vs (b a scalar) and sv (a a
+// scalar) on contiguous rows, and a plain loop on other strides.
+func where[T any](dst, cond, a, b backend.View,
+	vv func(d []T, c []bool, a, b []T), vs func(d []T, c []bool, a []T, s T), sv func(d []T, c []bool, s T, b []T)) {
+	d, c, x, y := slice[T](dst.S), slice[bool](cond.S), slice[T](a.S), slice[T](b.S)
+	l := coalesce(dst.Shape, dst, cond, a, b)
+	sd0, sd1, sc0, sc1 := l.outer(0), l.inner(0), l.outer(1), l.inner(1)
+	sa0, sa1, sb0, sb1 := l.outer(2), l.inner(2), l.outer(3), l.inner(3)
+	l.each(1, func(off []int, n0, n1 int) {
+		for r := 0; r < n0; r++ {
+			od, oc, oa, ob := off[0]+r*sd0, off[1]+r*sc0, off[2]+r*sa0, off[3]+r*sb0
+			if sd1 == 1 && sc1 == 1 {
+				dd, cc := d[od:od+n1], c[oc:oc+n1]
+				switch {
+				case sa1 == 1 && sb1 == 1:
+					vv(dd, cc, x[oa:oa+n1], y[ob:ob+n1])
+					continue
+				case sa1 == 1 && sb1 == 0:
+					vs(dd, cc, x[oa:oa+n1], y[ob])
+					continue
+				case sa1 == 0 && sb1 == 1:
+					sv(dd, cc, x[oa], y[ob:ob+n1])
+					continue
+				}
+			}
+			for i := 0; i < n1; i++ {
+				if c[oc+i*sc1] {
+					d[od+i*sd1] = x[oa+i*sa1]
+				} else {
+					d[od+i*sd1] = y[ob+i*sb1]
+				}
+			}
+		}
+	})
+}
+
+func whereVV[T any](d []T, c []bool, a, b []T) {
+	for i, t := range c {
+		if t {
+			d[i] = a[i]
+		} else {
+			d[i] = b[i]
+		}
+	}
+}
+
+func whereVS[T any](d []T, c []bool, a []T, s T) {
+	for i, t := range c {
+		if t {
+			d[i] = a[i]
+		} else {
+			d[i] = s
+		}
+	}
+}
+
+func whereSV[T any](d []T, c []bool, s T, b []T) {
+	for i, t := range c {
+		if t {
+			d[i] = s
+		} else {
+			d[i] = b[i]
+		}
+	}
+}
