@@ -239,12 +239,16 @@ func (Backend) Unary(op backend.UnaryOp, dst, src backend.View, p1, p2 float64) 
 	case dt == backend.Float32:
 		d, a := slice[float32](dst.S), slice[float32](src.S)
 		if ok = unaryFloat32(op, d, 0, 0, 1, a, 0, 0, 1, 0, 0, p1, p2); ok {
-			l.each(cost, func(off []int, n0, n1 int) { unaryFloat32(op, d, off[0], sd0, sd1, a, off[1], sa0, sa1, n0, n1, p1, p2) })
+			l.each(cost, func(off []int, n0, n1 int) {
+				unaryFloat32(op, d, off[0], sd0, sd1, a, off[1], sa0, sa1, n0, n1, p1, p2)
+			})
 		}
 	case dt == backend.Float64:
 		d, a := slice[float64](dst.S), slice[float64](src.S)
 		if ok = unaryFloat64(op, d, 0, 0, 1, a, 0, 0, 1, 0, 0, p1, p2); ok {
-			l.each(cost, func(off []int, n0, n1 int) { unaryFloat64(op, d, off[0], sd0, sd1, a, off[1], sa0, sa1, n0, n1, p1, p2) })
+			l.each(cost, func(off []int, n0, n1 int) {
+				unaryFloat64(op, d, off[0], sd0, sd1, a, off[1], sa0, sa1, n0, n1, p1, p2)
+			})
 		}
 	case dt == backend.Int64:
 		d, a := slice[int64](dst.S), slice[int64](src.S)
