@@ -121,8 +121,9 @@ func castView[D, S numT](dst, src backend.View) {
 				}
 				continue
 			}
+			dd, sv := d[od:], s[os:]
 			for i := 0; i < n1; i++ {
-				d[od+i*sd1] = D(s[os+i*ss1])
+				dd[i*sd1] = D(sv[i*ss1])
 			}
 		}
 	})
@@ -130,11 +131,17 @@ func castView[D, S numT](dst, src backend.View) {
 
 // copyView copies src into dst of the same dtype: runs of memory where
 // both rows are contiguous, cache-sized tiles where one is transposed
-// relative to the other (Permute then Contiguous), a loop per block
-// otherwise.
+// relative to the other (Permute then Contiguous), a table of offsets
+// where rows are short (windows, im2col), a loop per block otherwise.
 func copyView[T any](dst, src backend.View) {
 	d, s := slice[T](dst.S), slice[T](src.S)
-	l := coalesce(dst.Shape, dst, src).rowForTranspose(0, 1)
+	l := coalesce(dst.Shape, dst, src)
+	if t := l.rowForTranspose(0, 1); t.transposed() {
+		l = t
+	} else if nd := len(l.shape); nd >= 2 && l.shape[nd-1] < 32 {
+		gatherCopy(d, s, l)
+		return
+	}
 	sd0, sd1, ss0, ss1 := l.outer(0), l.inner(0), l.outer(1), l.inner(1)
 	l.each(1, func(off []int, n0, n1 int) {
 		od, os := off[0], off[1]
@@ -147,20 +154,91 @@ func copyView[T any](dst, src backend.View) {
 			transposeTiles(d, od, sd0, s, os, ss1, n0, n1)
 		default:
 			for r := 0; r < n0; r++ {
-				od, os := od+r*sd0, os+r*ss0
-				for i := 0; i < n1; i++ {
-					d[od+i*sd1] = s[os+i*ss1]
-				}
+				copyStrided(d[od+r*sd0:], s[os+r*ss0:], sd1, ss1, n1)
 			}
 		}
 	})
+}
+
+// copyStrided sets d[i*sd] = s[i*ss] for i < n.
+//
+//go:noinline
+func copyStrided[T any](d, s []T, sd, ss, n int) {
+	for i := 0; i < n; i++ {
+		d[i*sd] = s[i*ss]
+	}
+}
+
+// transposed reports whether a two-operand layout's blocks are
+// transpositions worth tiling: operand 0's rows and operand 1's columns
+// contiguous, both sides at least a tile.
+func (l layout) transposed() bool {
+	nd := len(l.shape)
+	return nd >= 2 && l.inner(0) == 1 && l.outer(1) == 1 && l.inner(1) != 1 && l.shape[nd-1] >= 16 && l.shape[nd-2] >= 16
+}
+
+// gatherCopy copies a layout with short rows: the offsets of a sub-block of
+// the innermost dims (up to 2048 elements) are tabled once for both
+// operands, and every sub-block is then one loop over the tables.
+func gatherCopy[T any](d, s []T, l layout) {
+	nd := len(l.shape)
+	k, inner := 0, 1
+	for k < nd && inner*l.shape[nd-1-k] <= 2048 {
+		inner *= l.shape[nd-1-k]
+		k++
+	}
+	k = max(k, 1)
+	inner = 1
+	for _, n := range l.shape[nd-k:] {
+		inner *= n
+	}
+	td, ts := make([]int, inner), make([]int, inner)
+	sub := l.shape[nd-k:]
+	sd, ss := l.strides[0][nd-k:], l.strides[1][nd-k:]
+	idx := make([]int, k)
+	od, os := 0, 0
+	for t := range td {
+		td[t], ts[t] = od, os
+		for i := k - 1; i >= 0; i-- {
+			idx[i]++
+			od, os = od+sd[i], os+ss[i]
+			if idx[i] < sub[i] {
+				break
+			}
+			idx[i] = 0
+			od, os = od-sub[i]*sd[i], os-sub[i]*ss[i]
+		}
+	}
+	outer := layout{shape: l.shape[:nd-k], strides: [][]int{l.strides[0][:nd-k], l.strides[1][:nd-k]}, base: l.base}
+	if len(outer.shape) == 0 {
+		outer.shape, outer.strides = []int{1}, [][]int{{0}, {0}}
+	}
+	s0d, s1d, s0s, s1s := outer.outer(0), outer.inner(0), outer.outer(1), outer.inner(1)
+	outer.each(inner, func(off []int, n0, n1 int) {
+		for r := 0; r < n0; r++ {
+			for j := 0; j < n1; j++ {
+				gather(d[off[0]+r*s0d+j*s1d:], s[off[1]+r*s0s+j*s1s:], td, ts)
+			}
+		}
+	})
+}
+
+// gather sets d[td[t]] = s[ts[t]]. It is a function of its own, not
+// inlined, so that its few variables stay in registers.
+//
+//go:noinline
+func gather[T any](d, s []T, td, ts []int) {
+	ts = ts[:len(td)]
+	for t, o := range td {
+		d[o] = s[ts[t]]
+	}
 }
 
 // transposeTiles copies an n0×n1 block whose destination rows are
 // contiguous (row stride sd0) and whose source columns are (column stride
 // ss1), in 16×16 tiles so that both sides stay in cache.
 func transposeTiles[T any](d []T, od, sd0 int, s []T, os, ss1, n0, n1 int) {
-	const tile = 16
+	const tile = 32
 	for r0 := 0; r0 < n0; r0 += tile {
 		r1 := min(r0+tile, n0)
 		for c0 := 0; c0 < n1; c0 += tile {
@@ -364,15 +442,23 @@ func where[T any](dst, cond, a, b backend.View,
 					continue
 				}
 			}
-			for i := 0; i < n1; i++ {
-				if c[oc+i*sc1] {
-					d[od+i*sd1] = x[oa+i*sa1]
-				} else {
-					d[od+i*sd1] = y[ob+i*sb1]
-				}
-			}
+			whereStrided(d[od:], c[oc:], x[oa:], y[ob:], sd1, sc1, sa1, sb1, n1)
 		}
 	})
+}
+
+// whereStrided is where's loop for any strides (not inlined: its
+// variables stay in registers).
+//
+//go:noinline
+func whereStrided[T any](d []T, c []bool, a, b []T, sd, sc, sa, sb, n int) {
+	for i := 0; i < n; i++ {
+		if c[i*sc] {
+			d[i*sd] = a[i*sa]
+		} else {
+			d[i*sd] = b[i*sb]
+		}
+	}
 }
 
 func whereVV[T any](d []T, c []bool, a, b []T) {

@@ -125,7 +125,7 @@ func combine[T numT](op backend.ReduceOp, acc T, s []T, off, st, n int) T {
 			acc *= s[off+i*st]
 		}
 	case backend.Max, backend.Min:
-		if st == 1 {
+		if st == 1 && n >= 32 {
 			if v, ok := extremeRun(s[off:off+n], op == backend.Max); ok {
 				return merge2(op, acc, v)
 			}
@@ -169,7 +169,7 @@ func extremeRun[T numT](s []T, isMax bool) (T, bool) {
 // sumRun adds n floats of s (stride st from off) in float64 at the end:
 // contiguous runs through vec.Sum (float32 lanes over short blocks).
 func sumRun[T numT](s []T, off, st, n int) float64 {
-	if st == 1 {
+	if st == 1 && n >= 32 {
 		switch x := any(s[off : off+n]).(type) {
 		case []float32:
 			return vec.Sum(x)
@@ -302,25 +302,41 @@ func reduceNum[T numT](op backend.ReduceOp, dst, src backend.View) {
 		return
 	}
 
+	if rd {
+		sd0, sd1, ss0, ss1 := kept.outer(0), kept.inner(0), kept.outer(1), kept.inner(1)
+		kept.each(nRed, func(off []int, n0, n1 int) {
+			for r := 0; r < n0; r++ {
+				reduceRuns(op, d, off[0]+r*sd0, sd1, s, off[1]+r*ss0, ss1, n1, rs, nRed)
+			}
+		})
+		return
+	}
 	forKept(kept, nRed, func(od, os int) {
 		if fsum {
 			var tot float64
-			if rd {
-				tot = sumRun(s, os, rs, nRed)
-			} else {
-				eachRun(red, func(ro, st, m int) { tot += sumRun(s, os+ro, st, m) })
-			}
+			eachRun(red, func(ro, st, m int) { tot += sumRun(s, os+ro, st, m) })
 			d[od] = T(tot)
 			return
 		}
 		acc := id
-		if rd {
-			acc = combine(op, id, s, os, rs, nRed)
-		} else {
-			eachRun(red, func(ro, st, m int) { acc = combine(op, acc, s, os+ro, st, m) })
-		}
+		eachRun(red, func(ro, st, m int) { acc = combine(op, acc, s, os+ro, st, m) })
 		d[od] = acc
 	})
+}
+
+// reduceRuns sets d[od+j*sd] for j < n to the reduction of the nRed
+// elements of s at os+j*ss, rs apart.
+func reduceRuns[T numT](op backend.ReduceOp, d []T, od, sd int, s []T, os, ss, n, rs, nRed int) {
+	if op == backend.Sum && isFloatT[T]() {
+		for j := 0; j < n; j++ {
+			d[od+j*sd] = T(sumRun(s, os+j*ss, rs, nRed))
+		}
+		return
+	}
+	id := identity[T](op)
+	for j := 0; j < n; j++ {
+		d[od+j*sd] = combine(op, id, s, os+j*ss, rs, nRed)
+	}
 }
 
 // eachRun calls f for every run of the last dim of a single-operand
@@ -379,22 +395,33 @@ func argReduce[T numT](op backend.ReduceOp, dst, src backend.View) {
 	n, st := src.Shape[r], src.Strides[r]
 	kept, _ := split(dst, src)
 	isMax := op == backend.ArgMax
-	forKept(kept, n, func(od, base int) {
-		best, bi := s[base], 0
-		if best == best {
-			for i := 1; i < n; i++ {
-				x := s[base+i*st]
-				if x != x {
-					bi = i
-					break
-				}
-				if (isMax && x > best) || (!isMax && x < best) {
-					best, bi = x, i
-				}
+	sd0, sd1, ss0, ss1 := kept.outer(0), kept.inner(0), kept.outer(1), kept.inner(1)
+	kept.each(n, func(off []int, n0, n1 int) {
+		for r := 0; r < n0; r++ {
+			for j := 0; j < n1; j++ {
+				d[off[0]+r*sd0+j*sd1] = int64(argRun(s, off[1]+r*ss0+j*ss1, st, n, isMax))
 			}
 		}
-		d[od] = int64(bi)
 	})
+}
+
+// argRun is the index of the first largest (isMax) or smallest of the n
+// elements of s at base, st apart, or of the first NaN.
+func argRun[T numT](s []T, base, st, n int, isMax bool) int {
+	best, bi := s[base], 0
+	if best != best {
+		return 0
+	}
+	for i := 1; i < n; i++ {
+		x := s[base+i*st]
+		if x != x {
+			return i
+		}
+		if (isMax && x > best) || (!isMax && x < best) {
+			best, bi = x, i
+		}
+	}
+	return bi
 }
 
 func anyAll(all bool, dst, src backend.View) {

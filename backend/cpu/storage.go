@@ -168,8 +168,12 @@ func SetThreads(n int) {
 // Threads returns the number of goroutines large kernels use.
 func Threads() int { return int(threads.Load()) }
 
-// parallelFor splits [0, total) into contiguous ranges, one per worker,
-// when the work (total × cost per element) is large enough.
+// parallelFor splits [0, total) into contiguous ranges run by up to
+// Threads() goroutines when the work (total × cost per element) is large
+// enough: the caller runs ranges too, and the ranges (four per worker) are
+// taken in turn, so a helper that starts late (waking a parked thread can
+// take tens of µs) costs nothing but its share. Which goroutine runs a range
+// never changes a result.
 func parallelFor(total, cost int, fn func(lo, hi int)) {
 	w := Threads()
 	if work := total * cost; work/grain < w {
@@ -182,15 +186,26 @@ func parallelFor(total, cost int, fn func(lo, hi int)) {
 		fn(0, total)
 		return
 	}
+	chunks := min(total, 4*w)
+	var next atomic.Int64
+	run := func() {
+		for {
+			c := int(next.Add(1) - 1)
+			if c >= chunks {
+				return
+			}
+			fn(total*c/chunks, total*(c+1)/chunks)
+		}
+	}
 	var wg sync.WaitGroup
-	for i := 0; i < w; i++ {
-		lo, hi := total*i/w, total*(i+1)/w
-		wg.Add(1)
+	wg.Add(w - 1)
+	for i := 1; i < w; i++ {
 		go func() {
 			defer wg.Done()
-			fn(lo, hi)
+			run()
 		}()
 	}
+	run()
 	wg.Wait()
 }
 
@@ -256,32 +271,41 @@ func (l layout) walk(lo, hi int, blk func(off []int, n0, n1 int)) {
 		idx[i] = rem % l.shape[i]
 		rem /= l.shape[i]
 	}
+	for k := range off {
+		o := l.base[k]
+		for i, st := range l.strides[k] {
+			o += idx[i] * st
+		}
+		off[k] = o
+	}
+	// step moves dim i's index by n, and the offsets with it.
+	step := func(i, n int) {
+		idx[i] += n
+		for k := range off {
+			off[k] += n * l.strides[k][i]
+		}
+	}
 	last, rows := l.shape[nd-1], l.shape[nd-2]
 	for cur := lo; cur < hi; {
-		for k := range off {
-			o := l.base[k]
-			for i, st := range l.strides[k] {
-				o += idx[i] * st
-			}
-			off[k] = o
-		}
-		var n0, n1 int
 		if j := idx[nd-1]; j != 0 || hi-cur < last { // part of a row
-			n0, n1 = 1, min(last-j, hi-cur)
-			idx[nd-1] += n1
-			if idx[nd-1] == last {
-				idx[nd-1] = 0
-				idx[nd-2]++
+			n1 := min(last-j, hi-cur)
+			blk(off, 1, n1)
+			cur += n1
+			step(nd-1, n1)
+			if idx[nd-1] < last {
+				continue
 			}
+			step(nd-1, -last)
+			step(nd-2, 1)
 		} else {
-			n0, n1 = min(rows-idx[nd-2], (hi-cur)/last), last
-			idx[nd-2] += n0
+			n0 := min(rows-idx[nd-2], (hi-cur)/last)
+			blk(off, n0, last)
+			cur += n0 * last
+			step(nd-2, n0)
 		}
-		blk(off, n0, n1)
-		cur += n0 * n1
 		for i := nd - 2; i > 0 && idx[i] == l.shape[i]; i-- {
-			idx[i] = 0
-			idx[i-1]++
+			step(i, -l.shape[i])
+			step(i-1, 1)
 		}
 	}
 }

@@ -24,10 +24,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = -x
+					x := aa[i*sa1]
+					dd[i*sd1] = -x
 				}
 			}
 		}
@@ -41,10 +41,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Abs(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Abs(float64(x)))
 				}
 			}
 		}
@@ -58,10 +58,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Exp(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Exp(float64(x)))
 				}
 			}
 		}
@@ -75,10 +75,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Log(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Log(float64(x)))
 				}
 			}
 		}
@@ -92,10 +92,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Sqrt(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Sqrt(float64(x)))
 				}
 			}
 		}
@@ -109,10 +109,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(1 / math.Sqrt(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(1 / math.Sqrt(float64(x)))
 				}
 			}
 		}
@@ -126,10 +126,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Sin(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Sin(float64(x)))
 				}
 			}
 		}
@@ -143,10 +143,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Cos(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Cos(float64(x)))
 				}
 			}
 		}
@@ -160,10 +160,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Tanh(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Tanh(float64(x)))
 				}
 			}
 		}
@@ -177,10 +177,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(1 / (1 + math.Exp(-float64(x))))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(1 / (1 + math.Exp(-float64(x))))
 				}
 			}
 		}
@@ -192,10 +192,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = reluF(x)
+					x := aa[i*sa1]
+					dd[i*sd1] = reluF(x)
 				}
 			}
 		}
@@ -209,10 +209,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = signF(x)
+					x := aa[i*sa1]
+					dd[i*sd1] = signF(x)
 				}
 			}
 		}
@@ -224,10 +224,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = x * x
+					x := aa[i*sa1]
+					dd[i*sd1] = x * x
 				}
 			}
 		}
@@ -241,10 +241,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Floor(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Floor(float64(x)))
 				}
 			}
 		}
@@ -258,10 +258,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Ceil(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Ceil(float64(x)))
 				}
 			}
 		}
@@ -275,10 +275,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.RoundToEven(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.RoundToEven(float64(x)))
 				}
 			}
 		}
@@ -292,10 +292,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Log1p(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Log1p(float64(x)))
 				}
 			}
 		}
@@ -309,10 +309,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Expm1(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Expm1(float64(x)))
 				}
 			}
 		}
@@ -326,10 +326,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Erf(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Erf(float64(x)))
 				}
 			}
 		}
@@ -341,10 +341,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = 1 / x
+					x := aa[i*sa1]
+					dd[i*sd1] = 1 / x
 				}
 			}
 		}
@@ -358,10 +358,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(clampF(float64(x), p1, p2))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(clampF(float64(x), p1, p2))
 				}
 			}
 		}
@@ -375,10 +375,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Pow(float64(x), p1))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Pow(float64(x), p1))
 				}
 			}
 		}
@@ -392,10 +392,10 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = leakyF(x, T(p1))
+					x := aa[i*sa1]
+					dd[i*sd1] = leakyF(x, T(p1))
 				}
 			}
 		}
@@ -418,10 +418,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = -x
+					x := aa[i*sa1]
+					dd[i*sd1] = -x
 				}
 			}
 		}
@@ -435,10 +435,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Abs(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Abs(float64(x)))
 				}
 			}
 		}
@@ -452,10 +452,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Exp(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Exp(float64(x)))
 				}
 			}
 		}
@@ -469,10 +469,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Log(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Log(float64(x)))
 				}
 			}
 		}
@@ -486,10 +486,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Sqrt(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Sqrt(float64(x)))
 				}
 			}
 		}
@@ -503,10 +503,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(1 / math.Sqrt(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(1 / math.Sqrt(float64(x)))
 				}
 			}
 		}
@@ -520,10 +520,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Sin(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Sin(float64(x)))
 				}
 			}
 		}
@@ -537,10 +537,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Cos(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Cos(float64(x)))
 				}
 			}
 		}
@@ -554,10 +554,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Tanh(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Tanh(float64(x)))
 				}
 			}
 		}
@@ -571,10 +571,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(1 / (1 + math.Exp(-float64(x))))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(1 / (1 + math.Exp(-float64(x))))
 				}
 			}
 		}
@@ -586,10 +586,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = reluF(x)
+					x := aa[i*sa1]
+					dd[i*sd1] = reluF(x)
 				}
 			}
 		}
@@ -603,10 +603,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = signF(x)
+					x := aa[i*sa1]
+					dd[i*sd1] = signF(x)
 				}
 			}
 		}
@@ -618,10 +618,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = x * x
+					x := aa[i*sa1]
+					dd[i*sd1] = x * x
 				}
 			}
 		}
@@ -635,10 +635,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Floor(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Floor(float64(x)))
 				}
 			}
 		}
@@ -652,10 +652,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Ceil(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Ceil(float64(x)))
 				}
 			}
 		}
@@ -669,10 +669,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.RoundToEven(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.RoundToEven(float64(x)))
 				}
 			}
 		}
@@ -686,10 +686,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Log1p(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Log1p(float64(x)))
 				}
 			}
 		}
@@ -703,10 +703,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Expm1(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Expm1(float64(x)))
 				}
 			}
 		}
@@ -720,10 +720,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Erf(float64(x)))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Erf(float64(x)))
 				}
 			}
 		}
@@ -735,10 +735,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = 1 / x
+					x := aa[i*sa1]
+					dd[i*sd1] = 1 / x
 				}
 			}
 		}
@@ -752,10 +752,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(clampF(float64(x), p1, p2))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(clampF(float64(x), p1, p2))
 				}
 			}
 		}
@@ -769,10 +769,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = T(math.Pow(float64(x), p1))
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Pow(float64(x), p1))
 				}
 			}
 		}
@@ -786,10 +786,10 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = leakyF(x, T(p1))
+					x := aa[i*sa1]
+					dd[i*sd1] = leakyF(x, T(p1))
 				}
 			}
 		}
@@ -814,10 +814,10 @@ func unaryInt64(op backend.UnaryOp, d []int64, od, sd0, sd1 int, a []int64, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = -x
+					x := aa[i*sa1]
+					dd[i*sd1] = -x
 				}
 			}
 		}
@@ -831,10 +831,10 @@ func unaryInt64(op backend.UnaryOp, d []int64, od, sd0, sd1 int, a []int64, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = absI(x)
+					x := aa[i*sa1]
+					dd[i*sd1] = absI(x)
 				}
 			}
 		}
@@ -848,10 +848,10 @@ func unaryInt64(op backend.UnaryOp, d []int64, od, sd0, sd1 int, a []int64, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = reluI(x)
+					x := aa[i*sa1]
+					dd[i*sd1] = reluI(x)
 				}
 			}
 		}
@@ -865,10 +865,10 @@ func unaryInt64(op backend.UnaryOp, d []int64, od, sd0, sd1 int, a []int64, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = signI(x)
+					x := aa[i*sa1]
+					dd[i*sd1] = signI(x)
 				}
 			}
 		}
@@ -882,10 +882,10 @@ func unaryInt64(op backend.UnaryOp, d []int64, od, sd0, sd1 int, a []int64, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = x * x
+					x := aa[i*sa1]
+					dd[i*sd1] = x * x
 				}
 			}
 		}
@@ -899,10 +899,10 @@ func unaryInt64(op backend.UnaryOp, d []int64, od, sd0, sd1 int, a []int64, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = x
+					x := aa[i*sa1]
+					dd[i*sd1] = x
 				}
 			}
 		}
@@ -916,10 +916,10 @@ func unaryInt64(op backend.UnaryOp, d []int64, od, sd0, sd1 int, a []int64, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = x
+					x := aa[i*sa1]
+					dd[i*sd1] = x
 				}
 			}
 		}
@@ -933,10 +933,10 @@ func unaryInt64(op backend.UnaryOp, d []int64, od, sd0, sd1 int, a []int64, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = x
+					x := aa[i*sa1]
+					dd[i*sd1] = x
 				}
 			}
 		}
@@ -950,10 +950,10 @@ func unaryInt64(op backend.UnaryOp, d []int64, od, sd0, sd1 int, a []int64, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = clampI(x, p1, p2)
+					x := aa[i*sa1]
+					dd[i*sd1] = clampI(x, p1, p2)
 				}
 			}
 		}
@@ -967,10 +967,10 @@ func unaryInt64(op backend.UnaryOp, d []int64, od, sd0, sd1 int, a []int64, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = ipow(x, T(p1))
+					x := aa[i*sa1]
+					dd[i*sd1] = ipow(x, T(p1))
 				}
 			}
 		}
@@ -995,10 +995,10 @@ func unaryInt32(op backend.UnaryOp, d []int32, od, sd0, sd1 int, a []int32, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = -x
+					x := aa[i*sa1]
+					dd[i*sd1] = -x
 				}
 			}
 		}
@@ -1012,10 +1012,10 @@ func unaryInt32(op backend.UnaryOp, d []int32, od, sd0, sd1 int, a []int32, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = absI(x)
+					x := aa[i*sa1]
+					dd[i*sd1] = absI(x)
 				}
 			}
 		}
@@ -1029,10 +1029,10 @@ func unaryInt32(op backend.UnaryOp, d []int32, od, sd0, sd1 int, a []int32, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = reluI(x)
+					x := aa[i*sa1]
+					dd[i*sd1] = reluI(x)
 				}
 			}
 		}
@@ -1046,10 +1046,10 @@ func unaryInt32(op backend.UnaryOp, d []int32, od, sd0, sd1 int, a []int32, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = signI(x)
+					x := aa[i*sa1]
+					dd[i*sd1] = signI(x)
 				}
 			}
 		}
@@ -1063,10 +1063,10 @@ func unaryInt32(op backend.UnaryOp, d []int32, od, sd0, sd1 int, a []int32, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = x * x
+					x := aa[i*sa1]
+					dd[i*sd1] = x * x
 				}
 			}
 		}
@@ -1080,10 +1080,10 @@ func unaryInt32(op backend.UnaryOp, d []int32, od, sd0, sd1 int, a []int32, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = x
+					x := aa[i*sa1]
+					dd[i*sd1] = x
 				}
 			}
 		}
@@ -1097,10 +1097,10 @@ func unaryInt32(op backend.UnaryOp, d []int32, od, sd0, sd1 int, a []int32, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = x
+					x := aa[i*sa1]
+					dd[i*sd1] = x
 				}
 			}
 		}
@@ -1114,10 +1114,10 @@ func unaryInt32(op backend.UnaryOp, d []int32, od, sd0, sd1 int, a []int32, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = x
+					x := aa[i*sa1]
+					dd[i*sd1] = x
 				}
 			}
 		}
@@ -1131,10 +1131,10 @@ func unaryInt32(op backend.UnaryOp, d []int32, od, sd0, sd1 int, a []int32, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = clampI(x, p1, p2)
+					x := aa[i*sa1]
+					dd[i*sd1] = clampI(x, p1, p2)
 				}
 			}
 		}
@@ -1148,10 +1148,10 @@ func unaryInt32(op backend.UnaryOp, d []int32, od, sd0, sd1 int, a []int32, oa, 
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = ipow(x, T(p1))
+					x := aa[i*sa1]
+					dd[i*sd1] = ipow(x, T(p1))
 				}
 			}
 		}
@@ -1176,10 +1176,10 @@ func unaryBool(op backend.UnaryOp, d []bool, od, sd0, sd1 int, a []bool, oa, sa0
 			}
 		} else {
 			for r := 0; r < n0; r++ {
-				od, oa := od+r*sd0, oa+r*sa0
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
-					x := a[oa+i*sa1]
-					d[od+i*sd1] = !x
+					x := aa[i*sa1]
+					dd[i*sd1] = !x
 				}
 			}
 		}
@@ -1211,10 +1211,10 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x + y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x + y
 				}
 			}
 		}
@@ -1237,10 +1237,10 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x - y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x - y
 				}
 			}
 		}
@@ -1263,10 +1263,10 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x * y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x * y
 				}
 			}
 		}
@@ -1289,10 +1289,10 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x / y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x / y
 				}
 			}
 		}
@@ -1322,10 +1322,10 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = T(math.Pow(float64(x), float64(y)))
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = T(math.Pow(float64(x), float64(y)))
 				}
 			}
 		}
@@ -1355,10 +1355,10 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = maxF(x, y)
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = maxF(x, y)
 				}
 			}
 		}
@@ -1388,10 +1388,10 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = minF(x, y)
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = minF(x, y)
 				}
 			}
 		}
@@ -1421,10 +1421,10 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = T(math.Atan2(float64(x), float64(y)))
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = T(math.Atan2(float64(x), float64(y)))
 				}
 			}
 		}
@@ -1454,10 +1454,10 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = T(remF(float64(x), float64(y)))
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = T(remF(float64(x), float64(y)))
 				}
 			}
 		}
@@ -1487,10 +1487,10 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = T(math.Floor(float64(x) / float64(y)))
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = T(math.Floor(float64(x) / float64(y)))
 				}
 			}
 		}
@@ -1529,10 +1529,10 @@ func binaryFloat32Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []floa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x == y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x == y
 				}
 			}
 		}
@@ -1562,10 +1562,10 @@ func binaryFloat32Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []floa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x != y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x != y
 				}
 			}
 		}
@@ -1595,10 +1595,10 @@ func binaryFloat32Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []floa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x < y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x < y
 				}
 			}
 		}
@@ -1628,10 +1628,10 @@ func binaryFloat32Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []floa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x <= y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x <= y
 				}
 			}
 		}
@@ -1661,10 +1661,10 @@ func binaryFloat32Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []floa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x > y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x > y
 				}
 			}
 		}
@@ -1694,10 +1694,10 @@ func binaryFloat32Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []floa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x >= y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x >= y
 				}
 			}
 		}
@@ -1729,10 +1729,10 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x + y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x + y
 				}
 			}
 		}
@@ -1755,10 +1755,10 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x - y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x - y
 				}
 			}
 		}
@@ -1781,10 +1781,10 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x * y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x * y
 				}
 			}
 		}
@@ -1807,10 +1807,10 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x / y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x / y
 				}
 			}
 		}
@@ -1840,10 +1840,10 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = T(math.Pow(float64(x), float64(y)))
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = T(math.Pow(float64(x), float64(y)))
 				}
 			}
 		}
@@ -1873,10 +1873,10 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = maxF(x, y)
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = maxF(x, y)
 				}
 			}
 		}
@@ -1906,10 +1906,10 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = minF(x, y)
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = minF(x, y)
 				}
 			}
 		}
@@ -1939,10 +1939,10 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = T(math.Atan2(float64(x), float64(y)))
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = T(math.Atan2(float64(x), float64(y)))
 				}
 			}
 		}
@@ -1972,10 +1972,10 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = T(remF(float64(x), float64(y)))
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = T(remF(float64(x), float64(y)))
 				}
 			}
 		}
@@ -2005,10 +2005,10 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = T(math.Floor(float64(x) / float64(y)))
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = T(math.Floor(float64(x) / float64(y)))
 				}
 			}
 		}
@@ -2047,10 +2047,10 @@ func binaryFloat64Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []floa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x == y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x == y
 				}
 			}
 		}
@@ -2080,10 +2080,10 @@ func binaryFloat64Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []floa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x != y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x != y
 				}
 			}
 		}
@@ -2113,10 +2113,10 @@ func binaryFloat64Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []floa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x < y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x < y
 				}
 			}
 		}
@@ -2146,10 +2146,10 @@ func binaryFloat64Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []floa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x <= y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x <= y
 				}
 			}
 		}
@@ -2179,10 +2179,10 @@ func binaryFloat64Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []floa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x > y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x > y
 				}
 			}
 		}
@@ -2212,10 +2212,10 @@ func binaryFloat64Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []floa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x >= y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x >= y
 				}
 			}
 		}
@@ -2254,10 +2254,10 @@ func binaryInt64(op backend.BinaryOp, d []int64, od, sd0, sd1 int, a []int64, oa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x + y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x + y
 				}
 			}
 		}
@@ -2287,10 +2287,10 @@ func binaryInt64(op backend.BinaryOp, d []int64, od, sd0, sd1 int, a []int64, oa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x - y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x - y
 				}
 			}
 		}
@@ -2320,10 +2320,10 @@ func binaryInt64(op backend.BinaryOp, d []int64, od, sd0, sd1 int, a []int64, oa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x * y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x * y
 				}
 			}
 		}
@@ -2353,10 +2353,10 @@ func binaryInt64(op backend.BinaryOp, d []int64, od, sd0, sd1 int, a []int64, oa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = ipow(x, y)
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = ipow(x, y)
 				}
 			}
 		}
@@ -2386,10 +2386,10 @@ func binaryInt64(op backend.BinaryOp, d []int64, od, sd0, sd1 int, a []int64, oa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = max(x, y)
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = max(x, y)
 				}
 			}
 		}
@@ -2419,10 +2419,10 @@ func binaryInt64(op backend.BinaryOp, d []int64, od, sd0, sd1 int, a []int64, oa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = min(x, y)
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = min(x, y)
 				}
 			}
 		}
@@ -2452,10 +2452,10 @@ func binaryInt64(op backend.BinaryOp, d []int64, od, sd0, sd1 int, a []int64, oa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = remI(x, y)
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = remI(x, y)
 				}
 			}
 		}
@@ -2485,10 +2485,10 @@ func binaryInt64(op backend.BinaryOp, d []int64, od, sd0, sd1 int, a []int64, oa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = floorDivI(x, y)
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = floorDivI(x, y)
 				}
 			}
 		}
@@ -2527,10 +2527,10 @@ func binaryInt64Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []int64,
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x == y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x == y
 				}
 			}
 		}
@@ -2560,10 +2560,10 @@ func binaryInt64Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []int64,
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x != y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x != y
 				}
 			}
 		}
@@ -2593,10 +2593,10 @@ func binaryInt64Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []int64,
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x < y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x < y
 				}
 			}
 		}
@@ -2626,10 +2626,10 @@ func binaryInt64Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []int64,
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x <= y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x <= y
 				}
 			}
 		}
@@ -2659,10 +2659,10 @@ func binaryInt64Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []int64,
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x > y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x > y
 				}
 			}
 		}
@@ -2692,10 +2692,10 @@ func binaryInt64Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []int64,
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x >= y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x >= y
 				}
 			}
 		}
@@ -2734,10 +2734,10 @@ func binaryInt32(op backend.BinaryOp, d []int32, od, sd0, sd1 int, a []int32, oa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x + y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x + y
 				}
 			}
 		}
@@ -2767,10 +2767,10 @@ func binaryInt32(op backend.BinaryOp, d []int32, od, sd0, sd1 int, a []int32, oa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x - y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x - y
 				}
 			}
 		}
@@ -2800,10 +2800,10 @@ func binaryInt32(op backend.BinaryOp, d []int32, od, sd0, sd1 int, a []int32, oa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x * y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x * y
 				}
 			}
 		}
@@ -2833,10 +2833,10 @@ func binaryInt32(op backend.BinaryOp, d []int32, od, sd0, sd1 int, a []int32, oa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = ipow(x, y)
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = ipow(x, y)
 				}
 			}
 		}
@@ -2866,10 +2866,10 @@ func binaryInt32(op backend.BinaryOp, d []int32, od, sd0, sd1 int, a []int32, oa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = max(x, y)
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = max(x, y)
 				}
 			}
 		}
@@ -2899,10 +2899,10 @@ func binaryInt32(op backend.BinaryOp, d []int32, od, sd0, sd1 int, a []int32, oa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = min(x, y)
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = min(x, y)
 				}
 			}
 		}
@@ -2932,10 +2932,10 @@ func binaryInt32(op backend.BinaryOp, d []int32, od, sd0, sd1 int, a []int32, oa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = remI(x, y)
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = remI(x, y)
 				}
 			}
 		}
@@ -2965,10 +2965,10 @@ func binaryInt32(op backend.BinaryOp, d []int32, od, sd0, sd1 int, a []int32, oa
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = floorDivI(x, y)
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = floorDivI(x, y)
 				}
 			}
 		}
@@ -3007,10 +3007,10 @@ func binaryInt32Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []int32,
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x == y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x == y
 				}
 			}
 		}
@@ -3040,10 +3040,10 @@ func binaryInt32Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []int32,
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x != y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x != y
 				}
 			}
 		}
@@ -3073,10 +3073,10 @@ func binaryInt32Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []int32,
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x < y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x < y
 				}
 			}
 		}
@@ -3106,10 +3106,10 @@ func binaryInt32Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []int32,
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x <= y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x <= y
 				}
 			}
 		}
@@ -3139,10 +3139,10 @@ func binaryInt32Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []int32,
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x > y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x > y
 				}
 			}
 		}
@@ -3172,10 +3172,10 @@ func binaryInt32Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []int32,
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x >= y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x >= y
 				}
 			}
 		}
@@ -3214,10 +3214,10 @@ func binaryBoolBool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []bool, o
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x && y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x && y
 				}
 			}
 		}
@@ -3247,10 +3247,10 @@ func binaryBoolBool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []bool, o
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x || y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x || y
 				}
 			}
 		}
@@ -3280,10 +3280,10 @@ func binaryBoolBool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []bool, o
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x != y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x != y
 				}
 			}
 		}
@@ -3313,10 +3313,10 @@ func binaryBoolBool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []bool, o
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x == y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x == y
 				}
 			}
 		}
@@ -3346,10 +3346,10 @@ func binaryBoolBool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []bool, o
 			}
 		default:
 			for r := 0; r < n0; r++ {
-				od, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
-					x, y := a[oa+i*sa1], b[ob+i*sb1]
-					d[od+i*sd1] = x != y
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x != y
 				}
 			}
 		}

@@ -145,8 +145,8 @@ func main() {
 			} else {
 				w("\t\t\t\tfor i, x := range aa {\n\t\t\t\t\tdd[i] = %s\n\t\t\t\t}\n", e)
 			}
-			w("\t\t\t}\n\t\t} else {\n\t\t\tfor r := 0; r < n0; r++ {\n\t\t\t\tod, oa := od+r*sd0, oa+r*sa0\n")
-			w("\t\t\t\tfor i := 0; i < n1; i++ {\n\t\t\t\t\tx := a[oa+i*sa1]\n\t\t\t\t\td[od+i*sd1] = %s\n\t\t\t\t}\n\t\t\t}\n\t\t}\n", e)
+			w("\t\t\t}\n\t\t} else {\n\t\t\tfor r := 0; r < n0; r++ {\n\t\t\t\tdd, aa := d[od+r*sd0:], a[oa+r*sa0:]\n")
+			w("\t\t\t\tfor i := 0; i < n1; i++ {\n\t\t\t\t\tx := aa[i*sa1]\n\t\t\t\t\tdd[i*sd1] = %s\n\t\t\t\t}\n\t\t\t}\n\t\t}\n", e)
 		}
 		w("\tdefault:\n\t\treturn false\n\t}\n\treturn true\n}\n\n")
 	}
@@ -189,8 +189,8 @@ func main() {
 				w("\t\tcase sd1 == 1 && sa1 == 0 && sb1 == 1:\n")
 				loop("dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]", "vec.ScalarBinary(vec.%s, dd, x, bb)",
 					fmt.Sprintf("\t\t\t\tfor i, y := range bb {\n\t\t\t\t\tdd[i] = %s\n\t\t\t\t}\n", e))
-				w("\t\tdefault:\n\t\t\tfor r := 0; r < n0; r++ {\n\t\t\t\tod, oa, ob := od+r*sd0, oa+r*sa0, ob+r*sb0\n")
-				w("\t\t\t\tfor i := 0; i < n1; i++ {\n\t\t\t\t\tx, y := a[oa+i*sa1], b[ob+i*sb1]\n\t\t\t\t\td[od+i*sd1] = %s\n\t\t\t\t}\n\t\t\t}\n\t\t}\n", e)
+				w("\t\tdefault:\n\t\t\tfor r := 0; r < n0; r++ {\n\t\t\t\tdd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]\n")
+				w("\t\t\t\tfor i := 0; i < n1; i++ {\n\t\t\t\t\tx, y := aa[i*sa1], bb[i*sb1]\n\t\t\t\t\tdd[i*sd1] = %s\n\t\t\t\t}\n\t\t\t}\n\t\t}\n", e)
 			}
 			w("\tdefault:\n\t\treturn false\n\t}\n\treturn true\n}\n\n")
 		}
