@@ -327,15 +327,44 @@ func reduceNum[T numT](op backend.ReduceOp, dst, src backend.View) {
 // reduceRuns sets d[od+j*sd] for j < n to the reduction of the nRed
 // elements of s at os+j*ss, rs apart.
 func reduceRuns[T numT](op backend.ReduceOp, d []T, od, sd int, s []T, os, ss, n, rs, nRed int) {
-	if op == backend.Sum && isFloatT[T]() {
+	switch {
+	case op == backend.Sum && isFloatT[T]():
 		for j := 0; j < n; j++ {
 			d[od+j*sd] = T(sumRun(s, os+j*ss, rs, nRed))
 		}
-		return
+	case (op == backend.Max || op == backend.Min) && nRed > 0 && (rs != 1 || nRed < 32):
+		extremeRuns(op == backend.Max, d[od:], sd, s[os:], ss, rs, nRed, n)
+	default:
+		id := identity[T](op)
+		for j := 0; j < n; j++ {
+			d[od+j*sd] = combine(op, id, s, os+j*ss, rs, nRed)
+		}
 	}
-	id := identity[T](op)
-	for j := 0; j < n; j++ {
-		d[od+j*sd] = combine(op, id, s, os+j*ss, rs, nRed)
+}
+
+// extremeRuns sets d[j*sd] for j < cnt to the largest (isMax) or smallest
+// of the n > 0 elements of s at j*ss, rs apart; a NaN wins. Short runs (a
+// pooling window) cost a few instructions an element here.
+//
+//go:noinline
+func extremeRuns[T numT](isMax bool, d []T, sd int, s []T, ss, rs, n, cnt int) {
+	for j := 0; j < cnt; j++ {
+		run := s[j*ss:]
+		acc := run[0]
+		if isMax {
+			for i := 1; i < n; i++ {
+				if x := run[i*rs]; x > acc || x != x {
+					acc = x
+				}
+			}
+		} else {
+			for i := 1; i < n; i++ {
+				if x := run[i*rs]; x < acc || x != x {
+					acc = x
+				}
+			}
+		}
+		d[j*sd] = acc
 	}
 }
 
@@ -398,30 +427,28 @@ func argReduce[T numT](op backend.ReduceOp, dst, src backend.View) {
 	sd0, sd1, ss0, ss1 := kept.outer(0), kept.inner(0), kept.outer(1), kept.inner(1)
 	kept.each(n, func(off []int, n0, n1 int) {
 		for r := 0; r < n0; r++ {
-			for j := 0; j < n1; j++ {
-				d[off[0]+r*sd0+j*sd1] = int64(argRun(s, off[1]+r*ss0+j*ss1, st, n, isMax))
-			}
+			argRuns(isMax, d[off[0]+r*sd0:], sd1, s[off[1]+r*ss0:], ss1, st, n, n1)
 		}
 	})
 }
 
-// argRun is the index of the first largest (isMax) or smallest of the n
-// elements of s at base, st apart, or of the first NaN.
-func argRun[T numT](s []T, base, st, n int, isMax bool) int {
-	best, bi := s[base], 0
-	if best != best {
-		return 0
-	}
-	for i := 1; i < n; i++ {
-		x := s[base+i*st]
-		if x != x {
-			return i
+// argRuns sets d[j*sd] for j < cnt to the index of the first largest
+// (isMax) or smallest of the n elements of s at j*ss, st apart, or of the
+// first NaN.
+//
+//go:noinline
+func argRuns[T numT](isMax bool, d []int64, sd int, s []T, ss, st, n, cnt int) {
+	for j := 0; j < cnt; j++ {
+		run := s[j*ss:]
+		best, bi := run[0], 0
+		for i := 1; i < n && best == best; i++ {
+			x := run[i*st]
+			if isMax && x > best || !isMax && x < best || x != x {
+				best, bi = x, i
+			}
 		}
-		if (isMax && x > best) || (!isMax && x < best) {
-			best, bi = x, i
-		}
+		d[j*sd] = int64(bi)
 	}
-	return bi
 }
 
 func anyAll(all bool, dst, src backend.View) {
