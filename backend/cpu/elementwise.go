@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"unsafe"
+
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu/internal/vec"
 )
@@ -151,7 +153,7 @@ func copyView[T any](dst, src backend.View) {
 				copy(d[od+r*sd0:][:n1], s[os+r*ss0:][:n1])
 			}
 		case sd1 == 1 && ss0 == 1 && n0 >= 4 && n1 >= 4:
-			transposeTiles(d, od, sd0, s, os, ss1, n0, n1)
+			transposeBlock(d, od, sd0, s, os, ss1, n0, n1)
 		default:
 			for r := 0; r < n0; r++ {
 				copyStrided(d[od+r*sd0:], s[os+r*ss0:], sd1, ss1, n1)
@@ -232,6 +234,31 @@ func gather[T any](d, s []T, td, ts []int) {
 	for t, o := range td {
 		d[o] = s[ts[t]]
 	}
+}
+
+// transposeBlock copies an n0×n1 block whose destination rows are
+// contiguous (row stride sd0) and whose source columns are (column stride
+// ss1): vec.Transpose's register blocks for 4- and 8-byte elements (the
+// integers moved as float bits, which loads and stores keep exactly),
+// transposeTiles for bool.
+func transposeBlock[T any](d []T, od, sd0 int, s []T, os, ss1, n0, n1 int) {
+	switch dd := any(d).(type) {
+	case []float32:
+		vec.Transpose(dd[od:], sd0, any(s).([]float32)[os:], ss1, n0, n1)
+	case []float64:
+		vec.Transpose(dd[od:], sd0, any(s).([]float64)[os:], ss1, n0, n1)
+	case []int32:
+		vec.Transpose(asBits[float32](dd)[od:], sd0, asBits[float32](any(s).([]int32))[os:], ss1, n0, n1)
+	case []int64:
+		vec.Transpose(asBits[float64](dd)[od:], sd0, asBits[float64](any(s).([]int64))[os:], ss1, n0, n1)
+	default:
+		transposeTiles(d, od, sd0, s, os, ss1, n0, n1)
+	}
+}
+
+// asBits views a slice of 4- or 8-byte integers as floats of that size.
+func asBits[F float32 | float64, I int32 | int64](s []I) []F {
+	return unsafe.Slice((*F)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }
 
 // transposeTiles copies an n0×n1 block whose destination rows are

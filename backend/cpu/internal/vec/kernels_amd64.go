@@ -183,3 +183,13 @@ func sumS(x *float32, n int, acc *[32]float64)
 //
 //go:noescape
 func sumD(x *float64, n int, acc *[16]float64)
+
+// transS transposes nblk 8×8 float32 blocks: d[r*ldd + 8b + i] = s[(8b+i)*lds + r] for r, i < 8.
+//
+//go:noescape
+func transS(d *float32, ldd int, s *float32, lds int, nblk int)
+
+// transD transposes nblk 4×4 float64 blocks: d[r*ldd + 4b + i] = s[(4b+i)*lds + r] for r, i < 4.
+//
+//go:noescape
+func transD(d *float64, ldd int, s *float64, lds int, nblk int)

@@ -2055,3 +2055,133 @@ sumD_done:
 	VMOVUPD Y3, 96(DI)
 	VZEROUPPER
 	RET
+
+// func transS(d *float32, ldd int, s *float32, lds int, nblk int)
+// Requires: AVX
+TEXT ·transS(SB), NOSPLIT, $0-40
+	MOVQ d+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ s+16(FP), SI
+	MOVQ lds+24(FP), R9
+	MOVQ nblk+32(FP), CX
+	SHLQ $0x02, R8
+	SHLQ $0x02, R9
+
+transS_loop:
+	TESTQ      CX, CX
+	JE         transS_done
+	MOVQ       SI, AX
+	VMOVUPS    (AX), Y0
+	ADDQ       R9, AX
+	VMOVUPS    (AX), Y1
+	ADDQ       R9, AX
+	VMOVUPS    (AX), Y2
+	ADDQ       R9, AX
+	VMOVUPS    (AX), Y3
+	ADDQ       R9, AX
+	VMOVUPS    (AX), Y4
+	ADDQ       R9, AX
+	VMOVUPS    (AX), Y5
+	ADDQ       R9, AX
+	VMOVUPS    (AX), Y6
+	ADDQ       R9, AX
+	VMOVUPS    (AX), Y7
+	VUNPCKLPS  Y1, Y0, Y8
+	VUNPCKHPS  Y1, Y0, Y9
+	VUNPCKLPS  Y3, Y2, Y10
+	VUNPCKHPS  Y3, Y2, Y11
+	VUNPCKLPS  Y5, Y4, Y12
+	VUNPCKHPS  Y5, Y4, Y13
+	VUNPCKLPS  Y7, Y6, Y14
+	VUNPCKHPS  Y7, Y6, Y15
+	VSHUFPS    $0x44, Y10, Y8, Y0
+	VSHUFPS    $0xee, Y10, Y8, Y1
+	VSHUFPS    $0x44, Y11, Y9, Y2
+	VSHUFPS    $0xee, Y11, Y9, Y3
+	VSHUFPS    $0x44, Y14, Y12, Y4
+	VSHUFPS    $0xee, Y14, Y12, Y5
+	VSHUFPS    $0x44, Y15, Y13, Y6
+	VSHUFPS    $0xee, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	MOVQ       DI, DX
+	VMOVUPS    Y8, (DX)
+	ADDQ       R8, DX
+	VMOVUPS    Y9, (DX)
+	ADDQ       R8, DX
+	VMOVUPS    Y10, (DX)
+	ADDQ       R8, DX
+	VMOVUPS    Y11, (DX)
+	ADDQ       R8, DX
+	VMOVUPS    Y12, (DX)
+	ADDQ       R8, DX
+	VMOVUPS    Y13, (DX)
+	ADDQ       R8, DX
+	VMOVUPS    Y14, (DX)
+	ADDQ       R8, DX
+	VMOVUPS    Y15, (DX)
+	MOVQ       R9, AX
+	SHLQ       $0x03, AX
+	ADDQ       AX, SI
+	ADDQ       $0x20, DI
+	DECQ       CX
+	JMP        transS_loop
+
+transS_done:
+	VZEROUPPER
+	RET
+
+// func transD(d *float64, ldd int, s *float64, lds int, nblk int)
+// Requires: AVX
+TEXT ·transD(SB), NOSPLIT, $0-40
+	MOVQ d+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ s+16(FP), SI
+	MOVQ lds+24(FP), R9
+	MOVQ nblk+32(FP), CX
+	SHLQ $0x03, R8
+	SHLQ $0x03, R9
+
+transD_loop:
+	TESTQ      CX, CX
+	JE         transD_done
+	MOVQ       SI, AX
+	VMOVUPD    (AX), Y0
+	ADDQ       R9, AX
+	VMOVUPD    (AX), Y1
+	ADDQ       R9, AX
+	VMOVUPD    (AX), Y2
+	ADDQ       R9, AX
+	VMOVUPD    (AX), Y3
+	VUNPCKLPD  Y1, Y0, Y4
+	VUNPCKHPD  Y1, Y0, Y5
+	VUNPCKLPD  Y3, Y2, Y6
+	VUNPCKHPD  Y3, Y2, Y7
+	VPERM2F128 $0x20, Y6, Y4, Y0
+	VPERM2F128 $0x20, Y7, Y5, Y1
+	VPERM2F128 $0x31, Y6, Y4, Y2
+	VPERM2F128 $0x31, Y7, Y5, Y3
+	MOVQ       DI, DX
+	VMOVUPD    Y0, (DX)
+	ADDQ       R8, DX
+	VMOVUPD    Y1, (DX)
+	ADDQ       R8, DX
+	VMOVUPD    Y2, (DX)
+	ADDQ       R8, DX
+	VMOVUPD    Y3, (DX)
+	MOVQ       R9, AX
+	SHLQ       $0x02, AX
+	ADDQ       AX, SI
+	ADDQ       $0x20, DI
+	DECQ       CX
+	JMP        transD_loop
+
+transD_done:
+	VZEROUPPER
+	RET

@@ -24,6 +24,8 @@ func wheresvS(d *float32, c *bool, s float32, b *float32, n int) {}
 func wherevvD(d *float64, c *bool, a, b *float64, n int)         {}
 func wherevsD(d *float64, c *bool, a *float64, s float64, n int) {}
 func wheresvD(d *float64, c *bool, s float64, b *float64, n int) {}
+func transS(d *float32, ldd int, s *float32, lds int, nblk int)  {}
+func transD(d *float64, ldd int, s *float64, lds int, nblk int)  {}
 func sumS(x *float32, n int, acc *[32]float64)                   {}
 func sumD(x *float64, n int, acc *[16]float64)                   {}
 func maxS(x *float32, n int, out *[32]float32) int               { return 0 }

@@ -233,6 +233,59 @@ func WhereScalarA[T Float](d []T, c []bool, s T, b []T) {
 	}
 }
 
+// Transpose sets d[r*ldd + c] = s[c*lds + r] for r < rows, c < cols: the
+// rows of d are the columns of s. The assembly moves 8×8 (float32) or 4×4
+// (float64) blocks through registers, 64 columns at a time so that the
+// source lines stay in cache between blocks.
+func Transpose[T Float](d []T, ldd int, s []T, lds int, rows, cols int) {
+	if rows <= 0 || cols <= 0 {
+		return
+	}
+	_ = d[(rows-1)*ldd+cols-1]
+	_ = s[(cols-1)*lds+rows-1]
+	const chunk = 64
+	b := 8
+	if !is32[T]() {
+		b = 4
+	}
+	for c0 := 0; c0 < cols; c0 += chunk {
+		c1 := min(c0+chunk, cols)
+		r0 := 0
+		if useAsm {
+			if nb := (c1 - c0) / b; nb > 0 {
+				for ; r0+b <= rows; r0 += b {
+					if is32[T]() {
+						transS(p32(d[r0*ldd+c0:]), ldd, p32(s[c0*lds+r0:]), lds, nb)
+					} else {
+						transD(p64(d[r0*ldd+c0:]), ldd, p64(s[c0*lds+r0:]), lds, nb)
+					}
+				}
+				// the columns past the last whole block, for the rows done
+				transposeGo(d, ldd, s, lds, 0, r0, c0+nb*b, c1)
+			}
+		}
+		transposeGo(d, ldd, s, lds, r0, rows, c0, c1)
+	}
+}
+
+// transposeGo is Transpose of rows [r0, r1) and columns [c0, c1) in 16×16
+// tiles.
+func transposeGo[T Float](d []T, ldd int, s []T, lds int, r0, r1, c0, c1 int) {
+	const tile = 16
+	for rt := r0; rt < r1; rt += tile {
+		re := min(rt+tile, r1)
+		for ct := c0; ct < c1; ct += tile {
+			ce := min(ct+tile, c1)
+			for r := rt; r < re; r++ {
+				dd := d[r*ldd+ct : r*ldd+ce]
+				for i := range dd {
+					dd[i] = s[(ct+i)*lds+r]
+				}
+			}
+		}
+	}
+}
+
 // Fill sets every element of d to v.
 func Fill[T Float](d []T, v T) {
 	n := len(d)

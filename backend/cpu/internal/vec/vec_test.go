@@ -273,3 +273,40 @@ func testWhere[T Float](t *testing.T) {
 		}
 	}
 }
+
+func TestTranspose(t *testing.T) {
+	testTranspose[float32](t)
+	testTranspose[float64](t)
+}
+
+func testTranspose[T Float](t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, rows := range []int{1, 3, 4, 7, 8, 9, 16, 17, 64, 70} {
+		for _, cols := range []int{1, 5, 8, 12, 63, 64, 65, 130} {
+			lds, ldd := rows+r.IntN(3), cols+r.IntN(3)
+			s := randSlice[T](r, (cols-1)*lds+rows)
+			for _, useGo := range []bool{false, true} {
+				d := make([]T, (rows-1)*ldd+cols+5)
+				for i := range d {
+					d[i] = -1
+				}
+				run := func() { Transpose(d, ldd, s, lds, rows, cols) }
+				if useGo {
+					withGo(run)
+				} else {
+					run()
+				}
+				for i := range d {
+					rr, c := i/ldd, i%ldd
+					want := T(-1)
+					if rr < rows && c < cols {
+						want = s[c*lds+rr]
+					}
+					if d[i] != want {
+						t.Fatalf("%T %d×%d (ldd %d lds %d) go=%v: d[%d] = %v, want %v", want, rows, cols, ldd, lds, useGo, i, d[i], want)
+					}
+				}
+			}
+		}
+	}
+}
