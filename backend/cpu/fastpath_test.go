@@ -341,6 +341,7 @@ func TestMatMul(t *testing.T) {
 // and 4 threads: the results must be identical.
 func TestThreads(t *testing.T) {
 	defer cpu.SetThreads(cpu.Threads())
+	defer cpu.SetGrain(cpu.SetGrain(1 << 12))
 	run := func() map[string][]float64 {
 		ember.ManualSeed(7)
 		x := ember.Randn(ember.Shape{300, 700})

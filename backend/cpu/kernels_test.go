@@ -188,9 +188,11 @@ func iters(n int) int {
 	return n
 }
 
-// withThreads runs f with n kernel threads.
+// withThreads runs f with n kernel threads, splitting work from a few
+// thousand elements on so that small layouts reach the parallel paths.
 func withThreads(n int, f func()) {
 	defer SetThreads(Threads())
+	defer SetGrain(SetGrain(1 << 11))
 	SetThreads(n)
 	f()
 }
