@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -12,17 +13,23 @@ import (
 	"github.com/emberml/ember/backend"
 )
 
-// The CPU backend keeps a bounded cache of released host buffers, as
-// PyTorch's caching allocators do: Storage.Release puts a large buffer on
-// a free list of its size class and Alloc serves the next request of that
-// class from it, so a loop that releases its intermediates does not make
-// Go allocate, and zero, tens of MiB per step. Storages that are dropped
-// without Release are left to the garbage collector, which frees their
-// memory as before: a buffer re-enters use only through an explicit
-// Release, after which every view of the storage panics on use.
+// The CPU backend keeps a bounded cache of large host buffers, as PyTorch's
+// caching allocators do, so that a loop does not make Go allocate, and
+// zero, tens of MiB per step. Buffers enter it two ways:
 //
-// Buffers are raw, pointer-free memory reinterpreted as the storage's
-// dtype, so one cached buffer serves any dtype of its class.
+//   - Storage.Release puts the buffer on the free list of its size class at
+//     once; every view of the storage panics on use afterwards.
+//   - A buffer whose storage was dropped without Release comes back when the
+//     garbage collector finds the buffer itself unreachable: a finalizer on
+//     the buffer's memory (not on the Storage) recycles it. Only then can no
+//     view, no slice and no running kernel still reach it, whatever the
+//     code holding them.
+//
+// Alloc serves a request from the free list of its class (uninitialised),
+// else with fresh memory. Buffers are raw, pointer-free memory reinterpreted
+// as the storage's dtype, so one buffer serves any dtype of its class. A
+// buffer that leaves the cache (evicted past the bound, or by EmptyCache)
+// loses its finalizer and goes back to the garbage collector.
 
 // cacheMinBytes is the smallest buffer the cache keeps; smaller ones come
 // from Go's allocator, which serves them quickly and zeroes them cheaply.
@@ -45,15 +52,17 @@ type cachedBuf struct {
 }
 
 type bufCache struct {
-	mu      sync.Mutex
-	free    map[int][]cachedBuf // size class (bytes) → buffers, most recent last
-	bytes   atomic.Int64        // bytes held in free (written under mu)
-	count   int64
-	seq     uint64
-	limit   int64
-	hits    int64
-	misses  int64
-	evicted int64
+	mu       sync.Mutex
+	draining bool // after EmptyCache, until the next allocation: collected buffers are freed, not cached
+	recycled int64
+	free     map[int][]cachedBuf // size class (bytes) → buffers, most recent last
+	bytes    atomic.Int64        // bytes held in free (written under mu)
+	count    int64
+	seq      uint64
+	limit    int64
+	hits     int64
+	misses   int64
+	evicted  int64
 }
 
 var cache = bufCache{free: map[int][]cachedBuf{}, limit: cacheLimitFromEnv()}
@@ -83,6 +92,7 @@ func SetCacheLimit(bytes int64) int64 {
 func (c *bufCache) get(cls int) unsafe.Pointer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.draining = false
 	l := c.free[cls]
 	if len(l) == 0 {
 		c.misses++
@@ -103,8 +113,27 @@ func (c *bufCache) put(p unsafe.Pointer, cls int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if int64(cls) > c.limit {
+		disarm(p)
 		return
 	}
+	c.putLocked(p, cls)
+}
+
+// collected is the finalizer of a buffer nothing references any more: it
+// is cached (its finalizer armed again) unless the cache is off, full of
+// newer buffers, or draining.
+func (c *bufCache) collected(p unsafe.Pointer, cls int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if int64(cls) > c.limit || c.draining || !recycleCollected.Load() {
+		return // the finalizer has run: the garbage collector frees it
+	}
+	arm(p, cls)
+	c.recycled++
+	c.putLocked(p, cls)
+}
+
+func (c *bufCache) putLocked(p unsafe.Pointer, cls int) {
 	c.evictLocked(int64(cls))
 	c.seq++
 	c.free[cls] = append(c.free[cls], cachedBuf{p: p, seq: c.seq})
@@ -122,6 +151,7 @@ func (c *bufCache) evictLocked(room int64) {
 			}
 		}
 		l := c.free[at]
+		disarm(l[0].p)
 		copy(l, l[1:])
 		l[len(l)-1] = cachedBuf{}
 		if len(l) == 1 {
@@ -139,16 +169,50 @@ func (c *bufCache) evictLocked(room int64) {
 func (c *bufCache) drop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for _, l := range c.free {
+		for _, b := range l {
+			disarm(b.p)
+		}
+	}
 	c.free = map[int][]cachedBuf{}
 	c.bytes.Store(0)
 	c.count = 0
+	c.draining = true
 }
 
-func (c *bufCache) stats() (bytes, count, hits, misses, evicted int64) {
+func (c *bufCache) stats() (bytes, count, hits, misses, evicted, recycled int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.bytes.Load(), c.count, c.hits, c.misses, c.evicted
+	return c.bytes.Load(), c.count, c.hits, c.misses, c.evicted, c.recycled
 }
+
+// has reports whether the buffer at address p is in the cache (tests).
+func (c *bufCache) has(p uintptr) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, l := range c.free {
+		for _, b := range l {
+			if uintptr(b.p) == p {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// recycleCollected turns the recycling of collected buffers on (tests that
+// count buffers turn it off).
+var recycleCollected atomic.Bool
+
+func init() { recycleCollected.Store(true) }
+
+// arm sets the finalizer that recycles a buffer once unreachable; disarm
+// removes it, for a buffer the cache lets go.
+func arm(p unsafe.Pointer, cls int) {
+	runtime.SetFinalizer((*uint64)(p), func(q *uint64) { cache.collected(unsafe.Pointer(q), cls) })
+}
+
+func disarm(p unsafe.Pointer) { runtime.SetFinalizer((*uint64)(p), nil) }
 
 // newBuffer returns n elements of dt, uninitialised when served from the
 // cache, and the size class of the buffer (0 when it is not cacheable).
@@ -162,6 +226,9 @@ func newBuffer(dt backend.DType, n int) (data any, cls int) {
 		if p == nil {
 			words := make([]uint64, cls/8)
 			p = unsafe.Pointer(unsafe.SliceData(words))
+			if int64(cls) <= cacheLimit() { // larger ones could never be cached
+				arm(p, cls)
+			}
 		}
 		data = typedSlice(dt, p, n)
 	}

@@ -1,7 +1,9 @@
 package cpu
 
 import (
+	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/emberml/ember/backend"
@@ -37,6 +39,8 @@ func stats(t *testing.T) backend.MemStats {
 // size class (any dtype), is counted as reserved while cached, and
 // EmptyCache drops it.
 func TestCacheReuse(t *testing.T) {
+	defer recycleCollected.Store(true)
+	recycleCollected.Store(false) // only this test's buffers in the cache
 	defer SetCacheLimit(SetCacheLimit(64 << 20))
 	Backend{}.EmptyCache(backend.Device{})
 	const n = 100_000 // 400 kB of float32
@@ -63,7 +67,7 @@ func TestCacheReuse(t *testing.T) {
 		t.Fatalf("reserved - allocated = %d with two buffers cached, want >= %d", got, 8*n)
 	}
 	Backend{}.EmptyCache(backend.Device{})
-	if cb, cn, _, _, _ := cache.stats(); cb != 0 || cn != 0 {
+	if cb, cn, _, _, _, _ := cache.stats(); cb != 0 || cn != 0 {
 		t.Fatalf("after EmptyCache: %d bytes in %d buffers cached", cb, cn)
 	}
 	d := alloc(t, backend.Float32, n)
@@ -76,6 +80,8 @@ func TestCacheReuse(t *testing.T) {
 // TestCacheBound: the cache holds at most its limit, dropping the oldest
 // buffers first; small buffers and limit 0 bypass it.
 func TestCacheBound(t *testing.T) {
+	defer recycleCollected.Store(true)
+	recycleCollected.Store(false)
 	defer SetCacheLimit(SetCacheLimit(1 << 20)) // 1 MiB
 	Backend{}.EmptyCache(backend.Device{})
 	const n = 300 << 10 / 4 // 300 KiB buffers: three fit
@@ -88,7 +94,7 @@ func TestCacheBound(t *testing.T) {
 	for _, s := range ss {
 		s.Release()
 	}
-	cb, cn, _, _, _ := cache.stats()
+	cb, cn, _, _, _, _ := cache.stats()
 	if cn != 3 || cb > 1<<20 {
 		t.Fatalf("cache holds %d buffers, %d bytes; want 3 within 1 MiB", cn, cb)
 	}
@@ -104,13 +110,13 @@ func TestCacheBound(t *testing.T) {
 
 	small := alloc(t, backend.Float32, 100)
 	small.Release()
-	if _, cn, _, _, _ := cache.stats(); cn != 0 {
+	if _, cn, _, _, _, _ := cache.stats(); cn != 0 {
 		t.Fatalf("a small buffer was cached")
 	}
 	SetCacheLimit(0)
 	big := alloc(t, backend.Float32, n)
 	big.Release()
-	if _, cn, _, _, _ := cache.stats(); cn != 0 {
+	if _, cn, _, _, _, _ := cache.stats(); cn != 0 {
 		t.Fatalf("limit 0 still caches")
 	}
 }
@@ -131,12 +137,53 @@ func TestReleasedStoragePanics(t *testing.T) {
 
 // TestPinnedNotCached: driver memory goes back to its owner, never the cache.
 func TestPinnedNotCached(t *testing.T) {
+	defer recycleCollected.Store(true)
+	recycleCollected.Store(false)
 	Backend{}.EmptyCache(backend.Device{})
 	buf := make([]float32, 1<<16)
 	freed := 0
 	s := NewPinned(backend.Float32, len(buf), unsafe.Pointer(&buf[0]), func() { freed++ })
 	s.Release()
-	if _, cn, _, _, _ := cache.stats(); cn != 0 || freed != 1 {
+	if _, cn, _, _, _, _ := cache.stats(); cn != 0 || freed != 1 {
 		t.Fatalf("pinned release: %d cached, freed %d times", cn, freed)
 	}
+}
+
+// TestCacheRecyclesCollected: a storage dropped without Release gives its
+// buffer back once the collector finds the buffer unreachable, and not
+// while a slice of it is still held.
+func TestCacheRecyclesCollected(t *testing.T) {
+	Backend{}.EmptyCache(backend.Device{})
+	const n = 1<<17 + 5
+	s := alloc(t, backend.Float32, n)
+	held := s.data.([]float32)[7:9]   // a slice outliving the storage, as a kernel's would
+	p := uintptr(dataPointer(s.data)) // not a pointer: it must not keep the buffer
+	s = nil
+	reused := func() bool {
+		_, _, _, _, _, rec := cache.stats()
+		return rec > 0 && cache.has(p)
+	}
+	for i := 0; i < 5; i++ {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	if reused() {
+		t.Fatal("a buffer still referenced by a slice was recycled")
+	}
+	runtime.KeepAlive(held)
+	held = nil
+	deadline := time.Now().Add(10 * time.Second)
+	for !reused() && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !reused() {
+		t.Fatal("the collected storage's buffer was not recycled")
+	}
+	b := alloc(t, backend.Int32, n) // same class
+	if uintptr(dataPointer(b.data)) != p {
+		t.Fatal("the recycled buffer did not serve the next allocation of its class")
+	}
+	b.Release()
+	Backend{}.EmptyCache(backend.Device{})
 }

@@ -25,8 +25,9 @@ func (Backend) ResetPeakMemoryStats(backend.Device) error {
 	return nil
 }
 
-// EmptyCache drops the cached released buffers and runs the garbage
-// collector, which is what frees host memory.
+// EmptyCache drops the cached buffers and runs the garbage collector,
+// which is what frees host memory; until the next CPU allocation, buffers
+// the collector finds unreachable are freed rather than cached.
 func (Backend) EmptyCache(backend.Device) error {
 	cache.drop()
 	runtime.GC()
@@ -36,8 +37,8 @@ func (Backend) EmptyCache(backend.Device) error {
 // MemorySummary is a short table of the counters.
 func (b Backend) MemorySummary(dev backend.Device) (string, error) {
 	s, _ := b.MemoryStats(dev)
-	cb, cn, hits, misses, evicted := cache.stats()
+	cb, cn, hits, misses, evicted, recycled := cache.stats()
 	return fmt.Sprintf("cpu memory: %d live storages, %d bytes allocated (peak %d), %d bytes reserved (peak %d)\n"+
-		"cpu cache of released buffers: %d buffers, %d bytes (limit %d); %d allocations served from it, %d not, %d buffers evicted\n",
-		s.NumAllocs, s.Allocated, s.MaxAllocated, s.Reserved, s.MaxReserved, cn, cb, cacheLimit(), hits, misses, evicted), nil
+		"cpu buffer cache: %d buffers, %d bytes (limit %d); %d allocations served from it, %d not; %d buffers recycled from collected storages, %d evicted\n",
+		s.NumAllocs, s.Allocated, s.MaxAllocated, s.Reserved, s.MaxReserved, cn, cb, cacheLimit(), hits, misses, recycled, evicted), nil
 }
