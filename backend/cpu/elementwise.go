@@ -404,26 +404,24 @@ type blockFn[D, T any] func(op backend.BinaryOp, d []D, od, sd0, sd1 int, a []T,
 
 func binaryDispatch[T any](l layout, cost int, cmp bool, op backend.BinaryOp, dst, a, b backend.View, same blockFn[T, T], toBool blockFn[bool, T]) bool {
 	x, y := slice[T](a.S), slice[T](b.S)
+	switch {
+	case cmp:
+		return runBinary(l, cost, op, slice[bool](dst.S), x, y, toBool)
+	case same != nil:
+		return runBinary(l, cost, op, slice[T](dst.S), x, y, same)
+	}
+	return false
+}
+
+// runBinary runs a generated kernel over the blocks of l, or reports that
+// it lacks the op.
+func runBinary[D, T any](l layout, cost int, op backend.BinaryOp, d []D, x, y []T, fn blockFn[D, T]) bool {
+	if !fn(op, d, 0, 0, 1, x, 0, 0, 1, y, 0, 0, 1, 0, 0) {
+		return false
+	}
 	sd0, sd1, sa0, sa1, sb0, sb1 := l.outer(0), l.inner(0), l.outer(1), l.inner(1), l.outer(2), l.inner(2)
-	if cmp {
-		d := slice[bool](dst.S)
-		if !toBool(op, d, 0, 0, 1, x, 0, 0, 1, y, 0, 0, 1, 0, 0) {
-			return false
-		}
-		l.each(cost, func(off []int, n0, n1 int) {
-			toBool(op, d, off[0], sd0, sd1, x, off[1], sa0, sa1, y, off[2], sb0, sb1, n0, n1)
-		})
-		return true
-	}
-	if same == nil {
-		return false
-	}
-	d := slice[T](dst.S)
-	if !same(op, d, 0, 0, 1, x, 0, 0, 1, y, 0, 0, 1, 0, 0) {
-		return false
-	}
 	l.each(cost, func(off []int, n0, n1 int) {
-		same(op, d, off[0], sd0, sd1, x, off[1], sa0, sa1, y, off[2], sb0, sb1, n0, n1)
+		fn(op, d, off[0], sd0, sd1, x, off[1], sa0, sa1, y, off[2], sb0, sb1, n0, n1)
 	})
 	return true
 }
@@ -436,11 +434,11 @@ func (Backend) Where(dst, cond, a, b backend.View) {
 	case backend.Float64:
 		where(dst, cond, a, b, vec.Where[float64], vec.WhereScalarB[float64], vec.WhereScalarA[float64])
 	case backend.Int64:
-		where(dst, cond, a, b, whereVV[int64], whereVS[int64], whereSV[int64])
+		where(dst, cond, a, b, vec.Where[int64], vec.WhereScalarB[int64], vec.WhereScalarA[int64])
 	case backend.Int32:
-		where(dst, cond, a, b, whereVV[int32], whereVS[int32], whereSV[int32])
+		where(dst, cond, a, b, vec.Where[int32], vec.WhereScalarB[int32], vec.WhereScalarA[int32])
 	case backend.Bool:
-		where(dst, cond, a, b, whereVV[bool], whereVS[bool], whereSV[bool])
+		where(dst, cond, a, b, vec.Where[bool], vec.WhereScalarB[bool], vec.WhereScalarA[bool])
 	}
 }
 
@@ -484,36 +482,6 @@ func whereStrided[T any](d []T, c []bool, a, b []T, sd, sc, sa, sb, n int) {
 			d[i*sd] = a[i*sa]
 		} else {
 			d[i*sd] = b[i*sb]
-		}
-	}
-}
-
-func whereVV[T any](d []T, c []bool, a, b []T) {
-	for i, t := range c {
-		if t {
-			d[i] = a[i]
-		} else {
-			d[i] = b[i]
-		}
-	}
-}
-
-func whereVS[T any](d []T, c []bool, a []T, s T) {
-	for i, t := range c {
-		if t {
-			d[i] = a[i]
-		} else {
-			d[i] = s
-		}
-	}
-}
-
-func whereSV[T any](d []T, c []bool, s T, b []T) {
-	for i, t := range c {
-		if t {
-			d[i] = s
-		} else {
-			d[i] = b[i]
 		}
 	}
 }

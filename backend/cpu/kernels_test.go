@@ -200,39 +200,30 @@ func withThreads(n int, f func()) {
 // refBinary is Binary one element at a time, through the generated
 // kernel's strided loop on 1×1 blocks.
 func refBinary(op backend.BinaryOp, dst, a, b backend.View) {
+	switch a.S.DType() {
+	case backend.Float32:
+		refBinaryT(op, dst, a, b, binaryFloat32, binaryFloat32Bool)
+	case backend.Float64:
+		refBinaryT(op, dst, a, b, binaryFloat64, binaryFloat64Bool)
+	case backend.Int64:
+		refBinaryT(op, dst, a, b, binaryInt64, binaryInt64Bool)
+	case backend.Int32:
+		refBinaryT(op, dst, a, b, binaryInt32, binaryInt32Bool)
+	case backend.Bool:
+		refBinaryT(op, dst, a, b, nil, binaryBoolBool)
+	}
+}
+
+func refBinaryT[T any](op backend.BinaryOp, dst, a, b backend.View, same blockFn[T, T], toBool blockFn[bool, T]) {
 	var oa, ob []int
 	forEach(a, func(_, o int) { oa = append(oa, o) })
 	forEach(b, func(_, o int) { ob = append(ob, o) })
-	cmp := dst.S.DType() == backend.Bool
+	x, y := slice[T](a.S), slice[T](b.S)
 	forEach(dst, func(i, o int) {
-		x, y := oa[i], ob[i]
-		switch a.S.DType() {
-		case backend.Float32:
-			if cmp {
-				binaryFloat32Bool(op, slice[bool](dst.S), o, 0, 0, slice[float32](a.S), x, 0, 0, slice[float32](b.S), y, 0, 0, 1, 1)
-			} else {
-				binaryFloat32(op, slice[float32](dst.S), o, 0, 0, slice[float32](a.S), x, 0, 0, slice[float32](b.S), y, 0, 0, 1, 1)
-			}
-		case backend.Float64:
-			if cmp {
-				binaryFloat64Bool(op, slice[bool](dst.S), o, 0, 0, slice[float64](a.S), x, 0, 0, slice[float64](b.S), y, 0, 0, 1, 1)
-			} else {
-				binaryFloat64(op, slice[float64](dst.S), o, 0, 0, slice[float64](a.S), x, 0, 0, slice[float64](b.S), y, 0, 0, 1, 1)
-			}
-		case backend.Int64:
-			if cmp {
-				binaryInt64Bool(op, slice[bool](dst.S), o, 0, 0, slice[int64](a.S), x, 0, 0, slice[int64](b.S), y, 0, 0, 1, 1)
-			} else {
-				binaryInt64(op, slice[int64](dst.S), o, 0, 0, slice[int64](a.S), x, 0, 0, slice[int64](b.S), y, 0, 0, 1, 1)
-			}
-		case backend.Int32:
-			if cmp {
-				binaryInt32Bool(op, slice[bool](dst.S), o, 0, 0, slice[int32](a.S), x, 0, 0, slice[int32](b.S), y, 0, 0, 1, 1)
-			} else {
-				binaryInt32(op, slice[int32](dst.S), o, 0, 0, slice[int32](a.S), x, 0, 0, slice[int32](b.S), y, 0, 0, 1, 1)
-			}
-		case backend.Bool:
-			binaryBoolBool(op, slice[bool](dst.S), o, 0, 0, slice[bool](a.S), x, 0, 0, slice[bool](b.S), y, 0, 0, 1, 1)
+		if dst.S.DType() == backend.Bool {
+			toBool(op, slice[bool](dst.S), o, 0, 0, x, oa[i], 0, 0, y, ob[i], 0, 0, 1, 1)
+		} else {
+			same(op, slice[T](dst.S), o, 0, 0, x, oa[i], 0, 0, y, ob[i], 0, 0, 1, 1)
 		}
 	})
 }

@@ -1,9 +1,10 @@
 // Package vec holds the CPU backend's vectorised loops over contiguous
-// float32 and float64 slices: elementwise arithmetic (slice op slice,
-// slice op scalar, scalar op slice), ReLU, Where, Fill, and Sum/Max/Min. On amd64
-// with AVX they run the assembly loops generated in asm/; elsewhere (other
-// CPUs, other architectures, the purego tag) the pure-Go loops here, which
-// give the same results (Sum differs only in rounding order).
+// slices: for float32 and float64 elementwise arithmetic (slice op slice,
+// slice op scalar, scalar op slice), ReLU, Fill, Sum/Max/Min and Transpose;
+// Where for any element type. On amd64 with AVX2 they run the assembly
+// loops generated in asm/; elsewhere (other CPUs, other architectures, the
+// purego tag) the pure-Go loops here, which give the same results (Sum
+// differs only in rounding order).
 package vec
 
 import (
@@ -32,8 +33,10 @@ func Accelerated() bool { return useAsm }
 
 func is32[T Float]() bool { var z T; return unsafe.Sizeof(z) == 4 }
 
-func p32[T Float](s []T) *float32 { return (*float32)(unsafe.Pointer(unsafe.SliceData(s))) }
-func p64[T Float](s []T) *float64 { return (*float64)(unsafe.Pointer(unsafe.SliceData(s))) }
+// p32 and p64 are the first element's address as the assembly wants it
+// (for 4- and 8-byte elements).
+func p32[T any](s []T) *float32 { return (*float32)(unsafe.Pointer(unsafe.SliceData(s))) }
+func p64[T any](s []T) *float64 { return (*float64)(unsafe.Pointer(unsafe.SliceData(s))) }
 
 // Binary sets d[i] = a[i] op b[i]; a and b are at least as long as d.
 func Binary[T Float](op Op, d, a, b []T) {
@@ -164,73 +167,95 @@ func ReLU[T Float](d, a []T) {
 	}
 }
 
-// Where sets d[i] = a[i] if c[i] else b[i].
-func Where[T Float](d []T, c []bool, a, b []T) {
+// Where sets d[i] = a[i] if c[i] else b[i]. Elements of 4 and 8 bytes
+// (floats or integers: the blend moves bits) take the assembly loop.
+func Where[T any](d []T, c []bool, a, b []T) {
 	n := len(d)
 	if n == 0 {
 		return
 	}
 	c, a, b = c[:n], a[:n], b[:n]
-	switch {
-	case useAsm && is32[T]():
-		wherevvS(p32(d), unsafe.SliceData(c), p32(a), p32(b), n)
-	case useAsm:
-		wherevvD(p64(d), unsafe.SliceData(c), p64(a), p64(b), n)
-	default:
-		for i, t := range c {
-			if t {
-				d[i] = a[i]
-			} else {
-				d[i] = b[i]
-			}
+	switch size(d) {
+	case 4:
+		if useAsm {
+			wherevvS(p32(d), unsafe.SliceData(c), p32(a), p32(b), n)
+			return
+		}
+	case 8:
+		if useAsm {
+			wherevvD(p64(d), unsafe.SliceData(c), p64(a), p64(b), n)
+			return
+		}
+	}
+	for i, t := range c {
+		if t {
+			d[i] = a[i]
+		} else {
+			d[i] = b[i]
 		}
 	}
 }
 
 // WhereScalarB sets d[i] = a[i] if c[i] else s.
-func WhereScalarB[T Float](d []T, c []bool, a []T, s T) {
+func WhereScalarB[T any](d []T, c []bool, a []T, s T) {
 	n := len(d)
 	if n == 0 {
 		return
 	}
 	c, a = c[:n], a[:n]
-	switch {
-	case useAsm && is32[T]():
-		wherevsS(p32(d), unsafe.SliceData(c), p32(a), float32(s), n)
-	case useAsm:
-		wherevsD(p64(d), unsafe.SliceData(c), p64(a), float64(s), n)
-	default:
-		for i, t := range c {
-			if t {
-				d[i] = a[i]
-			} else {
-				d[i] = s
-			}
+	switch size(d) {
+	case 4:
+		if useAsm {
+			wherevsS(p32(d), unsafe.SliceData(c), p32(a), *(*float32)(unsafe.Pointer(&s)), n)
+			return
+		}
+	case 8:
+		if useAsm {
+			wherevsD(p64(d), unsafe.SliceData(c), p64(a), *(*float64)(unsafe.Pointer(&s)), n)
+			return
+		}
+	}
+	for i, t := range c {
+		if t {
+			d[i] = a[i]
+		} else {
+			d[i] = s
 		}
 	}
 }
 
 // WhereScalarA sets d[i] = s if c[i] else b[i].
-func WhereScalarA[T Float](d []T, c []bool, s T, b []T) {
+func WhereScalarA[T any](d []T, c []bool, s T, b []T) {
 	n := len(d)
 	if n == 0 {
 		return
 	}
 	c, b = c[:n], b[:n]
-	switch {
-	case useAsm && is32[T]():
-		wheresvS(p32(d), unsafe.SliceData(c), float32(s), p32(b), n)
-	case useAsm:
-		wheresvD(p64(d), unsafe.SliceData(c), float64(s), p64(b), n)
-	default:
-		for i, t := range c {
-			if t {
-				d[i] = s
-			} else {
-				d[i] = b[i]
-			}
+	switch size(d) {
+	case 4:
+		if useAsm {
+			wheresvS(p32(d), unsafe.SliceData(c), *(*float32)(unsafe.Pointer(&s)), p32(b), n)
+			return
+		}
+	case 8:
+		if useAsm {
+			wheresvD(p64(d), unsafe.SliceData(c), *(*float64)(unsafe.Pointer(&s)), p64(b), n)
+			return
 		}
 	}
+	for i, t := range c {
+		if t {
+			d[i] = s
+		} else {
+			d[i] = b[i]
+		}
+	}
+}
+
+// size is the byte size of s's elements.
+func size[T any](s []T) uintptr {
+	var z T
+	return unsafe.Sizeof(z)
 }
 
 // Transpose sets d[r*ldd + c] = s[c*lds + r] for r < rows, c < cols: the

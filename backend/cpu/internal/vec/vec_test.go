@@ -236,19 +236,23 @@ func BenchmarkAddScalar32(b *testing.B) {
 }
 
 func TestWhere(t *testing.T) {
-	testWhere[float32](t)
-	testWhere[float64](t)
+	testWhere(t, func(r *rand.Rand) float32 { return float32(r.NormFloat64()) })
+	testWhere(t, func(r *rand.Rand) float64 { return r.NormFloat64() })
+	testWhere(t, func(r *rand.Rand) int32 { return int32(r.Uint32()) })
+	testWhere(t, func(r *rand.Rand) int64 { return int64(r.Uint64()) })
+	testWhere(t, func(r *rand.Rand) bool { return r.IntN(2) == 0 })
+	testWhere(t, func(r *rand.Rand) uint16 { return uint16(r.Uint32()) })
 }
 
-func testWhere[T Float](t *testing.T) {
+func testWhere[T comparable](t *testing.T, gen func(*rand.Rand) T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, n := range sizes {
-		a, b := randSlice[T](r, n), randSlice[T](r, n)
-		cb := make([]bool, n+1)[1:] // unaligned
+		a, b := make([]T, n+1)[1:], make([]T, n+1)[1:] // unaligned
+		cb := make([]bool, n+1)[1:]
 		for i := range cb {
-			cb[i] = r.IntN(2) == 0
+			a[i], b[i], cb[i] = gen(r), gen(r), r.IntN(2) == 0
 		}
-		s := T(-3.5)
+		s := gen(r)
 		for _, useGo := range []bool{false, true} {
 			d1, d2, d3 := make([]T, n), make([]T, n), make([]T, n)
 			run := func() {

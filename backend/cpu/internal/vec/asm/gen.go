@@ -297,39 +297,69 @@ func where(t typ, form string) {
 	})
 }
 
-// transS transposes nblk 8×8 blocks: block b reads 8 rows of 8 float32
-// at s + (8b+i)*lds (i < 8) and writes them as columns: d[r*ldd + 8b + i]
-// = s[(8b+i)*lds + r]. Strides are in elements.
-func transS() {
-	TEXT("transS", NOSPLIT, "func(d *float32, ldd int, s *float32, lds int, nblk int)")
+// trans emits a transposition of nblk k×k blocks (k = lanes of a ymm
+// register): block b reads k rows of k elements at s + (kb+i)*lds and
+// writes them as columns, d[r*ldd + kb + i] = s[(kb+i)*lds + r]; shuffle
+// turns the k loaded rows r into the k columns, returned in order.
+func trans(t typ, shuffle func(r []reg.VecPhysical) []reg.VecPhysical) {
+	k := t.lanes()
+	name := "trans" + t.sfx()
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(d *%s, ldd int, s *%s, lds int, nblk int)", t.gotype(), t.gotype()))
 	Pragma("noescape")
-	Doc("transS transposes nblk 8×8 float32 blocks: d[r*ldd + 8b + i] = s[(8b+i)*lds + r] for r, i < 8.")
+	Doc(fmt.Sprintf("%s transposes nblk %d×%d %s blocks: d[r*ldd + %db + i] = s[(%db+i)*lds + r] for r, i < %d.", name, k, k, t.gotype(), k, k, k))
 	d, ldd, sp, lds, n := reg.RDI, reg.R8, reg.RSI, reg.R9, reg.RCX
 	Load(Param("d"), d)
 	Load(Param("ldd"), ldd)
 	Load(Param("s"), sp)
 	Load(Param("lds"), lds)
 	Load(Param("nblk"), n)
-	SHLQ(U8(2), ldd)
-	SHLQ(U8(2), lds)
+	shift := U8(map[bool]uint8{false: 2, true: 3}[t.double])
+	SHLQ(shift, ldd)
+	SHLQ(shift, lds)
 	p, q := reg.RAX, reg.RDX
-	Label("transS_loop")
+	mov := t.packed("mov")
+	Label(name + "_loop")
 	TESTQ(n, n)
-	JE(LabelRef("transS_done"))
-	r := ys[:8]
-	t := ys[8:16]
+	JE(LabelRef(name + "_done"))
+	r := ys[:k]
 	MOVQ(sp, p)
-	for i := 0; i < 8; i++ {
-		VMOVUPS(Mem{Base: p}, r[i])
-		if i < 7 {
+	for i := 0; i < k; i++ {
+		mov(Mem{Base: p}, r[i])
+		if i < k-1 {
 			ADDQ(lds, p)
 		}
 	}
+	cols := shuffle(r)
+	MOVQ(d, q)
+	for i := 0; i < k; i++ {
+		mov(cols[i], Mem{Base: q})
+		if i < k-1 {
+			ADDQ(ldd, q)
+		}
+	}
+	// next block: k source rows on, k destination columns (32 bytes) on
+	MOVQ(lds, p)
+	SHLQ(U8(bitsOf(k)), p)
+	ADDQ(p, sp)
+	ADDQ(U8(32), d)
+	DECQ(n)
+	JMP(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+func bitsOf(k int) uint8 { return map[int]uint8{4: 2, 8: 3}[k] }
+
+// shuffle8S transposes 8 rows of 8 float32 in registers (unpack pairs,
+// shuffle quads, swap 128-bit halves).
+func shuffle8S(r []reg.VecPhysical) []reg.VecPhysical {
+	t := ys[8:16]
 	for i := 0; i < 4; i++ {
 		VUNPCKLPS(r[2*i+1], r[2*i], t[2*i])
 		VUNPCKHPS(r[2*i+1], r[2*i], t[2*i+1])
 	}
-	// t0 = a0 b0 a1 b1 | a4 b4 a5 b5 ... shuffles pair rows 0-1 with 2-3, 4-5 with 6-7
+	// r0 = a0 b0 c0 d0 | a4 b4 c4 d4, r1 = a1 b1 c1 d1 | a5 ..., and so on
 	VSHUFPS(U8(0x44), t[2], t[0], r[0])
 	VSHUFPS(U8(0xEE), t[2], t[0], r[1])
 	VSHUFPS(U8(0x44), t[3], t[1], r[2])
@@ -338,59 +368,16 @@ func transS() {
 	VSHUFPS(U8(0xEE), t[6], t[4], r[5])
 	VSHUFPS(U8(0x44), t[7], t[5], r[6])
 	VSHUFPS(U8(0xEE), t[7], t[5], r[7])
-	VPERM2F128(U8(0x20), r[4], r[0], t[0])
-	VPERM2F128(U8(0x20), r[5], r[1], t[1])
-	VPERM2F128(U8(0x20), r[6], r[2], t[2])
-	VPERM2F128(U8(0x20), r[7], r[3], t[3])
-	VPERM2F128(U8(0x31), r[4], r[0], t[4])
-	VPERM2F128(U8(0x31), r[5], r[1], t[5])
-	VPERM2F128(U8(0x31), r[6], r[2], t[6])
-	VPERM2F128(U8(0x31), r[7], r[3], t[7])
-	MOVQ(d, q)
-	for i := 0; i < 8; i++ {
-		VMOVUPS(t[i], Mem{Base: q})
-		if i < 7 {
-			ADDQ(ldd, q)
-		}
+	for i := 0; i < 4; i++ {
+		VPERM2F128(U8(0x20), r[4+i], r[i], t[i])
+		VPERM2F128(U8(0x31), r[4+i], r[i], t[4+i])
 	}
-	// next block: 8 source rows on, 8 destination columns on
-	MOVQ(lds, p)
-	SHLQ(U8(3), p)
-	ADDQ(p, sp)
-	ADDQ(U8(32), d)
-	DECQ(n)
-	JMP(LabelRef("transS_loop"))
-	Label("transS_done")
-	VZEROUPPER()
-	RET()
+	return t
 }
 
-// transD is transS for 4×4 blocks of float64.
-func transD() {
-	TEXT("transD", NOSPLIT, "func(d *float64, ldd int, s *float64, lds int, nblk int)")
-	Pragma("noescape")
-	Doc("transD transposes nblk 4×4 float64 blocks: d[r*ldd + 4b + i] = s[(4b+i)*lds + r] for r, i < 4.")
-	d, ldd, sp, lds, n := reg.RDI, reg.R8, reg.RSI, reg.R9, reg.RCX
-	Load(Param("d"), d)
-	Load(Param("ldd"), ldd)
-	Load(Param("s"), sp)
-	Load(Param("lds"), lds)
-	Load(Param("nblk"), n)
-	SHLQ(U8(3), ldd)
-	SHLQ(U8(3), lds)
-	p, q := reg.RAX, reg.RDX
-	Label("transD_loop")
-	TESTQ(n, n)
-	JE(LabelRef("transD_done"))
-	r := ys[:4]
+// shuffle4D transposes 4 rows of 4 float64 in registers.
+func shuffle4D(r []reg.VecPhysical) []reg.VecPhysical {
 	t := ys[4:8]
-	MOVQ(sp, p)
-	for i := 0; i < 4; i++ {
-		VMOVUPD(Mem{Base: p}, r[i])
-		if i < 3 {
-			ADDQ(lds, p)
-		}
-	}
 	VUNPCKLPD(r[1], r[0], t[0]) // a0 b0 | a2 b2
 	VUNPCKHPD(r[1], r[0], t[1]) // a1 b1 | a3 b3
 	VUNPCKLPD(r[3], r[2], t[2]) // c0 d0 | c2 d2
@@ -399,22 +386,7 @@ func transD() {
 	VPERM2F128(U8(0x20), t[3], t[1], r[1])
 	VPERM2F128(U8(0x31), t[2], t[0], r[2])
 	VPERM2F128(U8(0x31), t[3], t[1], r[3])
-	MOVQ(d, q)
-	for i := 0; i < 4; i++ {
-		VMOVUPD(r[i], Mem{Base: q})
-		if i < 3 {
-			ADDQ(ldd, q)
-		}
-	}
-	MOVQ(lds, p)
-	SHLQ(U8(2), p)
-	ADDQ(p, sp)
-	ADDQ(U8(32), d)
-	DECQ(n)
-	JMP(LabelRef("transD_loop"))
-	Label("transD_done")
-	VZEROUPPER()
-	RET()
+	return r
 }
 
 // sumS adds n (a multiple of 32) float32 in 32 float32 lanes over blocks
@@ -568,7 +540,7 @@ func main() {
 	}
 	sumS()
 	sumD()
-	transS()
-	transD()
+	trans(f32, shuffle8S)
+	trans(f64, shuffle4D)
 	Generate()
 }
