@@ -106,11 +106,11 @@ func copyToBool(dst, src backend.View) {
 
 // castView copies src into dst converting S to D (copyView when equal).
 func castView[D, S numT](dst, src backend.View) {
-	if _, same := any(dst.S.(*Storage).data).([]S); same {
+	d, s := slice[D](dst.S), slice[S](src.S)
+	if _, same := any(d).([]S); same {
 		copyView[S](dst, src)
 		return
 	}
-	d, s := slice[D](dst.S), slice[S](src.S)
 	l := coalesce(dst.Shape, dst, src)
 	sd0, sd1, ss0, ss1 := l.outer(0), l.inner(0), l.outer(1), l.inner(1)
 	l.each(1, func(off []int, n0, n1 int) {

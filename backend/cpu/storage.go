@@ -80,7 +80,9 @@ func NewPinned(dt backend.DType, n int, mem unsafe.Pointer, free func()) *Storag
 	return track(&Storage{dt: dt, data: data, n: n, free: free})
 }
 
-// Data returns the underlying slice (for the CPU backend's own use and tests).
+// Data returns the underlying slice (for the CPU backend's own use and
+// tests). It must not be used after Release: the buffer may then serve
+// another storage.
 func (s *Storage) Data() any { return s.data }
 
 var (
