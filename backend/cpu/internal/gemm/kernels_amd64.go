@@ -43,3 +43,8 @@ func packDGather(dst *float64, src *float64, idx *int32, kc int, ds int, lmask i
 //
 //go:noescape
 func packDStrided(dst *float64, src *float64, ld int, kc int, ds int, lmask int, smask int, alpha float64)
+
+// copyRowsAVX copies n rows of width bytes from src+offs[i]<<shift to dst (see genCopyRows in package asm).
+//
+//go:noescape
+func copyRowsAVX(dst *byte, src *byte, offs *int, n int, shift int, width int)

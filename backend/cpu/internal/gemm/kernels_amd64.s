@@ -1365,3 +1365,136 @@ tail:
 done:
 	VZEROUPPER
 	RET
+
+// func copyRowsAVX(dst *byte, src *byte, offs *int, n int, shift int, width int)
+// Requires: AVX
+TEXT ·copyRowsAVX(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ offs+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ shift+32(FP), R8
+	MOVQ width+40(FP), R9
+	CMPQ R8, $0x02
+	JNE  s2w128no
+	CMPQ R9, $0x80
+	JE   s2w128
+
+s2w128no:
+	CMPQ R8, $0x02
+	JNE  s2w64no
+	CMPQ R9, $0x40
+	JE   s2w64
+
+s2w64no:
+	CMPQ R8, $0x02
+	JNE  s2w32no
+	CMPQ R9, $0x20
+	JE   s2w32
+
+s2w32no:
+	CMPQ R8, $0x03
+	JNE  s3w128no
+	CMPQ R9, $0x80
+	JE   s3w128
+
+s3w128no:
+	CMPQ R8, $0x03
+	JNE  s3w64no
+	CMPQ R9, $0x40
+	JE   s3w64
+
+s3w64no:
+	CMPQ R8, $0x03
+	JNE  s3w32no
+	CMPQ R9, $0x20
+	JE   s3w32
+
+s3w32no:
+	RET
+
+s2w128:
+	TESTQ   CX, CX
+	JE      done
+	MOVQ    (DX), AX
+	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS 32(SI)(AX*4), Y1
+	VMOVUPS 64(SI)(AX*4), Y2
+	VMOVUPS 96(SI)(AX*4), Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $0x08, DX
+	ADDQ    $0x00000080, DI
+	DECQ    CX
+	JMP     s2w128
+
+s2w64:
+	TESTQ   CX, CX
+	JE      done
+	MOVQ    (DX), AX
+	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS 32(SI)(AX*4), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x08, DX
+	ADDQ    $0x00000040, DI
+	DECQ    CX
+	JMP     s2w64
+
+s2w32:
+	TESTQ   CX, CX
+	JE      done
+	MOVQ    (DX), AX
+	VMOVUPS (SI)(AX*4), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $0x08, DX
+	ADDQ    $0x00000020, DI
+	DECQ    CX
+	JMP     s2w32
+
+s3w128:
+	TESTQ   CX, CX
+	JE      done
+	MOVQ    (DX), AX
+	VMOVUPS (SI)(AX*8), Y0
+	VMOVUPS 32(SI)(AX*8), Y1
+	VMOVUPS 64(SI)(AX*8), Y2
+	VMOVUPS 96(SI)(AX*8), Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $0x08, DX
+	ADDQ    $0x00000080, DI
+	DECQ    CX
+	JMP     s3w128
+
+s3w64:
+	TESTQ   CX, CX
+	JE      done
+	MOVQ    (DX), AX
+	VMOVUPS (SI)(AX*8), Y0
+	VMOVUPS 32(SI)(AX*8), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x08, DX
+	ADDQ    $0x00000040, DI
+	DECQ    CX
+	JMP     s3w64
+
+s3w32:
+	TESTQ   CX, CX
+	JE      done
+	MOVQ    (DX), AX
+	VMOVUPS (SI)(AX*8), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $0x08, DX
+	ADDQ    $0x00000020, DI
+	DECQ    CX
+	JMP     s3w32
+
+done:
+	VZEROUPPER
+	RET

@@ -5,6 +5,8 @@ package gemm
 import (
 	"math"
 	"unsafe"
+
+	"golang.org/x/sys/cpu"
 )
 
 // packPanelSIMD packs a w-wide panel with the AVX-512 packing routines:
@@ -60,3 +62,16 @@ func packPanelSIMD[T float](dst, s []T, off, is, ps, rows, w, kc int, alpha T) b
 	}
 	return true
 }
+
+// copyRows copies len(offs) rows of width bytes from src + offs[i]·2^shift
+// to dst + i·width with AVX moves; it reports false, having done nothing,
+// when the CPU or the width does not allow it.
+func copyRows(dst, src unsafe.Pointer, offs []int, shift, width int) bool {
+	if !hasAVX || (width != 32 && width != 64 && width != 128) || len(offs) == 0 {
+		return false
+	}
+	copyRowsAVX((*byte)(dst), (*byte)(src), &offs[0], len(offs), shift, width)
+	return true
+}
+
+var hasAVX = cpu.X86.HasAVX

@@ -2,4 +2,8 @@
 
 package gemm
 
+import "unsafe"
+
 func packPanelSIMD[T float](dst, s []T, off, is, ps, rows, w, kc int, alpha T) bool { return false }
+
+func copyRows(dst, src unsafe.Pointer, offs []int, shift, width int) bool { return false }

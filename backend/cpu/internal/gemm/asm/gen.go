@@ -359,6 +359,60 @@ func genPack(double bool) {
 	}
 }
 
+// genCopyRows generates copyRowsAVX: for i < n, copy width bytes (32, 64 or
+// 128) from src + offs[i]<<shift (shift 2 or 3) to dst + i*width. It
+// gathers the rows of a convolution's B micro-panel, each a contiguous run
+// of the input.
+func genCopyRows() {
+	TEXT("copyRowsAVX", NOSPLIT, "func(dst, src *byte, offs *int, n, shift, width int)")
+	Pragma("noescape")
+	Doc("copyRowsAVX copies n rows of width bytes from src+offs[i]<<shift to dst (see genCopyRows in package asm).")
+	dst, src, offs, n, sh, w, t := reg.RDI, reg.RSI, reg.RDX, reg.RCX, reg.R8, reg.R9, reg.RAX
+	Load(Param("dst"), dst)
+	Load(Param("src"), src)
+	Load(Param("offs"), offs)
+	Load(Param("n"), n)
+	Load(Param("shift"), sh)
+	Load(Param("width"), w)
+	ys := []reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3}
+	type variant struct{ shift, width int }
+	var vs []variant
+	for _, shift := range []int{2, 3} {
+		for _, width := range []int{128, 64, 32} {
+			vs = append(vs, variant{shift, width})
+		}
+	}
+	name := func(v variant) string { return fmt.Sprintf("s%dw%d", v.shift, v.width) }
+	for _, v := range vs {
+		CMPQ(sh, U8(v.shift))
+		JNE(LabelRef(name(v) + "no"))
+		CMPQ(w, U8(v.width))
+		JE(LabelRef(name(v)))
+		Label(name(v) + "no")
+	}
+	RET()
+	for _, v := range vs {
+		Label(name(v))
+		TESTQ(n, n)
+		JE(LabelRef("done"))
+		MOVQ(Mem{Base: offs}, t)
+		nv := v.width / 32
+		for i := 0; i < nv; i++ {
+			VMOVUPS(Mem{Base: src, Index: t, Scale: uint8(1 << v.shift), Disp: 32 * i}, ys[i])
+		}
+		for i := 0; i < nv; i++ {
+			VMOVUPS(ys[i], Mem{Base: dst, Disp: 32 * i})
+		}
+		ADDQ(U8(8), offs)
+		ADDQ(U32(v.width), dst)
+		DECQ(n)
+		JMP(LabelRef(name(v)))
+	}
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
 func main() {
 	if v := os.Getenv("GEMM_PFDIST"); v != "" {
 		pfDist, _ = strconv.Atoi(v)
@@ -374,5 +428,6 @@ func main() {
 	}
 	genPack(false)
 	genPack(true)
+	genCopyRows()
 	Generate()
 }

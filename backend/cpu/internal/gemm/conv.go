@@ -1,0 +1,520 @@
+package gemm
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Convolution as implicit GEMM.
+//
+// Per image and group, a convolution is the product
+// out[O, OH·OW] = W[O, C·KH·KW] × cols[C·KH·KW, OH·OW]; nothing here
+// materialises cols. The input is first rearranged into a "phase" image:
+// for stride s, row phase a and column phase b (the taps' offsets modulo
+// s), xq[c][a][b][i][j] = x[c][i·s+a−p][j·s+b−p] (zero outside the input),
+// i < HQ, j < WQ. Tap (ki, kj) of output (oh, ow) then reads
+// xq[c][a][b][oh+hi][ow+wj] with hi = ki·d/s, wj = kj·d/s: in the flattened
+// phase image, output column q = oh·WQ+ow of cols row (c, ki, kj) sits at
+// rowOff(c, ki, kj) + q. So every row of cols is a contiguous run of xq
+// (the WQ−OW columns at the end of each row of q are computed and thrown
+// away), and packing a micro-panel of B is one fixed-size copy per k step.
+// The rearranged input is the size of the input, not nine times it. A
+// stride-1 convolution without padding reads the input itself.
+//
+// The gradient with respect to the input of a stride-1 convolution is the
+// same kind of convolution of the output gradient with the flipped and
+// transposed weight; for larger strides it is a GEMM into a column buffer
+// followed by col2im. The gradient with respect to the weight reads the
+// input rearranged channel-last (see convGradWeight).
+
+// Conv describes a 2-D convolution (cross-correlation) over NCHW tensors:
+// input [N, C, H, W], weight [O, C/G, KH, KW], output [N, O, OH, OW], with
+// stride S, zero padding P and dilation D per spatial dim.
+type Conv struct {
+	N, C, H, W  int
+	O, KH, KW   int
+	G           int
+	SH, SW      int
+	PH, PW      int
+	DH, DW      int
+	OH, OW      int
+}
+
+// Check panics unless the sizes are consistent.
+func (cv Conv) Check() {
+	ok := cv.N >= 0 && cv.C > 0 && cv.H > 0 && cv.W > 0 && cv.O > 0 && cv.KH > 0 && cv.KW > 0 &&
+		cv.G > 0 && cv.C%cv.G == 0 && cv.O%cv.G == 0 && cv.SH > 0 && cv.SW > 0 && cv.DH > 0 && cv.DW > 0 &&
+		cv.OH == (cv.H+2*cv.PH-cv.DH*(cv.KH-1)-1)/cv.SH+1 && cv.OW == (cv.W+2*cv.PW-cv.DW*(cv.KW-1)-1)/cv.SW+1 &&
+		cv.OH > 0 && cv.OW > 0
+	if !ok {
+		panic(fmt.Sprintf("gemm: inconsistent convolution %+v", cv))
+	}
+}
+
+// OutSize is the output size along one dim.
+func OutSize(in, k, s, p, d int) int { return (in+2*p-d*(k-1)-1)/s + 1 }
+
+// phases is the phase decomposition of one spatial dim.
+type phases struct {
+	n   int   // phases in use
+	val []int // phase index → offset a in 0..s-1
+	idx []int // tap → phase index
+	off []int // tap → offset in the phase image (tap·d/s)
+	q   int   // phase image size: output size + the largest off
+}
+
+func newPhases(k, s, d, out int) phases {
+	ph := phases{idx: make([]int, k), off: make([]int, k)}
+	seen := make(map[int]int, s)
+	for t := 0; t < k; t++ {
+		v := t * d
+		a := v % s
+		i, ok := seen[a]
+		if !ok {
+			i = len(ph.val)
+			seen[a] = i
+			ph.val = append(ph.val, a)
+		}
+		ph.idx[t], ph.off[t] = i, v/s
+	}
+	ph.n = len(ph.val)
+	ph.q = out + ph.off[k-1]
+	return ph
+}
+
+// geom is a convolution's phase layout.
+type geom struct {
+	r, c     phases // rows, columns
+	plane    int    // r.q·c.q
+	chStride int    // elements per channel of xq
+	img      int    // elements per image of xq
+}
+
+func newGeom(cv Conv) geom {
+	g := geom{r: newPhases(cv.KH, cv.SH, cv.DH, cv.OH), c: newPhases(cv.KW, cv.SW, cv.DW, cv.OW)}
+	g.plane = g.r.q * g.c.q
+	g.chStride = g.r.n * g.c.n * g.plane
+	g.img = cv.C * g.chStride
+	return g
+}
+
+// buildPhases fills xq (N images of g.img elements) from x with strides xs.
+func buildPhases[T float](cv Conv, g geom, x []T, xs [4]int, xq []T) {
+	rows := cv.N * cv.C * g.r.n * g.c.n
+	runItems(rows, workers(rows, float64(g.plane)/8), func(_, it int) {
+		b := it % g.c.n
+		a := it / g.c.n % g.r.n
+		nc := it / (g.c.n * g.r.n)
+		n, c := nc/cv.C, nc%cv.C
+		dst := xq[it*g.plane : (it+1)*g.plane]
+		src := n*xs[0] + c*xs[1]
+		fillPhase(dst, x, src, xs[2], xs[3], cv.H, cv.W, g.r.q, g.c.q, cv.SH, cv.SW, g.r.val[a]-cv.PH, g.c.val[b]-cv.PW)
+	})
+}
+
+// fillPhase writes dst[i·wq+j] = x[src + (i·sh+ph)·sr + (j·sw+pw)·sc]
+// where that row and column lie in [0,h)×[0,w), else 0.
+func fillPhase[T float](dst, x []T, src, sr, sc, h, w, hq, wq, sh, sw, ph, pw int) {
+	// columns j with 0 ≤ j·sw+pw < w
+	j0 := 0
+	if pw < 0 {
+		j0 = (-pw + sw - 1) / sw
+	}
+	j1 := 0
+	if w-pw > 0 {
+		j1 = (w - pw + sw - 1) / sw
+	}
+	j0, j1 = min(j0, wq), min(j1, wq)
+	for i := 0; i < hq; i++ {
+		row := dst[i*wq : (i+1)*wq]
+		ih := i*sh + ph
+		if ih < 0 || ih >= h || j0 >= j1 {
+			clear(row)
+			continue
+		}
+		clear(row[:j0])
+		clear(row[j1:])
+		s := src + ih*sr + (j0*sw+pw)*sc
+		if sw*sc == 1 {
+			copy(row[j0:j1], x[s:s+j1-j0])
+			continue
+		}
+		st := sw * sc
+		for j := j0; j < j1; j++ {
+			row[j] = x[s]
+			s += st
+		}
+	}
+}
+
+// wlayout addresses the weight as a [G][rows][chans][KH][KW] array:
+// element (g, r, c, ki, kj) is w[base + g·gs + r·rs + c·cs + ki·ks + kj·ls].
+type wlayout struct{ base, gs, rs, cs, ks, ls int }
+
+// forwardLayout is the layout of a contiguous [O, C/G, KH, KW] weight.
+func forwardLayout(cv Conv) wlayout {
+	kk := cv.KH * cv.KW
+	cg := cv.C / cv.G
+	return wlayout{gs: cv.O / cv.G * cg * kk, rs: cg * kk, cs: kk, ks: cv.KW, ls: 1}
+}
+
+// packWeights packs each group's [rows × K] matrix A (K = chans·KH·KW, and
+// one more column holding bias when bias != nil) into MR-row micro-panels,
+// K block by K block: block b of group g starts at g·mpad·K + pc·mpad and
+// holds panel ir at ir·kc. Rows past rows are zero.
+func packWeights[T float](dst, w []T, wl wlayout, groups, rows, chans, kh, kw int, bias []T, mr, kcb int) {
+	kg := chans * kh * kw
+	k := kg
+	if bias != nil {
+		k++
+	}
+	mpad := (rows + mr - 1) / mr * mr
+	blocks := (k + kcb - 1) / kcb
+	panels := mpad / mr
+	total := groups * blocks * panels
+	runItems(total, workers(total, float64(mr*kcb)/4), func(_, it int) {
+		ir := it % panels * mr
+		b := it / panels % blocks
+		g := it / (panels * blocks)
+		pc := b * kcb
+		kc := min(kcb, k-pc)
+		d := dst[g*mpad*k+pc*mpad+ir*kc:][:mr*kc]
+		for i := 0; i < mr; i++ {
+			r := ir + i
+			if r >= rows {
+				for p := 0; p < kc; p++ {
+					d[p*mr+i] = 0
+				}
+				continue
+			}
+			// walk (c, ki, kj) from k = pc
+			c, t := pc/(kh*kw), pc%(kh*kw)
+			ki, kj := t/kw, t%kw
+			idx := wl.base + g*wl.gs + r*wl.rs + c*wl.cs + ki*wl.ks + kj*wl.ls
+			for p := 0; p < kc; p++ {
+				if pc+p == kg {
+					d[p*mr+i] = bias[g*rows+r]
+					break
+				}
+				d[p*mr+i] = w[idx]
+				kj++
+				idx += wl.ls
+				if kj == kw {
+					kj = 0
+					ki++
+					idx += wl.ks - kw*wl.ls
+					if ki == kh {
+						ki = 0
+						idx += wl.cs - kh*wl.ks
+					}
+				}
+			}
+		}
+	})
+}
+
+// copyPanel fills an nr-wide micro-panel: row p is src[base+offs[p]:][:nr],
+// or all ones where offs[p] < 0 (only the last row, the bias row, may be);
+// reads past the end of src give zeros. maxOff bounds the offsets.
+func copyPanel[T float](dst, src []T, base int, offs []int, maxOff, nr int) {
+	if last := len(offs) - 1; last >= 0 && offs[last] < 0 {
+		d := dst[last*nr : last*nr+nr]
+		for i := range d {
+			d[i] = 1
+		}
+		offs = offs[:last]
+	}
+	if len(offs) == 0 {
+		return
+	}
+	n := len(src)
+	var z T
+	esz := int(unsafe.Sizeof(z))
+	if base+maxOff+nr <= n {
+		_ = dst[len(offs)*nr-1]
+		if copyRows(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[base]), offs, esz/4+1, nr*esz) {
+			return
+		}
+	}
+	for p, off := range offs {
+		d := dst[p*nr : p*nr+nr]
+		s := base + off
+		if s+nr > n {
+			m := copy(d, src[s:])
+			clear(d[m:])
+			continue
+		}
+		copyFixed(unsafe.Pointer(&d[0]), unsafe.Pointer(&src[s]), nr*esz)
+	}
+}
+
+// copyFixed copies n bytes, with register moves for the panel widths in
+// use (an array assignment through pointers becomes a call to memmove).
+func copyFixed(dst, src unsafe.Pointer, n int) {
+	switch n {
+	case 128:
+		copy64(dst, src)
+		copy64(unsafe.Add(dst, 64), unsafe.Add(src, 64))
+	case 64:
+		copy64(dst, src)
+	case 32:
+		s, d := (*[4]uint64)(src), (*[4]uint64)(dst)
+		a0, a1, a2, a3 := s[0], s[1], s[2], s[3]
+		d[0], d[1], d[2], d[3] = a0, a1, a2, a3
+	default:
+		copy(unsafe.Slice((*byte)(dst), n), unsafe.Slice((*byte)(src), n))
+	}
+}
+
+func copy64(dst, src unsafe.Pointer) {
+	s, d := (*[8]uint64)(src), (*[8]uint64)(dst)
+	a0, a1, a2, a3, a4, a5, a6, a7 := s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+	d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7] = a0, a1, a2, a3, a4, a5, a6, a7
+}
+
+// ConvForward computes out = conv(x, w) + bias. x holds the input with
+// strides xs (element (n,c,h,w) at n·xs[0]+c·xs[1]+h·xs[2]+w·xs[3]); w is a
+// contiguous [O, C/G, KH, KW] weight; bias is [O] or nil; out is a
+// contiguous [N, O, OH, OW].
+func ConvForward[T float](cv Conv, x []T, xs [4]int, w, bias, out []T) {
+	cv.Check()
+	convForward(cv, x, xs, w, forwardLayout(cv), bias, out)
+}
+
+// convForward is ConvForward with the weight addressed through wl.
+func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, out []T) {
+	if cv.N == 0 {
+		return
+	}
+	kr := kernelOf[T]()
+	mr, nr := kr.mr, kr.nr
+	g := newGeom(cv)
+	// The input itself is the phase image when there is one phase and no
+	// padding, and its columns are contiguous.
+	var xq []T
+	img, chStride, wq := g.img, g.chStride, g.c.q
+	if cv.SH == 1 && cv.SW == 1 && cv.PH == 0 && cv.PW == 0 && xs[3] == 1 && xs[2] >= cv.W {
+		xq, img, chStride, wq = x, xs[0], xs[1], xs[2]
+	} else {
+		xq = getScratch[T](cv.N*g.img + nr)
+		defer putScratch(xq)
+		buildPhases(cv, g, x, xs, xq)
+	}
+
+	cg, og := cv.C/cv.G, cv.O/cv.G
+	kk := cv.KH * cv.KW
+	kg := cg * kk
+	k := kg
+	if bias != nil {
+		k++
+	}
+	// Row offsets of cols in the phase image, per k of a group.
+	offs := make([]int, k)
+	for kx := 0; kx < kg; kx++ {
+		c, t := kx/kk, kx%kk
+		ki, kj := t/cv.KW, t%cv.KW
+		offs[kx] = c*chStride + (g.r.idx[ki]*g.c.n+g.c.idx[kj])*g.plane + g.r.off[ki]*wq + g.c.off[kj]
+	}
+	maxOff := 0
+	for _, o := range offs[:kg] {
+		maxOff = max(maxOff, o)
+	}
+	if bias != nil {
+		offs[kg] = -1
+	}
+	kcb := balance(k, convKC(kr.kc, nr, int(unsafe.Sizeof(w[0]))), 1)
+	mpad := (og + mr - 1) / mr * mr
+	ap := getScratch[T](cv.G * mpad * k)
+	defer putScratch(ap)
+	packWeights(ap, w, wl, cv.G, og, cg, cv.KH, cv.KW, bias, mr, kcb)
+
+	// Columns: in q mode, each image's q range [0, lq) in panels of nr (B
+	// rows are contiguous runs of xq; the columns past OW are thrown away).
+	// When that wastes too much (small images), exact mode: the N·L output
+	// positions of all images in a row, panels gathered element by element.
+	l := cv.OH * cv.OW
+	lq := (cv.OH-1)*wq + cv.OW // columns of q with outputs
+	panels := (lq + nr - 1) / nr
+	exact := float64(l) < exactBelow*float64(panels*nr)
+	imgs := cv.N // images with their own panels
+	if exact {
+		imgs, panels = 1, (cv.N*l+nr-1)/nr
+	}
+	t := numThreads()
+	// a chunk's outputs (og rows) stay within ~256 KiB
+	cp := max(1, min(kr.nc/nr, (64<<10)/(og*nr)))
+	if want := imgs * cv.G * panels; want < 4*t*cp {
+		cp = max(1, want/(4*t))
+	}
+	chunks := (panels + cp - 1) / cp
+	rb := 1
+	if items := imgs * cv.G * chunks; items < 3*t {
+		rb = min(mpad/mr, (3*t+items-1)/items)
+	}
+	rowPanels := (mpad/mr + rb - 1) / rb
+	total := imgs * cv.G * chunks * rb
+	cost := float64(og) * float64(k) * float64(cp*nr) / float64(rb)
+	t = workers(total, cost)
+	var colBase [][]int // per worker, exact mode: xq offset of each column
+	if exact {
+		colBase = make([][]int, t)
+		for i := range colBase {
+			colBase[i] = make([]int, cp*nr)
+		}
+	}
+	runItems(total, t, func(wk, it int) {
+		r := it % rb
+		it /= rb
+		ch := it % chunks
+		it /= chunks
+		gi, n := it%cv.G, it/cv.G
+		buf := kr.buffers()
+		defer kr.pool.Put(buf)
+		i0 := r * rowPanels * mr
+		i1 := min(og, i0+rowPanels*mr)
+		q0 := ch * cp * nr
+		q1 := min(q0+cp*nr, panels*nr)
+		xb := n*img + gi*cg*chStride
+		ob := (n*cv.O + gi*og) * l
+		var cb []int
+		if exact {
+			// column j is output position j%l of image j/l
+			cb = colBase[wk][:q1-q0]
+			for j := range cb {
+				jj := q0 + j
+				if jj >= cv.N*l {
+					cb[j] = -1
+					continue
+				}
+				ni, li := jj/l, jj%l
+				cb[j] = ni*img + gi*cg*chStride + li/cv.OW*wq + li%cv.OW
+			}
+		}
+		for pc := 0; pc < k; pc += kcb {
+			kc := min(kcb, k-pc)
+			apb := ap[gi*mpad*k+pc*mpad:]
+			accum := 0
+			if pc > 0 {
+				accum = 1
+			}
+			for jr := q0; jr < q1; jr += nr {
+				var direct bool
+				var o0 int // output offset of the tile's first column
+				if exact {
+					gatherPanel(buf.b, xq, cb[jr-q0:jr-q0+nr], offs[pc:pc+kc], nr)
+					ni, li := jr/l, jr%l
+					direct = li+nr <= l
+					o0 = (ni*cv.O+gi*og)*l + li
+				} else {
+					copyPanel(buf.b, xq, xb+jr, offs[pc:pc+kc], maxOff, nr)
+					oh, ow := jr/wq, jr%wq
+					direct = ow+nr <= cv.OW
+					o0 = ob + oh*cv.OW + ow
+				}
+				for ir := i0; ir < i1; ir += mr {
+					a := &apb[ir*kc]
+					if direct && ir+mr <= og {
+						kr.fn(kc, a, &buf.b[0], &out[o0+ir*l], l, accum)
+						continue
+					}
+					kr.fn(kc, a, &buf.b[0], &buf.t[0], nr, 0)
+					if exact {
+						mergeExact(out, cv.O*l, (gi*og+ir)*l, l, buf.t, min(mr, og-ir), nr, jr, cv.N*l, accum)
+					} else {
+						mergeTile(out, ob+ir*l, l, buf.t, min(mr, og-ir), nr, jr, wq, cv.OH, cv.OW, accum)
+					}
+				}
+			}
+		}
+	})
+}
+
+// gatherPanel fills an nr-wide micro-panel: row p, column t is
+// src[cb[t]+offs[p]] (zero where cb[t] < 0), or one where offs[p] < 0.
+func gatherPanel[T float](dst, src []T, cb []int, offs []int, nr int) {
+	valid := len(cb)
+	for valid > 0 && cb[valid-1] < 0 {
+		valid--
+	}
+	cb = cb[:valid]
+	for p, off := range offs {
+		d := dst[p*nr : p*nr+nr]
+		if off < 0 {
+			for i := range d {
+				d[i] = 1
+			}
+			continue
+		}
+		for t, c := range cb {
+			d[t] = src[c+off]
+		}
+		clear(d[valid:])
+	}
+}
+
+// mergeExact stores (accum == 0) or adds the rows×nr tile t, whose columns
+// are output positions j = jr.. of all images (image j/l, position j%l;
+// none past total), into dst: row r of image n at n·img + ob + r·l.
+func mergeExact[T float](dst []T, img, ob, l int, t []T, rows, nr, jr, total, accum int) {
+	for j := 0; j < nr && jr+j < total; {
+		n, li := (jr+j)/l, (jr+j)%l
+		cnt := min(nr-j, l-li, total-jr-j)
+		o := n*img + ob + li
+		for r := 0; r < rows; r++ {
+			d := dst[o+r*l : o+r*l+cnt]
+			s := t[r*nr+j : r*nr+j+cnt]
+			if accum == 0 {
+				copy(d, s)
+				continue
+			}
+			for i, v := range s {
+				d[i] += v
+			}
+		}
+		j += cnt
+	}
+}
+
+// mergeTile stores (accum == 0) or adds the rows×nr tile t, whose columns
+// are q = jr.. in a phase plane of width wq, into the valid outputs of dst
+// (row r at ob + r·ldd, column oh·ow_+ow), one run of valid columns at a
+// time.
+func mergeTile[T float](dst []T, ob, ldd int, t []T, rows, nr, jr, wq, oh_, ow_, accum int) {
+	oh, ow := jr/wq, jr%wq
+	for j := 0; j < nr && oh < oh_; {
+		n := min(nr-j, ow_-ow) // valid columns from here on this row
+		if n > 0 {
+			o := ob + oh*ow_ + ow
+			for r := 0; r < rows; r++ {
+				d := dst[o+r*ldd : o+r*ldd+n]
+				s := t[r*nr+j : r*nr+j+n]
+				if accum == 0 {
+					copy(d, s)
+					continue
+				}
+				for i, v := range s {
+					d[i] += v
+				}
+			}
+		}
+		j += wq - ow // to the start of the next row
+		oh, ow = oh+1, 0
+	}
+}
+
+// exactBelow is the fraction of useful columns in q mode below which the
+// forward product gathers exact columns instead (tests set it to 0 and 2
+// to force either mode).
+var exactBelow = 0.8
+
+var convKCOverride = 0
+
+// convKC is the K block of a convolution: the B micro-panel is packed per
+// product, so it may outgrow L1 (it streams from L2); a longer K block
+// means fewer passes over the output.
+func convKC(kc, nr, esz int) int {
+	if convKCOverride > 0 {
+		return convKCOverride
+	}
+	return max(kc, (96<<10)/(nr*esz))
+}

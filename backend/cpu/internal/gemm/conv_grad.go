@@ -1,0 +1,269 @@
+package gemm
+
+// ConvGradInput computes gx, the gradient of a convolution's input, from
+// gout (a contiguous [N, O, OH, OW]) and w (a contiguous
+// [O, C/G, KH, KW]) into a contiguous [N, C, H, W] gx.
+func ConvGradInput[T float](cv Conv, gout, w, gx []T) {
+	cv.Check()
+	if cv.N == 0 {
+		return
+	}
+	if cv.SH == 1 && cv.SW == 1 {
+		// The stride-1 convolution of gout, padded by d·(k−1)−p (cropped
+		// when negative), with the weight flipped and transposed per group.
+		cg, og, kk := cv.C/cv.G, cv.O/cv.G, cv.KH*cv.KW
+		t := Conv{N: cv.N, C: cv.O, H: cv.OH, W: cv.OW, O: cv.C, KH: cv.KH, KW: cv.KW, G: cv.G,
+			SH: 1, SW: 1, PH: cv.DH*(cv.KH-1) - cv.PH, PW: cv.DW*(cv.KW-1) - cv.PW, DH: cv.DH, DW: cv.DW, OH: cv.H, OW: cv.W}
+		wl := wlayout{base: kk - 1, gs: og * cg * kk, rs: kk, cs: cg * kk, ks: -cv.KW, ls: -1}
+		convForward(t, gout, [4]int{cv.O * cv.OH * cv.OW, cv.OH * cv.OW, cv.OW, 1}, w, wl, nil, gx)
+		return
+	}
+	convGradInputCols(cv, gout, w, gx)
+}
+
+// convGradInputCols is the gradient of the input as a GEMM into a column
+// buffer, cols = Wᵀ·gout per image and group, and col2im. Items are
+// (image, group, block of channels), each owning its part of gx.
+func convGradInputCols[T float](cv Conv, gout, w, gx []T) {
+	kr := kernelOf[T]()
+	cg, og, kk := cv.C/cv.G, cv.O/cv.G, cv.KH*cv.KW
+	kg := cg * kk
+	l := cv.OH * cv.OW
+	hw := cv.H * cv.W
+	cb := max(1, min(cg, (64<<10)/(kk*l)))
+	blocks := (cg + cb - 1) / cb
+	total := cv.N * cv.G * blocks
+	cost := float64(cb*kk) * float64(og) * float64(l)
+	t := workers(total, cost)
+	cols := getScratch[T](t * cb * kk * l)
+	defer putScratch(cols)
+	runItems(total, t, func(wk, it int) {
+		b := it % blocks
+		it /= blocks
+		g, n := it%cv.G, it/cv.G
+		c0 := b * cb
+		c1 := min(cg, c0+cb)
+		rows := (c1 - c0) * kk
+		buf := cols[wk*cb*kk*l : (wk*cb+cb)*kk*l]
+		// cols[rows × l] = W[g·og.., c0·kk..]ᵀ × gout[n, g·og..]
+		p := params[T]{kr: kr, transA: true, k: og, alpha: 1,
+			a: w[g*og*kg+c0*kk:], lda: kg, b: gout[(n*cv.O+g*og)*l:], ldb: l, c: buf, ldc: l}
+		p.run(0, rows, 0, l)
+		for c := c0; c < c1; c++ {
+			dst := gx[(n*cv.C+g*cg+c)*hw:][:hw]
+			clear(dst)
+			for t := 0; t < kk; t++ {
+				ki, kj := t/cv.KW, t%cv.KW
+				src := buf[((c-c0)*kk+t)*l:][:l]
+				col2im(dst, src, cv, ki, kj)
+			}
+		}
+	})
+}
+
+// col2im adds src, the [OH·OW] column of tap (ki, kj), into the [H·W]
+// plane dst.
+func col2im[T float](dst, src []T, cv Conv, ki, kj int) {
+	// output columns with 0 ≤ ow·sw + kj·dw − pw < w
+	off := kj*cv.DW - cv.PW
+	ow0 := 0
+	if off < 0 {
+		ow0 = (-off + cv.SW - 1) / cv.SW
+	}
+	ow1 := 0
+	if cv.W-off > 0 {
+		ow1 = min(cv.OW, (cv.W-off+cv.SW-1)/cv.SW)
+	}
+	for oh := 0; oh < cv.OH; oh++ {
+		ih := oh*cv.SH + ki*cv.DH - cv.PH
+		if ih < 0 || ih >= cv.H {
+			continue
+		}
+		row := dst[ih*cv.W:][:cv.W]
+		s := src[oh*cv.OW:][:cv.OW]
+		iw := ow0*cv.SW + off
+		for ow := ow0; ow < ow1; ow++ {
+			row[iw] += s[ow]
+			iw += cv.SW
+		}
+	}
+}
+
+// ConvGradWeight computes gw (a contiguous [O, C/G, KH, KW]), the gradient
+// of a convolution's weight, from the input x (strides xs, as in
+// ConvForward) and gout (a contiguous [N, O, OH, OW]).
+//
+// Per group it is gw[o, (c, tap)] = Σ over images and outputs of
+// gout[o, pos] · x[c, pos+tap]: a GEMM whose inner dimension is the
+// output positions. The input is rearranged into phase images with the
+// channel last (xh[a][b][i][j][c]), so that the B operand's row for one
+// position and tap is a contiguous run of channels; A is gout, packed per
+// block of positions and used for every tap. Each goroutine accumulates
+// into its own [O × C/G·KH·KW] buffer; the buffers are summed at the end.
+func ConvGradWeight[T float](cv Conv, x []T, xs [4]int, gout, gw []T) {
+	cv.Check()
+	cg, og, kk := cv.C/cv.G, cv.O/cv.G, cv.KH*cv.KW
+	kg := cg * kk
+	if cv.N == 0 {
+		clear(gw[:cv.O*kg])
+		return
+	}
+	kr := kernelOf[T]()
+	mr, nr := kr.mr, kr.nr
+	g := newGeom(cv)
+
+	// xh[n][a][b][i][j][c]
+	xh := getScratch[T](cv.N * g.img)
+	defer putScratch(xh)
+	planes := cv.N * g.r.n * g.c.n
+	runItems(planes*g.r.q, workers(planes*g.r.q, float64(g.c.q*cv.C)/8), func(_, it int) {
+		i := it % g.r.q
+		pl := it / g.r.q
+		b := pl % g.c.n
+		a := pl / g.c.n % g.r.n
+		n := pl / (g.c.n * g.r.n)
+		dst := xh[(pl*g.r.q+i)*g.c.q*cv.C:][:g.c.q*cv.C]
+		ih := i*cv.SH + g.r.val[a] - cv.PH
+		if ih < 0 || ih >= cv.H {
+			clear(dst)
+			return
+		}
+		for j := 0; j < g.c.q; j++ {
+			d := dst[j*cv.C : (j+1)*cv.C]
+			iw := j*cv.SW + g.c.val[b] - cv.PW
+			if iw < 0 || iw >= cv.W {
+				clear(d)
+				continue
+			}
+			s := n*xs[0] + ih*xs[2] + iw*xs[3]
+			for c := range d {
+				d[c] = x[s]
+				s += xs[1]
+			}
+		}
+	})
+
+	// Column m = tap·cg + c of a group's [og × kg] product; panels of nr
+	// columns split into runs of one tap.
+	type run struct{ off, t0, n int } // xh offset (tap, channel), first lane, lanes
+	var runs [][]run
+	for m0 := 0; m0 < kg; m0 += nr {
+		var rs []run
+		for m := m0; m < min(kg, m0+nr); {
+			tap, c := m/cg, m%cg
+			n := min(cg-c, m0+nr-m)
+			ki, kj := tap/cv.KW, tap%cv.KW
+			off := (((g.r.idx[ki]*g.c.n+g.c.idx[kj])*g.r.q+g.r.off[ki])*g.c.q+g.c.off[kj])*cv.C + c
+			rs = append(rs, run{off, m - m0, n})
+			m += n
+		}
+		runs = append(runs, rs)
+	}
+
+	l := cv.OH * cv.OW
+	total := cv.N * l
+	kcb := balance(total, kr.kc, 1)
+	items := (total + kcb - 1) / kcb
+	mpad := (og + mr - 1) / mr * mr
+	accSize := cv.G * og * kg // [g][o][tap][c]
+	cost := float64(cv.O) * float64(kg) * float64(kcb)
+	t := workers(items, cost)
+	// Each goroutine's accumulator is one more buffer of gw's size: keep
+	// their total modest.
+	t = max(1, min(t, (64<<20)/max(1, accSize)))
+	acc := getScratch[T](t * accSize)
+	defer putScratch(acc)
+	clear(acc)
+	type state struct {
+		pos, gpos []int // per inner step: xh offset of the position, gout offset
+		a         []T
+	}
+	st := make([]state, t)
+	runItems(items, t, func(wk, it int) {
+		s := &st[wk]
+		if s.a == nil {
+			s.pos, s.gpos = make([]int, kcb), make([]int, kcb)
+			s.a = getScratch[T](mpad * kcb)
+		}
+		buf := kr.buffers()
+		defer kr.pool.Put(buf)
+		p0 := it * kcb
+		kc := min(kcb, total-p0)
+		for p := 0; p < kc; p++ {
+			n, r := (p0+p)/l, (p0+p)%l
+			oh, ow := r/cv.OW, r%cv.OW
+			s.pos[p] = n*g.img + (oh*g.c.q+ow)*cv.C
+			s.gpos[p] = n*cv.O*l + r
+		}
+		pos, gpos := s.pos[:kc], s.gpos[:kc]
+		myAcc := acc[wk*accSize : (wk+1)*accSize]
+		for gi := 0; gi < cv.G; gi++ {
+			// A: gout rows of group gi, kc steps
+			for ir := 0; ir < mpad; ir += mr {
+				d := s.a[ir*kc : ir*kc+mr*kc]
+				for i := 0; i < mr; i++ {
+					o := ir + i
+					if o >= og {
+						for p := range kc {
+							d[p*mr+i] = 0
+						}
+						continue
+					}
+					row := (gi*og + o) * l
+					for p, gp := range gpos {
+						d[p*mr+i] = gout[gp+row]
+					}
+				}
+			}
+			ga := myAcc[gi*og*kg:]
+			for jp, rs := range runs {
+				// B panel jp: rows of xh for each position
+				bp := buf.b[:kc*nr]
+				for _, r := range rs {
+					off := r.off + gi*cg
+					if r.n == nr {
+						for p, ps := range pos {
+							copy(bp[p*nr:p*nr+nr], xh[ps+off:])
+						}
+						continue
+					}
+					for p, ps := range pos {
+						copy(bp[p*nr+r.t0:p*nr+r.t0+r.n], xh[ps+off:])
+					}
+				}
+				j := jp * nr
+				cols := min(nr, kg-j)
+				for ir := 0; ir < og; ir += mr {
+					if ir+mr <= og && cols == nr {
+						kr.fn(kc, &s.a[ir*kc], &bp[0], &ga[ir*kg+j], kg, 1)
+						continue
+					}
+					kr.fn(kc, &s.a[ir*kc], &bp[0], &buf.t[0], nr, 0)
+					for r := 0; r < min(mr, og-ir); r++ {
+						dst := ga[(ir+r)*kg+j:][:cols]
+						for c, v := range buf.t[r*nr : r*nr+cols] {
+							dst[c] += v
+						}
+					}
+				}
+			}
+		}
+	})
+	for wk := range st {
+		if st[wk].a != nil {
+			putScratch(st[wk].a)
+		}
+	}
+	// gw[o][c][tap] = Σ_wk acc[wk][o][tap][c]
+	for o := 0; o < cv.O; o++ {
+		for tap := 0; tap < kk; tap++ {
+			for c := 0; c < cg; c++ {
+				var v T
+				for wk := 0; wk < t; wk++ {
+					v += acc[wk*accSize+o*kg+tap*cg+c]
+				}
+				gw[o*kg+c*kk+tap] = v
+			}
+		}
+	}
+}

@@ -1,0 +1,268 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// convRef is the convolution as its definition, float64 accumulation:
+// out[n,o,oh,ow] = bias[o] + Σ w[o,c,ki,kj]·x[n, g·cg+c, oh·s+ki·d−p, ow·s+kj·d−p].
+func convRef[T float](cv Conv, x []T, xs [4]int, w, bias []T) []float64 {
+	cg, og := cv.C/cv.G, cv.O/cv.G
+	out := make([]float64, cv.N*cv.O*cv.OH*cv.OW)
+	for n := 0; n < cv.N; n++ {
+		for o := 0; o < cv.O; o++ {
+			g := o / og
+			for oh := 0; oh < cv.OH; oh++ {
+				for ow := 0; ow < cv.OW; ow++ {
+					var s float64
+					if bias != nil {
+						s = float64(bias[o])
+					}
+					for c := 0; c < cg; c++ {
+						for ki := 0; ki < cv.KH; ki++ {
+							ih := oh*cv.SH + ki*cv.DH - cv.PH
+							if ih < 0 || ih >= cv.H {
+								continue
+							}
+							for kj := 0; kj < cv.KW; kj++ {
+								iw := ow*cv.SW + kj*cv.DW - cv.PW
+								if iw < 0 || iw >= cv.W {
+									continue
+								}
+								xv := x[n*xs[0]+(g*cg+c)*xs[1]+ih*xs[2]+iw*xs[3]]
+								s += float64(w[((o*cg+c)*cv.KH+ki)*cv.KW+kj]) * float64(xv)
+							}
+						}
+					}
+					out[((n*cv.O+o)*cv.OH+oh)*cv.OW+ow] = s
+				}
+			}
+		}
+	}
+	return out
+}
+
+// convGradRef returns the gradients of Σ gout·conv(x, w) by the chain rule
+// on the definition.
+func convGradRef[T float](cv Conv, x []T, xs [4]int, w, gout []T) (gx, gw []float64) {
+	cg, og := cv.C/cv.G, cv.O/cv.G
+	gx = make([]float64, cv.N*cv.C*cv.H*cv.W)
+	gw = make([]float64, cv.O*cg*cv.KH*cv.KW)
+	for n := 0; n < cv.N; n++ {
+		for o := 0; o < cv.O; o++ {
+			g := o / og
+			for oh := 0; oh < cv.OH; oh++ {
+				for ow := 0; ow < cv.OW; ow++ {
+					gv := float64(gout[((n*cv.O+o)*cv.OH+oh)*cv.OW+ow])
+					for c := 0; c < cg; c++ {
+						for ki := 0; ki < cv.KH; ki++ {
+							ih := oh*cv.SH + ki*cv.DH - cv.PH
+							if ih < 0 || ih >= cv.H {
+								continue
+							}
+							for kj := 0; kj < cv.KW; kj++ {
+								iw := ow*cv.SW + kj*cv.DW - cv.PW
+								if iw < 0 || iw >= cv.W {
+									continue
+								}
+								wi := ((o*cg+c)*cv.KH+ki)*cv.KW + kj
+								gx[((n*cv.C+g*cg+c)*cv.H+ih)*cv.W+iw] += gv * float64(w[wi])
+								gw[wi] += gv * float64(x[n*xs[0]+(g*cg+c)*xs[1]+ih*xs[2]+iw*xs[3]])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return gx, gw
+}
+
+type convCase struct {
+	cv      Conv
+	bias    bool
+	layout  string // "nchw", "padded" (gaps in every dim), "nhwc" (channels last)
+	threads int
+}
+
+func (tc convCase) String() string {
+	c := tc.cv
+	return fmt.Sprintf("N%d C%d %dx%d O%d k%dx%d g%d s%d,%d p%d,%d d%d,%d bias=%v %s t%d",
+		c.N, c.C, c.H, c.W, c.O, c.KH, c.KW, c.G, c.SH, c.SW, c.PH, c.PW, c.DH, c.DW, tc.bias, tc.layout, tc.threads)
+}
+
+// inputLayout places an [N,C,H,W] input in a buffer with the case's
+// strides; it returns the buffer, its strides and a function that writes
+// element values.
+func inputLayout[T float](r *rand.Rand, cv Conv, layout string) ([]T, [4]int) {
+	var xs [4]int
+	var size int
+	switch layout {
+	case "padded":
+		w := cv.W + 3
+		h := cv.H + 1
+		xs = [4]int{(cv.C + 1) * h * w, h * w, w, 1}
+		size = cv.N * xs[0]
+	case "nhwc":
+		xs = [4]int{cv.H * cv.W * cv.C, 1, cv.W * cv.C, cv.C}
+		size = cv.N * xs[0]
+	default:
+		xs = [4]int{cv.C * cv.H * cv.W, cv.H * cv.W, cv.W, 1}
+		size = cv.N * xs[0]
+	}
+	x := make([]T, size)
+	for i := range x {
+		x[i] = T(math.NaN()) // gaps must never be read into a result
+	}
+	for n := 0; n < cv.N; n++ {
+		for c := 0; c < cv.C; c++ {
+			for h := 0; h < cv.H; h++ {
+				for w := 0; w < cv.W; w++ {
+					x[n*xs[0]+c*xs[1]+h*xs[2]+w*xs[3]] = T(r.Float64()*2 - 1)
+				}
+			}
+		}
+	}
+	return x, xs
+}
+
+func randomConv(r *rand.Rand) convCase {
+	var cv Conv
+	for {
+		cv.G = []int{1, 1, 1, 2, 3}[r.IntN(5)]
+		cv.C = cv.G * (1 + r.IntN(5))
+		cv.O = cv.G * (1 + r.IntN(6))
+		if r.IntN(6) == 0 { // depthwise
+			cv.G, cv.C = 4, 4
+			cv.O = 4 * (1 + r.IntN(2))
+		}
+		cv.N = 1 + r.IntN(3)
+		cv.H, cv.W = 1+r.IntN(12), 1+r.IntN(12)
+		cv.KH, cv.KW = 1+r.IntN(4), 1+r.IntN(4)
+		cv.SH, cv.SW = 1+r.IntN(3), 1+r.IntN(3)
+		if r.IntN(2) == 0 {
+			cv.SH, cv.SW = 1, 1
+		}
+		cv.DH, cv.DW = 1, 1
+		if r.IntN(4) == 0 {
+			cv.DH, cv.DW = 1+r.IntN(3), 1+r.IntN(3)
+		}
+		cv.PH, cv.PW = r.IntN(3), r.IntN(3)
+		if r.IntN(8) == 0 {
+			cv.PH, cv.PW = cv.KH+r.IntN(2), cv.KW+1 // padding beyond the kernel
+		}
+		cv.OH = OutSize(cv.H, cv.KH, cv.SH, cv.PH, cv.DH)
+		cv.OW = OutSize(cv.W, cv.KW, cv.SW, cv.PW, cv.DW)
+		if cv.H+2*cv.PH-cv.DH*(cv.KH-1)-1 >= 0 && cv.W+2*cv.PW-cv.DW*(cv.KW-1)-1 >= 0 {
+			break
+		}
+	}
+	return convCase{cv: cv, bias: r.IntN(2) == 0, layout: []string{"nchw", "nchw", "padded", "nhwc"}[r.IntN(4)], threads: 1 + r.IntN(3)}
+}
+
+// fixedConvs are shapes the random ones may miss: the networks' layers,
+// a 1×1 stride-2, a wide image that spans several chunks, a large K.
+func fixedConvs() []convCase {
+	mk := func(n, c, h, o, k, s, p, g int) convCase {
+		cv := Conv{N: n, C: c, H: h, W: h, O: o, KH: k, KW: k, G: g, SH: s, SW: s, PH: p, PW: p, DH: 1, DW: 1}
+		cv.OH = OutSize(h, k, s, p, 1)
+		cv.OW = cv.OH
+		return convCase{cv: cv, bias: true, layout: "nchw", threads: 2}
+	}
+	return []convCase{
+		mk(2, 16, 20, 24, 3, 1, 1, 1),
+		mk(2, 8, 17, 16, 1, 2, 0, 1),
+		mk(1, 3, 40, 8, 7, 2, 3, 1),
+		mk(1, 64, 7, 20, 3, 1, 1, 1),
+		mk(3, 6, 9, 6, 3, 1, 1, 6),
+		mk(1, 2, 70, 3, 3, 1, 1, 1),
+		mk(2, 40, 5, 33, 3, 2, 1, 1),
+	}
+}
+
+func closeEnough(got, want, scale, tol float64) bool {
+	return math.Abs(got-want) <= tol*(1+math.Abs(want)+scale)
+}
+
+func testConv[T float](t *testing.T, tol float64) {
+	r := rand.New(rand.NewPCG(1, 2))
+	cases := fixedConvs()
+	n := 150
+	if testing.Short() {
+		n = 60
+	}
+	for range n {
+		cases = append(cases, randomConv(r))
+	}
+	defer SetThreads(0)
+	for _, tc := range cases {
+		cv := tc.cv
+		SetThreads(tc.threads)
+		x, xs := inputLayout[T](r, cv, tc.layout)
+		cg := cv.C / cv.G
+		w := randSlice[T](r, cv.O*cg*cv.KH*cv.KW)
+		var bias []T
+		if tc.bias {
+			bias = randSlice[T](r, cv.O)
+		}
+		out := make([]T, cv.N*cv.O*cv.OH*cv.OW)
+		for i := range out {
+			out[i] = T(math.NaN())
+		}
+		ConvForward(cv, x, xs, w, bias, out)
+		want := convRef(cv, x, xs, w, bias)
+		k := float64(cg * cv.KH * cv.KW)
+		for i := range want {
+			if !closeEnough(float64(out[i]), want[i], math.Sqrt(k), tol) {
+				t.Fatalf("%v: forward out[%d] = %g, want %g", tc, i, out[i], want[i])
+			}
+		}
+		gout := randSlice[T](r, len(out))
+		gx := make([]T, cv.N*cv.C*cv.H*cv.W)
+		for i := range gx {
+			gx[i] = T(math.NaN())
+		}
+		gw := make([]T, len(w))
+		for i := range gw {
+			gw[i] = T(math.NaN())
+		}
+		ConvGradInput(cv, gout, w, gx)
+		ConvGradWeight(cv, x, xs, gout, gw)
+		wgx, wgw := convGradRef(cv, x, xs, w, gout)
+		for i := range wgx {
+			if !closeEnough(float64(gx[i]), wgx[i], math.Sqrt(float64(cv.O*cv.KH*cv.KW)), tol) {
+				t.Fatalf("%v: grad input [%d] = %g, want %g", tc, i, gx[i], wgx[i])
+			}
+		}
+		for i := range wgw {
+			if !closeEnough(float64(gw[i]), wgw[i], math.Sqrt(float64(cv.N*cv.OH*cv.OW)), tol) {
+				t.Fatalf("%v: grad weight [%d] = %g, want %g", tc, i, gw[i], wgw[i])
+			}
+		}
+	}
+}
+
+func TestConv(t *testing.T) {
+	for _, ks := range kernels {
+		t.Run(ks.name, func(t *testing.T) {
+			prev := current.Load()
+			current.Store(ks)
+			defer current.Store(prev)
+			for _, mode := range []struct {
+				name  string
+				below float64
+			}{{"auto", exactBelow}, {"q", 0}, {"exact", 2}} {
+				t.Run(mode.name, func(t *testing.T) {
+					prev := exactBelow
+					exactBelow = mode.below
+					defer func() { exactBelow = prev }()
+					t.Run("float32", func(t *testing.T) { testConv[float32](t, 1e-5) })
+					t.Run("float64", func(t *testing.T) { testConv[float64](t, 1e-12) })
+				})
+			}
+		})
+	}
+}
