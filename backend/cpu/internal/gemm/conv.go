@@ -31,13 +31,13 @@ import (
 // input [N, C, H, W], weight [O, C/G, KH, KW], output [N, O, OH, OW], with
 // stride S, zero padding P and dilation D per spatial dim.
 type Conv struct {
-	N, C, H, W  int
-	O, KH, KW   int
-	G           int
-	SH, SW      int
-	PH, PW      int
-	DH, DW      int
-	OH, OW      int
+	N, C, H, W int
+	O, KH, KW  int
+	G          int
+	SH, SW     int
+	PH, PW     int
+	DH, DW     int
+	OH, OW     int
 }
 
 // Check panics unless the sizes are consistent.

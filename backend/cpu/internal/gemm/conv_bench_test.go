@@ -21,8 +21,8 @@ func cpuTime() time.Duration {
 // benchConvs are the bench's conv3x3 case, ResNet-18's layers at batch 16
 // and SimpleCNN's second conv at batch 64.
 var benchConvs = []struct {
-	name                  string
-	n, c, h, o, k, s, p   int
+	name                string
+	n, c, h, o, k, s, p int
 }{
 	{"conv3x3", 8, 64, 56, 64, 3, 1, 1},
 	{"r18_conv1", 16, 3, 224, 64, 7, 2, 3},
