@@ -3,6 +3,8 @@ package ember
 import (
 	"fmt"
 	"math"
+
+	"github.com/emberml/ember/backend"
 )
 
 // Convolution, pooling and normalisation, built from existing kernels:
@@ -108,6 +110,51 @@ func Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tens
 	}
 	oh := outSize(name, h, kh, stride[0], padding[0], dilation[0])
 	ow := outSize(name, wd, kw, stride[1], padding[1], dilation[1])
+	if cvr, ok := x.be().(backend.Convolver); ok && nativeKernels && x.dtype.IsFloat() {
+		return undo(conv2dNative(cvr, x4, w, b, backend.Conv2dParams{Stride: stride, Padding: padding, Dilation: dilation, Groups: groups}, Shape{n, o, oh, ow}))
+	}
+	return undo(conv2dGeneric(x4, w, b, stride, padding, dilation, groups, oh, ow))
+}
+
+// nativeKernels lets tests turn the backends' optional kernels (Convolver,
+// Pooler, BatchNormer) off, to compare them with the generic path.
+var nativeKernels = true
+
+// conv2dNative runs the convolution on the backend's Convolver kernels; the
+// graph saves the input and the weight.
+func conv2dNative(cvr backend.Convolver, x4, w, b *Tensor, p backend.Conv2dParams, oshape Shape) *Tensor {
+	xd, wd := x4.Detach(), w.Detach().Contiguous()
+	out := empty(oshape, x4.dtype, x4.dev)
+	var bv backend.View
+	if b != nil {
+		bv = b.view()
+	}
+	cvr.Conv2d(out.view(), xd.view(), wd.view(), bv, p)
+	return record("ConvolutionBackward0", out, []*Tensor{x4, w, b}, []*Tensor{x4, w}, func(gr *Tensor) []*Tensor {
+		gc := gr.Contiguous()
+		gx := gradIf(x4, func() *Tensor {
+			gx := empty(xd.shape, xd.dtype, xd.dev)
+			cvr.Conv2dGradInput(gx.view(), gc.view(), wd.view(), p)
+			return gx
+		})
+		gw := gradIf(w, func() *Tensor {
+			gw := empty(wd.shape, wd.dtype, wd.dev)
+			cvr.Conv2dGradWeight(gw.view(), xd.view(), gc.view(), p)
+			return gw
+		})
+		var gb *Tensor
+		if b != nil {
+			gb = gradIf(b, func() *Tensor { return gr.Sum(Dims(0, 2, 3)) })
+		}
+		return []*Tensor{gx, gw, gb}
+	})
+}
+
+// conv2dGeneric builds the convolution from generic kernels: im2col by a
+// strided copy, then MatMul.
+func conv2dGeneric(x4, w, b *Tensor, stride, padding, dilation [2]int, groups, oh, ow int) *Tensor {
+	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
+	o, cg, kh, kw := w.shape[0], w.shape[1], w.shape[2], w.shape[3]
 	g, og, k, l := groups, o/groups, cg*kh*kw, oh*ow
 	xp := pad2d(x4.Detach(), padding[0], padding[1], 0)
 	win := window{n: n, c: c, hp: xp.shape[2], wp: xp.shape[3], kh: kh, kw: kw, oh: oh, ow: ow, stride: stride, dil: dilation}
@@ -132,7 +179,7 @@ func Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tens
 		gv := gr.Reshape(n, g, og, l).Permute(1, 2, 0, 3).Contiguous().View(g, og, n*l)
 		gx := gradIf(x4, func() *Tensor {
 			gcols := wg.Transpose(1, 2).MatMul(gv).View(c, kh, kw, n, oh, ow)
-			return win.scatter(x.dev, x.dtype, padding, h, wd, func(i, j int) *Tensor {
+			return win.scatter(x4.dev, x4.dtype, padding, h, wd, func(i, j int) *Tensor {
 				return gcols.Select(1, i).Select(1, j).Permute(1, 0, 2, 3)
 			})
 		})
@@ -143,7 +190,7 @@ func Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tens
 		}
 		return []*Tensor{gx, gw, gb}
 	})
-	return undo(out)
+	return out
 }
 
 func poolArgs(op string, kernel, stride, padding [2]int) [2]int {
@@ -169,6 +216,17 @@ func MaxPool2d(x *Tensor, kernel, stride, padding [2]int) *Tensor {
 	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
 	oh := outSize(name, h, kernel[0], stride[0], padding[0], 1)
 	ow := outSize(name, wd, kernel[1], stride[1], padding[1], 1)
+	if pl, ok := x.be().(backend.Pooler); ok && nativeKernels && x.dtype.IsFloat() {
+		p := backend.Pool2dParams{Kernel: kernel, Stride: stride, Padding: padding}
+		out := empty(Shape{n, c, oh, ow}, x.dtype, x.dev)
+		idx := empty(Shape{n, c, oh, ow}, Int64, x.dev)
+		pl.MaxPool2d(out.view(), idx.view(), x4.view(), p)
+		return undo(record("MaxPool2DWithIndicesBackward0", out, []*Tensor{x4}, []*Tensor{idx}, func(g *Tensor) []*Tensor {
+			gx := empty(x4.shape, x4.dtype, x4.dev)
+			pl.MaxPool2dBackward(gx.view(), g.view(), idx.view())
+			return []*Tensor{gx}
+		}))
+	}
 	xp := pad2d(x4.Detach(), padding[0], padding[1], math.Inf(-1))
 	win := window{n: n, c: c, hp: xp.shape[2], wp: xp.shape[3], kh: kernel[0], kw: kernel[1], oh: oh, ow: ow, stride: stride, dil: [2]int{1, 1}}
 	kk := kernel[0] * kernel[1]
@@ -198,6 +256,16 @@ func AvgPool2d(x *Tensor, kernel, stride, padding [2]int, countIncludePad bool) 
 	xd := x4.Detach()
 	if !xd.dtype.IsFloat() {
 		panic(&DTypeError{Op: name, DTypes: []DType{xd.dtype}, Msg: "avg_pool2d needs a floating dtype"})
+	}
+	if pl, ok := x.be().(backend.Pooler); ok && nativeKernels {
+		p := backend.Pool2dParams{Kernel: kernel, Stride: stride, Padding: padding}
+		out := empty(Shape{n, c, oh, ow}, x.dtype, x.dev)
+		pl.AvgPool2d(out.view(), xd.view(), p, countIncludePad)
+		return undo(record("AvgPool2DBackward0", out, []*Tensor{x4}, nil, func(g *Tensor) []*Tensor {
+			gx := empty(x4.shape, x4.dtype, x4.dev)
+			pl.AvgPool2dBackward(gx.view(), g.view(), p, countIncludePad)
+			return []*Tensor{gx}
+		}))
 	}
 	xp := pad2d(xd, padding[0], padding[1], 0)
 	win := window{n: n, c: c, hp: xp.shape[2], wp: xp.shape[3], kh: kernel[0], kw: kernel[1], oh: oh, ow: ow, stride: stride, dil: [2]int{1, 1}}
@@ -286,6 +354,9 @@ func BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, 
 			}
 		}
 	}
+	if bn, ok := x.be().(backend.BatchNormer); ok && nativeKernels {
+		return batchNormNative(bn, x, runningMean, runningVar, weight, bias, training, momentum, eps)
+	}
 	xd := x.Detach()
 	var mean, invstd *Tensor
 	if training {
@@ -340,6 +411,78 @@ func BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, 
 		}
 		if bias != nil {
 			gb = gradIf(bias, func() *Tensor { return g.Sum(Dims(dims...)).Reshape(bias.shape...) })
+		}
+		return []*Tensor{gx, gw, gb}
+	})
+}
+
+// batchNormNative is BatchNorm on the backend's per-channel kernels: the
+// statistics in one pass, the normalisation in one more; backward reads
+// the saved input again (no normalised copy is kept).
+func batchNormNative(bn backend.BatchNormer, x, runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
+	c := x.shape[1]
+	xc := x.Detach().Contiguous()
+	perC := func(t *Tensor) *Tensor { return t.Detach().Cast(x.dtype).Reshape(c) }
+	var mean, invstd *Tensor
+	if training {
+		cnt := x.NumElements() / c
+		if cnt <= 1 {
+			panic(&ShapeError{Op: "batch_norm", Shapes: []Shape{x.shape}, Msg: fmt.Sprintf("Expected more than 1 value per channel when training, got input size %v", x.shape)})
+		}
+		mean = empty(Shape{c}, x.dtype, x.dev)
+		v := empty(Shape{c}, x.dtype, x.dev)
+		bn.ChannelStats(mean.view(), v.view(), xc.view())
+		invstd = v.AddScalar(eps).Rsqrt()
+		if runningMean != nil {
+			runningMean.MulScalarInPlace(1-momentum).AddScaledInPlace(mean.Reshape(runningMean.shape...), momentum)
+		}
+		if runningVar != nil {
+			unbiased := v.MulScalar(float64(cnt) / float64(cnt-1))
+			runningVar.MulScalarInPlace(1-momentum).AddScaledInPlace(unbiased.Reshape(runningVar.shape...), momentum)
+		}
+	} else {
+		if runningMean == nil || runningVar == nil {
+			panic(&ShapeError{Op: "batch_norm", Msg: "running_mean and running_var must be defined in evaluation mode"})
+		}
+		mean = perC(runningMean)
+		invstd = perC(runningVar).AddScalar(eps).Rsqrt()
+	}
+	// out = x·scale + shift, scale = invstd·weight, shift = bias − mean·scale
+	scale := invstd
+	if weight != nil {
+		scale = invstd.Mul(perC(weight))
+	}
+	shift := mean.Mul(scale).Neg()
+	if bias != nil {
+		shift = shift.Add(perC(bias))
+	}
+	out := empty(x.shape, x.dtype, x.dev)
+	bn.ChannelAffine(out.view(), xc.view(), scale.view(), shift.view())
+	return record("NativeBatchNormBackward0", out, []*Tensor{x, weight, bias}, []*Tensor{x, weight}, func(g *Tensor) []*Tensor {
+		gc := g.Contiguous()
+		sumG := empty(Shape{c}, x.dtype, x.dev)
+		sumGX := empty(Shape{c}, x.dtype, x.dev)
+		bn.ChannelGradSums(sumG.view(), sumGX.view(), gc.view(), xc.view(), mean.view())
+		gx := gradIf(x, func() *Tensor {
+			gx := empty(x.shape, x.dtype, x.dev)
+			if !training {
+				bn.ChannelAffine(gx.view(), gc.view(), scale.view(), zeroLike(scale).Expand(c).Contiguous().view())
+				return gx
+			}
+			// gx = scale·(g − ΣG/cnt − x̂·invstd·ΣGX/cnt), x̂ = (x − mean)·invstd,
+			// as g·a + x·b + d
+			cnt := float64(x.NumElements() / c)
+			b := scale.Mul(invstd).Mul(invstd).Mul(sumGX).MulScalar(-1 / cnt)
+			d := scale.Mul(sumG).MulScalar(-1 / cnt).Sub(mean.Mul(b))
+			bn.ChannelAffine2(gx.view(), gc.view(), xc.view(), scale.view(), b.view(), d.view())
+			return gx
+		})
+		var gw, gb *Tensor
+		if weight != nil {
+			gw = gradIf(weight, func() *Tensor { return sumGX.Mul(invstd).Reshape(weight.shape...) })
+		}
+		if bias != nil {
+			gb = gradIf(bias, func() *Tensor { return sumG.Reshape(bias.shape...) })
 		}
 		return []*Tensor{gx, gw, gb}
 	})

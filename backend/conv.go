@@ -1,0 +1,75 @@
+package backend
+
+// Optional kernels for convolutional networks. A backend that implements
+// one of these interfaces gets its kernels called; ember builds the same
+// ops from the generic kernels of Backend (strided views, copies, MatMul,
+// reductions) for a backend that does not. All work on NCHW tensors of a
+// floating dtype.
+
+// Conv2dParams are a 2-D convolution's stride, zero padding and dilation
+// (rows, columns) and its number of groups.
+type Conv2dParams struct {
+	Stride, Padding, Dilation [2]int
+	Groups                    int
+}
+
+// Convolver is implemented by backends with 2-D convolution kernels.
+// Shapes: x [N, C, H, W], w [O, C/Groups, KH, KW], out and gout
+// [N, O, OH, OW], with OH = (H + 2·pad − dil·(KH−1) − 1)/stride + 1 (and
+// likewise OW); ember checks them.
+type Convolver interface {
+	// Conv2d writes the cross-correlation of x with w, plus bias ([O];
+	// bias.S is nil for none), into the contiguous out. x and bias may have
+	// any strides; w is contiguous.
+	Conv2d(out, x, w, bias View, p Conv2dParams)
+	// Conv2dGradInput writes the gradient with respect to x into the
+	// contiguous gx, given the output's gradient gout and w (both
+	// contiguous).
+	Conv2dGradInput(gx, gout, w View, p Conv2dParams)
+	// Conv2dGradWeight writes the gradient with respect to w into the
+	// contiguous gw, given x (any strides) and the contiguous gout.
+	Conv2dGradWeight(gw, x, gout View, p Conv2dParams)
+}
+
+// Pool2dParams are a 2-D pooling window's size, stride and padding (rows,
+// columns).
+type Pool2dParams struct {
+	Kernel, Stride, Padding [2]int
+}
+
+// Pooler is implemented by backends with 2-D pooling kernels. Shapes: x and
+// gx [N, C, H, W]; out, gout and idx [N, C, OH, OW] with
+// OH = (H + 2·pad − KH)/stride + 1 (ember checks them, and that padding is
+// at most half the window). gx, out and idx are contiguous; x and gout may
+// have any strides.
+type Pooler interface {
+	// MaxPool2d writes each window's maximum into out and its position in
+	// the input plane (h·W + w, an Int64) into idx. Padding does not take
+	// part; ties go to the first in row-major order, NaN beats everything
+	// and the last NaN wins (torch.nn.functional.max_pool2d's indices).
+	MaxPool2d(out, idx, x View, p Pool2dParams)
+	// MaxPool2dBackward writes into gx the sum of gout over the windows whose
+	// maximum each input element is (zero elsewhere).
+	MaxPool2dBackward(gx, gout, idx View)
+	// AvgPool2d writes each window's mean into out: divided by the whole
+	// window when countIncludePad, else by its part inside the input.
+	AvgPool2d(out, x View, p Pool2dParams, countIncludePad bool)
+	// AvgPool2dBackward writes into gx the gradient of AvgPool2d.
+	AvgPool2dBackward(gx, gout View, p Pool2dParams, countIncludePad bool)
+}
+
+// BatchNormer is implemented by backends with per-channel kernels for batch
+// normalisation over x [N, C, *] (the channel is dim 1). Per-channel
+// operands are [C] views of x's dtype; all are contiguous.
+type BatchNormer interface {
+	// ChannelStats writes each channel's mean and biased variance.
+	ChannelStats(mean, variance, x View)
+	// ChannelAffine writes out = x·scale[c] + shift[c].
+	ChannelAffine(out, x, scale, shift View)
+	// ChannelGradSums writes sumG[c] = Σ g and sumGX[c] = Σ g·(x − mean[c])
+	// over each channel.
+	ChannelGradSums(sumG, sumGX, g, x, mean View)
+	// ChannelAffine2 writes out = g·a[c] + x·b[c] + d[c] (g and x have
+	// out's shape).
+	ChannelAffine2(out, g, x, a, b, d View)
+}
