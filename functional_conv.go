@@ -219,6 +219,10 @@ func MaxPool2d(x *Tensor, kernel, stride, padding [2]int) *Tensor {
 	if pl, ok := x.be().(backend.Pooler); ok && nativeKernels && x.dtype.IsFloat() {
 		p := backend.Pool2dParams{Kernel: kernel, Stride: stride, Padding: padding}
 		out := empty(Shape{n, c, oh, ow}, x.dtype, x.dev)
+		if !needsGrad(x4) {
+			pl.MaxPool2d(out.view(), backend.View{}, x4.view(), p)
+			return undo(out)
+		}
 		idx := empty(Shape{n, c, oh, ow}, Int64, x.dev)
 		pl.MaxPool2d(out.view(), idx.view(), x4.view(), p)
 		return undo(record("MaxPool2DWithIndicesBackward0", out, []*Tensor{x4}, []*Tensor{idx}, func(g *Tensor) []*Tensor {

@@ -47,6 +47,7 @@ type Pooler interface {
 	// the input plane (h·W + w, an Int64) into idx. Padding does not take
 	// part; ties go to the first in row-major order, NaN beats everything
 	// and the last NaN wins (torch.nn.functional.max_pool2d's indices).
+	// idx.S is nil when the indices are not wanted.
 	MaxPool2d(out, idx, x View, p Pool2dParams)
 	// MaxPool2dBackward writes into gx the sum of gout over the windows whose
 	// maximum each input element is (zero elsewhere).

@@ -43,28 +43,74 @@ func (Backend) MaxPool2d(out, idx, x backend.View, p backend.Pool2dParams) {
 }
 
 func maxPool[T floatT](g poolGeom, out, idx, x backend.View) {
-	xd, od, id := data[T](x), data[T](out), data[int64](idx)
+	xd, od := data[T](x), data[T](out)
+	var id []int64
+	if idx.S != nil {
+		id = data[int64](idx)
+	}
 	sn, sc, sh, sw := x.Strides[0], x.Strides[1], x.Strides[2], x.Strides[3]
+	// output column windows
+	w0s, w1s := make([]int, g.ow), make([]int, g.ow)
+	for ox := range w0s {
+		w0s[ox], w1s[ox] = window(ox, g.sw, g.pw, g.kw, g.w)
+	}
 	parallelFor(g.n*g.c, g.oh*g.ow*g.kh*g.kw, func(lo, hi int) {
+		vm := make([]T, g.w) // column maxima over one output row's window rows
 		for pl := lo; pl < hi; pl++ {
 			src := pl/g.c*sn + pl%g.c*sc
 			o := od[pl*g.oh*g.ow:][:g.oh*g.ow]
-			ix := id[pl*g.oh*g.ow:][:g.oh*g.ow]
 			for oy := 0; oy < g.oh; oy++ {
 				h0, h1 := window(oy, g.sh, g.ph, g.kh, g.h)
-				for ox := 0; ox < g.ow; ox++ {
-					w0, w1 := window(ox, g.sw, g.pw, g.kw, g.w)
-					best, at := T(math.Inf(-1)), h0*g.w+w0
+				// the builtin max is branch-free and keeps NaN
+				for j := range vm {
+					vm[j] = T(math.Inf(-1))
+				}
+				for i := h0; i < h1; i++ {
+					r := src + i*sh
+					if sw == 1 {
+						for j, v := range xd[r : r+g.w] {
+							vm[j] = max(vm[j], v)
+						}
+						continue
+					}
+					for j := range vm {
+						vm[j] = max(vm[j], xd[r+j*sw])
+					}
+				}
+				orow := o[oy*g.ow:][:g.ow]
+				for ox := range orow {
+					best := T(math.Inf(-1))
+					for _, v := range vm[w0s[ox]:w1s[ox]] {
+						best = max(best, v)
+					}
+					orow[ox] = best
+				}
+				if id == nil {
+					continue
+				}
+				// Indices as PyTorch: the first maximum in row-major order,
+				// or the last NaN.
+				irow := id[(pl*g.oh+oy)*g.ow:][:g.ow]
+				for ox, best := range orow {
+					w0, w1 := w0s[ox], w1s[ox]
+					at := h0*g.w + w0
+					nan := best != best
+				find:
 					for i := h0; i < h1; i++ {
-						r := src + i*sh
 						for j := w0; j < w1; j++ {
-							// as PyTorch: the last NaN wins
-							if v := xd[r+j*sw]; v > best || v != v {
-								best, at = v, i*g.w+j
+							v := xd[src+i*sh+j*sw]
+							if nan && v != v {
+								at = i*g.w + j
+							} else if !nan && v == best {
+								at = i*g.w + j
+								break find
 							}
 						}
 					}
-					o[oy*g.ow+ox], ix[oy*g.ow+ox] = best, int64(at)
+					irow[ox] = int64(at)
+					if !nan {
+						orow[ox] = xd[src+at/g.w*sh+at%g.w*sw] // -0 and +0 as PyTorch
+					}
 				}
 			}
 		}
