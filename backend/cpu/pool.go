@@ -42,79 +42,153 @@ func (Backend) MaxPool2d(out, idx, x backend.View, p backend.Pool2dParams) {
 	}
 }
 
+// maxPool works one output row at a time: first the maximum of each input
+// column over the window's rows (and the row it is in), then each window's
+// maximum over those. Both passes are branch-free in the common case.
 func maxPool[T floatT](g poolGeom, out, idx, x backend.View) {
 	xd, od := data[T](x), data[T](out)
 	var id []int64
 	if idx.S != nil {
 		id = data[int64](idx)
 	}
-	sn, sc, sh, sw := x.Strides[0], x.Strides[1], x.Strides[2], x.Strides[3]
 	// output column windows
 	w0s, w1s := make([]int, g.ow), make([]int, g.ow)
 	for ox := range w0s {
 		w0s[ox], w1s[ox] = window(ox, g.sw, g.pw, g.kw, g.w)
 	}
 	parallelFor(g.n*g.c, g.oh*g.ow*g.kh*g.kw, func(lo, hi int) {
-		vm := make([]T, g.w) // column maxima over one output row's window rows
+		s := maxScratch[T]{vm: make([]T, g.w), vr: make([]int, g.w), row: make([]T, g.w)}
 		for pl := lo; pl < hi; pl++ {
-			src := pl/g.c*sn + pl%g.c*sc
+			n, c := pl/g.c, pl%g.c
+			src := n*x.Strides[0] + c*x.Strides[1]
 			o := od[pl*g.oh*g.ow:][:g.oh*g.ow]
-			for oy := 0; oy < g.oh; oy++ {
-				h0, h1 := window(oy, g.sh, g.ph, g.kh, g.h)
-				// the builtin max is branch-free and keeps NaN
-				for j := range vm {
-					vm[j] = T(math.Inf(-1))
-				}
-				for i := h0; i < h1; i++ {
-					r := src + i*sh
-					if sw == 1 {
-						for j, v := range xd[r : r+g.w] {
-							vm[j] = max(vm[j], v)
-						}
-						continue
-					}
-					for j := range vm {
-						vm[j] = max(vm[j], xd[r+j*sw])
-					}
-				}
-				orow := o[oy*g.ow:][:g.ow]
-				for ox := range orow {
-					best := T(math.Inf(-1))
-					for _, v := range vm[w0s[ox]:w1s[ox]] {
-						best = max(best, v)
-					}
-					orow[ox] = best
-				}
-				if id == nil {
-					continue
-				}
-				// Indices as PyTorch: the first maximum in row-major order,
-				// or the last NaN.
-				irow := id[(pl*g.oh+oy)*g.ow:][:g.ow]
-				for ox, best := range orow {
-					w0, w1 := w0s[ox], w1s[ox]
-					at := h0*g.w + w0
-					nan := best != best
-				find:
-					for i := h0; i < h1; i++ {
-						for j := w0; j < w1; j++ {
-							v := xd[src+i*sh+j*sw]
-							if nan && v != v {
-								at = i*g.w + j
-							} else if !nan && v == best {
-								at = i*g.w + j
-								break find
-							}
-						}
-					}
-					irow[ox] = int64(at)
-					if !nan {
-						orow[ox] = xd[src+at/g.w*sh+at%g.w*sw] // -0 and +0 as PyTorch
-					}
-				}
+			var ix []int64
+			if id != nil {
+				ix = id[pl*g.oh*g.ow:][:g.oh*g.ow]
 			}
+			maxPlane(g, &s, xd, src, x.Strides[2], x.Strides[3], o, ix, w0s, w1s)
 		}
 	})
+}
+
+type maxScratch[T floatT] struct {
+	vm  []T   // column maxima over one output row's window rows
+	vr  []int // and their rows: the first
+	row []T   // a strided input row, gathered
+}
+
+// maxPlane pools one plane (rows sh, columns sw apart from src) into o and,
+// when ix is not nil, the indices.
+func maxPlane[T floatT](g poolGeom, s *maxScratch[T], xd []T, src, sh, sw int, o []T, ix []int64, w0s, w1s []int) {
+	vm, vr := s.vm, s.vr
+	row := func(i int) []T {
+		r := src + i*sh
+		if sw == 1 {
+			return xd[r : r+g.w]
+		}
+		for j := range s.row {
+			s.row[j] = xd[r+j*sw]
+		}
+		return s.row
+	}
+	for oy := 0; oy < g.oh; oy++ {
+		h0, h1 := window(oy, g.sh, g.ph, g.kh, g.h)
+		copy(vm, row(h0))
+		if ix != nil {
+			for j := range vr {
+				vr[j] = h0
+			}
+		}
+		for i := h0 + 1; i < h1; i++ {
+			if ix == nil {
+				colMax(vm, row(i))
+			} else {
+				colMaxRow(vm, vr, row(i), i)
+			}
+		}
+		orow := o[oy*g.ow:][:g.ow]
+		if ix == nil {
+			for ox := range orow {
+				orow[ox] = sliceMax(vm[w0s[ox]:w1s[ox]])
+			}
+			continue
+		}
+		irow := ix[oy*g.ow:][:g.ow]
+		for ox := range orow {
+			var ok bool
+			orow[ox], irow[ox], ok = windowArgMax(vm, vr, w0s[ox], w1s[ox], g.w)
+			if !ok {
+				irow[ox] = lastNaN(row, h0, h1, w0s[ox], w1s[ox], g.w)
+			}
+		}
+	}
+}
+
+// colMax sets vm[j] = max(vm[j], row[j]); the builtin max is branch-free
+// and keeps NaN.
+func colMax[T floatT](vm, row []T) {
+	row = row[:len(vm)]
+	for j, v := range row {
+		vm[j] = max(vm[j], v)
+	}
+}
+
+// colMaxRow is colMax that also records in vr the row i where a new
+// maximum comes from (a conditional move; with NaNs vr is not meaningful
+// and the caller scans the window instead).
+func colMaxRow[T floatT](vm []T, vr []int, row []T, i int) {
+	row, vr = row[:len(vm)], vr[:len(vm)]
+	for j, v := range row {
+		m, k := vm[j], vr[j]
+		if v > m {
+			k = i
+		}
+		vm[j], vr[j] = max(m, v), k
+	}
+}
+
+func sliceMax[T floatT](v []T) T {
+	best := T(math.Inf(-1))
+	for _, x := range v {
+		best = max(best, x)
+	}
+	return best
+}
+
+// windowArgMax returns the maximum of vm[w0:w1] and its plane index
+// (row vr[j], column j, rows w wide): the first maximum in row-major
+// order. It reports false when the maximum is NaN. The loops are written
+// so that the compiler uses conditional moves, not branches.
+func windowArgMax[T floatT](vm []T, vr []int, w0, w1, w int) (T, int64, bool) {
+	vs, rs := vm[w0:w1], vr[w0:w1]
+	best := T(math.Inf(-1))
+	for _, v := range vs {
+		best = max(best, v)
+	}
+	at := math.MaxInt
+	rs = rs[:len(vs)]
+	for j, v := range vs {
+		k := rs[j]*w + w0 + j
+		if best > v {
+			k = math.MaxInt
+		}
+		at = min(at, k)
+	}
+	return best, int64(at), best == best
+}
+
+// lastNaN returns the plane index of the last NaN in rows [h0, h1),
+// columns [w0, w1) of a plane, as PyTorch's index of a NaN maximum.
+func lastNaN[T floatT](row func(i int) []T, h0, h1, w0, w1, w int) int64 {
+	at := -1
+	for i := h0; i < h1; i++ {
+		for j, v := range row(i)[w0:w1] {
+			if v != v {
+				at = i*w + w0 + j
+			}
+		}
+	}
+	return int64(at)
 }
 
 // MaxPool2dBackward scatters gout to the recorded maxima.
