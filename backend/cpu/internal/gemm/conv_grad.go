@@ -1,5 +1,7 @@
 package gemm
 
+import "unsafe"
+
 // ConvGradInput computes gx, the gradient of a convolution's input, from
 // gout (a contiguous [N, O, OH, OW]) and w (a contiguous
 // [O, C/G, KH, KW]) into a contiguous [N, C, H, W] gx.
@@ -111,6 +113,9 @@ func ConvGradWeight[T float](cv Conv, x []T, xs [4]int, gout, gw []T) {
 	kr := kernelOf[T]()
 	mr, nr := kr.mr, kr.nr
 	g := newGeom(cv)
+	var z T
+	esz := int(unsafe.Sizeof(z))
+	shift := esz/4 + 1
 
 	// xh[n][a][b][i][j][c]
 	xh := getScratch[T](cv.N * g.img)
@@ -144,20 +149,27 @@ func ConvGradWeight[T float](cv Conv, x []T, xs [4]int, gout, gw []T) {
 	})
 
 	// Column m = tap·cg + c of a group's [og × kg] product; panels of nr
-	// columns split into runs of one tap.
-	type run struct{ off, t0, n int } // xh offset (tap, channel), first lane, lanes
+	// columns split into runs of one tap, and each column's xh offset
+	// (tap, channel).
+	type run struct{ off, t0, n int } // xh offset, first lane, lanes
 	var runs [][]run
+	var lanes [][]int
 	for m0 := 0; m0 < kg; m0 += nr {
 		var rs []run
+		var ls []int
 		for m := m0; m < min(kg, m0+nr); {
 			tap, c := m/cg, m%cg
 			n := min(cg-c, m0+nr-m)
 			ki, kj := tap/cv.KW, tap%cv.KW
 			off := (((g.r.idx[ki]*g.c.n+g.c.idx[kj])*g.r.q+g.r.off[ki])*g.c.q+g.c.off[kj])*cv.C + c
 			rs = append(rs, run{off, m - m0, n})
+			for i := range n {
+				ls = append(ls, off+i)
+			}
 			m += n
 		}
 		runs = append(runs, rs)
+		lanes = append(lanes, ls)
 	}
 
 	l := cv.OH * cv.OW
@@ -198,7 +210,7 @@ func ConvGradWeight[T float](cv Conv, x []T, xs [4]int, gout, gw []T) {
 		pos, gpos := s.pos[:kc], s.gpos[:kc]
 		myAcc := acc[wk*accSize : (wk+1)*accSize]
 		for gi := 0; gi < cv.G; gi++ {
-			// A: gout rows of group gi, kc steps
+			// A: gout rows of group gi, kc steps (runs of one image)
 			for ir := 0; ir < mpad; ir += mr {
 				d := s.a[ir*kc : ir*kc+mr*kc]
 				for i := 0; i < mr; i++ {
@@ -210,25 +222,37 @@ func ConvGradWeight[T float](cv Conv, x []T, xs [4]int, gout, gw []T) {
 						continue
 					}
 					row := (gi*og + o) * l
-					for p, gp := range gpos {
-						d[p*mr+i] = gout[gp+row]
+					for p := 0; p < kc; {
+						n := min(kc-p, l-(p0+p)%l) // positions left in this image
+						src := gout[gpos[p]+row:][:n]
+						dp := d[p*mr:]
+						for q, v := range src {
+							dp[q*mr+i] = v
+						}
+						p += n
 					}
 				}
 			}
 			ga := myAcc[gi*og*kg:]
-			for jp, rs := range runs {
+			for jp := range runs {
 				// B panel jp: rows of xh for each position
 				bp := buf.b[:kc*nr]
-				for _, r := range rs {
-					off := r.off + gi*cg
-					if r.n == nr {
-						for p, ps := range pos {
-							copy(bp[p*nr:p*nr+nr], xh[ps+off:])
-						}
-						continue
-					}
+				rs := runs[jp]
+				if len(rs) == 1 && rs[0].n == nr &&
+					copyRows(unsafe.Pointer(&bp[0]), unsafe.Pointer(&xh[rs[0].off+gi*cg]), pos, shift, nr*esz) {
+					// one run of whole panel width
+				} else if len(rs) == 1 && rs[0].n >= 8 {
 					for p, ps := range pos {
-						copy(bp[p*nr+r.t0:p*nr+r.t0+r.n], xh[ps+off:])
+						copy(bp[p*nr:p*nr+rs[0].n], xh[ps+rs[0].off+gi*cg:])
+					}
+				} else {
+					ls := lanes[jp]
+					for p, ps := range pos {
+						d := bp[p*nr : p*nr+len(ls)]
+						ps += gi * cg
+						for t, o := range ls {
+							d[t] = xh[ps+o]
+						}
 					}
 				}
 				j := jp * nr
