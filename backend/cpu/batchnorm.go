@@ -3,8 +3,9 @@ package cpu
 import "github.com/emberml/ember/backend"
 
 // Per-channel kernels for batch normalisation over a contiguous
-// [N, C, S...] tensor: statistics and gradient sums in float64, one
-// channel per goroutine's share; affine maps one plane (n, c) at a time.
+// [N, C, S...] tensor: statistics and gradient sums (blocks summed in the
+// dtype, blocks' sums in float64), one channel per goroutine's share;
+// affine maps one plane (n, c) at a time.
 
 var _ backend.BatchNormer = Backend{}
 
@@ -49,38 +50,99 @@ func channelStats[T floatT](mean, variance, x backend.View) {
 	})
 }
 
-// sum64 is Σ v in float64.
+// Sums are taken in T over blocks of sumBlock elements with independent
+// accumulators (short dependency chains; plain variables, which the
+// compiler keeps in registers, unlike arrays), and the blocks' sums in
+// float64.
+const sumBlock = 512
+
+// sum64 is Σ v.
 func sum64[T floatT](v []T) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		s0 += float64(v[i])
-		s1 += float64(v[i+1])
-		s2 += float64(v[i+2])
-		s3 += float64(v[i+3])
+	var total float64
+	for len(v) > 0 {
+		b := v[:min(len(v), sumBlock)]
+		v = v[len(b):]
+		var s0, s1, s2, s3, s4, s5, s6, s7 T
+		i := 0
+		for ; i+8 <= len(b); i += 8 {
+			c := (*[8]T)(b[i:])
+			s0 += c[0]
+			s1 += c[1]
+			s2 += c[2]
+			s3 += c[3]
+			s4 += c[4]
+			s5 += c[5]
+			s6 += c[6]
+			s7 += c[7]
+		}
+		for ; i < len(b); i++ {
+			s0 += b[i]
+		}
+		total += float64((s0+s1)+(s2+s3)) + float64((s4+s5)+(s6+s7))
 	}
-	for ; i < len(v); i++ {
-		s0 += float64(v[i])
-	}
-	return (s0 + s1) + (s2 + s3)
+	return total
 }
 
-// sqDev64 is Σ (v−m)² in float64.
-func sqDev64[T floatT](v []T, m float64) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		d0, d1, d2, d3 := float64(v[i])-m, float64(v[i+1])-m, float64(v[i+2])-m, float64(v[i+3])-m
-		s0 += d0 * d0
-		s1 += d1 * d1
-		s2 += d2 * d2
-		s3 += d3 * d3
+// sqDev64 is Σ (v−m)².
+func sqDev64[T floatT](v []T, m64 float64) float64 {
+	m := T(m64)
+	var total float64
+	for len(v) > 0 {
+		b := v[:min(len(v), sumBlock)]
+		v = v[len(b):]
+		var s0, s1, s2, s3, s4, s5, s6, s7 T
+		i := 0
+		for ; i+8 <= len(b); i += 8 {
+			c := (*[8]T)(b[i:])
+			d0, d1, d2, d3 := c[0]-m, c[1]-m, c[2]-m, c[3]-m
+			d4, d5, d6, d7 := c[4]-m, c[5]-m, c[6]-m, c[7]-m
+			s0 += d0 * d0
+			s1 += d1 * d1
+			s2 += d2 * d2
+			s3 += d3 * d3
+			s4 += d4 * d4
+			s5 += d5 * d5
+			s6 += d6 * d6
+			s7 += d7 * d7
+		}
+		for ; i < len(b); i++ {
+			d := b[i] - m
+			s0 += d * d
+		}
+		total += float64((s0+s1)+(s2+s3)) + float64((s4+s5)+(s6+s7))
 	}
-	for ; i < len(v); i++ {
-		d := float64(v[i]) - m
-		s0 += d * d
+	return total
+}
+
+// gradSums64 is Σ g and Σ g·(x−m).
+func gradSums64[T floatT](g, x []T, m64 float64) (float64, float64) {
+	m := T(m64)
+	var tg, tgx float64
+	for len(g) > 0 {
+		n := min(len(g), sumBlock)
+		gb, xb := g[:n], x[:n]
+		g, x = g[n:], x[n:]
+		var s0, s1, s2, s3, u0, u1, u2, u3 T
+		i := 0
+		for ; i+4 <= n; i += 4 {
+			a, c := (*[4]T)(gb[i:]), (*[4]T)(xb[i:])
+			s0 += a[0]
+			s1 += a[1]
+			s2 += a[2]
+			s3 += a[3]
+			u0 += a[0] * (c[0] - m)
+			u1 += a[1] * (c[1] - m)
+			u2 += a[2] * (c[2] - m)
+			u3 += a[3] * (c[3] - m)
+		}
+		for ; i < n; i++ {
+			s0 += gb[i]
+			u0 += gb[i] * (xb[i] - m)
+		}
+		tg += float64((s0 + s1) + (s2 + s3))
+		tgx += float64((u0 + u1) + (u2 + u3))
 	}
-	return (s0 + s1) + (s2 + s3)
+	return tg, tgx
 }
 
 // ChannelAffine writes out = x·scale[c] + shift[c].
@@ -129,13 +191,8 @@ func channelGradSums[T floatT](sumG, sumGX, g, x, mean backend.View) {
 			m := float64(md[ch])
 			var s0, s1 float64
 			for i := 0; i < n; i++ {
-				a, b := s0, s1
-				gs, xs := gd[(i*c+ch)*s:][:s], xd[(i*c+ch)*s:][:s]
-				for j, gv := range gs {
-					a += float64(gv)
-					b += float64(gv) * (float64(xs[j]) - m)
-				}
-				s0, s1 = a, b
+				a, b := gradSums64(gd[(i*c+ch)*s:][:s], xd[(i*c+ch)*s:][:s], m)
+				s0, s1 = s0+a, s1+b
 			}
 			sg[ch], sgx[ch] = T(s0), T(s1)
 		}

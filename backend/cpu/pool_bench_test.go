@@ -47,3 +47,48 @@ func BenchmarkMaxPool(b *testing.B) {
 		cpuLoop(b, func() { be.MaxPool2d(out, backend.View{}, x, p) })
 	})
 }
+
+// BenchmarkChannelAffine is ResNet-18's first batch norm in eval mode at
+// batch 16 (64×112×112 planes).
+func BenchmarkChannelAffine(b *testing.B) {
+	var be Backend
+	mk := func(shape ...int) backend.View {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		s, _ := be.Alloc(backend.Device{}, backend.Float32, n)
+		return backend.View{S: s, Shape: shape, Strides: backend.ContiguousStrides(shape)}
+	}
+	x, out := mk(16, 64, 112, 112), mk(16, 64, 112, 112)
+	be.Random(x, 1, 0, true)
+	sc, sh := mk(64), mk(64)
+	be.Random(sc, 2, 0, false)
+	be.Random(sh, 3, 0, false)
+	cpuLoop(b, func() { be.ChannelAffine(out, x, sc, sh) })
+}
+
+// BenchmarkBatchNormTrain is SimpleCNN's first batch norm at batch 64
+// (32×28×28 planes): statistics, normalisation, gradient sums and the
+// input gradient.
+func BenchmarkBatchNormTrain(b *testing.B) {
+	var be Backend
+	mk := func(shape ...int) backend.View {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		s, _ := be.Alloc(backend.Device{}, backend.Float32, n)
+		return backend.View{S: s, Shape: shape, Strides: backend.ContiguousStrides(shape)}
+	}
+	x, g, out := mk(64, 32, 28, 28), mk(64, 32, 28, 28), mk(64, 32, 28, 28)
+	be.Random(x, 1, 0, true)
+	be.Random(g, 2, 0, true)
+	m, v, s1, s2 := mk(32), mk(32), mk(32), mk(32)
+	cpuLoop(b, func() {
+		be.ChannelStats(m, v, x)
+		be.ChannelAffine(out, x, m, v)
+		be.ChannelGradSums(s1, s2, g, x, m)
+		be.ChannelAffine2(out, g, x, m, v, s1)
+	})
+}

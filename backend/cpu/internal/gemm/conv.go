@@ -187,6 +187,17 @@ func packWeights[T float](dst, w []T, wl wlayout, groups, rows, chans, kh, kw in
 				}
 				continue
 			}
+			if wl.ls == 1 && wl.ks == kw && wl.cs == kh*kw {
+				// k runs along the row: a strided copy
+				src := w[wl.base+g*wl.gs+r*wl.rs+pc:][:min(kc, kg-pc)]
+				for p, v := range src {
+					d[p*mr+i] = v
+				}
+				if pc+kc > kg {
+					d[(kg-pc)*mr+i] = bias[g*rows+r]
+				}
+				continue
+			}
 			// walk (c, ki, kj) from k = pc
 			c, t := pc/(kh*kw), pc%(kh*kw)
 			ki, kj := t/kw, t%kw
@@ -341,15 +352,21 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 		imgs, panels = 1, (cv.N*l+nr-1)/nr
 	}
 	t := numThreads()
-	// a chunk's outputs (og rows) stay within ~256 KiB
-	cp := max(1, min(kr.nc/nr, (64<<10)/(og*nr)))
-	if want := imgs * cv.G * panels; want < 4*t*cp {
-		cp = max(1, want/(4*t))
+	// A chunk's outputs (og rows) stay within ~256 KiB; among smaller
+	// chunks, take the one whose items share out best among the threads
+	// (the busiest thread's panels), the largest on a tie.
+	cpMax := max(1, min(kr.nc/nr, (64<<10)/(og*nr), panels))
+	cp, best := cpMax, 0
+	for c := cpMax; c >= max(1, cpMax/4); c-- {
+		items := imgs * cv.G * ((panels + c - 1) / c)
+		if load := (items + t - 1) / t * c; best == 0 || load < best {
+			cp, best = c, load
+		}
 	}
 	chunks := (panels + cp - 1) / cp
 	rb := 1
-	if items := imgs * cv.G * chunks; items < 3*t {
-		rb = min(mpad/mr, (3*t+items-1)/items)
+	if items := imgs * cv.G * chunks; items < 2*t {
+		rb = min(mpad/mr, (2*t+items-1)/items)
 	}
 	rowPanels := (mpad/mr + rb - 1) / rb
 	total := imgs * cv.G * chunks * rb
