@@ -114,10 +114,9 @@ func maxPlane[T floatT](g poolGeom, s *maxScratch[T], xd []T, src, sh, sw int, o
 			continue
 		}
 		irow := ix[oy*g.ow:][:g.ow]
-		for ox := range orow {
-			var ok bool
-			orow[ox], irow[ox], ok = windowArgMax(vm, vr, w0s[ox], w1s[ox], g.w)
-			if !ok {
+		rowArgMax(orow, irow, vm, vr, w0s, w1s, g.w)
+		for ox, at := range irow {
+			if at < 0 {
 				irow[ox] = lastNaN(row, h0, h1, w0s[ox], w1s[ox], g.w)
 			}
 		}
@@ -155,26 +154,34 @@ func sliceMax[T floatT](v []T) T {
 	return best
 }
 
-// windowArgMax returns the maximum of vm[w0:w1] and its plane index
-// (row vr[j], column j, rows w wide): the first maximum in row-major
-// order. It reports false when the maximum is NaN. The loops are written
-// so that the compiler uses conditional moves, not branches.
-func windowArgMax[T floatT](vm []T, vr []int, w0, w1, w int) (T, int64, bool) {
-	vs, rs := vm[w0:w1], vr[w0:w1]
-	best := T(math.Inf(-1))
-	for _, v := range vs {
-		best = max(best, v)
-	}
-	at := math.MaxInt
-	rs = rs[:len(vs)]
-	for j, v := range vs {
-		k := rs[j]*w + w0 + j
-		if best > v {
-			k = math.MaxInt
+// rowArgMax writes, for each output column ox, the maximum of
+// vm[w0s[ox]:w1s[ox]] and its plane index (row vr[j], column j, rows w
+// wide): the first maximum in row-major order. Windows whose maximum is
+// NaN get index -1 (the caller scans them). The loops are written so that
+// the compiler uses conditional moves, not branches.
+func rowArgMax[T floatT](orow []T, irow []int64, vm []T, vr, w0s, w1s []int, w int) {
+	irow, w0s, w1s = irow[:len(orow)], w0s[:len(orow)], w1s[:len(orow)]
+	for ox := range orow {
+		w0, w1 := w0s[ox], w1s[ox]
+		vs, rs := vm[w0:w1], vr[w0:w1]
+		best := vs[0]
+		for _, v := range vs[1:] {
+			best = max(best, v)
 		}
-		at = min(at, k)
+		at := math.MaxInt
+		rs = rs[:len(vs)]
+		for j, v := range vs {
+			k := rs[j]*w + w0 + j
+			if best > v {
+				k = math.MaxInt
+			}
+			at = min(at, k)
+		}
+		if best != best {
+			at = -1
+		}
+		orow[ox], irow[ox] = best, int64(at)
 	}
-	return best, int64(at), best == best
 }
 
 // lastNaN returns the plane index of the last NaN in rows [h0, h1),

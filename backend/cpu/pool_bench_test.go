@@ -24,7 +24,8 @@ func cpuLoop(b *testing.B, f func()) {
 }
 
 // BenchmarkMaxPool is ResNet-18's max pool at batch 16: 3×3, stride 2,
-// padding 1, on 64×112×112 planes.
+// padding 1, on 64×112×112 planes; and SimpleCNN's first (2×2 on 32×28×28
+// planes, batch 64).
 func BenchmarkMaxPool(b *testing.B) {
 	var be Backend
 	mk := func(dt backend.DType, shape ...int) backend.View {
@@ -45,6 +46,13 @@ func BenchmarkMaxPool(b *testing.B) {
 	})
 	b.Run("values", func(b *testing.B) {
 		cpuLoop(b, func() { be.MaxPool2d(out, backend.View{}, x, p) })
+	})
+	x2 := mk(backend.Float32, 64, 32, 28, 28)
+	be.Random(x2, 1, 0, true)
+	out2, idx2 := mk(backend.Float32, 64, 32, 14, 14), mk(backend.Int64, 64, 32, 14, 14)
+	p2 := backend.Pool2dParams{Kernel: [2]int{2, 2}, Stride: [2]int{2, 2}}
+	b.Run("cnn", func(b *testing.B) {
+		cpuLoop(b, func() { be.MaxPool2d(out2, idx2, x2, p2) })
 	})
 }
 

@@ -40,6 +40,9 @@ func BenchmarkConv(b *testing.B) {
 	if v := os.Getenv("CONV_EXACT"); v != "" {
 		exactBelow, _ = strconv.ParseFloat(v, 64)
 	}
+	if v := os.Getenv("CONV_WGRAD"); v != "" {
+		weightGradMode, _ = strconv.Atoi(v)
+	}
 	if v := os.Getenv("CONV_KC"); v != "" {
 		convKCOverride, _ = strconv.Atoi(v)
 	}

@@ -95,15 +95,165 @@ func col2im[T float](dst, src []T, cv Conv, ki, kj int) {
 // of a convolution's weight, from the input x (strides xs, as in
 // ConvForward) and gout (a contiguous [N, O, OH, OW]).
 //
-// Per group it is gw[o, (c, tap)] = Σ over images and outputs of
+// Two methods. As dot products (convGradWeightDot):
+// gw[o, (c, tap)] = Σ over images and output positions of
+// gout[o, pos] · x[c, pos+tap]. In the phase layout of the forward pass
+// (xq) the input row of (c, tap) is contiguous along the output positions
+// q = oh·WQ+ow, and so is gout once spread to the same q (gq, zero at the
+// columns past OW). Each entry is then a dot product of two contiguous
+// vectors: the dot-product kernels compute tiles of them with no packing,
+// accumulating over a chunk of images in registers. As a GEMM
+// (convGradWeightGEMM), with the input rearranged channel-last.
+func ConvGradWeight[T float](cv Conv, x []T, xs [4]int, gout, gw []T) {
+	cv.Check()
+	if cv.N == 0 {
+		clear(gw[:cv.O*cv.C/cv.G*cv.KH*cv.KW])
+		return
+	}
+	// The dot products win where the GEMM's panels would be narrow (few
+	// channels per group, short columns); the GEMM wins on wide layers,
+	// where the dot products' thrown-away columns and lane sums cost more
+	// than its packing.
+	cg := cv.C / cv.G
+	dot := cg < 16 || cg*cv.KH*cv.KW < 128
+	if weightGradMode != 0 {
+		dot = weightGradMode == 2
+	}
+	if dot {
+		convGradWeightDot(cv, x, xs, gout, gw)
+		return
+	}
+	convGradWeightGEMM(cv, x, xs, gout, gw)
+}
+
+// weightGradMode lets tests force the weight gradient's method: 0 chooses,
+// 1 the GEMM, 2 the dot products.
+var weightGradMode = 0
+
+// convGradWeightDot is the weight gradient as dot products.
+func convGradWeightDot[T float](cv Conv, x []T, xs [4]int, gout, gw []T) {
+	cg, og, kk := cv.C/cv.G, cv.O/cv.G, cv.KH*cv.KW
+	kg := cg * kk
+	gw = gw[:cv.O*kg]
+	clear(gw)
+	kr := kernelOf[T]()
+	dmr, dnr, vw := kr.dmr, kr.dnr, kr.dvw
+	g := newGeom(cv)
+	wq := g.c.q
+	lq := (cv.OH-1)*wq + cv.OW
+	n := (lq + vw - 1) / vw * vw // q positions per image, whole vectors
+
+	// B rows read n positions from each row start: at most n−lq past the
+	// last valid one, which the slack covers.
+	xq := getScratch[T](cv.N*g.img + vw)
+	defer putScratch(xq)
+	clear(xq[cv.N*g.img:])
+	buildPhases(cv, g, x, xs, xq)
+
+	// gq[img][o][q] = gout[img][o][oh·OW+ow], zero where ow ≥ OW or q ≥ lq
+	l := cv.OH * cv.OW
+	gq := getScratch[T](cv.N * cv.O * n)
+	defer putScratch(gq)
+	runItems(cv.N*cv.O, workers(cv.N*cv.O, float64(n)/8), func(_, it int) {
+		d := gq[it*n : (it+1)*n]
+		src := gout[it*l : (it+1)*l]
+		for oh := 0; oh < cv.OH; oh++ {
+			row := d[oh*wq:]
+			copy(row[:cv.OW], src[oh*cv.OW:(oh+1)*cv.OW])
+			if oh+1 < cv.OH {
+				clear(row[cv.OW:wq])
+			}
+		}
+		clear(d[lq:])
+	})
+
+	// Row offsets of B (input rows of (c, tap)) in an image of xq.
+	offs := make([]int, kg+dnr)
+	for m := 0; m < kg; m++ {
+		c, t := m/kk, m%kk
+		ki, kj := t/cv.KW, t%cv.KW
+		offs[m] = c*g.chStride + (g.r.idx[ki]*g.c.n+g.c.idx[kj])*g.plane + g.r.off[ki]*wq + g.c.off[kj]
+	}
+	for m := kg; m < len(offs); m++ {
+		offs[m] = offs[kg-1] // a partial tile reads a valid row again
+	}
+
+	// Items: blocks of tiles of one group; each owns its part of gw.
+	oTiles, mTiles := (og+dmr-1)/dmr, (kg+dnr-1)/dnr
+	t := numThreads()
+	ob, mb := oTiles, mTiles // tiles per block
+	for cv.G*((oTiles+ob-1)/ob)*((mTiles+mb-1)/mb) < 4*t && (ob > 1 || mb > 1) {
+		if mb >= ob {
+			mb = (mb + 1) / 2
+		} else {
+			ob = (ob + 1) / 2
+		}
+	}
+	oBlocks, mBlocks := (oTiles+ob-1)/ob, (mTiles+mb-1)/mb
+	total := cv.G * oBlocks * mBlocks
+	var z T
+	esz := int(unsafe.Sizeof(z))
+	// images per kernel call: the B rows of a tile stay within ~16 KiB
+	ic := max(1, (16<<10)/(dnr*n*esz))
+	cost := float64(ob*dmr) * float64(mb*dnr) * float64(cv.N*n)
+	runItems(total, workers(total, cost), func(_, it int) {
+		mbk := it % mBlocks
+		it /= mBlocks
+		obk, gi := it%oBlocks, it/oBlocks
+		var boff [16]int
+		var tmp [64]T // a partial tile
+		for i0 := 0; i0 < cv.N; i0 += ic {
+			ni := min(ic, cv.N-i0)
+			for mt := mbk * mb; mt < min(mTiles, (mbk+1)*mb); mt++ {
+				m0 := mt * dnr
+				for j := range dnr {
+					boff[j] = offs[m0+j] + gi*cg*g.chStride
+				}
+				bp := &xq[i0*g.img]
+				for ot := obk * ob; ot < min(oTiles, (obk+1)*ob); ot++ {
+					o0 := ot * dmr
+					a := &gq[(i0*cv.O+gi*og+o0)*n]
+					rows, cols := min(dmr, og-o0), min(dnr, kg-m0)
+					if rows == dmr && cols == dnr {
+						kr.dot(n, ni, a, n, cv.O*n, bp, &boff[0], g.img, &gw[(gi*og+o0)*kg+m0], kg)
+						continue
+					}
+					lda := n
+					if rows < dmr {
+						lda = 0 // the missing rows read row 0 again
+					}
+					clear(tmp[:dmr*dnr])
+					if rows < dmr && rows > 1 {
+						// rows 1.. are real: compute them one at a time
+						for r := range rows {
+							kr.dot(n, ni, &gq[(i0*cv.O+gi*og+o0+r)*n], 0, cv.O*n, bp, &boff[0], g.img, &tmp[0], dnr)
+							for j := range cols {
+								gw[(gi*og+o0+r)*kg+m0+j] += tmp[j]
+							}
+							clear(tmp[:dmr*dnr])
+						}
+						continue
+					}
+					kr.dot(n, ni, a, lda, cv.O*n, bp, &boff[0], g.img, &tmp[0], dnr)
+					for r := range rows {
+						for j := range cols {
+							gw[(gi*og+o0+r)*kg+m0+j] += tmp[r*dnr+j]
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// convGradWeightGEMM is the weight gradient as a GEMM. Per group it is gw[o, (c, tap)] = Σ over images and outputs of
 // gout[o, pos] · x[c, pos+tap]: a GEMM whose inner dimension is the
 // output positions. The input is rearranged into phase images with the
 // channel last (xh[a][b][i][j][c]), so that the B operand's row for one
 // position and tap is a contiguous run of channels; A is gout, packed per
 // block of positions and used for every tap. Each goroutine accumulates
 // into its own [O × C/G·KH·KW] buffer; the buffers are summed at the end.
-func ConvGradWeight[T float](cv Conv, x []T, xs [4]int, gout, gw []T) {
-	cv.Check()
+func convGradWeightGEMM[T float](cv Conv, x []T, xs [4]int, gout, gw []T) {
 	cg, og, kk := cv.C/cv.G, cv.O/cv.G, cv.KH*cv.KW
 	kg := cg * kk
 	if cv.N == 0 {

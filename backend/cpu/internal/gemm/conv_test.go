@@ -251,14 +251,16 @@ func TestConv(t *testing.T) {
 			prev := current.Load()
 			current.Store(ks)
 			defer current.Store(prev)
+			// forward: q or exact columns; weight gradient: GEMM or dot
 			for _, mode := range []struct {
-				name  string
-				below float64
-			}{{"auto", exactBelow}, {"q", 0}, {"exact", 2}} {
+				name   string
+				below  float64
+				weight int
+			}{{"auto", exactBelow, 0}, {"q,gemm", 0, 1}, {"exact,dot", 2, 2}} {
 				t.Run(mode.name, func(t *testing.T) {
-					prev := exactBelow
-					exactBelow = mode.below
-					defer func() { exactBelow = prev }()
+					prevB, prevW := exactBelow, weightGradMode
+					exactBelow, weightGradMode = mode.below, mode.weight
+					defer func() { exactBelow, weightGradMode = prevB, prevW }()
 					t.Run("float32", func(t *testing.T) { testConv[float32](t, 1e-5) })
 					t.Run("float64", func(t *testing.T) { testConv[float64](t, 1e-12) })
 				})

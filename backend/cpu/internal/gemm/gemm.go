@@ -41,7 +41,17 @@ type kernel[T float] struct {
 	fn         kernelFunc[T]
 	simdPack   bool      // pack with the AVX-512 routines
 	pool       sync.Pool // *buffers[T]
+	// dot computes dmr×dnr tiles of dot products of vectors whose length
+	// is a multiple of dvw (see dotFunc).
+	dot           dotFunc[T]
+	dmr, dnr, dvw int
 }
+
+// dotFunc adds to a dmr×dnr tile of C (row i at c + i·ldc) the dot
+// products, over nimg images of n elements, of the rows of A (row i of
+// image m at a + m·as + i·lda) and of B (row j of image m at
+// b + m·bs + boff[j]).
+type dotFunc[T float] func(n, nimg int, a *T, lda, as int, b *T, boff *int, bs int, c *T, ldc int)
 
 // buffers are one worker's packing buffers.
 type buffers[T float] struct {
@@ -75,8 +85,10 @@ var (
 func genericSet() *kernelSet {
 	return &kernelSet{
 		name: "generic",
-		s:    &kernel[float32]{name: "generic", mr: 4, nr: 8, mc: 64, kc: 256, nc: 512, fn: generic4x8[float32]},
-		d:    &kernel[float64]{name: "generic", mr: 4, nr: 8, mc: 64, kc: 256, nc: 256, fn: generic4x8[float64]},
+		s: &kernel[float32]{name: "generic", mr: 4, nr: 8, mc: 64, kc: 256, nc: 512, fn: generic4x8[float32],
+			dot: genericDot[float32], dmr: 2, dnr: 6, dvw: 1},
+		d: &kernel[float64]{name: "generic", mr: 4, nr: 8, mc: 64, kc: 256, nc: 256, fn: generic4x8[float64],
+			dot: genericDot[float64], dmr: 2, dnr: 6, dvw: 1},
 	}
 }
 
@@ -412,6 +424,31 @@ func generic4x8[T float](kc int, a, b, c *T, ldc int, accum int) {
 		}
 		for j, v := range row {
 			dst[j] += v
+		}
+	}
+}
+
+// genericDot is the pure-Go dot-product tile (see dotFunc): 2×6.
+func genericDot[T float](n, nimg int, a *T, lda, as int, b *T, boff *int, bs int, c *T, ldc int) {
+	offs := unsafe.Slice(boff, 6)
+	var acc [2][6]T
+	for m := 0; m < nimg; m++ {
+		for i := range 2 {
+			ar := unsafe.Slice((*T)(unsafe.Add(unsafe.Pointer(a), (m*as+i*lda)*int(unsafe.Sizeof(*a)))), n)
+			for j, off := range offs {
+				br := unsafe.Slice((*T)(unsafe.Add(unsafe.Pointer(b), (m*bs+off)*int(unsafe.Sizeof(*b)))), n)
+				var s T
+				for p, v := range ar {
+					s += v * br[p]
+				}
+				acc[i][j] += s
+			}
+		}
+	}
+	for i := range 2 {
+		cr := unsafe.Slice((*T)(unsafe.Add(unsafe.Pointer(c), i*ldc*int(unsafe.Sizeof(*c)))), 6)
+		for j := range 6 {
+			cr[j] += acc[i][j]
 		}
 	}
 }

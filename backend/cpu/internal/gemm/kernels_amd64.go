@@ -48,3 +48,23 @@ func packDStrided(dst *float64, src *float64, ld int, kc int, ds int, lmask int,
 //
 //go:noescape
 func copyRowsAVX(dst *byte, src *byte, offs *int, n int, shift int, width int)
+
+// sdotAVX2 adds to a 2×6 tile of C the dot products of rows of A and B over nimg images (see genDot in package asm).
+//
+//go:noescape
+func sdotAVX2(n int, nimg int, a *float32, lda int, as int, b *float32, boff *int, bs int, c *float32, ldc int)
+
+// ddotAVX2 adds to a 2×6 tile of C the dot products of rows of A and B over nimg images (see genDot in package asm).
+//
+//go:noescape
+func ddotAVX2(n int, nimg int, a *float64, lda int, as int, b *float64, boff *int, bs int, c *float64, ldc int)
+
+// sdotAVX512 adds to a 4×6 tile of C the dot products of rows of A and B over nimg images (see genDot in package asm).
+//
+//go:noescape
+func sdotAVX512(n int, nimg int, a *float32, lda int, as int, b *float32, boff *int, bs int, c *float32, ldc int)
+
+// ddotAVX512 adds to a 4×6 tile of C the dot products of rows of A and B over nimg images (see genDot in package asm).
+//
+//go:noescape
+func ddotAVX512(n int, nimg int, a *float64, lda int, as int, b *float64, boff *int, bs int, c *float64, ldc int)

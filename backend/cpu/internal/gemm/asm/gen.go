@@ -413,6 +413,189 @@ func genCopyRows() {
 	RET()
 }
 
+// dotSpec describes one dot-product kernel: a tile of mr rows of A by nr
+// rows of B, each entry a dot product along contiguous memory.
+type dotSpec struct {
+	name   string
+	double bool
+	zmm    bool
+	mr, nr int
+}
+
+// genDot generates a dot-product tile kernel:
+//
+//	c[i*ldc+j] += Σ_img Σ_{p<n} a[img*as + i*lda + p] · b[img*bs + boff[j] + p]
+//
+// for i < mr, j < nr. n is a whole number of vectors. The accumulators stay
+// in registers over all images and are summed across lanes at the end. It
+// is the weight gradient of a convolution, whose two operands (output
+// gradient and input) are both contiguous along the output positions, so
+// nothing is packed.
+func genDot(s dotSpec) {
+	typ, esz := "float32", 4
+	if s.double {
+		typ, esz = "float64", 8
+	}
+	vbytes := 32
+	if s.zmm {
+		vbytes = 64
+	}
+	TEXT(s.name, NOSPLIT, fmt.Sprintf("func(n, nimg int, a *%s, lda, as int, b *%s, boff *int, bs int, c *%s, ldc int)", typ, typ, typ))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s adds to a %d×%d tile of C the dot products of rows of A and B over nimg images (see genDot in package asm).", s.name, s.mr, s.nr))
+	shift := U8(2)
+	if s.double {
+		shift = U8(3)
+	}
+	for _, p := range []string{"n", "lda", "as", "bs", "ldc"} {
+		m, err := Param(p).Resolve()
+		if err != nil {
+			panic(err)
+		}
+		SHLQ(shift, m.Addr)
+	}
+	gp := []reg.GPPhysical{reg.RAX, reg.RBX, reg.RCX, reg.RDX, reg.RSI, reg.RDI, reg.R8, reg.R9, reg.R10, reg.R11, reg.R12, reg.R13}
+	pa := gp[:s.mr]
+	pb := gp[s.mr : s.mr+s.nr]
+	pos := gp[s.mr+s.nr]
+	img := gp[s.mr+s.nr+1]
+	// A row pointers
+	Load(Param("a"), pa[0])
+	for i := 1; i < s.mr; i++ {
+		MOVQ(pa[i-1], pa[i])
+		ADDQ(NewParamAddr("lda", 24), pa[i])
+	}
+	// B row pointers: b + boff[j]*esz
+	Load(Param("boff"), pos)
+	for j := 0; j < s.nr; j++ {
+		MOVQ(Mem{Base: pos, Disp: 8 * j}, pb[j])
+		SHLQ(shift, pb[j])
+		ADDQ(NewParamAddr("b", 40), pb[j])
+	}
+	vreg := func(i int) reg.VecPhysical {
+		if s.zmm {
+			return []reg.VecPhysical{
+				reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7,
+				reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
+				reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23,
+				reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31,
+			}[i]
+		}
+		return []reg.VecPhysical{
+			reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7,
+			reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15,
+		}[i]
+	}
+	acc := func(i, j int) reg.VecPhysical { return vreg(i*s.nr + j) }
+	va := func(i int) reg.VecPhysical { return vreg(s.mr*s.nr + i) }
+	vb := vreg(s.mr*s.nr + s.mr)
+	if s.mr*s.nr+s.mr+1 > map[bool]int{false: 16, true: 32}[s.zmm] {
+		panic(s.name + ": too many registers")
+	}
+	for i := 0; i < s.mr; i++ {
+		for j := 0; j < s.nr; j++ {
+			r := acc(i, j)
+			if s.zmm {
+				VPXORD(r, r, r)
+			} else {
+				VXORPS(r, r, r)
+			}
+		}
+	}
+	mov := func(src, dst Op) {
+		if s.double {
+			VMOVUPD(src, dst)
+		} else {
+			VMOVUPS(src, dst)
+		}
+	}
+	fma := func(b, a, c Op) {
+		if s.double {
+			VFMADD231PD(b, a, c)
+		} else {
+			VFMADD231PS(b, a, c)
+		}
+	}
+	Load(Param("nimg"), img)
+	Label("image")
+	TESTQ(img, img)
+	JE(LabelRef("reduce"))
+	XORQ(pos, pos)
+	Label("step")
+	CMPQ(pos, NewParamAddr("n", 0))
+	JGE(LabelRef("next"))
+	for i := 0; i < s.mr; i++ {
+		mov(Mem{Base: pa[i], Index: pos, Scale: 1}, va(i))
+	}
+	for j := 0; j < s.nr; j++ {
+		mov(Mem{Base: pb[j], Index: pos, Scale: 1}, vb)
+		for i := 0; i < s.mr; i++ {
+			fma(vb, va(i), acc(i, j))
+		}
+	}
+	ADDQ(U8(vbytes), pos)
+	JMP(LabelRef("step"))
+	Label("next")
+	for i := 0; i < s.mr; i++ {
+		ADDQ(NewParamAddr("as", 32), pa[i])
+	}
+	for j := 0; j < s.nr; j++ {
+		ADDQ(NewParamAddr("bs", 56), pb[j])
+	}
+	DECQ(img)
+	JMP(LabelRef("image"))
+
+	// Sum each accumulator's lanes and add it to C.
+	Label("reduce")
+	cp := gp[0]
+	Load(Param("c"), cp)
+	t := vb
+	for i := 0; i < s.mr; i++ {
+		for j := 0; j < s.nr; j++ {
+			r := acc(i, j)
+			y := r
+			if s.zmm {
+				VEXTRACTF64X4(U8(1), r, t.AsY())
+				y = r.AsY().(reg.VecPhysical)
+				if s.double {
+					VADDPD(t.AsY(), y, y)
+				} else {
+					VADDPS(t.AsY(), y, y)
+				}
+			}
+			// (EVEX-encodable instructions only: zmm accumulators go up
+			// to Z23, beyond what VEX reaches)
+			x := y.AsX()
+			if s.zmm {
+				VEXTRACTF32X4(U8(1), y, t.AsX())
+			} else {
+				VEXTRACTF128(U8(1), y, t.AsX())
+			}
+			m := Mem{Base: cp, Disp: j * esz}
+			if s.double {
+				VADDPD(t.AsX(), x, x)
+				VPERMILPD(U8(1), x, t.AsX())
+				VADDPD(t.AsX(), x, x)
+				VADDSD(m, x, x)
+				VMOVSD(x, m)
+			} else {
+				VADDPS(t.AsX(), x, x)
+				VPERMILPS(U8(0x4e), x, t.AsX())
+				VADDPS(t.AsX(), x, x)
+				VPERMILPS(U8(0xb1), x, t.AsX())
+				VADDPS(t.AsX(), x, x)
+				VADDSS(m, x, x)
+				VMOVSS(x, m)
+			}
+		}
+		if i+1 < s.mr {
+			ADDQ(NewParamAddr("ldc", 72), cp)
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
+
 func main() {
 	if v := os.Getenv("GEMM_PFDIST"); v != "" {
 		pfDist, _ = strconv.Atoi(v)
@@ -429,5 +612,13 @@ func main() {
 	genPack(false)
 	genPack(true)
 	genCopyRows()
+	for _, d := range []dotSpec{
+		{name: "sdotAVX2", mr: 2, nr: 6},
+		{name: "ddotAVX2", double: true, mr: 2, nr: 6},
+		{name: "sdotAVX512", zmm: true, mr: 4, nr: 6},
+		{name: "ddotAVX512", double: true, zmm: true, mr: 4, nr: 6},
+	} {
+		genDot(d)
+	}
 	Generate()
 }
