@@ -545,7 +545,10 @@ func genDot(s dotSpec) {
 	DECQ(img)
 	JMP(LabelRef("image"))
 
-	// Sum each accumulator's lanes and add it to C.
+	// Sum each accumulator's lanes and add it to C. The zmm kernels stay
+	// with 512-bit and scalar instructions (AVX-512F alone: accumulators up
+	// to Z23 are out of VEX's reach, and 128/256-bit EVEX forms would need
+	// AVX-512VL).
 	Label("reduce")
 	cp := gp[0]
 	Load(Param("c"), cp)
@@ -553,37 +556,37 @@ func genDot(s dotSpec) {
 	for i := 0; i < s.mr; i++ {
 		for j := 0; j < s.nr; j++ {
 			r := acc(i, j)
-			y := r
-			if s.zmm {
-				VEXTRACTF64X4(U8(1), r, t.AsY())
-				y = r.AsY().(reg.VecPhysical)
+			add := func(a, b Op) {
 				if s.double {
-					VADDPD(t.AsY(), y, y)
+					VADDPD(a, b, b)
 				} else {
-					VADDPS(t.AsY(), y, y)
+					VADDPS(a, b, b)
 				}
 			}
-			// (EVEX-encodable instructions only: zmm accumulators go up
-			// to Z23, beyond what VEX reaches)
-			x := y.AsX()
 			if s.zmm {
-				VEXTRACTF32X4(U8(1), y, t.AsX())
+				VSHUFF64X2(U8(0x0e), r, r, t) // 256-bit halves
+				add(t, r)
+				VSHUFF64X2(U8(0x01), r, r, t) // 128-bit lanes
+				add(t, r)
 			} else {
-				VEXTRACTF128(U8(1), y, t.AsX())
+				VEXTRACTF128(U8(1), r, t.AsX())
+				add(t.AsX(), r.AsX())
 			}
+			if s.double {
+				VPERMILPD(U8(1), r, t)
+				add(t, r)
+			} else {
+				VPERMILPS(U8(0x4e), r, t)
+				add(t, r)
+				VPERMILPS(U8(0xb1), r, t)
+				add(t, r)
+			}
+			x := r.AsX()
 			m := Mem{Base: cp, Disp: j * esz}
 			if s.double {
-				VADDPD(t.AsX(), x, x)
-				VPERMILPD(U8(1), x, t.AsX())
-				VADDPD(t.AsX(), x, x)
 				VADDSD(m, x, x)
 				VMOVSD(x, m)
 			} else {
-				VADDPS(t.AsX(), x, x)
-				VPERMILPS(U8(0x4e), x, t.AsX())
-				VADDPS(t.AsX(), x, x)
-				VPERMILPS(U8(0xb1), x, t.AsX())
-				VADDPS(t.AsX(), x, x)
 				VADDSS(m, x, x)
 				VMOVSS(x, m)
 			}
