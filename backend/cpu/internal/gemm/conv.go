@@ -386,7 +386,7 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 		it /= chunks
 		gi, n := it%cv.G, it/cv.G
 		buf := kr.buffers()
-		defer kr.pool.Put(buf)
+		defer kr.bufs.put(buf)
 		i0 := r * rowPanels * mr
 		i1 := min(og, i0+rowPanels*mr)
 		q0 := ch * cp * nr

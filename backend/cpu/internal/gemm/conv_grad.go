@@ -348,7 +348,7 @@ func convGradWeightGEMM[T float](cv Conv, x []T, xs [4]int, gout, gw []T) {
 			s.a = getScratch[T](mpad * kcb)
 		}
 		buf := kr.buffers()
-		defer kr.pool.Put(buf)
+		defer kr.bufs.put(buf)
 		p0 := it * kcb
 		kc := min(kcb, total-p0)
 		for p := 0; p < kc; p++ {

@@ -59,19 +59,30 @@ func runItems(total, t int, fn func(w, it int)) {
 	j.wg.Wait()
 }
 
-// Scratch buffers, pooled by power-of-two capacity so that layers of
-// different sizes reuse each other's memory.
+// Scratch buffers (the convolutions' rearranged inputs, packed weights),
+// cached by power-of-two capacity so that layers of different sizes reuse
+// each other's memory. Unlike a sync.Pool the cache survives garbage
+// collections (frequent in training, and a fresh buffer costs a zeroing
+// pass); it holds at most scratchLimit bytes, the rest goes to the GC.
+const scratchLimit = 128 << 20
+
+type scratchCache[T float] struct {
+	mu    sync.Mutex
+	free  [48][][]T
+	bytes int
+}
+
 var (
-	scratchS [40]sync.Pool
-	scratchD [40]sync.Pool
+	scratchS scratchCache[float32]
+	scratchD scratchCache[float64]
 )
 
-func scratchPools[T float]() *[40]sync.Pool {
+func scratchOf[T float]() *scratchCache[T] {
 	var z T
 	if unsafe.Sizeof(z) == 4 {
-		return &scratchS
+		return any(&scratchS).(*scratchCache[T])
 	}
-	return &scratchD
+	return any(&scratchD).(*scratchCache[T])
 }
 
 func sizeClass(n int) int {
@@ -85,9 +96,16 @@ func sizeClass(n int) int {
 // getScratch returns a buffer of n elements with undefined contents.
 func getScratch[T float](n int) []T {
 	c := sizeClass(max(n, 64))
-	if v := scratchPools[T]()[c].Get(); v != nil {
-		return (*v.(*[]T))[:n]
+	sc := scratchOf[T]()
+	sc.mu.Lock()
+	if l := len(sc.free[c]); l > 0 {
+		b := sc.free[c][l-1]
+		sc.free[c] = sc.free[c][:l-1]
+		sc.bytes -= cap(b) * int(unsafe.Sizeof(b[0]))
+		sc.mu.Unlock()
+		return b[:n]
 	}
+	sc.mu.Unlock()
 	return make([]T, n, 1<<c)
 }
 
@@ -98,7 +116,40 @@ func putScratch[T float](b []T) {
 		return
 	}
 	b = b[:cap(b)]
-	scratchPools[T]()[c].Put(&b)
+	size := cap(b) * int(unsafe.Sizeof(b[0]))
+	sc := scratchOf[T]()
+	sc.mu.Lock()
+	if sc.bytes+size <= scratchLimit {
+		sc.free[c] = append(sc.free[c], b)
+		sc.bytes += size
+	}
+	sc.mu.Unlock()
+}
+
+// freeList keeps released values (packing buffers, jobs) for reuse. Unlike
+// a sync.Pool it is not emptied by garbage collections; it keeps at most
+// 64, more than goroutines ever hold them at once.
+type freeList[X any] struct {
+	mu    sync.Mutex
+	items []X
+}
+
+func (f *freeList[X]) get() (x X, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := len(f.items); n > 0 {
+		x, ok = f.items[n-1], true
+		f.items = f.items[:n-1]
+	}
+	return
+}
+
+func (f *freeList[X]) put(x X) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.items) < 64 {
+		f.items = append(f.items, x)
+	}
 }
 
 // kernelOf returns the micro-kernel in use for T.

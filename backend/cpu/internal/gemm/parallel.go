@@ -40,16 +40,16 @@ type job[T float] struct {
 }
 
 var (
-	jobPoolS sync.Pool
-	jobPoolD sync.Pool
+	jobsS freeList[*job[float32]]
+	jobsD freeList[*job[float64]]
 )
 
-func jobPool[T float]() *sync.Pool {
+func jobList[T float]() *freeList[*job[T]] {
 	var z T
 	if unsafe.Sizeof(z) == 4 {
-		return &jobPoolS
+		return any(&jobsS).(*freeList[*job[T]])
 	}
-	return &jobPoolD
+	return any(&jobsD).(*freeList[*job[T]])
 }
 
 // block returns block b's column and k ranges and its item counts.
@@ -67,8 +67,8 @@ func (j *job[T]) block(b int) (jc, nc, pc, kc, groups, bands int) {
 func parallel[T float](p *params[T], m, n, t int) {
 	kr := p.kr
 	var j *job[T]
-	if v := jobPool[T]().Get(); v != nil {
-		j = v.(*job[T])
+	if v, ok := jobList[T]().get(); ok {
+		j = v
 	} else {
 		j = new(job[T])
 	}
@@ -112,7 +112,7 @@ func parallel[T float](p *params[T], m, n, t int) {
 	j.runPart(0)
 	j.wg.Wait()
 	j.p = params[T]{}
-	jobPool[T]().Put(j)
+	jobList[T]().put(j)
 }
 
 // waitFor spins until v reaches want.
@@ -130,7 +130,7 @@ func (j *job[T]) runPart(int) {
 	kr := p.kr
 	mr, nr := kr.mr, kr.nr
 	buf := kr.buffers()
-	defer kr.pool.Put(buf)
+	defer kr.bufs.put(buf)
 	b, base := 0, int64(0) // current block and its first item
 	jc, nc, pc, kc, groups, bands := j.block(0)
 	for {
