@@ -9,8 +9,9 @@
 // are computed into a small buffer and merged. Large products run on several
 // goroutines that share each packed block of B and take bands of C rows from
 // an atomic counter (see parallel.go); packing buffers come from free lists
-// that outlive garbage collections, so steady-state calls do not allocate. On AVX-512 the packing itself uses
-// gathers and masked loads generated alongside the kernels.
+// that outlive garbage collections, so steady-state calls do not allocate.
+// On AVX-512 the packing itself uses gathers and masked loads generated
+// alongside the kernels.
 //
 // The micro-kernel is chosen at init from the CPU's features: AVX-512
 // (14×32 float32, 14×16 float64), AVX2+FMA (6×16, 6×8), or a pure-Go one.
