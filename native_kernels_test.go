@@ -188,6 +188,18 @@ func TestNativeConv2d(t *testing.T) {
 		})
 		compareRuns(t, what, nat, gen, map[DType]float64{Float32: 2e-5, Float64: 1e-12}[dt])
 	}
+	// Channels enough for the CPU's Winograd path (3×3, stride 1), in the
+	// forward pass and in the input gradient.
+	for _, dt := range []DType{Float32, Float64} {
+		x := Randn(Shape{2, 16, 9, 11}, Dtype(dt)).SetRequiresGrad(true)
+		wt := Randn(Shape{20, 16, 3, 3}, Dtype(dt)).SetRequiresGrad(true)
+		b := Randn(Shape{20}, Dtype(dt)).SetRequiresGrad(true)
+		one := [2]int{1, 1}
+		nat, gen := runBoth(t, []*Tensor{x, wt, b}, func(in []*Tensor) *Tensor {
+			return Conv2d(in[0], in[1], in[2], one, one, one, 1)
+		})
+		compareRuns(t, fmt.Sprintf("conv 3×3 16→20 %v", dt), nat, gen, map[DType]float64{Float32: 2e-5, Float64: 1e-12}[dt])
+	}
 }
 
 func TestNativePool2d(t *testing.T) {

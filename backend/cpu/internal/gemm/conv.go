@@ -297,6 +297,10 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 	if cv.N == 0 {
 		return
 	}
+	if useWinograd(cv) {
+		convWinograd(cv, x, xs, w, wl, bias, out)
+		return
+	}
 	kr := kernelOf[T]()
 	mr, nr := kr.mr, kr.nr
 	g := newGeom(cv)

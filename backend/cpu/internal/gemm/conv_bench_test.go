@@ -43,6 +43,9 @@ func BenchmarkConv(b *testing.B) {
 	if v := os.Getenv("CONV_WGRAD"); v != "" {
 		weightGradMode, _ = strconv.Atoi(v)
 	}
+	if v := os.Getenv("CONV_WINO"); v != "" {
+		winogradMode, _ = strconv.Atoi(v)
+	}
 	if v := os.Getenv("CONV_KC"); v != "" {
 		convKCOverride, _ = strconv.Atoi(v)
 	}

@@ -180,6 +180,11 @@ func fixedConvs() []convCase {
 		mk(3, 6, 9, 6, 3, 1, 1, 6),
 		mk(1, 2, 70, 3, 3, 1, 1, 1),
 		mk(2, 40, 5, 33, 3, 2, 1, 1),
+		// Winograd's shapes: odd sizes, no or double padding, groups
+		mk(1, 17, 9, 18, 3, 1, 1, 1),
+		mk(2, 20, 7, 16, 3, 1, 0, 1),
+		mk(1, 16, 6, 20, 3, 1, 2, 1),
+		mk(3, 32, 5, 32, 3, 1, 1, 2),
 	}
 }
 
@@ -251,16 +256,18 @@ func TestConv(t *testing.T) {
 			prev := current.Load()
 			current.Store(ks)
 			defer current.Store(prev)
-			// forward: q or exact columns; weight gradient: GEMM or dot
+			// forward: q or exact columns, Winograd or not; weight
+			// gradient: GEMM or dot products
 			for _, mode := range []struct {
 				name   string
 				below  float64
 				weight int
-			}{{"auto", exactBelow, 0}, {"q,gemm", 0, 1}, {"exact,dot", 2, 2}} {
+				wino   int
+			}{{"auto", exactBelow, 0, 0}, {"q,gemm,winograd", 0, 1, 2}, {"exact,dot,direct", 2, 2, 1}} {
 				t.Run(mode.name, func(t *testing.T) {
-					prevB, prevW := exactBelow, weightGradMode
-					exactBelow, weightGradMode = mode.below, mode.weight
-					defer func() { exactBelow, weightGradMode = prevB, prevW }()
+					prevB, prevW, prevV := exactBelow, weightGradMode, winogradMode
+					exactBelow, weightGradMode, winogradMode = mode.below, mode.weight, mode.wino
+					defer func() { exactBelow, weightGradMode, winogradMode = prevB, prevW, prevV }()
 					t.Run("float32", func(t *testing.T) { testConv[float32](t, 1e-5) })
 					t.Run("float64", func(t *testing.T) { testConv[float64](t, 1e-12) })
 				})

@@ -49,6 +49,16 @@ func packDStrided(dst *float64, src *float64, ld int, kc int, ds int, lmask int,
 //go:noescape
 func copyRowsAVX(dst *byte, src *byte, offs *int, n int, shift int, width int)
 
+// winoInAVX2 is Winograd F(2×2,3×3)'s input transform for eight tiles (see genWinograd in package asm).
+//
+//go:noescape
+func winoInAVX2(dst *float32, ds int, src *float32, soff int, ws int, mask *int32, n int, sstep int, dstep int)
+
+// winoOutAVX2 is Winograd F(2×2,3×3)'s output transform for eight tiles (see genWinograd in package asm).
+//
+//go:noescape
+func winoOutAVX2(dst *float32, doff int, ldo int, m *float32, ms int, bias *float32, rows int, n int, mstep int, dstep int)
+
 // sdotAVX2 adds to a 2×6 tile of C the dot products of rows of A and B over nimg images (see genDot in package asm).
 //
 //go:noescape

@@ -1499,6 +1499,325 @@ done:
 	VZEROUPPER
 	RET
 
+// func winoInAVX2(dst *float32, ds int, src *float32, soff int, ws int, mask *int32, n int, sstep int, dstep int)
+// Requires: AVX, AVX2
+TEXT ·winoInAVX2(SB), NOSPLIT, $0-72
+	MOVQ    dst+0(FP), DI
+	MOVQ    ds+8(FP), R8
+	SHLQ    $0x02, R8
+	MOVQ    src+16(FP), SI
+	MOVQ    soff+24(FP), AX
+	LEAQ    (SI)(AX*4), SI
+	MOVQ    ws+32(FP), R9
+	SHLQ    $0x02, R9
+	LEAQ    (R9)(R9*2), R13
+	MOVQ    mask+40(FP), AX
+	XORQ    BX, BX
+	TESTQ   AX, AX
+	JE      nomask
+	VMOVDQU (AX), Y15
+	INCQ    BX
+
+nomask:
+	MOVQ n+48(FP), CX
+	MOVQ sstep+56(FP), R10
+	SHLQ $0x02, R10
+	MOVQ dstep+64(FP), R11
+	SHLQ $0x02, R11
+
+chan:
+	TESTQ     CX, CX
+	JE        done
+	MOVQ      DI, DX
+	VMOVUPS   (SI), Y0
+	VSUBPS    (SI)(R9*2), Y0, Y0
+	VMOVUPS   32(SI), Y1
+	VSUBPS    32(SI)(R9*2), Y1, Y1
+	VMOVUPS   8(SI), Y2
+	VSUBPS    8(SI)(R9*2), Y2, Y2
+	VMOVUPS   40(SI), Y3
+	VSUBPS    40(SI)(R9*2), Y3, Y3
+	VSHUFPS   $0x88, Y1, Y0, Y4
+	VPERMPD   $0xd8, Y4, Y4
+	VSHUFPS   $0xdd, Y1, Y0, Y5
+	VPERMPD   $0xd8, Y5, Y5
+	VSHUFPS   $0x88, Y3, Y2, Y6
+	VPERMPD   $0xd8, Y6, Y6
+	VSHUFPS   $0xdd, Y3, Y2, Y7
+	VPERMPD   $0xd8, Y7, Y7
+	VSUBPS    Y6, Y4, Y8
+	VADDPS    Y6, Y5, Y9
+	VSUBPS    Y5, Y6, Y10
+	VSUBPS    Y7, Y5, Y11
+	TESTQ     BX, BX
+	JE        st2_0
+	VBLENDVPS Y15, (DX), Y8, Y8
+
+st2_0:
+	VMOVUPS   Y8, (DX)
+	ADDQ      R8, DX
+	TESTQ     BX, BX
+	JE        st2_1
+	VBLENDVPS Y15, (DX), Y9, Y9
+
+st2_1:
+	VMOVUPS   Y9, (DX)
+	ADDQ      R8, DX
+	TESTQ     BX, BX
+	JE        st2_2
+	VBLENDVPS Y15, (DX), Y10, Y10
+
+st2_2:
+	VMOVUPS   Y10, (DX)
+	ADDQ      R8, DX
+	TESTQ     BX, BX
+	JE        st2_3
+	VBLENDVPS Y15, (DX), Y11, Y11
+
+st2_3:
+	VMOVUPS   Y11, (DX)
+	ADDQ      R8, DX
+	VMOVUPS   (SI)(R9*1), Y0
+	VADDPS    (SI)(R9*2), Y0, Y0
+	VMOVUPS   32(SI)(R9*1), Y1
+	VADDPS    32(SI)(R9*2), Y1, Y1
+	VMOVUPS   8(SI)(R9*1), Y2
+	VADDPS    8(SI)(R9*2), Y2, Y2
+	VMOVUPS   40(SI)(R9*1), Y3
+	VADDPS    40(SI)(R9*2), Y3, Y3
+	VSHUFPS   $0x88, Y1, Y0, Y4
+	VPERMPD   $0xd8, Y4, Y4
+	VSHUFPS   $0xdd, Y1, Y0, Y5
+	VPERMPD   $0xd8, Y5, Y5
+	VSHUFPS   $0x88, Y3, Y2, Y6
+	VPERMPD   $0xd8, Y6, Y6
+	VSHUFPS   $0xdd, Y3, Y2, Y7
+	VPERMPD   $0xd8, Y7, Y7
+	VSUBPS    Y6, Y4, Y8
+	VADDPS    Y6, Y5, Y9
+	VSUBPS    Y5, Y6, Y10
+	VSUBPS    Y7, Y5, Y11
+	TESTQ     BX, BX
+	JE        st6_0
+	VBLENDVPS Y15, (DX), Y8, Y8
+
+st6_0:
+	VMOVUPS   Y8, (DX)
+	ADDQ      R8, DX
+	TESTQ     BX, BX
+	JE        st6_1
+	VBLENDVPS Y15, (DX), Y9, Y9
+
+st6_1:
+	VMOVUPS   Y9, (DX)
+	ADDQ      R8, DX
+	TESTQ     BX, BX
+	JE        st6_2
+	VBLENDVPS Y15, (DX), Y10, Y10
+
+st6_2:
+	VMOVUPS   Y10, (DX)
+	ADDQ      R8, DX
+	TESTQ     BX, BX
+	JE        st6_3
+	VBLENDVPS Y15, (DX), Y11, Y11
+
+st6_3:
+	VMOVUPS   Y11, (DX)
+	ADDQ      R8, DX
+	VMOVUPS   (SI)(R9*2), Y0
+	VSUBPS    (SI)(R9*1), Y0, Y0
+	VMOVUPS   32(SI)(R9*2), Y1
+	VSUBPS    32(SI)(R9*1), Y1, Y1
+	VMOVUPS   8(SI)(R9*2), Y2
+	VSUBPS    8(SI)(R9*1), Y2, Y2
+	VMOVUPS   40(SI)(R9*2), Y3
+	VSUBPS    40(SI)(R9*1), Y3, Y3
+	VSHUFPS   $0x88, Y1, Y0, Y4
+	VPERMPD   $0xd8, Y4, Y4
+	VSHUFPS   $0xdd, Y1, Y0, Y5
+	VPERMPD   $0xd8, Y5, Y5
+	VSHUFPS   $0x88, Y3, Y2, Y6
+	VPERMPD   $0xd8, Y6, Y6
+	VSHUFPS   $0xdd, Y3, Y2, Y7
+	VPERMPD   $0xd8, Y7, Y7
+	VSUBPS    Y6, Y4, Y8
+	VADDPS    Y6, Y5, Y9
+	VSUBPS    Y5, Y6, Y10
+	VSUBPS    Y7, Y5, Y11
+	TESTQ     BX, BX
+	JE        st9_0
+	VBLENDVPS Y15, (DX), Y8, Y8
+
+st9_0:
+	VMOVUPS   Y8, (DX)
+	ADDQ      R8, DX
+	TESTQ     BX, BX
+	JE        st9_1
+	VBLENDVPS Y15, (DX), Y9, Y9
+
+st9_1:
+	VMOVUPS   Y9, (DX)
+	ADDQ      R8, DX
+	TESTQ     BX, BX
+	JE        st9_2
+	VBLENDVPS Y15, (DX), Y10, Y10
+
+st9_2:
+	VMOVUPS   Y10, (DX)
+	ADDQ      R8, DX
+	TESTQ     BX, BX
+	JE        st9_3
+	VBLENDVPS Y15, (DX), Y11, Y11
+
+st9_3:
+	VMOVUPS   Y11, (DX)
+	ADDQ      R8, DX
+	VMOVUPS   (SI)(R9*1), Y0
+	VSUBPS    (SI)(R13*1), Y0, Y0
+	VMOVUPS   32(SI)(R9*1), Y1
+	VSUBPS    32(SI)(R13*1), Y1, Y1
+	VMOVUPS   8(SI)(R9*1), Y2
+	VSUBPS    8(SI)(R13*1), Y2, Y2
+	VMOVUPS   40(SI)(R9*1), Y3
+	VSUBPS    40(SI)(R13*1), Y3, Y3
+	VSHUFPS   $0x88, Y1, Y0, Y4
+	VPERMPD   $0xd8, Y4, Y4
+	VSHUFPS   $0xdd, Y1, Y0, Y5
+	VPERMPD   $0xd8, Y5, Y5
+	VSHUFPS   $0x88, Y3, Y2, Y6
+	VPERMPD   $0xd8, Y6, Y6
+	VSHUFPS   $0xdd, Y3, Y2, Y7
+	VPERMPD   $0xd8, Y7, Y7
+	VSUBPS    Y6, Y4, Y8
+	VADDPS    Y6, Y5, Y9
+	VSUBPS    Y5, Y6, Y10
+	VSUBPS    Y7, Y5, Y11
+	TESTQ     BX, BX
+	JE        st7_0
+	VBLENDVPS Y15, (DX), Y8, Y8
+
+st7_0:
+	VMOVUPS   Y8, (DX)
+	ADDQ      R8, DX
+	TESTQ     BX, BX
+	JE        st7_1
+	VBLENDVPS Y15, (DX), Y9, Y9
+
+st7_1:
+	VMOVUPS   Y9, (DX)
+	ADDQ      R8, DX
+	TESTQ     BX, BX
+	JE        st7_2
+	VBLENDVPS Y15, (DX), Y10, Y10
+
+st7_2:
+	VMOVUPS   Y10, (DX)
+	ADDQ      R8, DX
+	TESTQ     BX, BX
+	JE        st7_3
+	VBLENDVPS Y15, (DX), Y11, Y11
+
+st7_3:
+	VMOVUPS Y11, (DX)
+	ADDQ    R8, DX
+	ADDQ    R10, SI
+	ADDQ    R11, DI
+	DECQ    CX
+	JMP     chan
+
+done:
+	VZEROUPPER
+	RET
+
+// func winoOutAVX2(dst *float32, doff int, ldo int, m *float32, ms int, bias *float32, rows int, n int, mstep int, dstep int)
+// Requires: AVX
+TEXT ·winoOutAVX2(SB), NOSPLIT, $0-80
+	MOVQ dst+0(FP), DI
+	MOVQ doff+8(FP), AX
+	LEAQ (DI)(AX*4), DI
+	MOVQ ldo+16(FP), R8
+	SHLQ $0x02, R8
+	MOVQ m+24(FP), SI
+	MOVQ ms+32(FP), R9
+	SHLQ $0x02, R9
+	LEAQ (R9)(R9*1), R12
+	ADDQ R12, R12
+	LEAQ (R12)(R12*2), R13
+	MOVQ bias+40(FP), BX
+	MOVQ rows+48(FP), DX
+	MOVQ n+56(FP), CX
+	MOVQ mstep+64(FP), R10
+	SHLQ $0x02, R10
+	MOVQ dstep+72(FP), R11
+	SHLQ $0x02, R11
+
+ochan:
+	TESTQ        CX, CX
+	JE           odone
+	MOVQ         SI, AX
+	VMOVUPS      (AX)(R12*1), Y8
+	VADDPS       (AX), Y8, Y0
+	VADDPS       (AX)(R12*2), Y0, Y0
+	VSUBPS       (AX)(R12*2), Y8, Y4
+	VSUBPS       (AX)(R13*1), Y4, Y4
+	ADDQ         R9, AX
+	VMOVUPS      (AX)(R12*1), Y8
+	VADDPS       (AX), Y8, Y1
+	VADDPS       (AX)(R12*2), Y1, Y1
+	VSUBPS       (AX)(R12*2), Y8, Y5
+	VSUBPS       (AX)(R13*1), Y5, Y5
+	ADDQ         R9, AX
+	VMOVUPS      (AX)(R12*1), Y8
+	VADDPS       (AX), Y8, Y2
+	VADDPS       (AX)(R12*2), Y2, Y2
+	VSUBPS       (AX)(R12*2), Y8, Y6
+	VSUBPS       (AX)(R13*1), Y6, Y6
+	ADDQ         R9, AX
+	VMOVUPS      (AX)(R12*1), Y8
+	VADDPS       (AX), Y8, Y3
+	VADDPS       (AX)(R12*2), Y3, Y3
+	VSUBPS       (AX)(R12*2), Y8, Y7
+	VSUBPS       (AX)(R13*1), Y7, Y7
+	VBROADCASTSS (BX), Y13
+	VADDPS       Y1, Y0, Y8
+	VADDPS       Y2, Y8, Y8
+	VADDPS       Y13, Y8, Y8
+	VSUBPS       Y2, Y1, Y9
+	VSUBPS       Y3, Y9, Y9
+	VADDPS       Y13, Y9, Y9
+	VUNPCKLPS    Y9, Y8, Y10
+	VUNPCKHPS    Y9, Y8, Y11
+	VPERM2F128   $0x20, Y11, Y10, Y12
+	VPERM2F128   $0x31, Y11, Y10, Y10
+	VMOVUPS      Y12, (DI)
+	VMOVUPS      Y10, 32(DI)
+	VADDPS       Y5, Y4, Y8
+	VADDPS       Y6, Y8, Y8
+	VADDPS       Y13, Y8, Y8
+	VSUBPS       Y6, Y5, Y9
+	VSUBPS       Y7, Y9, Y9
+	VADDPS       Y13, Y9, Y9
+	VUNPCKLPS    Y9, Y8, Y10
+	VUNPCKHPS    Y9, Y8, Y11
+	VPERM2F128   $0x20, Y11, Y10, Y12
+	VPERM2F128   $0x31, Y11, Y10, Y10
+	CMPQ         DX, $0x02
+	JL           onext
+	VMOVUPS      Y12, (DI)(R8*1)
+	VMOVUPS      Y10, 32(DI)(R8*1)
+
+onext:
+	ADDQ R10, SI
+	ADDQ R11, DI
+	ADDQ $0x04, BX
+	DECQ CX
+	JMP  ochan
+
+odone:
+	VZEROUPPER
+	RET
+
 // func sdotAVX2(n int, nimg int, a *float32, lda int, as int, b *float32, boff *int, bs int, c *float32, ldc int)
 // Requires: AVX, FMA3
 TEXT ·sdotAVX2(SB), NOSPLIT, $0-80

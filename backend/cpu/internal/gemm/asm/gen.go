@@ -599,6 +599,193 @@ func genDot(s dotSpec) {
 	RET()
 }
 
+// genWinograd generates the AVX2 Winograd F(2×2, 3×3) transforms for
+// float32, eight tiles (lanes) at a time, each over n channels.
+//
+// winoInAVX2: the eight tiles' 4×4 input blocks start at src+soff
+// (element offsets; tile k at +2k, rows ws apart); V = Bᵀ·d·B, ξ = 4a+b,
+// goes to dst + ξ·ds, except in the lanes set in mask (nil: none). The row
+// transform Bᵀ·d is taken on
+// the raw rows (it commutes with picking the even and odd columns), then the
+// columns are split into evens and odds for the column transform. Next
+// channel: src += sstep, dst += dstep.
+//
+// winoOutAVX2: M[ξ] for eight tiles at m + ξ·ms; Y = Aᵀ·M·A + *bias, two
+// output columns per tile, goes to the sixteen columns from dst+doff and
+// (rows == 2) one ldo below. Next channel: m += mstep, dst += dstep,
+// bias++.
+func genWinograd() {
+	TEXT("winoInAVX2", NOSPLIT, "func(dst *float32, ds int, src *float32, soff, ws int, mask *int32, n, sstep, dstep int)")
+	Pragma("noescape")
+	Doc("winoInAVX2 is Winograd F(2×2,3×3)'s input transform for eight tiles (see genWinograd in package asm).")
+	dst, ds, src, ws, ws3, n, sstep, dstep, p := reg.RDI, reg.R8, reg.RSI, reg.R9, reg.R13, reg.RCX, reg.R10, reg.R11, reg.RDX
+	Load(Param("dst"), dst)
+	Load(Param("ds"), ds)
+	SHLQ(U8(2), ds)
+	Load(Param("src"), src)
+	Load(Param("soff"), reg.RAX)
+	LEAQ(Mem{Base: src, Index: reg.RAX, Scale: 4}, src)
+	Load(Param("ws"), ws)
+	SHLQ(U8(2), ws)
+	LEAQ(Mem{Base: ws, Index: ws, Scale: 2}, ws3)
+	// mask: the lanes whose dst values are kept (a blend and a plain store:
+	// masked stores are slow on some CPUs); nil for none.
+	Load(Param("mask"), reg.RAX)
+	XORQ(reg.RBX, reg.RBX)
+	TESTQ(reg.RAX, reg.RAX)
+	JE(LabelRef("nomask"))
+	VMOVDQU(Mem{Base: reg.RAX}, reg.Y15)
+	INCQ(reg.RBX)
+	Label("nomask")
+	Load(Param("n"), n)
+	Load(Param("sstep"), sstep)
+	SHLQ(U8(2), sstep)
+	Load(Param("dstep"), dstep)
+	SHLQ(U8(2), dstep)
+	row := func(r, off int) Mem {
+		m := Mem{Base: src, Disp: 4 * off}
+		switch r {
+		case 1:
+			m.Index, m.Scale = ws, 1
+		case 2:
+			m.Index, m.Scale = ws, 2
+		case 3:
+			m.Index, m.Scale = ws3, 1
+		}
+		return m
+	}
+	Label("chan")
+	TESTQ(n, n)
+	JE(LabelRef("done"))
+	MOVQ(dst, p)
+	// Bᵀ rows: t0 = r0−r2, t1 = r1+r2, t2 = r2−r1, t3 = r1−r3
+	type comb struct {
+		x, y int
+		add  bool
+	}
+	for _, c := range []comb{{0, 2, false}, {1, 2, true}, {2, 1, false}, {1, 3, false}} {
+		ch := []reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3}
+		for i, off := range []int{0, 8, 2, 10} {
+			VMOVUPS(row(c.x, off), ch[i])
+			if c.add {
+				VADDPS(row(c.y, off), ch[i], ch[i])
+			} else {
+				VSUBPS(row(c.y, off), ch[i], ch[i])
+			}
+		}
+		// columns j0 (evens of 0..15), j1 (odds), j2 (evens of 2..17), j3
+		VSHUFPS(U8(0x88), reg.Y1, reg.Y0, reg.Y4)
+		VPERMPD(U8(0xd8), reg.Y4, reg.Y4)
+		VSHUFPS(U8(0xdd), reg.Y1, reg.Y0, reg.Y5)
+		VPERMPD(U8(0xd8), reg.Y5, reg.Y5)
+		VSHUFPS(U8(0x88), reg.Y3, reg.Y2, reg.Y6)
+		VPERMPD(U8(0xd8), reg.Y6, reg.Y6)
+		VSHUFPS(U8(0xdd), reg.Y3, reg.Y2, reg.Y7)
+		VPERMPD(U8(0xd8), reg.Y7, reg.Y7)
+		// ·B: v0 = j0−j2, v1 = j1+j2, v2 = j2−j1, v3 = j1−j3
+		VSUBPS(reg.Y6, reg.Y4, reg.Y8)
+		VADDPS(reg.Y6, reg.Y5, reg.Y9)
+		VSUBPS(reg.Y5, reg.Y6, reg.Y10)
+		VSUBPS(reg.Y7, reg.Y5, reg.Y11)
+		for i, v := range []reg.VecPhysical{reg.Y8, reg.Y9, reg.Y10, reg.Y11} {
+			lbl := fmt.Sprintf("st%d_%d", c.x*4+c.y, i)
+			TESTQ(reg.RBX, reg.RBX)
+			JE(LabelRef(lbl))
+			VBLENDVPS(reg.Y15, Mem{Base: p}, v, v) // keep dst where the mask is set
+			Label(lbl)
+			VMOVUPS(v, Mem{Base: p})
+			ADDQ(ds, p)
+		}
+	}
+	ADDQ(sstep, src)
+	ADDQ(dstep, dst)
+	DECQ(n)
+	JMP(LabelRef("chan"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+
+	TEXT("winoOutAVX2", NOSPLIT, "func(dst *float32, doff, ldo int, m *float32, ms int, bias *float32, rows, n, mstep, dstep int)")
+	Pragma("noescape")
+	Doc("winoOutAVX2 is Winograd F(2×2,3×3)'s output transform for eight tiles (see genWinograd in package asm).")
+	d, ldo, mp, ms, ms4, ms12, bp, rows := reg.RDI, reg.R8, reg.RSI, reg.R9, reg.R12, reg.R13, reg.RBX, reg.RDX
+	n, dstep = reg.RCX, reg.R11
+	mstep := reg.R10
+	pj := reg.RAX
+	Load(Param("dst"), d)
+	Load(Param("doff"), reg.RAX)
+	LEAQ(Mem{Base: d, Index: reg.RAX, Scale: 4}, d)
+	Load(Param("ldo"), ldo)
+	SHLQ(U8(2), ldo)
+	Load(Param("m"), mp)
+	Load(Param("ms"), ms)
+	SHLQ(U8(2), ms)
+	LEAQ(Mem{Base: ms, Index: ms, Scale: 1}, ms4) // 2·ms
+	ADDQ(ms4, ms4)                                // 4·ms
+	LEAQ(Mem{Base: ms4, Index: ms4, Scale: 2}, ms12)
+	Load(Param("bias"), bp)
+	Load(Param("rows"), rows)
+	Load(Param("n"), n)
+	Load(Param("mstep"), mstep)
+	SHLQ(U8(2), mstep)
+	Load(Param("dstep"), dstep)
+	SHLQ(U8(2), dstep)
+	Label("ochan")
+	TESTQ(n, n)
+	JE(LabelRef("odone"))
+	// Aᵀ rows: t0j = m0j+m1j+m2j, t1j = m1j−m2j−m3j, M row a of column j at
+	// ξ = 4a+j
+	MOVQ(mp, pj)
+	t0 := []reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3}
+	t1 := []reg.VecPhysical{reg.Y4, reg.Y5, reg.Y6, reg.Y7}
+	for j := 0; j < 4; j++ {
+		m1 := Mem{Base: pj, Index: ms4, Scale: 1}
+		m2 := Mem{Base: pj, Index: ms4, Scale: 2}
+		m3 := Mem{Base: pj, Index: ms12, Scale: 1}
+		VMOVUPS(m1, reg.Y8) // m1
+		VADDPS(Mem{Base: pj}, reg.Y8, t0[j])
+		VADDPS(m2, t0[j], t0[j]) // m0+m1+m2
+		VSUBPS(m2, reg.Y8, t1[j])
+		VSUBPS(m3, t1[j], t1[j]) // m1−m2−m3
+		if j < 3 {
+			ADDQ(ms, pj)
+		}
+	}
+	VBROADCASTSS(Mem{Base: bp}, reg.Y13)
+	// ·A: y0 = t0+t1+t2 + b, y1 = t1−t2−t3 + b, per output row
+	for a, t := range [][]reg.VecPhysical{t0, t1} {
+		VADDPS(t[1], t[0], reg.Y8)
+		VADDPS(t[2], reg.Y8, reg.Y8)
+		VADDPS(reg.Y13, reg.Y8, reg.Y8)
+		VSUBPS(t[2], t[1], reg.Y9)
+		VSUBPS(t[3], reg.Y9, reg.Y9)
+		VADDPS(reg.Y13, reg.Y9, reg.Y9)
+		// interleave the two columns: tile k → outputs 2k, 2k+1
+		VUNPCKLPS(reg.Y9, reg.Y8, reg.Y10)
+		VUNPCKHPS(reg.Y9, reg.Y8, reg.Y11)
+		VPERM2F128(U8(0x20), reg.Y11, reg.Y10, reg.Y12)
+		VPERM2F128(U8(0x31), reg.Y11, reg.Y10, reg.Y10)
+		if a == 1 {
+			CMPQ(rows, U8(2))
+			JL(LabelRef("onext"))
+			VMOVUPS(reg.Y12, Mem{Base: d, Index: ldo, Scale: 1})
+			VMOVUPS(reg.Y10, Mem{Base: d, Index: ldo, Scale: 1, Disp: 32})
+			continue
+		}
+		VMOVUPS(reg.Y12, Mem{Base: d})
+		VMOVUPS(reg.Y10, Mem{Base: d, Disp: 32})
+	}
+	Label("onext")
+	ADDQ(mstep, mp)
+	ADDQ(dstep, d)
+	ADDQ(U8(4), bp)
+	DECQ(n)
+	JMP(LabelRef("ochan"))
+	Label("odone")
+	VZEROUPPER()
+	RET()
+}
+
 func main() {
 	if v := os.Getenv("GEMM_PFDIST"); v != "" {
 		pfDist, _ = strconv.Atoi(v)
@@ -615,6 +802,7 @@ func main() {
 	genPack(false)
 	genPack(true)
 	genCopyRows()
+	genWinograd()
 	for _, d := range []dotSpec{
 		{name: "sdotAVX2", mr: 2, nr: 6},
 		{name: "ddotAVX2", double: true, mr: 2, nr: 6},

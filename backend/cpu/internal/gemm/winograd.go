@@ -1,0 +1,269 @@
+package gemm
+
+import "unsafe"
+
+// Winograd F(2×2, 3×3): a 3×3, stride-1 convolution computes each 2×2 block
+// of outputs from a 4×4 block of inputs with 16 multiplications per
+// (input, output) channel pair instead of 36. With V = Bᵀ·d·B (the input
+// block transformed), U = G·g·Gᵀ (the kernel) and Y = Aᵀ·M·A,
+//
+//	M[ξ] = Σ_c U[ξ][o][c] · V[ξ][c][tile]   for each of the 16 ξ,
+//
+// which is 16 GEMMs [O × C] × [C × tiles] on the micro-kernels: the input
+// transform writes V straight into the GEMM's packed B panels (NR tiles
+// per panel), the weight transform into packed A panels, and the kernels
+// write M in a layout the output transform reads lane by lane. Tiles are
+// processed a few panels at a time so that V and M stay in cache.
+//
+//	Bᵀ = [1 0 −1 0; 0 1 1 0; 0 −1 1 0; 0 1 0 −1]
+//	G  = [1 0 0; ½ ½ ½; ½ −½ ½; 0 0 1]
+//	Aᵀ = [1 1 1 0; 0 1 −1 −1]
+
+// winoSlack is how many elements the padded input has before and after
+// it: the vector input transform reads whole groups of eight tiles.
+const winoSlack = 32
+
+// winogradMode lets tests force the choice: 0 chooses, 1 never, 2 always
+// (where it applies).
+var winogradMode = 0
+
+// useWinograd reports whether convForward takes the Winograd path.
+func useWinograd(cv Conv) bool {
+	if cv.KH != 3 || cv.KW != 3 || cv.SH != 1 || cv.SW != 1 || cv.DH != 1 || cv.DW != 1 || cv.PH < 0 || cv.PW < 0 {
+		return false
+	}
+	switch winogradMode {
+	case 1:
+		return false
+	case 2:
+		return true
+	}
+	// The transforms cost per channel what the GEMMs save per channel
+	// pair: worth it only with enough channels on both sides. And each
+	// transformed weight (16·C·O of them) is used once per tile: with few
+	// tiles (small images, 7×7) streaming them costs more than it saves.
+	cg, og := cv.C/cv.G, cv.O/cv.G
+	tiles := cv.N * ((cv.OH + 1) / 2) * ((cv.OW + 1) / 2)
+	return cg >= 16 && og >= 16 && tiles >= 2*max(cg, og)
+}
+
+// winoWeights packs U = G·g·Gᵀ of each group into MR-row panels of the 16
+// GEMMs' A operands: ξ-major, then group, then K blocks of kcb channels as
+// packWeights lays them out (block at pc·mpad, panel ir at ir·kc).
+func winoWeights[T float](dst, w []T, wl wlayout, groups, rows, chans, mr, kcb int) {
+	mpad := (rows + mr - 1) / mr * mr
+	per := mpad * chans // one ξ and group
+	total := groups * rows
+	runItems(total, workers(total, float64(chans)*64), func(_, it int) {
+		g, r := it/rows, it%rows
+		ir, i := r/mr*mr, r%mr
+		for c := 0; c < chans; c++ {
+			var k [3][3]T
+			base := wl.base + g*wl.gs + r*wl.rs + c*wl.cs
+			for a := 0; a < 3; a++ {
+				for b := 0; b < 3; b++ {
+					k[a][b] = w[base+a*wl.ks+b*wl.ls]
+				}
+			}
+			var t [4][3]T // G·g
+			for b := 0; b < 3; b++ {
+				t[0][b] = k[0][b]
+				t[1][b] = (k[0][b] + k[1][b] + k[2][b]) / 2
+				t[2][b] = (k[0][b] - k[1][b] + k[2][b]) / 2
+				t[3][b] = k[2][b]
+			}
+			pc := c / kcb * kcb
+			kc := min(kcb, chans-pc)
+			off := pc*mpad + ir*kc + (c-pc)*mr + i
+			for a := 0; a < 4; a++ { // (G·g)·Gᵀ
+				u := [4]T{t[a][0], (t[a][0] + t[a][1] + t[a][2]) / 2, (t[a][0] - t[a][1] + t[a][2]) / 2, t[a][2]}
+				for b := 0; b < 4; b++ {
+					dst[((a*4+b)*groups+g)*per+off] = u[b]
+				}
+			}
+		}
+	})
+	// zero rows past rows in the last panel
+	if rows < mpad {
+		for xi := 0; xi < 16*groups; xi++ {
+			for pc := 0; pc < chans; pc += kcb {
+				kc := min(kcb, chans-pc)
+				d := dst[xi*per+pc*mpad+(mpad-mr)*kc:][:mr*kc]
+				for p := 0; p < kc; p++ {
+					for i := rows - (mpad - mr); i < mr; i++ {
+						d[p*mr+i] = 0
+					}
+				}
+			}
+		}
+	}
+}
+
+// convWinograd is convForward for a 3×3, stride-1, undilated convolution.
+func convWinograd[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, out []T) {
+	kr := kernelOf[T]()
+	mr, nr := kr.mr, kr.nr
+	cg, og := cv.C/cv.G, cv.O/cv.G
+	th, tw := (cv.OH+1)/2, (cv.OW+1)/2 // tiles per image
+	tiles := cv.N * th * tw
+	panels := (tiles + nr - 1) / nr
+
+	// The input, zero-padded to the tiles' 2·th+2 rows and 2·tw+2 columns.
+	hp, wp := 2*th+2, 2*tw+2
+	// (with slack on both sides for the vector transform's reads)
+	xpAll := getScratch[T](cv.N*cv.C*hp*wp + 2*winoSlack)
+	defer putScratch(xpAll)
+	xp := xpAll[winoSlack : winoSlack+cv.N*cv.C*hp*wp]
+	runItems(cv.N*cv.C, workers(cv.N*cv.C, float64(hp*wp)/8), func(_, it int) {
+		n, c := it/cv.C, it%cv.C
+		fillPhase(xp[it*hp*wp:(it+1)*hp*wp], x, n*xs[0]+c*xs[1], xs[2], xs[3], cv.H, cv.W, hp, wp, 1, 1, -cv.PH, -cv.PW)
+	})
+
+	kcb := balance(cg, convKC(kr.kc, nr, int(sizeOf[T]())), 1)
+	mpad := (og + mr - 1) / mr * mr
+	per := mpad * cg
+	u := getScratch[T](16 * cv.G * per)
+	defer putScratch(u)
+	winoWeights(u, w, wl, cv.G, og, cg, mr, kcb)
+
+	// Items: a group and a few panels of tiles; V (16 × cg × panels × nr)
+	// and M (panels × 16 × mpad × nr) stay within ~256 KiB each.
+	pp := max(1, min(panels, (64<<10)/(16*max(cg, mpad)*nr)))
+	t := numThreads()
+	for pp > 1 && cv.G*((panels+pp-1)/pp) < 4*t {
+		pp /= 2
+	}
+	blocks := (panels + pp - 1) / pp
+	total := cv.G * blocks
+	cost := float64(og) * float64(cg) * float64(pp*nr) * 16 / 36
+	t = workers(total, cost)
+	type state struct{ v, m []T }
+	st := make([]state, t)
+	runItems(total, t, func(wk, it int) {
+		s := &st[wk]
+		if s.v == nil {
+			s.v = getScratch[T](16 * cg * pp * nr)
+			s.m = getScratch[T](pp * 16 * mpad * nr)
+		}
+		buf := kr.buffers()
+		defer kr.bufs.put(buf)
+		gi, b := it/blocks, it%blocks
+		p0 := b * pp
+		np := min(pp, panels-p0)
+		// V[ξ][panel][c][lane]: each (ξ, panel) a packed B panel of cg rows
+		if !winoInputAVX2(s.v, xpAll, cv, gi, cg, hp, wp, th, tw, tiles, p0, np, nr) {
+			winoInput(s.v, xp, cv, gi, cg, hp, wp, th, tw, tiles, p0, np, nr)
+		}
+		for xi := 0; xi < 16; xi++ {
+			ua := u[(xi*cv.G+gi)*per:]
+			for p := 0; p < np; p++ {
+				vb := s.v[(xi*np+p)*cg*nr:]
+				mc := s.m[((p*16+xi)*mpad)*nr:]
+				for pc := 0; pc < cg; pc += kcb {
+					kc := min(kcb, cg-pc)
+					accum := 0
+					if pc > 0 {
+						accum = 1
+					}
+					for ir := 0; ir < mpad; ir += mr {
+						kr.fn(kc, &ua[pc*mpad+ir*kc], &vb[pc*nr], &mc[ir*nr], nr, accum)
+					}
+				}
+			}
+		}
+		if !winoOutputAVX2(out, s.m, bias, cv, gi, og, mpad, th, tw, tiles, p0, np, nr) {
+			winoOutput(out, s.m, bias, cv, gi, og, mpad, th, tw, tiles, p0, np, nr)
+		}
+	})
+	for i := range st {
+		if st[i].v != nil {
+			putScratch(st[i].v)
+			putScratch(st[i].m)
+		}
+	}
+}
+
+func sizeOf[T float]() uintptr {
+	var z T
+	return unsafe.Sizeof(z)
+}
+
+// winoInput writes V = Bᵀ·d·B for the np panels of tiles from p0 on, group
+// gi's channels: V[ξ][panel][c][lane]. Lanes past the last tile are zero.
+func winoInput[T float](v, xp []T, cv Conv, gi, cg, hp, wp, th, tw, tiles, p0, np, nr int) {
+	plane := hp * wp
+	for p := 0; p < np; p++ {
+		for lane := 0; lane < nr; lane++ {
+			tile := (p0+p)*nr + lane
+			if tile >= tiles {
+				for xi := 0; xi < 16; xi++ {
+					for c := 0; c < cg; c++ {
+						v[((xi*np+p)*cg+c)*nr+lane] = 0
+					}
+				}
+				continue
+			}
+			n, r := tile/(th*tw), tile%(th*tw)
+			ty, tx := r/tw, r%tw
+			src := (n*cv.C+gi*cg)*plane + 2*ty*wp + 2*tx
+			for c := 0; c < cg; c++ {
+				d := xp[src+c*plane:]
+				r0, r1, r2, r3 := d[:4:4], d[wp:wp+4:wp+4], d[2*wp:2*wp+4:2*wp+4], d[3*wp:3*wp+4:3*wp+4]
+				var t [4][4]T // Bᵀ·d
+				for j := 0; j < 4; j++ {
+					t[0][j] = r0[j] - r2[j]
+					t[1][j] = r1[j] + r2[j]
+					t[2][j] = r2[j] - r1[j]
+					t[3][j] = r1[j] - r3[j]
+				}
+				o := (p*cg+c)*nr + lane
+				step := np * cg * nr     // next ξ
+				for a := 0; a < 4; a++ { // (Bᵀ·d)·B
+					vv := v[o+4*a*step:]
+					vv[0] = t[a][0] - t[a][2]
+					vv[step] = t[a][1] + t[a][2]
+					vv[2*step] = t[a][2] - t[a][1]
+					vv[3*step] = t[a][1] - t[a][3]
+				}
+			}
+		}
+	}
+}
+
+// winoOutput writes Y = Aᵀ·M·A (+ bias) for the np panels of tiles from p0
+// on into out, group gi's og channels; M[panel][ξ][o][lane].
+func winoOutput[T float](out, m, bias []T, cv Conv, gi, og, mpad, th, tw, tiles, p0, np, nr int) {
+	l := cv.OH * cv.OW
+	step := mpad * nr // next ξ
+	for p := 0; p < np; p++ {
+		for lane := 0; lane < nr; lane++ {
+			tile := (p0+p)*nr + lane
+			if tile >= tiles {
+				break
+			}
+			n, r := tile/(th*tw), tile%(th*tw)
+			oy, ox := 2*(r/tw), 2*(r%tw)
+			for o := 0; o < og; o++ {
+				mm := m[(p*16*mpad+o)*nr+lane:]
+				var t [2][4]T // Aᵀ·M
+				for j := 0; j < 4; j++ {
+					m0, m1, m2, m3 := mm[j*step], mm[(4+j)*step], mm[(8+j)*step], mm[(12+j)*step]
+					t[0][j] = m0 + m1 + m2
+					t[1][j] = m1 - m2 - m3
+				}
+				var b T
+				if bias != nil {
+					b = bias[gi*og+o]
+				}
+				dst := out[(n*cv.O+gi*og+o)*l:][:l]
+				for a := 0; a < 2 && oy+a < cv.OH; a++ { // (Aᵀ·M)·A
+					row := dst[(oy+a)*cv.OW:]
+					row[ox] = t[a][0] + t[a][1] + t[a][2] + b
+					if ox+1 < cv.OW {
+						row[ox+1] = t[a][1] - t[a][2] - t[a][3] + b
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,102 @@
+//go:build amd64 && !purego
+
+package gemm
+
+import "golang.org/x/sys/cpu"
+
+var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// winoSegments calls f for each run of lanes g8..g8+8 of panel p whose tiles
+// are consecutive in one row of tiles: lanes [l0, l1) relative to g8, the
+// first tile's image, tile row and column.
+func winoSegments(p, g8, nr, tiles, th, tw int, f func(l0, l1, n, ty, tx int)) {
+	for l := 0; l < 8; {
+		tile := p*nr + g8 + l
+		if tile >= tiles {
+			return
+		}
+		n, r := tile/(th*tw), tile%(th*tw)
+		ty, tx := r/tw, r%tw
+		seg := min(8-l, tw-tx, tiles-tile)
+		f(l, l+seg, n, ty, tx)
+		l += seg
+	}
+}
+
+// winoInputAVX2 is winoInput with the AVX2 transform (float32 only); xpAll
+// is the padded input with winoSlack elements on each side. It reports
+// false when it cannot run.
+func winoInputAVX2[T float](v, xpAll []T, cv Conv, gi, cg, hp, wp, th, tw, tiles, p0, np, nr int) bool {
+	vf, ok := any(v).([]float32)
+	if !ok || !hasAVX2 || nr%8 != 0 {
+		return false
+	}
+	xf := any(xpAll).([]float32)
+	plane := hp * wp
+	var keep [8]int32
+	for p := 0; p < np; p++ {
+		for g8 := 0; g8 < nr; g8 += 8 {
+			winoSegments(p0+p, g8, nr, tiles, th, tw, func(l0, l1, n, ty, tx int) {
+				var mask *int32 // lanes outside [l0, l1) keep their values
+				if l0 > 0 || l1 < 8 {
+					for i := range keep {
+						keep[i] = 0
+						if i < l0 || i >= l1 {
+							keep[i] = -1
+						}
+					}
+					mask = &keep[0]
+				}
+				// lane l0 reads tile (ty, tx): lane 0 sits 2·l0 columns left
+				soff := winoSlack + (n*cv.C+gi*cg)*plane + 2*ty*wp + 2*tx - 2*l0
+				_ = xf[soff+(cg-1)*plane+3*wp+17] // the last channel's last read
+				_ = vf[(15*np+p)*cg*nr+(cg-1)*nr+g8+7]
+				winoInAVX2(&vf[p*cg*nr+g8], np*cg*nr, &xf[0], soff, wp, mask, cg, plane, nr)
+			})
+		}
+	}
+	return true
+}
+
+// winoOutputAVX2 is winoOutput with the AVX2 transform (float32 only). It
+// reports false when it cannot run.
+func winoOutputAVX2[T float](out, m, bias []T, cv Conv, gi, og, mpad, th, tw, tiles, p0, np, nr int) bool {
+	of, ok := any(out).([]float32)
+	if !ok || !hasAVX2 || nr%8 != 0 {
+		return false
+	}
+	mf := any(m).([]float32)
+	bf := make([]float32, og)
+	if bias != nil {
+		copy(bf, any(bias).([]float32)[gi*og:(gi+1)*og])
+	}
+	l := cv.OH * cv.OW
+	var tmp [32]float32 // a partial segment's two rows of sixteen columns
+	for p := 0; p < np; p++ {
+		for g8 := 0; g8 < nr; g8 += 8 {
+			winoSegments(p0+p, g8, nr, tiles, th, tw, func(l0, l1, n, ty, tx int) {
+				oy, ox := 2*ty, 2*tx
+				col0 := ox - 2*l0 // output column of lane 0
+				rows := min(2, cv.OH-oy)
+				mo := &mf[p*16*mpad*nr+g8]
+				_ = mf[(p*16*mpad+15*mpad+og-1)*nr+g8+7]
+				if l0 == 0 && l1 == 8 && rows == 2 && ox+16 <= cv.OW {
+					doff := (n*cv.O+gi*og)*l + oy*cv.OW + ox
+					_ = of[doff+(og-1)*l+cv.OW+15] // the last write
+					winoOutAVX2(&of[0], doff, cv.OW, mo, mpad*nr, &bf[0], 2, og, nr, l)
+					return
+				}
+				// columns [c0, c1) of the rows come from lanes [l0, l1)
+				c0, c1 := ox, min(cv.OW, col0+2*l1)
+				for o := 0; o < og; o++ {
+					winoOutAVX2(&tmp[0], 0, 16, &mf[(p*16*mpad+o)*nr+g8], mpad*nr, &bf[o], 2, 1, 0, 0)
+					dst := of[(n*cv.O+gi*og+o)*l:]
+					for r := 0; r < rows; r++ {
+						copy(dst[(oy+r)*cv.OW+c0:(oy+r)*cv.OW+c1], tmp[r*16+c0-col0:])
+					}
+				}
+			})
+		}
+	}
+	return true
+}

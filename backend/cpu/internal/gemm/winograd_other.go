@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package gemm
+
+func winoInputAVX2[T float](v, xpAll []T, cv Conv, gi, cg, hp, wp, th, tw, tiles, p0, np, nr int) bool {
+	return false
+}
+
+func winoOutputAVX2[T float](out, m, bias []T, cv Conv, gi, og, mpad, th, tw, tiles, p0, np, nr int) bool {
+	return false
+}
