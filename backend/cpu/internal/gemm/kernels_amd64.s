@@ -1500,7 +1500,7 @@ done:
 	RET
 
 // func winoInAVX2(dst *float32, ds int, src *float32, soff int, ws int, mask *int32, n int, sstep int, dstep int)
-// Requires: AVX, AVX2
+// Requires: AVX, AVX2, MMX+
 TEXT ·winoInAVX2(SB), NOSPLIT, $0-72
 	MOVQ    dst+0(FP), DI
 	MOVQ    ds+8(FP), R8
@@ -1526,32 +1526,41 @@ nomask:
 	SHLQ $0x02, R11
 
 chan:
-	TESTQ     CX, CX
-	JE        done
-	MOVQ      DI, DX
-	VMOVUPS   (SI), Y0
-	VSUBPS    (SI)(R9*2), Y0, Y0
-	VMOVUPS   32(SI), Y1
-	VSUBPS    32(SI)(R9*2), Y1, Y1
-	VMOVUPS   8(SI), Y2
-	VSUBPS    8(SI)(R9*2), Y2, Y2
-	VMOVUPS   40(SI), Y3
-	VSUBPS    40(SI)(R9*2), Y3, Y3
-	VSHUFPS   $0x88, Y1, Y0, Y4
-	VPERMPD   $0xd8, Y4, Y4
-	VSHUFPS   $0xdd, Y1, Y0, Y5
-	VPERMPD   $0xd8, Y5, Y5
-	VSHUFPS   $0x88, Y3, Y2, Y6
-	VPERMPD   $0xd8, Y6, Y6
-	VSHUFPS   $0xdd, Y3, Y2, Y7
-	VPERMPD   $0xd8, Y7, Y7
-	VSUBPS    Y6, Y4, Y8
-	VADDPS    Y6, Y5, Y9
-	VSUBPS    Y5, Y6, Y10
-	VSUBPS    Y7, Y5, Y11
-	TESTQ     BX, BX
-	JE        st2_0
-	VBLENDVPS Y15, (DX), Y8, Y8
+	TESTQ      CX, CX
+	JE         done
+	LEAQ       (SI)(R10*2), DX
+	PREFETCHT0 (DX)
+	PREFETCHT0 64(DX)
+	PREFETCHT0 (DX)(R9*1)
+	PREFETCHT0 64(DX)(R9*1)
+	PREFETCHT0 (DX)(R9*2)
+	PREFETCHT0 64(DX)(R9*2)
+	PREFETCHT0 (DX)(R13*1)
+	PREFETCHT0 64(DX)(R13*1)
+	MOVQ       DI, DX
+	VMOVUPS    (SI), Y0
+	VSUBPS     (SI)(R9*2), Y0, Y0
+	VMOVUPS    32(SI), Y1
+	VSUBPS     32(SI)(R9*2), Y1, Y1
+	VMOVUPS    8(SI), Y2
+	VSUBPS     8(SI)(R9*2), Y2, Y2
+	VMOVUPS    40(SI), Y3
+	VSUBPS     40(SI)(R9*2), Y3, Y3
+	VSHUFPS    $0x88, Y1, Y0, Y4
+	VPERMPD    $0xd8, Y4, Y4
+	VSHUFPS    $0xdd, Y1, Y0, Y5
+	VPERMPD    $0xd8, Y5, Y5
+	VSHUFPS    $0x88, Y3, Y2, Y6
+	VPERMPD    $0xd8, Y6, Y6
+	VSHUFPS    $0xdd, Y3, Y2, Y7
+	VPERMPD    $0xd8, Y7, Y7
+	VSUBPS     Y6, Y4, Y8
+	VADDPS     Y6, Y5, Y9
+	VSUBPS     Y5, Y6, Y10
+	VSUBPS     Y7, Y5, Y11
+	TESTQ      BX, BX
+	JE         st2_0
+	VBLENDVPS  Y15, (DX), Y8, Y8
 
 st2_0:
 	VMOVUPS   Y8, (DX)

@@ -142,7 +142,7 @@ func convWinograd[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, o
 	runItems(total, t, func(wk, it int) {
 		s := &st[wk]
 		if s.v == nil {
-			s.v = getScratch[T](16 * cg * pp * nr)
+			s.v = getScratch[T](16 * winoVStride(cg, pp, nr))
 			s.m = getScratch[T](pp * 16 * mpad * nr)
 		}
 		buf := kr.buffers()
@@ -157,7 +157,7 @@ func convWinograd[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, o
 		for xi := 0; xi < 16; xi++ {
 			ua := u[(xi*cv.G+gi)*per:]
 			for p := 0; p < np; p++ {
-				vb := s.v[(xi*np+p)*cg*nr:]
+				vb := s.v[xi*winoVStride(cg, np, nr)+p*cg*nr:]
 				mc := s.m[((p*16+xi)*mpad)*nr:]
 				for pc := 0; pc < cg; pc += kcb {
 					kc := min(kcb, cg-pc)
@@ -188,8 +188,13 @@ func sizeOf[T float]() uintptr {
 	return unsafe.Sizeof(z)
 }
 
+// winoVStride is the distance between V's ξ planes for np panels: a few
+// cache lines more than their size, so that the 16 planes written together
+// do not all map to the same cache sets.
+func winoVStride(cg, np, nr int) int { return np*cg*nr + 16 }
+
 // winoInput writes V = Bᵀ·d·B for the np panels of tiles from p0 on, group
-// gi's channels: V[ξ][panel][c][lane]. Lanes past the last tile are zero.
+// gi's channels: V[ξ][panel][c][lane], planes winoVStride apart. Lanes past the last tile are zero.
 func winoInput[T float](v, xp []T, cv Conv, gi, cg, hp, wp, th, tw, tiles, p0, np, nr int) {
 	plane := hp * wp
 	for p := 0; p < np; p++ {
@@ -198,7 +203,7 @@ func winoInput[T float](v, xp []T, cv Conv, gi, cg, hp, wp, th, tw, tiles, p0, n
 			if tile >= tiles {
 				for xi := 0; xi < 16; xi++ {
 					for c := 0; c < cg; c++ {
-						v[((xi*np+p)*cg+c)*nr+lane] = 0
+						v[xi*winoVStride(cg, np, nr)+(p*cg+c)*nr+lane] = 0
 					}
 				}
 				continue
@@ -217,7 +222,7 @@ func winoInput[T float](v, xp []T, cv Conv, gi, cg, hp, wp, th, tw, tiles, p0, n
 					t[3][j] = r1[j] - r3[j]
 				}
 				o := (p*cg+c)*nr + lane
-				step := np * cg * nr     // next ξ
+				step := winoVStride(cg, np, nr) // next ξ
 				for a := 0; a < 4; a++ { // (Bᵀ·d)·B
 					vv := v[o+4*a*step:]
 					vv[0] = t[a][0] - t[a][2]

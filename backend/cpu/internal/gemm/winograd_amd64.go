@@ -50,8 +50,9 @@ func winoInputAVX2[T float](v, xpAll []T, cv Conv, gi, cg, hp, wp, th, tw, tiles
 				// lane l0 reads tile (ty, tx): lane 0 sits 2·l0 columns left
 				soff := winoSlack + (n*cv.C+gi*cg)*plane + 2*ty*wp + 2*tx - 2*l0
 				_ = xf[soff+(cg-1)*plane+3*wp+17] // the last channel's last read
-				_ = vf[(15*np+p)*cg*nr+(cg-1)*nr+g8+7]
-				winoInAVX2(&vf[p*cg*nr+g8], np*cg*nr, &xf[0], soff, wp, mask, cg, plane, nr)
+				vs := winoVStride(cg, np, nr)
+				_ = vf[15*vs+(p*cg+cg-1)*nr+g8+7]
+				winoInAVX2(&vf[p*cg*nr+g8], vs, &xf[0], soff, wp, mask, cg, plane, nr)
 			})
 		}
 	}

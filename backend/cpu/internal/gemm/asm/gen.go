@@ -657,6 +657,23 @@ func genWinograd() {
 	Label("chan")
 	TESTQ(n, n)
 	JE(LabelRef("done"))
+	// Prefetch the rows of the channel after next: channels are a plane
+	// apart, too far for the hardware prefetchers to follow.
+	LEAQ(Mem{Base: src, Index: sstep, Scale: 2}, p)
+	for r := 0; r < 4; r++ {
+		m := Mem{Base: p}
+		switch r {
+		case 1:
+			m.Index, m.Scale = ws, 1
+		case 2:
+			m.Index, m.Scale = ws, 2
+		case 3:
+			m.Index, m.Scale = ws3, 1
+		}
+		PREFETCHT0(m)
+		m.Disp = 64
+		PREFETCHT0(m)
+	}
 	MOVQ(dst, p)
 	// Bᵀ rows: t0 = r0−r2, t1 = r1+r2, t2 = r2−r1, t3 = r1−r3
 	type comb struct {
