@@ -223,7 +223,7 @@ func winoInput[T float](v, xp []T, cv Conv, gi, cg, hp, wp, th, tw, tiles, p0, n
 				}
 				o := (p*cg+c)*nr + lane
 				step := winoVStride(cg, np, nr) // next ξ
-				for a := 0; a < 4; a++ { // (Bᵀ·d)·B
+				for a := 0; a < 4; a++ {        // (Bᵀ·d)·B
 					vv := v[o+4*a*step:]
 					vv[0] = t[a][0] - t[a][2]
 					vv[step] = t[a][1] + t[a][2]
