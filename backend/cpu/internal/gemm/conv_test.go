@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // convRef is the convolution as its definition, float64 accumulation:
@@ -273,5 +274,34 @@ func TestConv(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// copyRows at every width and element size it supports (the AVX-512
+// kernels' 128-byte panel rows run here on any AVX machine).
+func TestCopyRows(t *testing.T) {
+	src := make([]float64, 512)
+	for i := range src {
+		src[i] = float64(i)
+	}
+	offs := []int{5, 0, 200, 37}
+	for _, width := range []int{32, 64, 128} {
+		for _, shift := range []int{2, 3} {
+			esz := 1 << shift
+			per := width / esz
+			var got []byte
+			want := make([]byte, 0, len(offs)*width)
+			srcB := unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), len(src)*8)
+			for _, o := range offs {
+				want = append(want, srcB[o*esz:o*esz+width]...)
+			}
+			got = make([]byte, len(offs)*width)
+			if !copyRows(unsafe.Pointer(&got[0]), unsafe.Pointer(&src[0]), offs, shift, width) {
+				t.Skip("copyRows needs AVX")
+			}
+			if string(got) != string(want) {
+				t.Fatalf("width %d shift %d (%d elements): rows differ", width, shift, per)
+			}
+		}
 	}
 }
