@@ -49,54 +49,54 @@ func useWinograd(cv Conv) bool {
 
 // winoWeights packs U = G·g·Gᵀ of each group into MR-row panels of the 16
 // GEMMs' A operands: ξ-major, then group, then K blocks of kcb channels as
-// packWeights lays them out (block at pc·mpad, panel ir at ir·kc).
+// packWeights lays them out (block at pc·mpad, panel ir at ir·kc). Rows past
+// rows are zero. Items are whole panels (rows of one panel share cache
+// lines).
 func winoWeights[T float](dst, w []T, wl wlayout, groups, rows, chans, mr, kcb int) {
 	mpad := (rows + mr - 1) / mr * mr
 	per := mpad * chans // one ξ and group
-	total := groups * rows
-	runItems(total, workers(total, float64(chans)*64), func(_, it int) {
-		g, r := it/rows, it%rows
-		ir, i := r/mr*mr, r%mr
-		for c := 0; c < chans; c++ {
-			var k [3][3]T
-			base := wl.base + g*wl.gs + r*wl.rs + c*wl.cs
-			for a := 0; a < 3; a++ {
-				for b := 0; b < 3; b++ {
-					k[a][b] = w[base+a*wl.ks+b*wl.ls]
-				}
-			}
-			var t [4][3]T // G·g
-			for b := 0; b < 3; b++ {
-				t[0][b] = k[0][b]
-				t[1][b] = (k[0][b] + k[1][b] + k[2][b]) / 2
-				t[2][b] = (k[0][b] - k[1][b] + k[2][b]) / 2
-				t[3][b] = k[2][b]
-			}
-			pc := c / kcb * kcb
+	panels := mpad / mr
+	total := groups * panels
+	runItems(total, workers(total, float64(mr*chans)*64), func(_, it int) {
+		g, ir := it/panels, it%panels*mr
+		for pc := 0; pc < chans; pc += kcb {
 			kc := min(kcb, chans-pc)
-			off := pc*mpad + ir*kc + (c-pc)*mr + i
-			for a := 0; a < 4; a++ { // (G·g)·Gᵀ
-				u := [4]T{t[a][0], (t[a][0] + t[a][1] + t[a][2]) / 2, (t[a][0] - t[a][1] + t[a][2]) / 2, t[a][2]}
-				for b := 0; b < 4; b++ {
-					dst[((a*4+b)*groups+g)*per+off] = u[b]
-				}
-			}
-		}
-	})
-	// zero rows past rows in the last panel
-	if rows < mpad {
-		for xi := 0; xi < 16*groups; xi++ {
-			for pc := 0; pc < chans; pc += kcb {
-				kc := min(kcb, chans-pc)
-				d := dst[xi*per+pc*mpad+(mpad-mr)*kc:][:mr*kc]
-				for p := 0; p < kc; p++ {
-					for i := rows - (mpad - mr); i < mr; i++ {
-						d[p*mr+i] = 0
+			for i := 0; i < mr; i++ {
+				r := ir + i
+				for c := pc; c < pc+kc; c++ {
+					off := pc*mpad + ir*kc + (c-pc)*mr + i
+					if r >= rows {
+						for xi := 0; xi < 16; xi++ {
+							dst[(xi*groups+g)*per+off] = 0
+						}
+						continue
+					}
+					base := wl.base + g*wl.gs + r*wl.rs + c*wl.cs
+					k00, k01, k02 := w[base], w[base+wl.ls], w[base+2*wl.ls]
+					base += wl.ks
+					k10, k11, k12 := w[base], w[base+wl.ls], w[base+2*wl.ls]
+					base += wl.ks
+					k20, k21, k22 := w[base], w[base+wl.ls], w[base+2*wl.ls]
+					// G·g, rows a = 0..3
+					t := [4][3]T{
+						{k00, k01, k02},
+						{(k00 + k10 + k20) / 2, (k01 + k11 + k21) / 2, (k02 + k12 + k22) / 2},
+						{(k00 - k10 + k20) / 2, (k01 - k11 + k21) / 2, (k02 - k12 + k22) / 2},
+						{k20, k21, k22},
+					}
+					for a := 0; a < 4; a++ { // (G·g)·Gᵀ
+						t0, t1, t2 := t[a][0], t[a][1], t[a][2]
+						o := (4*a*groups+g)*per + off
+						step := groups * per
+						dst[o] = t0
+						dst[o+step] = (t0 + t1 + t2) / 2
+						dst[o+2*step] = (t0 - t1 + t2) / 2
+						dst[o+3*step] = t2
 					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // convWinograd is convForward for a 3×3, stride-1, undilated convolution.
