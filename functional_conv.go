@@ -358,31 +358,25 @@ func BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, 
 			}
 		}
 	}
+	cnt := x.NumElements() / c
+	if training && cnt <= 1 {
+		panic(&ShapeError{Op: name, Shapes: []Shape{x.shape}, Msg: fmt.Sprintf("Expected more than 1 value per channel when training, got input size %v", x.shape)})
+	}
+	if !training && (runningMean == nil || runningVar == nil) {
+		panic(&ShapeError{Op: name, Msg: "running_mean and running_var must be defined in evaluation mode"})
+	}
 	if bn, ok := x.be().(backend.BatchNormer); ok && nativeKernels {
 		return batchNormNative(bn, x, runningMean, runningVar, weight, bias, training, momentum, eps)
 	}
 	xd := x.Detach()
 	var mean, invstd *Tensor
 	if training {
-		cnt := x.NumElements() / c
-		if cnt <= 1 {
-			panic(&ShapeError{Op: name, Shapes: []Shape{x.shape}, Msg: fmt.Sprintf("Expected more than 1 value per channel when training, got input size %v", x.shape)})
-		}
 		mean = xd.Mean(Dims(dims...), KeepDim())
 		dev := xd.Sub(mean)
 		v := dev.Mul(dev).Mean(Dims(dims...), KeepDim())
 		invstd = v.AddScalar(eps).Rsqrt()
-		if runningMean != nil {
-			runningMean.MulScalarInPlace(1-momentum).AddScaledInPlace(mean.Reshape(runningMean.shape...), momentum)
-		}
-		if runningVar != nil {
-			unbiased := v.MulScalar(float64(cnt) / float64(cnt-1))
-			runningVar.MulScalarInPlace(1-momentum).AddScaledInPlace(unbiased.Reshape(runningVar.shape...), momentum)
-		}
+		updateRunning(runningMean, runningVar, mean, v, cnt, momentum)
 	} else {
-		if runningMean == nil || runningVar == nil {
-			panic(&ShapeError{Op: name, Msg: "running_mean and running_var must be defined in evaluation mode"})
-		}
 		mean = runningMean.Detach().Cast(x.dtype).Reshape(bshape...)
 		invstd = runningVar.Detach().Cast(x.dtype).Reshape(bshape...).AddScalar(eps).Rsqrt()
 	}
@@ -420,6 +414,19 @@ func BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, 
 	})
 }
 
+// updateRunning moves the running statistics (either may be nil) towards a
+// batch's mean and biased variance v over cnt values per channel:
+// running = (1−momentum)·running + momentum·batch, the variance unbiased.
+func updateRunning(runningMean, runningVar, mean, v *Tensor, cnt int, momentum float64) {
+	if runningMean != nil {
+		runningMean.MulScalarInPlace(1-momentum).AddScaledInPlace(mean.Reshape(runningMean.shape...), momentum)
+	}
+	if runningVar != nil {
+		unbiased := v.MulScalar(float64(cnt) / float64(cnt-1))
+		runningVar.MulScalarInPlace(1-momentum).AddScaledInPlace(unbiased.Reshape(runningVar.shape...), momentum)
+	}
+}
+
 // batchNormNative is BatchNorm on the backend's per-channel kernels: the
 // statistics in one pass, the normalisation in one more; backward reads
 // the saved input again (no normalised copy is kept).
@@ -429,25 +436,12 @@ func batchNormNative(bn backend.BatchNormer, x, runningMean, runningVar, weight,
 	perC := func(t *Tensor) *Tensor { return t.Detach().Cast(x.dtype).Reshape(c) }
 	var mean, invstd *Tensor
 	if training {
-		cnt := x.NumElements() / c
-		if cnt <= 1 {
-			panic(&ShapeError{Op: "batch_norm", Shapes: []Shape{x.shape}, Msg: fmt.Sprintf("Expected more than 1 value per channel when training, got input size %v", x.shape)})
-		}
 		mean = empty(Shape{c}, x.dtype, x.dev)
 		v := empty(Shape{c}, x.dtype, x.dev)
 		bn.ChannelStats(mean.view(), v.view(), xc.view())
 		invstd = v.AddScalar(eps).Rsqrt()
-		if runningMean != nil {
-			runningMean.MulScalarInPlace(1-momentum).AddScaledInPlace(mean.Reshape(runningMean.shape...), momentum)
-		}
-		if runningVar != nil {
-			unbiased := v.MulScalar(float64(cnt) / float64(cnt-1))
-			runningVar.MulScalarInPlace(1-momentum).AddScaledInPlace(unbiased.Reshape(runningVar.shape...), momentum)
-		}
+		updateRunning(runningMean, runningVar, mean, v, x.NumElements()/c, momentum)
 	} else {
-		if runningMean == nil || runningVar == nil {
-			panic(&ShapeError{Op: "batch_norm", Msg: "running_mean and running_var must be defined in evaluation mode"})
-		}
 		mean = perC(runningMean)
 		invstd = perC(runningVar).AddScalar(eps).Rsqrt()
 	}

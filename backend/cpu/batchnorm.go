@@ -20,14 +20,7 @@ func planes(shape []int) (n, c, s int) {
 
 // ChannelStats writes each channel's mean and biased variance.
 func (Backend) ChannelStats(mean, variance, x backend.View) {
-	switch x.S.DType() {
-	case backend.Float32:
-		channelStats[float32](mean, variance, x)
-	case backend.Float64:
-		channelStats[float64](mean, variance, x)
-	default:
-		notImpl("batch_norm", x.S.DType())
-	}
+	floatKernel("batch_norm", x.S.DType(), func() { channelStats[float32](mean, variance, x) }, func() { channelStats[float64](mean, variance, x) })
 }
 
 func channelStats[T floatT](mean, variance, x backend.View) {
@@ -147,14 +140,7 @@ func gradSums64[T floatT](g, x []T, m64 float64) (float64, float64) {
 
 // ChannelAffine writes out = x·scale[c] + shift[c].
 func (Backend) ChannelAffine(out, x, scale, shift backend.View) {
-	switch x.S.DType() {
-	case backend.Float32:
-		channelAffine[float32](out, x, scale, shift)
-	case backend.Float64:
-		channelAffine[float64](out, x, scale, shift)
-	default:
-		notImpl("batch_norm", x.S.DType())
-	}
+	floatKernel("batch_norm", x.S.DType(), func() { channelAffine[float32](out, x, scale, shift) }, func() { channelAffine[float64](out, x, scale, shift) })
 }
 
 func channelAffine[T floatT](out, x, scale, shift backend.View) {
@@ -173,14 +159,7 @@ func channelAffine[T floatT](out, x, scale, shift backend.View) {
 
 // ChannelGradSums writes Σ g and Σ g·(x − mean) per channel.
 func (Backend) ChannelGradSums(sumG, sumGX, g, x, mean backend.View) {
-	switch x.S.DType() {
-	case backend.Float32:
-		channelGradSums[float32](sumG, sumGX, g, x, mean)
-	case backend.Float64:
-		channelGradSums[float64](sumG, sumGX, g, x, mean)
-	default:
-		notImpl("batch_norm backward", x.S.DType())
-	}
+	floatKernel("batch_norm backward", x.S.DType(), func() { channelGradSums[float32](sumG, sumGX, g, x, mean) }, func() { channelGradSums[float64](sumG, sumGX, g, x, mean) })
 }
 
 func channelGradSums[T floatT](sumG, sumGX, g, x, mean backend.View) {
@@ -201,14 +180,7 @@ func channelGradSums[T floatT](sumG, sumGX, g, x, mean backend.View) {
 
 // ChannelAffine2 writes out = g·a[c] + x·b[c] + d[c].
 func (Backend) ChannelAffine2(out, g, x, a, b, d backend.View) {
-	switch x.S.DType() {
-	case backend.Float32:
-		channelAffine2[float32](out, g, x, a, b, d)
-	case backend.Float64:
-		channelAffine2[float64](out, g, x, a, b, d)
-	default:
-		notImpl("batch_norm backward", x.S.DType())
-	}
+	floatKernel("batch_norm backward", x.S.DType(), func() { channelAffine2[float32](out, g, x, a, b, d) }, func() { channelAffine2[float64](out, g, x, a, b, d) })
 }
 
 func channelAffine2[T floatT](out, g, x, a, b, d backend.View) {

@@ -26,39 +26,38 @@ func strides4(v backend.View) [4]int { return [4]int(v.Strides) }
 // Conv2d is the convolution's forward pass.
 func (Backend) Conv2d(out, x, w, bias backend.View, p backend.Conv2dParams) {
 	cv := convOf(x.Shape, w.Shape, p)
-	switch x.S.DType() {
-	case backend.Float32:
-		gemm.ConvForward(cv, data[float32](x), strides4(x), data[float32](w), vector[float32](bias), data[float32](out))
-	case backend.Float64:
-		gemm.ConvForward(cv, data[float64](x), strides4(x), data[float64](w), vector[float64](bias), data[float64](out))
-	default:
-		notImpl("conv2d", x.S.DType())
-	}
+	floatKernel("conv2d", x.S.DType(), func() { convForward[float32](cv, out, x, w, bias) }, func() { convForward[float64](cv, out, x, w, bias) })
 }
 
 // Conv2dGradInput is the gradient of the convolution's input.
 func (Backend) Conv2dGradInput(gx, gout, w backend.View, p backend.Conv2dParams) {
 	cv := convOf(gx.Shape, w.Shape, p)
-	switch gx.S.DType() {
-	case backend.Float32:
-		gemm.ConvGradInput(cv, data[float32](gout), data[float32](w), data[float32](gx))
-	case backend.Float64:
-		gemm.ConvGradInput(cv, data[float64](gout), data[float64](w), data[float64](gx))
-	default:
-		notImpl("conv2d backward", gx.S.DType())
-	}
+	floatKernel("conv2d backward", gx.S.DType(),
+		func() { gemm.ConvGradInput(cv, data[float32](gout), data[float32](w), data[float32](gx)) },
+		func() { gemm.ConvGradInput(cv, data[float64](gout), data[float64](w), data[float64](gx)) })
 }
 
 // Conv2dGradWeight is the gradient of the convolution's weight.
 func (Backend) Conv2dGradWeight(gw, x, gout backend.View, p backend.Conv2dParams) {
 	cv := convOf(x.Shape, gw.Shape, p)
-	switch x.S.DType() {
+	floatKernel("conv2d backward", x.S.DType(),
+		func() { gemm.ConvGradWeight(cv, data[float32](x), strides4(x), data[float32](gout), data[float32](gw)) },
+		func() { gemm.ConvGradWeight(cv, data[float64](x), strides4(x), data[float64](gout), data[float64](gw)) })
+}
+
+func convForward[T float32 | float64](cv gemm.Conv, out, x, w, bias backend.View) {
+	gemm.ConvForward(cv, data[T](x), strides4(x), data[T](w), vector[T](bias), data[T](out))
+}
+
+// floatKernel runs f32 or f64 by dtype; other dtypes are not implemented.
+func floatKernel(op string, dt backend.DType, f32, f64 func()) {
+	switch dt {
 	case backend.Float32:
-		gemm.ConvGradWeight(cv, data[float32](x), strides4(x), data[float32](gout), data[float32](gw))
+		f32()
 	case backend.Float64:
-		gemm.ConvGradWeight(cv, data[float64](x), strides4(x), data[float64](gout), data[float64](gw))
+		f64()
 	default:
-		notImpl("conv2d backward", x.S.DType())
+		notImpl(op, dt)
 	}
 }
 

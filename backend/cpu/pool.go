@@ -32,14 +32,7 @@ func window(o, s, p, k, size int) (int, int) {
 // MaxPool2d writes window maxima and their plane indices.
 func (Backend) MaxPool2d(out, idx, x backend.View, p backend.Pool2dParams) {
 	g := poolOf(x.Shape, out.Shape, p)
-	switch x.S.DType() {
-	case backend.Float32:
-		maxPool[float32](g, out, idx, x)
-	case backend.Float64:
-		maxPool[float64](g, out, idx, x)
-	default:
-		notImpl("max_pool2d", x.S.DType())
-	}
+	floatKernel("max_pool2d", x.S.DType(), func() { maxPool[float32](g, out, idx, x) }, func() { maxPool[float64](g, out, idx, x) })
 }
 
 // maxPool works one output row at a time: first the maximum of each input
@@ -200,14 +193,7 @@ func lastNaN[T floatT](row func(i int) []T, h0, h1, w0, w1, w int) int64 {
 
 // MaxPool2dBackward scatters gout to the recorded maxima.
 func (Backend) MaxPool2dBackward(gx, gout, idx backend.View) {
-	switch gx.S.DType() {
-	case backend.Float32:
-		maxPoolBack[float32](gx, gout, idx)
-	case backend.Float64:
-		maxPoolBack[float64](gx, gout, idx)
-	default:
-		notImpl("max_pool2d backward", gx.S.DType())
-	}
+	floatKernel("max_pool2d backward", gx.S.DType(), func() { maxPoolBack[float32](gx, gout, idx) }, func() { maxPoolBack[float64](gx, gout, idx) })
 }
 
 func maxPoolBack[T floatT](gx, gout, idx backend.View) {
@@ -233,14 +219,7 @@ func maxPoolBack[T floatT](gx, gout, idx backend.View) {
 // AvgPool2d writes window means.
 func (Backend) AvgPool2d(out, x backend.View, p backend.Pool2dParams, countIncludePad bool) {
 	g := poolOf(x.Shape, out.Shape, p)
-	switch x.S.DType() {
-	case backend.Float32:
-		avgPool[float32](g, out, x, countIncludePad)
-	case backend.Float64:
-		avgPool[float64](g, out, x, countIncludePad)
-	default:
-		notImpl("avg_pool2d", x.S.DType())
-	}
+	floatKernel("avg_pool2d", x.S.DType(), func() { avgPool[float32](g, out, x, countIncludePad) }, func() { avgPool[float64](g, out, x, countIncludePad) })
 }
 
 // divisor is what window (oy, ox) is divided by: PyTorch counts the padded
@@ -285,14 +264,7 @@ func avgPool[T floatT](g poolGeom, out, x backend.View, countIncludePad bool) {
 // AvgPool2dBackward spreads each output's gradient over its window.
 func (Backend) AvgPool2dBackward(gx, gout backend.View, p backend.Pool2dParams, countIncludePad bool) {
 	g := poolOf(gx.Shape, gout.Shape, p)
-	switch gx.S.DType() {
-	case backend.Float32:
-		avgPoolBack[float32](g, gx, gout, countIncludePad)
-	case backend.Float64:
-		avgPoolBack[float64](g, gx, gout, countIncludePad)
-	default:
-		notImpl("avg_pool2d backward", gx.S.DType())
-	}
+	floatKernel("avg_pool2d backward", gx.S.DType(), func() { avgPoolBack[float32](g, gx, gout, countIncludePad) }, func() { avgPoolBack[float64](g, gx, gout, countIncludePad) })
 }
 
 func avgPoolBack[T floatT](g poolGeom, gx, gout backend.View, countIncludePad bool) {

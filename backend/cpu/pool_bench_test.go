@@ -8,6 +8,16 @@ import (
 	"github.com/emberml/ember/backend"
 )
 
+// benchView allocates a contiguous view.
+func benchView(dt backend.DType, shape ...int) backend.View {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	s, _ := Backend{}.Alloc(backend.Device{}, dt, n)
+	return backend.View{S: s, Shape: shape, Strides: backend.ContiguousStrides(shape)}
+}
+
 // cpuLoop runs f b.N times and reports the CPU time per run (cpu-ms/op),
 // which says more than wall time on a loaded machine.
 func cpuLoop(b *testing.B, f func()) {
@@ -28,14 +38,7 @@ func cpuLoop(b *testing.B, f func()) {
 // planes, batch 64).
 func BenchmarkMaxPool(b *testing.B) {
 	var be Backend
-	mk := func(dt backend.DType, shape ...int) backend.View {
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		s, _ := be.Alloc(backend.Device{}, dt, n)
-		return backend.View{S: s, Shape: shape, Strides: backend.ContiguousStrides(shape)}
-	}
+	mk := benchView
 	x := mk(backend.Float32, 16, 64, 112, 112)
 	be.Random(x, 1, 0, true)
 	out := mk(backend.Float32, 16, 64, 56, 56)
@@ -60,14 +63,7 @@ func BenchmarkMaxPool(b *testing.B) {
 // batch 16 (64×112×112 planes).
 func BenchmarkChannelAffine(b *testing.B) {
 	var be Backend
-	mk := func(shape ...int) backend.View {
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		s, _ := be.Alloc(backend.Device{}, backend.Float32, n)
-		return backend.View{S: s, Shape: shape, Strides: backend.ContiguousStrides(shape)}
-	}
+	mk := func(shape ...int) backend.View { return benchView(backend.Float32, shape...) }
 	x, out := mk(16, 64, 112, 112), mk(16, 64, 112, 112)
 	be.Random(x, 1, 0, true)
 	sc, sh := mk(64), mk(64)
@@ -81,14 +77,7 @@ func BenchmarkChannelAffine(b *testing.B) {
 // input gradient.
 func BenchmarkBatchNormTrain(b *testing.B) {
 	var be Backend
-	mk := func(shape ...int) backend.View {
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		s, _ := be.Alloc(backend.Device{}, backend.Float32, n)
-		return backend.View{S: s, Shape: shape, Strides: backend.ContiguousStrides(shape)}
-	}
+	mk := func(shape ...int) backend.View { return benchView(backend.Float32, shape...) }
 	x, g, out := mk(64, 32, 28, 28), mk(64, 32, 28, 28), mk(64, 32, 28, 28)
 	be.Random(x, 1, 0, true)
 	be.Random(g, 2, 0, true)

@@ -450,6 +450,22 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 	})
 }
 
+// storeRows stores (accum == 0) or adds columns j..j+n of the rows×nr tile
+// t into dst: row r at o + r·ldd.
+func storeRows[T float](dst []T, o, ldd int, t []T, j, nr, rows, n, accum int) {
+	for r := 0; r < rows; r++ {
+		d := dst[o+r*ldd : o+r*ldd+n]
+		s := t[r*nr+j : r*nr+j+n]
+		if accum == 0 {
+			copy(d, s)
+			continue
+		}
+		for i, v := range s {
+			d[i] += v
+		}
+	}
+}
+
 // gatherPanel fills an nr-wide micro-panel: row p, column t is
 // src[cb[t]+offs[p]] (zero where cb[t] < 0), or one where offs[p] < 0.
 func gatherPanel[T float](dst, src []T, cb []int, offs []int, nr int) {
@@ -480,18 +496,7 @@ func mergeExact[T float](dst []T, img, ob, l int, t []T, rows, nr, jr, total, ac
 	for j := 0; j < nr && jr+j < total; {
 		n, li := (jr+j)/l, (jr+j)%l
 		cnt := min(nr-j, l-li, total-jr-j)
-		o := n*img + ob + li
-		for r := 0; r < rows; r++ {
-			d := dst[o+r*l : o+r*l+cnt]
-			s := t[r*nr+j : r*nr+j+cnt]
-			if accum == 0 {
-				copy(d, s)
-				continue
-			}
-			for i, v := range s {
-				d[i] += v
-			}
-		}
+		storeRows(dst, n*img+ob+li, l, t, j, nr, rows, cnt, accum)
 		j += cnt
 	}
 }
@@ -503,20 +508,8 @@ func mergeExact[T float](dst []T, img, ob, l int, t []T, rows, nr, jr, total, ac
 func mergeTile[T float](dst []T, ob, ldd int, t []T, rows, nr, jr, wq, oh_, ow_, accum int) {
 	oh, ow := jr/wq, jr%wq
 	for j := 0; j < nr && oh < oh_; {
-		n := min(nr-j, ow_-ow) // valid columns from here on this row
-		if n > 0 {
-			o := ob + oh*ow_ + ow
-			for r := 0; r < rows; r++ {
-				d := dst[o+r*ldd : o+r*ldd+n]
-				s := t[r*nr+j : r*nr+j+n]
-				if accum == 0 {
-					copy(d, s)
-					continue
-				}
-				for i, v := range s {
-					d[i] += v
-				}
-			}
+		if n := min(nr-j, ow_-ow); n > 0 { // valid columns from here on this row
+			storeRows(dst, ob+oh*ow_+ow, ldd, t, j, nr, rows, n, accum)
 		}
 		j += wq - ow // to the start of the next row
 		oh, ow = oh+1, 0

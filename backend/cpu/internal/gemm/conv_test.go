@@ -8,20 +8,17 @@ import (
 	"unsafe"
 )
 
-// convRef is the convolution as its definition, float64 accumulation:
-// out[n,o,oh,ow] = bias[o] + Σ w[o,c,ki,kj]·x[n, g·cg+c, oh·s+ki·d−p, ow·s+kj·d−p].
-func convRef[T float](cv Conv, x []T, xs [4]int, w, bias []T) []float64 {
+// convTerms calls f for every term of the convolution's definition:
+// output element oi (of a contiguous [N, O, OH, OW]) gets w[wi]·x[xi], where
+// x[xi] is input element xg of a contiguous [N, C, H, W].
+func convTerms(cv Conv, xs [4]int, f func(oi, wi, xi, xg int)) {
 	cg, og := cv.C/cv.G, cv.O/cv.G
-	out := make([]float64, cv.N*cv.O*cv.OH*cv.OW)
 	for n := 0; n < cv.N; n++ {
 		for o := 0; o < cv.O; o++ {
 			g := o / og
 			for oh := 0; oh < cv.OH; oh++ {
 				for ow := 0; ow < cv.OW; ow++ {
-					var s float64
-					if bias != nil {
-						s = float64(bias[o])
-					}
+					oi := ((n*cv.O+o)*cv.OH+oh)*cv.OW + ow
 					for c := 0; c < cg; c++ {
 						for ki := 0; ki < cv.KH; ki++ {
 							ih := oh*cv.SH + ki*cv.DH - cv.PH
@@ -33,52 +30,38 @@ func convRef[T float](cv Conv, x []T, xs [4]int, w, bias []T) []float64 {
 								if iw < 0 || iw >= cv.W {
 									continue
 								}
-								xv := x[n*xs[0]+(g*cg+c)*xs[1]+ih*xs[2]+iw*xs[3]]
-								s += float64(w[((o*cg+c)*cv.KH+ki)*cv.KW+kj]) * float64(xv)
+								ci := g*cg + c
+								f(oi, ((o*cg+c)*cv.KH+ki)*cv.KW+kj, n*xs[0]+ci*xs[1]+ih*xs[2]+iw*xs[3], ((n*cv.C+ci)*cv.H+ih)*cv.W+iw)
 							}
 						}
 					}
-					out[((n*cv.O+o)*cv.OH+oh)*cv.OW+ow] = s
 				}
 			}
 		}
 	}
+}
+
+// convRef is the convolution as its definition, float64 accumulation.
+func convRef[T float](cv Conv, x []T, xs [4]int, w, bias []T) []float64 {
+	out := make([]float64, cv.N*cv.O*cv.OH*cv.OW)
+	if bias != nil {
+		for i := range out {
+			out[i] = float64(bias[i/(cv.OH*cv.OW)%cv.O])
+		}
+	}
+	convTerms(cv, xs, func(oi, wi, xi, _ int) { out[oi] += float64(w[wi]) * float64(x[xi]) })
 	return out
 }
 
 // convGradRef returns the gradients of Σ gout·conv(x, w) by the chain rule
 // on the definition.
 func convGradRef[T float](cv Conv, x []T, xs [4]int, w, gout []T) (gx, gw []float64) {
-	cg, og := cv.C/cv.G, cv.O/cv.G
 	gx = make([]float64, cv.N*cv.C*cv.H*cv.W)
-	gw = make([]float64, cv.O*cg*cv.KH*cv.KW)
-	for n := 0; n < cv.N; n++ {
-		for o := 0; o < cv.O; o++ {
-			g := o / og
-			for oh := 0; oh < cv.OH; oh++ {
-				for ow := 0; ow < cv.OW; ow++ {
-					gv := float64(gout[((n*cv.O+o)*cv.OH+oh)*cv.OW+ow])
-					for c := 0; c < cg; c++ {
-						for ki := 0; ki < cv.KH; ki++ {
-							ih := oh*cv.SH + ki*cv.DH - cv.PH
-							if ih < 0 || ih >= cv.H {
-								continue
-							}
-							for kj := 0; kj < cv.KW; kj++ {
-								iw := ow*cv.SW + kj*cv.DW - cv.PW
-								if iw < 0 || iw >= cv.W {
-									continue
-								}
-								wi := ((o*cg+c)*cv.KH+ki)*cv.KW + kj
-								gx[((n*cv.C+g*cg+c)*cv.H+ih)*cv.W+iw] += gv * float64(w[wi])
-								gw[wi] += gv * float64(x[n*xs[0]+(g*cg+c)*xs[1]+ih*xs[2]+iw*xs[3]])
-							}
-						}
-					}
-				}
-			}
-		}
-	}
+	gw = make([]float64, cv.O*cv.C/cv.G*cv.KH*cv.KW)
+	convTerms(cv, xs, func(oi, wi, xi, xg int) {
+		gx[xg] += float64(gout[oi]) * float64(w[wi])
+		gw[wi] += float64(gout[oi]) * float64(x[xi])
+	})
 	return gx, gw
 }
 

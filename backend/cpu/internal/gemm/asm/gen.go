@@ -472,20 +472,7 @@ func genDot(s dotSpec) {
 		SHLQ(shift, pb[j])
 		ADDQ(NewParamAddr("b", 40), pb[j])
 	}
-	vreg := func(i int) reg.VecPhysical {
-		if s.zmm {
-			return []reg.VecPhysical{
-				reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7,
-				reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
-				reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23,
-				reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31,
-			}[i]
-		}
-		return []reg.VecPhysical{
-			reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7,
-			reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15,
-		}[i]
-	}
+	vreg := func(i int) reg.VecPhysical { return vec(spec{zmm: s.zmm}, i) }
 	acc := func(i, j int) reg.VecPhysical { return vreg(i*s.nr + j) }
 	va := func(i int) reg.VecPhysical { return vreg(s.mr*s.nr + i) }
 	vb := vreg(s.mr*s.nr + s.mr)
