@@ -1,6 +1,9 @@
 package cpu
 
-import "github.com/emberml/ember/backend"
+import (
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cpu/internal/vec"
+)
 
 // Per-channel kernels for batch normalisation over a contiguous
 // [N, C, S...] tensor: statistics and gradient sums (blocks summed in the
@@ -31,7 +34,7 @@ func channelStats[T floatT](mean, variance, x backend.View) {
 		for ch := lo; ch < hi; ch++ {
 			var sum float64
 			for i := 0; i < n; i++ {
-				sum += sum64(xd[(i*c+ch)*s:][:s])
+				sum += planeSum(xd[(i*c+ch)*s:][:s])
 			}
 			m := sum / cnt
 			var sq float64
@@ -43,45 +46,18 @@ func channelStats[T floatT](mean, variance, x backend.View) {
 	})
 }
 
-// Sums are taken in T over blocks of sumBlock elements with independent
-// accumulators (short dependency chains; plain variables, which the
-// compiler keeps in registers, unlike arrays), and the blocks' sums in
-// float64.
-const sumBlock = 512
-
-// sum64 is Σ v.
-func sum64[T floatT](v []T) float64 {
-	var total float64
-	for len(v) > 0 {
-		b := v[:min(len(v), sumBlock)]
-		v = v[len(b):]
-		var s0, s1, s2, s3, s4, s5, s6, s7 T
-		i := 0
-		for ; i+8 <= len(b); i += 8 {
-			c := (*[8]T)(b[i:])
-			s0 += c[0]
-			s1 += c[1]
-			s2 += c[2]
-			s3 += c[3]
-			s4 += c[4]
-			s5 += c[5]
-			s6 += c[6]
-			s7 += c[7]
-		}
-		for ; i < len(b); i++ {
-			s0 += b[i]
-		}
-		total += float64((s0+s1)+(s2+s3)) + float64((s4+s5)+(s6+s7))
-	}
-	return total
-}
+// Sums not served by package vec are taken in T over blocks of bnBlock
+// elements with independent accumulators (short dependency chains; plain
+// variables, which the compiler keeps in registers, unlike arrays), and the
+// blocks' sums in float64.
+const bnBlock = 512
 
 // sqDev64 is Σ (v−m)².
 func sqDev64[T floatT](v []T, m64 float64) float64 {
 	m := T(m64)
 	var total float64
 	for len(v) > 0 {
-		b := v[:min(len(v), sumBlock)]
+		b := v[:min(len(v), bnBlock)]
 		v = v[len(b):]
 		var s0, s1, s2, s3, s4, s5, s6, s7 T
 		i := 0
@@ -112,7 +88,7 @@ func gradSums64[T floatT](g, x []T, m64 float64) (float64, float64) {
 	m := T(m64)
 	var tg, tgx float64
 	for len(g) > 0 {
-		n := min(len(g), sumBlock)
+		n := min(len(g), bnBlock)
 		gb, xb := g[:n], x[:n]
 		g, x = g[n:], x[n:]
 		var s0, s1, s2, s3, u0, u1, u2, u3 T
@@ -148,13 +124,29 @@ func channelAffine[T floatT](out, x, scale, shift backend.View) {
 	xd, od, sd, td := data[T](x), data[T](out), data[T](scale), data[T](shift)
 	parallelFor(n*c, s, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
-			a, b := sd[p%c], td[p%c]
-			src, dst := xd[p*s:][:s], od[p*s:][:s]
-			for i, v := range src {
-				dst[i] = v*a + b
-			}
+			affinePlane(od[p*s:][:s], xd[p*s:][:s], sd[p%c], td[p%c])
 		}
 	})
+}
+
+// affinePlane sets dst = src·a + b with the vectorised loops.
+func affinePlane[T floatT](dst, src []T, a, b T) {
+	switch d := any(dst).(type) {
+	case []float32:
+		vec.BinaryScalar(vec.Mul, d, any(src).([]float32), float32(a))
+		vec.BinaryScalar(vec.Add, d, d, float32(b))
+	case []float64:
+		vec.BinaryScalar(vec.Mul, d, any(src).([]float64), float64(a))
+		vec.BinaryScalar(vec.Add, d, d, float64(b))
+	}
+}
+
+// planeSum is Σ v with the vectorised loops.
+func planeSum[T floatT](v []T) float64 {
+	if f, ok := any(v).([]float32); ok {
+		return vec.Sum(f)
+	}
+	return vec.Sum(any(v).([]float64))
 }
 
 // ChannelGradSums writes Σ g and Σ g·(x − mean) per channel.
