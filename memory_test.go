@@ -3,14 +3,18 @@ package ember
 import (
 	"bytes"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
 )
 
-// settleGC collects earlier tests' garbage and waits for its cleanups, so
-// that they do not change the totals in the middle of a test.
-func settleGC() {
+// settleGC collects earlier tests' garbage, waits for its cleanups (which
+// give CPU buffers back) and turns the collector off for the rest of the
+// test, so that no cleanup changes the totals in the middle of it.
+func settleGC(t *testing.T) {
+	old := debug.SetGCPercent(-1)
+	t.Cleanup(func() { debug.SetGCPercent(old) })
 	for i := 0; i < 20; i++ {
 		before := MemoryAllocated(CPU)
 		runtime.GC()
@@ -22,7 +26,7 @@ func settleGC() {
 }
 
 func TestMemoryAccountingCPU(t *testing.T) {
-	settleGC()
+	settleGC(t)
 	a0, s0 := MemoryAllocated(CPU), MemorySnapshot(CPU).Bytes
 	x := Zeros(Shape{1000})                          // 4000 bytes
 	y := Ones(Shape{10, 10}, Dtype(Float64))         // 800 bytes
@@ -100,7 +104,7 @@ func TestMemoryOfAbsentDevice(t *testing.T) {
 // while cached, Empty still returns zeros from it, and EmptyCache gives the
 // cached bytes back.
 func TestCPUCacheReuse(t *testing.T) {
-	settleGC()
+	settleGC(t)
 	if err := EmptyCache(CPU); err != nil {
 		t.Fatal(err)
 	}

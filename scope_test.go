@@ -8,6 +8,7 @@ import (
 func TestScopeReleasesTemporaries(t *testing.T) {
 	w := Ones(Shape{4, 4})
 	var out *Tensor
+	settleGC(t)
 	a0 := MemoryAllocated(CPU)
 	Scope(func() {
 		x := w.MulScalar(2)        // temporary: 64 B
