@@ -235,11 +235,8 @@ func testConv[T float](t *testing.T, tol float64) {
 }
 
 func TestConv(t *testing.T) {
-	for _, ks := range kernels {
-		t.Run(ks.name, func(t *testing.T) {
-			prev := current.Load()
-			current.Store(ks)
-			defer current.Store(prev)
+	forEachKernel(t, func(t *testing.T) {
+		{
 			// forward: q or exact columns, Winograd or not; weight
 			// gradient: GEMM or dot products
 			for _, mode := range []struct {
@@ -247,17 +244,18 @@ func TestConv(t *testing.T) {
 				below  float64
 				weight int
 				wino   int
-			}{{"auto", exactBelow, 0, 0}, {"q,gemm,winograd", 0, 1, 2}, {"exact,dot,direct", 2, 2, 1}} {
+				kc     int // K block of the forward products (0: chosen)
+			}{{"auto", exactBelow, 0, 0, 0}, {"q,gemm,winograd,kc7", 0, 1, 2, 7}, {"exact,dot,direct,kc13", 2, 2, 1, 13}} {
 				t.Run(mode.name, func(t *testing.T) {
-					prevB, prevW, prevV := exactBelow, weightGradMode, winogradMode
-					exactBelow, weightGradMode, winogradMode = mode.below, mode.weight, mode.wino
-					defer func() { exactBelow, weightGradMode, winogradMode = prevB, prevW, prevV }()
+					prevB, prevW, prevV, prevK := exactBelow, weightGradMode, winogradMode, convKCOverride
+					exactBelow, weightGradMode, winogradMode, convKCOverride = mode.below, mode.weight, mode.wino, mode.kc
+					defer func() { exactBelow, weightGradMode, winogradMode, convKCOverride = prevB, prevW, prevV, prevK }()
 					t.Run("float32", func(t *testing.T) { testConv[float32](t, 1e-5) })
 					t.Run("float64", func(t *testing.T) { testConv[float64](t, 1e-12) })
 				})
 			}
-		})
-	}
+		}
+	})
 }
 
 // copyRows at every width and element size it supports (the AVX-512
@@ -284,6 +282,61 @@ func TestCopyRows(t *testing.T) {
 			}
 			if string(got) != string(want) {
 				t.Fatalf("width %d shift %d (%d elements): rows differ", width, shift, per)
+			}
+		}
+	}
+}
+
+// TestDot checks each set's dot-product kernels against sums worked out
+// directly: tiles over several images, A rows repeated (lda 0) or apart,
+// B rows at scattered offsets, C rows apart with untouched gaps.
+func TestDot(t *testing.T) {
+	forEachKernel(t, func(t *testing.T) {
+		t.Run("float32", func(t *testing.T) { testDot[float32](t, kernelOf[float32](), 1e-5) })
+		t.Run("float64", func(t *testing.T) { testDot[float64](t, kernelOf[float64](), 1e-12) })
+	})
+}
+
+func testDot[T float](t *testing.T, kr *kernel[T], tol float64) {
+	r := rand.New(rand.NewPCG(3, 5))
+	dmr, dnr := kr.dmr, kr.dnr
+	for _, vecs := range []int{1, 2, 5} {
+		for _, nimg := range []int{0, 1, 3} {
+			for _, lda0 := range []bool{false, true} {
+				n := vecs * kr.dvw
+				lda := n + 3
+				if lda0 {
+					lda = 0
+				}
+				as := dmr*(n+3) + 1 // image stride of A
+				bs := 7*n + 11      // of B
+				boff := make([]int, dnr)
+				for j := range boff {
+					boff[j] = r.IntN(6*n + 11)
+				}
+				a := randSlice[T](r, max(1, nimg)*as)
+				b := randSlice[T](r, max(1, nimg)*bs)
+				ldc := dnr + 2
+				c := randSlice[T](r, dmr*ldc)
+				want := make([]float64, len(c))
+				for i := range c {
+					want[i] = float64(c[i])
+				}
+				for i := range dmr {
+					for j := range dnr {
+						for m := range nimg {
+							for p := range n {
+								want[i*ldc+j] += float64(a[m*as+i*lda+p]) * float64(b[m*bs+boff[j]+p])
+							}
+						}
+					}
+				}
+				kr.dot(n, nimg, &a[0], lda, as, &b[0], &boff[0], bs, &c[0], ldc)
+				for i := range c {
+					if !closeEnough(float64(c[i]), want[i], math.Sqrt(float64(n*nimg)), tol) {
+						t.Fatalf("%s %d×%d n=%d nimg=%d lda=%d: c[%d] = %g, want %g", kr.name, dmr, dnr, n, nimg, lda, i, c[i], want[i])
+					}
+				}
 			}
 		}
 	}

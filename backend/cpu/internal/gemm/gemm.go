@@ -36,18 +36,26 @@ type float interface{ ~float32 | ~float64 }
 // ldc elements between rows.
 type kernelFunc[T float] func(kc int, a, b, c *T, ldc int, accum int)
 
+// shape is a micro-kernel's register block (mr×nr) and cache blocking
+// (mc, kc, nc), and the tile of its dot-product kernel: dmr×dnr dot products
+// of vectors whose length is a multiple of dvw (see dotFunc).
+type shape struct {
+	mr, nr, mc, kc, nc int
+	dmr, dnr, dvw      int
+}
+
 // kernel is a micro-kernel with its register block and cache blocking.
 type kernel[T float] struct {
-	name       string
-	mr, nr     int
-	mc, kc, nc int
-	fn         kernelFunc[T]
-	simdPack   bool                  // pack with the AVX-512 routines
-	bufs       freeList[*buffers[T]] // released packing buffers
-	// dot computes dmr×dnr tiles of dot products of vectors whose length
-	// is a multiple of dvw (see dotFunc).
-	dot           dotFunc[T]
-	dmr, dnr, dvw int
+	shape
+	name     string
+	fn       kernelFunc[T]
+	simdPack bool                  // pack with the AVX-512 routines
+	bufs     freeList[*buffers[T]] // released packing buffers
+	dot      dotFunc[T]
+}
+
+func newKernel[T float](name string, sh shape, fn kernelFunc[T], dot dotFunc[T], simdPack bool) *kernel[T] {
+	return &kernel[T]{shape: sh, name: name, fn: fn, dot: dot, simdPack: simdPack}
 }
 
 // dotFunc adds to a dmr×dnr tile of C (row i at c + i·ldc) the dot
@@ -88,10 +96,10 @@ var (
 func genericSet() *kernelSet {
 	return &kernelSet{
 		name: "generic",
-		s: &kernel[float32]{name: "generic", mr: 4, nr: 8, mc: 64, kc: 256, nc: 512, fn: generic4x8[float32],
-			dot: genericDot[float32], dmr: 2, dnr: 6, dvw: 1},
-		d: &kernel[float64]{name: "generic", mr: 4, nr: 8, mc: 64, kc: 256, nc: 256, fn: generic4x8[float64],
-			dot: genericDot[float64], dmr: 2, dnr: 6, dvw: 1},
+		s: newKernel("generic", shape{mr: 4, nr: 8, mc: 64, kc: 256, nc: 512, dmr: 2, dnr: 6, dvw: 1},
+			generic4x8[float32], goDot[float32](2, 6, 1), false),
+		d: newKernel("generic", shape{mr: 4, nr: 8, mc: 64, kc: 256, nc: 256, dmr: 2, dnr: 6, dvw: 1},
+			generic4x8[float64], goDot[float64](2, 6, 1), false),
 	}
 }
 
@@ -431,27 +439,40 @@ func generic4x8[T float](kc int, a, b, c *T, ldc int, accum int) {
 	}
 }
 
-// genericDot is the pure-Go dot-product tile (see dotFunc): 2×6.
-func genericDot[T float](n, nimg int, a *T, lda, as int, b *T, boff *int, bs int, c *T, ldc int) {
-	offs := unsafe.Slice(boff, 6)
-	var acc [2][6]T
-	for m := 0; m < nimg; m++ {
-		for i := range 2 {
-			ar := unsafe.Slice((*T)(unsafe.Add(unsafe.Pointer(a), (m*as+i*lda)*int(unsafe.Sizeof(*a)))), n)
-			for j, off := range offs {
-				br := unsafe.Slice((*T)(unsafe.Add(unsafe.Pointer(b), (m*bs+off)*int(unsafe.Sizeof(*b)))), n)
-				var s T
-				for p, v := range ar {
-					s += v * br[p]
+// maxDot bounds goDot's tile: dmr·dnr at most.
+const maxDot = 32
+
+// goDot returns the pure-Go dot-product kernel (see dotFunc) for dmr×dnr
+// tiles (dmr·dnr ≤ maxDot) of vectors whose length is a multiple of dvw.
+func goDot[T float](dmr, dnr, dvw int) dotFunc[T] {
+	if dmr*dnr > maxDot {
+		panic(fmt.Sprintf("gemm: goDot: a %d×%d tile is over %d", dmr, dnr, maxDot))
+	}
+	return func(n, nimg int, a *T, lda, as int, b *T, boff *int, bs int, c *T, ldc int) {
+		if n%dvw != 0 {
+			panic(fmt.Sprintf("gemm: dot product of %d elements, not a multiple of %d", n, dvw))
+		}
+		offs := unsafe.Slice(boff, dnr)
+		esz := int(unsafe.Sizeof(*a))
+		var acc [maxDot]T
+		for m := 0; m < nimg; m++ {
+			for i := range dmr {
+				ar := unsafe.Slice((*T)(unsafe.Add(unsafe.Pointer(a), (m*as+i*lda)*esz)), n)
+				for j, off := range offs {
+					br := unsafe.Slice((*T)(unsafe.Add(unsafe.Pointer(b), (m*bs+off)*esz)), n)
+					var s T
+					for p, v := range ar {
+						s += v * br[p]
+					}
+					acc[i*dnr+j] += s
 				}
-				acc[i][j] += s
 			}
 		}
-	}
-	for i := range 2 {
-		cr := unsafe.Slice((*T)(unsafe.Add(unsafe.Pointer(c), i*ldc*int(unsafe.Sizeof(*c)))), 6)
-		for j := range 6 {
-			cr[j] += acc[i][j]
+		for i := range dmr {
+			cr := unsafe.Slice((*T)(unsafe.Add(unsafe.Pointer(c), i*ldc*esz)), dnr)
+			for j := range dnr {
+				cr[j] += acc[i*dnr+j]
+			}
 		}
 	}
 }

@@ -10,24 +10,34 @@ import (
 )
 
 // ref computes C = alpha*op(A)*op(B) + beta*C with float64 accumulation,
-// the straightforward triple loop (beta == 0 overwrites).
+// the straightforward triple loop (beta == 0 overwrites) over copies of
+// op(A)'s rows and op(B)'s columns.
 func ref[T float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	ar := make([]float64, m*k) // row i of op(A) at i*k
+	bc := make([]float64, n*k) // column j of op(B) at j*k
+	for i := 0; i < m; i++ {
+		for p := 0; p < k; p++ {
+			if transA {
+				ar[i*k+p] = float64(a[p*lda+i])
+			} else {
+				ar[i*k+p] = float64(a[i*lda+p])
+			}
+		}
+	}
+	for j := 0; j < n; j++ {
+		for p := 0; p < k; p++ {
+			if transB {
+				bc[j*k+p] = float64(b[j*ldb+p])
+			} else {
+				bc[j*k+p] = float64(b[p*ldb+j])
+			}
+		}
+	}
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
 			var s float64
-			for p := 0; p < k; p++ {
-				var av, bv T
-				if transA {
-					av = a[p*lda+i]
-				} else {
-					av = a[i*lda+p]
-				}
-				if transB {
-					bv = b[j*ldb+p]
-				} else {
-					bv = b[p*ldb+j]
-				}
-				s += float64(av) * float64(bv)
+			for p, v := range ar[i*k : i*k+k] {
+				s += v * bc[j*k+p]
 			}
 			v := float64(alpha) * s
 			if beta != 0 {
@@ -142,17 +152,6 @@ func cases(r *rand.Rand, n int) []gemmCase {
 		gemmCase{transB: true, m: 31, n: 45, k: 19, alpha: 0, beta: 0, nanC: true},
 	)
 	return cs
-}
-
-func forEachKernel(t *testing.T, f func(t *testing.T)) {
-	for _, ks := range kernels {
-		t.Run(ks.name, func(t *testing.T) {
-			old := current.Load()
-			current.Store(ks)
-			defer current.Store(old)
-			f(t)
-		})
-	}
 }
 
 func TestSgemm(t *testing.T) {

@@ -2,28 +2,46 @@
 
 package gemm
 
-import "golang.org/x/sys/cpu"
+import (
+	"os"
+
+	"golang.org/x/sys/cpu"
+)
+
+// avx512Dot enables the AVX-512 dot-product kernels (EMBER_GEMM_AVX512_DOT=1).
+// They are off by default: they have not yet run on AVX-512 hardware in
+// this project's checks (the tests run them wherever the CPU has AVX-512),
+// and an AVX-512 CPU runs the AVX2 ones.
+var avx512Dot = os.Getenv("EMBER_GEMM_AVX512_DOT") == "1"
 
 // archKernels lists the assembly kernels this CPU can run, best first.
 func archKernels() []*kernelSet {
 	var ks []*kernelSet
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, &kernelSet{
-			name: "avx512",
-			s: &kernel[float32]{name: "avx512", mr: 14, nr: 32, mc: 14 * 24, kc: 384, nc: 768, fn: sgemmAVX512, simdPack: true,
-				dot: sdotAVX512, dmr: 4, dnr: 6, dvw: 16},
-			d: &kernel[float64]{name: "avx512", mr: 14, nr: 16, mc: 14 * 24, kc: 256, nc: 512, fn: dgemmAVX512, simdPack: true,
-				dot: ddotAVX512, dmr: 4, dnr: 6, dvw: 8},
-		})
+		ks = append(ks, avx512Set(avx512Dot))
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		ks = append(ks, &kernelSet{
 			name: "avx2",
-			s: &kernel[float32]{name: "avx2", mr: 6, nr: 16, mc: 6 * 40, kc: 256, nc: 512, fn: sgemmAVX2,
-				dot: sdotAVX2, dmr: 2, dnr: 6, dvw: 8},
-			d: &kernel[float64]{name: "avx2", mr: 6, nr: 8, mc: 6 * 40, kc: 256, nc: 256, fn: dgemmAVX2,
-				dot: ddotAVX2, dmr: 2, dnr: 6, dvw: 4},
+			s:    newKernel("avx2", avx2S, sgemmAVX2, sdotAVX2, false),
+			d:    newKernel("avx2", avx2D, dgemmAVX2, ddotAVX2, false),
 		})
 	}
 	return ks
+}
+
+// avx512Set is the AVX-512 kernel set; dot512 chooses its dot-product
+// kernels: AVX-512 or AVX2 (every AVX-512 CPU has AVX2 and FMA).
+func avx512Set(dot512 bool) *kernelSet {
+	s, d := avx512S.withDot(avx2S), avx512D.withDot(avx2D)
+	sdot, ddot := sdotAVX2, ddotAVX2
+	if dot512 {
+		s, d = avx512S, avx512D
+		sdot, ddot = sdotAVX512, ddotAVX512
+	}
+	return &kernelSet{
+		name: "avx512",
+		s:    newKernel("avx512", s, sgemmAVX512, sdot, true),
+		d:    newKernel("avx512", d, dgemmAVX512, ddot, true),
+	}
 }

@@ -1,0 +1,19 @@
+package gemm
+
+// The AVX-512 set's shapes live here, not in the amd64 files, so that the
+// tests run the layout logic with them on every machine (on Go code; see
+// shapes_test.go). Its dot-product tile (4×6 of 16 or 8 lanes) is that of
+// the AVX-512 dot kernels, which run only where avx512Dot is set (see
+// archKernels); by default the set uses the AVX2 ones and their tile.
+var (
+	avx512S = shape{mr: 14, nr: 32, mc: 14 * 24, kc: 384, nc: 768, dmr: 4, dnr: 6, dvw: 16}
+	avx512D = shape{mr: 14, nr: 16, mc: 14 * 24, kc: 256, nc: 512, dmr: 4, dnr: 6, dvw: 8}
+	avx2S   = shape{mr: 6, nr: 16, mc: 6 * 40, kc: 256, nc: 512, dmr: 2, dnr: 6, dvw: 8}
+	avx2D   = shape{mr: 6, nr: 8, mc: 6 * 40, kc: 256, nc: 256, dmr: 2, dnr: 6, dvw: 4}
+)
+
+// withDot returns s with the dot-product tile of d.
+func (s shape) withDot(d shape) shape {
+	s.dmr, s.dnr, s.dvw = d.dmr, d.dnr, d.dvw
+	return s
+}

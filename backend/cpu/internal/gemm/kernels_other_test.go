@@ -1,0 +1,5 @@
+//go:build !amd64 || purego
+
+package gemm
+
+func archTestSets() []*kernelSet { return nil }
