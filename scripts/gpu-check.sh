@@ -13,7 +13,10 @@
 # The bundle holds, built with CGO_ENABLED=0 -trimpath for linux/$GOARCH:
 #   bin/*.test.gz     go test -c binaries: the root package (the conformance
 #                     suite on every cuda:i), backend/cuda, backend/cuda/kernels,
-#                     internal/cuda/*, nn, dist, examples/walkthrough
+#                     internal/cuda/*, nn, dist, examples/walkthrough, and
+#                     backend/cpu/internal/gemm (the CPU's GEMM, convolution and
+#                     dot-product kernels: on an AVX-512 host it runs the AVX-512
+#                     assembly that a machine without AVX-512 cannot)
 #   bin/ember.gz      the CLI (ember info, smi, train --ddp, launch)
 #   bin/walkthrough.gz the tutorials walkthrough, and its --bench mode
 #   src/              the package folders the tests run in, with testdata/
@@ -128,6 +131,9 @@ while read -r name dir; do
 	rc=$?
 	np=$(grep -c -- '--- PASS' "$log") ns=$(grep -c -- '--- SKIP' "$log") nf=$(grep -c -- '--- FAIL' "$log")
 	note="$np passed, $ns skipped"
+	# A test may log one "summary: ..." line worth showing (gemm: the kernel sets run).
+	sum=$(grep -m1 -o 'summary: .*' "$log" | cut -c10-)
+	[ -n "$sum" ] && note="$note; $sum"
 	nc=$(grep -c -- '--- SKIP: .*cuda' "$log")
 	if [ "$nc" -gt 0 ]; then
 		if [ $gpu = 0 ]; then
@@ -366,7 +372,7 @@ for d in "$src"/internal/cuda/*/; do
 done
 [ -d "$src/nn" ] && pkgs+=(nn:nn)
 [ -d "$src/dist" ] && pkgs+=(dist:dist)
-pkgs+=(examples_walkthrough:examples/walkthrough)
+pkgs+=(examples_walkthrough:examples/walkthrough backend_cpu_internal_gemm:backend/cpu/internal/gemm)
 
 : >"$out/tests.txt"
 cd "$src" || exit 1

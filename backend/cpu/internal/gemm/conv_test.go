@@ -176,7 +176,20 @@ func closeEnough(got, want, scale, tol float64) bool {
 	return math.Abs(got-want) <= tol*(1+math.Abs(want)+scale)
 }
 
-func testConv[T float](t *testing.T, tol float64) {
+// convData is one test convolution: its operands and the definition's
+// results.
+type convData[T float] struct {
+	tc            convCase
+	x, w, b, gout []T
+	xs            [4]int
+	want          []float64 // forward
+	wgx, wgw      []float64 // gradients
+}
+
+// convCases makes the test convolutions for T (their references take most
+// of TestConv's time: they are computed once for every kernel set and
+// method).
+func convCases[T float]() []convData[T] {
 	r := rand.New(rand.NewPCG(1, 2))
 	cases := fixedConvs()
 	n := 150
@@ -186,74 +199,81 @@ func testConv[T float](t *testing.T, tol float64) {
 	for range n {
 		cases = append(cases, randomConv(r))
 	}
-	defer SetThreads(0)
+	var ds []convData[T]
 	for _, tc := range cases {
 		cv := tc.cv
-		SetThreads(tc.threads)
-		x, xs := inputLayout[T](r, cv, tc.layout)
-		cg := cv.C / cv.G
-		w := randSlice[T](r, cv.O*cg*cv.KH*cv.KW)
-		var bias []T
+		d := convData[T]{tc: tc}
+		d.x, d.xs = inputLayout[T](r, cv, tc.layout)
+		d.w = randSlice[T](r, cv.O*cv.C/cv.G*cv.KH*cv.KW)
 		if tc.bias {
-			bias = randSlice[T](r, cv.O)
+			d.b = randSlice[T](r, cv.O)
 		}
-		out := make([]T, cv.N*cv.O*cv.OH*cv.OW)
-		for i := range out {
-			out[i] = T(math.NaN())
-		}
-		ConvForward(cv, x, xs, w, bias, out)
-		want := convRef(cv, x, xs, w, bias)
-		k := float64(cg * cv.KH * cv.KW)
-		for i := range want {
-			if !closeEnough(float64(out[i]), want[i], math.Sqrt(k), tol) {
-				t.Fatalf("%v: forward out[%d] = %g, want %g", tc, i, out[i], want[i])
+		d.want = convRef(cv, d.x, d.xs, d.w, d.b)
+		d.gout = randSlice[T](r, len(d.want))
+		d.wgx, d.wgw = convGradRef(cv, d.x, d.xs, d.w, d.gout)
+		ds = append(ds, d)
+	}
+	return ds
+}
+
+// nans returns n NaNs: outputs start so, and an element never written shows.
+func nans[T float](n int) []T {
+	s := make([]T, n)
+	for i := range s {
+		s[i] = T(math.NaN())
+	}
+	return s
+}
+
+func testConv[T float](t *testing.T, cases []convData[T], tol float64) {
+	defer SetThreads(0)
+	for _, d := range cases {
+		tc, cv := d.tc, d.tc.cv
+		SetThreads(tc.threads)
+		out := nans[T](len(d.want))
+		ConvForward(cv, d.x, d.xs, d.w, d.b, out)
+		k := float64(cv.C / cv.G * cv.KH * cv.KW)
+		for i, w := range d.want {
+			if !closeEnough(float64(out[i]), w, math.Sqrt(k), tol) {
+				t.Fatalf("%v: forward out[%d] = %g, want %g", tc, i, out[i], w)
 			}
 		}
-		gout := randSlice[T](r, len(out))
-		gx := make([]T, cv.N*cv.C*cv.H*cv.W)
-		for i := range gx {
-			gx[i] = T(math.NaN())
-		}
-		gw := make([]T, len(w))
-		for i := range gw {
-			gw[i] = T(math.NaN())
-		}
-		ConvGradInput(cv, gout, w, gx)
-		ConvGradWeight(cv, x, xs, gout, gw)
-		wgx, wgw := convGradRef(cv, x, xs, w, gout)
-		for i := range wgx {
-			if !closeEnough(float64(gx[i]), wgx[i], math.Sqrt(float64(cv.O*cv.KH*cv.KW)), tol) {
-				t.Fatalf("%v: grad input [%d] = %g, want %g", tc, i, gx[i], wgx[i])
+		gx := nans[T](len(d.wgx))
+		gw := nans[T](len(d.w))
+		ConvGradInput(cv, d.gout, d.w, gx)
+		ConvGradWeight(cv, d.x, d.xs, d.gout, gw)
+		for i, w := range d.wgx {
+			if !closeEnough(float64(gx[i]), w, math.Sqrt(float64(cv.O*cv.KH*cv.KW)), tol) {
+				t.Fatalf("%v: grad input [%d] = %g, want %g", tc, i, gx[i], w)
 			}
 		}
-		for i := range wgw {
-			if !closeEnough(float64(gw[i]), wgw[i], math.Sqrt(float64(cv.N*cv.OH*cv.OW)), tol) {
-				t.Fatalf("%v: grad weight [%d] = %g, want %g", tc, i, gw[i], wgw[i])
+		for i, w := range d.wgw {
+			if !closeEnough(float64(gw[i]), w, math.Sqrt(float64(cv.N*cv.OH*cv.OW)), tol) {
+				t.Fatalf("%v: grad weight [%d] = %g, want %g", tc, i, gw[i], w)
 			}
 		}
 	}
 }
 
 func TestConv(t *testing.T) {
+	c32, c64 := convCases[float32](), convCases[float64]()
 	forEachKernel(t, func(t *testing.T) {
-		{
-			// forward: q or exact columns, Winograd or not; weight
-			// gradient: GEMM or dot products
-			for _, mode := range []struct {
-				name   string
-				below  float64
-				weight int
-				wino   int
-				kc     int // K block of the forward products (0: chosen)
-			}{{"auto", exactBelow, 0, 0, 0}, {"q,gemm,winograd,kc7", 0, 1, 2, 7}, {"exact,dot,direct,kc13", 2, 2, 1, 13}} {
-				t.Run(mode.name, func(t *testing.T) {
-					prevB, prevW, prevV, prevK := exactBelow, weightGradMode, winogradMode, convKCOverride
-					exactBelow, weightGradMode, winogradMode, convKCOverride = mode.below, mode.weight, mode.wino, mode.kc
-					defer func() { exactBelow, weightGradMode, winogradMode, convKCOverride = prevB, prevW, prevV, prevK }()
-					t.Run("float32", func(t *testing.T) { testConv[float32](t, 1e-5) })
-					t.Run("float64", func(t *testing.T) { testConv[float64](t, 1e-12) })
-				})
-			}
+		// forward: q or exact columns, Winograd or not, K blocks; weight
+		// gradient: GEMM or dot products
+		for _, mode := range []struct {
+			name   string
+			below  float64
+			weight int
+			wino   int
+			kc     int // K block of the forward products (0: chosen)
+		}{{"auto", exactBelow, 0, 0, 0}, {"q,gemm,winograd,kc7", 0, 1, 2, 7}, {"exact,dot,direct,kc13", 2, 2, 1, 13}} {
+			t.Run(mode.name, func(t *testing.T) {
+				prevB, prevW, prevV, prevK := exactBelow, weightGradMode, winogradMode, convKCOverride
+				exactBelow, weightGradMode, winogradMode, convKCOverride = mode.below, mode.weight, mode.wino, mode.kc
+				defer func() { exactBelow, weightGradMode, winogradMode, convKCOverride = prevB, prevW, prevV, prevK }()
+				t.Run("float32", func(t *testing.T) { testConv(t, c32, 1e-5) })
+				t.Run("float64", func(t *testing.T) { testConv(t, c64, 1e-12) })
+			})
 		}
 	})
 }

@@ -2,16 +2,22 @@ package gemm
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"runtime/debug"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 // ref computes C = alpha*op(A)*op(B) + beta*C with float64 accumulation,
 // the straightforward triple loop (beta == 0 overwrites) over copies of
-// op(A)'s rows and op(B)'s columns.
+// op(A)'s rows and op(B)'s columns. The race detector leaves it alone: it
+// runs on one goroutine, and instrumented it would take most of the -race
+// tests' time.
+//
+//go:norace
 func ref[T float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	ar := make([]float64, m*k) // row i of op(A) at i*k
 	bc := make([]float64, n*k) // column j of op(B) at j*k
@@ -69,11 +75,33 @@ func (tc gemmCase) String() string {
 		tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.pad, tc.alpha, tc.beta, tc.nanC)
 }
 
-// check runs one case through f and compares with ref. eps is the unit
-// roundoff of T.
-func check[T float](t *testing.T, r *rand.Rand, tc gemmCase, eps float64,
-	f func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)) {
-	t.Helper()
+// refData is one case's operands and its expected result.
+type refData[T float] struct {
+	a, b, c, want []T
+	lda, ldb, ldc int
+}
+
+type refKey struct {
+	tc   gemmCase
+	size uintptr
+}
+
+// refs caches refData per case and element size: every kernel set, thread
+// count and repetition checks the same case against one reference
+// computation (the slow part of these tests, under the race detector
+// most of all). Tests clear it when they end (clearRefs).
+var refs sync.Map
+
+func clearRefs() { refs.Clear() }
+
+// refFor returns tc's operands (random, the same for every call) and
+// expected result.
+func refFor[T float](tc gemmCase) *refData[T] {
+	var z T
+	key := refKey{tc, unsafe.Sizeof(z)}
+	if v, ok := refs.Load(key); ok {
+		return v.(*refData[T])
+	}
 	ar, ac := tc.m, tc.k
 	if tc.transA {
 		ar, ac = tc.k, tc.m
@@ -82,17 +110,31 @@ func check[T float](t *testing.T, r *rand.Rand, tc gemmCase, eps float64,
 	if tc.transB {
 		br, bc = tc.n, tc.k
 	}
-	lda, ldb, ldc := max(1, ac)+tc.pad, max(1, bc)+tc.pad, max(1, tc.n)+tc.pad
-	a := randSlice[T](r, max(0, ar*lda-tc.pad))
-	b := randSlice[T](r, max(0, br*ldb-tc.pad))
-	c := randSlice[T](r, max(0, tc.m*ldc))
+	h := fnv.New64a()
+	fmt.Fprint(h, tc, key.size)
+	r := rand.New(rand.NewPCG(h.Sum64(), 1))
+	d := &refData[T]{lda: max(1, ac) + tc.pad, ldb: max(1, bc) + tc.pad, ldc: max(1, tc.n) + tc.pad}
+	d.a = randSlice[T](r, max(0, ar*d.lda-tc.pad))
+	d.b = randSlice[T](r, max(0, br*d.ldb-tc.pad))
+	d.c = randSlice[T](r, max(0, tc.m*d.ldc))
 	if tc.nanC {
-		for i := range c {
-			c[i] = T(math.NaN())
+		for i := range d.c {
+			d.c[i] = T(math.NaN())
 		}
 	}
-	want := append([]T(nil), c...)
-	ref(tc.transA, tc.transB, tc.m, tc.n, tc.k, T(tc.alpha), a, lda, b, ldb, T(tc.beta), want, ldc)
+	d.want = append([]T(nil), d.c...)
+	ref(tc.transA, tc.transB, tc.m, tc.n, tc.k, T(tc.alpha), d.a, d.lda, d.b, d.ldb, T(tc.beta), d.want, d.ldc)
+	v, _ := refs.LoadOrStore(key, d)
+	return v.(*refData[T])
+}
+
+// check runs one case through f and compares with ref. eps is the unit
+// roundoff of T.
+func check[T float](t *testing.T, tc gemmCase, eps float64,
+	f func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)) {
+	t.Helper()
+	d := refFor[T](tc)
+	a, b, c, want, lda, ldb, ldc := d.a, d.b, d.c, d.want, d.lda, d.ldb, d.ldc
 	got := append([]T(nil), c...)
 	f(tc.transA, tc.transB, tc.m, tc.n, tc.k, T(tc.alpha), a, lda, b, ldb, T(tc.beta), got, ldc)
 	// Each entry sums k products of values in [-1, 1]: allow a few ulps
@@ -155,53 +197,55 @@ func cases(r *rand.Rand, n int) []gemmCase {
 }
 
 func TestSgemm(t *testing.T) {
+	defer clearRefs()
 	forEachKernel(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(1, 2))
 		for _, tc := range cases(r, 200) {
-			check(t, r, tc, 0x1p-24, Sgemm)
+			check(t, tc, 0x1p-24, Sgemm)
 		}
 	})
 }
 
 func TestDgemm(t *testing.T) {
+	defer clearRefs()
 	forEachKernel(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(3, 4))
 		for _, tc := range cases(r, 200) {
-			check(t, r, tc, 0x1p-53, Dgemm)
+			check(t, tc, 0x1p-53, Dgemm)
 		}
 	})
 }
 
 // TestLarge covers several cache blocks and the multi-goroutine split.
 func TestLarge(t *testing.T) {
+	defer clearRefs()
 	defer SetThreads(0)
 	SetThreads(3)
 	forEachKernel(t, func(t *testing.T) {
-		r := rand.New(rand.NewPCG(5, 6))
 		for _, tc := range []gemmCase{
 			{m: 301, n: 1100, k: 530, pad: 5, alpha: 1.5, beta: 0.5},
 			{transA: true, transB: true, m: 700, n: 90, k: 400, alpha: 1, beta: 0, nanC: true},
 			{transB: true, m: 64, n: 800, k: 260, alpha: -1, beta: 1},
 		} {
-			check(t, r, tc, 0x1p-24, Sgemm)
-			check(t, r, tc, 0x1p-53, Dgemm)
+			check(t, tc, 0x1p-24, Sgemm)
+			check(t, tc, 0x1p-53, Dgemm)
 		}
 	})
 }
 
 func TestConcurrent(t *testing.T) {
+	defer clearRefs()
 	r0 := rand.New(rand.NewPCG(7, 8))
 	cs := cases(r0, 40)
 	cs = append(cs, gemmCase{m: 200, n: 150, k: 120, alpha: 1, beta: 1})
 	var wg sync.WaitGroup
-	for g := 0; g < 6; g++ {
+	for range 6 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(g), 9))
 			for _, tc := range cs {
-				check(t, r, tc, 0x1p-24, Sgemm)
-				check(t, r, tc, 0x1p-53, Dgemm)
+				check(t, tc, 0x1p-24, Sgemm)
+				check(t, tc, 0x1p-53, Dgemm)
 			}
 		}()
 	}
@@ -295,19 +339,23 @@ func TestBadArgs(t *testing.T) {
 // several goroutines, where bands of successive k blocks add into the same
 // tiles of C and must not overlap in time.
 func TestParallelBlocks(t *testing.T) {
+	defer clearRefs()
 	defer SetThreads(0)
+	reps := 3
+	if testing.Short() {
+		reps = 1
+	}
 	forEachKernel(t, func(t *testing.T) {
-		r := rand.New(rand.NewPCG(10, 11))
 		for _, th := range []int{2, 3} {
 			SetThreads(th)
-			for rep := 0; rep < 3; rep++ {
+			for range reps {
 				for _, tc := range []gemmCase{
 					{m: 30, n: 1200, k: 1100, alpha: 1, beta: 0, nanC: true},
 					{transA: true, transB: true, m: 45, n: 300, k: 1000, alpha: 2, beta: 0.5},
 					{transB: true, m: 130, n: 90, k: 800, pad: 1, alpha: -1, beta: 1},
 				} {
-					check(t, r, tc, 0x1p-24, Sgemm)
-					check(t, r, tc, 0x1p-53, Dgemm)
+					check(t, tc, 0x1p-24, Sgemm)
+					check(t, tc, 0x1p-53, Dgemm)
 				}
 			}
 		}

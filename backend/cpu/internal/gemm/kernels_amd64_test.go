@@ -14,3 +14,10 @@ func archTestSets() []*kernelSet {
 	ks.name = "avx512+dot512"
 	return []*kernelSet{ks}
 }
+
+func archNote() string {
+	if cpu.X86.HasAVX512F {
+		return "AVX-512 CPU: its GEMM, packing and dot-product assembly ran"
+	}
+	return "no AVX-512 on this CPU: that assembly did not run"
+}

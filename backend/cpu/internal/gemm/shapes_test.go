@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -22,6 +23,16 @@ func testSets() []*kernelSet {
 	})
 }
 
+// TestKernelSets names the kernel sets the tests run on this CPU, in a
+// line that scripts/gpu-check.sh shows in its summary.
+func TestKernelSets(t *testing.T) {
+	var names []string
+	for _, ks := range testSets() {
+		names = append(names, ks.name)
+	}
+	t.Logf("summary: kernel sets %s; %s", strings.Join(names, ", "), archNote())
+}
+
 // forEachKernel runs f with each of testSets in use.
 func forEachKernel(t *testing.T, f func(t *testing.T)) {
 	for _, ks := range testSets() {
@@ -40,30 +51,38 @@ func goKernel[T float](mr, nr int) kernelFunc[T] {
 	if mr*nr > 512 {
 		panic("goKernel: tile too large")
 	}
-	return func(kc int, a, b, c *T, ldc int, accum int) {
-		as := unsafe.Slice(a, mr*kc)
-		bs := unsafe.Slice(b, nr*kc)
-		var acc [512]T
-		for p := 0; p < kc; p++ {
-			bp := bs[p*nr : p*nr+nr]
-			for i, av := range as[p*mr : p*mr+mr] {
-				row := acc[i*nr : i*nr+nr]
-				for j, bv := range bp {
-					row[j] += av * bv
-				}
+	return func(kc int, a, b, c *T, ldc int, accum int) { goTile(mr, nr, kc, a, b, c, ldc, accum) }
+}
+
+// goTile is goKernel's kernel. Like the assembly ones it is not
+// instrumented by the race detector (which would make it the slowest part
+// of the tests, and the races that matter are between the driver's
+// goroutines, in its packing and bookkeeping).
+//
+//go:norace
+func goTile[T float](mr, nr, kc int, a, b, c *T, ldc int, accum int) {
+	as := unsafe.Slice(a, mr*kc)
+	bs := unsafe.Slice(b, nr*kc)
+	var acc [512]T
+	for p := 0; p < kc; p++ {
+		bp := bs[p*nr : p*nr+nr]
+		for i, av := range as[p*mr : p*mr+mr] {
+			row := acc[i*nr : i*nr+nr]
+			for j, bv := range bp {
+				row[j] += av * bv
 			}
 		}
-		esz := int(unsafe.Sizeof(*c))
-		for i := 0; i < mr; i++ {
-			dst := unsafe.Slice((*T)(unsafe.Add(unsafe.Pointer(c), i*ldc*esz)), nr)
-			src := acc[i*nr : i*nr+nr]
-			if accum == 0 {
-				copy(dst, src)
-				continue
-			}
-			for j, v := range src {
-				dst[j] += v
-			}
+	}
+	esz := int(unsafe.Sizeof(*c))
+	for i := 0; i < mr; i++ {
+		dst := unsafe.Slice((*T)(unsafe.Add(unsafe.Pointer(c), i*ldc*esz)), nr)
+		src := acc[i*nr : i*nr+nr]
+		if accum == 0 {
+			copy(dst, src)
+			continue
+		}
+		for j, v := range src {
+			dst[j] += v
 		}
 	}
 }
