@@ -328,6 +328,10 @@ func packA[T float](dst, a []T, lda int, trans bool, i0, mc, p0, kc, mr int, alp
 				continue
 			}
 		}
+		if !trans && rows == 6 && mr == 6 {
+			pack6(d, a, (i0+ir)*lda+p0, lda, kc, alpha)
+			continue
+		}
 		if !trans {
 			for i := 0; i < rows; i++ {
 				src := a[(i0+ir+i)*lda+p0:][:kc]
@@ -350,6 +354,29 @@ func packA[T float](dst, a []T, lda int, trans bool, i0, mc, p0, kc, mr int, alp
 			}
 			clear(dp[rows:])
 		}
+	}
+}
+
+// pack6 packs six rows of A (row i at a[off+i·lda:], kc long), times
+// alpha, into one 6-row micro-panel, writing it in order.
+func pack6[T float](d, a []T, off, lda, kc int, alpha T) {
+	r0 := a[off:][:kc]
+	r1 := a[off+lda:][:kc]
+	r2 := a[off+2*lda:][:kc]
+	r3 := a[off+3*lda:][:kc]
+	r4 := a[off+4*lda:][:kc]
+	r5 := a[off+5*lda:][:kc]
+	d = d[:6*kc]
+	if alpha == 1 {
+		for p := range r0 {
+			dp := (*[6]T)(d[6*p:])
+			dp[0], dp[1], dp[2], dp[3], dp[4], dp[5] = r0[p], r1[p], r2[p], r3[p], r4[p], r5[p]
+		}
+		return
+	}
+	for p := range r0 {
+		dp := (*[6]T)(d[6*p:])
+		dp[0], dp[1], dp[2], dp[3], dp[4], dp[5] = alpha*r0[p], alpha*r1[p], alpha*r2[p], alpha*r3[p], alpha*r4[p], alpha*r5[p]
 	}
 }
 
