@@ -359,7 +359,7 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 	// A chunk's outputs (og rows) stay within ~256 KiB; among smaller
 	// chunks, take the one whose items share out best among the threads
 	// (the busiest thread's panels), the largest on a tie.
-	cpMax := max(1, min(kr.nc/nr, (64<<10)/(og*nr), panels))
+	cpMax := max(1, min(kr.convNC/nr, (64<<10)/(og*nr), panels))
 	cp, best := cpMax, 0
 	for c := cpMax; c >= max(1, cpMax/4); c-- {
 		items := imgs * cv.G * ((panels + c - 1) / c)
@@ -391,6 +391,7 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 		gi, n := it%cv.G, it/cv.G
 		buf := kr.buffers()
 		defer kr.bufs.put(buf)
+		bb := buf.bOf(kcb * nr)
 		i0 := r * rowPanels * mr
 		i1 := min(og, i0+rowPanels*mr)
 		q0 := ch * cp * nr
@@ -422,12 +423,12 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 				var direct bool
 				var o0 int // output offset of the tile's first column
 				if exact {
-					gatherPanel(buf.b, xq, cb[jr-q0:jr-q0+nr], offs[pc:pc+kc], nr)
+					gatherPanel(bb, xq, cb[jr-q0:jr-q0+nr], offs[pc:pc+kc], nr)
 					ni, li := jr/l, jr%l
 					direct = li+nr <= l
 					o0 = (ni*cv.O+gi*og)*l + li
 				} else {
-					copyPanel(buf.b, xq, xb+jr, offs[pc:pc+kc], maxOff, nr)
+					copyPanel(bb, xq, xb+jr, offs[pc:pc+kc], maxOff, nr)
 					oh, ow := jr/wq, jr%wq
 					direct = ow+nr <= cv.OW
 					o0 = ob + oh*cv.OW + ow
@@ -435,10 +436,10 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 				for ir := i0; ir < i1; ir += mr {
 					a := &apb[ir*kc]
 					if direct && ir+mr <= og {
-						kr.fn(kc, a, &buf.b[0], &out[o0+ir*l], l, accum)
+						kr.fn(kc, a, &bb[0], &out[o0+ir*l], l, accum)
 						continue
 					}
-					kr.fn(kc, a, &buf.b[0], &buf.t[0], nr, 0)
+					kr.fn(kc, a, &bb[0], &buf.t[0], nr, 0)
 					if exact {
 						mergeExact(out, cv.O*l, (gi*og+ir)*l, l, buf.t, min(mr, og-ir), nr, jr, cv.N*l, accum)
 					} else {

@@ -386,7 +386,7 @@ func convGradWeightGEMM[T float](cv Conv, x []T, xs [4]int, gout, gw []T) {
 			ga := myAcc[gi*og*kg:]
 			for jp := range runs {
 				// B panel jp: rows of xh for each position
-				bp := buf.b[:kc*nr]
+				bp := buf.bOf(kc * nr)
 				rs := runs[jp]
 				if len(rs) == 1 && rs[0].n == nr &&
 					copyRows(unsafe.Pointer(&bp[0]), unsafe.Pointer(&xh[rs[0].off+gi*cg]), pos, shift, nr*esz) {

@@ -44,9 +44,20 @@ type kernelFunc[T float] func(kc int, a, b, c *T, ldc int, accum int)
 // shape is a micro-kernel's register block (mr×nr) and cache blocking
 // (mc, kc, nc), and the tile of its dot-product kernel: dmr×dnr dot products
 // of vectors whose length is a multiple of dvw (see dotFunc).
+//
+// streamB chooses the GEMM's loop order. Without it, BLIS's: one B
+// micro-panel (kc×nr) stays in L1 while the A micro-panels of a packed
+// mc×kc block stream past it from L2, and the packed kc×nc block of B lives
+// in L3. With it, one A micro-panel stays in L1 while the whole packed B
+// block streams past it from L2 (the AVX-512 set's order, tuned on AVX-512
+// hardware; its B micro-panel, kc×32, would not fit in L1).
+//
+// convNC bounds the columns of a convolution's chunk (see convForward).
 type shape struct {
 	mr, nr, mc, kc, nc int
 	dmr, dnr, dvw      int
+	streamB            bool
+	convNC             int
 }
 
 // kernel is a micro-kernel with its register block and cache blocking.
@@ -80,9 +91,17 @@ func (k *kernel[T]) buffers() *buffers[T] {
 	}
 	return &buffers[T]{
 		a: make([]T, k.mc*k.kc),
-		b: make([]T, k.kc*k.nc),
 		t: make([]T, k.mr*k.nr),
 	}
+}
+
+// bOf returns the B buffer with room for n elements (it grows on demand:
+// a full kc×nc block is megabytes, most callers need a micro-panel).
+func (b *buffers[T]) bOf(n int) []T {
+	if len(b.b) < n {
+		b.b = make([]T, n)
+	}
+	return b.b[:n]
 }
 
 // kernelSet is one choice of micro-kernels for both precisions.
@@ -101,9 +120,9 @@ var (
 func genericSet() *kernelSet {
 	return &kernelSet{
 		name: "generic",
-		s: newKernel("generic", shape{mr: 4, nr: 8, mc: 64, kc: 256, nc: 512, dmr: 2, dnr: 6, dvw: 1},
+		s: newKernel("generic", shape{mr: 4, nr: 8, mc: 64, kc: 256, nc: 512, dmr: 2, dnr: 6, dvw: 1, convNC: 512},
 			generic4x8[float32], goDot[float32](2, 6, 1), false),
-		d: newKernel("generic", shape{mr: 4, nr: 8, mc: 64, kc: 256, nc: 256, dmr: 2, dnr: 6, dvw: 1},
+		d: newKernel("generic", shape{mr: 4, nr: 8, mc: 64, kc: 256, nc: 256, dmr: 2, dnr: 6, dvw: 1, convNC: 256},
 			generic4x8[float64], goDot[float64](2, 6, 1), false),
 	}
 }
@@ -261,44 +280,43 @@ func (p *params[T]) run(i0, i1, j0, j1 int) {
 			if pc == 0 && p.beta == 0 {
 				accum = 0
 			}
-			packB(buf.b, p.b, p.ldb, p.transB, pc, kc, jc, nc, nr, kr.simdPack)
+			bb := buf.bOf(kc * ((nc + nr - 1) / nr * nr))
+			packB(bb, p.b, p.ldb, p.transB, pc, kc, jc, nc, nr, kr.simdPack)
 			for ic := i0; ic < i1; ic += kr.mc {
 				mc := min(kr.mc, i1-ic)
 				packA(buf.a, p.a, p.lda, p.transA, ic, mc, pc, kc, mr, p.alpha, kr.simdPack)
+				if !kr.streamB {
+					p.tileBlock(buf, buf.a, bb, ic, mc, jc, nc, kc, accum)
+					continue
+				}
 				for ir := 0; ir < mc; ir += mr {
-					p.tileRow(buf, buf.a[ir*kc:], buf.b, ic+ir, min(mr, mc-ir), jc, nc, kc, accum)
+					p.tileBlock(buf, buf.a[ir*kc:], bb, ic+ir, min(mr, mc-ir), jc, nc, kc, accum)
 				}
 			}
 		}
 	}
 }
 
-// tileRow computes the tiles of C rows i..i+mrr, columns jc..jc+nc from the
-// packed A micro-panel ap and the packed block bp.
-func (p *params[T]) tileRow(buf *buffers[T], ap, bp []T, i, mrr, jc, nc, kc, accum int) {
+// tileBlock computes the tiles of C rows i0..i0+mc, columns jc..jc+nc from
+// the packed A block ap and the packed B block bp, B micro-panel by B
+// micro-panel (with mc ≤ mr: one A micro-panel against the whole B block).
+func (p *params[T]) tileBlock(buf *buffers[T], ap, bp []T, i0, mc, jc, nc, kc, accum int) {
 	kr := p.kr
 	mr, nr := kr.mr, kr.nr
 	c, ldc := p.c, p.ldc
-	a := &ap[0]
 	for jr := 0; jr < nc; jr += nr {
 		b := &bp[jr*kc]
 		nrr := min(nr, nc-jr)
-		ci := i*ldc + jc + jr
-		if mrr == mr && nrr == nr {
-			kr.fn(kc, a, b, &c[ci], ldc, accum)
-			continue
-		}
-		kr.fn(kc, a, b, &buf.t[0], nr, 0)
-		for r := 0; r < mrr; r++ {
-			dst := c[ci+r*ldc : ci+r*ldc+nrr]
-			src := buf.t[r*nr : r*nr+nrr]
-			if accum == 0 {
-				copy(dst, src)
+		for ir := 0; ir < mc; ir += mr {
+			mrr := min(mr, mc-ir)
+			a := &ap[ir*kc]
+			ci := (i0+ir)*ldc + jc + jr
+			if mrr == mr && nrr == nr {
+				kr.fn(kc, a, b, &c[ci], ldc, accum)
 				continue
 			}
-			for j, v := range src {
-				dst[j] += v
-			}
+			kr.fn(kc, a, b, &buf.t[0], nr, 0)
+			storeRows(c, ci, ldc, buf.t, 0, nr, mrr, nrr, accum)
 		}
 	}
 }

@@ -6,10 +6,13 @@ package gemm
 // the AVX-512 dot kernels, which run only where avx512Dot is set (see
 // archKernels); by default the set uses the AVX2 ones and their tile.
 var (
-	avx512S = shape{mr: 14, nr: 32, mc: 14 * 24, kc: 384, nc: 768, dmr: 4, dnr: 6, dvw: 16}
-	avx512D = shape{mr: 14, nr: 16, mc: 14 * 24, kc: 256, nc: 512, dmr: 4, dnr: 6, dvw: 8}
-	avx2S   = shape{mr: 6, nr: 16, mc: 6 * 40, kc: 256, nc: 512, dmr: 2, dnr: 6, dvw: 8}
-	avx2D   = shape{mr: 6, nr: 8, mc: 6 * 40, kc: 256, nc: 256, dmr: 2, dnr: 6, dvw: 4}
+	avx512S = shape{mr: 14, nr: 32, mc: 14 * 24, kc: 384, nc: 768, dmr: 4, dnr: 6, dvw: 16, streamB: true, convNC: 768}
+	avx512D = shape{mr: 14, nr: 16, mc: 14 * 24, kc: 256, nc: 512, dmr: 4, dnr: 6, dvw: 8, streamB: true, convNC: 512}
+	// BLIS's blocking for Zen 3 (config/zen3): the B micro-panel, 16 KiB,
+	// in a 32 KiB L1; the A block, 144 KiB, in a 512 KiB L2; the B block,
+	// 4 MiB, in L3.
+	avx2S = shape{mr: 6, nr: 16, mc: 144, kc: 256, nc: 4080, dmr: 2, dnr: 6, dvw: 8, convNC: 512}
+	avx2D = shape{mr: 6, nr: 8, mc: 72, kc: 256, nc: 4080, dmr: 2, dnr: 6, dvw: 4, convNC: 256}
 )
 
 // withDot returns s with the dot-product tile of d.

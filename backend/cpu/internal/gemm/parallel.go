@@ -28,6 +28,7 @@ type job[T float] struct {
 	p        params[T]
 	m, n     int
 	ncb, kcb int // block sizes
+	mb       int // rows per band
 	nk       int // k blocks per column block
 	blocks   int
 	bp       [2][]T
@@ -60,7 +61,7 @@ func (j *job[T]) block(b int) (jc, nc, pc, kc, groups, bands int) {
 	kc = min(j.kcb, j.p.k-pc)
 	panels := (nc + j.p.kr.nr - 1) / j.p.kr.nr
 	groups = (panels + bGroup - 1) / bGroup
-	bands = (j.m + j.p.kr.mr - 1) / j.p.kr.mr
+	bands = (j.m + j.mb - 1) / j.mb
 	return
 }
 
@@ -77,6 +78,11 @@ func parallel[T float](p *params[T], m, n, t int) {
 	j.ncb = balance(n, kr.nc, kr.nr)
 	j.kcb = balance(p.k, kr.kc, 1)
 	j.nk = (p.k + j.kcb - 1) / j.kcb
+	j.mb = kr.mr
+	if !kr.streamB {
+		// mc-row bands, at least two per goroutine
+		j.mb = min(balance(m, kr.mc, kr.mr), max(kr.mr, (m+2*t-1)/(2*t)/kr.mr*kr.mr))
+	}
 	j.blocks = (n + j.ncb - 1) / j.ncb * j.nk
 	size := j.ncb * j.kcb
 	for i := range j.bp {
@@ -88,7 +94,7 @@ func parallel[T float](p *params[T], m, n, t int) {
 		j.packed = make([]atomic.Int64, j.blocks)
 		j.computed = make([]atomic.Int64, j.blocks)
 	}
-	nbd := (m + kr.mr - 1) / kr.mr * (j.blocks / j.nk)
+	nbd := (m + j.mb - 1) / j.mb * (j.blocks / j.nk)
 	if len(j.bandDone) < nbd {
 		j.bandDone = make([]atomic.Int64, nbd)
 	}
@@ -160,8 +166,8 @@ func (j *job[T]) runPart(int) {
 		}
 		band := k - groups
 		bd := &j.bandDone[b/j.nk*bands+band]
-		i := band * mr
-		mrr := min(mr, j.m-i)
+		i := band * j.mb
+		mrr := min(j.mb, j.m-i)
 		accum := 1
 		if pc == 0 {
 			if p.beta == 0 {
@@ -174,7 +180,7 @@ func (j *job[T]) runPart(int) {
 		waitFor(&j.packed[b], int64(groups))
 		// The previous k block adds into the same tiles of C.
 		waitFor(bd, int64(b%j.nk))
-		p.tileRow(buf, buf.a, bp, i, mrr, jc, nc, kc, accum)
+		p.tileBlock(buf, buf.a, bp, i, mrr, jc, nc, kc, accum)
 		bd.Add(1)
 		j.computed[b].Add(1)
 	}

@@ -145,8 +145,6 @@ func convWinograd[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, o
 			s.v = getScratch[T](16 * winoVStride(cg, pp, nr))
 			s.m = getScratch[T](pp * 16 * mpad * nr)
 		}
-		buf := kr.buffers()
-		defer kr.bufs.put(buf)
 		gi, b := it/blocks, it%blocks
 		p0 := b * pp
 		np := min(pp, panels-p0)
