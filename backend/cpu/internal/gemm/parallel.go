@@ -214,39 +214,64 @@ func startWorkers(n int) {
 	workersMu.Unlock()
 }
 
-// spinFor is how long a worker keeps polling for work after finishing a
-// part before it parks: waking a parked goroutine's thread takes ~100µs,
-// as long as a whole 256³ product, and back-to-back products are the
-// common case.
-const spinFor = 200 * time.Microsecond
+// After finishing its part a worker polls for more work before it parks:
+// waking a parked goroutine's thread takes ~100-200µs here (a VM wakes an
+// idle virtual CPU slowly), as long as a whole 256³ product, and
+// back-to-back products are common. Polling is polite: each round yields
+// the P to other goroutines and the CPU to other threads (sched_yield), so
+// that on a busy machine the poller takes only time nobody else wants. How
+// long a worker polls adapts to how soon work has been coming: twice the
+// last wait, between minSpin and maxSpin; minSpin once work has come later
+// than maxSpin (products far apart: parking costs nothing then).
+const (
+	minSpin = 20 * time.Microsecond
+	maxSpin = 500 * time.Microsecond
+)
+
+// spinFor, when nonzero, fixes the polling time (tests and benchmarks).
+var spinFor time.Duration
 
 func worker() {
+	spin := 4 * minSpin
 	for {
 		w := <-workCh
 		for {
 			w.p.runPart(w.i)
 			w.p.done()
-			if !poll(&w) {
-				break
+			if spinFor > 0 {
+				spin = spinFor
 			}
+			t0 := time.Now()
+			ok := poll(&w, spin)
+			if !ok {
+				w = <-workCh
+			}
+			spin = nextSpin(time.Since(t0))
 		}
 	}
 }
 
-// poll waits up to spinFor for more work without parking.
-func poll(w *work) bool {
+// nextSpin is the polling time after a wait of d for work.
+func nextSpin(d time.Duration) time.Duration {
+	if d > maxSpin {
+		return minSpin
+	}
+	return min(maxSpin, max(minSpin, 2*d))
+}
+
+// poll waits up to d for more work without parking.
+func poll(w *work, d time.Duration) bool {
 	start := time.Now()
-	for i := 0; ; i++ {
+	for {
 		select {
 		case *w = <-workCh:
 			return true
 		default:
 		}
-		if i%64 == 63 {
-			if time.Since(start) > spinFor {
-				return false
-			}
-			runtime.Gosched()
+		if time.Since(start) > d {
+			return false
 		}
+		runtime.Gosched()
+		osYield()
 	}
 }
