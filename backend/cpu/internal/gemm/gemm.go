@@ -2,15 +2,18 @@
 // GEMM in pure Go with assembly micro-kernels (no cgo, no BLAS library).
 //
 // The structure is the BLIS one. op(B) is packed, KC rows by NC columns at
-// a time, into NR-column micro-panels that stay in L2; op(A) is packed, MC
-// rows at a time, into MR-row micro-panels (alpha folded in) whose current
-// one stays in L1; an assembly micro-kernel then computes each MR×NR tile of
-// C with the whole tile held in vector registers. Partial tiles at the edges
-// are computed into a small buffer and merged. Large products run on several
-// goroutines that share each packed block of B and take bands of C rows from
-// an atomic counter (see parallel.go); packing buffers come from free lists
-// that outlive garbage collections, so steady-state calls do not allocate.
-// On AVX-512 the packing itself uses gathers and masked loads generated
+// a time, into NR-column micro-panels; op(A) is packed, MC rows at a time,
+// into MR-row micro-panels (alpha folded in); an assembly micro-kernel then
+// computes each MR×NR tile of C with the whole tile held in vector
+// registers. In BLIS's loop order (AVX2, generic) one B micro-panel stays in
+// L1 while the A micro-panels of the block, in L2, stream past it; the
+// AVX-512 set instead keeps one A micro-panel in L1 and streams the B block
+// past it (see shape.streamB). Partial tiles at the edges are computed into
+// a small buffer and merged. Large products run on several goroutines that
+// share each packed block of B and take bands of C rows from an atomic
+// counter (see parallel.go); packing buffers come from free lists that
+// outlive garbage collections, so steady-state calls do not allocate. On
+// AVX-512 the packing itself uses gathers and masked loads generated
 // alongside the kernels.
 //
 // The micro-kernel is chosen at init from the CPU's features: AVX-512

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -360,4 +361,22 @@ func TestParallelBlocks(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestNextSpin: idle workers poll for twice their last wait, within
+// [minSpin, maxSpin], and briefly once work came later than maxSpin.
+func TestNextSpin(t *testing.T) {
+	for _, c := range []struct{ wait, want time.Duration }{
+		{0, minSpin},
+		{5 * time.Microsecond, minSpin},
+		{100 * time.Microsecond, 200 * time.Microsecond},
+		{maxSpin / 2, maxSpin},
+		{maxSpin, maxSpin},
+		{maxSpin + 1, minSpin},
+		{time.Second, minSpin},
+	} {
+		if got := nextSpin(c.wait); got != c.want {
+			t.Errorf("nextSpin(%v) = %v, want %v", c.wait, got, c.want)
+		}
+	}
 }

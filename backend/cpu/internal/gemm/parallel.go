@@ -11,10 +11,11 @@ import (
 // A parallel product walks the same (jc, pc) blocks as the serial one, but
 // all goroutines share each packed block of B. The work of a block is a list
 // of items: first packing groups of B micro-panels into the block's buffer,
-// then computing MR-row bands of C (each goroutine packs its own A
-// micro-panel). Items of all blocks are numbered in order and handed out
-// through one atomic counter, so a goroutine that starts late (waking a
-// parked thread takes ~100µs) or runs slowly just takes fewer items. An item
+// then computing bands of C rows (each goroutine packs its own A rows: one
+// micro-panel in the streamed-B order, an MC-row block in BLIS's). Items of
+// all blocks are numbered in order and handed out through one atomic
+// counter, so a goroutine that starts late (waking a parked thread takes
+// ~100µs) or runs slowly just takes fewer items. An item
 // waits only on earlier items: a band waits for its block's B to be packed,
 // and packing block b into one of two buffers waits until block b-2, which
 // used that buffer, is finished; a band of a later k block waits for the
@@ -228,9 +229,6 @@ const (
 	maxSpin = 500 * time.Microsecond
 )
 
-// spinFor, when nonzero, fixes the polling time (tests and benchmarks).
-var spinFor time.Duration
-
 func worker() {
 	spin := 4 * minSpin
 	for {
@@ -238,9 +236,6 @@ func worker() {
 		for {
 			w.p.runPart(w.i)
 			w.p.done()
-			if spinFor > 0 {
-				spin = spinFor
-			}
 			t0 := time.Now()
 			ok := poll(&w, spin)
 			if !ok {
