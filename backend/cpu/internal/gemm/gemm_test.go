@@ -363,20 +363,23 @@ func TestParallelBlocks(t *testing.T) {
 	})
 }
 
-// TestNextSpin: idle workers poll for twice their last wait, within
-// [minSpin, maxSpin], and briefly once work came later than maxSpin.
+// TestNextSpin: idle workers poll twice as long after work came in time,
+// long enough for the last wait when it came late within maxSpin, half as
+// long after a longer wait; always within [minSpin, maxSpin].
 func TestNextSpin(t *testing.T) {
-	for _, c := range []struct{ wait, want time.Duration }{
-		{0, minSpin},
-		{5 * time.Microsecond, minSpin},
-		{100 * time.Microsecond, 200 * time.Microsecond},
-		{maxSpin / 2, maxSpin},
-		{maxSpin, maxSpin},
-		{maxSpin + 1, minSpin},
-		{time.Second, minSpin},
+	us := time.Microsecond
+	for _, c := range []struct{ spin, wait, want time.Duration }{
+		{100 * us, 0, 200 * us},
+		{100 * us, 100 * us, 200 * us},
+		{400 * us, 10 * us, maxSpin},
+		{100 * us, 150 * us, 300 * us},
+		{100 * us, maxSpin, maxSpin},
+		{100 * us, maxSpin + 1, 50 * us},
+		{minSpin, time.Second, minSpin},
+		{maxSpin, time.Second, maxSpin / 2},
 	} {
-		if got := nextSpin(c.wait); got != c.want {
-			t.Errorf("nextSpin(%v) = %v, want %v", c.wait, got, c.want)
+		if got := nextSpin(c.spin, c.wait); got != c.want {
+			t.Errorf("nextSpin(%v, %v) = %v, want %v", c.spin, c.wait, got, c.want)
 		}
 	}
 }

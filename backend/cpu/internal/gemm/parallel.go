@@ -221,37 +221,44 @@ func startWorkers(n int) {
 // back-to-back products are common. Polling is polite: each round yields
 // the P to other goroutines and the CPU to other threads (sched_yield), so
 // that on a busy machine the poller takes only time nobody else wants. How
-// long a worker polls adapts to how soon work has been coming: twice the
-// last wait, between minSpin and maxSpin; minSpin once work has come later
-// than maxSpin (products far apart: parking costs nothing then).
+// long a worker polls adapts to how soon work has been coming (nextSpin),
+// between minSpin and maxSpin.
 const (
 	minSpin = 20 * time.Microsecond
 	maxSpin = 500 * time.Microsecond
 )
 
 func worker() {
-	spin := 4 * minSpin
+	spin := maxSpin / 2
 	for {
 		w := <-workCh
 		for {
 			w.p.runPart(w.i)
 			w.p.done()
 			t0 := time.Now()
-			ok := poll(&w, spin)
-			if !ok {
+			if !poll(&w, spin) {
 				w = <-workCh
 			}
-			spin = nextSpin(time.Since(t0))
+			spin = nextSpin(spin, time.Since(t0))
 		}
 	}
 }
 
-// nextSpin is the polling time after a wait of d for work.
-func nextSpin(d time.Duration) time.Duration {
-	if d > maxSpin {
-		return minSpin
+// nextSpin is the polling time after polling for spin and waiting d for
+// work: doubled when the work came in time, at least twice d when it came
+// later but within maxSpin, halved when it came later than that (one long
+// pause, a garbage collection say, does not end the polling; work that
+// keeps coming late does).
+func nextSpin(spin, d time.Duration) time.Duration {
+	switch {
+	case d <= spin:
+		spin *= 2
+	case d <= maxSpin:
+		spin = max(spin, 2*d)
+	default:
+		spin /= 2
 	}
-	return min(maxSpin, max(minSpin, 2*d))
+	return min(maxSpin, max(minSpin, spin))
 }
 
 // poll waits up to d for more work without parking.
