@@ -209,6 +209,19 @@ def measure(name, unit, setup, quick, target=2.0, max_runs=50):
     return r
 
 
+def blas_library():
+    """The BLAS library torch.mm runs on, read from this process's mappings."""
+    a = torch.ones(8, 8)
+    torch.mm(a, a)  # loads the BLAS if it is loaded lazily
+    try:
+        with open("/proc/self/maps") as f:
+            libs = {l.split()[-1] for l in f if "blas" in l.lower() and "/" in l}
+    except OSError:
+        return "unknown"
+    # libblas.so.3 is an alternatives link: name what it resolves to
+    return ", ".join(sorted(os.path.realpath(x) for x in libs)) or "built in"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: os.cpu_count())")
@@ -219,6 +232,11 @@ def main():
     torch.set_num_threads(threads)
     known = {c[0]: c for c in CASES}
     names = [n.strip() for n in a.cases.split(",") if n.strip()] if a.cases else [c[0] for c in CASES]
+    blas = blas_library()
+    print(f"PyTorch {torch.__version__}, {threads} threads, BLAS: {blas}", file=sys.stderr)
+    if "libopenblas" not in blas and "mkl" not in blas:
+        print("torch_bench: warning: torch.mm runs on a reference BLAS here; its sgemm rows are no baseline "
+              "(Debian: apt-get install libopenblas0-pthread)", file=sys.stderr)
     results = []
     for n in names:
         if n not in known:
@@ -235,6 +253,7 @@ def main():
     json.dump({"framework": "pytorch", "version": torch.__version__, "threads": torch.get_num_threads(),
                "quick": a.quick, "host": socket.gethostname(),
                "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+               "blas": blas,
                "openblas_env": {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ},
                "results": results}, sys.stdout, indent=2)
     print()
