@@ -439,9 +439,26 @@ func TestPrefixWriter(t *testing.T) {
 	if want := "[rank2]: one\n[rank2]: two\n[rank2]: \n[rank2]: three\n"; b.String() != want {
 		t.Errorf("%q, want %q", b.String(), want)
 	}
+	// A progress bar's carriage returns end lines too; "\r\n" is one
+	// ending, also when split across writes.
+	b.Reset()
+	p.Write([]byte("10%\r20%\r"))
+	p.Write([]byte("\ndone\r\nx\r"))
+	p.Write([]byte("\n"))
+	if want := "[rank2]: 10%\r[rank2]: 20%\r\n[rank2]: done\r\n[rank2]: x\r\n"; b.String() != want {
+		t.Errorf("%q, want %q", b.String(), want)
+	}
 	tw := newTailWriter(2)
 	tw.Write([]byte("a\nb\nc\nd"))
 	if got := tw.lines(); !slices.Equal(got, []string{"c", "d"}) {
 		t.Errorf("tail %q", got)
+	}
+	tw.Write([]byte("\n10%\r90%\r\nerr\n50%\r"))
+	if got := tw.lines(); !slices.Equal(got, []string{"err", "50%"}) {
+		t.Errorf("tail with redrawn lines %q", got)
+	}
+	tw.Write([]byte("\n"))
+	if got := tw.lines(); !slices.Equal(got, []string{"err", "50%"}) {
+		t.Errorf("tail after the redrawn line ended %q", got)
 	}
 }

@@ -23,21 +23,30 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 const maxLine = 64 << 10
 
 // prefixWriter writes each complete line it is given to w with prefix in
-// front, as one Write. One exec.Cmd copying goroutine writes to it at a
-// time; flush (after the worker exited) writes a last unterminated line.
+// front, as one Write. A carriage return also ends a line (progress bars
+// redraw their line with it), so such updates show at once, prefixed, and
+// redraw in place on a terminal; "\r\n" is one ending. One exec.Cmd copying
+// goroutine writes to it at a time; flush (after the worker exited) writes a
+// last unterminated line.
 type prefixWriter struct {
 	w      io.Writer
 	prefix string
 	mu     sync.Mutex
 	buf    []byte
+	cr     bool // the last line written ended in '\r'
 }
 
 func (p *prefixWriter) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := len(b)
+	if p.cr && len(b) > 0 && b[0] == '\n' && len(p.buf) == 0 {
+		p.w.Write([]byte{'\n'}) // the rest of a "\r\n" split across writes
+		b = b[1:]
+	}
+	p.cr = false
 	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
+		i := bytes.IndexAny(b, "\r\n")
 		if i < 0 {
 			p.buf = append(p.buf, b...)
 			if len(p.buf) >= maxLine {
@@ -45,6 +54,10 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 			}
 			break
 		}
+		if b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+			i++
+		}
+		p.cr = b[i] == '\r'
 		p.emit(b[:i+1])
 		b = b[i+1:]
 	}
@@ -54,7 +67,7 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 }
 
 // emit writes prefix, the buffered partial line and rest (which ends in a
-// newline, or is nil: then a newline is added).
+// line ending, or is nil: then a newline is added).
 func (p *prefixWriter) emit(rest []byte) {
 	line := make([]byte, 0, len(p.prefix)+len(p.buf)+len(rest)+1)
 	line = append(append(append(line, p.prefix...), p.buf...), rest...)
@@ -74,11 +87,14 @@ func (p *prefixWriter) flush() {
 }
 
 // tailWriter keeps the last n lines written to it (each cut to 512 bytes).
+// A line redrawn with carriage returns (a progress bar) counts as its last
+// drawing.
 type tailWriter struct {
 	mu      sync.Mutex
 	n       int
 	done    []string
 	partial []byte
+	drawn   []byte // the partial line before the last '\r'
 }
 
 func newTailWriter(n int) *tailWriter { return &tailWriter{n: n} }
@@ -87,8 +103,18 @@ func (t *tailWriter) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, c := range b {
-		if c == '\n' {
+		switch c {
+		case '\n':
+			if len(t.partial) == 0 && len(t.drawn) > 0 {
+				t.partial = append(t.partial, t.drawn...)
+			}
 			t.push()
+			continue
+		case '\r':
+			if len(t.partial) > 0 {
+				t.drawn = append(t.drawn[:0], t.partial...)
+				t.partial = t.partial[:0]
+			}
 			continue
 		}
 		if len(t.partial) < 512 {
@@ -104,6 +130,7 @@ func (t *tailWriter) push() {
 		t.done = t.done[len(t.done)-t.n:]
 	}
 	t.partial = t.partial[:0]
+	t.drawn = t.drawn[:0]
 }
 
 // lines returns the kept lines, the unterminated last one included.
@@ -113,6 +140,8 @@ func (t *tailWriter) lines() []string {
 	out := append([]string(nil), t.done...)
 	if len(t.partial) > 0 {
 		out = append(out, string(t.partial))
+	} else if len(t.drawn) > 0 {
+		out = append(out, string(t.drawn))
 	}
 	if len(out) > t.n {
 		out = out[len(out)-t.n:]
