@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"github.com/emberml/ember"
-	"github.com/emberml/ember/backend/backendtest"
+	"github.com/emberml/ember/embertest"
 )
 
 // TestConformance runs the backend suite on every device this machine has.
 func TestConformance(t *testing.T) {
-	t.Run("cpu", func(t *testing.T) { backendtest.Run(t, ember.CPU) })
-	t.Run("meta", func(t *testing.T) { backendtest.RunShapes(t, ember.Meta) })
+	t.Run("cpu", func(t *testing.T) { embertest.Run(t, ember.CPU) })
+	t.Run("meta", func(t *testing.T) { embertest.RunShapes(t, ember.Meta) })
 	n := ember.DeviceCount()
 	if n == 0 {
 		t.Run("cuda", func(t *testing.T) {
@@ -20,7 +20,7 @@ func TestConformance(t *testing.T) {
 	}
 	for i := 0; i < n; i++ {
 		dev := ember.CUDA(i)
-		t.Run(dev.String(), func(t *testing.T) { backendtest.Run(t, dev) })
+		t.Run(dev.String(), func(t *testing.T) { embertest.Run(t, dev) })
 	}
 }
 

@@ -398,7 +398,7 @@ for entry in ember:cmd/ember walkthrough:examples/walkthrough; do
 	fi
 done
 
-# The root testdata: backendtest's fixtures (found through EMBER_FIXTURES_DIR,
+# The root testdata: embertest's fixtures (found through EMBER_FIXTURES_DIR,
 # which run.sh sets) and the files tests open as testdata/... or ../testdata/...
 cp -r testdata "$out/src/testdata"
 find "$out/src/testdata" -name '__pycache__' -prune -exec rm -rf {} +

@@ -2,7 +2,7 @@
 
 Run with /usr/bin/python3 (torch 1.13):
     /usr/bin/python3 testdata/gen_grad_fixtures.py
-Writes testdata/fixtures/grad/grad_<op>.json (a folder of its own: backendtest
+Writes testdata/fixtures/grad/grad_<op>.json (a folder of its own: embertest
 reads every testdata/fixtures/*.json as its own format): a list of cases, each with params,
 float64 inputs, the output, the gradients of sum(output * w) with respect to
 the inputs (w is stored too), and for batch norm the updated running stats.

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember"
-	"github.com/emberml/ember/backend/backendtest"
+	"github.com/emberml/ember/embertest"
 )
 
-func TestConformance(t *testing.T) { backendtest.Run(t, ember.CPU) }
+func TestConformance(t *testing.T) { embertest.Run(t, ember.CPU) }

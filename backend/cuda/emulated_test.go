@@ -6,7 +6,7 @@ import (
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/backend"
-	"github.com/emberml/ember/backend/backendtest"
+	"github.com/emberml/ember/embertest"
 	"github.com/emberml/ember/backend/cuda"
 	"github.com/emberml/ember/backend/cuda/cudatest"
 )
@@ -19,7 +19,7 @@ func TestConformanceEmulated(t *testing.T) {
 	if !ember.CUDAAvailable() {
 		t.Fatal("the emulated device is not visible")
 	}
-	backendtest.Run(t, ember.CUDA(0))
+	embertest.Run(t, ember.CUDA(0))
 }
 
 func TestEmulatedMemoryStats(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember"
-	"github.com/emberml/ember/backend/backendtest"
+	"github.com/emberml/ember/embertest"
 )
 
-func TestConformanceShapes(t *testing.T) { backendtest.RunShapes(t, ember.Meta) }
+func TestConformanceShapes(t *testing.T) { embertest.RunShapes(t, ember.Meta) }

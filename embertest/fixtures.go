@@ -1,4 +1,4 @@
-package backendtest
+package embertest
 
 import (
 	"encoding/json"
@@ -57,7 +57,7 @@ func FixtureDir() string {
 		return d
 	}
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "fixtures")
+	return filepath.Join(filepath.Dir(file), "..", "testdata", "fixtures")
 }
 
 var (
@@ -456,7 +456,7 @@ func (c Case) apply(in []*ember.Tensor) []*ember.Tensor {
 	case "stack":
 		return one(ember.Stack(in, c.intArg("dim")))
 	}
-	panic("backendtest: unknown fixture op " + c.Op)
+	panic("embertest: unknown fixture op " + c.Op)
 }
 
 // tolerance returns (rtol, atol) for comparing op's output of dtype dt.

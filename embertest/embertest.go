@@ -1,13 +1,13 @@
-// Package backendtest is ember's backend conformance suite. A backend's
+// Package embertest is ember's backend conformance suite. A backend's
 // tests call Run (every PyTorch fixture case and the hand-worked tests, with
 // values) or RunShapes (shape, dtype and device rules only, for backends
 // without data such as meta) with one of the backend's devices:
 //
-//	func TestConformance(t *testing.T) { backendtest.Run(t, ember.CPU) }
+//	func TestConformance(t *testing.T) { embertest.Run(t, ember.CPU) }
 //
 // The fixtures are testdata/fixtures/*.json, written from PyTorch by
 // testdata/gen_fixtures.py. Every test body is device-agnostic.
-package backendtest
+package embertest
 
 import (
 	"errors"
