@@ -617,7 +617,7 @@ func (t *Tensor) SqrtInPlace() *Tensor {
 		panic(&DTypeError{Op: "sqrt_", DTypes: []DType{t.dtype}, Msg: "result type Float can't be cast to the desired output type " + t.dtype.String()})
 	}
 	if t.dev.Type != MetaType {
-		t.be().Unary(backend.Sqrt, t.view(), t.view(), 0, 0)
+		t.be().Unary(backend.Sqrt, t.view(), t.view(), backend.Params{})
 	}
 	return t
 }

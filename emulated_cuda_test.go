@@ -27,6 +27,7 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		f    func(*testing.T)
 	}{
 		{"GradcheckElementwise", TestGradcheckElementwise},
+		{"EveryOpHasAGradient", TestEveryOpHasAGradient},
 		{"GradcheckReductions", TestGradcheckReductions},
 		{"GradcheckMatMul", TestGradcheckMatMul},
 		{"GradcheckViews", TestGradcheckViews},

@@ -1,9 +1,11 @@
 package ember
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/optable"
 )
 
 // Backward rules of the elementwise, reduction, matmul and view ops. The
@@ -25,71 +27,64 @@ func needsGrad(ts ...*Tensor) bool {
 	return false
 }
 
-var binaryGradNames = map[backend.BinaryOp]string{
-	backend.Add: "AddBackward0", backend.Sub: "SubBackward0", backend.Mul: "MulBackward0",
-	backend.Div: "DivBackward0", backend.Pow: "PowBackward1", backend.Maximum: "MaximumBackward0",
-	backend.Minimum: "MinimumBackward0", backend.Atan2: "Atan2Backward0", backend.Remainder: "RemainderBackward0",
-}
-
-// recordBinary records op(a, b) = out for the floating, differentiable ops;
-// a and b are the promoted operands.
+// recordBinary records op(a, b) = out for the floating, differentiable ops
+// (those whose table row names a GradFn); a and b are the promoted operands.
 func recordBinary(op backend.BinaryOp, a, b, out *Tensor) *Tensor {
-	name, ok := binaryGradNames[op]
-	if !ok || !out.dtype.IsFloat() || !needsGrad(a, b) {
+	row := op.Row()
+	if row.GradFn == "" || !out.dtype.IsFloat() || !needsGrad(a, b) {
 		return out
 	}
-	ad, bd, yd := a.Detach(), b.Detach(), out.Detach()
-	ins := []*Tensor{a, b}
-	switch op {
-	case backend.Add:
-		return record(name, out, ins, nil, func(g *Tensor) []*Tensor { return []*Tensor{g, g} })
-	case backend.Sub:
-		return record(name, out, ins, nil, func(g *Tensor) []*Tensor { return []*Tensor{g, g.Neg()} })
-	case backend.Mul:
-		return record(name, out, ins, savedIf(ad, b, bd, a), func(g *Tensor) []*Tensor {
-			return []*Tensor{gradIf(a, func() *Tensor { return g.Mul(bd) }), gradIf(b, func() *Tensor { return g.Mul(ad) })}
-		})
-	case backend.Div:
-		return record(name, out, ins, []*Tensor{ad, bd}, func(g *Tensor) []*Tensor {
-			return []*Tensor{gradIf(a, func() *Tensor { return g.Div(bd) }),
-				gradIf(b, func() *Tensor { return g.Mul(ad).Div(bd.Mul(bd)).Neg() })}
-		})
-	case backend.Pow:
-		return record(name, out, ins, []*Tensor{ad, bd, yd}, func(g *Tensor) []*Tensor {
-			ga := gradIf(a, func() *Tensor {
-				// b * a^(b-1), zero where b == 0 (as PyTorch masks it)
-				d := bd.Mul(ad.Pow(bd.SubScalar(1)))
-				return g.Mul(Where(bd.EqScalar(0), zeroLike(d), d))
-			})
-			gb := gradIf(b, func() *Tensor {
-				d := yd.Mul(ad.Log())
-				// zero where a == 0 and b >= 0
-				mask := ad.EqScalar(0).LogicalAnd(bd.Ge(zeroLike(bd)))
-				return g.Mul(Where(mask, zeroLike(d), d))
-			})
-			return []*Tensor{ga, gb}
-		})
-	case backend.Maximum, backend.Minimum:
-		return record(name, out, ins, []*Tensor{ad, bd}, func(g *Tensor) []*Tensor {
-			half := Where(ad.Eq(bd), g.MulScalar(0.5), g)
-			z := zeroLike(g)
-			aLose, bLose := ad.Lt(bd), ad.Gt(bd)
-			if op == backend.Minimum {
-				aLose, bLose = bLose, aLose
-			}
-			return []*Tensor{Where(aLose, z, half), Where(bLose, z, half)}
-		})
-	case backend.Atan2:
-		return record(name, out, ins, []*Tensor{ad, bd}, func(g *Tensor) []*Tensor {
-			den := ad.Mul(ad).Add(bd.Mul(bd))
-			return []*Tensor{g.Mul(bd).Div(den), g.Mul(ad).Div(den).Neg()}
-		})
-	case backend.Remainder:
-		return record(name, out, ins, []*Tensor{ad, bd}, func(g *Tensor) []*Tensor {
-			return []*Tensor{g, gradIf(b, func() *Tensor { return g.Mul(ad.Div(bd).Floor()).Neg() })}
-		})
+	rule := binaryRules[op]
+	if rule == nil {
+		panic(fmt.Sprintf("ember: %s has grad_fn %s in the op table but no gradient rule", op, row.GradFn))
 	}
-	return out
+	var ad, bd, yd *Tensor
+	var saved []*Tensor
+	switch {
+	case row.Saves&optable.SaveCross != 0:
+		if b.RequiresGrad() {
+			ad = a.Detach()
+			saved = append(saved, ad)
+		}
+		if a.RequiresGrad() {
+			bd = b.Detach()
+			saved = append(saved, bd)
+		}
+	case row.Saves&optable.SaveX != 0:
+		ad, bd = a.Detach(), b.Detach()
+		saved = append(saved, ad, bd)
+	}
+	if row.Saves&optable.SaveY != 0 {
+		yd = out.Detach()
+		saved = append(saved, yd)
+	}
+	need := [2]bool{a.RequiresGrad(), b.RequiresGrad()}
+	return record(row.GradFn, out, []*Tensor{a, b}, saved, func(g *Tensor) []*Tensor {
+		ga, gb := rule(g, ad, bd, yd, need)
+		if !need[0] {
+			ga = nil
+		}
+		if !need[1] {
+			gb = nil
+		}
+		return []*Tensor{ga, gb}
+	})
+}
+
+// gradIf evaluates f only when in requires grad.
+func gradIf(in *Tensor, f func() *Tensor) *Tensor {
+	if !in.RequiresGrad() {
+		return nil
+	}
+	return f()
+}
+
+// when evaluates f only when need is set.
+func when(need bool, f func() *Tensor) *Tensor {
+	if !need {
+		return nil
+	}
+	return f()
 }
 
 // savedIf lists the tensors to save: s1 when t1 needs a gradient, and so on.
@@ -104,88 +99,27 @@ func savedIf(s1, t1, s2, t2 *Tensor) []*Tensor {
 	return out
 }
 
-// gradIf evaluates f only when in requires grad.
-func gradIf(in *Tensor, f func() *Tensor) *Tensor {
-	if !in.RequiresGrad() {
-		return nil
-	}
-	return f()
-}
-
-var unaryGradNames = map[backend.UnaryOp]string{
-	backend.Neg: "NegBackward0", backend.Abs: "AbsBackward0", backend.Exp: "ExpBackward0", backend.Log: "LogBackward0",
-	backend.Sqrt: "SqrtBackward0", backend.Rsqrt: "RsqrtBackward0", backend.Sin: "SinBackward0", backend.Cos: "CosBackward0",
-	backend.Tanh: "TanhBackward0", backend.Sigmoid: "SigmoidBackward0", backend.ReLU: "ReluBackward0",
-	backend.Sign: "SignBackward0", backend.Square: "PowBackward0", backend.Floor: "FloorBackward0",
-	backend.Ceil: "CeilBackward0", backend.Round: "RoundBackward0", backend.Log1p: "Log1PBackward0",
-	backend.Expm1: "Expm1Backward0", backend.Erf: "ErfBackward0", backend.Reciprocal: "ReciprocalBackward0",
-	backend.Clamp: "ClampBackward1", backend.PowScalar: "PowBackward0", backend.LeakyReLU: "LeakyReluBackward0",
-}
-
-// recordUnaryOp records op(x; p1, p2) = out.
-func recordUnaryOp(op backend.UnaryOp, x, out *Tensor, p1, p2 float64) *Tensor {
-	name, ok := unaryGradNames[op]
-	if !ok || !out.dtype.IsFloat() || !needsGrad(x) {
+// recordUnaryOp records op(x; p) = out for the floating, differentiable ops.
+func recordUnaryOp(op backend.UnaryOp, x, out *Tensor, p backend.Params) *Tensor {
+	row := op.Row()
+	if row.GradFn == "" || !out.dtype.IsFloat() || !needsGrad(x) {
 		return out
 	}
-	xd, yd := x.Detach(), out.Detach()
-	in := []*Tensor{x}
-	one := func(f func(g *Tensor) *Tensor, saved ...*Tensor) *Tensor {
-		return record(name, out, in, saved, func(g *Tensor) []*Tensor { return []*Tensor{f(g)} })
+	rule := unaryRules[op]
+	if rule == nil {
+		panic(fmt.Sprintf("ember: %s has grad_fn %s in the op table but no gradient rule", op, row.GradFn))
 	}
-	switch op {
-	case backend.Neg:
-		return one(func(g *Tensor) *Tensor { return g.Neg() })
-	case backend.Abs:
-		return one(func(g *Tensor) *Tensor { return g.Mul(xd.Sign()) }, xd)
-	case backend.Exp:
-		return one(func(g *Tensor) *Tensor { return g.Mul(yd) }, yd)
-	case backend.Log:
-		return one(func(g *Tensor) *Tensor { return g.Div(xd) }, xd)
-	case backend.Sqrt:
-		return one(func(g *Tensor) *Tensor { return g.Div(yd.MulScalar(2)) }, yd)
-	case backend.Rsqrt:
-		return one(func(g *Tensor) *Tensor { return g.Mul(yd.Mul(yd).Mul(yd)).MulScalar(-0.5) }, yd)
-	case backend.Sin:
-		return one(func(g *Tensor) *Tensor { return g.Mul(xd.Cos()) }, xd)
-	case backend.Cos:
-		return one(func(g *Tensor) *Tensor { return g.Mul(xd.Sin()).Neg() }, xd)
-	case backend.Tanh:
-		return one(func(g *Tensor) *Tensor { return g.Mul(yd.Mul(yd).RSubScalar(1)) }, yd)
-	case backend.Sigmoid:
-		return one(func(g *Tensor) *Tensor { return g.Mul(yd.Mul(yd.RSubScalar(1))) }, yd)
-	case backend.ReLU:
-		return one(func(g *Tensor) *Tensor { return Where(yd.GtScalar(0), g, zeroLike(g)) }, yd)
-	case backend.Sign, backend.Floor, backend.Ceil, backend.Round:
-		return one(func(g *Tensor) *Tensor { return ZerosLike(g) })
-	case backend.Square:
-		return one(func(g *Tensor) *Tensor { return g.Mul(xd).MulScalar(2) }, xd)
-	case backend.Log1p:
-		return one(func(g *Tensor) *Tensor { return g.Div(xd.AddScalar(1)) }, xd)
-	case backend.Expm1:
-		return one(func(g *Tensor) *Tensor { return g.Mul(yd.AddScalar(1)) }, yd)
-	case backend.Erf:
-		return one(func(g *Tensor) *Tensor {
-			return g.Mul(xd.Mul(xd).Neg().Exp()).MulScalar(2 / math.Sqrt(math.Pi))
-		}, xd)
-	case backend.Reciprocal:
-		return one(func(g *Tensor) *Tensor { return g.Mul(yd.Mul(yd)).Neg() }, yd)
-	case backend.Clamp:
-		return one(func(g *Tensor) *Tensor {
-			in := xd.Ge(Full(Shape{}, p1, On(xd.dev), Dtype(xd.dtype))).LogicalAnd(xd.Le(Full(Shape{}, p2, On(xd.dev), Dtype(xd.dtype))))
-			return Where(in, g, zeroLike(g))
-		}, xd)
-	case backend.PowScalar:
-		return one(func(g *Tensor) *Tensor {
-			if p1 == 0 {
-				return ZerosLike(g)
-			}
-			return g.Mul(xd.PowScalar(p1 - 1)).MulScalar(p1)
-		}, xd)
-	case backend.LeakyReLU:
-		return one(func(g *Tensor) *Tensor { return Where(xd.GtScalar(0), g, g.MulScalar(p1)) }, xd)
+	var xd, yd *Tensor
+	var saved []*Tensor
+	if row.Saves&optable.SaveX != 0 {
+		xd = x.Detach()
+		saved = append(saved, xd)
 	}
-	return out
+	if row.Saves&optable.SaveY != 0 {
+		yd = out.Detach()
+		saved = append(saved, yd)
+	}
+	return record(row.GradFn, out, []*Tensor{x}, saved, func(g *Tensor) []*Tensor { return []*Tensor{rule(g, xd, yd, p)} })
 }
 
 // recordWhere records where(cond, a, b) = out.

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/optable"
 )
 
 // sameDevice panics with *DeviceMismatchError unless all tensors share a device.
@@ -78,13 +79,19 @@ func binary(op backend.BinaryOp, a, b *Tensor, bScalar bool) *Tensor {
 	ob := opnd(b)
 	ob.scalar = bScalar
 	ct := resultType(opnd(a), ob)
-	switch op {
-	case backend.Div, backend.Atan2:
+	switch op.Class() {
+	case optable.Float:
 		if !ct.IsFloat() {
 			ct = Float32
 		}
-	case backend.LogicalAnd, backend.LogicalOr, backend.LogicalXor:
+	case optable.FloatStrict:
+		if !ct.IsFloat() {
+			panic(&DTypeError{Op: name, DTypes: []DType{a.dtype, b.dtype}, Msg: fmt.Sprintf("%q not implemented for '%s'", name, torchTypeName(ct))})
+		}
+	case optable.Logical:
 		ct = Bool
+	}
+	switch op {
 	case backend.Add, backend.Mul, backend.Maximum, backend.Minimum:
 		if ct == Bool { // bool arithmetic is logical, as in PyTorch
 			op = map[backend.BinaryOp]backend.BinaryOp{backend.Add: backend.LogicalOr, backend.Mul: backend.LogicalAnd, backend.Maximum: backend.LogicalOr, backend.Minimum: backend.LogicalAnd}[op]
@@ -96,6 +103,9 @@ func binary(op backend.BinaryOp, a, b *Tensor, bScalar bool) *Tensor {
 		if a.dtype == Bool || b.dtype == Bool {
 			panic(&DTypeError{Op: name, DTypes: []DType{a.dtype, b.dtype}, Msg: "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead"})
 		}
+	}
+	if !op.Supports(ct) {
+		panic(&DTypeError{Op: name, DTypes: []DType{a.dtype, b.dtype}, Msg: fmt.Sprintf("%q not implemented for '%s'", op.String(), torchTypeName(ct))})
 	}
 	shape := BroadcastShapes(name, a.shape, b.shape)
 	ac, bc := a.Cast(ct), b.Cast(ct)
@@ -137,36 +147,6 @@ func binaryScalar(op backend.BinaryOp, t *Tensor, v float64) *Tensor {
 	return binary(op, t, s, true)
 }
 
-// Add returns a + b, broadcast.
-func (t *Tensor) Add(o *Tensor) *Tensor { return binary(backend.Add, t, o, false) }
-
-// Sub returns a - b, broadcast.
-func (t *Tensor) Sub(o *Tensor) *Tensor { return binary(backend.Sub, t, o, false) }
-
-// Mul returns a * b, broadcast.
-func (t *Tensor) Mul(o *Tensor) *Tensor { return binary(backend.Mul, t, o, false) }
-
-// Div returns a / b (true division: integers give Float32), broadcast.
-func (t *Tensor) Div(o *Tensor) *Tensor { return binary(backend.Div, t, o, false) }
-
-// Pow returns a ** b, broadcast.
-func (t *Tensor) Pow(o *Tensor) *Tensor { return binary(backend.Pow, t, o, false) }
-
-// Maximum returns the elementwise maximum (NaN propagates).
-func (t *Tensor) Maximum(o *Tensor) *Tensor { return binary(backend.Maximum, t, o, false) }
-
-// Minimum returns the elementwise minimum (NaN propagates).
-func (t *Tensor) Minimum(o *Tensor) *Tensor { return binary(backend.Minimum, t, o, false) }
-
-// Remainder returns a mod b with the sign of b (torch.remainder).
-func (t *Tensor) Remainder(o *Tensor) *Tensor { return binary(backend.Remainder, t, o, false) }
-
-// FloorDivide returns floor(a / b).
-func (t *Tensor) FloorDivide(o *Tensor) *Tensor { return binary(backend.FloorDiv, t, o, false) }
-
-// Atan2 returns atan2(a, b).
-func (t *Tensor) Atan2(o *Tensor) *Tensor { return binary(backend.Atan2, t, o, false) }
-
 // AddScalar returns t + v.
 func (t *Tensor) AddScalar(v float64) *Tensor { return binaryScalar(backend.Add, t, v) }
 
@@ -203,24 +183,6 @@ func (t *Tensor) RSubScalar(v float64) *Tensor {
 	return rename(binaryScalar(backend.Sub, t, v).Neg(), "RsubBackward1")
 }
 
-// Eq returns a == b elementwise, as Bool.
-func (t *Tensor) Eq(o *Tensor) *Tensor { return binary(backend.Eq, t, o, false) }
-
-// Ne returns a != b elementwise, as Bool.
-func (t *Tensor) Ne(o *Tensor) *Tensor { return binary(backend.Ne, t, o, false) }
-
-// Lt returns a < b elementwise, as Bool.
-func (t *Tensor) Lt(o *Tensor) *Tensor { return binary(backend.Lt, t, o, false) }
-
-// Le returns a <= b elementwise, as Bool.
-func (t *Tensor) Le(o *Tensor) *Tensor { return binary(backend.Le, t, o, false) }
-
-// Gt returns a > b elementwise, as Bool.
-func (t *Tensor) Gt(o *Tensor) *Tensor { return binary(backend.Gt, t, o, false) }
-
-// Ge returns a >= b elementwise, as Bool.
-func (t *Tensor) Ge(o *Tensor) *Tensor { return binary(backend.Ge, t, o, false) }
-
 // EqScalar returns t == v elementwise.
 func (t *Tensor) EqScalar(v float64) *Tensor { return binaryScalar(backend.Eq, t, v) }
 
@@ -230,114 +192,62 @@ func (t *Tensor) LtScalar(v float64) *Tensor { return binaryScalar(backend.Lt, t
 // GtScalar returns t > v elementwise.
 func (t *Tensor) GtScalar(v float64) *Tensor { return binaryScalar(backend.Gt, t, v) }
 
-// LogicalAnd, LogicalOr, LogicalXor treat nonzero as true.
-func (t *Tensor) LogicalAnd(o *Tensor) *Tensor { return binary(backend.LogicalAnd, t, o, false) }
-
-// LogicalOr is the elementwise or.
-func (t *Tensor) LogicalOr(o *Tensor) *Tensor { return binary(backend.LogicalOr, t, o, false) }
-
-// LogicalXor is the elementwise exclusive or.
-func (t *Tensor) LogicalXor(o *Tensor) *Tensor { return binary(backend.LogicalXor, t, o, false) }
-
-// floatOnly ops promote integer inputs to Float32, as PyTorch does.
-func floatOnly(op backend.UnaryOp) bool {
-	switch op {
-	case backend.Neg, backend.Abs, backend.ReLU, backend.Sign, backend.Square, backend.Clamp,
-		backend.PowScalar, backend.Floor, backend.Ceil, backend.Round, backend.LogicalNot:
-		return false
-	}
-	return true
-}
-
-func unary(op backend.UnaryOp, t *Tensor, p1, p2 float64) *Tensor {
+// unary runs a unary op of the op table on t with parameters ps,
+// promoting t as the op's dtype class says.
+func unary(op backend.UnaryOp, t *Tensor, ps ...float64) *Tensor {
 	name := op.String()
 	t.live(name)
 	src := t
-	switch {
-	case op == backend.LogicalNot:
+	switch op.Class() {
+	case optable.Logical:
 		src = t.Cast(Bool)
-	case t.dtype == Bool && op != backend.LogicalNot:
-		if floatOnly(op) {
+	case optable.Float:
+		if !t.dtype.IsFloat() {
 			src = t.Cast(Float32)
-		} else {
+		}
+	case optable.FloatStrict:
+		if !t.dtype.IsFloat() {
+			panic(&DTypeError{Op: name, DTypes: []DType{t.dtype}, Msg: fmt.Sprintf("%q not implemented for '%s'", name, torchTypeName(t.dtype))})
+		}
+	case optable.Numeric:
+		if t.dtype == Bool {
+			switch {
+			case op == backend.Neg:
+				panic(&DTypeError{Op: name, DTypes: []DType{Bool}, Msg: "Negation, the `-` operator, on a bool tensor is not supported"})
+			case op.Row().NoBool:
+				panic(&DTypeError{Op: name, DTypes: []DType{Bool}, Msg: fmt.Sprintf("%q not implemented for 'Bool'", name)})
+			}
 			src = t.Cast(Int64)
 		}
-	case floatOnly(op) && !t.dtype.IsFloat():
-		src = t.Cast(Float32)
 	}
-	if op == backend.Neg && t.dtype == Bool {
-		panic(&DTypeError{Op: name, DTypes: []DType{Bool}, Msg: "Negation, the `-` operator, on a bool tensor is not supported"})
+	if !op.Supports(src.dtype) {
+		panic(&DTypeError{Op: name, DTypes: []DType{t.dtype}, Msg: fmt.Sprintf("%q not implemented for '%s'", name, torchTypeName(src.dtype))})
 	}
-	out := empty(t.shape, src.dtype, t.dev)
-	out.be().Unary(op, out.view(), src.view(), p1, p2)
-	return recordUnaryOp(op, src, out, p1, p2)
+	var p backend.Params
+	copy(p[:], ps)
+	outDT := src.dtype
+	if op.Class().BoolOut() {
+		outDT = Bool
+	}
+	out := empty(t.shape, outDT, t.dev)
+	out.be().Unary(op, out.view(), src.view(), p)
+	return recordUnaryOp(op, src, out, p)
 }
 
-// Neg returns -t.
-func (t *Tensor) Neg() *Tensor { return unary(backend.Neg, t, 0, 0) }
-
-// Abs returns |t|.
-func (t *Tensor) Abs() *Tensor { return unary(backend.Abs, t, 0, 0) }
-
-// Exp returns e**t.
-func (t *Tensor) Exp() *Tensor { return unary(backend.Exp, t, 0, 0) }
-
-// Log returns the natural logarithm.
-func (t *Tensor) Log() *Tensor { return unary(backend.Log, t, 0, 0) }
-
-// Sqrt returns the square root.
-func (t *Tensor) Sqrt() *Tensor { return unary(backend.Sqrt, t, 0, 0) }
-
-// Rsqrt returns 1/sqrt(t).
-func (t *Tensor) Rsqrt() *Tensor { return unary(backend.Rsqrt, t, 0, 0) }
-
-// Sin returns the sine.
-func (t *Tensor) Sin() *Tensor { return unary(backend.Sin, t, 0, 0) }
-
-// Cos returns the cosine.
-func (t *Tensor) Cos() *Tensor { return unary(backend.Cos, t, 0, 0) }
-
-// Tanh returns the hyperbolic tangent.
-func (t *Tensor) Tanh() *Tensor { return unary(backend.Tanh, t, 0, 0) }
-
-// Sigmoid returns 1/(1+e**-t).
-func (t *Tensor) Sigmoid() *Tensor { return unary(backend.Sigmoid, t, 0, 0) }
-
-// ReLU returns max(t, 0).
-func (t *Tensor) ReLU() *Tensor { return unary(backend.ReLU, t, 0, 0) }
-
-// Sign returns -1, 0 or 1.
-func (t *Tensor) Sign() *Tensor { return unary(backend.Sign, t, 0, 0) }
-
-// Square returns t*t.
-func (t *Tensor) Square() *Tensor { return unary(backend.Square, t, 0, 0) }
-
-// Floor rounds down.
-func (t *Tensor) Floor() *Tensor { return unary(backend.Floor, t, 0, 0) }
-
-// Ceil rounds up.
-func (t *Tensor) Ceil() *Tensor { return unary(backend.Ceil, t, 0, 0) }
-
-// Round rounds half to even, as torch.round.
-func (t *Tensor) Round() *Tensor { return unary(backend.Round, t, 0, 0) }
-
-// Log1p returns log(1+t).
-func (t *Tensor) Log1p() *Tensor { return unary(backend.Log1p, t, 0, 0) }
-
-// Expm1 returns e**t - 1.
-func (t *Tensor) Expm1() *Tensor { return unary(backend.Expm1, t, 0, 0) }
-
-// Erf returns the error function.
-func (t *Tensor) Erf() *Tensor { return unary(backend.Erf, t, 0, 0) }
-
-// Reciprocal returns 1/t.
-func (t *Tensor) Reciprocal() *Tensor { return unary(backend.Reciprocal, t, 0, 0) }
-
-// LogicalNot returns !t (nonzero is true), as Bool.
-func (t *Tensor) LogicalNot() *Tensor { return unary(backend.LogicalNot, t, 0, 0) }
-
-// LeakyReLU returns t where positive, else slope*t.
-func (t *Tensor) LeakyReLU(slope float64) *Tensor { return unary(backend.LeakyReLU, t, slope, 0) }
+// torchTypeName is PyTorch's C++ name of a dtype, as its messages print it.
+func torchTypeName(dt DType) string {
+	switch dt {
+	case Float32:
+		return "Float"
+	case Float64:
+		return "Double"
+	case Int64:
+		return "Long"
+	case Int32:
+		return "Int"
+	}
+	return "Bool"
+}
 
 // Clamp limits t to [lo, hi]; pass math.Inf(-1) or math.Inf(1) for no bound.
 func (t *Tensor) Clamp(lo, hi float64) *Tensor {

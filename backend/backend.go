@@ -19,6 +19,8 @@ import (
 	"sync"
 )
 
+//go:generate go run ./internal/opgen
+
 // Storage is a block of elements of one dtype on one device.
 type Storage interface {
 	Device() Device
@@ -68,113 +70,6 @@ func ContiguousStrides(shape []int) []int {
 	return st
 }
 
-// UnaryOp names an elementwise function of one operand.
-type UnaryOp uint8
-
-const (
-	Neg UnaryOp = iota
-	Abs
-	Exp
-	Log
-	Sqrt
-	Rsqrt
-	Sin
-	Cos
-	Tanh
-	Sigmoid
-	ReLU
-	Sign
-	Square
-	Floor
-	Ceil
-	Round
-	Log1p
-	Expm1
-	Erf
-	Reciprocal
-	LogicalNot // bool → bool
-	// Parameterised ops: P1 and P2 of Unary carry their arguments.
-	Clamp     // min(max(x, P1), P2)
-	PowScalar // x ** P1
-	LeakyReLU // x if x > 0 else P1*x
-	numUnaryOps
-)
-
-var unaryNames = [...]string{"neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "sign", "square", "floor", "ceil", "round", "log1p", "expm1", "erf", "reciprocal", "logical_not", "clamp", "pow", "leaky_relu"}
-
-func (o UnaryOp) String() string {
-	if o < numUnaryOps {
-		return unaryNames[o]
-	}
-	return fmt.Sprintf("UnaryOp(%d)", uint8(o))
-}
-
-// BinaryOp names an elementwise function of two operands. Comparison ops
-// write Bool outputs; the others write the operands' dtype.
-type BinaryOp uint8
-
-const (
-	Add BinaryOp = iota
-	Sub
-	Mul
-	Div // true division for floats; ember promotes integers to float first
-	Pow
-	Maximum
-	Minimum
-	Atan2
-	Remainder // Python-style modulo (sign of the divisor), as torch.remainder
-	FloorDiv
-	LogicalAnd
-	LogicalOr
-	LogicalXor
-	// comparisons
-	Eq
-	Ne
-	Lt
-	Le
-	Gt
-	Ge
-	numBinaryOps
-)
-
-var binaryNames = [...]string{"add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2", "remainder", "floor_divide", "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge"}
-
-func (o BinaryOp) String() string {
-	if o < numBinaryOps {
-		return binaryNames[o]
-	}
-	return fmt.Sprintf("BinaryOp(%d)", uint8(o))
-}
-
-// IsComparison reports whether the op writes a Bool result.
-func (o BinaryOp) IsComparison() bool {
-	return o >= Eq || o == LogicalAnd || o == LogicalOr || o == LogicalXor
-}
-
-// ReduceOp names a reduction.
-type ReduceOp uint8
-
-const (
-	Sum ReduceOp = iota
-	Prod
-	Max
-	Min
-	ArgMax
-	ArgMin
-	Any
-	All
-	numReduceOps
-)
-
-var reduceNames = [...]string{"sum", "prod", "max", "min", "argmax", "argmin", "any", "all"}
-
-func (o ReduceOp) String() string {
-	if o < numReduceOps {
-		return reduceNames[o]
-	}
-	return fmt.Sprintf("ReduceOp(%d)", uint8(o))
-}
-
 // Backend is one kind of device.
 type Backend interface {
 	// Type is the device type served.
@@ -200,11 +95,13 @@ type Backend interface {
 	Fill(dst View, v float64)
 	// Copy copies src into dst elementwise, converting dtypes. Shapes are equal.
 	Copy(dst, src View)
-	// Unary applies op. For float ops dst and src share a floating dtype;
-	// Neg, Abs, Sign, Square, ReLU, Clamp also take integers; LogicalNot writes Bool.
-	Unary(op UnaryOp, dst, src View, p1, p2 float64)
-	// Binary applies op to a and b, which share a dtype (ember promotes
-	// first) and the shape of dst.
+	// Unary applies op with parameters p (the op table's Params, in
+	// order). src has a dtype the op supports (op.Supports); dst has src's
+	// dtype, or Bool for predicates and logical ops (op.Class().BoolOut()).
+	Unary(op UnaryOp, dst, src View, p Params)
+	// Binary applies op to a and b, which share a dtype that op supports
+	// (ember promotes first) and the shape of dst; dst is Bool for
+	// comparisons and logical ops, else of a's dtype.
 	Binary(op BinaryOp, dst, a, b View)
 	// Where writes a where cond (Bool) is true, else b. All have dst's shape.
 	Where(dst, cond, a, b View)

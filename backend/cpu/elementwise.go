@@ -5,6 +5,7 @@ import (
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu/internal/vec"
+	"github.com/emberml/ember/backend/optable"
 )
 
 // The elementwise kernels (Fill, Copy, Unary, Binary, Where) coalesce their
@@ -329,57 +330,55 @@ func mapView[D, S any](dst, src backend.View, f func(S) D) {
 }
 
 // Unary applies an elementwise function.
-func (Backend) Unary(op backend.UnaryOp, dst, src backend.View, p1, p2 float64) {
+func (Backend) Unary(op backend.UnaryOp, dst, src backend.View, p backend.Params) {
 	l := coalesce(dst.Shape, dst, src)
-	sd0, sd1, sa0, sa1 := l.outer(0), l.inner(0), l.outer(1), l.inner(1)
-	ok := true
-	cost := 1
-	if op >= backend.Exp && op <= backend.Sigmoid || op == backend.Erf || op == backend.PowScalar {
-		cost = 8
-	}
-	switch dt := src.S.DType(); {
-	case op == backend.LogicalNot:
-		d, a := slice[bool](dst.S), slice[bool](src.S)
-		l.each(cost, func(off []int, n0, n1 int) { unaryBool(op, d, off[0], sd0, sd1, a, off[1], sa0, sa1, n0, n1, p1, p2) })
-	case dt == backend.Float32:
-		d, a := slice[float32](dst.S), slice[float32](src.S)
-		if ok = unaryFloat32(op, d, 0, 0, 1, a, 0, 0, 1, 0, 0, p1, p2); ok {
-			l.each(cost, func(off []int, n0, n1 int) {
-				unaryFloat32(op, d, off[0], sd0, sd1, a, off[1], sa0, sa1, n0, n1, p1, p2)
-			})
-		}
-	case dt == backend.Float64:
-		d, a := slice[float64](dst.S), slice[float64](src.S)
-		if ok = unaryFloat64(op, d, 0, 0, 1, a, 0, 0, 1, 0, 0, p1, p2); ok {
-			l.each(cost, func(off []int, n0, n1 int) {
-				unaryFloat64(op, d, off[0], sd0, sd1, a, off[1], sa0, sa1, n0, n1, p1, p2)
-			})
-		}
-	case dt == backend.Int64:
-		d, a := slice[int64](dst.S), slice[int64](src.S)
-		if ok = unaryInt64(op, d, 0, 0, 1, a, 0, 0, 1, 0, 0, p1, p2); ok {
-			l.each(cost, func(off []int, n0, n1 int) { unaryInt64(op, d, off[0], sd0, sd1, a, off[1], sa0, sa1, n0, n1, p1, p2) })
-		}
-	case dt == backend.Int32:
-		d, a := slice[int32](dst.S), slice[int32](src.S)
-		if ok = unaryInt32(op, d, 0, 0, 1, a, 0, 0, 1, 0, 0, p1, p2); ok {
-			l.each(cost, func(off []int, n0, n1 int) { unaryInt32(op, d, off[0], sd0, sd1, a, off[1], sa0, sa1, n0, n1, p1, p2) })
-		}
-	default:
-		ok = false
+	cost, pred := op.Cost(), op.Class() == optable.Predicate
+	ok := false
+	switch src.S.DType() {
+	case backend.Float32:
+		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryFloat32, unaryFloat32Pred)
+	case backend.Float64:
+		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryFloat64, unaryFloat64Pred)
+	case backend.Int64:
+		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryInt64, unaryInt64Pred)
+	case backend.Int32:
+		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryInt32, unaryInt32Pred)
+	case backend.Bool:
+		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryBool, unaryBoolPred)
 	}
 	if !ok {
 		notImpl(op.String(), src.S.DType())
 	}
 }
 
+// unaryFn is a generated unary kernel over one 2-D block.
+type unaryFn[D, T any] func(op backend.UnaryOp, d []D, od, sd0, sd1 int, a []T, oa, sa0, sa1, n0, n1 int, p1, p2, p3 float64) bool
+
+// unaryDispatch runs the generated kernel (toBool for predicates) over the
+// blocks of l, or reports that it lacks the op.
+func unaryDispatch[T any](l layout, cost int, pred bool, op backend.UnaryOp, dst, src backend.View, p backend.Params, same unaryFn[T, T], toBool unaryFn[bool, T]) bool {
+	a := slice[T](src.S)
+	if pred {
+		return runUnary(l, cost, op, slice[bool](dst.S), a, p, toBool)
+	}
+	return runUnary(l, cost, op, slice[T](dst.S), a, p, same)
+}
+
+func runUnary[D, T any](l layout, cost int, op backend.UnaryOp, d []D, a []T, p backend.Params, fn unaryFn[D, T]) bool {
+	if !fn(op, d, 0, 0, 1, a, 0, 0, 1, 0, 0, p[0], p[1], p[2]) {
+		return false
+	}
+	sd0, sd1, sa0, sa1 := l.outer(0), l.inner(0), l.outer(1), l.inner(1)
+	l.each(cost, func(off []int, n0, n1 int) {
+		fn(op, d, off[0], sd0, sd1, a, off[1], sa0, sa1, n0, n1, p[0], p[1], p[2])
+	})
+	return true
+}
+
 // Binary applies an elementwise function of two operands.
 func (Backend) Binary(op backend.BinaryOp, dst, a, b backend.View) {
 	l := coalesce(dst.Shape, dst, a, b)
-	cost := 1
-	if op == backend.Pow || op == backend.Atan2 || op == backend.Remainder {
-		cost = 8
-	}
+	cost := op.Cost()
 	cmp := dst.S.DType() == backend.Bool
 	ok := false
 	switch a.S.DType() {

@@ -236,13 +236,13 @@ func refUnary(op backend.UnaryOp, dst, a backend.View, p1, p2 float64) {
 		x := oa[i]
 		switch a.S.DType() {
 		case backend.Float32:
-			unaryFloat32(op, slice[float32](dst.S), o, 0, 0, slice[float32](a.S), x, 0, 0, 1, 1, p1, p2)
+			unaryFloat32(op, slice[float32](dst.S), o, 0, 0, slice[float32](a.S), x, 0, 0, 1, 1, p1, p2, 0)
 		case backend.Float64:
-			unaryFloat64(op, slice[float64](dst.S), o, 0, 0, slice[float64](a.S), x, 0, 0, 1, 1, p1, p2)
+			unaryFloat64(op, slice[float64](dst.S), o, 0, 0, slice[float64](a.S), x, 0, 0, 1, 1, p1, p2, 0)
 		case backend.Int64:
-			unaryInt64(op, slice[int64](dst.S), o, 0, 0, slice[int64](a.S), x, 0, 0, 1, 1, p1, p2)
+			unaryInt64(op, slice[int64](dst.S), o, 0, 0, slice[int64](a.S), x, 0, 0, 1, 1, p1, p2, 0)
 		case backend.Int32:
-			unaryInt32(op, slice[int32](dst.S), o, 0, 0, slice[int32](a.S), x, 0, 0, 1, 1, p1, p2)
+			unaryInt32(op, slice[int32](dst.S), o, 0, 0, slice[int32](a.S), x, 0, 0, 1, 1, p1, p2, 0)
 		}
 	})
 }
@@ -320,7 +320,7 @@ func TestUnaryKernels(t *testing.T) {
 		want := clone(dst)
 		refUnary(op, want, a, -1.5, 2)
 		threads := 1 + r.IntN(3)
-		withThreads(threads, func() { Backend{}.Unary(op, dst, a, -1.5, 2) })
+		withThreads(threads, func() { Backend{}.Unary(op, dst, a, backend.Params{-1.5, 2}) })
 		sameStorage(t, fmt.Sprintf("%v: %s = f(%s) threads %d", op, describeView(dst), describeView(a), threads), dst.S, want.S)
 	}
 }

@@ -2,7 +2,8 @@ package cpu
 
 import "math"
 
-//go:generate go run ./internal/gen
+// Helpers of the generated kernels (zz_kernels.go, from the op table
+// backend/optable: go generate ./backend).
 
 type floatT interface{ ~float32 | ~float64 }
 type intT interface{ ~int64 | ~int32 }
@@ -160,4 +161,74 @@ func ipow[T intT](x, y T) T {
 		y >>= 1
 	}
 	return r
+}
+
+// fmodI is C's integer remainder (the dividend's sign); x fmod 0 is 0.
+func fmodI[T intT](x, y T) T {
+	if y == 0 {
+		return 0
+	}
+	return x % y
+}
+
+// softplusF is log(1+e^(beta·x))/beta, x itself above the threshold.
+func softplusF(x, beta, threshold float64) float64 {
+	if x*beta > threshold {
+		return x
+	}
+	return math.Log1p(math.Exp(x*beta)) / beta
+}
+
+// relu6F is min(max(x, 0), 6), NaN propagating.
+func relu6F[T floatT](x T) T {
+	switch {
+	case x < 0:
+		return 0
+	case x > 6:
+		return 6
+	}
+	return x
+}
+
+func eluF[T floatT](x T, alpha float64) T {
+	if x > 0 {
+		return x
+	}
+	return T(alpha * math.Expm1(float64(x)))
+}
+
+// geluTanhF is GELU's tanh approximation.
+func geluTanhF(x float64) float64 {
+	const beta = 0.7978845608028654 // sqrt(2/pi)
+	return 0.5 * x * (1 + math.Tanh(beta*(x+0.044715*x*x*x)))
+}
+
+// nanToNumF replaces NaN by nan, +Inf by posinf and -Inf by neginf; an
+// infinite posinf or neginf means T's largest or lowest finite value.
+func nanToNumF[T floatT](x T, nan, posinf, neginf float64) T {
+	switch {
+	case x != x:
+		return T(nan)
+	case math.IsInf(float64(x), 1):
+		if math.IsInf(posinf, 0) {
+			return maxFinite[T]()
+		}
+		return T(posinf)
+	case math.IsInf(float64(x), -1):
+		if math.IsInf(neginf, 0) {
+			return -maxFinite[T]()
+		}
+		return T(neginf)
+	}
+	return x
+}
+
+func maxFinite[T floatT]() T {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		m := float32(math.MaxFloat32)
+		return T(m)
+	}
+	m := math.MaxFloat64
+	return T(m)
 }

@@ -271,9 +271,9 @@ func (b *Backend) Copy(dst, src backend.View) {
 }
 
 // Unary applies an elementwise function.
-func (b *Backend) Unary(op backend.UnaryOp, dst, src backend.View, p1, p2 float64) {
+func (b *Backend) Unary(op backend.UnaryOp, dst, src backend.View, p backend.Params) {
 	d := devOf(dst)
-	run(d, kernels.Unary(d.gpu.Props(), op, operand(dst), operand(src), p1, p2))
+	run(d, kernels.Unary(d.gpu.Props(), op, operand(dst), operand(src), p))
 }
 
 // Binary applies an elementwise function of two operands.

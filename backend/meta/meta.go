@@ -64,13 +64,13 @@ func (Backend) ToHost(backend.Storage, any) error { return ErrNoData }
 // Synchronize has nothing to wait for.
 func (Backend) Synchronize(backend.Device) error { return nil }
 
-func (Backend) Fill(backend.View, float64)                                          {}
-func (Backend) Copy(_, _ backend.View)                                              {}
-func (Backend) Unary(backend.UnaryOp, backend.View, backend.View, float64, float64) {}
-func (Backend) Binary(backend.BinaryOp, backend.View, backend.View, backend.View)   {}
-func (Backend) Where(_, _, _, _ backend.View)                                       {}
-func (Backend) Reduce(backend.ReduceOp, backend.View, backend.View)                 {}
-func (Backend) MatMul(_, _, _ backend.View)                                         {}
-func (Backend) Softmax(_, _ backend.View, _ bool)                                   {}
-func (Backend) Arange(backend.View, float64, float64)                               {}
-func (Backend) Random(backend.View, uint64, uint64, bool)                           {}
+func (Backend) Fill(backend.View, float64)                                        {}
+func (Backend) Copy(_, _ backend.View)                                            {}
+func (Backend) Unary(backend.UnaryOp, backend.View, backend.View, backend.Params) {}
+func (Backend) Binary(backend.BinaryOp, backend.View, backend.View, backend.View) {}
+func (Backend) Where(_, _, _, _ backend.View)                                     {}
+func (Backend) Reduce(backend.ReduceOp, backend.View, backend.View)               {}
+func (Backend) MatMul(_, _, _ backend.View)                                       {}
+func (Backend) Softmax(_, _ backend.View, _ bool)                                 {}
+func (Backend) Arange(backend.View, float64, float64)                             {}
+func (Backend) Random(backend.View, uint64, uint64, bool)                         {}

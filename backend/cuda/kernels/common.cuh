@@ -52,6 +52,8 @@ __device__ __forceinline__ void ember_offsets(const Layout& L, i64 i, i64* off) 
 template <typename T> struct ember_is_float { static constexpr bool value = false; };
 template <> struct ember_is_float<float> { static constexpr bool value = true; };
 template <> struct ember_is_float<double> { static constexpr bool value = true; };
+template <typename T> struct ember_is_bool { static constexpr bool value = false; };
+template <> struct ember_is_bool<bool> { static constexpr bool value = true; };
 
 // Conversions as Go's T(x) (truncation toward zero), bool as x != 0.
 template <typename D, typename S>
@@ -79,6 +81,14 @@ template <> struct M<float> {
     static __device__ __forceinline__ float abs(float x) { return fabsf(x); }
     static __device__ __forceinline__ float pow(float x, float y) { return powf(x, y); }
     static __device__ __forceinline__ float atan2(float x, float y) { return atan2f(x, y); }
+    static __device__ __forceinline__ float log2(float x) { return log2f(x); }
+    static __device__ __forceinline__ float log10(float x) { return log10f(x); }
+    static __device__ __forceinline__ float exp2(float x) { return exp2f(x); }
+    static __device__ __forceinline__ float trunc(float x) { return truncf(x); }
+    static __device__ __forceinline__ float fmod(float x, float y) { return fmodf(x, y); }
+    static __device__ __forceinline__ float hypot(float x, float y) { return hypotf(x, y); }
+    static __device__ __forceinline__ float copysign(float x, float y) { return copysignf(x, y); }
+    static __device__ __forceinline__ float maxfinite() { return 3.40282346638528859812e+38f; }
     static __device__ __forceinline__ float inf() { return EMBER_INF_F; }
     static __device__ __forceinline__ bool signbit(float x) { return __float_as_int(x) < 0; }
 };
@@ -98,6 +108,14 @@ template <> struct M<double> {
     static __device__ __forceinline__ double abs(double x) { return ::fabs(x); }
     static __device__ __forceinline__ double pow(double x, double y) { return ::pow(x, y); }
     static __device__ __forceinline__ double atan2(double x, double y) { return ::atan2(x, y); }
+    static __device__ __forceinline__ double log2(double x) { return ::log2(x); }
+    static __device__ __forceinline__ double log10(double x) { return ::log10(x); }
+    static __device__ __forceinline__ double exp2(double x) { return ::exp2(x); }
+    static __device__ __forceinline__ double trunc(double x) { return ::trunc(x); }
+    static __device__ __forceinline__ double fmod(double x, double y) { return ::fmod(x, y); }
+    static __device__ __forceinline__ double hypot(double x, double y) { return ::hypot(x, y); }
+    static __device__ __forceinline__ double copysign(double x, double y) { return ::copysign(x, y); }
+    static __device__ __forceinline__ double maxfinite() { return 1.79769313486231570815e+308; }
     static __device__ __forceinline__ double inf() { return EMBER_INF_D; }
     static __device__ __forceinline__ bool signbit(double x) { return __double_as_longlong(x) < 0; }
 };

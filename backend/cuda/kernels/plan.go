@@ -132,15 +132,15 @@ func Copy(p DeviceProps, dst, src Operand) []Launch {
 		ptrArg(dst), ptrArg(src), l.bytes(), i64Arg(l.total()))
 }
 
-// Unary applies op (P1, P2 its parameters) to src into dst. It panics with a
+// Unary applies op (with its parameters ps) to src into dst. It panics with a
 // *backend.NotImplementedError for an op the dtype lacks.
-func Unary(p DeviceProps, op backend.UnaryOp, dst, src Operand, p1, p2 float64) []Launch {
+func Unary(p DeviceProps, op backend.UnaryOp, dst, src Operand, ps backend.Params) []Launch {
 	if !UnarySupported(op, src.DType) {
 		panic(&backend.NotImplementedError{Op: op.String(), Device: backend.CUDAType, DType: src.DType})
 	}
 	l := coalesce(dst.Shape, strides(dst, src)...)
 	return elementwise(p, ModElementwise, unaryName(op, src.DType), l.total(),
-		ptrArg(dst), ptrArg(src), l.bytes(), i64Arg(l.total()), f64Arg(p1), f64Arg(p2))
+		ptrArg(dst), ptrArg(src), l.bytes(), i64Arg(l.total()), f64Arg(ps[0]), f64Arg(ps[1]), f64Arg(ps[2]))
 }
 
 // Binary applies op to a and b (same dtype) into dst (Bool for comparisons).

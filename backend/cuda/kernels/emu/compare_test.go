@@ -94,33 +94,43 @@ func unaryKind(op backend.UnaryOp) int {
 	return general
 }
 
+// TestUnary runs every unary op of the op table, on every dtype it
+// supports, with its table parameter sets (and a few more for clamp and
+// pow), and compares with the CPU backend.
 func TestUnary(t *testing.T) {
 	l := lib(t)
 	rng := rand.New(rand.NewSource(3))
-	params := map[backend.UnaryOp][][2]float64{
+	extra := map[backend.UnaryOp][]backend.Params{
 		backend.Clamp:     {{-1, 1.5}, {-1.5, 2.5}, {0.5, 0.5}},
-		backend.PowScalar: {{2, 0}, {3, 0}, {0.5, 0}, {-1, 0}},
-		backend.LeakyReLU: {{0.1, 0}},
+		backend.PowScalar: {{0.5}},
 	}
-	for op := backend.UnaryOp(0); op <= backend.LeakyReLU; op++ {
+	for op := range backend.NumUnaryOps {
+		var ps []backend.Params
+		for _, a := range op.Row().Args {
+			var p backend.Params
+			copy(p[:], a)
+			ps = append(ps, p)
+		}
+		ps = append(ps, extra[op]...)
+		if ps == nil {
+			ps = []backend.Params{{}}
+		}
 		for _, dt := range dtypes {
 			if !kernels.UnarySupported(op, dt) {
 				continue
 			}
-			ps := params[op]
-			if ps == nil {
-				ps = [][2]float64{{0, 0}}
+			od := dt
+			if op.Class().BoolOut() {
+				od = backend.Bool
 			}
 			for _, p := range ps {
 				for si, sh := range ewShape {
 					k := (si + int(op)) % numViewKinds
-					d, dv, do := operand(t, l, rng, dt, sh, (k+1)%3, plain)
+					d, dv, do := operand(t, l, rng, od, sh, (k+1)%3, plain)
 					_, sv, so := operand(t, l, rng, dt, sh, k, unaryKind(op))
-					cpuB.Unary(op, dv, sv, p[0], p[1])
-					launch(t, l, kernels.Unary(props, op, do, so, p[0], p[1]))
-					loose := op != backend.Neg && op != backend.Abs && op != backend.ReLU && op != backend.Sign && op != backend.Square &&
-						op != backend.Floor && op != backend.Ceil && op != backend.Round && op != backend.Clamp && op != backend.LeakyReLU
-					same(t, fmt.Sprintf("%v %v %v %s p=%v", op, dt, sh, viewNames[k], p), d.devData(), d.cpuData(), tolFor(dt, loose))
+					cpuB.Unary(op, dv, sv, p)
+					launch(t, l, kernels.Unary(props, op, do, so, p))
+					same(t, fmt.Sprintf("%v %v %v %s p=%v", op, dt, sh, viewNames[k], p), d.devData(), d.cpuData(), tolFor(dt, op.Cost() > 1))
 				}
 			}
 		}
@@ -130,7 +140,7 @@ func TestUnary(t *testing.T) {
 func TestBinary(t *testing.T) {
 	l := lib(t)
 	rng := rand.New(rand.NewSource(4))
-	for op := backend.BinaryOp(0); op <= backend.Ge; op++ {
+	for op := range backend.NumBinaryOps {
 		for _, dt := range dtypes {
 			if !kernels.BinarySupported(op, dt) {
 				continue
@@ -145,7 +155,7 @@ func TestBinary(t *testing.T) {
 				kind, kindB = small, positive
 			case op == backend.Pow:
 				kindB = small
-			case (op == backend.Remainder || op == backend.FloorDiv) && dt.IsInt():
+			case (op == backend.Remainder || op == backend.FloorDiv || op == backend.Fmod) && dt.IsInt():
 				kindB = small // includes 0: x/0 = 0
 			}
 			for si, sh := range ewShape {
@@ -162,7 +172,7 @@ func TestBinary(t *testing.T) {
 					}
 					cpuB.Binary(op, dv, av, bv)
 					launch(t, l, kernels.Binary(props, op, do, ao, bo))
-					loose := op == backend.Pow || op == backend.Atan2 || op == backend.Div
+					loose := op.Cost() > 1 || op == backend.Div
 					same(t, fmt.Sprintf("%v %v %v %s,%s", op, dt, sh, viewNames[ks[0]], viewNames[ks[1]]), d.devData(), d.cpuData(), tolFor(dt, loose))
 				}
 			}
@@ -297,7 +307,7 @@ var reduceCases = []reduceCase{
 func TestReduce(t *testing.T) {
 	l := lib(t)
 	rng := rand.New(rand.NewSource(8))
-	for op := backend.ReduceOp(0); op <= backend.All; op++ {
+	for op := range backend.NumReduceOps {
 		for _, dt := range dtypes {
 			if !kernels.ReduceSupported(op, dt) {
 				continue

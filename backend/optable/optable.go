@@ -1,0 +1,304 @@
+// Package optable is ember's op table: one row per elementwise op and per
+// reduction, the single definition from which `go generate ./backend/...`
+// (backend/internal/opgen) writes
+//
+//   - the op enums of package backend with their names, dtype classes,
+//     costs, PyTorch and grad_fn names (backend/zz_ops.go),
+//   - the CPU kernels, one loop per (op, dtype) (backend/cpu/zz_kernels.go),
+//   - the CUDA op chains and op constants (backend/cuda/kernels/zz_ops.cuh,
+//     zz_ops.go), whose support tables are the same as the CPU's by
+//     construction,
+//   - the Tensor methods of the root package (zz_ops.go), the nn activation
+//     modules (nn/zz_activations.go) and the conformance suite's op list
+//     (embertest/zz_ops.go),
+//   - testdata/ops.json, from which testdata/gen_fixtures.py makes PyTorch's
+//     expected values for every row that names a Fixture.
+//
+// An op supports exactly the dtypes for which its row gives an expression:
+// GoF/CF for floats, GoI/CI for integers, GoB/CB for bool. Go and C must
+// agree on which; the generator refuses a row where they do not.
+//
+// Expressions see the operand(s) x (and y), the parameters p1, p2, p3
+// (float64 in Go, double in C) and T, the element type. In C, F is true for
+// floating T and M<T> holds the math functions of T's precision
+// (common.cuh); helpers live in backend/cpu/scalar.go and
+// backend/cuda/kernels/scalar.cuh.
+//
+// This package is data only: it imports nothing of ember's, so every
+// generator and the runtime code can read it.
+package optable
+
+import "math"
+
+// Class says which dtypes an op accepts and how ember promotes its operands
+// before the kernel runs (the PyTorch behaviour each class copies is named).
+type Class uint8
+
+const (
+	// Float ops compute in a floating dtype: integer and bool operands
+	// promote to Float32 first (torch.exp, torch.div).
+	Float Class = iota
+	// FloatStrict ops take floating operands only; others are a
+	// *DTypeError naming the op (torch.nn.functional.silu, torch.hypot).
+	FloatStrict
+	// Numeric ops keep integer and floating dtypes; bool promotes to Int64
+	// unless the row sets NoBool (torch.abs, torch.add).
+	Numeric
+	// All ops keep every dtype, bool included (torch.nan_to_num).
+	All
+	// Logical ops cast their operands to Bool and write Bool
+	// (torch.logical_not, torch.logical_and).
+	Logical
+	// Predicate unary ops take every dtype and write Bool (torch.isnan).
+	Predicate
+	// Compare binary ops promote as Numeric and write Bool (torch.eq).
+	Compare
+)
+
+var classNames = [...]string{"float", "float-strict", "numeric", "all", "logical", "predicate", "compare"}
+
+func (c Class) String() string { return classNames[c] }
+
+// BoolOut reports whether the class writes Bool results.
+func (c Class) BoolOut() bool { return c == Logical || c == Predicate || c == Compare }
+
+// Cost is a rough per-element cost: it decides how much work a CPU thread
+// gets (backend/cpu) and which fixtures compare with the looser tolerance
+// of transcendental functions.
+type Cost uint8
+
+const (
+	Cheap          Cost = 1 // a few instructions
+	Transcendental Cost = 8 // exp, log, pow, ... (compared with the looser tolerance)
+)
+
+// Saves says which tensors a gradient rule needs kept from the forward pass.
+type Saves uint8
+
+const (
+	SaveNone Saves = 0
+	SaveX    Saves = 1 << iota // the (promoted) input(s)
+	SaveY                      // the result
+	// SaveCross keeps each input only when the other one needs a
+	// gradient (a product's rule: d(a·b)/da needs b alone).
+	SaveCross
+)
+
+// Unary is one elementwise op of one operand.
+type Unary struct {
+	Name   string   // ember's name: the op's String(), the CUDA constant U_<NAME>, fixtures' "op"
+	Const  string   // the Go constant in package backend
+	Method string   // the generated Tensor method, "" when the root writes it by hand
+	Params []string // parameter names of the method (p1, p2, p3 in order), as the fixtures' args
+	Doc    string   // the method's doc comment, after its name
+	Torch  string   // PyTorch's function
+	GradFn string   // PyTorch's grad_fn name; "" for an op without a gradient
+	Saves  Saves    // what the gradient rule uses
+	Class  Class
+	NoBool bool // with Numeric: a bool operand is a *DTypeError (torch.trunc)
+	Cost   Cost
+
+	GoF, GoI, GoB string // Go expressions per dtype kind
+	GoVec         string // a package vec call for contiguous float rows (dd, aa), if any
+	CF, CI, CB    string // C++ expressions per dtype kind
+
+	// Module names the nn activation layer generated for the op ("" none).
+	Module string
+
+	// Tests.
+	Fixture string      // Python: PyTorch's value as an expression of x and the params ("" = hand-written cases)
+	Args    [][]float64 // parameter sets that fixtures and gradchecks use
+	Domain  [2]float64  // gradcheck inputs are drawn from this range ({0,0}: [-1.9, 1.9])
+}
+
+// Binary is one elementwise op of two operands of one dtype (ember
+// promotes them first).
+type Binary struct {
+	Name   string
+	Const  string
+	Method string
+	Doc    string
+	Torch  string
+	GradFn string
+	Saves  Saves
+	Class  Class
+	Cost   Cost
+
+	GoF, GoI, GoB string
+	GoVec         string // the vec.Op of a vectorised float loop (Add, Sub, Mul, Div), if any
+	CF, CI, CB    string
+
+	Fixture string     // Python expression of x and y
+	Domain  [2]float64 // gradcheck range of both operands ({0,0}: [0.2, 2])
+}
+
+// Reduce is one reduction kind (the kernels are hand-written: these rows
+// give the enum, names and dtypes).
+type Reduce struct {
+	Name  string
+	Const string
+	Out   string // "same", "int64" or "bool"
+	Ints  bool   // accepts integer (and float) sources
+	Bools bool   // accepts (only) bool sources
+}
+
+// The standard C helpers for floats: M<T>::f(x).
+func cm(f string) string { return "M<T>::" + f + "(x)" }
+
+func gm(f string) string { return "T(math." + f + "(float64(x)))" }
+
+// Unaries is the table of unary ops, in enum order.
+var Unaries = []Unary{
+	{Name: "neg", Const: "Neg", Method: "Neg", Doc: "returns -t.", Torch: "torch.neg", GradFn: "NegBackward0", Class: Numeric, Cost: Cheap,
+		GoF: "-x", GoI: "-x", GoVec: "vec.BinaryScalar(vec.Mul, dd, aa, -1)", CF: "-x", CI: "-x"},
+	{Name: "abs", Const: "Abs", Method: "Abs", Doc: "returns |t|.", Torch: "torch.abs", GradFn: "AbsBackward0", Saves: SaveX, Class: Numeric, Cost: Cheap,
+		GoF: gm("Abs"), GoI: "absI(x)", CF: cm("abs"), CI: "x < 0 ? -x : x"},
+	{Name: "exp", Const: "Exp", Method: "Exp", Doc: "returns e**t.", Torch: "torch.exp", GradFn: "ExpBackward0", Saves: SaveY, Class: Float, Cost: Transcendental,
+		GoF: gm("Exp"), CF: cm("exp")},
+	{Name: "log", Const: "Log", Method: "Log", Doc: "returns the natural logarithm.", Torch: "torch.log", GradFn: "LogBackward0", Saves: SaveX, Class: Float, Cost: Transcendental,
+		GoF: gm("Log"), CF: cm("log"), Domain: [2]float64{0.3, 2.5}},
+	{Name: "sqrt", Const: "Sqrt", Method: "Sqrt", Doc: "returns the square root.", Torch: "torch.sqrt", GradFn: "SqrtBackward0", Saves: SaveY, Class: Float, Cost: Transcendental,
+		GoF: gm("Sqrt"), CF: cm("sqrt"), Domain: [2]float64{0.3, 2.5}},
+	{Name: "rsqrt", Const: "Rsqrt", Method: "Rsqrt", Doc: "returns 1/sqrt(t).", Torch: "torch.rsqrt", GradFn: "RsqrtBackward0", Saves: SaveY, Class: Float, Cost: Transcendental,
+		GoF: "T(1 / math.Sqrt(float64(x)))", CF: "(T)1 / M<T>::sqrt(x)", Domain: [2]float64{0.3, 2.5}},
+	{Name: "sin", Const: "Sin", Method: "Sin", Doc: "returns the sine.", Torch: "torch.sin", GradFn: "SinBackward0", Saves: SaveX, Class: Float, Cost: Transcendental,
+		GoF: gm("Sin"), CF: cm("sin")},
+	{Name: "cos", Const: "Cos", Method: "Cos", Doc: "returns the cosine.", Torch: "torch.cos", GradFn: "CosBackward0", Saves: SaveX, Class: Float, Cost: Transcendental,
+		GoF: gm("Cos"), CF: cm("cos")},
+	{Name: "tanh", Const: "Tanh", Method: "Tanh", Doc: "returns the hyperbolic tangent.", Torch: "torch.tanh", GradFn: "TanhBackward0", Saves: SaveY, Class: Float, Cost: Transcendental,
+		GoF: gm("Tanh"), CF: cm("tanh")},
+	{Name: "sigmoid", Const: "Sigmoid", Method: "Sigmoid", Doc: "returns 1/(1+e**-t).", Torch: "torch.sigmoid", GradFn: "SigmoidBackward0", Saves: SaveY, Class: Float, Cost: Transcendental,
+		GoF: "T(1 / (1 + math.Exp(-float64(x))))", CF: "(T)1 / ((T)1 + M<T>::exp(-x))"},
+	{Name: "relu", Const: "ReLU", Method: "ReLU", Doc: "returns max(t, 0).", Torch: "torch.relu", GradFn: "ReluBackward0", Saves: SaveY, Class: Numeric, Cost: Cheap,
+		GoF: "reluF(x)", GoI: "reluI(x)", GoVec: "vec.ReLU(dd, aa)", CF: "ember_relu(x)", CI: "ember_relu(x)"},
+	{Name: "sign", Const: "Sign", Method: "Sign", Doc: "returns -1, 0 or 1.", Torch: "torch.sign", GradFn: "SignBackward0", Class: Numeric, Cost: Cheap,
+		GoF: "signF(x)", GoI: "signI(x)", CF: "ember_sign(x)", CI: "ember_sign(x)"},
+	{Name: "square", Const: "Square", Method: "Square", Doc: "returns t*t.", Torch: "torch.square", GradFn: "PowBackward0", Saves: SaveX, Class: Numeric, Cost: Cheap,
+		GoF: "x * x", GoI: "x * x", GoVec: "vec.Binary(vec.Mul, dd, aa, aa)", CF: "x * x", CI: "x * x"},
+	{Name: "floor", Const: "Floor", Method: "Floor", Doc: "rounds down.", Torch: "torch.floor", GradFn: "FloorBackward0", Class: Numeric, Cost: Cheap,
+		GoF: gm("Floor"), GoI: "x", CF: cm("floor"), CI: "x"},
+	{Name: "ceil", Const: "Ceil", Method: "Ceil", Doc: "rounds up.", Torch: "torch.ceil", GradFn: "CeilBackward0", Class: Numeric, Cost: Cheap,
+		GoF: gm("Ceil"), GoI: "x", CF: cm("ceil"), CI: "x"},
+	{Name: "round", Const: "Round", Method: "Round", Doc: "rounds half to even, as torch.round.", Torch: "torch.round", GradFn: "RoundBackward0", Class: Numeric, Cost: Cheap,
+		GoF: gm("RoundToEven"), GoI: "x", CF: cm("rint"), CI: "x"},
+	{Name: "log1p", Const: "Log1p", Method: "Log1p", Doc: "returns log(1+t).", Torch: "torch.log1p", GradFn: "Log1PBackward0", Saves: SaveX, Class: Float, Cost: Transcendental,
+		GoF: gm("Log1p"), CF: cm("log1p"), Domain: [2]float64{0.3, 2.5}},
+	{Name: "expm1", Const: "Expm1", Method: "Expm1", Doc: "returns e**t - 1.", Torch: "torch.expm1", GradFn: "Expm1Backward0", Saves: SaveY, Class: Float, Cost: Transcendental,
+		GoF: gm("Expm1"), CF: cm("expm1")},
+	{Name: "erf", Const: "Erf", Method: "Erf", Doc: "returns the error function.", Torch: "torch.erf", GradFn: "ErfBackward0", Saves: SaveX, Class: Float, Cost: Transcendental,
+		GoF: gm("Erf"), CF: cm("erf")},
+	{Name: "reciprocal", Const: "Reciprocal", Method: "Reciprocal", Doc: "returns 1/t.", Torch: "torch.reciprocal", GradFn: "ReciprocalBackward0", Saves: SaveY, Class: Float, Cost: Cheap,
+		GoF: "1 / x", GoVec: "vec.ScalarBinary(vec.Div, dd, 1, aa)", CF: "(T)1 / x", Domain: [2]float64{0.3, 2.5}},
+	{Name: "logical_not", Const: "LogicalNot", Method: "LogicalNot", Doc: "returns !t (nonzero is true), as Bool.", Torch: "torch.logical_not", Class: Logical, Cost: Cheap,
+		GoB: "!x", CB: "!x"},
+	{Name: "clamp", Const: "Clamp", Params: []string{"min", "max"}, Torch: "torch.clamp", GradFn: "ClampBackward1", Saves: SaveX, Class: Numeric, Cost: Cheap,
+		GoF: "T(clampF(float64(x), p1, p2))", GoI: "clampI(x, p1, p2)", CF: "ember_clampf(x, p1, p2)", CI: "ember_clampi(x, p1, p2)",
+		Args: [][]float64{{-0.5, 0.6}}},
+	{Name: "pow", Const: "PowScalar", Params: []string{"exponent"}, Torch: "torch.pow", GradFn: "PowBackward0", Saves: SaveX, Class: Numeric, Cost: Transcendental,
+		GoF: "T(math.Pow(float64(x), p1))", GoI: "ipow(x, T(p1))", CF: "M<T>::pow(x, (T)p1)", CI: "ember_ipow(x, (T)p1)",
+		Args: [][]float64{{3}, {2}, {-1}}, Domain: [2]float64{0.3, 2.5}},
+	{Name: "leaky_relu", Const: "LeakyReLU", Method: "LeakyReLU", Params: []string{"slope"}, Doc: "returns t where positive, else slope*t.", Torch: "torch.nn.functional.leaky_relu", GradFn: "LeakyReluBackward0", Saves: SaveX, Class: Float, Cost: Cheap,
+		GoF: "leakyF(x, T(p1))", CF: "x > 0 ? x : x * (T)p1", Args: [][]float64{{0.1}}},
+
+	// Added through the table (issue 12).
+	{Name: "silu", Const: "SiLU", Method: "SiLU", Doc: "returns t·sigmoid(t), the sigmoid-weighted linear unit (swish).", Torch: "torch.nn.functional.silu", GradFn: "SiluBackward0", Saves: SaveX, Class: FloatStrict, Cost: Transcendental,
+		GoF: "T(float64(x) / (1 + math.Exp(-float64(x))))", CF: "x / ((T)1 + M<T>::exp(-x))", Module: "SiLU",
+		Fixture: "F.silu(x)"},
+	{Name: "softplus", Const: "Softplus", Method: "Softplus", Params: []string{"beta", "threshold"}, Doc: "returns log(1+e**(beta·t))/beta, and t itself where beta·t > threshold (PyTorch's defaults are beta 1, threshold 20).", Torch: "torch.nn.functional.softplus", GradFn: "SoftplusBackward0", Saves: SaveX, Class: FloatStrict, Cost: Transcendental,
+		GoF: "T(softplusF(float64(x), p1, p2))", CF: "ember_softplus(x, p1, p2)", Module: "Softplus",
+		Fixture: "F.softplus(x, beta, threshold)", Args: [][]float64{{1, 20}, {2, 1}, {0.5, 3}}},
+	{Name: "mish", Const: "Mish", Method: "Mish", Doc: "returns t·tanh(softplus(t)).", Torch: "torch.nn.functional.mish", GradFn: "MishBackward0", Saves: SaveX, Class: FloatStrict, Cost: Transcendental,
+		GoF: "T(float64(x) * math.Tanh(softplusF(float64(x), 1, 20)))", CF: "(T)((double)x * ::tanh(ember_softplus((double)x, 1.0, 20.0)))", Module: "Mish",
+		Fixture: "F.mish(x)"},
+	{Name: "hardswish", Const: "Hardswish", Method: "Hardswish", Doc: "returns t·relu6(t+3)/6.", Torch: "torch.nn.functional.hardswish", GradFn: "HardswishBackward0", Saves: SaveX, Class: FloatStrict, Cost: Cheap,
+		GoF: "x * relu6F(x+3) / 6", CF: "x * ember_relu6(x + (T)3) / (T)6", Module: "Hardswish",
+		Fixture: "F.hardswish(x)", Domain: [2]float64{-3.7, 3.7}},
+	{Name: "hardsigmoid", Const: "Hardsigmoid", Method: "Hardsigmoid", Doc: "returns relu6(t+3)/6.", Torch: "torch.nn.functional.hardsigmoid", GradFn: "HardsigmoidBackward0", Saves: SaveX, Class: FloatStrict, Cost: Cheap,
+		GoF: "relu6F(x+3) / 6", CF: "ember_relu6(x + (T)3) / (T)6", Module: "Hardsigmoid",
+		Fixture: "F.hardsigmoid(x)", Domain: [2]float64{-3.7, 3.7}},
+	{Name: "elu", Const: "ELU", Method: "ELU", Params: []string{"alpha"}, Doc: "returns t where positive, else alpha·(e**t - 1) (PyTorch's default alpha is 1).", Torch: "torch.nn.functional.elu", GradFn: "EluBackward0", Saves: SaveX | SaveY, Class: FloatStrict, Cost: Transcendental,
+		GoF: "eluF(x, p1)", CF: "x > 0 ? x : (T)p1 * M<T>::expm1(x)", Module: "ELU",
+		Fixture: "F.elu(x, alpha)", Args: [][]float64{{1}, {0.5}}},
+	{Name: "gelu_tanh", Const: "GELUTanh", Method: "GELUTanh", Doc: "returns GELU's tanh approximation, t/2·(1+tanh(√(2/π)·(t+0.044715·t³))) (approximate=\"tanh\").", Torch: "torch.nn.functional.gelu", GradFn: "GeluBackward0", Saves: SaveX, Class: FloatStrict, Cost: Transcendental,
+		GoF: "T(geluTanhF(float64(x)))", CF: "(T)ember_gelu_tanh((double)x)",
+		Fixture: "F.gelu(x, approximate='tanh')"},
+	{Name: "log2", Const: "Log2", Method: "Log2", Doc: "returns the base-2 logarithm.", Torch: "torch.log2", GradFn: "Log2Backward0", Saves: SaveX, Class: Float, Cost: Transcendental,
+		GoF: gm("Log2"), CF: cm("log2"), Fixture: "torch.log2(x)", Domain: [2]float64{0.3, 2.5}},
+	{Name: "log10", Const: "Log10", Method: "Log10", Doc: "returns the base-10 logarithm.", Torch: "torch.log10", GradFn: "Log10Backward0", Saves: SaveX, Class: Float, Cost: Transcendental,
+		GoF: gm("Log10"), CF: cm("log10"), Fixture: "torch.log10(x)", Domain: [2]float64{0.3, 2.5}},
+	{Name: "exp2", Const: "Exp2", Method: "Exp2", Doc: "returns 2**t.", Torch: "torch.exp2", GradFn: "Exp2Backward0", Saves: SaveY, Class: Float, Cost: Transcendental,
+		GoF: gm("Exp2"), CF: cm("exp2"), Fixture: "torch.exp2(x)"},
+	{Name: "trunc", Const: "Trunc", Method: "Trunc", Doc: "rounds toward zero.", Torch: "torch.trunc", GradFn: "TruncBackward0", Class: Numeric, NoBool: true, Cost: Cheap,
+		GoF: gm("Trunc"), GoI: "x", CF: cm("trunc"), CI: "x", Fixture: "torch.trunc(x)"},
+	{Name: "isnan", Const: "IsNaN", Method: "IsNaN", Doc: "reports, as Bool, where t is NaN.", Torch: "torch.isnan", Class: Predicate, Cost: Cheap,
+		GoF: "x != x", GoI: "false", GoB: "false", CF: "x != x", CI: "false", CB: "false", Fixture: "torch.isnan(x)"},
+	{Name: "isinf", Const: "IsInf", Method: "IsInf", Doc: "reports, as Bool, where t is +Inf or -Inf.", Torch: "torch.isinf", Class: Predicate, Cost: Cheap,
+		GoF: "math.IsInf(float64(x), 0)", GoI: "false", GoB: "false", CF: "(x == M<T>::inf() || x == -M<T>::inf())", CI: "false", CB: "false", Fixture: "torch.isinf(x)"},
+	{Name: "nan_to_num", Const: "NanToNum", Method: "NanToNum", Params: []string{"nan", "posinf", "neginf"}, Doc: "replaces NaN by nan, +Inf by posinf and -Inf by neginf. As torch.nan_to_num's default (None), posinf = +Inf means the dtype's largest finite value and neginf = -Inf its lowest; integer and bool tensors are returned unchanged in value.", Torch: "torch.nan_to_num", GradFn: "NanToNumBackward0", Saves: SaveX, Class: All, Cost: Cheap,
+		GoF: "nanToNumF(x, p1, p2, p3)", GoI: "x", GoB: "x", CF: "ember_nan_to_num(x, p1, p2, p3)", CI: "x", CB: "x",
+		Fixture: "torch.nan_to_num(x, nan, None if posinf == float('inf') else posinf, None if neginf == float('-inf') else neginf)",
+		Args:    [][]float64{{0, inf, -inf}, {-1, 100, -100}, {2.5, 1e30, -7}}},
+}
+
+var inf = math.Inf(1)
+
+// Binaries is the table of binary ops, in enum order.
+var Binaries = []Binary{
+	{Name: "add", Const: "Add", Method: "Add", Doc: "returns t + o, broadcast.", Torch: "torch.add", GradFn: "AddBackward0", Class: Numeric, Cost: Cheap,
+		GoF: "x + y", GoI: "x + y", GoVec: "Add", CF: "x + y", CI: "x + y"},
+	{Name: "sub", Const: "Sub", Method: "Sub", Doc: "returns t - o, broadcast.", Torch: "torch.sub", GradFn: "SubBackward0", Class: Numeric, Cost: Cheap,
+		GoF: "x - y", GoI: "x - y", GoVec: "Sub", CF: "x - y", CI: "x - y"},
+	{Name: "mul", Const: "Mul", Method: "Mul", Doc: "returns t * o, broadcast.", Torch: "torch.mul", GradFn: "MulBackward0", Saves: SaveCross, Class: Numeric, Cost: Cheap,
+		GoF: "x * y", GoI: "x * y", GoVec: "Mul", CF: "x * y", CI: "x * y"},
+	{Name: "div", Const: "Div", Method: "Div", Doc: "returns t / o (true division: integers give Float32), broadcast.", Torch: "torch.div", GradFn: "DivBackward0", Saves: SaveX, Class: Float, Cost: Cheap,
+		GoF: "x / y", GoVec: "Div", CF: "x / y"},
+	{Name: "pow", Const: "Pow", Method: "Pow", Doc: "returns t ** o, broadcast.", Torch: "torch.pow", GradFn: "PowBackward1", Saves: SaveX | SaveY, Class: Numeric, Cost: Transcendental,
+		GoF: "T(math.Pow(float64(x), float64(y)))", GoI: "ipow(x, y)", CF: "M<T>::pow(x, y)", CI: "ember_ipow(x, y)"},
+	{Name: "maximum", Const: "Maximum", Method: "Maximum", Doc: "returns the elementwise maximum (NaN propagates).", Torch: "torch.maximum", GradFn: "MaximumBackward0", Saves: SaveX, Class: Numeric, Cost: Cheap,
+		GoF: "maxF(x, y)", GoI: "max(x, y)", CF: "ember_maxf(x, y)", CI: "x > y ? x : y"},
+	{Name: "minimum", Const: "Minimum", Method: "Minimum", Doc: "returns the elementwise minimum (NaN propagates).", Torch: "torch.minimum", GradFn: "MinimumBackward0", Saves: SaveX, Class: Numeric, Cost: Cheap,
+		GoF: "minF(x, y)", GoI: "min(x, y)", CF: "ember_minf(x, y)", CI: "x < y ? x : y"},
+	{Name: "atan2", Const: "Atan2", Method: "Atan2", Doc: "returns atan2(t, o).", Torch: "torch.atan2", GradFn: "Atan2Backward0", Saves: SaveX, Class: Float, Cost: Transcendental,
+		GoF: "T(math.Atan2(float64(x), float64(y)))", CF: "M<T>::atan2(x, y)"},
+	{Name: "remainder", Const: "Remainder", Method: "Remainder", Doc: "returns t mod o with the sign of o (torch.remainder); an integer x mod 0 is 0.", Torch: "torch.remainder", GradFn: "RemainderBackward0", Saves: SaveX, Class: Numeric, Cost: Transcendental,
+		GoF: "T(remF(float64(x), float64(y)))", GoI: "remI(x, y)", CF: "(T)ember_remf((double)x, (double)y)", CI: "ember_remi(x, y)"},
+	{Name: "floor_divide", Const: "FloorDiv", Method: "FloorDivide", Doc: "returns floor(t / o); an integer x // 0 is 0.", Torch: "torch.floor_divide", Class: Numeric, Cost: Cheap,
+		GoF: "T(math.Floor(float64(x) / float64(y)))", GoI: "floorDivI(x, y)", CF: "(T)::floor((double)x / (double)y)", CI: "ember_floordivi(x, y)"},
+	{Name: "logical_and", Const: "LogicalAnd", Method: "LogicalAnd", Doc: "is the elementwise and (nonzero is true), as Bool.", Torch: "torch.logical_and", Class: Logical, Cost: Cheap,
+		GoB: "x && y", CB: "x && y"},
+	{Name: "logical_or", Const: "LogicalOr", Method: "LogicalOr", Doc: "is the elementwise or (nonzero is true), as Bool.", Torch: "torch.logical_or", Class: Logical, Cost: Cheap,
+		GoB: "x || y", CB: "x || y"},
+	{Name: "logical_xor", Const: "LogicalXor", Method: "LogicalXor", Doc: "is the elementwise exclusive or (nonzero is true), as Bool.", Torch: "torch.logical_xor", Class: Logical, Cost: Cheap,
+		GoB: "x != y", CB: "x != y"},
+	{Name: "eq", Const: "Eq", Method: "Eq", Doc: "returns t == o elementwise, as Bool.", Torch: "torch.eq", Class: Compare, Cost: Cheap,
+		GoF: "x == y", GoI: "x == y", GoB: "x == y", CF: "x == y", CI: "x == y", CB: "x == y"},
+	{Name: "ne", Const: "Ne", Method: "Ne", Doc: "returns t != o elementwise, as Bool.", Torch: "torch.ne", Class: Compare, Cost: Cheap,
+		GoF: "x != y", GoI: "x != y", GoB: "x != y", CF: "x != y", CI: "x != y", CB: "x != y"},
+	{Name: "lt", Const: "Lt", Method: "Lt", Doc: "returns t < o elementwise, as Bool.", Torch: "torch.lt", Class: Compare, Cost: Cheap,
+		GoF: "x < y", GoI: "x < y", CF: "x < y", CI: "x < y"},
+	{Name: "le", Const: "Le", Method: "Le", Doc: "returns t <= o elementwise, as Bool.", Torch: "torch.le", Class: Compare, Cost: Cheap,
+		GoF: "x <= y", GoI: "x <= y", CF: "x <= y", CI: "x <= y"},
+	{Name: "gt", Const: "Gt", Method: "Gt", Doc: "returns t > o elementwise, as Bool.", Torch: "torch.gt", Class: Compare, Cost: Cheap,
+		GoF: "x > y", GoI: "x > y", CF: "x > y", CI: "x > y"},
+	{Name: "ge", Const: "Ge", Method: "Ge", Doc: "returns t >= o elementwise, as Bool.", Torch: "torch.ge", Class: Compare, Cost: Cheap,
+		GoF: "x >= y", GoI: "x >= y", CF: "x >= y", CI: "x >= y"},
+
+	// Added through the table (issue 12).
+	{Name: "fmod", Const: "Fmod", Method: "Fmod", Doc: "returns the remainder of t / o with the sign of t (C's fmod, torch.fmod); an integer x fmod 0 is 0 (PyTorch raises).", Torch: "torch.fmod", GradFn: "FmodBackward1", Saves: SaveX, Class: Numeric, Cost: Transcendental,
+		GoF: "T(math.Mod(float64(x), float64(y)))", GoI: "fmodI(x, y)", CF: "M<T>::fmod(x, y)", CI: "ember_fmodi(x, y)",
+		Fixture: "torch.fmod(x, y)", Domain: [2]float64{0.3, 2.3}},
+	{Name: "hypot", Const: "Hypot", Method: "Hypot", Doc: "returns sqrt(t² + o²) without overflow.", Torch: "torch.hypot", GradFn: "HypotBackward0", Saves: SaveX | SaveY, Class: FloatStrict, Cost: Transcendental,
+		GoF: "T(math.Hypot(float64(x), float64(y)))", CF: "M<T>::hypot(x, y)", Fixture: "torch.hypot(x, y)"},
+}
+
+// Reduces is the table of reductions, in enum order.
+var Reduces = []Reduce{
+	{Name: "sum", Const: "Sum", Out: "same", Ints: true},
+	{Name: "prod", Const: "Prod", Out: "same", Ints: true},
+	{Name: "max", Const: "Max", Out: "same", Ints: true},
+	{Name: "min", Const: "Min", Out: "same", Ints: true},
+	{Name: "argmax", Const: "ArgMax", Out: "int64", Ints: true},
+	{Name: "argmin", Const: "ArgMin", Out: "int64", Ints: true},
+	{Name: "any", Const: "Any", Out: "bool", Bools: true},
+	{Name: "all", Const: "All", Out: "bool", Bools: true},
+}
