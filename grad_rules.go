@@ -169,7 +169,7 @@ func binaryRuleTable() [backend.NumBinaryOps]binaryRule {
 		backend.Hypot: func(g, a, b, y *Tensor, need [2]bool) (*Tensor, *Tensor) {
 			return when(need[0], func() *Tensor { return g.Mul(a).Div(y) }), when(need[1], func() *Tensor { return g.Mul(b).Div(y) })
 		},
-		}
+	}
 }
 
 // extremeGrad shares g between a and b as torch.maximum/minimum do: to the
