@@ -169,6 +169,14 @@ func binaryRuleTable() [backend.NumBinaryOps]binaryRule {
 		backend.Hypot: func(g, a, b, y *Tensor, need [2]bool) (*Tensor, *Tensor) {
 			return when(need[0], func() *Tensor { return g.Mul(a).Div(y) }), when(need[1], func() *Tensor { return g.Mul(b).Div(y) })
 		},
+		// y/a (the sign flip), 0 where a == 0; nothing flows to the sign's source
+		backend.Copysign: func(g, a, _, y *Tensor, need [2]bool) (*Tensor, *Tensor) {
+			ga := when(need[0], func() *Tensor {
+				r := y.Div(a)
+				return g.Mul(Where(a.EqScalar(0), zeroLike(r), r))
+			})
+			return ga, when(need[1], func() *Tensor { return ZerosLike(g) })
+		},
 	}
 }
 

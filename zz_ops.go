@@ -178,3 +178,6 @@ func (t *Tensor) Fmod(o *Tensor) *Tensor { return binary(backend.Fmod, t, o, fal
 
 // Hypot returns sqrt(t² + o²) without overflow.
 func (t *Tensor) Hypot(o *Tensor) *Tensor { return binary(backend.Hypot, t, o, false) }
+
+// Copysign returns |t| with the sign of o (integers give Float32).
+func (t *Tensor) Copysign(o *Tensor) *Tensor { return binary(backend.Copysign, t, o, false) }

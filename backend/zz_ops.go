@@ -69,6 +69,7 @@ const (
 	Ge                         // ge
 	Fmod                       // fmod
 	Hypot                      // hypot
+	Copysign                   // copysign
 	// NumBinaryOps is the number of binary ops.
 	NumBinaryOps
 )

@@ -123,6 +123,8 @@ func tableOp(c Case, in []*ember.Tensor) (out *ember.Tensor, ok bool) {
 		return in[0].Fmod(in[1]), true
 	case "hypot":
 		return in[0].Hypot(in[1]), true
+	case "copysign":
+		return in[0].Copysign(in[1]), true
 	}
 	return nil, false
 }

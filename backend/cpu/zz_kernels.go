@@ -2268,6 +2268,39 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 				}
 			}
 		}
+	case backend.Copysign:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = T(math.Copysign(float64(x), float64(y)))
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = T(math.Copysign(float64(x), float64(y)))
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = T(math.Copysign(float64(x), float64(y)))
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = T(math.Copysign(float64(x), float64(y)))
+				}
+			}
+		}
 	default:
 		return false
 	}
@@ -2849,6 +2882,39 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 				for i := 0; i < n1; i++ {
 					x, y := aa[i*sa1], bb[i*sb1]
 					dd[i*sd1] = T(math.Hypot(float64(x), float64(y)))
+				}
+			}
+		}
+	case backend.Copysign:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = T(math.Copysign(float64(x), float64(y)))
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = T(math.Copysign(float64(x), float64(y)))
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = T(math.Copysign(float64(x), float64(y)))
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = T(math.Copysign(float64(x), float64(y)))
 				}
 			}
 		}

@@ -289,6 +289,8 @@ var Binaries = []Binary{
 		Fixture: "torch.fmod(x, y)", Domain: [2]float64{0.3, 2.3}},
 	{Name: "hypot", Const: "Hypot", Method: "Hypot", Doc: "returns sqrt(t² + o²) without overflow.", Torch: "torch.hypot", GradFn: "HypotBackward0", Saves: SaveX | SaveY, Class: FloatStrict, Cost: Transcendental,
 		GoF: "T(math.Hypot(float64(x), float64(y)))", CF: "M<T>::hypot(x, y)", Fixture: "torch.hypot(x, y)"},
+	{Name: "copysign", Const: "Copysign", Method: "Copysign", Doc: "returns |t| with the sign of o (integers give Float32).", Torch: "torch.copysign", GradFn: "CopysignBackward0", Saves: SaveX | SaveY, Class: Float, Cost: Cheap,
+		GoF: "T(math.Copysign(float64(x), float64(y)))", CF: "M<T>::copysign(x, y)", Fixture: "torch.copysign(x, y)"},
 }
 
 // Reduces is the table of reductions, in enum order.

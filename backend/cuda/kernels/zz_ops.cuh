@@ -285,5 +285,9 @@ __device__ __forceinline__ O ember_binary_op(T x, T y) {
         if constexpr (F) { return (O)(M<T>::hypot(x, y)); }
         else { return O(); }
     }
+    else if constexpr (OP == B_COPYSIGN) { // torch.copysign
+        if constexpr (F) { return (O)(M<T>::copysign(x, y)); }
+        else { return O(); }
+    }
     else { return O(); }
 }

@@ -63,6 +63,7 @@ const opConstants = "" +
 	"#define B_GE 18\n" +
 	"#define B_FMOD 19\n" +
 	"#define B_HYPOT 20\n" +
+	"#define B_COPYSIGN 21\n" +
 	"#define R_SUM 0\n" +
 	"#define R_PROD 1\n" +
 	"#define R_MAX 2\n" +
