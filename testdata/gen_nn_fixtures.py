@@ -366,6 +366,24 @@ def gen_cnn_grad():
     save_safetensors(os.path.join(OUT, "cnn_grad.safetensors"), {k: v.detach().contiguous() for k, v in T.items()})
 
 
+def gen_activations():
+    """The activation layers added through the op table (nn/zz_activations.go):
+    inputs and outputs in testdata/nn/activations.safetensors, keyed
+    "<case>.x" and "<case>.y"."""
+    torch.manual_seed(12)
+    T = {}
+    x = torch.cat([torch.linspace(-6, 6, 25), torch.randn(15) * 3])
+    for name, mod in [
+        ("silu", nn.SiLU()), ("softplus", nn.Softplus()), ("softplus_b2_t1", nn.Softplus(2.0, 1.0)),
+        ("mish", nn.Mish()), ("hardswish", nn.Hardswish()), ("hardsigmoid", nn.Hardsigmoid()),
+        ("elu", nn.ELU()), ("elu_a05", nn.ELU(0.5)),
+    ]:
+        T[name + ".x"] = x
+        with torch.no_grad():
+            T[name + ".y"] = mod(x)
+    save_safetensors(os.path.join(OUT, "activations.safetensors"), T)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--resnet18-full", metavar="DIR")
@@ -383,6 +401,7 @@ def main():
     gen_layers()
     gen_optim()
     gen_cnn_grad()
+    gen_activations()
 
 
 if __name__ == "__main__":
