@@ -9,7 +9,8 @@ import (
 // TestOnEmulatedCUDA reruns the gradient checks and PyTorch gradient
 // fixtures with an emulated cuda:0 present (the real CUDA kernels built with
 // g++), so conv, pooling, batch norm, losses and every backward rule run
-// through the CUDA backend as they would on a GPU.
+// through the CUDA backend as they would on a GPU, and so do Functions
+// applied with Apply.
 func TestOnEmulatedCUDA(t *testing.T) {
 	if testing.Short() {
 		t.Skip("about 40 s of emulated kernels: runs in the full suite")
@@ -41,6 +42,7 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"GradFixturesCrossEntropy", TestGradFixturesCrossEntropy},
 		{"GradFixturesSoftmax", TestGradFixturesSoftmax},
 		{"GradFixturesPool", TestGradFixturesPool},
+		{"FunctionGradcheck", TestFunctionGradcheck},
 	} {
 		t.Run(tc.name, tc.f)
 	}

@@ -14,14 +14,6 @@ import (
 // padding, non-contiguous and offset inputs, float32 and float64, batch 1
 // and unbatched.
 
-// withNative runs f with the optional backend kernels on or off.
-func withNative(on bool, f func()) {
-	prev := nativeKernels
-	nativeKernels = on
-	defer func() { nativeKernels = prev }()
-	f()
-}
-
 // nativeRun is one side of a comparison: the output and the gradients of
 // Σ out·r with respect to the inputs (nil where one does not require grad).
 type nativeRun struct {
@@ -29,45 +21,43 @@ type nativeRun struct {
 	grads []*Tensor
 }
 
-// runBoth evaluates f with and without the native kernels on fresh leaves
-// cloned from ins, and returns both runs.
-func runBoth(t *testing.T, ins []*Tensor, f func(in []*Tensor) *Tensor) (native, generic nativeRun) {
+// runBoth evaluates f with NativeKernels and GenericKernels on fresh
+// leaves cloned from ins, and returns both runs.
+func runBoth(t *testing.T, ins []*Tensor, f func(k Kernels, in []*Tensor) *Tensor) (native, generic nativeRun) {
 	t.Helper()
 	var r *Tensor
-	one := func(on bool) (res nativeRun) {
-		withNative(on, func() {
-			leaves := make([]*Tensor, len(ins))
-			for i, in := range ins {
-				if in == nil {
-					continue
-				}
-				leaves[i] = in.Detach().Clone().SetRequiresGrad(in.RequiresGrad())
+	one := func(k Kernels) (res nativeRun) {
+		leaves := make([]*Tensor, len(ins))
+		for i, in := range ins {
+			if in == nil {
+				continue
 			}
-			// the same (possibly non-contiguous) layout as the input
-			args := make([]*Tensor, len(ins))
-			for i, in := range ins {
-				if in == nil {
-					continue
-				}
-				args[i] = sameLayout(leaves[i], in)
+			leaves[i] = in.Detach().Clone().SetRequiresGrad(in.RequiresGrad())
+		}
+		// the same (possibly non-contiguous) layout as the input
+		args := make([]*Tensor, len(ins))
+		for i, in := range ins {
+			if in == nil {
+				continue
 			}
-			out := f(args)
-			if r == nil {
-				r = Randn(out.Shape(), Dtype(out.DType()))
+			args[i] = sameLayout(leaves[i], in)
+		}
+		out := f(k, args)
+		if r == nil {
+			r = Randn(out.Shape(), Dtype(out.DType()))
+		}
+		res.out = out.Detach()
+		out.Mul(r).Sum().Backward()
+		for _, l := range leaves {
+			if l != nil && l.RequiresGrad() {
+				res.grads = append(res.grads, l.Grad())
+			} else {
+				res.grads = append(res.grads, nil)
 			}
-			res.out = out.Detach()
-			out.Mul(r).Sum().Backward()
-			for _, l := range leaves {
-				if l != nil && l.RequiresGrad() {
-					res.grads = append(res.grads, l.Grad())
-				} else {
-					res.grads = append(res.grads, nil)
-				}
-			}
-		})
+		}
 		return res
 	}
-	return one(true), one(false)
+	return one(NativeKernels), one(GenericKernels)
 }
 
 // sameLayout returns a tensor with src's values (those of leaf) and the
@@ -183,8 +173,8 @@ func TestNativeConv2d(t *testing.T) {
 		x.SetRequiresGrad(r.IntN(4) != 0)
 		wt.SetRequiresGrad(true)
 		what := fmt.Sprintf("conv x%v(%s) w%v bias=%v stride%v pad%v dil%v groups %d %v", x.Shape(), layout, wt.Shape(), b != nil, stride, pad, dil, groups, dt)
-		nat, gen := runBoth(t, []*Tensor{x, wt, b}, func(in []*Tensor) *Tensor {
-			return Conv2d(in[0], in[1], in[2], stride, pad, dil, groups)
+		nat, gen := runBoth(t, []*Tensor{x, wt, b}, func(k Kernels, in []*Tensor) *Tensor {
+			return k.Conv2d(in[0], in[1], in[2], stride, pad, dil, groups)
 		})
 		compareRuns(t, what, nat, gen, map[DType]float64{Float32: 2e-5, Float64: 1e-12}[dt])
 	}
@@ -195,8 +185,8 @@ func TestNativeConv2d(t *testing.T) {
 		wt := Randn(Shape{20, 16, 3, 3}, Dtype(dt)).SetRequiresGrad(true)
 		b := Randn(Shape{20}, Dtype(dt)).SetRequiresGrad(true)
 		one := [2]int{1, 1}
-		nat, gen := runBoth(t, []*Tensor{x, wt, b}, func(in []*Tensor) *Tensor {
-			return Conv2d(in[0], in[1], in[2], one, one, one, 1)
+		nat, gen := runBoth(t, []*Tensor{x, wt, b}, func(k Kernels, in []*Tensor) *Tensor {
+			return k.Conv2d(in[0], in[1], in[2], one, one, one, 1)
 		})
 		compareRuns(t, fmt.Sprintf("conv 3×3 16→20 %v", dt), nat, gen, map[DType]float64{Float32: 2e-5, Float64: 1e-12}[dt])
 	}
@@ -222,10 +212,10 @@ func TestNativePool2d(t *testing.T) {
 		x.SetRequiresGrad(true)
 		what := fmt.Sprintf("pool x%v(%s) kernel%v stride%v pad%v %v", x.Shape(), layout, kernel, stride, pad, dt)
 		tol := map[DType]float64{Float32: 1e-6, Float64: 1e-13}[dt]
-		nat, gen := runBoth(t, []*Tensor{x}, func(in []*Tensor) *Tensor { return MaxPool2d(in[0], kernel, stride, pad) })
+		nat, gen := runBoth(t, []*Tensor{x}, func(k Kernels, in []*Tensor) *Tensor { return k.MaxPool2d(in[0], kernel, stride, pad) })
 		compareRuns(t, "max "+what, nat, gen, tol)
 		for _, cip := range []bool{true, false} {
-			nat, gen := runBoth(t, []*Tensor{x}, func(in []*Tensor) *Tensor { return AvgPool2d(in[0], kernel, stride, pad, cip) })
+			nat, gen := runBoth(t, []*Tensor{x}, func(k Kernels, in []*Tensor) *Tensor { return k.AvgPool2d(in[0], kernel, stride, pad, cip) })
 			compareRuns(t, fmt.Sprintf("avg(countIncludePad=%v) %s", cip, what), nat, gen, tol)
 		}
 	}
@@ -281,11 +271,11 @@ func TestNativeBatchNorm(t *testing.T) {
 		var rms, rvs [2]*Tensor
 		side := 0
 		what := fmt.Sprintf("batch_norm x%v(%s) weight=%v bias=%v training=%v %v", x.Shape(), layout, w != nil, b != nil, training, dt)
-		nat, gen := runBoth(t, []*Tensor{x, w, b}, func(in []*Tensor) *Tensor {
+		nat, gen := runBoth(t, []*Tensor{x, w, b}, func(k Kernels, in []*Tensor) *Tensor {
 			rm, rv := rm0.Clone(), rv0.Clone()
 			rms[side], rvs[side] = rm, rv
 			side++
-			return BatchNorm(in[0], rm, rv, in[1], in[2], training, 0.1, 1e-5)
+			return k.BatchNorm(in[0], rm, rv, in[1], in[2], training, 0.1, 1e-5)
 		})
 		tol := map[DType]float64{Float32: 1e-5, Float64: 1e-12}[dt]
 		compareRuns(t, what, nat, gen, tol)

@@ -21,8 +21,9 @@ import (
 )
 
 // Run runs every fixture case on dev, comparing shapes, dtypes and values
-// with PyTorch's, and the hand-worked tests (device rules, errors, copies
-// between devices, random numbers).
+// with PyTorch's, the hand-worked tests (device rules, errors, copies
+// between devices, random numbers), and convolution, pooling and batch
+// norm on both ember.Kernels paths against PyTorch and each other.
 func Run(t *testing.T, dev ember.Device) {
 	t.Helper()
 	if err := ember.CheckDevice(dev); err != nil {
@@ -34,6 +35,7 @@ func Run(t *testing.T, dev ember.Device) {
 	t.Run("To", func(t *testing.T) { testTo(t, dev) })
 	t.Run("Creation", func(t *testing.T) { testCreation(t, dev) })
 	t.Run("Random", func(t *testing.T) { testRandom(t, dev) })
+	t.Run("NativeKernels", func(t *testing.T) { testNativeKernels(t, dev) })
 }
 
 // RunShapes runs only the shape, dtype and device rules (no values), so a

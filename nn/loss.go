@@ -118,7 +118,10 @@ func (m MSELoss) Loss(input, target *ember.Tensor) *ember.Tensor {
 }
 
 // BCEWithLogitsLoss is binary cross entropy on logits, computed stably as
-// max(x,0) - x·y + log(1+e^-|x|), with an optional PosWeight for positives.
+// max(x,0) - x·y + log(1+e^-|x|), with an optional PosWeight for positives
+// (broadcast to the input, as torch.nn.BCEWithLogitsLoss's pos_weight).
+// Either way the loss records one BinaryCrossEntropyWithLogitsBackward0
+// node, as PyTorch's; with a PosWeight it is an ember.Function.
 type BCEWithLogitsLoss struct {
 	Reduction Reduction
 	PosWeight *ember.Tensor
@@ -132,10 +135,43 @@ func (b BCEWithLogitsLoss) Loss(input, target *ember.Tensor) *ember.Tensor {
 	if b.PosWeight == nil {
 		return ember.BCEWithLogits(input, target, b.Reduction.String())
 	}
-	// softplus(-x) = log(1+e^-x) = max(-x,0) + log1p(e^-|x|)
-	spNeg := input.Neg().ReLU().Add(input.Abs().Neg().Exp().Log1p())
-	// (1-y)·x + (1+(pw-1)·y)·softplus(-x)
-	coef := b.PosWeight.SubScalar(1).Mul(target).AddScalar(1)
-	l := target.RSubScalar(1).Mul(input).Add(coef.Mul(spNeg))
-	return reduce(l, b.Reduction)
+	return ember.Apply(bceWithLogitsPosWeight{b.Reduction}, input, target, b.PosWeight)
+}
+
+// bceWithLogitsPosWeight is binary cross entropy on logits x with a
+// positive weight pw (broadcast to x), as one node: the loss is
+// (1−y)·x + c·softplus(−x) with c = 1 + (pw−1)·y, and
+// softplus(−x) = max(−x, 0) + log1p(e^−|x|). Its gradients are
+// ∂x = (1−y) − c·σ(−x), ∂y = −x + (pw−1)·softplus(−x) and
+// ∂pw = y·softplus(−x), times the reduction's.
+type bceWithLogitsPosWeight struct{ red Reduction }
+
+// Name is PyTorch's grad_fn for binary_cross_entropy_with_logits.
+func (bceWithLogitsPosWeight) Name() string { return "BinaryCrossEntropyWithLogitsBackward0" }
+
+func (f bceWithLogitsPosWeight) Forward(ctx *ember.FunctionCtx, in []*ember.Tensor) *ember.Tensor {
+	x, y, pw := in[0], in[1], in[2]
+	spNeg := x.Neg().ReLU().Add(x.Abs().Neg().Exp().Log1p())
+	coef := pw.SubScalar(1).Mul(y).AddScalar(1)
+	ctx.SaveForBackward(x, y, pw, spNeg, coef)
+	return reduce(y.RSubScalar(1).Mul(x).Add(coef.Mul(spNeg)), f.red)
+}
+
+func (f bceWithLogitsPosWeight) Backward(ctx *ember.FunctionCtx, g *ember.Tensor) []*ember.Tensor {
+	s := ctx.Saved()
+	x, y, pw, spNeg, coef := s[0], s[1], s[2], s[3], s[4]
+	if f.red == Mean {
+		g = g.DivScalar(float64(x.NumElements()))
+	}
+	gs := make([]*ember.Tensor, 3)
+	if ctx.NeedsInputGrad(0) {
+		gs[0] = g.Mul(y.RSubScalar(1).Sub(coef.Mul(x.Neg().Sigmoid())))
+	}
+	if ctx.NeedsInputGrad(1) {
+		gs[1] = g.Mul(pw.SubScalar(1).Mul(spNeg).Sub(x))
+	}
+	if ctx.NeedsInputGrad(2) {
+		gs[2] = g.Mul(y.Mul(spNeg)) // x's shape: Apply sums it to pw's
+	}
+	return gs
 }

@@ -1,0 +1,72 @@
+package ember
+
+import (
+	"fmt"
+
+	"github.com/emberml/ember/backend"
+)
+
+// 2-D convolution. Conv2d checks its arguments and runs the backend's
+// Convolver or the generic lowering (kernels.go).
+
+// outSize is a convolution's or pool's output size along one dim.
+func outSize(op string, in, k, s, p, d int) int {
+	if s <= 0 || k <= 0 || d <= 0 || p < 0 {
+		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("invalid kernel %d, stride %d, padding %d or dilation %d", k, s, p, d)})
+	}
+	o := (in+2*p-d*(k-1)-1)/s + 1
+	if in+2*p-d*(k-1)-1 < 0 || o <= 0 {
+		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("Calculated output size is too small (input %d, kernel %d, padding %d, dilation %d)", in, k, p, d)})
+	}
+	return o
+}
+
+// batched4d lifts an unbatched [C, H, W] input to [1, C, H, W]; undo
+// squeezes the result back.
+func batched4d(op string, x *Tensor) (*Tensor, func(*Tensor) *Tensor) {
+	x.live(op)
+	switch x.Dim() {
+	case 4:
+		return x, func(t *Tensor) *Tensor { return t }
+	case 3:
+		return x.Unsqueeze(0), func(t *Tensor) *Tensor { return t.Squeeze(0) }
+	}
+	shapeErr(op, "expected a 3-D (unbatched) or 4-D (batched) input", x.shape)
+	return nil, nil
+}
+
+// Conv2d is the 2-D cross-correlation torch.nn.functional.conv2d: x is
+// [N, C, H, W] (or unbatched [C, H, W]), w is [O, C/groups, KH, KW], b is
+// [O] or nil. It records ConvolutionBackward0.
+func Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tensor {
+	return NativeKernels.Conv2d(x, w, b, stride, padding, dilation, groups)
+}
+
+// Conv2d is the package's Conv2d run with k's kernels.
+func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tensor {
+	const name = "conv2d"
+	x4, undo := batched4d(name, x)
+	w.live(name)
+	sameDevice(name, x, w)
+	if b != nil {
+		sameDevice(name, x, b)
+	}
+	if w.Dim() != 4 || groups <= 0 {
+		shapeErr(name, "expected a 4-D weight and groups > 0", w.shape)
+	}
+	if x.dtype != w.dtype || (b != nil && b.dtype != x.dtype) {
+		panic(&DTypeError{Op: name, DTypes: []DType{x.dtype, w.dtype}, Msg: "Input type and weight type should be the same"})
+	}
+	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
+	o, cg, kh, kw := w.shape[0], w.shape[1], w.shape[2], w.shape[3]
+	if cg*groups != c || o%groups != 0 {
+		shapeErr(name, fmt.Sprintf("expected input with %d channels and out channels divisible by groups=%d", cg*groups, groups), x.shape, w.shape)
+	}
+	if b != nil && !b.shape.Equal(Shape{o}) {
+		shapeErr(name, "bias must have shape [out_channels]", b.shape)
+	}
+	oh := outSize(name, h, kh, stride[0], padding[0], dilation[0])
+	ow := outSize(name, wd, kw, stride[1], padding[1], dilation[1])
+	p := backend.Conv2dParams{Stride: stride, Padding: padding, Dilation: dilation, Groups: groups}
+	return undo(k.conv(x).conv2d(x4, w, b, p, Shape{n, o, oh, ow}))
+}

@@ -1,0 +1,222 @@
+package ember
+
+import (
+	"math"
+
+	"github.com/emberml/ember/backend"
+)
+
+// generic is the lowering of the ops with optional backend kernels to the
+// kernels every backend has (the kernel providers' signatures are in
+// kernels.go). Windows are strided views (asStrided) of a padded copy,
+// made contiguous and fed to MatMul or a reduction (im2col); the gradient
+// goes back to the input by one strided in-place add per kernel position
+// into a padded gradient (col2im without a kernel of its own).
+type generic struct{}
+
+// conv2d is im2col by a strided copy, then one MatMul per group.
+func (generic) conv2d(x4, w, b *Tensor, p backend.Conv2dParams, oshape Shape) *Tensor {
+	stride, padding, dilation, groups := p.Stride, p.Padding, p.Dilation, p.Groups
+	oh, ow := oshape[2], oshape[3]
+	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
+	o, cg, kh, kw := w.shape[0], w.shape[1], w.shape[2], w.shape[3]
+	g, og, k, l := groups, o/groups, cg*kh*kw, oh*ow
+	xp := pad2d(x4.Detach(), padding[0], padding[1], 0)
+	win := window{n: n, c: c, hp: xp.shape[2], wp: xp.shape[3], kh: kh, kw: kw, oh: oh, ow: ow, stride: stride, dil: dilation}
+	// cols: [C, KH, KW, N, OH, OW] = [G, K, N*L], so each group is one matmul
+	cols := win.view(xp).Permute(1, 4, 5, 0, 2, 3).Contiguous().View(g, k, n*l)
+	wg := w.Detach().Reshape(g, og, k)
+	prod := wg.MatMul(cols)
+	out := prod.View(g, og, n, oh, ow).Permute(2, 0, 1, 3, 4).Contiguous().View(n, o, oh, ow)
+	releaseTemp(prod, out)
+	if b != nil {
+		biased := out.Add(b.Detach().Reshape(1, o, 1, 1))
+		releaseTemp(out, biased)
+		out = biased
+	}
+	if !IsGradEnabled() || !(x4.RequiresGrad() || w.RequiresGrad() || (b != nil && b.RequiresGrad())) {
+		// No graph will keep the unfolded input: free it now rather than
+		// when the GC gets to it (it is the largest buffer of a conv).
+		releaseTemp(cols, x4, w, out)
+		releaseTemp(xp, x4, w, out)
+	}
+	out = record("ConvolutionBackward0", out, []*Tensor{x4, w, b}, []*Tensor{cols, wg}, func(gr *Tensor) []*Tensor {
+		gv := gr.Reshape(n, g, og, l).Permute(1, 2, 0, 3).Contiguous().View(g, og, n*l)
+		gx := gradIf(x4, func() *Tensor {
+			gcols := wg.Transpose(1, 2).MatMul(gv).View(c, kh, kw, n, oh, ow)
+			return win.scatter(x4.dev, x4.dtype, padding, h, wd, func(i, j int) *Tensor {
+				return gcols.Select(1, i).Select(1, j).Permute(1, 0, 2, 3)
+			})
+		})
+		gw := gradIf(w, func() *Tensor { return gv.MatMul(cols.Transpose(1, 2)).Reshape(o, cg, kh, kw) })
+		var gb *Tensor
+		if b != nil {
+			gb = gradIf(b, func() *Tensor { return gr.Sum(Dims(0, 2, 3)) })
+		}
+		return []*Tensor{gx, gw, gb}
+	})
+	return out
+}
+
+// maxPool2d takes the maximum of each window's contiguous copy; the
+// gradient goes to the first maximum by a one-hot mask.
+func (generic) maxPool2d(x4 *Tensor, p backend.Pool2dParams, oshape Shape) *Tensor {
+	kernel, stride, padding := p.Kernel, p.Stride, p.Padding
+	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
+	oh, ow := oshape[2], oshape[3]
+	xp := pad2d(x4.Detach(), padding[0], padding[1], math.Inf(-1))
+	win := window{n: n, c: c, hp: xp.shape[2], wp: xp.shape[3], kh: kernel[0], kw: kernel[1], oh: oh, ow: ow, stride: stride, dil: [2]int{1, 1}}
+	kk := kernel[0] * kernel[1]
+	flat := win.view(xp).Contiguous().View(n, c, oh, ow, kk)
+	out, idx := flat.MaxDim(4, false)
+	out = record("MaxPool2DWithIndicesBackward0", out, []*Tensor{x4}, []*Tensor{idx}, func(g *Tensor) []*Tensor {
+		mask := oneHot(idx.Unsqueeze(4), 4, kk)
+		gwin := Where(mask, g.Unsqueeze(4), zeroLike(g)).View(n, c, oh, ow, kernel[0], kernel[1])
+		return []*Tensor{win.scatter(x4.dev, x4.dtype, padding, h, wd, func(i, j int) *Tensor {
+			return gwin.Select(4, i).Select(4, j)
+		})}
+	})
+	return out
+}
+
+// avgPool2d sums each window and divides by its size, or by the count of
+// its elements inside the input (a pooled plane of ones).
+func (generic) avgPool2d(x4 *Tensor, p backend.Pool2dParams, countIncludePad bool, oshape Shape) *Tensor {
+	kernel, stride, padding := p.Kernel, p.Stride, p.Padding
+	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
+	oh, ow := oshape[2], oshape[3]
+	xd := x4.Detach()
+	xp := pad2d(xd, padding[0], padding[1], 0)
+	win := window{n: n, c: c, hp: xp.shape[2], wp: xp.shape[3], kh: kernel[0], kw: kernel[1], oh: oh, ow: ow, stride: stride, dil: [2]int{1, 1}}
+	sum := win.view(xp).Sum(Dims(4, 5))
+	var div *Tensor
+	if countIncludePad {
+		div = Full(Shape{}, float64(kernel[0]*kernel[1]), On(x4.dev), Dtype(x4.dtype))
+	} else {
+		ones := pad2d(Ones(Shape{1, 1, h, wd}, On(x4.dev), Dtype(x4.dtype)), padding[0], padding[1], 0)
+		w1 := win
+		w1.n, w1.c = 1, 1
+		div = w1.view(ones).Sum(Dims(4, 5))
+	}
+	out := sum.Div(div)
+	out = record("AvgPool2DBackward0", out, []*Tensor{x4}, []*Tensor{div}, func(g *Tensor) []*Tensor {
+		gd := g.Div(div)
+		return []*Tensor{win.scatter(x4.dev, x4.dtype, padding, h, wd, func(i, j int) *Tensor { return gd })}
+	})
+	return out
+}
+
+// batchNorm normalises by reductions over every dim but the channel's and
+// keeps the normalised input for the backward.
+func (generic) batchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
+	bshape := make([]int, x.Dim())
+	dims := []int{0}
+	for i := range bshape {
+		bshape[i] = 1
+		if i >= 2 {
+			dims = append(dims, i)
+		}
+	}
+	bshape[1] = x.shape[1]
+	cnt := x.NumElements() / x.shape[1]
+	xd := x.Detach()
+	var mean, invstd *Tensor
+	if training {
+		mean = xd.Mean(Dims(dims...), KeepDim())
+		dev := xd.Sub(mean)
+		v := dev.Mul(dev).Mean(Dims(dims...), KeepDim())
+		invstd = v.AddScalar(eps).Rsqrt()
+		updateRunning(runningMean, runningVar, mean, v, cnt, momentum)
+	} else {
+		mean = runningMean.Detach().Cast(x.dtype).Reshape(bshape...)
+		invstd = runningVar.Detach().Cast(x.dtype).Reshape(bshape...).AddScalar(eps).Rsqrt()
+	}
+	xhat := xd.Sub(mean).Mul(invstd)
+	out := xhat
+	var wd *Tensor
+	if weight != nil {
+		wd = weight.Detach().Reshape(bshape...)
+		out = out.Mul(wd)
+	}
+	if bias != nil {
+		out = out.Add(bias.Detach().Reshape(bshape...))
+	}
+	return record("NativeBatchNormBackward0", out, []*Tensor{x, weight, bias}, []*Tensor{xhat, invstd, wd}, func(g *Tensor) []*Tensor {
+		gx := gradIf(x, func() *Tensor {
+			gh := g
+			if wd != nil {
+				gh = g.Mul(wd)
+			}
+			if !training {
+				return gh.Mul(invstd)
+			}
+			m1 := gh.Mean(Dims(dims...), KeepDim())
+			m2 := gh.Mul(xhat).Mean(Dims(dims...), KeepDim())
+			return gh.Sub(m1).Sub(xhat.Mul(m2)).Mul(invstd)
+		})
+		var gw, gb *Tensor
+		if weight != nil {
+			gw = gradIf(weight, func() *Tensor { return g.Mul(xhat).Sum(Dims(dims...)).Reshape(weight.shape...) })
+		}
+		if bias != nil {
+			gb = gradIf(bias, func() *Tensor { return g.Sum(Dims(dims...)).Reshape(bias.shape...) })
+		}
+		return []*Tensor{gx, gw, gb}
+	})
+}
+
+// asStrided is a detached view of t's storage with the given shape, strides
+// and absolute offset. The caller keeps it within the storage.
+func (t *Tensor) asStrided(shape Shape, strides []int, offset int) *Tensor {
+	return t.Detach().as(shape.clone(), append([]int(nil), strides...), offset)
+}
+
+// pad2d returns a contiguous copy of the 4-D x with ph rows and pw columns
+// of value added on each side.
+func pad2d(x *Tensor, ph, pw int, value float64) *Tensor {
+	n, c, h, w := x.shape[0], x.shape[1], x.shape[2], x.shape[3]
+	xp := Full(Shape{n, c, h + 2*ph, w + 2*pw}, value, On(x.dev), Dtype(x.dtype))
+	xp.Narrow(2, ph, h).Narrow(3, pw, w).CopyFrom(x)
+	return xp
+}
+
+// window describes KH×KW windows over a padded [N, C, Hp, Wp] tensor.
+type window struct {
+	n, c, hp, wp   int
+	kh, kw, oh, ow int
+	stride, dil    [2]int
+}
+
+func (w window) strides() (sN, sC, sH, sW int) { return w.c * w.hp * w.wp, w.hp * w.wp, w.wp, 1 }
+
+// view returns the windows of the contiguous padded xp as [N, C, OH, OW, KH, KW].
+func (w window) view(xp *Tensor) *Tensor {
+	sN, sC, sH, sW := w.strides()
+	return xp.asStrided(Shape{w.n, w.c, w.oh, w.ow, w.kh, w.kw},
+		[]int{sN, sC, w.stride[0] * sH, w.stride[1] * sW, w.dil[0] * sH, w.dil[1] * sW}, xp.offset)
+}
+
+// scatter adds part(i, j), an [N, C, OH, OW] gradient for kernel position
+// (i, j), into a zero padded gradient, and returns it cut to [N, C, H, W].
+func (w window) scatter(dev Device, dt DType, pad [2]int, h, wd int, part func(i, j int) *Tensor) *Tensor {
+	gxp := Zeros(Shape{w.n, w.c, w.hp, w.wp}, On(dev), Dtype(dt))
+	sN, sC, sH, sW := w.strides()
+	for i := 0; i < w.kh; i++ {
+		for j := 0; j < w.kw; j++ {
+			dst := gxp.asStrided(Shape{w.n, w.c, w.oh, w.ow}, []int{sN, sC, w.stride[0] * sH, w.stride[1] * sW}, i*w.dil[0]*sH+j*w.dil[1]*sW)
+			dst.AddInPlace(part(i, j))
+		}
+	}
+	return gxp.Narrow(2, pad[0], h).Narrow(3, pad[1], wd)
+}
+
+// releaseTemp frees an op's intermediate t now, unless it shares storage
+// with one of keep (views and no-op copies do).
+func releaseTemp(t *Tensor, keep ...*Tensor) {
+	for _, k := range keep {
+		if k != nil && k.st == t.st {
+			return
+		}
+	}
+	t.Release()
+}

@@ -1,0 +1,131 @@
+package ember
+
+import "github.com/emberml/ember/backend"
+
+// The backends' own kernels behind the kernel providers' signatures
+// (kernels.go): each allocates the outputs, calls the backend and records
+// a backward that calls the backend again.
+
+// nativeConv runs Conv2d on a backend's Convolver; the graph saves the
+// input and the weight.
+type nativeConv struct{ cvr backend.Convolver }
+
+func (k nativeConv) conv2d(x4, w, b *Tensor, p backend.Conv2dParams, oshape Shape) *Tensor {
+	cvr := k.cvr
+	xd, wd := x4.Detach(), w.Detach().Contiguous()
+	out := empty(oshape, x4.dtype, x4.dev)
+	var bv backend.View
+	if b != nil {
+		bv = b.view()
+	}
+	cvr.Conv2d(out.view(), xd.view(), wd.view(), bv, p)
+	return record("ConvolutionBackward0", out, []*Tensor{x4, w, b}, []*Tensor{x4, w}, func(gr *Tensor) []*Tensor {
+		gc := gr.Contiguous()
+		gx := gradIf(x4, func() *Tensor {
+			gx := empty(xd.shape, xd.dtype, xd.dev)
+			cvr.Conv2dGradInput(gx.view(), gc.view(), wd.view(), p)
+			return gx
+		})
+		gw := gradIf(w, func() *Tensor {
+			gw := empty(wd.shape, wd.dtype, wd.dev)
+			cvr.Conv2dGradWeight(gw.view(), xd.view(), gc.view(), p)
+			return gw
+		})
+		var gb *Tensor
+		if b != nil {
+			gb = gradIf(b, func() *Tensor { return gr.Sum(Dims(0, 2, 3)) })
+		}
+		return []*Tensor{gx, gw, gb}
+	})
+}
+
+// nativePool runs the pools on a backend's Pooler; max pooling saves the
+// indices of the maxima, and only when a gradient is wanted.
+type nativePool struct{ pl backend.Pooler }
+
+func (k nativePool) maxPool2d(x4 *Tensor, p backend.Pool2dParams, oshape Shape) *Tensor {
+	out := empty(oshape, x4.dtype, x4.dev)
+	if !needsGrad(x4) {
+		k.pl.MaxPool2d(out.view(), backend.View{}, x4.view(), p)
+		return out
+	}
+	idx := empty(oshape, Int64, x4.dev)
+	k.pl.MaxPool2d(out.view(), idx.view(), x4.view(), p)
+	return record("MaxPool2DWithIndicesBackward0", out, []*Tensor{x4}, []*Tensor{idx}, func(g *Tensor) []*Tensor {
+		gx := empty(x4.shape, x4.dtype, x4.dev)
+		k.pl.MaxPool2dBackward(gx.view(), g.view(), idx.view())
+		return []*Tensor{gx}
+	})
+}
+
+func (k nativePool) avgPool2d(x4 *Tensor, p backend.Pool2dParams, countIncludePad bool, oshape Shape) *Tensor {
+	out := empty(oshape, x4.dtype, x4.dev)
+	k.pl.AvgPool2d(out.view(), x4.Detach().view(), p, countIncludePad)
+	return record("AvgPool2DBackward0", out, []*Tensor{x4}, nil, func(g *Tensor) []*Tensor {
+		gx := empty(x4.shape, x4.dtype, x4.dev)
+		k.pl.AvgPool2dBackward(gx.view(), g.view(), p, countIncludePad)
+		return []*Tensor{gx}
+	})
+}
+
+// nativeBatchNorm runs BatchNorm on a backend's per-channel kernels: the
+// statistics in one pass, the normalisation in one more; backward reads
+// the saved input again (no normalised copy is kept).
+type nativeBatchNorm struct{ bn backend.BatchNormer }
+
+func (k nativeBatchNorm) batchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
+	bn := k.bn
+	c := x.shape[1]
+	xc := x.Detach().Contiguous()
+	perC := func(t *Tensor) *Tensor { return t.Detach().Cast(x.dtype).Reshape(c) }
+	var mean, invstd *Tensor
+	if training {
+		mean = empty(Shape{c}, x.dtype, x.dev)
+		v := empty(Shape{c}, x.dtype, x.dev)
+		bn.ChannelStats(mean.view(), v.view(), xc.view())
+		invstd = v.AddScalar(eps).Rsqrt()
+		updateRunning(runningMean, runningVar, mean, v, x.NumElements()/c, momentum)
+	} else {
+		mean = perC(runningMean)
+		invstd = perC(runningVar).AddScalar(eps).Rsqrt()
+	}
+	// out = x·scale + shift, scale = invstd·weight, shift = bias − mean·scale
+	scale := invstd
+	if weight != nil {
+		scale = invstd.Mul(perC(weight))
+	}
+	shift := mean.Mul(scale).Neg()
+	if bias != nil {
+		shift = shift.Add(perC(bias))
+	}
+	out := empty(x.shape, x.dtype, x.dev)
+	bn.ChannelAffine(out.view(), xc.view(), scale.view(), shift.view())
+	return record("NativeBatchNormBackward0", out, []*Tensor{x, weight, bias}, []*Tensor{x, weight}, func(g *Tensor) []*Tensor {
+		gc := g.Contiguous()
+		sumG := empty(Shape{c}, x.dtype, x.dev)
+		sumGX := empty(Shape{c}, x.dtype, x.dev)
+		bn.ChannelGradSums(sumG.view(), sumGX.view(), gc.view(), xc.view(), mean.view())
+		gx := gradIf(x, func() *Tensor {
+			gx := empty(x.shape, x.dtype, x.dev)
+			if !training {
+				bn.ChannelAffine(gx.view(), gc.view(), scale.view(), zeroLike(scale).Expand(c).Contiguous().view())
+				return gx
+			}
+			// gx = scale·(g − ΣG/cnt − x̂·invstd·ΣGX/cnt), x̂ = (x − mean)·invstd,
+			// as g·a + x·b + d
+			cnt := float64(x.NumElements() / c)
+			b := scale.Mul(invstd).Mul(invstd).Mul(sumGX).MulScalar(-1 / cnt)
+			d := scale.Mul(sumG).MulScalar(-1 / cnt).Sub(mean.Mul(b))
+			bn.ChannelAffine2(gx.view(), gc.view(), xc.view(), scale.view(), b.view(), d.view())
+			return gx
+		})
+		var gw, gb *Tensor
+		if weight != nil {
+			gw = gradIf(weight, func() *Tensor { return sumGX.Mul(invstd).Reshape(weight.shape...) })
+		}
+		if bias != nil {
+			gb = gradIf(bias, func() *Tensor { return sumG.Reshape(bias.shape...) })
+		}
+		return []*Tensor{gx, gw, gb}
+	})
+}

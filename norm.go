@@ -1,0 +1,114 @@
+package ember
+
+import "fmt"
+
+// Normalisation. BatchNorm checks its arguments and runs the backend's
+// BatchNormer or the generic lowering (kernels.go); LayerNorm is built
+// from reductions on every backend.
+
+// BatchNorm is torch.nn.functional.batch_norm over [N, C, ...]. In training
+// it normalises with the batch's mean and biased variance and, when the
+// running statistics are given, updates them in place:
+// running = (1-momentum)*running + momentum*batch, with the unbiased
+// variance. Otherwise it uses the running statistics. weight and bias ([C])
+// may be nil. It records NativeBatchNormBackward0.
+func BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
+	return NativeKernels.BatchNorm(x, runningMean, runningVar, weight, bias, training, momentum, eps)
+}
+
+// BatchNorm is the package's BatchNorm run with k's kernels.
+func (k Kernels) BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
+	const name = "batch_norm"
+	x.live(name)
+	if x.Dim() < 2 {
+		shapeErr(name, "expected an input of at least 2 dims", x.shape)
+	}
+	if !x.dtype.IsFloat() {
+		panic(&DTypeError{Op: name, DTypes: []DType{x.dtype}, Msg: "batch_norm needs a floating dtype"})
+	}
+	c := x.shape[1]
+	for _, t := range []*Tensor{runningMean, runningVar, weight, bias} {
+		if t != nil {
+			sameDevice(name, x, t)
+			if t.NumElements() != c {
+				shapeErr(name, fmt.Sprintf("running stats, weight and bias must have %d elements", c), x.shape, t.shape)
+			}
+		}
+	}
+	cnt := x.NumElements() / c
+	if training && cnt <= 1 {
+		panic(&ShapeError{Op: name, Shapes: []Shape{x.shape}, Msg: fmt.Sprintf("Expected more than 1 value per channel when training, got input size %v", x.shape)})
+	}
+	if !training && (runningMean == nil || runningVar == nil) {
+		panic(&ShapeError{Op: name, Msg: "running_mean and running_var must be defined in evaluation mode"})
+	}
+	return k.batchNorm(x).batchNorm(x, runningMean, runningVar, weight, bias, training, momentum, eps)
+}
+
+// updateRunning moves the running statistics (either may be nil) towards a
+// batch's mean and biased variance v over cnt values per channel:
+// running = (1−momentum)·running + momentum·batch, the variance unbiased.
+func updateRunning(runningMean, runningVar, mean, v *Tensor, cnt int, momentum float64) {
+	if runningMean != nil {
+		runningMean.MulScalarInPlace(1-momentum).AddScaledInPlace(mean.Reshape(runningMean.shape...), momentum)
+	}
+	if runningVar != nil {
+		unbiased := v.MulScalar(float64(cnt) / float64(cnt-1))
+		runningVar.MulScalarInPlace(1-momentum).AddScaledInPlace(unbiased.Reshape(runningVar.shape...), momentum)
+	}
+}
+
+// LayerNorm is torch.nn.functional.layer_norm: x is normalised over its
+// trailing dims normalizedShape (biased variance), then scaled by weight
+// and shifted by bias (both of normalizedShape, or nil). It records
+// NativeLayerNormBackward0.
+func LayerNorm(x *Tensor, normalizedShape []int, weight, bias *Tensor, eps float64) *Tensor {
+	const name = "layer_norm"
+	x.live(name)
+	k := len(normalizedShape)
+	if k == 0 || k > x.Dim() || !Shape(x.shape[x.Dim()-k:]).Equal(Shape(normalizedShape)) {
+		shapeErr(name, fmt.Sprintf("Given normalized_shape=%v, expected input with shape [*, %v]", Shape(normalizedShape), Shape(normalizedShape)), x.shape)
+	}
+	if !x.dtype.IsFloat() {
+		panic(&DTypeError{Op: name, DTypes: []DType{x.dtype}, Msg: "layer_norm needs a floating dtype"})
+	}
+	for _, t := range []*Tensor{weight, bias} {
+		if t != nil {
+			sameDevice(name, x, t)
+			if !t.shape.Equal(Shape(normalizedShape)) {
+				shapeErr(name, "weight and bias must have normalized_shape", t.shape)
+			}
+		}
+	}
+	dims := make([]int, k)
+	for i := range dims {
+		dims[i] = x.Dim() - k + i
+	}
+	xd := x.Detach()
+	mean := xd.Mean(Dims(dims...), KeepDim())
+	dev := xd.Sub(mean)
+	invstd := dev.Mul(dev).Mean(Dims(dims...), KeepDim()).AddScalar(eps).Rsqrt()
+	xhat := dev.Mul(invstd)
+	out := xhat
+	var wd *Tensor
+	if weight != nil {
+		wd = weight.Detach()
+		out = out.Mul(wd)
+	}
+	if bias != nil {
+		out = out.Add(bias.Detach())
+	}
+	return record("NativeLayerNormBackward0", out, []*Tensor{x, weight, bias}, []*Tensor{xhat, invstd, wd}, func(g *Tensor) []*Tensor {
+		gx := gradIf(x, func() *Tensor {
+			gh := g
+			if wd != nil {
+				gh = g.Mul(wd)
+			}
+			m1 := gh.Mean(Dims(dims...), KeepDim())
+			m2 := gh.Mul(xhat).Mean(Dims(dims...), KeepDim())
+			return gh.Sub(m1).Sub(xhat.Mul(m2)).Mul(invstd)
+		})
+		// the engine sums these over the leading dims to normalizedShape
+		return []*Tensor{gx, g.Mul(xhat), g}
+	})
+}

@@ -1,0 +1,101 @@
+package ember
+
+import (
+	"fmt"
+
+	"github.com/emberml/ember/backend"
+)
+
+// 2-D pooling. MaxPool2d and AvgPool2d check their arguments and run the
+// backend's Pooler or the generic lowering (kernels.go);
+// AdaptiveAvgPool2d is two MatMuls on every backend.
+
+// poolArgs resolves a zero stride to the kernel and checks the padding.
+func poolArgs(op string, kernel, stride, padding [2]int) [2]int {
+	if stride[0] == 0 && stride[1] == 0 {
+		stride = kernel // PyTorch's default stride is the kernel size
+	}
+	for i := 0; i < 2; i++ {
+		if padding[i]*2 > kernel[i] {
+			panic(&ShapeError{Op: op, Msg: fmt.Sprintf("pad should be at most half of effective kernel size, but got pad=%d, kernel_size=%d", padding[i], kernel[i])})
+		}
+	}
+	return stride
+}
+
+// MaxPool2d is torch.nn.functional.max_pool2d over [N, C, H, W] (or
+// [C, H, W]); a zero stride means the kernel size, as PyTorch's default.
+// Padding counts as -inf. The gradient goes to the first maximum of each
+// window, as PyTorch routes it. It records MaxPool2DWithIndicesBackward0.
+func MaxPool2d(x *Tensor, kernel, stride, padding [2]int) *Tensor {
+	return NativeKernels.MaxPool2d(x, kernel, stride, padding)
+}
+
+// MaxPool2d is the package's MaxPool2d run with k's kernels.
+func (k Kernels) MaxPool2d(x *Tensor, kernel, stride, padding [2]int) *Tensor {
+	const name = "max_pool2d"
+	x4, undo := batched4d(name, x)
+	stride = poolArgs(name, kernel, stride, padding)
+	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
+	oh := outSize(name, h, kernel[0], stride[0], padding[0], 1)
+	ow := outSize(name, wd, kernel[1], stride[1], padding[1], 1)
+	p := backend.Pool2dParams{Kernel: kernel, Stride: stride, Padding: padding}
+	return undo(k.pool(x).maxPool2d(x4, p, Shape{n, c, oh, ow}))
+}
+
+// AvgPool2d is torch.nn.functional.avg_pool2d over [N, C, H, W] (or
+// [C, H, W]); a zero stride means the kernel size. countIncludePad divides
+// by the whole window, else by its part inside the input. It records
+// AvgPool2DBackward0.
+func AvgPool2d(x *Tensor, kernel, stride, padding [2]int, countIncludePad bool) *Tensor {
+	return NativeKernels.AvgPool2d(x, kernel, stride, padding, countIncludePad)
+}
+
+// AvgPool2d is the package's AvgPool2d run with k's kernels.
+func (k Kernels) AvgPool2d(x *Tensor, kernel, stride, padding [2]int, countIncludePad bool) *Tensor {
+	const name = "avg_pool2d"
+	x4, undo := batched4d(name, x)
+	stride = poolArgs(name, kernel, stride, padding)
+	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
+	oh := outSize(name, h, kernel[0], stride[0], padding[0], 1)
+	ow := outSize(name, wd, kernel[1], stride[1], padding[1], 1)
+	if !x.dtype.IsFloat() {
+		panic(&DTypeError{Op: name, DTypes: []DType{x.dtype}, Msg: "avg_pool2d needs a floating dtype"})
+	}
+	p := backend.Pool2dParams{Kernel: kernel, Stride: stride, Padding: padding}
+	return undo(k.pool(x).avgPool2d(x4, p, countIncludePad, Shape{n, c, oh, ow}))
+}
+
+// poolMatrix is the [out, in] matrix of adaptive average pooling along one
+// dim: row i averages in[floor(i*in/out) : ceil((i+1)*in/out)].
+func poolMatrix(in, out int, dt DType, dev Device) *Tensor {
+	m := make([]float64, out*in)
+	for i := 0; i < out; i++ {
+		s, e := i*in/out, ((i+1)*in+out-1)/out
+		for j := s; j < e; j++ {
+			m[i*in+j] = 1 / float64(e-s)
+		}
+	}
+	return FromSlice(m, Shape{out, in}, Dtype(dt), On(dev))
+}
+
+// AdaptiveAvgPool2d averages [N, C, H, W] (or [C, H, W]) into outH×outW
+// windows as torch.nn.functional.adaptive_avg_pool2d. It records
+// AdaptiveAvgPool2DBackward0.
+func AdaptiveAvgPool2d(x *Tensor, outH, outW int) *Tensor {
+	const name = "adaptive_avg_pool2d"
+	x4, undo := batched4d(name, x)
+	if outH <= 0 || outW <= 0 {
+		panic(&ShapeError{Op: name, Msg: "output size must be positive"})
+	}
+	if !x.dtype.IsFloat() {
+		panic(&DTypeError{Op: name, DTypes: []DType{x.dtype}, Msg: "adaptive_avg_pool2d needs a floating dtype"})
+	}
+	ph := poolMatrix(x4.shape[2], outH, x.dtype, x.dev)
+	pw := poolMatrix(x4.shape[3], outW, x.dtype, x.dev)
+	out := ph.MatMul(x4.Detach().MatMul(pw.T()))
+	out = record("AdaptiveAvgPool2DBackward0", out, []*Tensor{x4}, nil, func(g *Tensor) []*Tensor {
+		return []*Tensor{ph.T().MatMul(g.MatMul(pw))}
+	})
+	return undo(out)
+}
