@@ -19,7 +19,8 @@ type Func struct {
 	// Fn, when set, is a pointer to a Go function variable that Resolve
 	// binds to the C function with purego.RegisterFunc, for calls that
 	// SyscallN's word arguments cannot make (a struct passed by value,
-	// strings). Leave it nil for functions called with SyscallN.
+	// strings). Leave it nil for functions called with SyscallN. A table
+	// with such functions is resolved once, at load, before any is used.
 	Fn any
 }
 

@@ -65,6 +65,8 @@ const (
 	numSyms
 )
 
+// symbols is the one table of every NVML function this package calls; Open
+// fails without the ones that are not Optional.
 var symbols = [numSyms]dl.Func{
 	symInit:                             {Name: "nvmlInit_v2"},
 	symShutdown:                         {Name: "nvmlShutdown"},
