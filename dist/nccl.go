@@ -127,7 +127,7 @@ func (n *ncclGroup) run(op string, f func(stream uintptr) error) error {
 	if err != nil {
 		n.abort()
 		var ne *nccl.Error
-		if errors.As(err, &ne) && ne.Result == nccl.RemoteError {
+		if errors.As(err, &ne) && ne.Code == nccl.RemoteError {
 			return fmt.Errorf("dist: %s: a peer's process exited or the network failed: %w", op, err)
 		}
 		return fmt.Errorf("dist: %s: %w", op, err)

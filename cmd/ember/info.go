@@ -222,7 +222,7 @@ func newCUDAInfo(p driver.Report, verbose bool) cudaInfo {
 	}
 	switch {
 	case p.InitErr != nil:
-		c.Init = cudaInit{Code: p.InitErr.Code, Name: p.InitErr.Name, Desc: p.InitErr.Desc, Error: p.InitErr.Error()}
+		c.Init = cudaInit{Code: int(p.InitErr.Code), Name: p.InitErr.Name, Desc: p.InitErr.Desc, Error: p.InitErr.Error()}
 	case p.InitOtherErr != nil:
 		c.Init = cudaInit{Error: p.InitOtherErr.Error()}
 	case p.Found:

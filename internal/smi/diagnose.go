@@ -43,8 +43,8 @@ func Diagnose(err error) (msg string, code int) {
 			int(nvml.ErrorFunctionNotFound)
 	case errors.As(err, &ne):
 		detail := fmt.Sprintf("%s returned %s (%d)", ne.Call, ne.Name, int32(ne.Code))
-		if ne.Message != "" {
-			detail += ": " + ne.Message
+		if ne.Desc != "" {
+			detail += ": " + ne.Desc
 		}
 		code = int(ne.Code)
 		if code > 255 || code <= 0 {
@@ -54,7 +54,7 @@ func Diagnose(err error) (msg string, code int) {
 		case ne.Code == nvml.ErrorDriverNotLoaded:
 			return NoDriverMessage + "\n" + detail, code
 		case ne.Call == "nvmlInit_v2":
-			reason := ne.Message
+			reason := ne.Desc
 			if ne.Code == nvml.ErrorLibRMVersionMismatch {
 				reason = "Driver/library version mismatch"
 			}

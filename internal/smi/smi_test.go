@@ -306,7 +306,7 @@ func TestWatch(t *testing.T) {
 }
 
 func TestDiagnose(t *testing.T) {
-	msg, code := Diagnose(&nvml.Error{Call: "nvmlInit_v2", Code: 9, Name: "NVML_ERROR_DRIVER_NOT_LOADED", Message: "Driver Not Loaded"})
+	msg, code := Diagnose(&nvml.Error{Call: "nvmlInit_v2", Code: 9, Name: "NVML_ERROR_DRIVER_NOT_LOADED", Desc: "Driver Not Loaded"})
 	if code != 9 || !strings.HasPrefix(msg, NoDriverMessage+"\n") || !strings.Contains(msg, "NVML_ERROR_DRIVER_NOT_LOADED (9)") {
 		t.Errorf("driver not loaded: %d %q", code, msg)
 	}

@@ -13,11 +13,11 @@ package cublas
 import (
 	"fmt"
 	"runtime"
-	"sync"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
 
+	"github.com/emberml/ember/internal/cuda/dl"
 	"github.com/emberml/ember/internal/cuda/libpath"
 )
 
@@ -51,33 +51,30 @@ var statusNames = map[Status]string{
 	StatusLicenseError:    "CUBLAS_STATUS_LICENSE_ERROR",
 }
 
+// Codes returns cuBLAS's table of status names; it makes Status a dl.Code.
+func (Status) Codes() *dl.Codes[Status] { return &statuses }
+
+// statuses names cuBLAS's statuses and says how its errors read ("cublas:
+// cublasCreate_v2 failed: CUBLAS_STATUS_NOT_INITIALIZED (1): …").
+var statuses = dl.Codes[Status]{
+	Lib: "cublas", Failed: true, Names: statusNames, Unknown: "CUBLAS_STATUS_%d",
+	Hint: func(call string, s Status) string {
+		if s == StatusNotInitialized && call == "cublasCreate_v2" {
+			return " (no usable CUDA device or driver)"
+		}
+		return ""
+	},
+}
+
 // Name returns the status's C name, from Go's own table (the library's
 // cublasGetStatusName is used for errors when present).
-func (s Status) Name() string {
-	if n, ok := statusNames[s]; ok {
-		return n
-	}
-	return fmt.Sprintf("CUBLAS_STATUS_%d", int(s))
-}
+func (s Status) Name() string { return statuses.Name(s) }
 
-// Error is a failed cuBLAS call.
-type Error struct {
-	Call   string // the C function, e.g. "cublasCreate_v2"
-	Status Status // the cublasStatus_t
-	Name   string // its name, e.g. "CUBLAS_STATUS_NOT_INITIALIZED"
-	Desc   string // cuBLAS's description (cublasGetStatusString), if available
-}
-
-func (e *Error) Error() string {
-	msg := fmt.Sprintf("cublas: %s failed: %s (%d)", e.Call, e.Name, int(e.Status))
-	if e.Desc != "" {
-		msg += ": " + e.Desc
-	}
-	if e.Status == StatusNotInitialized && e.Call == "cublasCreate_v2" {
-		msg += " (no usable CUDA device or driver)"
-	}
-	return msg
-}
+// Error is a failed cuBLAS call: Call (the C function, e.g.
+// "cublasCreate_v2"), Code (the cublasStatus_t), Name (its name, e.g.
+// "CUBLAS_STATUS_NOT_INITIALIZED") and Desc (cuBLAS's description,
+// cublasGetStatusString, if available).
+type Error = dl.Error[Status]
 
 // Operation is a cublasOperation_t.
 type Operation int
@@ -161,38 +158,20 @@ var Symbols = []string{
 const numRequired = 12
 
 type api struct {
-	lib  *libpath.Lib
-	addr map[string]uintptr
+	fn *dl.Table // Symbols, resolved at load
 }
 
-var (
-	loadOnce sync.Once
-	loaded   *api
-	loadErr  error
-)
+// lib is the newest cuBLAS on the search order, opened on first use.
+var lib = dl.Library[*api]{Names: []string{"libcublas.so.*", "libcublas.so"}, Newest: true, Bind: bind}
 
-func load() (*api, error) {
-	loadOnce.Do(func() {
-		lib, err := libpath.OpenNewest("libcublas.so.*", "libcublas.so")
-		if err != nil {
-			loadErr = err
-			return
-		}
-		a := &api{lib: lib, addr: map[string]uintptr{}}
-		for i, s := range Symbols {
-			p, err := lib.Sym(s)
-			if err != nil {
-				if i < numRequired {
-					loadErr = err
-					return
-				}
-				continue
-			}
-			a.addr[s] = p
-		}
-		loaded = a
-	})
-	return loaded, loadErr
+func load() (*api, error) { return lib.Load() }
+
+func bind(l *libpath.Lib) (*api, error) {
+	a := &api{fn: dl.NewTable(l, dl.Funcs(Symbols, numRequired))}
+	if _, err := a.fn.Resolve(); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // Library returns the path of the cuBLAS opened.
@@ -201,7 +180,7 @@ func Library() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return a.lib.Path, nil
+	return a.fn.Lib().Path, nil
 }
 
 // Resolved returns the bound symbols that resolved, in Symbols order.
@@ -212,7 +191,7 @@ func Resolved() ([]string, error) {
 	}
 	var out []string
 	for _, s := range Symbols {
-		if a.addr[s] != 0 {
+		if a.fn.Named(s) != 0 {
 			out = append(out, s)
 		}
 	}
@@ -221,9 +200,10 @@ func Resolved() ([]string, error) {
 
 // call invokes a resolved symbol with integer-class arguments.
 func (a *api) call(name string, args ...uintptr) error {
-	p := a.addr[name]
+	p := a.fn.Named(name)
 	if p == 0 {
-		return &libpath.SymbolError{Lib: a.lib.Name, Path: a.lib.Path, Symbol: name, Err: fmt.Errorf("not exported by this cuBLAS")}
+		l := a.fn.Lib()
+		return &libpath.SymbolError{Lib: l.Name, Path: l.Path, Symbol: name, Err: fmt.Errorf("not exported by this cuBLAS")}
 	}
 	r, _, _ := purego.SyscallN(p, args...)
 	if s := Status(int32(r)); s != StatusSuccess {
@@ -233,14 +213,14 @@ func (a *api) call(name string, args ...uintptr) error {
 }
 
 func (a *api) err(call string, s Status) error {
-	e := &Error{Call: call, Status: s, Name: s.Name()}
-	if p := a.addr["cublasGetStatusName"]; p != 0 {
+	e := &Error{Call: call, Code: s, Name: s.Name()}
+	if p := a.fn.Named("cublasGetStatusName"); p != 0 {
 		r, _, _ := purego.SyscallN(p, uintptr(s))
 		if n := libpath.GoString(r); n != "" && n != "CUBLAS_STATUS_UNKNOWN" {
 			e.Name = n
 		}
 	}
-	if p := a.addr["cublasGetStatusString"]; p != 0 {
+	if p := a.fn.Named("cublasGetStatusString"); p != 0 {
 		r, _, _ := purego.SyscallN(p, uintptr(s))
 		e.Desc = libpath.GoString(r)
 	}
@@ -254,7 +234,7 @@ func StatusName(s Status) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if p := a.addr["cublasGetStatusName"]; p != 0 {
+	if p := a.fn.Named("cublasGetStatusName"); p != 0 {
 		r, _, _ := purego.SyscallN(p, uintptr(s))
 		return libpath.GoString(r), nil
 	}
@@ -316,7 +296,7 @@ func (h *Handle) Destroy() error {
 
 func (h *Handle) handle() (uintptr, error) {
 	if h == nil || h.h == 0 {
-		return 0, &Error{Call: "cublas handle", Status: StatusNotInitialized, Name: StatusNotInitialized.Name(), Desc: "use of a nil or destroyed handle"}
+		return 0, &Error{Call: "cublas handle", Code: StatusNotInitialized, Name: StatusNotInitialized.Name(), Desc: "use of a nil or destroyed handle"}
 	}
 	return h.h, nil
 }

@@ -41,7 +41,7 @@ func TestStatusNamesMatchLibrary(t *testing.T) {
 	_, err := Resolved()
 	testenv.NeedLib(t, debPkg, err)
 	a, _ := load()
-	if a.addr["cublasGetStatusName"] == 0 {
+	if a.fn.Named("cublasGetStatusName") == 0 {
 		t.Skip("this cuBLAS lacks cublasGetStatusName")
 	}
 	for s, name := range statusNames {
@@ -73,7 +73,7 @@ func TestCreateWithoutGPU(t *testing.T) {
 	if !errors.As(err, &e) {
 		t.Fatalf("err = %T %v, want *Error", err, err)
 	}
-	if e.Call != "cublasCreate_v2" || e.Status != StatusNotInitialized || e.Name != "CUBLAS_STATUS_NOT_INITIALIZED" {
+	if e.Call != "cublasCreate_v2" || e.Code != StatusNotInitialized || e.Name != "CUBLAS_STATUS_NOT_INITIALIZED" {
 		t.Errorf("err = %+v, want cublasCreate_v2 status 1 CUBLAS_STATUS_NOT_INITIALIZED", e)
 	}
 	msg := err.Error()

@@ -17,14 +17,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
 
+	"github.com/emberml/ember/internal/cuda/dl"
 	"github.com/emberml/ember/internal/cuda/libpath"
 )
 
@@ -88,75 +86,70 @@ const (
 	numProcs
 )
 
-// proc is one entry point: the exported names to try, best first.
-type proc struct {
-	names    []string
-	optional bool // ResolveAll does not report it missing
-}
-
-// procTable is the whole binding: every C entry point this package calls.
-var procTable = [numProcs]proc{
-	pGetErrorName:                   {names: []string{"cuGetErrorName"}},
-	pGetErrorString:                 {names: []string{"cuGetErrorString"}},
-	pInit:                           {names: []string{"cuInit"}},
-	pDriverGetVersion:               {names: []string{"cuDriverGetVersion"}},
-	pDeviceGetCount:                 {names: []string{"cuDeviceGetCount"}},
-	pDeviceGet:                      {names: []string{"cuDeviceGet"}},
-	pDeviceGetName:                  {names: []string{"cuDeviceGetName"}},
-	pDeviceTotalMem:                 {names: []string{"cuDeviceTotalMem_v2"}},
-	pDeviceGetAttribute:             {names: []string{"cuDeviceGetAttribute"}},
-	pDeviceGetUUID:                  {names: []string{"cuDeviceGetUuid_v2", "cuDeviceGetUuid"}},
-	pDeviceGetPCIBusID:              {names: []string{"cuDeviceGetPCIBusId"}},
-	pDevicePrimaryCtxRetain:         {names: []string{"cuDevicePrimaryCtxRetain"}},
-	pDevicePrimaryCtxRelease:        {names: []string{"cuDevicePrimaryCtxRelease_v2"}},
-	pCtxSetCurrent:                  {names: []string{"cuCtxSetCurrent"}},
-	pCtxGetCurrent:                  {names: []string{"cuCtxGetCurrent"}},
-	pCtxSynchronize:                 {names: []string{"cuCtxSynchronize"}},
-	pMemAlloc:                       {names: []string{"cuMemAlloc_v2"}},
-	pMemFree:                        {names: []string{"cuMemFree_v2"}},
-	pMemGetInfo:                     {names: []string{"cuMemGetInfo_v2"}},
-	pMemAllocHost:                   {names: []string{"cuMemAllocHost_v2"}},
-	pMemFreeHost:                    {names: []string{"cuMemFreeHost"}},
-	pMemcpyHtoD:                     {names: []string{"cuMemcpyHtoD_v2"}},
-	pMemcpyDtoH:                     {names: []string{"cuMemcpyDtoH_v2"}},
-	pMemcpyDtoD:                     {names: []string{"cuMemcpyDtoD_v2"}},
-	pMemcpyHtoDAsync:                {names: []string{"cuMemcpyHtoDAsync_v2"}},
-	pMemcpyDtoHAsync:                {names: []string{"cuMemcpyDtoHAsync_v2"}},
-	pMemcpyDtoDAsync:                {names: []string{"cuMemcpyDtoDAsync_v2"}},
-	pMemsetD8:                       {names: []string{"cuMemsetD8_v2"}},
-	pMemsetD32:                      {names: []string{"cuMemsetD32_v2"}},
-	pMemsetD8Async:                  {names: []string{"cuMemsetD8Async"}},
-	pMemsetD32Async:                 {names: []string{"cuMemsetD32Async"}},
-	pStreamCreate:                   {names: []string{"cuStreamCreate"}},
-	pStreamDestroy:                  {names: []string{"cuStreamDestroy_v2"}},
-	pStreamSynchronize:              {names: []string{"cuStreamSynchronize"}},
-	pStreamWaitEvent:                {names: []string{"cuStreamWaitEvent"}},
-	pStreamQuery:                    {names: []string{"cuStreamQuery"}},
-	pEventCreate:                    {names: []string{"cuEventCreate"}},
-	pEventDestroy:                   {names: []string{"cuEventDestroy_v2"}},
-	pEventRecord:                    {names: []string{"cuEventRecord"}},
-	pEventSynchronize:               {names: []string{"cuEventSynchronize"}},
-	pEventQuery:                     {names: []string{"cuEventQuery"}},
-	pEventElapsedTime:               {names: []string{"cuEventElapsedTime"}},
-	pModuleLoadData:                 {names: []string{"cuModuleLoadData"}},
-	pModuleLoadDataEx:               {names: []string{"cuModuleLoadDataEx"}},
-	pModuleUnload:                   {names: []string{"cuModuleUnload"}},
-	pModuleGetFunction:              {names: []string{"cuModuleGetFunction"}},
-	pLaunchKernel:                   {names: []string{"cuLaunchKernel"}},
-	pFuncGetAttribute:               {names: []string{"cuFuncGetAttribute"}},
-	pFuncSetAttribute:               {names: []string{"cuFuncSetAttribute"}},
-	pOccupancyMaxPotentialBlockSize: {names: []string{"cuOccupancyMaxPotentialBlockSize"}, optional: true},
+// procTable is the whole binding: every C entry point this package calls,
+// by the exported name to try first.
+var procTable = [numProcs]dl.Func{
+	pGetErrorName:                   {Name: "cuGetErrorName"},
+	pGetErrorString:                 {Name: "cuGetErrorString"},
+	pInit:                           {Name: "cuInit"},
+	pDriverGetVersion:               {Name: "cuDriverGetVersion"},
+	pDeviceGetCount:                 {Name: "cuDeviceGetCount"},
+	pDeviceGet:                      {Name: "cuDeviceGet"},
+	pDeviceGetName:                  {Name: "cuDeviceGetName"},
+	pDeviceTotalMem:                 {Name: "cuDeviceTotalMem_v2"},
+	pDeviceGetAttribute:             {Name: "cuDeviceGetAttribute"},
+	pDeviceGetUUID:                  {Name: "cuDeviceGetUuid_v2", Alts: []string{"cuDeviceGetUuid"}},
+	pDeviceGetPCIBusID:              {Name: "cuDeviceGetPCIBusId"},
+	pDevicePrimaryCtxRetain:         {Name: "cuDevicePrimaryCtxRetain"},
+	pDevicePrimaryCtxRelease:        {Name: "cuDevicePrimaryCtxRelease_v2"},
+	pCtxSetCurrent:                  {Name: "cuCtxSetCurrent"},
+	pCtxGetCurrent:                  {Name: "cuCtxGetCurrent"},
+	pCtxSynchronize:                 {Name: "cuCtxSynchronize"},
+	pMemAlloc:                       {Name: "cuMemAlloc_v2"},
+	pMemFree:                        {Name: "cuMemFree_v2"},
+	pMemGetInfo:                     {Name: "cuMemGetInfo_v2"},
+	pMemAllocHost:                   {Name: "cuMemAllocHost_v2"},
+	pMemFreeHost:                    {Name: "cuMemFreeHost"},
+	pMemcpyHtoD:                     {Name: "cuMemcpyHtoD_v2"},
+	pMemcpyDtoH:                     {Name: "cuMemcpyDtoH_v2"},
+	pMemcpyDtoD:                     {Name: "cuMemcpyDtoD_v2"},
+	pMemcpyHtoDAsync:                {Name: "cuMemcpyHtoDAsync_v2"},
+	pMemcpyDtoHAsync:                {Name: "cuMemcpyDtoHAsync_v2"},
+	pMemcpyDtoDAsync:                {Name: "cuMemcpyDtoDAsync_v2"},
+	pMemsetD8:                       {Name: "cuMemsetD8_v2"},
+	pMemsetD32:                      {Name: "cuMemsetD32_v2"},
+	pMemsetD8Async:                  {Name: "cuMemsetD8Async"},
+	pMemsetD32Async:                 {Name: "cuMemsetD32Async"},
+	pStreamCreate:                   {Name: "cuStreamCreate"},
+	pStreamDestroy:                  {Name: "cuStreamDestroy_v2"},
+	pStreamSynchronize:              {Name: "cuStreamSynchronize"},
+	pStreamWaitEvent:                {Name: "cuStreamWaitEvent"},
+	pStreamQuery:                    {Name: "cuStreamQuery"},
+	pEventCreate:                    {Name: "cuEventCreate"},
+	pEventDestroy:                   {Name: "cuEventDestroy_v2"},
+	pEventRecord:                    {Name: "cuEventRecord"},
+	pEventSynchronize:               {Name: "cuEventSynchronize"},
+	pEventQuery:                     {Name: "cuEventQuery"},
+	pEventElapsedTime:               {Name: "cuEventElapsedTime"},
+	pModuleLoadData:                 {Name: "cuModuleLoadData"},
+	pModuleLoadDataEx:               {Name: "cuModuleLoadDataEx"},
+	pModuleUnload:                   {Name: "cuModuleUnload"},
+	pModuleGetFunction:              {Name: "cuModuleGetFunction"},
+	pLaunchKernel:                   {Name: "cuLaunchKernel"},
+	pFuncGetAttribute:               {Name: "cuFuncGetAttribute"},
+	pFuncSetAttribute:               {Name: "cuFuncSetAttribute"},
+	pOccupancyMaxPotentialBlockSize: {Name: "cuOccupancyMaxPotentialBlockSize", Optional: true},
 }
 
 // name is the C name used in errors: the preferred exported name.
-func (p procID) name() string { return procTable[p].names[0] }
+func (p procID) name() string { return procTable[p].Name }
 
 // SymbolNames lists the preferred C name of every entry point the binding
 // uses, in table order.
 func SymbolNames() []string {
 	out := make([]string, numProcs)
 	for i := range procTable {
-		out[i] = procTable[i].names[0]
+		out[i] = procTable[i].Name
 	}
 	return out
 }
@@ -169,8 +162,7 @@ type Driver struct {
 	RealPath string // the file behind Path's symlinks, e.g. .../libcuda.so.535.309.01; empty if unknown
 	Source   string // the part of libpath's search order that found it, e.g. "system"
 
-	lib   *libpath.Lib
-	addrs [numProcs]atomic.Uintptr
+	funcs *dl.Table // procTable in the library opened
 
 	initOnce sync.Once
 	initErr  error
@@ -179,27 +171,22 @@ type Driver struct {
 	contexts map[int]*Context
 }
 
-var (
-	loadOnce sync.Once
-	loaded   *Driver
-	loadErr  error
-)
+// lib is libcuda, opened on the first Load.
+var lib = dl.Library[*Driver]{Names: libNames, Bind: bind}
 
 // Load opens libcuda once per process and returns the same *Driver on every
 // call. When no library is found the error is a *libpath.NotFoundError that
 // lists the places searched. Load does not call cuInit; Init does.
-func Load() (*Driver, error) {
-	loadOnce.Do(func() { loaded, loadErr = open(libNames) })
-	return loaded, loadErr
+func Load() (*Driver, error) { return lib.Load() }
+
+// open opens the first of names, every time; tests call it with a bogus name.
+func open(names []string) (*Driver, error) {
+	return (&dl.Library[*Driver]{Names: names, Bind: bind}).Open()
 }
 
-// open opens the first of names; tests call it with a bogus name.
-func open(names []string) (*Driver, error) {
-	lib, err := libpath.Open(names...)
-	if err != nil {
-		return nil, err
-	}
-	d := &Driver{Path: lib.Path, Source: lib.Source, lib: lib}
+// bind makes the *Driver of an opened libcuda; nothing is resolved yet.
+func bind(lib *libpath.Lib) (*Driver, error) {
+	d := &Driver{Path: lib.Path, Source: lib.Source, funcs: dl.NewTable(lib, procTable[:])}
 	if filepath.IsAbs(lib.Path) {
 		// libpath walks /etc/ld.so.conf, where Debian lists /lib/<triplet>
 		// (a symlink to /usr/lib/<triplet>) first: name the real folder.
@@ -214,61 +201,26 @@ func open(names []string) (*Driver, error) {
 }
 
 // addr resolves an entry point, caching it.
-func (d *Driver) addr(p procID) (uintptr, error) {
-	if a := d.addrs[p].Load(); a != 0 {
-		return a, nil
-	}
-	var first error
-	for _, n := range procTable[p].names {
-		a, err := d.lib.Sym(n)
-		if err == nil {
-			d.addrs[p].Store(a)
-			return a, nil
-		}
-		if first == nil {
-			first = err
-		}
-	}
-	return 0, first
-}
+func (d *Driver) addr(p procID) (uintptr, error) { return d.funcs.Addr(int(p)) }
 
-// MissingSymbolsError lists the entry points ResolveAll could not find.
-type MissingSymbolsError struct {
-	Path    string   // the library searched
-	Symbols []string // the missing C names
-}
-
-func (e *MissingSymbolsError) Error() string {
-	return fmt.Sprintf("cuda driver: %s lacks %d entry point(s): %s", e.Path, len(e.Symbols), strings.Join(e.Symbols, ", "))
-}
+// MissingSymbolsError lists the entry points ResolveAll could not find
+// (Lib "cuda driver", the library's Path, the missing C names).
+type MissingSymbolsError = dl.MissingError
 
 // ResolveAll resolves every entry point of the binding now and returns a
 // *MissingSymbolsError naming all required ones that are missing. Optional
 // entry points that are missing are left unresolved and fail when called.
 func (d *Driver) ResolveAll() error {
-	var missing []string
-	for p := procID(0); p < numProcs; p++ {
-		if _, err := d.addr(p); err != nil && !procTable[p].optional {
-			missing = append(missing, procTable[p].names[0])
-		}
-	}
-	if len(missing) > 0 {
-		sort.Strings(missing)
-		return &MissingSymbolsError{Path: d.Path, Symbols: missing}
+	missing, _ := d.funcs.Resolve()
+	if e := dl.NewMissingError("cuda driver", d.Path, missing); e != nil {
+		return e
 	}
 	return nil
 }
 
 // Resolved reports how many entry points of the table are resolved so far,
 // and the size of the table.
-func (d *Driver) Resolved() (n, total int) {
-	for p := range d.addrs {
-		if d.addrs[p].Load() != 0 {
-			n++
-		}
-	}
-	return n, int(numProcs)
-}
+func (d *Driver) Resolved() (n, total int) { return d.funcs.Resolved() }
 
 // call invokes entry point p and turns a CUresult other than CUDA_SUCCESS into
 // a *Error. Arguments that are Go pointers converted to uintptr in the call
@@ -276,19 +228,22 @@ func (d *Driver) Resolved() (n, total int) {
 //
 //go:uintptrescapes
 func (d *Driver) call(p procID, args ...uintptr) error {
-	a, err := d.addr(p)
-	if err != nil {
-		return err
+	a := d.funcs.Ptr(int(p)) // inlined: the resolved address, or 0 on first use
+	if a == 0 {
+		var err error
+		if a, err = d.addr(p); err != nil {
+			return err
+		}
 	}
 	r, _, _ := purego.SyscallN(a, args...)
-	if code := int(int32(uint32(r))); code != Success {
+	if code := Result(int32(uint32(r))); code != Success {
 		return d.newError(p.name(), code)
 	}
 	return nil
 }
 
 // newError builds a *Error, asking libcuda for the code's name and text.
-func (d *Driver) newError(call string, code int) *Error {
+func (d *Driver) newError(call string, code Result) *Error {
 	e := &Error{Call: call, Code: code}
 	if a, err := d.addr(pGetErrorName); err == nil {
 		var s uintptr
@@ -311,7 +266,7 @@ func (d *Driver) newError(call string, code int) *Error {
 // ErrorFor builds the *Error libcuda would describe for code after call; it
 // is what a failed call returns, exposed for callers that obtain a CUresult
 // some other way.
-func (d *Driver) ErrorFor(call string, code int) *Error { return d.newError(call, code) }
+func (d *Driver) ErrorFor(call string, code Result) *Error { return d.newError(call, code) }
 
 // Init calls cuInit(0) once; later calls return the first result. Every other
 // call except DriverGetVersion and the error helpers needs it to have

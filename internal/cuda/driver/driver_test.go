@@ -58,10 +58,10 @@ func TestUUIDString(t *testing.T) {
 func TestTableIsConsistent(t *testing.T) {
 	seen := map[string]bool{}
 	for p := procID(0); p < numProcs; p++ {
-		if len(procTable[p].names) == 0 {
+		if procTable[p].Name == "" {
 			t.Fatalf("proc %d has no name", p)
 		}
-		n := procTable[p].names[0]
+		n := procTable[p].Name
 		if seen[n] {
 			t.Fatalf("%s twice", n)
 		}
@@ -295,7 +295,7 @@ func TestRealCallsWithoutInit(t *testing.T) {
 		if w, ok := want[name]; ok {
 			wantName = w
 		}
-		if !errors.As(err, &ce) || ce.Call != name || ce.Name != wantName || ce.Code != map[string]int{"CUDA_ERROR_NOT_INITIALIZED": 3, "CUDA_ERROR_INVALID_HANDLE": 400}[wantName] {
+		if !errors.As(err, &ce) || ce.Call != name || ce.Name != wantName || ce.Code != map[string]Result{"CUDA_ERROR_NOT_INITIALIZED": 3, "CUDA_ERROR_INVALID_HANDLE": 400}[wantName] {
 			t.Errorf("%s: got %v", name, err)
 		}
 	}

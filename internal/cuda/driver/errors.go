@@ -1,9 +1,21 @@
 package driver
 
-import (
-	"errors"
-	"fmt"
-)
+import "github.com/emberml/ember/internal/cuda/dl"
+
+// Result is a CUresult, the status every driver call returns.
+type Result int
+
+// Codes returns the driver's table of CUresult names; it makes Result a
+// dl.Code.
+func (Result) Codes() *dl.Codes[Result] { return &codes }
+
+// codes names CUresults when cuGetErrorName cannot, and says how the
+// driver's errors read ("cuInit: CUDA_ERROR_NO_DEVICE (100): …").
+var codes = dl.Codes[Result]{
+	Names:       codeNames,
+	Unknown:     "CUDA_ERROR_%d",
+	OutOfMemory: []Result{ErrOutOfMemory},
+}
 
 // CUresult codes (cuda.h, enum cudaError_enum) that ember looks at by number.
 const (
@@ -34,7 +46,7 @@ const (
 
 // codeNames is the fallback for cuGetErrorName: the names of cuda.h (CUDA
 // 12.2). A test checks every entry against the real libcuda.
-var codeNames = map[int]string{
+var codeNames = map[Result]string{
 	0:   "CUDA_SUCCESS",
 	1:   "CUDA_ERROR_INVALID_VALUE",
 	2:   "CUDA_ERROR_OUT_OF_MEMORY",
@@ -109,42 +121,18 @@ var codeNames = map[int]string{
 }
 
 // Error is a CUDA driver call that returned a CUresult other than
-// CUDA_SUCCESS. Name and Desc come from cuGetErrorName and cuGetErrorString
-// when the library answers, else from a static table of names.
-type Error struct {
-	Call string `json:"call"` // the C entry point, e.g. "cuInit" or "cuMemAlloc_v2"
-	Code int    `json:"code"` // the CUresult
-	Name string `json:"name"` // e.g. "CUDA_ERROR_NO_DEVICE"
-	Desc string `json:"desc"` // e.g. "no CUDA-capable device is detected"; may be empty
-}
-
-// Error formats the error as "cuInit: CUDA_ERROR_NO_DEVICE (100): no
-// CUDA-capable device is detected".
-func (e *Error) Error() string {
-	if e.Desc == "" {
-		return fmt.Sprintf("%s: %s (%d)", e.Call, e.Name, e.Code)
-	}
-	return fmt.Sprintf("%s: %s (%d): %s", e.Call, e.Name, e.Code, e.Desc)
-}
-
-// CodeString is the name and number without the call, e.g.
-// "CUDA_ERROR_NO_DEVICE (100)".
-func (e *Error) CodeString() string { return fmt.Sprintf("%s (%d)", e.Name, e.Code) }
+// CUDA_SUCCESS: Call (the C entry point, e.g. "cuInit" or "cuMemAlloc_v2"),
+// Code, Name (e.g. "CUDA_ERROR_NO_DEVICE") and Desc (e.g. "no CUDA-capable
+// device is detected"; may be empty). Name and Desc come from cuGetErrorName
+// and cuGetErrorString when the library answers, else from a static table of
+// names. It formats as "cuInit: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable
+// device is detected"; CodeString is the name and number alone, and
+// OutOfMemory reports CUDA_ERROR_OUT_OF_MEMORY, which the caching allocator
+// answers by freeing its cache and retrying.
+type Error = dl.Error[Result]
 
 // IsCode reports whether err is, or wraps, a driver *Error with the given CUresult.
-func IsCode(err error, code int) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Code == code
-}
+func IsCode(err error, code Result) bool { return dl.IsCode(err, code) }
 
 // fallbackName names a CUresult from the static table.
-func fallbackName(code int) string {
-	if n, ok := codeNames[code]; ok {
-		return n
-	}
-	return fmt.Sprintf("CUDA_ERROR_%d", code)
-}
-
-// OutOfMemory reports whether the driver ran out of device memory, which the
-// caching allocator answers by freeing its cache and retrying.
-func (e *Error) OutOfMemory() bool { return e.Code == ErrOutOfMemory }
+func fallbackName(code Result) string { return codes.Name(code) }

@@ -22,11 +22,11 @@ package nccl
 import (
 	"fmt"
 	"runtime"
-	"sync"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
 
+	"github.com/emberml/ember/internal/cuda/dl"
 	"github.com/emberml/ember/internal/cuda/libpath"
 )
 
@@ -54,13 +54,15 @@ var resultNames = map[Result]string{
 	RemoteError: "ncclRemoteError", InProgress: "ncclInProgress",
 }
 
+// Codes returns NCCL's table of result names; it makes Result a dl.Code.
+func (Result) Codes() *dl.Codes[Result] { return &results }
+
+// results names NCCL's results and says how its errors read ("nccl:
+// ncclCommInitRank failed: ncclInvalidArgument (4): …").
+var results = dl.Codes[Result]{Lib: "nccl", Failed: true, Names: resultNames, Unknown: "ncclResult(%d)"}
+
 // Name is the result's C name.
-func (r Result) Name() string {
-	if n, ok := resultNames[r]; ok {
-		return n
-	}
-	return fmt.Sprintf("ncclResult(%d)", int32(r))
-}
+func (r Result) Name() string { return results.Name(r) }
 
 // DataType is an ncclDataType_t.
 type DataType int32
@@ -98,24 +100,10 @@ const UniqueIDBytes = 128
 // every rank (through the store) for CommInitRank.
 type UniqueID struct{ Internal [UniqueIDBytes]byte }
 
-// Error is a failed NCCL call.
-type Error struct {
-	Call   string // e.g. "ncclCommInitRank"
-	Result Result
-	Desc   string // ncclGetErrorString
-	Last   string // ncclGetLastError, when the library has it and says something
-}
-
-func (e *Error) Error() string {
-	msg := fmt.Sprintf("nccl: %s failed: %s (%d)", e.Call, e.Result.Name(), int32(e.Result))
-	if e.Desc != "" {
-		msg += ": " + e.Desc
-	}
-	if e.Last != "" {
-		msg += ": " + e.Last
-	}
-	return msg
-}
+// Error is a failed NCCL call: Call (e.g. "ncclCommInitRank"), Code (the
+// ncclResult_t), Name (its C name), Desc (ncclGetErrorString) and Detail
+// (ncclGetLastError, when the library has it and says something).
+type Error = dl.Error[Result]
 
 // Symbols lists the functions bound; the last one is optional (NCCL 2.13+).
 var Symbols = []string{
@@ -128,44 +116,31 @@ var Symbols = []string{
 const numRequired = 16
 
 type api struct {
-	lib      *libpath.Lib
-	addr     map[string]uintptr
+	fn       *dl.Table                                                        // Symbols, resolved at load
 	initRank func(comm *uintptr, nranks int32, id UniqueID, rank int32) int32 // the id goes by value
 }
 
-var (
-	mu     sync.Mutex
-	loaded *api
-)
+// lib is NCCL, opened once it is found: a failure is not kept, so a later
+// call (after the environment changed) may succeed.
+var lib = dl.Library[*api]{Names: []string{LibName}, Retry: true, Bind: bind}
 
-// load opens the library once it is found; a failure is not cached, so a
-// later call (after the environment changed) may succeed.
 func load() (*api, error) {
-	mu.Lock()
-	defer mu.Unlock()
-	if loaded != nil {
-		return loaded, nil
-	}
-	lib, err := libpath.Open(LibName)
+	a, err := lib.Load()
 	if err != nil {
 		return nil, fmt.Errorf("nccl: %w", err)
 	}
-	a := &api{lib: lib, addr: map[string]uintptr{}}
-	for i, s := range Symbols {
-		p, err := lib.Sym(s)
-		if err != nil {
-			if i < numRequired {
-				return nil, fmt.Errorf("nccl: %w", err)
-			}
-			continue
-		}
-		a.addr[s] = p
+	return a, nil
+}
+
+func bind(l *libpath.Lib) (*api, error) {
+	a := &api{fn: dl.NewTable(l, dl.Funcs(Symbols, numRequired))}
+	if _, err := a.fn.Resolve(); err != nil {
+		return nil, err
 	}
 	// ncclCommInitRank takes the 128-byte ncclUniqueId by value: purego
 	// lays it out as the C ABI wants (on the stack on amd64, by reference
 	// on arm64), which SyscallN's word arguments cannot.
-	purego.RegisterFunc(&a.initRank, a.addr["ncclCommInitRank"])
-	loaded = a
+	purego.RegisterFunc(&a.initRank, a.fn.Named("ncclCommInitRank"))
 	return a, nil
 }
 
@@ -181,7 +156,7 @@ func Library() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return a.lib.Path, nil
+	return a.fn.Lib().Path, nil
 }
 
 func (a *api) check(call string, r uintptr, comm uintptr) error {
@@ -189,21 +164,21 @@ func (a *api) check(call string, r uintptr, comm uintptr) error {
 	if res == Success {
 		return nil
 	}
-	e := &Error{Call: call, Result: res, Desc: a.errorString(res)}
-	if p := a.addr["ncclGetLastError"]; p != 0 {
+	e := &Error{Call: call, Code: res, Name: res.Name(), Desc: a.errorString(res)}
+	if p := a.fn.Named("ncclGetLastError"); p != 0 {
 		r, _, _ := purego.SyscallN(p, comm)
-		e.Last = libpath.GoString(r)
+		e.Detail = libpath.GoString(r)
 	}
 	return e
 }
 
 func (a *api) errorString(r Result) string {
-	s, _, _ := purego.SyscallN(a.addr["ncclGetErrorString"], uintptr(r))
+	s, _, _ := purego.SyscallN(a.fn.Named("ncclGetErrorString"), uintptr(r))
 	return libpath.GoString(s)
 }
 
 func (a *api) call(name string, comm uintptr, args ...uintptr) error {
-	r, _, _ := purego.SyscallN(a.addr[name], args...)
+	r, _, _ := purego.SyscallN(a.fn.Named(name), args...)
 	return a.check(name, r, comm)
 }
 
@@ -285,7 +260,7 @@ func CommInitRank(nranks int, id UniqueID, rank int) (*Comm, error) {
 
 func (c *Comm) handle(call string) (uintptr, error) {
 	if c == nil || c.h == 0 {
-		return 0, &Error{Call: call, Result: InvalidUsage, Desc: "use of a nil or destroyed communicator"}
+		return 0, &Error{Call: call, Code: InvalidUsage, Name: InvalidUsage.Name(), Desc: "use of a nil or destroyed communicator"}
 	}
 	return c.h, nil
 }

@@ -13,11 +13,7 @@ import (
 )
 
 // reset forgets the library opened, so a test can open another.
-func reset() {
-	mu.Lock()
-	loaded = nil
-	mu.Unlock()
-}
+func reset() { lib.Reset() }
 
 // TestNotFound: without NCCL, loading fails with an error naming
 // libnccl.so.2 and every folder searched.
@@ -126,7 +122,7 @@ func TestStandIn(t *testing.T) {
 	bad.Internal[127] ^= 1
 	_, err = CommInitRank(1, bad, 0)
 	var e *Error
-	if !errors.As(err, &e) || e.Result != InvalidArgument || e.Call != "ncclCommInitRank" || !strings.Contains(err.Error(), "invalid argument") || !strings.Contains(err.Error(), "unknown unique id") {
+	if !errors.As(err, &e) || e.Code != InvalidArgument || e.Call != "ncclCommInitRank" || !strings.Contains(err.Error(), "invalid argument") || !strings.Contains(err.Error(), "unknown unique id") {
 		t.Fatalf("CommInitRank with a corrupted id = %v; want ncclInvalidArgument with NCCL's strings", err)
 	}
 	if s, _ := ErrorString(RemoteError); !strings.Contains(s, "remote process exited") {

@@ -1,6 +1,6 @@
 package nvml
 
-import "fmt"
+import "github.com/emberml/ember/internal/cuda/dl"
 
 // Return is an nvmlReturn_t, the status every NVML call returns.
 type Return int32
@@ -40,6 +40,13 @@ const (
 	ErrorUnknown               Return = 999
 )
 
+// Codes returns NVML's table of status names; it makes Return a dl.Code.
+func (Return) Codes() *dl.Codes[Return] { return &returns }
+
+// returns names NVML's statuses and says how its errors read ("nvml:
+// nvmlInit_v2: NVML_ERROR_DRIVER_NOT_LOADED (9): Driver Not Loaded").
+var returns = dl.Codes[Return]{Lib: "nvml", Names: returnNames, Unknown: "NVML_ERROR_%d"}
+
 var returnNames = map[Return]string{
 	Success:                    "NVML_SUCCESS",
 	ErrorUninitialized:         "NVML_ERROR_UNINITIALIZED",
@@ -76,44 +83,18 @@ var returnNames = map[Return]string{
 
 // Name returns the nvml.h name of r ("NVML_ERROR_DRIVER_NOT_LOADED"), or
 // "NVML_ERROR_<n>" for a code this table does not know.
-func (r Return) Name() string {
-	if n, ok := returnNames[r]; ok {
-		return n
-	}
-	return fmt.Sprintf("NVML_ERROR_%d", int32(r))
-}
+func (r Return) Name() string { return returns.Name(r) }
 
 // String is Name.
 func (r Return) String() string { return r.Name() }
 
-// Error is a failed NVML call: which function, the status it returned, the
-// status's nvml.h name, and NVML's own description (nvmlErrorString).
-type Error struct {
-	Call    string // the NVML function, e.g. "nvmlInit_v2"
-	Code    Return // the nvmlReturn_t
-	Name    string // e.g. "NVML_ERROR_DRIVER_NOT_LOADED"
-	Message string // nvmlErrorString(Code), e.g. "Driver Not Loaded"; empty when unavailable
-}
+// Error is a failed NVML call: Call (the NVML function, e.g. "nvmlInit_v2"),
+// Code (the nvmlReturn_t), Name (its nvml.h name, e.g.
+// "NVML_ERROR_DRIVER_NOT_LOADED") and Desc (NVML's own description,
+// nvmlErrorString(Code), e.g. "Driver Not Loaded"; empty when unavailable).
+// It formats as "nvml: nvmlInit_v2: NVML_ERROR_DRIVER_NOT_LOADED (9): Driver
+// Not Loaded".
+type Error = dl.Error[Return]
 
-func (e *Error) Error() string {
-	s := fmt.Sprintf("nvml: %s: %s (%d)", e.Call, e.Name, int32(e.Code))
-	if e.Message != "" {
-		s += ": " + e.Message
-	}
-	return s
-}
-
-// IsCode reports whether err is an *Error (at any depth) carrying code.
-func IsCode(err error, code Return) bool {
-	for err != nil {
-		if e, ok := err.(*Error); ok {
-			return e.Code == code
-		}
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		err = u.Unwrap()
-	}
-	return false
-}
+// IsCode reports whether err is, or wraps, an *Error carrying code.
+func IsCode(err error, code Return) bool { return dl.IsCode(err, code) }

@@ -5,7 +5,7 @@
 // power, memory, utilization, compute and MIG modes, persistence, display,
 // UUID, ECC and running compute processes.
 //
-// Every function is resolved with (*libpath.Lib).Sym before use. A function
+// Every function is resolved with dlsym (internal/cuda/dl) before use. A function
 // that this copy of the library lacks does not stop Open (unless it is one
 // nothing works without); calling it returns an *Error with code
 // NVML_ERROR_FUNCTION_NOT_FOUND instead.
@@ -18,6 +18,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
+	"github.com/emberml/ember/internal/cuda/dl"
 	"github.com/emberml/ember/internal/cuda/libpath"
 )
 
@@ -32,7 +33,7 @@ const (
 	processNameBufferSize   = 1024
 )
 
-// symbol indexes into Lib.fn; the order matches symbols.
+// symbol indexes into symbols.
 const (
 	symInit = iota
 	symShutdown
@@ -64,40 +65,36 @@ const (
 	numSyms
 )
 
-type symbol struct {
-	name     string
-	required bool // Open fails without it
-}
-
-// symbols is the one table of every NVML function this package calls.
-var symbols = [numSyms]symbol{
-	symInit:                             {"nvmlInit_v2", true},
-	symShutdown:                         {"nvmlShutdown", true},
-	symErrorString:                      {"nvmlErrorString", true},
-	symSystemGetDriverVersion:           {"nvmlSystemGetDriverVersion", false},
-	symSystemGetCudaDriverVersion:       {"nvmlSystemGetCudaDriverVersion", false},
-	symSystemGetCudaDriverVersionV2:     {"nvmlSystemGetCudaDriverVersion_v2", false},
-	symDeviceGetCount:                   {"nvmlDeviceGetCount_v2", true},
-	symDeviceGetHandleByIndex:           {"nvmlDeviceGetHandleByIndex_v2", true},
-	symDeviceGetName:                    {"nvmlDeviceGetName", false},
-	symDeviceGetPciInfo:                 {"nvmlDeviceGetPciInfo_v3", false},
-	symDeviceGetFanSpeed:                {"nvmlDeviceGetFanSpeed", false},
-	symDeviceGetTemperature:             {"nvmlDeviceGetTemperature", false},
-	symDeviceGetPerformanceState:        {"nvmlDeviceGetPerformanceState", false},
-	symDeviceGetPowerUsage:              {"nvmlDeviceGetPowerUsage", false},
-	symDeviceGetEnforcedPowerLimit:      {"nvmlDeviceGetEnforcedPowerLimit", false},
-	symDeviceGetPowerManagementLimit:    {"nvmlDeviceGetPowerManagementLimit", false},
-	symDeviceGetMemoryInfo:              {"nvmlDeviceGetMemoryInfo", false},
-	symDeviceGetUtilizationRates:        {"nvmlDeviceGetUtilizationRates", false},
-	symDeviceGetComputeMode:             {"nvmlDeviceGetComputeMode", false},
-	symDeviceGetMigMode:                 {"nvmlDeviceGetMigMode", false},
-	symDeviceGetComputeRunningProcesses: {"nvmlDeviceGetComputeRunningProcesses_v3", false},
-	symSystemGetProcessName:             {"nvmlSystemGetProcessName", false},
-	symDeviceGetPersistenceMode:         {"nvmlDeviceGetPersistenceMode", false},
-	symDeviceGetDisplayActive:           {"nvmlDeviceGetDisplayActive", false},
-	symDeviceGetUUID:                    {"nvmlDeviceGetUUID", false},
-	symDeviceGetEccMode:                 {"nvmlDeviceGetEccMode", false},
-	symDeviceGetTotalEccErrors:          {"nvmlDeviceGetTotalEccErrors", false},
+// symbols is the one table of every NVML function this package calls; Open
+// fails without the ones that are not Optional.
+var symbols = [numSyms]dl.Func{
+	symInit:                             {Name: "nvmlInit_v2"},
+	symShutdown:                         {Name: "nvmlShutdown"},
+	symErrorString:                      {Name: "nvmlErrorString"},
+	symSystemGetDriverVersion:           {Name: "nvmlSystemGetDriverVersion", Optional: true},
+	symSystemGetCudaDriverVersion:       {Name: "nvmlSystemGetCudaDriverVersion", Optional: true},
+	symSystemGetCudaDriverVersionV2:     {Name: "nvmlSystemGetCudaDriverVersion_v2", Optional: true},
+	symDeviceGetCount:                   {Name: "nvmlDeviceGetCount_v2"},
+	symDeviceGetHandleByIndex:           {Name: "nvmlDeviceGetHandleByIndex_v2"},
+	symDeviceGetName:                    {Name: "nvmlDeviceGetName", Optional: true},
+	symDeviceGetPciInfo:                 {Name: "nvmlDeviceGetPciInfo_v3", Optional: true},
+	symDeviceGetFanSpeed:                {Name: "nvmlDeviceGetFanSpeed", Optional: true},
+	symDeviceGetTemperature:             {Name: "nvmlDeviceGetTemperature", Optional: true},
+	symDeviceGetPerformanceState:        {Name: "nvmlDeviceGetPerformanceState", Optional: true},
+	symDeviceGetPowerUsage:              {Name: "nvmlDeviceGetPowerUsage", Optional: true},
+	symDeviceGetEnforcedPowerLimit:      {Name: "nvmlDeviceGetEnforcedPowerLimit", Optional: true},
+	symDeviceGetPowerManagementLimit:    {Name: "nvmlDeviceGetPowerManagementLimit", Optional: true},
+	symDeviceGetMemoryInfo:              {Name: "nvmlDeviceGetMemoryInfo", Optional: true},
+	symDeviceGetUtilizationRates:        {Name: "nvmlDeviceGetUtilizationRates", Optional: true},
+	symDeviceGetComputeMode:             {Name: "nvmlDeviceGetComputeMode", Optional: true},
+	symDeviceGetMigMode:                 {Name: "nvmlDeviceGetMigMode", Optional: true},
+	symDeviceGetComputeRunningProcesses: {Name: "nvmlDeviceGetComputeRunningProcesses_v3", Optional: true},
+	symSystemGetProcessName:             {Name: "nvmlSystemGetProcessName", Optional: true},
+	symDeviceGetPersistenceMode:         {Name: "nvmlDeviceGetPersistenceMode", Optional: true},
+	symDeviceGetDisplayActive:           {Name: "nvmlDeviceGetDisplayActive", Optional: true},
+	symDeviceGetUUID:                    {Name: "nvmlDeviceGetUUID", Optional: true},
+	symDeviceGetEccMode:                 {Name: "nvmlDeviceGetEccMode", Optional: true},
+	symDeviceGetTotalEccErrors:          {Name: "nvmlDeviceGetTotalEccErrors", Optional: true},
 }
 
 // Symbols returns the names of every NVML function this package binds, in
@@ -105,7 +102,7 @@ var symbols = [numSyms]symbol{
 func Symbols() []string {
 	out := make([]string, len(symbols))
 	for i, s := range symbols {
-		out[i] = s.name
+		out[i] = s.Name
 	}
 	return out
 }
@@ -113,75 +110,54 @@ func Symbols() []string {
 // Lib is an opened NVML. Open it, then Init before any other call, and
 // Shutdown when done (NVML counts Init and Shutdown calls).
 type Lib struct {
-	lib *libpath.Lib
-	fn  [numSyms]uintptr
+	fn *dl.Table // symbols, resolved at Open
 }
 
-// Open loads libnvidia-ml.so.1 and resolves its functions. A missing library
-// is a *libpath.NotFoundError; a missing required function a *libpath.SymbolError.
-func Open() (*Lib, error) {
-	lib, err := libpath.Open(LibName)
-	if err != nil {
+// lib is what Open opens.
+var lib = dl.Library[*Lib]{Names: []string{LibName}, Bind: bind}
+
+// Open loads libnvidia-ml.so.1 and resolves its functions, searching again on
+// every call. A missing library is a *libpath.NotFoundError; a missing
+// required function a *libpath.SymbolError.
+func Open() (*Lib, error) { return lib.Open() }
+
+func bind(lib *libpath.Lib) (*Lib, error) {
+	l := &Lib{fn: dl.NewTable(lib, symbols[:])}
+	if _, err := l.fn.Resolve(); err != nil {
 		return nil, err
-	}
-	l := &Lib{lib: lib}
-	for i, s := range symbols {
-		p, err := lib.Sym(s.name)
-		if err != nil {
-			if s.required {
-				return nil, err
-			}
-			continue
-		}
-		l.fn[i] = p
 	}
 	return l, nil
 }
 
 // Path is the file the library was loaded from.
-func (l *Lib) Path() string { return l.lib.Path }
+func (l *Lib) Path() string { return l.fn.Lib().Path }
 
 // call runs the bound function i with args and turns its status into an
 // error. A function missing from the library is NVML_ERROR_FUNCTION_NOT_FOUND.
 func (l *Lib) call(i int, args ...uintptr) error {
-	if l.fn[i] == 0 {
-		return l.err(symbols[i].name, ErrorFunctionNotFound)
+	p := l.fn.Ptr(i)
+	if p == 0 {
+		return l.err(symbols[i].Name, ErrorFunctionNotFound)
 	}
-	r1, _, _ := purego.SyscallN(l.fn[i], args...)
+	r1, _, _ := purego.SyscallN(p, args...)
 	if r := Return(int32(uint32(r1))); r != Success {
-		return l.err(symbols[i].name, r)
+		return l.err(symbols[i].Name, r)
 	}
 	return nil
 }
 
 func (l *Lib) err(call string, r Return) *Error {
-	return &Error{Call: call, Code: r, Name: r.Name(), Message: l.ErrorString(r)}
+	return &Error{Call: call, Code: r, Name: r.Name(), Desc: l.ErrorString(r)}
 }
 
 // ErrorString is nvmlErrorString: NVML's description of r. It works before Init.
 func (l *Lib) ErrorString(r Return) string {
-	p := l.fn[symErrorString]
+	p := l.fn.Ptr(symErrorString)
 	if p == 0 {
 		return ""
 	}
 	s, _, _ := purego.SyscallN(p, uintptr(uint32(int32(r))))
-	return goString(s, 512)
-}
-
-// goString copies the NUL-terminated C string at p, reading at most max bytes.
-func goString(p uintptr, max int) string {
-	if p == 0 {
-		return ""
-	}
-	var b []byte
-	for i := 0; i < max; i++ {
-		c := *(*byte)(unsafe.Add(unsafe.Pointer(nil), p+uintptr(i))) // C memory, read in place
-		if c == 0 {
-			break
-		}
-		b = append(b, c)
-	}
-	return string(b)
+	return libpath.GoString(s)
 }
 
 // cString returns the bytes of buf up to the first NUL.
@@ -229,7 +205,7 @@ func (l *Lib) CUDADriverVersion() (int, error) {
 	pin := pinned(v)
 	defer pin.Unpin()
 	i := symSystemGetCudaDriverVersionV2
-	if l.fn[i] == 0 {
+	if l.fn.Ptr(i) == 0 {
 		i = symSystemGetCudaDriverVersion
 	}
 	if err := l.call(i, uintptr(unsafe.Pointer(v))); err != nil {
@@ -255,7 +231,7 @@ func (l *Lib) DeviceByIndex(index int) (Device, error) {
 	pin := pinned(h)
 	defer pin.Unpin()
 	if index < 0 {
-		return Device{}, l.err(symbols[symDeviceGetHandleByIndex].name, ErrorInvalidArgument)
+		return Device{}, l.err(symbols[symDeviceGetHandleByIndex].Name, ErrorInvalidArgument)
 	}
 	if err := l.call(symDeviceGetHandleByIndex, uintptr(uint32(index)), uintptr(unsafe.Pointer(h))); err != nil {
 		return Device{}, err

@@ -44,7 +44,7 @@ func TestReturnNames(t *testing.T) {
 			t.Errorf("Return(%d).Name() = %q, want %q", code, got, want)
 		}
 	}
-	e := &Error{Call: "nvmlInit_v2", Code: 9, Name: "NVML_ERROR_DRIVER_NOT_LOADED", Message: "Driver Not Loaded"}
+	e := &Error{Call: "nvmlInit_v2", Code: 9, Name: "NVML_ERROR_DRIVER_NOT_LOADED", Desc: "Driver Not Loaded"}
 	if got, want := e.Error(), "nvml: nvmlInit_v2: NVML_ERROR_DRIVER_NOT_LOADED (9): Driver Not Loaded"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
@@ -78,11 +78,11 @@ func openReal(t *testing.T) *Lib {
 func TestRealSymbolsResolve(t *testing.T) {
 	l := openReal(t)
 	for i, s := range symbols {
-		if _, err := l.lib.Sym(s.name); err != nil {
-			t.Errorf("%s: %v", s.name, err)
+		if _, err := l.fn.Lib().Sym(s.Name); err != nil {
+			t.Errorf("%s: %v", s.Name, err)
 		}
-		if l.fn[i] == 0 {
-			t.Errorf("%s: not bound", s.name)
+		if l.fn.Ptr(i) == 0 {
+			t.Errorf("%s: not bound", s.Name)
 		}
 	}
 }
@@ -104,8 +104,8 @@ func TestRealInitWithoutDriver(t *testing.T) {
 		t.Errorf("Init = %+v, want nvmlInit_v2 code 9 NVML_ERROR_DRIVER_NOT_LOADED", e)
 	}
 	// nvmlErrorString(9) in libnvidia-ml 535 is "Driver Not Loaded".
-	if e.Message != "Driver Not Loaded" {
-		t.Errorf("message = %q, want %q", e.Message, "Driver Not Loaded")
+	if e.Desc != "Driver Not Loaded" {
+		t.Errorf("message = %q, want %q", e.Desc, "Driver Not Loaded")
 	}
 	// Before a successful Init, device calls say so.
 	if _, err := l.DeviceCount(); !IsCode(err, ErrorUninitialized) {

@@ -17,13 +17,16 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
 
+	"github.com/emberml/ember/internal/cuda/dl"
 	"github.com/emberml/ember/internal/cuda/libpath"
 )
+
+// Status is an nvrtcResult, the status every NVRTC call returns.
+type Status int
 
 // nvrtcResult values (nvrtc.h).
 const (
@@ -31,7 +34,14 @@ const (
 	codeCompilation = 6
 )
 
-var codeNames = map[int]string{
+// Codes returns NVRTC's table of result names; it makes Status a dl.Code.
+func (Status) Codes() *dl.Codes[Status] { return &codes }
+
+// codes names NVRTC's results when nvrtcGetErrorString does not, and says
+// how its errors read ("nvrtc: nvrtcCreateProgram failed: NVRTC_ERROR_… (n)").
+var codes = dl.Codes[Status]{Lib: "nvrtc", Failed: true, Names: codeNames, Unknown: "NVRTC_ERROR_%d"}
+
+var codeNames = map[Status]string{
 	0:  "NVRTC_SUCCESS",
 	1:  "NVRTC_ERROR_OUT_OF_MEMORY",
 	2:  "NVRTC_ERROR_PROGRAM_CREATION_FAILURE",
@@ -47,16 +57,10 @@ var codeNames = map[int]string{
 	12: "NVRTC_ERROR_TIME_FILE_WRITE_FAILED",
 }
 
-// Error is a failed NVRTC call other than a compilation error.
-type Error struct {
-	Call string // the C function, e.g. "nvrtcCreateProgram"
-	Code int    // the nvrtcResult
-	Name string // the nvrtcResult's name, e.g. "NVRTC_ERROR_INVALID_OPTION"
-}
-
-func (e *Error) Error() string {
-	return fmt.Sprintf("nvrtc: %s failed: %s (%d)", e.Call, e.Name, e.Code)
-}
+// Error is a failed NVRTC call other than a compilation error: Call (the C
+// function, e.g. "nvrtcCreateProgram"), Code (the nvrtcResult) and Name
+// (its name, e.g. "NVRTC_ERROR_INVALID_OPTION").
+type Error = dl.Error[Status]
 
 // CompileError is a program that NVRTC refused to compile. Its message holds
 // NVRTC's log, e.g. `axpy.cu(4): error: expected a ";"`.
@@ -75,7 +79,7 @@ func (e *CompileError) Error() string {
 
 // api holds the resolved entry points.
 type api struct {
-	lib          *libpath.Lib
+	fn           *dl.Table
 	builtins     string // path of the builtins preloaded, if any
 	builtinsErr  error  // why preloading them failed, if it did
 	major, minor int
@@ -97,60 +101,37 @@ type api struct {
 	getSupportedArchs  func(archs *int32) int32
 }
 
-var (
-	loadOnce sync.Once
-	loaded   *api
-	loadErr  error
-)
+// lib is the newest NVRTC on the search order, opened on first use.
+var lib = dl.Library[*api]{Names: []string{"libnvrtc.so.*", "libnvrtc.so"}, Newest: true, Bind: bind}
 
 // load opens NVRTC once per process.
-func load() (*api, error) {
-	loadOnce.Do(func() { loaded, loadErr = open() })
-	return loaded, loadErr
-}
+func load() (*api, error) { return lib.Load() }
 
-func open() (*api, error) {
-	lib, err := libpath.OpenNewest("libnvrtc.so.*", "libnvrtc.so")
-	if err != nil {
+func bind(lib *libpath.Lib) (*api, error) {
+	a := &api{}
+	a.fn = dl.NewTable(lib, []dl.Func{
+		{Name: "nvrtcVersion", Fn: &a.version},
+		{Name: "nvrtcGetErrorString", Fn: &a.getErrorString},
+		{Name: "nvrtcCreateProgram", Fn: &a.createProgram},
+		{Name: "nvrtcDestroyProgram", Fn: &a.destroyProgram},
+		{Name: "nvrtcCompileProgram", Fn: &a.compileProgram},
+		{Name: "nvrtcGetProgramLogSize", Fn: &a.getProgramLogSize},
+		{Name: "nvrtcGetProgramLog", Fn: &a.getProgramLog},
+		{Name: "nvrtcGetPTXSize", Fn: &a.getPTXSize},
+		{Name: "nvrtcGetPTX", Fn: &a.getPTX},
+		{Name: "nvrtcGetCUBINSize", Fn: &a.getCUBINSize},
+		{Name: "nvrtcGetCUBIN", Fn: &a.getCUBIN},
+		{Name: "nvrtcAddNameExpression", Fn: &a.addNameExpression},
+		{Name: "nvrtcGetLoweredName", Fn: &a.getLoweredName},
+		// Optional (NVRTC 11.2+): both or neither.
+		{Name: "nvrtcGetNumSupportedArchs", Fn: &a.getNumSupportedArc, Optional: true},
+		{Name: "nvrtcGetSupportedArchs", Fn: &a.getSupportedArchs, Optional: true},
+	})
+	if _, err := a.fn.Resolve(); err != nil {
 		return nil, err
 	}
-	a := &api{lib: lib}
-	bind := func(fn any, name string) error {
-		addr, err := lib.Sym(name)
-		if err != nil {
-			return err
-		}
-		purego.RegisterFunc(fn, addr)
-		return nil
-	}
-	for _, b := range []struct {
-		fn   any
-		name string
-	}{
-		{&a.version, "nvrtcVersion"},
-		{&a.getErrorString, "nvrtcGetErrorString"},
-		{&a.createProgram, "nvrtcCreateProgram"},
-		{&a.destroyProgram, "nvrtcDestroyProgram"},
-		{&a.compileProgram, "nvrtcCompileProgram"},
-		{&a.getProgramLogSize, "nvrtcGetProgramLogSize"},
-		{&a.getProgramLog, "nvrtcGetProgramLog"},
-		{&a.getPTXSize, "nvrtcGetPTXSize"},
-		{&a.getPTX, "nvrtcGetPTX"},
-		{&a.getCUBINSize, "nvrtcGetCUBINSize"},
-		{&a.getCUBIN, "nvrtcGetCUBIN"},
-		{&a.addNameExpression, "nvrtcAddNameExpression"},
-		{&a.getLoweredName, "nvrtcGetLoweredName"},
-	} {
-		if err := bind(b.fn, b.name); err != nil {
-			return nil, err
-		}
-	}
-	// Optional (NVRTC 11.2+): both or neither.
-	if _, err1 := lib.Sym("nvrtcGetNumSupportedArchs"); err1 == nil {
-		if _, err2 := lib.Sym("nvrtcGetSupportedArchs"); err2 == nil {
-			_ = bind(&a.getNumSupportedArc, "nvrtcGetNumSupportedArchs")
-			_ = bind(&a.getSupportedArchs, "nvrtcGetSupportedArchs")
-		}
+	if a.getNumSupportedArc == nil || a.getSupportedArchs == nil {
+		a.getNumSupportedArc, a.getSupportedArchs = nil, nil
 	}
 	var maj, mnr int32
 	if r := a.version(&maj, &mnr); r != codeSuccess {
@@ -167,10 +148,11 @@ func open() (*api, error) {
 // and reported with the first compile error, not returned: a system install
 // does not need it.
 func (a *api) preloadBuiltins() {
-	if !filepath.IsAbs(a.lib.Path) {
+	path := a.fn.Lib().Path
+	if !filepath.IsAbs(path) {
 		return
 	}
-	dir := filepath.Dir(a.lib.Path)
+	dir := filepath.Dir(path)
 	m, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("libnvrtc-builtins.so.%d.%d*", a.major, a.minor)))
 	if len(m) == 0 {
 		return
@@ -185,16 +167,13 @@ func (a *api) preloadBuiltins() {
 }
 
 func (a *api) err(call string, code int32) error {
-	name := codeNames[int(code)]
+	name := codes.Name(Status(code))
 	if p := a.getErrorString(code); p != 0 {
 		if s := libpath.GoString(p); strings.HasPrefix(s, "NVRTC_") {
 			name = s
 		}
 	}
-	if name == "" {
-		name = fmt.Sprintf("NVRTC_ERROR_%d", code)
-	}
-	return &Error{Call: call, Code: int(code), Name: name}
+	return &Error{Call: call, Code: Status(code), Name: name}
 }
 
 // Library reports the NVRTC file opened and, when one was preloaded, the
@@ -204,7 +183,7 @@ func Library() (path, builtins string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	return a.lib.Path, a.builtins, nil
+	return a.fn.Lib().Path, a.builtins, nil
 }
 
 // Version returns NVRTC's version, e.g. 11, 8 for CUDA 11.8's NVRTC.
