@@ -6,9 +6,9 @@ import (
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/backend"
-	"github.com/emberml/ember/embertest"
 	"github.com/emberml/ember/backend/cuda"
 	"github.com/emberml/ember/backend/cuda/cudatest"
+	"github.com/emberml/ember/embertest"
 )
 
 // TestConformanceEmulated runs the whole ember conformance suite on cuda:0
