@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+
+	"github.com/emberml/ember/backend"
 )
 
 // DeviceMismatchError is the panic of an op whose operands sit on
@@ -63,8 +65,10 @@ func (e *ReleasedError) Error() string {
 	return fmt.Sprintf("%s: tensor used after Release", e.Op)
 }
 
-// ErrNoData is returned (or panicked) when reading a meta tensor's data.
-var ErrNoData = errors.New("meta tensors have no data")
+// ErrNoData is returned (or panicked) when reading a meta tensor's data. It
+// is backend.ErrNoData, the error the meta backend returns, so errors.Is
+// matches either.
+var ErrNoData = backend.ErrNoData
 
 // Try runs f and returns the error it panicked with, if that was an error
 // value (ShapeError, DeviceMismatchError, DeviceError, ...). Other panics,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/emberml/ember/backend"
-	"github.com/emberml/ember/backend/cpu"
 )
 
 // Stream is a queue of work on a device, as torch.cuda.Stream. Work on one
@@ -113,12 +112,16 @@ func (t *Tensor) PinMemory() (*Tensor, error) {
 	if !ok {
 		return nil, errors.New("pin_memory: the CUDA backend cannot pin memory")
 	}
+	pw, ok := cpuBackend().(backend.PinnedWrapper)
+	if !ok {
+		return nil, errors.New("pin_memory: the CPU backend cannot wrap pinned memory")
+	}
 	n := t.NumElements()
 	mem, free, err := hp.AllocPinned(n * t.dtype.Size())
 	if err != nil {
 		return nil, err
 	}
-	st := cpu.NewPinned(t.dtype, n, mem, free)
+	st := pw.WrapPinned(t.dtype, n, mem, free)
 	out := &Tensor{st: newStorage(st, cpuBackend(), t.shape), shape: t.shape.clone(), strides: backend.ContiguousStrides(t.shape), dtype: t.dtype, dev: CPU}
 	out.be().Copy(out.view(), t.view())
 	return out, nil
@@ -126,7 +129,7 @@ func (t *Tensor) PinMemory() (*Tensor, error) {
 
 // IsPinned reports whether t is in page-locked host memory.
 func (t *Tensor) IsPinned() bool {
-	s, ok := t.st.s.(*cpu.Storage)
+	s, ok := t.st.s.(backend.HostStorage)
 	return ok && s.Pinned()
 }
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/emberml/ember"
-	"github.com/emberml/ember/internal/rawtensor"
 )
 
 // This file is the process-group API that nn.DistributedDataParallel,
@@ -426,6 +425,7 @@ func (g *ProcessGroup) Err() error {
 // and orig the caller's tensor, written back after the collective.
 type operand struct {
 	t, orig *ember.Tensor
+	bump    func() // bumps t's version (see ember.UnsafeView)
 }
 
 // prepare checks a tensor given to op and returns the operand for the backend.
@@ -442,9 +442,9 @@ func (g *ProcessGroup) prepare(op string, what string, t *ember.Tensor, reduce b
 	default:
 		return operand{}, fmt.Errorf("dist: %s: %s tensors are not supported (float32, float64, int64, int32%s)", op, dt, map[bool]string{false: ", bool"}[reduce])
 	}
-	v := rawtensor.View(t)
+	v, bump := ember.UnsafeView(t)
 	if v.IsContiguous() {
-		return operand{t: t}, nil
+		return operand{t: t, bump: bump}, nil
 	}
 	return operand{t: t.Detach().Contiguous(), orig: t}, nil
 }
@@ -456,7 +456,7 @@ func (o operand) written() {
 		o.orig.Detach().CopyFrom(o.t)
 		return
 	}
-	rawtensor.Written(o.t)
+	o.bump()
 }
 
 func checkOp(op string, r ReduceOp) error {

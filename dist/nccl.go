@@ -7,9 +7,7 @@ import (
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/backend"
-	"github.com/emberml/ember/backend/cuda"
 	"github.com/emberml/ember/internal/cuda/nccl"
-	"github.com/emberml/ember/internal/rawtensor"
 )
 
 // The nccl backend: one NCCL communicator per group, made from a unique id
@@ -20,17 +18,10 @@ import (
 // once it is queued, as torch's NCCL work does. NCCL calls run on the
 // device's context thread, where NCCL finds its CUDA device.
 
-// cudaHooks is what the CUDA backend offers libraries that queue work of
-// their own (backend/cuda.Backend).
-type cudaHooks interface {
-	CurrentStream(dev backend.Device) (uintptr, error)
-	Do(dev backend.Device, f func() error) error
-}
-
 type ncclGroup struct {
 	g     *ProcessGroup
 	comm  *nccl.Comm
-	hooks cudaHooks
+	hooks backend.DeviceQueue
 	token *ember.Tensor // for Barrier
 }
 
@@ -54,7 +45,7 @@ func newNCCL(g *ProcessGroup, deadline time.Time) (groupImpl, error) {
 		return nil, fmt.Errorf("dist: the nccl backend needs a CUDA device: %w", err)
 	}
 	b, _ := backend.Get(backend.CUDAType)
-	hooks, ok := b.(cudaHooks)
+	hooks, ok := b.(backend.DeviceQueue)
 	if !ok {
 		return nil, fmt.Errorf("dist: the nccl backend needs ember's CUDA backend, not %T", b)
 	}
@@ -98,8 +89,8 @@ func newNCCL(g *ProcessGroup, deadline time.Time) (groupImpl, error) {
 
 // ptr is the device address of a contiguous CUDA tensor's first element.
 func ptr(t *ember.Tensor) uint64 {
-	v := rawtensor.View(t)
-	st, ok := v.S.(*cuda.Storage)
+	v, _ := ember.UnsafeView(t)
+	st, ok := v.S.(backend.DeviceStorage)
 	if !ok {
 		panic(fmt.Sprintf("dist: nccl backend given %T storage", v.S))
 	}
@@ -156,9 +147,9 @@ func (n *ncclGroup) broadcast(t *ember.Tensor, root int) error {
 // adjacent reports whether ts are consecutive pieces of one storage, so
 // that one NCCL call can treat them as a single buffer.
 func adjacent(ts []*ember.Tensor) bool {
-	first := rawtensor.View(ts[0])
+	first, _ := ember.UnsafeView(ts[0])
 	for i, t := range ts {
-		v := rawtensor.View(t)
+		v, _ := ember.UnsafeView(t)
 		if v.S != first.S || v.Offset != first.Offset+i*t.NumElements() {
 			return false
 		}

@@ -12,8 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/emberml/ember"
-	"github.com/emberml/ember/backend/cpu"
-	"github.com/emberml/ember/internal/rawtensor"
+	"github.com/emberml/ember/backend"
 )
 
 // The cpu backend: the ranks form a ring over TCP. Each rank holds one
@@ -390,33 +389,12 @@ func newHeader(seq uint64, kind byte, t *ember.Tensor, op ReduceOp, root int) he
 
 // bytesOf returns the bytes of a contiguous CPU tensor, in place.
 func bytesOf(t *ember.Tensor) []byte {
-	v := rawtensor.View(t)
-	n := v.NumElements()
-	st, ok := v.S.(*cpu.Storage)
+	v, _ := ember.UnsafeView(t)
+	st, ok := v.S.(backend.HostStorage)
 	if !ok {
 		panic(fmt.Sprintf("dist: cpu backend given %T storage", v.S))
 	}
-	if n == 0 {
-		return nil
-	}
-	switch d := st.Data().(type) {
-	case []float32:
-		return asBytes(d[v.Offset : v.Offset+n])
-	case []float64:
-		return asBytes(d[v.Offset : v.Offset+n])
-	case []int64:
-		return asBytes(d[v.Offset : v.Offset+n])
-	case []int32:
-		return asBytes(d[v.Offset : v.Offset+n])
-	case []bool:
-		return asBytes(d[v.Offset : v.Offset+n])
-	}
-	panic(fmt.Sprintf("dist: unknown storage data %T", st.Data()))
-}
-
-func asBytes[T any](s []T) []byte {
-	var z T
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(z)))
+	return backend.HostBytes(st, v.Offset, v.NumElements())
 }
 
 func asType[T any](b []byte) []T {

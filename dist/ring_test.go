@@ -409,3 +409,30 @@ func TestUnknownBackend(t *testing.T) {
 		t.Fatalf("cpu backend on cuda:0 = %v", err)
 	}
 }
+
+// TestCollectiveBumpsVersion: a collective writes its tensor in place, so
+// backward must refuse a graph that saved the tensor before, as after an
+// in-place op; a strided tensor (staged through a copy) likewise.
+func TestCollectiveBumpsVersion(t *testing.T) {
+	g, err := InitProcessGroup("cpu", Options{WorldSize: 1, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	for _, strided := range []bool{false, true} {
+		w := ember.FromSlice([]float32{1, 2, 3, 4}, ember.Shape{2, 2}).SetRequiresGrad(true)
+		loss := w.Mul(w).Sum()
+		x := w.Detach()
+		if strided {
+			x = x.T()
+		}
+		if err := g.AllReduce(x, Sum); err != nil {
+			t.Fatal(err)
+		}
+		err := ember.Try(loss.Backward)
+		var ae *ember.AutogradError
+		if !errors.As(err, &ae) {
+			t.Errorf("strided %v: backward after an all_reduce of a saved tensor: %v, want an AutogradError", strided, err)
+		}
+	}
+}

@@ -141,7 +141,7 @@ func copyView[T any](dst, src backend.View) {
 	l := coalesce(dst.Shape, dst, src)
 	if t := l.rowForTranspose(0, 1); t.transposed() {
 		l = t
-	} else if nd := len(l.shape); nd >= 2 && l.shape[nd-1] < 32 {
+	} else if nd := len(l.Shape); nd >= 2 && l.Shape[nd-1] < 32 {
 		gatherCopy(d, s, l)
 		return
 	}
@@ -176,28 +176,28 @@ func copyStrided[T any](d, s []T, sd, ss, n int) {
 // transpositions worth tiling: operand 0's rows and operand 1's columns
 // contiguous, both sides at least a tile.
 func (l layout) transposed() bool {
-	nd := len(l.shape)
-	return nd >= 2 && l.inner(0) == 1 && l.outer(1) == 1 && l.inner(1) != 1 && l.shape[nd-1] >= 16 && l.shape[nd-2] >= 16
+	nd := len(l.Shape)
+	return nd >= 2 && l.inner(0) == 1 && l.outer(1) == 1 && l.inner(1) != 1 && l.Shape[nd-1] >= 16 && l.Shape[nd-2] >= 16
 }
 
 // gatherCopy copies a layout with short rows: the offsets of a sub-block of
 // the innermost dims (up to 2048 elements) are tabled once for both
 // operands, and every sub-block is then one loop over the tables.
 func gatherCopy[T any](d, s []T, l layout) {
-	nd := len(l.shape)
+	nd := len(l.Shape)
 	k, inner := 0, 1
-	for k < nd && inner*l.shape[nd-1-k] <= 2048 {
-		inner *= l.shape[nd-1-k]
+	for k < nd && inner*l.Shape[nd-1-k] <= 2048 {
+		inner *= l.Shape[nd-1-k]
 		k++
 	}
 	k = max(k, 1)
 	inner = 1
-	for _, n := range l.shape[nd-k:] {
+	for _, n := range l.Shape[nd-k:] {
 		inner *= n
 	}
 	td, ts := make([]int, inner), make([]int, inner)
-	sub := l.shape[nd-k:]
-	sd, ss := l.strides[0][nd-k:], l.strides[1][nd-k:]
+	sub := l.Shape[nd-k:]
+	sd, ss := l.Strides[0][nd-k:], l.Strides[1][nd-k:]
 	idx := make([]int, k)
 	od, os := 0, 0
 	for t := range td {
@@ -212,9 +212,9 @@ func gatherCopy[T any](d, s []T, l layout) {
 			od, os = od-sub[i]*sd[i], os-sub[i]*ss[i]
 		}
 	}
-	outer := layout{shape: l.shape[:nd-k], strides: [][]int{l.strides[0][:nd-k], l.strides[1][:nd-k]}, base: l.base}
-	if len(outer.shape) == 0 {
-		outer.shape, outer.strides = []int{1}, [][]int{{0}, {0}}
+	outer := layout{Shape: l.Shape[:nd-k], Strides: [][]int{l.Strides[0][:nd-k], l.Strides[1][:nd-k]}, Base: l.Base}
+	if len(outer.Shape) == 0 {
+		outer.Shape, outer.Strides = []int{1}, [][]int{{0}, {0}}
 	}
 	s0d, s1d, s0s, s1s := outer.outer(0), outer.inner(0), outer.outer(1), outer.inner(1)
 	outer.each(inner, func(off []int, n0, n1 int) {
@@ -288,13 +288,13 @@ func transposeTiles[T any](d []T, od, sd0 int, s []T, os, ss1, n0, n1 int) {
 // that transposeTiles serves. The order of iteration does not matter to
 // elementwise kernels.
 func (l layout) rowForTranspose(a, b int) layout {
-	nd := len(l.shape)
+	nd := len(l.Shape)
 	if nd < 2 || l.inner(a) != 1 || l.inner(b) == 1 {
 		return l
 	}
 	p := -1
 	for i := 0; i < nd-1; i++ {
-		if l.strides[b][i] == 1 && l.shape[i] > 1 {
+		if l.Strides[b][i] == 1 && l.Shape[i] > 1 {
 			p = i
 		}
 	}
@@ -307,9 +307,9 @@ func (l layout) rowForTranspose(a, b int) layout {
 		o = append(o, s[p+1:nd-1]...)
 		return append(o, s[p], s[nd-1])
 	}
-	m := layout{shape: move(l.shape), strides: make([][]int, len(l.strides)), base: l.base}
-	for k, st := range l.strides {
-		m.strides[k] = move(st)
+	m := layout{Shape: move(l.Shape), Strides: make([][]int, len(l.Strides)), Base: l.Base}
+	for k, st := range l.Strides {
+		m.Strides[k] = move(st)
 	}
 	return m
 }

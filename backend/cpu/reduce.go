@@ -250,8 +250,8 @@ func reduceNum[T numT](op backend.ReduceOp, dst, src backend.View) {
 	kept, red := split(dst, src)
 	nOut, nRed := kept.total(), red.total()
 	id := identity[T](op)
-	rd := len(red.shape) == 1
-	rs := red.strides[0][len(red.shape)-1]
+	rd := len(red.Shape) == 1
+	rs := red.Strides[0][len(red.Shape)-1]
 	fsum := op == backend.Sum && isFloatT[T]()
 
 	// One output (or very few): split the reduction itself across workers,

@@ -85,6 +85,22 @@ func NewPinned(dt backend.DType, n int, mem unsafe.Pointer, free func()) *Storag
 // another storage.
 func (s *Storage) Data() any { return s.data }
 
+// Pointer is the address of element 0 (nil when Len is 0 or after
+// Release), for backend.HostStorage.
+func (s *Storage) Pointer() unsafe.Pointer {
+	if s.n == 0 {
+		return nil
+	}
+	return dataPointer(s.data)
+}
+
+var _ backend.HostStorage = (*Storage)(nil)
+
+// WrapPinned is NewPinned, for backend.PinnedWrapper.
+func (Backend) WrapPinned(dt backend.DType, n int, mem unsafe.Pointer, free func()) backend.HostStorage {
+	return NewPinned(dt, n, mem, free)
+}
+
 var (
 	liveBytes atomic.Int64
 	peakBytes atomic.Int64
@@ -214,43 +230,22 @@ func parallelFor(total, cost int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
-// layout is a coalesced iteration space: a shape and, per operand, strides
-// and a base offset.
-type layout struct {
-	shape   []int
-	strides [][]int
-	base    []int
-}
+// layout is backend.Layout, the coalesced iteration space, with the CPU's
+// ways to walk it (walk, each).
+type layout backend.Layout
 
-// coalesce is backend.Coalesce over views, keeping each view's offset.
+// coalesce is backend.CoalesceViews, keeping each view's offset as its base.
 func coalesce(shape []int, views ...backend.View) layout {
-	strides := make([][]int, len(views))
-	l := layout{base: make([]int, len(views))}
-	for k, v := range views {
-		strides[k], l.base[k] = v.Strides, v.Offset
-	}
-	l.shape, l.strides = backend.Coalesce(shape, strides...)
-	return l
+	return layout(backend.CoalesceViews(shape, views...))
 }
 
-func (l layout) total() int {
-	n := 1
-	for _, d := range l.shape {
-		n *= d
-	}
-	return n
-}
+func (l layout) total() int { return backend.Layout(l).Total() }
 
 // inner returns the last dim's stride of operand k.
-func (l layout) inner(k int) int { return l.strides[k][len(l.shape)-1] }
+func (l layout) inner(k int) int { return backend.Layout(l).Inner(k) }
 
 // outer returns the second-to-last dim's stride of operand k (0 for 1-D).
-func (l layout) outer(k int) int {
-	if nd := len(l.shape); nd >= 2 {
-		return l.strides[k][nd-2]
-	}
-	return 0
-}
+func (l layout) outer(k int) int { return backend.Layout(l).Outer(k) }
 
 // walk calls blk for the 2-D blocks that cover the linear range [lo, hi):
 // n0 rows of the second-to-last dim (strides outer(k)) of n1 elements of
@@ -261,11 +256,11 @@ func (l layout) walk(lo, hi int, blk func(off []int, n0, n1 int)) {
 	if lo >= hi {
 		return
 	}
-	nd, nk := len(l.shape), len(l.base)
+	nd, nk := len(l.Shape), len(l.Base)
 	off := make([]int, nk)
 	if nd == 1 {
 		for k := range off {
-			off[k] = l.base[k] + lo*l.strides[k][0]
+			off[k] = l.Base[k] + lo*l.Strides[k][0]
 		}
 		blk(off, 1, hi-lo)
 		return
@@ -273,12 +268,12 @@ func (l layout) walk(lo, hi int, blk func(off []int, n0, n1 int)) {
 	idx := make([]int, nd)
 	rem := lo
 	for i := nd - 1; i >= 0; i-- {
-		idx[i] = rem % l.shape[i]
-		rem /= l.shape[i]
+		idx[i] = rem % l.Shape[i]
+		rem /= l.Shape[i]
 	}
 	for k := range off {
-		o := l.base[k]
-		for i, st := range l.strides[k] {
+		o := l.Base[k]
+		for i, st := range l.Strides[k] {
 			o += idx[i] * st
 		}
 		off[k] = o
@@ -287,10 +282,10 @@ func (l layout) walk(lo, hi int, blk func(off []int, n0, n1 int)) {
 	step := func(i, n int) {
 		idx[i] += n
 		for k := range off {
-			off[k] += n * l.strides[k][i]
+			off[k] += n * l.Strides[k][i]
 		}
 	}
-	last, rows := l.shape[nd-1], l.shape[nd-2]
+	last, rows := l.Shape[nd-1], l.Shape[nd-2]
 	for cur := lo; cur < hi; {
 		if j := idx[nd-1]; j != 0 || hi-cur < last { // part of a row
 			n1 := min(last-j, hi-cur)
@@ -308,8 +303,8 @@ func (l layout) walk(lo, hi int, blk func(off []int, n0, n1 int)) {
 			cur += n0 * last
 			step(nd-2, n0)
 		}
-		for i := nd - 2; i > 0 && idx[i] == l.shape[i]; i-- {
-			step(i, -l.shape[i])
+		for i := nd - 2; i > 0 && idx[i] == l.Shape[i]; i-- {
+			step(i, -l.Shape[i])
 			step(i-1, 1)
 		}
 	}
@@ -323,7 +318,7 @@ func (l layout) each(cost int, blk func(off []int, n0, n1 int)) {
 	if total == 0 {
 		return
 	}
-	if last := l.shape[len(l.shape)-1]; len(l.shape) > 1 && total/last >= 2*Threads() {
+	if last := l.Shape[len(l.Shape)-1]; len(l.Shape) > 1 && total/last >= 2*Threads() {
 		parallelFor(total/last, cost*last, func(lo, hi int) { l.walk(lo*last, hi*last, blk) })
 		return
 	}

@@ -128,6 +128,11 @@ func (s *Storage) Len() int { return s.n }
 // Ptr is the device address.
 func (s *Storage) Ptr() uint64 { return s.ptr }
 
+var (
+	_ backend.DeviceStorage = (*Storage)(nil)
+	_ backend.DeviceQueue   = (*Backend)(nil)
+)
+
 // Release returns the block to the caching allocator now.
 func (s *Storage) Release() {
 	if s.released.CompareAndSwap(false, true) && s.blk != nil {

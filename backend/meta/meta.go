@@ -9,9 +9,6 @@ import (
 	"github.com/emberml/ember/backend"
 )
 
-// ErrNoData is what reading a meta tensor's data returns.
-var ErrNoData = errors.New("meta tensors have no data")
-
 // Backend is the meta backend.
 type Backend struct{}
 
@@ -59,7 +56,7 @@ func (Backend) FromHost(_ backend.Device, data any) (backend.Storage, error) {
 }
 
 // ToHost fails: there is no data.
-func (Backend) ToHost(backend.Storage, any) error { return ErrNoData }
+func (Backend) ToHost(backend.Storage, any) error { return backend.ErrNoData }
 
 // Synchronize has nothing to wait for.
 func (Backend) Synchronize(backend.Device) error { return nil }

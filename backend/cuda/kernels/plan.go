@@ -12,38 +12,29 @@ import (
 // int ndim; int pad; long long shape[8]; long long stride[4][8].
 const LayoutSize = 8 + 8*MaxDims + 8*maxOperands*MaxDims
 
-// layout is a coalesced iteration space (see backend/cpu's coalesce).
-type layout struct {
-	shape   []int
-	strides [][]int
-}
+// layout is backend.Layout (its Base unused: offsets go in the pointers).
+type layout backend.Layout
 
 // coalesce is backend.Coalesce as a layout.
 func coalesce(shape []int, strides ...[]int) layout {
 	cs, cst := backend.Coalesce(shape, strides...)
-	return layout{shape: cs, strides: cst}
+	return layout{Shape: cs, Strides: cst}
 }
 
-func (l layout) total() int {
-	n := 1
-	for _, d := range l.shape {
-		n *= d
-	}
-	return n
-}
+func (l layout) total() int { return backend.Layout(l).Total() }
 
 // bytes packs l as the C struct Layout. It panics when l has more than
 // MaxDims dims (a view that no coalescing brings to 8 dims).
 func (l layout) bytes() []byte {
-	if len(l.shape) > MaxDims {
-		panic(fmt.Sprintf("kernels: %d dims after coalescing, at most %d supported", len(l.shape), MaxDims))
+	if len(l.Shape) > MaxDims {
+		panic(fmt.Sprintf("kernels: %d dims after coalescing, at most %d supported", len(l.Shape), MaxDims))
 	}
 	b := make([]byte, LayoutSize)
-	binary.LittleEndian.PutUint32(b[0:], uint32(len(l.shape)))
-	for i, d := range l.shape {
+	binary.LittleEndian.PutUint32(b[0:], uint32(len(l.Shape)))
+	for i, d := range l.Shape {
 		binary.LittleEndian.PutUint64(b[8+8*i:], uint64(d))
 	}
-	for k, st := range l.strides {
+	for k, st := range l.Strides {
 		for i, s := range st {
 			binary.LittleEndian.PutUint64(b[8+8*MaxDims+8*(k*MaxDims+i):], uint64(int64(s)))
 		}

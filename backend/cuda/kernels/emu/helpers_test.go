@@ -75,7 +75,7 @@ func (b *buf) devData() any {
 	return decode(b.dt, raw)
 }
 
-func (b *buf) cpuData() any { return b.cpu.(*cpu.Storage).Data() }
+func (b *buf) cpuData() any { return b.cpu.(backend.HostStorage).Data() }
 
 func encode(host any) []byte {
 	var out []byte
