@@ -26,6 +26,7 @@ func TestActivationsMatchTorch(t *testing.T) {
 		{"hardsigmoid", NewHardsigmoid()},
 		{"elu", NewELU(1)},
 		{"elu_a05", NewELU(0.5)},
+		{"gelu_tanh", NewGELU("tanh")},
 	}
 	devs := []ember.Device{ember.CPU}
 	for i := 0; i < ember.DeviceCount(); i++ {

@@ -214,8 +214,16 @@ func NewLeakyReLU(slope float64) *Activation {
 	return act("LeakyReLU", func(x *ember.Tensor) *ember.Tensor { return x.LeakyReLU(slope) })
 }
 
-// NewGELU returns the exact GELU, x·Φ(x) = x/2·(1+erf(x/√2)).
-func NewGELU() *Activation {
+// NewGELU returns the exact GELU, x·Φ(x) = x/2·(1+erf(x/√2)), or with
+// approximate "tanh" its tanh approximation (nn.GELU(approximate='tanh'));
+// any other approximation panics.
+func NewGELU(approximate ...string) *Activation {
+	if len(approximate) > 0 && approximate[0] != "none" {
+		if approximate[0] != "tanh" {
+			panic(fmt.Sprintf("nn: GELU approximation %q: want \"none\" or \"tanh\"", approximate[0]))
+		}
+		return act("GELU", (*ember.Tensor).GELUTanh)
+	}
 	return act("GELU", ember.GELU)
 }
 

@@ -376,7 +376,7 @@ def gen_activations():
     for name, mod in [
         ("silu", nn.SiLU()), ("softplus", nn.Softplus()), ("softplus_b2_t1", nn.Softplus(2.0, 1.0)),
         ("mish", nn.Mish()), ("hardswish", nn.Hardswish()), ("hardsigmoid", nn.Hardsigmoid()),
-        ("elu", nn.ELU()), ("elu_a05", nn.ELU(0.5)),
+        ("elu", nn.ELU()), ("elu_a05", nn.ELU(0.5)), ("gelu_tanh", nn.GELU(approximate="tanh")),
     ]:
         T[name + ".x"] = x
         with torch.no_grad():
