@@ -39,9 +39,11 @@ type View struct {
 }
 
 // NumElements is the product of the view's shape.
-func (v View) NumElements() int {
+func (v View) NumElements() int { return numel(v.Shape) }
+
+func numel(shape []int) int {
 	n := 1
-	for _, d := range v.Shape {
+	for _, d := range shape {
 		n *= d
 	}
 	return n

@@ -24,13 +24,7 @@ func CoalesceViews(shape []int, views ...View) Layout {
 }
 
 // Total is the number of elements in the iteration space.
-func (l Layout) Total() int {
-	n := 1
-	for _, d := range l.Shape {
-		n *= d
-	}
-	return n
-}
+func (l Layout) Total() int { return numel(l.Shape) }
 
 // Inner returns operand k's stride in the last dim.
 func (l Layout) Inner(k int) int { return l.Strides[k][len(l.Shape)-1] }

@@ -112,36 +112,37 @@ func check() error {
 
 func enums() string {
 	var b strings.Builder
-	w := func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }
-	w(header + "package backend\n\n")
-	w("// The unary ops, in the order of optable.Unaries.\nconst (\n")
-	for i, u := range optable.Unaries {
-		if i == 0 {
-			w("\t%s UnaryOp = iota // %s\n", u.Const, u.Name)
-		} else {
-			w("\t%s // %s\n", u.Const, u.Name)
-		}
+	b.WriteString(header + "package backend\n\n")
+	var names, consts []string
+	for _, u := range optable.Unaries {
+		names, consts = append(names, u.Name), append(consts, u.Const)
 	}
-	w("\t// NumUnaryOps is the number of unary ops.\n\tNumUnaryOps\n)\n\n")
-	w("// The binary ops, in the order of optable.Binaries.\nconst (\n")
-	for i, o := range optable.Binaries {
-		if i == 0 {
-			w("\t%s BinaryOp = iota // %s\n", o.Const, o.Name)
-		} else {
-			w("\t%s // %s\n", o.Const, o.Name)
-		}
+	enum(&b, "unary ops", "optable.Unaries", "UnaryOp", "NumUnaryOps", "unary ops", names, consts)
+	names, consts = nil, nil
+	for _, o := range optable.Binaries {
+		names, consts = append(names, o.Name), append(consts, o.Const)
 	}
-	w("\t// NumBinaryOps is the number of binary ops.\n\tNumBinaryOps\n)\n\n")
-	w("// The reductions, in the order of optable.Reduces.\nconst (\n")
-	for i, o := range optable.Reduces {
-		if i == 0 {
-			w("\t%s ReduceOp = iota // %s\n", o.Const, o.Name)
-		} else {
-			w("\t%s // %s\n", o.Const, o.Name)
-		}
+	enum(&b, "binary ops", "optable.Binaries", "BinaryOp", "NumBinaryOps", "binary ops", names, consts)
+	names, consts = nil, nil
+	for _, o := range optable.Reduces {
+		names, consts = append(names, o.Name), append(consts, o.Const)
 	}
-	w("\t// NumReduceOps is the number of reductions.\n\tNumReduceOps\n)\n")
+	enum(&b, "reductions", "optable.Reduces", "ReduceOp", "NumReduceOps", "reductions", names, consts)
 	return b.String()
+}
+
+// enum writes one const block of an op type, in table order, ending with
+// its count.
+func enum(b *strings.Builder, what, table, typ, count, plural string, names, consts []string) {
+	fmt.Fprintf(b, "// The %s, in the order of %s.\nconst (\n", what, table)
+	for i, c := range consts {
+		if i == 0 {
+			fmt.Fprintf(b, "\t%s %s = iota // %s\n", c, typ, names[i])
+		} else {
+			fmt.Fprintf(b, "\t%s // %s\n", c, names[i])
+		}
+	}
+	fmt.Fprintf(b, "\t// %s is the number of %s.\n\t%s\n)\n\n", count, plural, count)
 }
 
 // ---------------------------------------------------------------- CPU kernels
