@@ -135,8 +135,9 @@ func (l *lines) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf.Write(p)
-	if l.word != "" && bytes.Contains(p, []byte(l.word)) {
-		if l.n--; l.n == 0 {
+	if l.word != "" && l.n > 0 {
+		// one write may carry several lines (the launcher's output under load)
+		if l.n -= bytes.Count(p, []byte(l.word)); l.n <= 0 {
 			close(l.reach)
 		}
 	}
