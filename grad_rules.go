@@ -50,15 +50,16 @@ func unaryRuleTable() [backend.NumUnaryOps]unaryRule {
 		backend.Cos:     func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Sin()).Neg() },
 		backend.Tanh:    func(g, _, y *Tensor, _ backend.Params) *Tensor { return g.Mul(y.Mul(y).RSubScalar(1)) },
 		backend.Sigmoid: func(g, _, y *Tensor, _ backend.Params) *Tensor { return g.Mul(y.Mul(y.RSubScalar(1))) },
-		backend.ReLU:    func(g, _, y *Tensor, _ backend.Params) *Tensor { return Where(y.GtScalar(0), g, zeroLike(g)) },
-		backend.Sign:    zeroGrad,
-		backend.Floor:   zeroGrad,
-		backend.Ceil:    zeroGrad,
-		backend.Round:   zeroGrad,
-		backend.Trunc:   zeroGrad,
-		backend.Square:  func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x).MulScalar(2) },
-		backend.Log1p:   func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Div(x.AddScalar(1)) },
-		backend.Expm1:   func(g, _, y *Tensor, _ backend.Params) *Tensor { return g.Mul(y.AddScalar(1)) },
+		// zero where y <= 0; NaN passes the gradient (PyTorch's threshold_backward)
+		backend.ReLU:   func(g, _, y *Tensor, _ backend.Params) *Tensor { return Where(y.Le(zeroLike(y)), zeroLike(g), g) },
+		backend.Sign:   zeroGrad,
+		backend.Floor:  zeroGrad,
+		backend.Ceil:   zeroGrad,
+		backend.Round:  zeroGrad,
+		backend.Trunc:  zeroGrad,
+		backend.Square: func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x).MulScalar(2) },
+		backend.Log1p:  func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Div(x.AddScalar(1)) },
+		backend.Expm1:  func(g, _, y *Tensor, _ backend.Params) *Tensor { return g.Mul(y.AddScalar(1)) },
 		backend.Erf: func(g, x, _ *Tensor, _ backend.Params) *Tensor {
 			return g.Mul(x.Mul(x).Neg().Exp()).MulScalar(2 / math.Sqrt(math.Pi))
 		},
@@ -100,11 +101,13 @@ func unaryRuleTable() [backend.NumUnaryOps]unaryRule {
 		// 1/6 strictly inside (-3, 3), 0 outside (PyTorch's hardsigmoid_backward)
 		backend.Hardsigmoid: func(g, x, _ *Tensor, _ backend.Params) *Tensor {
 			in := x.GtScalar(-3).LogicalAnd(x.LtScalar(3))
-			return Where(in, g.DivScalar(6), zeroLike(g))
+			// PyTorch multiplies by the float32 constant 1/6 whatever the dtype
+			return Where(in, g.MulScalar(float64(float32(1.0/6))), zeroLike(g))
 		},
-		// 1 where x > 0, else y + alpha (alpha·e^x)
-		backend.ELU: func(g, x, y *Tensor, p backend.Params) *Tensor {
-			return Where(x.GtScalar(0), g, g.Mul(y.AddScalar(p[0])))
+		// alpha·e^x where x <= 0, else 1 (NaN passes g, as PyTorch's
+		// elu_backward; alpha·e^x rather than y + alpha, which cancels)
+		backend.ELU: func(g, x, _ *Tensor, p backend.Params) *Tensor {
+			return Where(x.Le(zeroLike(x)), g.Mul(x.Exp()).MulScalar(p[0]), g)
 		},
 		// d/dx x/2·(1+tanh(u)), u = β(x + κx³): (1+tanh u)/2 + x/2·(1-tanh²u)·β(1+3κx²)
 		backend.GELUTanh: func(g, x, _ *Tensor, _ backend.Params) *Tensor {

@@ -30,6 +30,7 @@ func Run(t *testing.T, dev ember.Device) {
 		t.Skipf("device %v unusable: %v", dev, err)
 	}
 	t.Run("Fixtures", func(t *testing.T) { runFixtures(t, dev, true) })
+	t.Run("TableFixtures", testTableFixtures)
 	t.Run("SameDevice", func(t *testing.T) { testSameDevice(t, dev) })
 	t.Run("ShapeErrors", func(t *testing.T) { testShapeErrors(t, dev) })
 	t.Run("To", func(t *testing.T) { testTo(t, dev) })
@@ -98,6 +99,9 @@ func runCase(t *testing.T, c Case, dev ember.Device, values bool) {
 	in := make([]*ember.Tensor, len(c.Inputs))
 	for i, s := range c.Inputs {
 		in[i] = s.build(dev)
+		if c.Grads != nil {
+			in[i].SetRequiresGrad(true)
+		}
 	}
 	var outs []*ember.Tensor
 	err := ember.Try(func() { outs = c.apply(in) })
@@ -125,6 +129,9 @@ func runCase(t *testing.T, c Case, dev ember.Device, values bool) {
 	for i, w := range want {
 		checkResult(t, fmt.Sprintf("out[%d]", i), c.Op, outs[i], w, dev, values)
 	}
+	if c.Grads != nil {
+		checkGrads(t, c, in, outs[0], dev, values)
+	}
 	if c.ViewOK != nil {
 		shape := intList(c.ViewShape)
 		verr := ember.Try(func() { in[0].View(shape...) })
@@ -134,6 +141,27 @@ func runCase(t *testing.T, c Case, dev ember.Device, values bool) {
 		if !*c.ViewOK && verr == nil {
 			t.Errorf("View(%v) succeeded; PyTorch's view raises (strides %v)", shape, in[0].Strides())
 		}
+	}
+}
+
+// checkGrads compares the grad_fn and the gradients of sum(out · GradW)
+// with PyTorch's.
+func checkGrads(t *testing.T, c Case, in []*ember.Tensor, out *ember.Tensor, dev ember.Device, values bool) {
+	t.Helper()
+	if got := out.GradFn(); got != c.GradFn {
+		t.Errorf("grad_fn %s, PyTorch's %s", got, c.GradFn)
+	}
+	if !values {
+		return
+	}
+	w := ember.FromSlice(nums(c.GradW), out.Shape(), ember.On(dev)).Cast(out.DType())
+	out.Mul(w).Sum().Backward()
+	for i, want := range c.Grads {
+		g := in[i].Grad()
+		if g == nil {
+			t.Fatalf("input %d got no gradient", i)
+		}
+		checkResult(t, fmt.Sprintf("grad[%d]", i), c.Op, g, want, dev, values)
 	}
 }
 

@@ -27,6 +27,11 @@ type Case struct {
 	ViewOK    *bool          `json:"view_ok"`
 	ViewShape []any          `json:"view_shape"`
 	Str       *string        `json:"str"`
+	// Gradient cases: the grad_fn PyTorch recorded and the gradients of
+	// sum(out · GradW) with respect to each input.
+	GradFn string   `json:"grad_fn"`
+	GradW  []any    `json:"grad_w"`
+	Grads  []Result `json:"grads"`
 }
 
 // Input is a contiguous base tensor and the view steps that make the operand.

@@ -603,6 +603,8 @@ def gen_table():
         return {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}.get(v, v) if isinstance(v, str) else v
 
     c = Cases()
+    # gradient inputs: no value at a kink of any op (0, ±3, thresholds), plus NaN and ±Inf
+    grad_x = T([-25.0, -4.5, -2.9, -1.3, -0.7, -0.2, 0.3, 0.9, 1.7, 2.8, 4.2, 25.0, float("nan"), float("inf"), float("-inf")], torch.float64)
     special = T([-4.0, -3.0, -2.5, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 1.5, 2.5, 3.0, 4.0, 25.0, -25.0,
                  float("nan"), float("inf"), float("-inf")])
     for row in table["unary"]:
@@ -623,6 +625,8 @@ def gen_table():
                 c.add(f"{op}_bool", op, [T([True, False], torch.bool)], f, args=args)
                 c.add(f"{op}_transposed", op, [(rnd([3, 4]).float(), [("transpose", 0, 1)])], f, args=args)
                 c.add(f"{op}_stepped", op, [(rnd([2, 9]).float(), [("slice", 1, 1, None, 2)])], f, args=args)
+            if row["grad_fn"]:
+                grad_case(c, f"{op}{sfx}_grad", op, [grad_x], f, args)
     neg_f = T([-7.0, -7.0, 7.0, 7.0, -3.5, 3.5, 0.0, -0.0, 5.0, 2.0, float("nan"), float("inf"), 1.0, -0.0])
     neg_g = T([2.0, -2.0, 2.0, -2.0, 1.5, -1.5, 3.0, 2.0, 0.5, 0.0, 1.0, 2.0, float("-inf"), -1.0])
     neg_i = T([-7, -7, 7, 7, -8, 8, 0, 9, 1, 5], torch.int64)
@@ -638,7 +642,22 @@ def gen_table():
         c.add(f"{op}_int_float", op, [T([[1, -2, 3]], torch.int64), T([[1.5], [-2.0]], torch.float32)], fn)
         c.add(f"{op}_bcast", op, [rnd([3, 1], torch.float64) + 0.5, rnd([4], torch.float64)], fn)
         c.add(f"{op}_transposed", op, [(rnd([3, 4]).float(), [("transpose", 0, 1)]), rnd([4, 3]).float()], fn)
+        if row["grad_fn"]:
+            ga = T([-2.5, -1.5, -0.6, -0.3, 0.4, 0.8, 1.3, 2.2, 3.5, 5.5], torch.float64)
+            gb = T([1.5, -0.7, 2.5, 0.45, -1.2, 0.35, -2.9, 1.1, 0.9, -0.25], torch.float64)
+            grad_case(c, f"{op}_grad", op, [ga, gb], fn, {})
     c.write("table.json")
+
+
+def grad_case(c, name, op, inputs, fn, args):
+    """A case whose gradients (of sum(out * w)) and grad_fn come from
+    torch.autograd, in float64."""
+    xs = [x.clone().requires_grad_(True) for x in inputs]
+    y = fn(*xs)
+    w = torch.linspace(-1, 1.5, y.numel(), dtype=y.dtype).reshape(y.shape)
+    (y * w).sum().backward()
+    extra = {"grad_fn": y.grad_fn.name(), "grad_w": flat(w), "grads": [result(x.grad) for x in xs]}
+    c.add(name, op, inputs, fn, args=args, extra=lambda *ts: extra)
 
 
 if __name__ == "__main__":

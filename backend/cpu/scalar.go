@@ -36,10 +36,8 @@ func signF[T floatT](x T) T {
 		return 1
 	case x < 0:
 		return -1
-	case x != x:
-		return 0 // PyTorch's sign of NaN is 0
 	}
-	return x // 0 or -0
+	return 0 // PyTorch's sign of NaN, 0 and -0 is +0
 }
 
 func signI[T intT](x T) T {
@@ -171,12 +169,24 @@ func fmodI[T intT](x, y T) T {
 	return x % y
 }
 
-// softplusF is log(1+e^(beta·x))/beta, x itself above the threshold.
-func softplusF(x, beta, threshold float64) float64 {
-	if x*beta > threshold {
+// softplusF is log(1+e^(beta·x))/beta, x itself above the threshold,
+// computed in T as PyTorch does (e^(beta·x) overflows as T's would).
+func softplusF[T floatT](x T, beta, threshold float64) T {
+	b := T(beta)
+	if x*b > T(threshold) {
 		return x
 	}
-	return math.Log1p(math.Exp(x*beta)) / beta
+	return T(math.Log1p(float64(T(math.Exp(float64(x*b)))))) / b
+}
+
+// log10F is a log10 exact at powers of ten (math.Log10 is Log(x)/Ln10,
+// which misses them: 14.999999999999998 for 1e15), as C's log10.
+func log10F(x float64) float64 {
+	r := math.Log10(x)
+	if n := math.Round(r); n != r && math.Abs(n-r) < 1e-9 && math.Pow(10, n) == x {
+		return n
+	}
+	return r
 }
 
 // relu6F is min(max(x, 0), 6), NaN propagating.
@@ -203,19 +213,20 @@ func geluTanhF(x float64) float64 {
 	return 0.5 * x * (1 + math.Tanh(beta*(x+0.044715*x*x*x)))
 }
 
-// nanToNumF replaces NaN by nan, +Inf by posinf and -Inf by neginf; an
-// infinite posinf or neginf means T's largest or lowest finite value.
+// nanToNumF replaces NaN by nan, +Inf by posinf and -Inf by neginf;
+// posinf = +Inf means T's largest finite value and neginf = -Inf its
+// lowest (torch.nan_to_num's None).
 func nanToNumF[T floatT](x T, nan, posinf, neginf float64) T {
 	switch {
 	case x != x:
 		return T(nan)
 	case math.IsInf(float64(x), 1):
-		if math.IsInf(posinf, 0) {
+		if math.IsInf(posinf, 1) {
 			return maxFinite[T]()
 		}
 		return T(posinf)
 	case math.IsInf(float64(x), -1):
-		if math.IsInf(neginf, 0) {
+		if math.IsInf(neginf, -1) {
 			return -maxFinite[T]()
 		}
 		return T(neginf)

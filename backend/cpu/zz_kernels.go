@@ -403,7 +403,7 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			for r := 0; r < n0; r++ {
 				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
 				for i, x := range aa {
-					dd[i] = T(float64(x) / (1 + math.Exp(-float64(x))))
+					dd[i] = x / (1 + T(math.Exp(-float64(x))))
 				}
 			}
 		} else {
@@ -411,7 +411,7 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
 					x := aa[i*sa1]
-					dd[i*sd1] = T(float64(x) / (1 + math.Exp(-float64(x))))
+					dd[i*sd1] = x / (1 + T(math.Exp(-float64(x))))
 				}
 			}
 		}
@@ -420,7 +420,7 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			for r := 0; r < n0; r++ {
 				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
 				for i, x := range aa {
-					dd[i] = T(softplusF(float64(x), p1, p2))
+					dd[i] = softplusF(x, p1, p2)
 				}
 			}
 		} else {
@@ -428,7 +428,7 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
 					x := aa[i*sa1]
-					dd[i*sd1] = T(softplusF(float64(x), p1, p2))
+					dd[i*sd1] = softplusF(x, p1, p2)
 				}
 			}
 		}
@@ -437,7 +437,7 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			for r := 0; r < n0; r++ {
 				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
 				for i, x := range aa {
-					dd[i] = T(float64(x) * math.Tanh(softplusF(float64(x), 1, 20)))
+					dd[i] = x * T(math.Tanh(float64(softplusF(x, 1, 20))))
 				}
 			}
 		} else {
@@ -445,7 +445,7 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
 					x := aa[i*sa1]
-					dd[i*sd1] = T(float64(x) * math.Tanh(softplusF(float64(x), 1, 20)))
+					dd[i*sd1] = x * T(math.Tanh(float64(softplusF(x, 1, 20))))
 				}
 			}
 		}
@@ -539,7 +539,7 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			for r := 0; r < n0; r++ {
 				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
 				for i, x := range aa {
-					dd[i] = T(math.Log10(float64(x)))
+					dd[i] = T(log10F(float64(x)))
 				}
 			}
 		} else {
@@ -547,7 +547,7 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
 					x := aa[i*sa1]
-					dd[i*sd1] = T(math.Log10(float64(x)))
+					dd[i*sd1] = T(log10F(float64(x)))
 				}
 			}
 		}
@@ -1000,7 +1000,7 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			for r := 0; r < n0; r++ {
 				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
 				for i, x := range aa {
-					dd[i] = T(float64(x) / (1 + math.Exp(-float64(x))))
+					dd[i] = x / (1 + T(math.Exp(-float64(x))))
 				}
 			}
 		} else {
@@ -1008,7 +1008,7 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
 					x := aa[i*sa1]
-					dd[i*sd1] = T(float64(x) / (1 + math.Exp(-float64(x))))
+					dd[i*sd1] = x / (1 + T(math.Exp(-float64(x))))
 				}
 			}
 		}
@@ -1017,7 +1017,7 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			for r := 0; r < n0; r++ {
 				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
 				for i, x := range aa {
-					dd[i] = T(softplusF(float64(x), p1, p2))
+					dd[i] = softplusF(x, p1, p2)
 				}
 			}
 		} else {
@@ -1025,7 +1025,7 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
 					x := aa[i*sa1]
-					dd[i*sd1] = T(softplusF(float64(x), p1, p2))
+					dd[i*sd1] = softplusF(x, p1, p2)
 				}
 			}
 		}
@@ -1034,7 +1034,7 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			for r := 0; r < n0; r++ {
 				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
 				for i, x := range aa {
-					dd[i] = T(float64(x) * math.Tanh(softplusF(float64(x), 1, 20)))
+					dd[i] = x * T(math.Tanh(float64(softplusF(x, 1, 20))))
 				}
 			}
 		} else {
@@ -1042,7 +1042,7 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
 					x := aa[i*sa1]
-					dd[i*sd1] = T(float64(x) * math.Tanh(softplusF(float64(x), 1, 20)))
+					dd[i*sd1] = x * T(math.Tanh(float64(softplusF(x, 1, 20))))
 				}
 			}
 		}
@@ -1136,7 +1136,7 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			for r := 0; r < n0; r++ {
 				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
 				for i, x := range aa {
-					dd[i] = T(math.Log10(float64(x)))
+					dd[i] = T(log10F(float64(x)))
 				}
 			}
 		} else {
@@ -1144,7 +1144,7 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
 					x := aa[i*sa1]
-					dd[i*sd1] = T(math.Log10(float64(x)))
+					dd[i*sd1] = T(log10F(float64(x)))
 				}
 			}
 		}

@@ -52,6 +52,9 @@ __device__ __forceinline__ void ember_offsets(const Layout& L, i64 i, i64* off) 
 template <typename T> struct ember_is_float { static constexpr bool value = false; };
 template <> struct ember_is_float<float> { static constexpr bool value = true; };
 template <> struct ember_is_float<double> { static constexpr bool value = true; };
+template <typename T> struct ember_unsigned { typedef T type; };
+template <> struct ember_unsigned<long long> { typedef unsigned long long type; };
+template <> struct ember_unsigned<int> { typedef unsigned int type; };
 template <typename T> struct ember_is_bool { static constexpr bool value = false; };
 template <> struct ember_is_bool<bool> { static constexpr bool value = true; };
 

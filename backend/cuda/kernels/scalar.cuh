@@ -60,19 +60,20 @@ __device__ __forceinline__ double ember_remf(double a, double b) {
     return r;
 }
 template <typename T> __device__ __forceinline__ T ember_remi(T x, T y) {
-    if (y == 0) return 0;
+    if (y == 0 || y == -1) return 0; // x % -1 is 0 (and MinInt % -1 undefined in C)
     T r = x % y;
     if (r != 0 && ((r < 0) != (y < 0))) r += y;
     return r;
 }
 template <typename T> __device__ __forceinline__ T ember_floordivi(T x, T y) { // x // 0 = 0
     if (y == 0) return 0;
+    if (y == -1) return (T)(0 - (typename ember_unsigned<T>::type)x); // wraps at MinInt, as Go
     T q = x / y;
     if ((x % y != 0) && ((x < 0) != (y < 0))) q--;
     return q;
 }
 // C's remainder (the dividend's sign); x fmod 0 = 0 for integers.
-template <typename T> __device__ __forceinline__ T ember_fmodi(T x, T y) { return y == 0 ? (T)0 : x % y; }
+template <typename T> __device__ __forceinline__ T ember_fmodi(T x, T y) { return (y == 0 || y == -1) ? (T)0 : x % y; }
 
 // log(1+e^(beta·x))/beta, x itself above the threshold (in T, as PyTorch).
 template <typename T> __device__ __forceinline__ T ember_softplus(T x, double beta, double threshold) {
@@ -87,11 +88,11 @@ template <typename T> __device__ __forceinline__ T ember_gelu_tanh(T x) {
     const T beta = (T)0.7978845608028654; // sqrt(2/pi)
     return (T)0.5 * x * ((T)1 + M<T>::tanh(beta * (x + (T)0.044715 * x * x * x)));
 }
-// NaN → nan, +Inf → posinf, -Inf → neginf; an infinite posinf or neginf
-// means T's largest or lowest finite value (torch.nan_to_num's None).
+// NaN → nan, +Inf → posinf, -Inf → neginf; posinf = +Inf means T's
+// largest finite value and neginf = -Inf its lowest (torch.nan_to_num's None).
 template <typename T> __device__ __forceinline__ T ember_nan_to_num(T x, double nan, double posinf, double neginf) {
     if (x != x) return (T)nan;
-    if (x == M<T>::inf()) return (posinf > 1.7976931348623157e308 || posinf < -1.7976931348623157e308) ? M<T>::maxfinite() : (T)posinf;
-    if (x == -M<T>::inf()) return (neginf > 1.7976931348623157e308 || neginf < -1.7976931348623157e308) ? -M<T>::maxfinite() : (T)neginf;
+    if (x == M<T>::inf()) return posinf > 1.7976931348623157e308 ? M<T>::maxfinite() : (T)posinf;
+    if (x == -M<T>::inf()) return neginf < -1.7976931348623157e308 ? -M<T>::maxfinite() : (T)neginf;
     return x;
 }

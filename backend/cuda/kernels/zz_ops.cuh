@@ -11,173 +11,173 @@ __device__ __forceinline__ O ember_unary_op(T x, double p1, double p2, double p3
     if constexpr (OP == U_NEG) { // torch.neg
         if constexpr (F) { return (O)(-x); }
         else if constexpr (!F && !B) { return (O)(-x); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_ABS) { // torch.abs
         if constexpr (F) { return (O)(M<T>::abs(x)); }
         else if constexpr (!F && !B) { return (O)(x < 0 ? -x : x); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_EXP) { // torch.exp
         if constexpr (F) { return (O)(M<T>::exp(x)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_LOG) { // torch.log
         if constexpr (F) { return (O)(M<T>::log(x)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_SQRT) { // torch.sqrt
         if constexpr (F) { return (O)(M<T>::sqrt(x)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_RSQRT) { // torch.rsqrt
         if constexpr (F) { return (O)((T)1 / M<T>::sqrt(x)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_SIN) { // torch.sin
         if constexpr (F) { return (O)(M<T>::sin(x)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_COS) { // torch.cos
         if constexpr (F) { return (O)(M<T>::cos(x)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_TANH) { // torch.tanh
         if constexpr (F) { return (O)(M<T>::tanh(x)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_SIGMOID) { // torch.sigmoid
         if constexpr (F) { return (O)((T)1 / ((T)1 + M<T>::exp(-x))); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_RELU) { // torch.relu
         if constexpr (F) { return (O)(ember_relu(x)); }
         else if constexpr (!F && !B) { return (O)(ember_relu(x)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_SIGN) { // torch.sign
         if constexpr (F) { return (O)(ember_sign(x)); }
         else if constexpr (!F && !B) { return (O)(ember_sign(x)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_SQUARE) { // torch.square
         if constexpr (F) { return (O)(x * x); }
         else if constexpr (!F && !B) { return (O)(x * x); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_FLOOR) { // torch.floor
         if constexpr (F) { return (O)(M<T>::floor(x)); }
         else if constexpr (!F && !B) { return (O)(x); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_CEIL) { // torch.ceil
         if constexpr (F) { return (O)(M<T>::ceil(x)); }
         else if constexpr (!F && !B) { return (O)(x); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_ROUND) { // torch.round
         if constexpr (F) { return (O)(M<T>::rint(x)); }
         else if constexpr (!F && !B) { return (O)(x); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_LOG1P) { // torch.log1p
         if constexpr (F) { return (O)(M<T>::log1p(x)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_EXPM1) { // torch.expm1
         if constexpr (F) { return (O)(M<T>::expm1(x)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_ERF) { // torch.erf
         if constexpr (F) { return (O)(M<T>::erf(x)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_RECIPROCAL) { // torch.reciprocal
         if constexpr (F) { return (O)((T)1 / x); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_LOGICAL_NOT) { // torch.logical_not
         if constexpr (B) { return (O)(!x); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_CLAMP) { // torch.clamp
         if constexpr (F) { return (O)(ember_clampf(x, p1, p2)); }
         else if constexpr (!F && !B) { return (O)(ember_clampi(x, p1, p2)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_POW) { // torch.pow
         if constexpr (F) { return (O)(M<T>::pow(x, (T)p1)); }
         else if constexpr (!F && !B) { return (O)(ember_ipow(x, (T)p1)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_LEAKY_RELU) { // torch.nn.functional.leaky_relu
         if constexpr (F) { return (O)(x > 0 ? x : x * (T)p1); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_SILU) { // torch.nn.functional.silu
         if constexpr (F) { return (O)(x / ((T)1 + M<T>::exp(-x))); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_SOFTPLUS) { // torch.nn.functional.softplus
         if constexpr (F) { return (O)(ember_softplus(x, p1, p2)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_MISH) { // torch.nn.functional.mish
-        if constexpr (F) { return (O)((T)((double)x * ::tanh(ember_softplus((double)x, 1.0, 20.0)))); }
-        else { return O(); }
+        if constexpr (F) { return (O)(x * M<T>::tanh(ember_softplus(x, 1.0, 20.0))); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_HARDSWISH) { // torch.nn.functional.hardswish
         if constexpr (F) { return (O)(x * ember_relu6(x + (T)3) / (T)6); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_HARDSIGMOID) { // torch.nn.functional.hardsigmoid
         if constexpr (F) { return (O)(ember_relu6(x + (T)3) / (T)6); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_ELU) { // torch.nn.functional.elu
         if constexpr (F) { return (O)(x > 0 ? x : (T)p1 * M<T>::expm1(x)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_GELU_TANH) { // torch.nn.functional.gelu
-        if constexpr (F) { return (O)((T)ember_gelu_tanh((double)x)); }
-        else { return O(); }
+        if constexpr (F) { return (O)(ember_gelu_tanh(x)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_LOG2) { // torch.log2
         if constexpr (F) { return (O)(M<T>::log2(x)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_LOG10) { // torch.log10
         if constexpr (F) { return (O)(M<T>::log10(x)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_EXP2) { // torch.exp2
         if constexpr (F) { return (O)(M<T>::exp2(x)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_TRUNC) { // torch.trunc
         if constexpr (F) { return (O)(M<T>::trunc(x)); }
         else if constexpr (!F && !B) { return (O)(x); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_ISNAN) { // torch.isnan
         if constexpr (F) { return (O)(x != x); }
         else if constexpr (B) { return (O)(false); }
         else if constexpr (!F && !B) { return (O)(false); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_ISINF) { // torch.isinf
         if constexpr (F) { return (O)((x == M<T>::inf() || x == -M<T>::inf())); }
         else if constexpr (B) { return (O)(false); }
         else if constexpr (!F && !B) { return (O)(false); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == U_NAN_TO_NUM) { // torch.nan_to_num
         if constexpr (F) { return (O)(ember_nan_to_num(x, p1, p2, p3)); }
         else if constexpr (B) { return (O)(x); }
         else if constexpr (!F && !B) { return (O)(x); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
-    else { return O(); }
+    else { static_assert(OP < 0, "no such unary op"); return O(); }
 }
 
 template <int OP, typename T, typename O>
@@ -187,107 +187,107 @@ __device__ __forceinline__ O ember_binary_op(T x, T y) {
     if constexpr (OP == B_ADD) { // torch.add
         if constexpr (F) { return (O)(x + y); }
         else if constexpr (!F && !B) { return (O)(x + y); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_SUB) { // torch.sub
         if constexpr (F) { return (O)(x - y); }
         else if constexpr (!F && !B) { return (O)(x - y); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_MUL) { // torch.mul
         if constexpr (F) { return (O)(x * y); }
         else if constexpr (!F && !B) { return (O)(x * y); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_DIV) { // torch.div
         if constexpr (F) { return (O)(x / y); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_POW) { // torch.pow
         if constexpr (F) { return (O)(M<T>::pow(x, y)); }
         else if constexpr (!F && !B) { return (O)(ember_ipow(x, y)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_MAXIMUM) { // torch.maximum
         if constexpr (F) { return (O)(ember_maxf(x, y)); }
         else if constexpr (!F && !B) { return (O)(x > y ? x : y); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_MINIMUM) { // torch.minimum
         if constexpr (F) { return (O)(ember_minf(x, y)); }
         else if constexpr (!F && !B) { return (O)(x < y ? x : y); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_ATAN2) { // torch.atan2
         if constexpr (F) { return (O)(M<T>::atan2(x, y)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_REMAINDER) { // torch.remainder
         if constexpr (F) { return (O)((T)ember_remf((double)x, (double)y)); }
         else if constexpr (!F && !B) { return (O)(ember_remi(x, y)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_FLOOR_DIVIDE) { // torch.floor_divide
         if constexpr (F) { return (O)((T)::floor((double)x / (double)y)); }
         else if constexpr (!F && !B) { return (O)(ember_floordivi(x, y)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_LOGICAL_AND) { // torch.logical_and
         if constexpr (B) { return (O)(x && y); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_LOGICAL_OR) { // torch.logical_or
         if constexpr (B) { return (O)(x || y); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_LOGICAL_XOR) { // torch.logical_xor
         if constexpr (B) { return (O)(x != y); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_EQ) { // torch.eq
         if constexpr (F) { return (O)(x == y); }
         else if constexpr (B) { return (O)(x == y); }
         else if constexpr (!F && !B) { return (O)(x == y); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_NE) { // torch.ne
         if constexpr (F) { return (O)(x != y); }
         else if constexpr (B) { return (O)(x != y); }
         else if constexpr (!F && !B) { return (O)(x != y); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_LT) { // torch.lt
         if constexpr (F) { return (O)(x < y); }
         else if constexpr (!F && !B) { return (O)(x < y); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_LE) { // torch.le
         if constexpr (F) { return (O)(x <= y); }
         else if constexpr (!F && !B) { return (O)(x <= y); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_GT) { // torch.gt
         if constexpr (F) { return (O)(x > y); }
         else if constexpr (!F && !B) { return (O)(x > y); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_GE) { // torch.ge
         if constexpr (F) { return (O)(x >= y); }
         else if constexpr (!F && !B) { return (O)(x >= y); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_FMOD) { // torch.fmod
         if constexpr (F) { return (O)(M<T>::fmod(x, y)); }
         else if constexpr (!F && !B) { return (O)(ember_fmodi(x, y)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_HYPOT) { // torch.hypot
         if constexpr (F) { return (O)(M<T>::hypot(x, y)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_COPYSIGN) { // torch.copysign
         if constexpr (F) { return (O)(M<T>::copysign(x, y)); }
-        else { return O(); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
-    else { return O(); }
+    else { static_assert(OP < 0, "no such binary op"); return O(); }
 }

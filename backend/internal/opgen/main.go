@@ -97,6 +97,11 @@ func check() error {
 		}
 	}
 	for _, b := range optable.Binaries {
+		for _, u := range optable.Unaries {
+			if u.Name == b.Name && u.Method != "" && b.Method != "" {
+				return fmt.Errorf("binary %s: a unary op with a generated method has that name (the suite's op list would be ambiguous)", b.Name)
+			}
+		}
 		if seen["b"+b.Name] || seen["bc"+b.Const] {
 			return fmt.Errorf("binary %s: duplicate name or constant", b.Name)
 		}
@@ -291,7 +296,7 @@ func cudaChains() string {
 		if i != "" {
 			parts = append(parts, fmt.Sprintf("if constexpr (!F && !B) { return (O)(%s); }", i))
 		}
-		return strings.Join(parts, "\n        else ") + "\n        else { return O(); }"
+		return strings.Join(parts, "\n        else ") + "\n        else { static_assert(OP < 0, \"no expression for this element type\"); return O(); }"
 	}
 	w("template <int OP, typename T, typename O>\n__device__ __forceinline__ O ember_unary_op(T x, double p1, double p2, double p3) {\n")
 	w("    constexpr bool F = ember_is_float<T>::value;\n    constexpr bool B = ember_is_bool<T>::value;\n")
@@ -302,7 +307,7 @@ func cudaChains() string {
 		}
 		w("    %sif constexpr (OP == U_%s) { // %s\n        %s\n    }\n", els, strings.ToUpper(o.Name), o.Torch, branch(o.CF, o.CI, o.CB))
 	}
-	w("    else { return O(); }\n}\n\n")
+	w("    else { static_assert(OP < 0, \"no such unary op\"); return O(); }\n}\n\n")
 	w("template <int OP, typename T, typename O>\n__device__ __forceinline__ O ember_binary_op(T x, T y) {\n")
 	w("    constexpr bool F = ember_is_float<T>::value;\n    constexpr bool B = ember_is_bool<T>::value;\n")
 	for i, o := range optable.Binaries {
@@ -312,7 +317,7 @@ func cudaChains() string {
 		}
 		w("    %sif constexpr (OP == B_%s) { // %s\n        %s\n    }\n", els, strings.ToUpper(o.Name), o.Torch, branch(o.CF, o.CI, o.CB))
 	}
-	w("    else { return O(); }\n}\n")
+	w("    else { static_assert(OP < 0, \"no such binary op\"); return O(); }\n}\n")
 	return b.String()
 }
 
@@ -466,6 +471,7 @@ func fixtureTable() ([]byte, error) {
 		Params  []string `json:"params"`
 		Args    [][]jnum `json:"args"`
 		Class   string   `json:"class"`
+		GradFn  string   `json:"grad_fn"`
 	}
 	var t struct {
 		Comment string `json:"_comment"`
@@ -477,7 +483,7 @@ func fixtureTable() ([]byte, error) {
 		if o.Fixture == "" {
 			continue
 		}
-		r := row{Name: o.Name, Fixture: o.Fixture, Params: o.Params, Class: o.Class.String()}
+		r := row{Name: o.Name, Fixture: o.Fixture, Params: o.Params, Class: o.Class.String(), GradFn: o.GradFn}
 		if r.Params == nil {
 			r.Params = []string{}
 		}
@@ -495,7 +501,7 @@ func fixtureTable() ([]byte, error) {
 		if o.Fixture == "" {
 			continue
 		}
-		t.Binary = append(t.Binary, row{Name: o.Name, Fixture: o.Fixture, Params: []string{}, Args: [][]jnum{}, Class: o.Class.String()})
+		t.Binary = append(t.Binary, row{Name: o.Name, Fixture: o.Fixture, Params: []string{}, Args: [][]jnum{}, Class: o.Class.String(), GradFn: o.GradFn})
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
