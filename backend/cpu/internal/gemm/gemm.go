@@ -31,6 +31,7 @@ package gemm
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -133,6 +134,11 @@ func genericSet() *kernelSet {
 func init() {
 	kernels = append(archKernels(), genericSet())
 	current.Store(kernels[0])
+	// EMBER_GEMM_KERNEL=avx512|avx2|generic forces a set (for benchmarks
+	// and tests); a name this CPU cannot run is ignored.
+	if name := os.Getenv("EMBER_GEMM_KERNEL"); name != "" {
+		_ = SetKernel(name)
+	}
 }
 
 // Kernel names the micro-kernel in use: "avx512", "avx2" or "generic".
