@@ -39,9 +39,13 @@ func avx512Set(dot512 bool) *kernelSet {
 		s, d = avx512S, avx512D
 		sdot, ddot = sdotAVX512, ddotAVX512
 	}
-	return &kernelSet{
+	ks := &kernelSet{
 		name: "avx512",
 		s:    newKernel("avx512", s, sgemmAVX512, sdot, true),
 		d:    newKernel("avx512", d, dgemmAVX512, ddot, true),
 	}
+	ks.s.edge = []kernelFunc[float32]{nil, sgemmAVX512r1, sgemmAVX512r2, sgemmAVX512r3, sgemmAVX512r4,
+		sgemmAVX512r5, sgemmAVX512r6, sgemmAVX512r7, sgemmAVX512r8, sgemmAVX512r9, sgemmAVX512r10,
+		sgemmAVX512r11, sgemmAVX512r12, sgemmAVX512r13}
+	return ks
 }
