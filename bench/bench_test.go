@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/nn"
+	"github.com/emberml/ember/vision/models"
 )
 
 // ResNet-18's 1.814 GMAC at 224² is torchvision's published figure
@@ -52,7 +56,7 @@ func TestSelect(t *testing.T) {
 		}
 		seen[c.Name] = true
 	}
-	for _, n := range []string{"sgemm_256", "sgemm_512", "sgemm_1024", "sgemm_2048", "conv3x3", "sum_16M", "axpb_16M", "resnet18_fwd", "cnn_train_step", "gonum_sgemm_1024"} {
+	for _, n := range []string{"sgemm_256", "sgemm_512", "sgemm_1024", "sgemm_2048", "conv3x3", "sum_16M", "axpb_16M", "resnet18_fwd", "cnn_train_step", "resnet18_finetune_step", "mnist_epoch", "gonum_sgemm_1024"} {
 		if !seen[n] {
 			t.Errorf("case %s missing", n)
 		}
@@ -124,6 +128,32 @@ func TestSmallCases(t *testing.T) {
 		}
 		if w <= 0 {
 			t.Errorf("%s: work %v", c.Name, w)
+		}
+	}
+}
+
+// A frozen backbone gets no gradient: backward reaches only the classifier
+// (the autograd engine records no node for an op none of whose inputs
+// requires grad).
+func TestFreezeBackbone(t *testing.T) {
+	ember.ManualSeed(1)
+	m := models.ResNet18(models.NumClasses(10), models.Width(8))
+	params := FreezeBackbone(m)
+	if len(params) != 2 {
+		t.Fatalf("FreezeBackbone returned %d parameters, want the classifier's 2", len(params))
+	}
+	m.Train(true)
+	x := ember.Randn(ember.Shape{2, 3, 32, 32})
+	y := ember.FromSlice([]int64{1, 7}, ember.Shape{2})
+	out := m.Forward(x)
+	if fn := out.GradFn(); fn == "" {
+		t.Fatalf("the logits have no grad_fn")
+	}
+	nn.CrossEntropyLoss{}.Loss(out, y).Backward()
+	for _, n := range m.NamedParameters() {
+		head := n.Name == "fc.weight" || n.Name == "fc.bias"
+		if g := n.Tensor.Grad(); (g != nil) != head {
+			t.Errorf("%s: gradient %v, want one only for the classifier", n.Name, g != nil)
 		}
 	}
 }

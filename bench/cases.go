@@ -35,6 +35,10 @@ func SetThreads(n int) int {
 //	axpb_16M                x.MulScalar(2).AddScalar(1) on 16M float32 (two ops, each reads and writes 64 MiB)
 //	resnet18_fwd            ResNet-18 forward, batch 16, 3×224×224, eval mode, NoGrad
 //	cnn_train_step          models.SimpleCNN(1, 10) on 64×1×28×28: forward, cross entropy, backward, SGD step
+//	resnet18_finetune_step  ResNet-18, backbone frozen (requires_grad false), a new 10-class head, train
+//	                        mode, batch 32, 3×64×64: forward, cross entropy, backward, SGD step
+//	mnist_epoch             MNISTEpochSteps (16) steps of `ember train`'s loop for the CNN on synthetic
+//	                        Fashion-MNIST-shaped batches of 64 (a full epoch is 938 such steps)
 //	gonum_sgemm_1024        gonum's pure-Go Sgemm at 1024, a reference row
 //
 // The FLOP counts of the networks are their conv and linear layers'
@@ -51,6 +55,8 @@ func Cases() []Case {
 		Case{Name: "axpb_16M", Desc: "x*2+1 (MulScalar, AddScalar) on 16M float32", Unit: Bytes, Setup: axpb16M},
 		Case{Name: "resnet18_fwd", Desc: "ResNet-18 forward, batch 16, 224×224, eval, no grad", Unit: FLOP, Setup: resnet18Fwd},
 		Case{Name: "cnn_train_step", Desc: "SimpleCNN train step, batch 64, 28×28 (fwd, CE, bwd, SGD)", Unit: FLOP, Setup: cnnTrainStep},
+		Case{Name: "resnet18_finetune_step", Desc: "ResNet-18 frozen backbone, new 10-class head, batch 32, 64×64 (fwd, CE, bwd, SGD)", Unit: FLOP, Setup: resnet18FinetuneStep},
+		Case{Name: "mnist_epoch", Desc: fmt.Sprintf("%d CNN training steps of batch 64 on synthetic 28×28 (ember train's loop; an epoch is 938)", MNISTEpochSteps), Unit: FLOP, Setup: mnistEpoch},
 		Case{Name: "gonum_sgemm_1024", Desc: "gonum blas/gonum Sgemm 1024 (reference)", Unit: FLOP, Setup: gonumSgemm(1024)},
 	)
 	return cs
@@ -175,6 +181,106 @@ func cnnTrainStep() (run func() float64, err error) {
 		loss := ce.Loss(m.Forward(x), y)
 		loss.Backward()
 		opt.Step()
+		return flops
+	}, nil
+}
+
+// resnet18FinetuneStep is a fine-tuning step of a frozen ResNet-18: every
+// parameter but the new classifier's has requires_grad false, so backward
+// reaches only the classifier. The model is in training mode (batch
+// statistics in BatchNorm, as a fine-tuning loop runs it).
+func resnet18FinetuneStep() (run func() float64, err error) {
+	if !autogradWorks() {
+		return nil, notAvailable("no autograd")
+	}
+	ember.ManualSeed(1)
+	m := models.ResNet18(models.NumClasses(10))
+	params := FreezeBackbone(m)
+	m.Train(true)
+	opt := optim.NewSGD(params, nil, 0.01, 0.9, 0, 0, false)
+	const batch = 32
+	x := ember.Randn(ember.Shape{batch, 3, 64, 64})
+	tg := make([]int64, batch)
+	for i := range tg {
+		tg[i] = int64(i*7) % 10
+	}
+	y := ember.FromSlice(tg, ember.Shape{batch})
+	ce := nn.CrossEntropyLoss{}
+	// the forward, and the classifier's input and weight gradients
+	flops := 2*batch*ResNet18MACs(64) + 2*2*batch*512*10
+	return func() float64 {
+		opt.ZeroGrad()
+		loss := ce.Loss(m.Forward(x), y)
+		loss.Backward()
+		opt.Step()
+		return flops
+	}, nil
+}
+
+// FreezeBackbone sets requires_grad false on every parameter of m but its
+// classifier's (m.FC) and returns the classifier's, for the optimizer.
+func FreezeBackbone(m *models.ResNet) []optim.Param {
+	head := map[*ember.Tensor]bool{}
+	for _, p := range m.FC.Parameters() {
+		head[p] = true
+	}
+	var params []optim.Param
+	for _, n := range m.NamedParameters() {
+		if !head[n.Tensor] {
+			n.Tensor.SetRequiresGrad(false)
+			continue
+		}
+		params = append(params, optim.Param{Name: n.Name, Tensor: n.Tensor})
+	}
+	return params
+}
+
+// MNISTEpochSteps is how many training steps the mnist_epoch case runs.
+const MNISTEpochSteps = 16
+
+// mnistEpoch is what a Fashion-MNIST epoch of `ember train --model cnn`
+// costs, per MNISTEpochSteps steps (a full epoch, 938 steps, would take a
+// minute): its loop (zero the gradients, forward, cross entropy, backward,
+// SGD step, cosine schedule step, the loss's value and the accuracy's argmax)
+// over a new batch of 64 each step, cut from synthetic images in [0, 1)
+// (the data loader is left out).
+func mnistEpoch() (run func() float64, err error) {
+	if !autogradWorks() {
+		return nil, notAvailable("no autograd")
+	}
+	ember.ManualSeed(1)
+	m := models.SimpleCNN(1, 10)
+	m.Train(true)
+	opt := optim.NewSGD(optim.ModuleParams(m), nil, 0.05, 0.9, 0, 5e-4, false)
+	sched := optim.CosineAnnealingLR(opt, 5*938, 0)
+	const batch = 64
+	xs := ember.Rand(ember.Shape{MNISTEpochSteps * batch, 1, 28, 28})
+	tg := make([]int64, MNISTEpochSteps*batch)
+	for i := range tg {
+		tg[i] = int64(i % 10)
+	}
+	ys := ember.FromSlice(tg, ember.Shape{MNISTEpochSteps * batch})
+	ce := nn.CrossEntropyLoss{}
+	flops := MNISTEpochSteps * 3 * 2 * batch * SimpleCNNMACs()
+	return func() float64 {
+		correct := 0
+		for s := range MNISTEpochSteps {
+			x := xs.Narrow(0, s*batch, batch).Contiguous()
+			y := ys.Narrow(0, s*batch, batch).Contiguous()
+			opt.ZeroGrad()
+			out := m.Forward(x)
+			loss := ce.Loss(out, y)
+			loss.Backward()
+			opt.Step()
+			sched.Step()
+			_ = loss.Item()
+			for i, p := range out.ArgMaxDim(1, false).Int64s() {
+				if p == tg[s*batch+i] {
+					correct++
+				}
+			}
+		}
+		_ = correct
 		return flops
 	}, nil
 }

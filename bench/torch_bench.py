@@ -178,12 +178,68 @@ def cnn_train_step():
     return run
 
 
+def resnet18_finetune_step():
+    """bench.resnet18FinetuneStep: the backbone frozen, a new 10-class head."""
+    torch.manual_seed(1)
+    m = ResNet(num_classes=10)
+    for name, p in m.named_parameters():
+        if not name.startswith("fc."):
+            p.requires_grad_(False)
+    m.train()
+    opt = torch.optim.SGD(m.fc.parameters(), lr=0.01, momentum=0.9)
+    batch = 32
+    x = torch.randn(batch, 3, 64, 64)
+    y = torch.tensor([(i * 7) % 10 for i in range(batch)], dtype=torch.int64)
+    flops = 2 * batch * resnet18_macs(64) + 2 * 2 * batch * 512 * 10
+
+    def run():
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(m(x), y)
+        loss.backward()
+        opt.step()
+        return flops
+    return run
+
+
+MNIST_EPOCH_STEPS = 16  # bench.MNISTEpochSteps
+
+
+def mnist_epoch():
+    """bench.mnistEpoch: MNIST_EPOCH_STEPS steps of ember train's CNN loop."""
+    torch.manual_seed(1)
+    m = simple_cnn().train()
+    opt = torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, 5 * 938, 0)
+    batch = 64
+    xs = torch.rand(MNIST_EPOCH_STEPS * batch, 1, 28, 28)
+    ys = torch.tensor([i % 10 for i in range(MNIST_EPOCH_STEPS * batch)], dtype=torch.int64)
+    flops = MNIST_EPOCH_STEPS * 3 * 2 * batch * simple_cnn_macs()
+
+    def run():
+        correct = 0
+        for s in range(MNIST_EPOCH_STEPS):
+            x = xs[s * batch:(s + 1) * batch].contiguous()
+            y = ys[s * batch:(s + 1) * batch].contiguous()
+            opt.zero_grad(set_to_none=True)
+            out = m(x)
+            loss = F.cross_entropy(out, y)
+            loss.backward()
+            opt.step()
+            sched.step()
+            loss.item()
+            correct += int((out.argmax(1) == y).sum())
+        return flops
+    return run
+
+
 CASES = [(f"sgemm_{n}", "FLOP", sgemm(n)) for n in (256, 512, 1024, 2048)] + [
     ("conv3x3", "FLOP", conv3x3),
     ("sum_16M", "B", sum16m),
     ("axpb_16M", "B", axpb16m),
     ("resnet18_fwd", "FLOP", resnet18_fwd),
     ("cnn_train_step", "FLOP", cnn_train_step),
+    ("resnet18_finetune_step", "FLOP", resnet18_finetune_step),
+    ("mnist_epoch", "FLOP", mnist_epoch),
 ]
 
 

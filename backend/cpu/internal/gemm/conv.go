@@ -435,11 +435,12 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 				}
 				for ir := i0; ir < i1; ir += mr {
 					a := &apb[ir*kc]
-					if direct && ir+mr <= og {
-						kr.fn(kc, a, &bb[0], &out[o0+ir*l], l, accum)
+					fn, whole := kr.rowsFn(og - ir)
+					if direct && whole {
+						fn(kc, a, &bb[0], &out[o0+ir*l], l, accum)
 						continue
 					}
-					kr.fn(kc, a, &bb[0], &buf.t[0], nr, 0)
+					fn(kc, a, &bb[0], &buf.t[0], nr, 0)
 					if exact {
 						mergeExact(out, cv.O*l, (gi*og+ir)*l, l, buf.t, min(mr, og-ir), nr, jr, cv.N*l, accum)
 					} else {

@@ -408,11 +408,12 @@ func convGradWeightGEMM[T float](cv Conv, x []T, xs [4]int, gout, gw []T) {
 				j := jp * nr
 				cols := min(nr, kg-j)
 				for ir := 0; ir < og; ir += mr {
-					if ir+mr <= og && cols == nr {
-						kr.fn(kc, &s.a[ir*kc], &bp[0], &ga[ir*kg+j], kg, 1)
+					fn, whole := kr.rowsFn(og - ir)
+					if whole && cols == nr {
+						fn(kc, &s.a[ir*kc], &bp[0], &ga[ir*kg+j], kg, 1)
 						continue
 					}
-					kr.fn(kc, &s.a[ir*kc], &bp[0], &buf.t[0], nr, 0)
+					fn(kc, &s.a[ir*kc], &bp[0], &buf.t[0], nr, 0)
 					for r := 0; r < min(mr, og-ir); r++ {
 						dst := ga[(ir+r)*kg+j:][:cols]
 						for c, v := range buf.t[r*nr : r*nr+cols] {

@@ -31,6 +31,7 @@ package gemm
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -71,6 +72,22 @@ type kernel[T float] struct {
 	simdPack bool                  // pack with the AVX-512 routines
 	bufs     freeList[*buffers[T]] // released packing buffers
 	dot      dotFunc[T]
+	// edge[r], when set, computes only the first r rows of an mr×nr tile
+	// (its A panel packed for mr rows): a partial panel then costs r rows
+	// of FMAs, not mr.
+	edge []kernelFunc[T]
+}
+
+// rowsFn returns the kernel that computes rows ≤ mr rows of a tile and
+// whether it writes exactly those rows (false: it writes all mr).
+func (k *kernel[T]) rowsFn(rows int) (kernelFunc[T], bool) {
+	if rows >= k.mr {
+		return k.fn, true
+	}
+	if rows < len(k.edge) && k.edge[rows] != nil {
+		return k.edge[rows], true
+	}
+	return k.fn, false
 }
 
 func newKernel[T float](name string, sh shape, fn kernelFunc[T], dot dotFunc[T], simdPack bool) *kernel[T] {
@@ -133,6 +150,11 @@ func genericSet() *kernelSet {
 func init() {
 	kernels = append(archKernels(), genericSet())
 	current.Store(kernels[0])
+	// EMBER_GEMM_KERNEL=avx512|avx2|generic forces a set (for benchmarks
+	// and tests); a name this CPU cannot run is ignored.
+	if name := os.Getenv("EMBER_GEMM_KERNEL"); name != "" {
+		_ = SetKernel(name)
+	}
 }
 
 // Kernel names the micro-kernel in use: "avx512", "avx2" or "generic".
@@ -314,11 +336,12 @@ func (p *params[T]) tileBlock(buf *buffers[T], ap, bp []T, i0, mc, jc, nc, kc, a
 			mrr := min(mr, mc-ir)
 			a := &ap[ir*kc]
 			ci := (i0+ir)*ldc + jc + jr
-			if mrr == mr && nrr == nr {
-				kr.fn(kc, a, b, &c[ci], ldc, accum)
+			fn, exact := kr.rowsFn(mrr)
+			if exact && nrr == nr {
+				fn(kc, a, b, &c[ci], ldc, accum)
 				continue
 			}
-			kr.fn(kc, a, b, &buf.t[0], nr, 0)
+			fn(kc, a, b, &buf.t[0], nr, 0)
 			storeRows(c, ci, ldc, buf.t, 0, nr, mrr, nrr, accum)
 		}
 	}

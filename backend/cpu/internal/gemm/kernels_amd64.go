@@ -24,6 +24,71 @@ func sgemmAVX2(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
 //go:noescape
 func dgemmAVX2(kc int, a *float64, b *float64, c *float64, ldc int, accum int)
 
+// sgemmAVX512r1 computes the first 1 rows of a 14×32 tile of C from packed panels (see package asm).
+//
+//go:noescape
+func sgemmAVX512r1(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// sgemmAVX512r2 computes the first 2 rows of a 14×32 tile of C from packed panels (see package asm).
+//
+//go:noescape
+func sgemmAVX512r2(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// sgemmAVX512r3 computes the first 3 rows of a 14×32 tile of C from packed panels (see package asm).
+//
+//go:noescape
+func sgemmAVX512r3(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// sgemmAVX512r4 computes the first 4 rows of a 14×32 tile of C from packed panels (see package asm).
+//
+//go:noescape
+func sgemmAVX512r4(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// sgemmAVX512r5 computes the first 5 rows of a 14×32 tile of C from packed panels (see package asm).
+//
+//go:noescape
+func sgemmAVX512r5(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// sgemmAVX512r6 computes the first 6 rows of a 14×32 tile of C from packed panels (see package asm).
+//
+//go:noescape
+func sgemmAVX512r6(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// sgemmAVX512r7 computes the first 7 rows of a 14×32 tile of C from packed panels (see package asm).
+//
+//go:noescape
+func sgemmAVX512r7(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// sgemmAVX512r8 computes the first 8 rows of a 14×32 tile of C from packed panels (see package asm).
+//
+//go:noescape
+func sgemmAVX512r8(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// sgemmAVX512r9 computes the first 9 rows of a 14×32 tile of C from packed panels (see package asm).
+//
+//go:noescape
+func sgemmAVX512r9(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// sgemmAVX512r10 computes the first 10 rows of a 14×32 tile of C from packed panels (see package asm).
+//
+//go:noescape
+func sgemmAVX512r10(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// sgemmAVX512r11 computes the first 11 rows of a 14×32 tile of C from packed panels (see package asm).
+//
+//go:noescape
+func sgemmAVX512r11(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// sgemmAVX512r12 computes the first 12 rows of a 14×32 tile of C from packed panels (see package asm).
+//
+//go:noescape
+func sgemmAVX512r12(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// sgemmAVX512r13 computes the first 13 rows of a 14×32 tile of C from packed panels (see package asm).
+//
+//go:noescape
+func sgemmAVX512r13(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
 // packSGather packs a panel with AVX-512 (see genPack in package asm).
 //
 //go:noescape

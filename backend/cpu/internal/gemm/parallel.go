@@ -21,7 +21,10 @@ import (
 // used that buffer, is finished; a band of a later k block waits for the
 // same band of the block before, which adds into the same tiles of C.
 
-// bGroup is how many B micro-panels one packing item covers.
+// bGroup is how many B micro-panels one packing item covers at most; a
+// block of few panels is cut into at least two items per goroutine, so
+// that all goroutines pack it (a small product's B is one block, and
+// packing it on one goroutine while the others wait costs ~10%).
 const bGroup = 8
 
 // job is one parallel product.
@@ -29,6 +32,7 @@ type job[T float] struct {
 	p        params[T]
 	m, n     int
 	ncb, kcb int // block sizes
+	bg       int // B micro-panels per packing item
 	mb       int // rows per band
 	nk       int // k blocks per column block
 	blocks   int
@@ -61,7 +65,7 @@ func (j *job[T]) block(b int) (jc, nc, pc, kc, groups, bands int) {
 	pc = b % j.nk * j.kcb
 	kc = min(j.kcb, j.p.k-pc)
 	panels := (nc + j.p.kr.nr - 1) / j.p.kr.nr
-	groups = (panels + bGroup - 1) / bGroup
+	groups = (panels + j.bg - 1) / j.bg
 	bands = (j.m + j.mb - 1) / j.mb
 	return
 }
@@ -79,6 +83,7 @@ func parallel[T float](p *params[T], m, n, t int) {
 	j.ncb = balance(n, kr.nc, kr.nr)
 	j.kcb = balance(p.k, kr.kc, 1)
 	j.nk = (p.k + j.kcb - 1) / j.kcb
+	j.bg = max(1, min(bGroup, j.ncb/kr.nr/(2*t)))
 	j.mb = kr.mr
 	if !kr.streamB {
 		// mc-row bands, at least two per goroutine
@@ -159,8 +164,8 @@ func (j *job[T]) runPart(int) {
 				_, _, _, _, _, r := j.block(b - 2)
 				waitFor(&j.computed[b-2], int64(r))
 			}
-			j0 := k * bGroup * nr
-			w := min(bGroup*nr, nc-j0)
+			j0 := k * j.bg * nr
+			w := min(j.bg*nr, nc-j0)
 			packB(bp[j0*kc:], p.b, p.ldb, p.transB, pc, kc, jc+j0, w, nr, kr.simdPack)
 			j.packed[b].Add(1)
 			continue

@@ -16,11 +16,48 @@ import (
 func testSets() []*kernelSet {
 	sets := append([]*kernelSet(nil), kernels...)
 	sets = append(sets, archTestSets()...)
-	return append(sets, &kernelSet{
+	twin := &kernelSet{
 		name: "avx512-go",
 		s:    newKernel("avx512-go", avx512S, goKernel[float32](avx512S.mr, avx512S.nr), goDot[float32](avx512S.dmr, avx512S.dnr, avx512S.dvw), false),
 		d:    newKernel("avx512-go", avx512D, goKernel[float64](avx512D.mr, avx512D.nr), goDot[float64](avx512D.dmr, avx512D.dnr, avx512D.dvw), false),
-	})
+	}
+	// the float32 edge kernels, as the assembly set has them
+	twin.s.edge = make([]kernelFunc[float32], avx512S.mr)
+	for r := 1; r < avx512S.mr; r++ {
+		twin.s.edge[r] = goEdge[float32](r, avx512S.mr, avx512S.nr)
+	}
+	return append(sets, twin)
+}
+
+// goEdge is goKernel's edge kernel: the first rows rows of an mr×nr tile
+// whose A panel holds mr values per step.
+func goEdge[T float](rows, mr, nr int) kernelFunc[T] {
+	return func(kc int, a, b, c *T, ldc int, accum int) {
+		as := unsafe.Slice(a, mr*kc)
+		bs := unsafe.Slice(b, nr*kc)
+		var acc [512]T
+		for p := 0; p < kc; p++ {
+			bp := bs[p*nr : p*nr+nr]
+			for i, av := range as[p*mr : p*mr+rows] {
+				row := acc[i*nr : i*nr+nr]
+				for j, bv := range bp {
+					row[j] += av * bv
+				}
+			}
+		}
+		esz := int(unsafe.Sizeof(*c))
+		for i := 0; i < rows; i++ {
+			dst := unsafe.Slice((*T)(unsafe.Add(unsafe.Pointer(c), i*ldc*esz)), nr)
+			src := acc[i*nr : i*nr+nr]
+			if accum == 0 {
+				copy(dst, src)
+				continue
+			}
+			for j, v := range src {
+				dst[j] += v
+			}
+		}
+	}
 }
 
 // TestKernelSets names the kernel sets the tests run on this CPU, in a

@@ -164,7 +164,11 @@ func convWinograd[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, o
 						accum = 1
 					}
 					for ir := 0; ir < mpad; ir += mr {
-						kr.fn(kc, &ua[pc*mpad+ir*kc], &vb[pc*nr], &mc[ir*nr], nr, accum)
+						// rows og..mpad of M are never read: a partial
+						// panel computes only its og-ir rows where the
+						// kernel set can
+						fn, _ := kr.rowsFn(og - ir)
+						fn(kc, &ua[pc*mpad+ir*kc], &vb[pc*nr], &mc[ir*nr], nr, accum)
 					}
 				}
 			}

@@ -29,6 +29,7 @@ type spec struct {
 	double bool // float64 elements
 	zmm    bool // AVX-512 (zmm, embedded broadcasts) rather than AVX2 (ymm)
 	mr     int  // rows of the tile (broadcast side)
+	pmr    int  // rows of the packed A panel (0: mr); an edge kernel computes mr < pmr of them
 	nv     int  // vectors per row of the tile (vector side)
 	unroll int  // k steps per loop iteration
 }
@@ -75,7 +76,11 @@ func gen(s spec) {
 	}
 	TEXT(s.name, NOSPLIT, fmt.Sprintf("func(kc int, a, b, c *%s, ldc int, accum int)", typ))
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s computes a %d×%d tile of C from packed panels (see package asm).", s.name, s.mr, s.nr()))
+	if s.pmr != 0 && s.pmr != s.mr {
+		Doc(fmt.Sprintf("%s computes the first %d rows of a %d×%d tile of C from packed panels (see package asm).", s.name, s.mr, s.pmr, s.nr()))
+	} else {
+		Doc(fmt.Sprintf("%s computes a %d×%d tile of C from packed panels (see package asm).", s.name, s.mr, s.nr()))
+	}
 
 	nregs := 16
 	if s.zmm {
@@ -142,7 +147,11 @@ func gen(s spec) {
 		}
 	}
 
-	aStep := s.mr * s.elem()
+	pmr := s.mr
+	if s.pmr != 0 {
+		pmr = s.pmr
+	}
+	aStep := pmr * s.elem()
 	bStep := s.nr() * s.elem()
 	vbytes := s.lanes() * s.elem()
 
@@ -802,6 +811,12 @@ func main() {
 		{name: "dgemmAVX2", double: true, mr: 6, nv: 2, unroll: 4},
 	} {
 		gen(s)
+	}
+	// Edge kernels of the AVX-512 float32 set: the first r rows of a
+	// 14-row panel, so that a partial panel (O = 64 output channels is
+	// 4×14 + 8) costs r rows of FMAs, not 14.
+	for r := 1; r < 14; r++ {
+		gen(spec{name: fmt.Sprintf("sgemmAVX512r%d", r), zmm: true, mr: r, pmr: 14, nv: 2, unroll: 4})
 	}
 	genPack(false)
 	genPack(true)
