@@ -137,7 +137,7 @@ func NewBatchNorm2d(c int) *BatchNorm { return newBN(c) }
 // (and NumBatchesTracked) in place, so the buffers keep their identity.
 func (b *BatchNorm) Forward(x *ember.Tensor) *ember.Tensor {
 	if b.Training() && b.NumBatchesTracked != nil {
-		b.NumBatchesTracked.AddScalarInPlace(1) // an integer buffer: no graph, and no NoGrad, which is process-wide
+		b.NumBatchesTracked.AddScalarInPlace(1) // an integer buffer: no graph
 	}
 	return ember.BatchNorm(x, b.RunningMean, b.RunningVar, b.Weight, b.Bias, b.Training(), b.Momentum, b.Eps)
 }

@@ -235,8 +235,7 @@ func (c *Base) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
 		sort.Strings(e.Mismatched)
 		return e
 	}
-	// through detached views (which share the storage): no graph, and no
-	// NoGrad, which would stop recording in every goroutine
+	// through detached views (which share the storage): no graph
 	for n, p := range slots {
 		if t, ok := sd[n]; ok {
 			(*p).Detach().CopyFrom(t.Detach().Cast((*p).DType()))
