@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/emberml/ember/vision/models"
+	"github.com/emberml/ember/weights"
 )
 
 // trainRun runs ember train in-process; interruptAt (epoch, batch), if not
@@ -133,5 +136,23 @@ func TestProgressOffTerminal(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if len(lines) != 10 || lines[9] != "epoch 1/1 batch 100/100 loss 0.5000" || b.Len() > 400 {
 		t.Fatalf("%d lines, %d bytes:\n%s", len(lines), b.Len(), b.String())
+	}
+}
+
+func TestEvalAndDataErrorsNameTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	w := filepath.Join(dir, "plain.safetensors")
+	if err := weights.SaveSafetensors(w, models.SimpleCNN(1, 10).StateDict()); err != nil {
+		t.Fatal(err)
+	}
+	rootCmd.SetArgs([]string{"eval", "--weights", w, "--device", "cpu", "--dataset", "synthetic"})
+	err := rootCmd.Execute()
+	resetFlags(t, evalCmd)
+	if err == nil || !strings.Contains(err.Error(), "pass --model") {
+		t.Fatalf("eval without metadata: %v, want a request for --model", err)
+	}
+	_, err = trainRun(t, dir, "1", -1, -1, "--dataset", "fashion-mnist", "--data-dir", filepath.Join(dir, "missing"))
+	if err == nil || !strings.Contains(err.Error(), "--data-dir") {
+		t.Fatalf("missing data folder: %v, want it to name --data-dir", err)
 	}
 }
