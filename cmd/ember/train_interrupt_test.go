@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,5 +155,16 @@ func TestEvalAndDataErrorsNameTheFlag(t *testing.T) {
 	_, err = trainRun(t, dir, "1", -1, -1, "--dataset", "fashion-mnist", "--data-dir", filepath.Join(dir, "missing"))
 	if err == nil || !strings.Contains(err.Error(), "--data-dir") {
 		t.Fatalf("missing data folder: %v, want it to name --data-dir", err)
+	}
+}
+
+func TestBenchStatusLine(t *testing.T) {
+	var b bytes.Buffer
+	s := &statusLine{w: &b}
+	fmt.Fprintln(s, "sgemm_256  1.0 ms")
+	fmt.Fprintln(s, "sum_16M    2.0 ms")
+	s.clear()
+	if got := b.String(); got != "\r\x1b[Ksgemm_256  1.0 ms\r\x1b[Ksum_16M    2.0 ms\r\x1b[K" || strings.Contains(got, "\n") {
+		t.Fatalf("%q", got)
 	}
 }
