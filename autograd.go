@@ -69,23 +69,35 @@ func (e *AutogradError) Error() string { return e.Op + ": " + e.Msg }
 
 const errSecondBackward = "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward."
 
-// noGradDepth counts the NoGrad calls in progress. The flag is process-wide,
-// not per goroutine (Go has no goroutine-local state): while any goroutine
-// is inside NoGrad, no goroutine records graphs.
-var noGradDepth atomic.Int32
+// gradOff holds the grad mode of the goroutines inside NoGrad (true) or
+// EnableGrad (false); every other goroutine records graphs.
+var gradOff local[bool]
 
 // NoGrad runs f with gradient recording disabled, as torch.no_grad(): ops
 // inside f record no graph, and in-place ops on leaves that require grad
-// are allowed. The switch is process-wide: it affects every goroutine while
-// f runs.
-func NoGrad(f func()) {
-	noGradDepth.Add(1)
-	defer noGradDepth.Add(-1)
-	f()
-}
+// are allowed. The mode belongs to the calling goroutine, as PyTorch's to
+// its thread: other goroutines keep recording while f runs, and goroutines
+// f starts begin with grad enabled (pass the mode on with SetGradEnabled).
+func NoGrad(f func()) { gradOff.with(true, f) }
 
-// IsGradEnabled reports whether ops record graphs now (false inside NoGrad).
-func IsGradEnabled() bool { return noGradDepth.Load() == 0 }
+// EnableGrad runs f with gradient recording enabled on the calling
+// goroutine, also inside NoGrad (torch.enable_grad()).
+func EnableGrad(f func()) { gradOff.with(false, f) }
+
+// SetGradEnabled runs f with grad mode on or off on the calling goroutine
+// (torch.set_grad_enabled(on) as a context manager). A goroutine that does
+// work for another passes that one's mode on:
+//
+//	on := ember.IsGradEnabled()
+//	go func() { ember.SetGradEnabled(on, work) }()
+func SetGradEnabled(on bool, f func()) { gradOff.with(!on, f) }
+
+// IsGradEnabled reports whether ops the calling goroutine runs record
+// graphs (false inside NoGrad).
+func IsGradEnabled() bool {
+	off, _ := gradOff.get()
+	return !off
+}
 
 // SetRequiresGrad marks t as a leaf whose gradient is wanted and returns t.
 // Only floating-point tensors can require gradients, and only leaves can
@@ -183,7 +195,7 @@ func (t *Tensor) Detach() *Tensor {
 // saves tensors can be run only once unless the graph is retained.
 // backward must use only detached tensors.
 func record(name string, out *Tensor, inputs []*Tensor, saved []*Tensor, backward func(g *Tensor) []*Tensor) *Tensor {
-	if !IsGradEnabled() || !out.dtype.IsFloat() {
+	if !out.dtype.IsFloat() {
 		return out
 	}
 	var edges []edge
@@ -201,7 +213,7 @@ func record(name string, out *Tensor, inputs []*Tensor, saved []*Tensor, backwar
 		}
 		edges = append(edges, e)
 	}
-	if !need {
+	if !need || !IsGradEnabled() { // the mode last: it costs more than the flags
 		return out
 	}
 	n := &node{name: name, edges: edges, backward: backward}

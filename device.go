@@ -125,12 +125,12 @@ var fallbackOnce sync.Once
 
 func logFallback(wanted string, reason error) {
 	fallbackOnce.Do(func() {
-		slog.Warn("ember: falling back to the CPU", "wanted", wanted, "reason", reason.Error())
+		slog.Info("ember: falling back to the CPU", "wanted", wanted, "reason", reason.Error())
 	})
 }
 
 // TryGPU returns cuda:i if that device exists, else cpu. The first fallback
-// is logged (log/slog, level warn) with the reason.
+// is logged (log/slog, level info: a CPU run is not a problem) with the reason.
 func TryGPU(i int) Device {
 	n, err := cudaCount()
 	if i >= 0 && i < n {

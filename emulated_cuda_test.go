@@ -43,6 +43,9 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"GradFixturesSoftmax", TestGradFixturesSoftmax},
 		{"GradFixturesPool", TestGradFixturesPool},
 		{"FunctionGradcheck", TestFunctionGradcheck},
+		{"GradFixturesIndex", TestGradFixturesIndex},
+		{"IndexingIdioms", TestIndexingIdioms},
+		{"GradModePerGoroutine", TestGradModePerGoroutine},
 	} {
 		t.Run(tc.name, tc.f)
 	}

@@ -74,7 +74,7 @@ func Apply(fn Function, inputs ...*Tensor) *Tensor {
 		}
 		t.live(name)
 		in[i] = t.Detach()
-		ctx.needs[i] = IsGradEnabled() && t.RequiresGrad()
+		ctx.needs[i] = t.RequiresGrad() && IsGradEnabled()
 	}
 	out := fn.Forward(ctx, in)
 	if out == nil {

@@ -16,12 +16,9 @@ import (
 func zeroLike(t *Tensor) *Tensor { return Full(Shape{}, 0, On(t.dev), Dtype(t.dtype)) }
 
 func needsGrad(ts ...*Tensor) bool {
-	if !IsGradEnabled() {
-		return false
-	}
 	for _, t := range ts {
 		if t != nil && t.RequiresGrad() {
-			return true
+			return IsGradEnabled()
 		}
 	}
 	return false

@@ -13,7 +13,7 @@ import (
 // inPlace checks that t may be written in place and bumps its version.
 func (t *Tensor) inPlace(op string) {
 	t.live(op)
-	if IsGradEnabled() && t.RequiresGrad() {
+	if t.RequiresGrad() && IsGradEnabled() {
 		if t.IsLeaf() {
 			panic(&AutogradError{Op: op, Msg: "a leaf Variable that requires grad is being used in an in-place operation."})
 		}

@@ -49,7 +49,7 @@ func BroadcastShapes(op string, shapes ...Shape) Shape {
 			case out[j] == 1:
 				out[j] = s[i]
 			default:
-				shapeErr(op, fmt.Sprintf("The size of tensor a (%d) must match the size of tensor b (%d) at non-singleton dimension %d", out[j], s[i], i), shapes...)
+				shapeErr(op, fmt.Sprintf("The size of tensor a (%d) must match the size of tensor b (%d) at non-singleton dimension %d", out[j], s[i], j), shapes...)
 			}
 		}
 	}

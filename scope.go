@@ -7,35 +7,33 @@ import "sync"
 // any pressure. Scope frees them at once.
 
 type scope struct {
+	mu       sync.Mutex
 	storages []*storage
 	kept     map[*storage]bool
 }
 
-var scopes struct {
-	sync.Mutex
-	stack []*scope
-}
+// scopes is each goroutine's stack of Scopes, innermost last.
+var scopes local[[]*scope]
 
 // Scope runs f and then releases every tensor created inside it, except
 // those passed to Keep (and their views). Scopes nest: a kept tensor belongs
 // to the enclosing scope. Finish any Backward that needs the scope's
-// intermediates inside it. The scope stack is process-wide, like NoGrad:
-// tensors other goroutines create meanwhile belong to it too.
+// intermediates inside it. A scope belongs to the calling goroutine, like
+// NoGrad: tensors that other goroutines create meanwhile (including
+// goroutines f starts) are not its own and are not released.
 func Scope(f func()) {
 	s := &scope{kept: map[*storage]bool{}}
-	scopes.Lock()
-	scopes.stack = append(scopes.stack, s)
-	scopes.Unlock()
+	stack, _ := scopes.get()
+	var parent *scope
+	if n := len(stack); n > 0 {
+		parent = stack[n-1]
+	}
 	defer func() {
-		scopes.Lock()
-		scopes.stack = scopes.stack[:len(scopes.stack)-1]
-		var parent *scope
-		if n := len(scopes.stack); n > 0 {
-			parent = scopes.stack[n-1]
-		}
-		scopes.Unlock()
-		for _, st := range s.storages {
-			if s.kept[st] {
+		s.mu.Lock()
+		storages, kept := s.storages, s.kept
+		s.mu.Unlock()
+		for _, st := range storages {
+			if kept[st] {
 				if parent != nil {
 					parent.add(st)
 				}
@@ -47,19 +45,21 @@ func Scope(f func()) {
 			}
 		}
 	}()
-	f()
+	scopes.with(append(stack[:len(stack):len(stack)], s), f)
 }
 
-// Keep exempts tensors from the innermost Scope's release and returns the first.
+// Keep exempts tensors from the calling goroutine's innermost Scope's
+// release and returns the first.
 func Keep(ts ...*Tensor) *Tensor {
-	scopes.Lock()
-	defer scopes.Unlock()
-	if n := len(scopes.stack); n > 0 {
+	if stack, _ := scopes.get(); len(stack) > 0 {
+		s := stack[len(stack)-1]
+		s.mu.Lock()
 		for _, t := range ts {
 			if t != nil {
-				scopes.stack[n-1].kept[t.st] = true
+				s.kept[t.st] = true
 			}
 		}
+		s.mu.Unlock()
 	}
 	if len(ts) == 0 {
 		return nil
@@ -68,17 +68,14 @@ func Keep(ts ...*Tensor) *Tensor {
 }
 
 func (s *scope) add(st *storage) {
-	scopes.Lock()
+	s.mu.Lock()
 	s.storages = append(s.storages, st)
-	scopes.Unlock()
+	s.mu.Unlock()
 }
 
-// inScope records a new storage in the innermost scope, if any.
+// inScope records a new storage in the calling goroutine's innermost scope, if any.
 func inScope(st *storage) {
-	scopes.Lock()
-	if n := len(scopes.stack); n > 0 {
-		s := scopes.stack[n-1]
-		s.storages = append(s.storages, st)
+	if stack, _ := scopes.get(); len(stack) > 0 {
+		stack[len(stack)-1].add(st)
 	}
-	scopes.Unlock()
 }

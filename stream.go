@@ -71,15 +71,34 @@ func (s *Stream) Release() error {
 
 // WithStream runs f with s as its device's current stream: ops on that
 // device inside f, and the memory they allocate, go to s (torch.cuda.stream).
-// Like NoGrad, the setting is process-wide for its duration.
+// Like NoGrad, the choice belongs to the calling goroutine: work other
+// goroutines queue meanwhile goes to their own current stream.
 func WithStream(s *Stream, f func()) {
 	if s.sb == nil {
 		f()
 		return
 	}
-	prev := s.sb.SetStream(s.dev, s.h)
-	defer s.sb.SetStream(s.dev, prev)
-	f()
+	cur, _ := streams.get()
+	next := make(map[Device]uintptr, len(cur)+1)
+	for d, h := range cur {
+		next[d] = h
+	}
+	next[s.dev] = s.h
+	streams.with(next, f)
+}
+
+// streams holds each goroutine's WithStream choices by device.
+var streams local[map[Device]uintptr]
+
+func init() {
+	backend.CallerStream = func(dev Device) (uintptr, bool) {
+		cur, ok := streams.get()
+		if !ok {
+			return 0, false
+		}
+		h, ok := cur[dev]
+		return h, ok
+	}
 }
 
 // RecordStream marks t's memory as in use on s, so that once t is released

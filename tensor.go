@@ -291,11 +291,12 @@ func Eye(n int, opts ...Option) *Tensor {
 
 // Elem is the set of Go element types a tensor can be built from.
 type Elem interface {
-	float32 | float64 | int64 | int32 | bool
+	float32 | float64 | int64 | int32 | bool | int
 }
 
 // FromSlice returns a tensor holding a copy of data with the given shape
-// (nil shape: 1-D). Dtype(...) converts; the default is data's own type.
+// (nil shape: 1-D). Dtype(...) converts; the default is data's own type
+// (Int64 for Go's []int, as torch.tensor([1, 2]) gives).
 func FromSlice[T Elem](data []T, shape Shape, opts ...Option) *Tensor {
 	if shape == nil {
 		shape = Shape{len(data)}
@@ -316,6 +317,12 @@ func FromSlice[T Elem](data []T, shape Shape, opts ...Option) *Tensor {
 		host, dt = d, Int32
 	case []bool:
 		host, dt = d, Bool
+	case []int: // Go's int: stored as Int64, as torch.tensor([1, 2])
+		v := make([]int64, len(d))
+		for i, x := range d {
+			v[i] = int64(x)
+		}
+		host, dt = v, Int64
 	}
 	o := makeOptions(dt, opts)
 	b := backendOf(o.dev)

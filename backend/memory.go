@@ -67,6 +67,13 @@ type StreamBackend interface {
 	RecordStream(st Storage, s uintptr)
 }
 
+// CallerStream, when set (package ember sets it), returns the stream the
+// calling goroutine chose for dev (ember.WithStream), or ok false when it
+// chose none. Backends with streams consult it before the stream SetStream
+// made current, so a stream chosen on one goroutine does not capture the
+// work of the others.
+var CallerStream func(dev Device) (s uintptr, ok bool)
+
 // HostPinner is implemented by backends that can give page-locked host
 // memory, which devices reach by DMA (faster copies, and copies that can
 // overlap with work).

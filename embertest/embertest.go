@@ -361,9 +361,17 @@ func testShapeErrors(t *testing.T, dev ember.Device) {
 	}
 	t.Run("message", func(t *testing.T) {
 		err := mustPanic(t, "add", func() { a.Add(b) })
-		const want = "add: The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 0 (shapes [2, 3], [4])"
+		const want = "add: The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1 (shapes [2, 3], [4])"
 		if err.Error() != want {
 			t.Errorf("got %q\nwant %q", err.Error(), want)
+		}
+		// torch.zeros(5, 2, 3) + torch.zeros(4, 1): the dimension of the result
+		err = mustPanic(t, "add", func() {
+			ember.Zeros(ember.Shape{5, 2, 3}, on).Add(ember.Zeros(ember.Shape{4, 1}, on))
+		})
+		const want3 = "add: The size of tensor a (2) must match the size of tensor b (4) at non-singleton dimension 1 (shapes [5, 2, 3], [4, 1])"
+		if err.Error() != want3 {
+			t.Errorf("got %q\nwant %q", err.Error(), want3)
 		}
 	})
 }

@@ -109,6 +109,7 @@ type BatchNorm struct {
 	NumBatchesTracked       *ember.Tensor
 	Features                int
 	Eps, Momentum           float64
+	dims                    string // "1d" or "2d", for printing
 }
 
 func newBN(c int) *BatchNorm {
@@ -128,16 +129,16 @@ func newBN(c int) *BatchNorm {
 }
 
 // NewBatchNorm1d returns a BatchNorm over c features (weight 1, bias 0).
-func NewBatchNorm1d(c int) *BatchNorm { return newBN(c) }
+func NewBatchNorm1d(c int) *BatchNorm { b := newBN(c); b.dims = "1d"; return b }
 
 // NewBatchNorm2d returns a BatchNorm over c channels (weight 1, bias 0).
-func NewBatchNorm2d(c int) *BatchNorm { return newBN(c) }
+func NewBatchNorm2d(c int) *BatchNorm { b := newBN(c); b.dims = "2d"; return b }
 
 // Forward normalises x; in training mode it updates the running statistics
 // (and NumBatchesTracked) in place, so the buffers keep their identity.
 func (b *BatchNorm) Forward(x *ember.Tensor) *ember.Tensor {
 	if b.Training() && b.NumBatchesTracked != nil {
-		b.NumBatchesTracked.AddScalarInPlace(1) // an integer buffer: no graph, and no NoGrad, which is process-wide
+		b.NumBatchesTracked.AddScalarInPlace(1) // an integer buffer: no graph
 	}
 	return ember.BatchNorm(x, b.RunningMean, b.RunningVar, b.Weight, b.Bias, b.Training(), b.Momentum, b.Eps)
 }
@@ -193,8 +194,9 @@ type stateless struct{ Base }
 // Activation is a parameterless elementwise layer.
 type Activation struct {
 	stateless
-	Name string
-	f    func(*ember.Tensor) *ember.Tensor
+	Name  string
+	f     func(*ember.Tensor) *ember.Tensor
+	extra string // ExtraRepr
 }
 
 // Forward applies the function.
@@ -211,7 +213,9 @@ func NewReLU() *Activation { return act("ReLU", (*ember.Tensor).ReLU) }
 
 // NewLeakyReLU returns x for x > 0, slope·x otherwise (PyTorch's default slope 0.01).
 func NewLeakyReLU(slope float64) *Activation {
-	return act("LeakyReLU", func(x *ember.Tensor) *ember.Tensor { return x.LeakyReLU(slope) })
+	a := act("LeakyReLU", func(x *ember.Tensor) *ember.Tensor { return x.LeakyReLU(slope) })
+	a.extra = "negative_slope=" + pyFloat(slope)
+	return a
 }
 
 // NewGELU returns the exact GELU, x·Φ(x) = x/2·(1+erf(x/√2)), or with
@@ -222,9 +226,13 @@ func NewGELU(approximate ...string) *Activation {
 		if approximate[0] != "tanh" {
 			panic(fmt.Sprintf("nn: GELU approximation %q: want \"none\" or \"tanh\"", approximate[0]))
 		}
-		return act("GELU", (*ember.Tensor).GELUTanh)
+		a := act("GELU", (*ember.Tensor).GELUTanh)
+		a.extra = "approximate='tanh'"
+		return a
 	}
-	return act("GELU", ember.GELU)
+	a := act("GELU", ember.GELU)
+	a.extra = "approximate='none'"
+	return a
 }
 
 // NewSigmoid returns 1/(1+e^-x).
@@ -235,7 +243,9 @@ func NewTanh() *Activation { return act("Tanh", (*ember.Tensor).Tanh) }
 
 // NewFlatten returns x flattened from dim 1 on, as nn.Flatten().
 func NewFlatten() *Activation {
-	return act("Flatten", func(x *ember.Tensor) *ember.Tensor { return x.Flatten(1, -1) })
+	a := act("Flatten", func(x *ember.Tensor) *ember.Tensor { return x.Flatten(1, -1) })
+	a.extra = "start_dim=1, end_dim=-1"
+	return a
 }
 
 // Dropout zeroes elements with probability P in training mode and scales

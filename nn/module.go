@@ -8,6 +8,7 @@ package nn
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,14 +55,20 @@ type slot struct {
 	p    **ember.Tensor
 }
 
+// child is a registered sub-module. When the module was found in a field
+// of the embedding struct at registration (field, and elem for an element
+// of a slice or array field), the field is the truth: assigning the field
+// (m.FC = nn.NewLinear(...), PyTorch's model.fc = ...) replaces the child.
 type child struct {
-	name string
-	m    Module
+	name  string
+	m     Module
+	field []int // index path of the struct field holding the child; nil: none
+	elem  int   // index in a slice or array field; -1: the field itself
 }
 
 // Base holds a module's registered parameters, buffers and children and
 // implements every Module method except Forward. Embed it and call Init
-// from the constructor.
+// from the constructor, before registering anything.
 type Base struct {
 	self     Module
 	eval     bool
@@ -70,33 +77,200 @@ type Base struct {
 	children []child
 }
 
-// Init records the embedding module, so that To can return it.
+// ModuleError is the panic of a misuse of the module registry (a name
+// registered twice, Init not called, a sub-module or parameter field that
+// was never registered).
+type ModuleError struct {
+	Module string // the module's Go type
+	Op     string // RegisterModule, To, ...
+	Msg    string
+}
+
+func (e *ModuleError) Error() string { return "nn: " + e.Op + " on " + e.Module + ": " + e.Msg }
+
+func (c *Base) fail(op, format string, args ...any) {
+	name := "a module"
+	if c.self != nil {
+		name = fmt.Sprintf("%T", c.self)
+	}
+	panic(&ModuleError{Module: name, Op: op, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Init records the embedding module (self), so that To can return it and
+// children can be found in its fields. Call it first in the constructor.
 func (c *Base) Init(self Module) { c.self = self }
 
 // Registry returns c.
 func (c *Base) Registry() *Base { return c }
 
-// RegisterParameter adds the tensor field *p as a parameter called name. A
-// nil *p (an absent bias) is skipped by every listing, as PyTorch's None.
+func (c *Base) checkName(op, name string) {
+	if c.self == nil {
+		c.fail(op, "Init was not called: call Init(self) in the constructor before registering %q", name)
+	}
+	if name == "" || strings.Contains(name, ".") {
+		c.fail(op, "invalid name %q (names are non-empty and contain no \".\")", name)
+	}
+	for _, s := range c.params {
+		if s.name == name {
+			c.fail(op, "%q is already registered as a parameter", name)
+		}
+	}
+	for _, s := range c.buffers {
+		if s.name == name {
+			c.fail(op, "%q is already registered as a buffer", name)
+		}
+	}
+	for _, ch := range c.children {
+		if ch.name == name {
+			c.fail(op, "%q is already registered as a sub-module (to replace it, assign its field or call SetModule)", name)
+		}
+	}
+}
+
+// RegisterParameter adds the tensor field *p as a parameter called name
+// and, as nn.Parameter, marks a floating-point *p as requiring grad. A nil
+// *p (an absent bias) is skipped by every listing, as PyTorch's None. A
+// name registered twice panics with a *ModuleError.
 func (c *Base) RegisterParameter(name string, p **ember.Tensor) {
+	c.checkName("RegisterParameter", name)
+	if t := *p; t != nil && t.DType().IsFloat() && t.IsLeaf() && !t.RequiresGrad() {
+		t.SetRequiresGrad(true)
+	}
 	c.params = append(c.params, slot{name, p})
 }
 
 // RegisterBuffer adds the tensor field *p as a buffer called name.
 func (c *Base) RegisterBuffer(name string, p **ember.Tensor) {
+	c.checkName("RegisterBuffer", name)
 	c.buffers = append(c.buffers, slot{name, p})
 }
 
-// RegisterModule adds m as a child called name.
+// RegisterModule adds m as a child called name. When m is held by an
+// exported field of the module (or an element of an exported slice or
+// array field, as Sequential's Layers), the field is bound to the name:
+// assigning the field later replaces the child, as model.fc = ... does in
+// PyTorch. A name registered twice panics with a *ModuleError (SetModule
+// replaces a child).
 func (c *Base) RegisterModule(name string, m Module) {
-	c.children = append(c.children, child{name, m})
+	c.checkName("RegisterModule", name)
+	if m == nil {
+		c.fail("RegisterModule", "%q: nil module", name)
+	}
+	ch := child{name: name, m: m, elem: -1}
+	ch.field, ch.elem = c.findField(m)
+	c.children = append(c.children, ch)
+}
+
+// SetModule replaces the child called name with m (and the field bound to
+// it, if any), or adds it when there is none: PyTorch's setattr of a
+// module. It returns c's module.
+func (c *Base) SetModule(name string, m Module) Module {
+	if m == nil {
+		c.fail("SetModule", "%q: nil module", name)
+	}
+	for i := range c.children {
+		ch := &c.children[i]
+		if ch.name != name {
+			continue
+		}
+		if f, ok := c.fieldOf(*ch); ok {
+			v := reflect.ValueOf(m)
+			if !v.Type().AssignableTo(f.Type()) {
+				c.fail("SetModule", "%q is held by a field of type %v, which cannot hold a %T", name, f.Type(), m)
+			}
+			f.Set(v)
+		}
+		ch.m = m
+		return c.self
+	}
+	c.RegisterModule(name, m)
+	return c.self
+}
+
+// findField returns where in the embedding struct m is held, if it is.
+func (c *Base) findField(m Module) ([]int, int) {
+	v := reflect.ValueOf(c.self)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil, -1
+	}
+	s := v.Elem()
+	for i := range s.NumField() {
+		sf := s.Type().Field(i)
+		if !sf.IsExported() || sf.Anonymous {
+			continue
+		}
+		f := s.Field(i)
+		switch f.Kind() {
+		case reflect.Interface, reflect.Pointer:
+			if sameModule(f, m) {
+				return []int{i}, -1
+			}
+		case reflect.Slice, reflect.Array:
+			for j := range f.Len() {
+				if e := f.Index(j); (e.Kind() == reflect.Interface || e.Kind() == reflect.Pointer) && sameModule(e, m) {
+					return []int{i}, j
+				}
+			}
+		}
+	}
+	return nil, -1
+}
+
+func sameModule(f reflect.Value, m Module) bool {
+	if f.IsNil() || !f.CanInterface() {
+		return false
+	}
+	fm, ok := f.Interface().(Module)
+	return ok && fm == m
+}
+
+// fieldOf returns the settable field (or element) bound to ch.
+func (c *Base) fieldOf(ch child) (reflect.Value, bool) {
+	if ch.field == nil || c.self == nil {
+		return reflect.Value{}, false
+	}
+	f := reflect.ValueOf(c.self).Elem().FieldByIndex(ch.field)
+	if ch.elem >= 0 {
+		if ch.elem >= f.Len() {
+			return reflect.Value{}, false
+		}
+		f = f.Index(ch.elem)
+	}
+	return f, true
+}
+
+// child returns child i as its field holds it now (nil when the field is nil).
+func (c *Base) child(i int) Module {
+	ch := c.children[i]
+	f, ok := c.fieldOf(ch)
+	if !ok {
+		return ch.m
+	}
+	if f.IsNil() {
+		return nil
+	}
+	m, _ := f.Interface().(Module)
+	return m
+}
+
+// childModules returns the present children in registration order.
+func (c *Base) childModules() []Module {
+	out := make([]Module, 0, len(c.children))
+	for i := range c.children {
+		if m := c.child(i); m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // Children returns the direct sub-modules with their names.
 func (c *Base) Children() (names []string, mods []Module) {
-	for _, ch := range c.children {
-		names = append(names, ch.name)
-		mods = append(mods, ch.m)
+	for i, ch := range c.children {
+		if m := c.child(i); m != nil {
+			names = append(names, ch.name)
+			mods = append(mods, m)
+		}
 	}
 	return
 }
@@ -111,8 +285,10 @@ func (c *Base) walk(prefix string, params bool, visit func(name string, p **embe
 			visit(prefix+s.name, s.p)
 		}
 	}
-	for _, ch := range c.children {
-		ch.m.Registry().walk(prefix+ch.name+".", params, visit)
+	for i, ch := range c.children {
+		if m := c.child(i); m != nil {
+			m.Registry().walk(prefix+ch.name+".", params, visit)
+		}
 	}
 }
 
@@ -235,8 +411,7 @@ func (c *Base) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
 		sort.Strings(e.Mismatched)
 		return e
 	}
-	// through detached views (which share the storage): no graph, and no
-	// NoGrad, which would stop recording in every goroutine
+	// through detached views (which share the storage): no graph
 	for n, p := range slots {
 		if t, ok := sd[n]; ok {
 			(*p).Detach().CopyFrom(t.Detach().Cast((*p).DType()))
@@ -248,8 +423,8 @@ func (c *Base) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
 // Train sets training mode on c and every descendant.
 func (c *Base) Train(on bool) {
 	c.eval = !on
-	for _, ch := range c.children {
-		ch.m.Train(on)
+	for _, m := range c.childModules() {
+		m.Train(on)
 	}
 }
 
@@ -263,6 +438,12 @@ func (c *Base) Training() bool { return !c.eval }
 // returns the module. Tensors already on dev are kept; moved ones are new
 // tensors, so call To before building an optimizer on the parameters.
 func (c *Base) To(dev ember.Device) Module {
+	if c.self == nil {
+		c.fail("To", "Init was not called: call Init(self) in the module's constructor")
+	}
+	if err := Check(c.self); err != nil {
+		panic(err)
+	}
 	move := func(_ string, p **ember.Tensor) {
 		if (*p).Device() == dev {
 			return
@@ -277,6 +458,26 @@ func (c *Base) To(dev ember.Device) Module {
 	c.walk("", true, move)
 	c.walk("", false, move)
 	return c.self
+}
+
+// RequiresGrad sets whether autograd records gradients for every parameter
+// of the module (PyTorch's requires_grad_) and returns the module. Frozen
+// parameters take no part in autograd: a backward through a frozen
+// backbone computes nothing for it, only for what follows the last
+// parameter that requires grad.
+func (c *Base) RequiresGrad(on bool) Module {
+	c.walk("", true, func(_ string, p **ember.Tensor) {
+		if (*p).IsLeaf() && (*p).DType().IsFloat() {
+			(*p).SetRequiresGrad(on)
+		}
+	})
+	return c.self
+}
+
+// ZeroGrad clears the gradient of every parameter (PyTorch's
+// module.zero_grad(), which sets them to None).
+func (c *Base) ZeroGrad() {
+	c.walk("", true, func(_ string, p **ember.Tensor) { (*p).ZeroGrad() })
 }
 
 // MoveTo is m.To(dev) keeping m's type.

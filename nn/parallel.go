@@ -25,12 +25,10 @@ import (
 // lost. Several devices may be the same device (cpu, cpu, cpu): replicas
 // never share mutable state.
 //
-// Replicas run concurrently, so a module's Forward must not call
-// ember.NoGrad (its switch is process-wide: it would stop the other
-// replicas' recording; Forward panics with an *ember.AutogradError when
-// some replicas' outputs have a graph and others none); run the whole
-// DataParallel.Forward inside NoGrad instead. Likewise ember.WithStream and
-// ember.Scope are process-wide.
+// Replicas run concurrently, each on a goroutine of its own that runs with
+// the caller's grad mode (so DataParallel.Forward inside ember.NoGrad
+// records nothing). ember.Scope and ember.WithStream belong to the calling
+// goroutine: the replicas' tensors are not the caller's Scope's.
 //
 // StateDict and the other listings use the wrapped module's names (no
 // "module." prefix); LoadStateDict also accepts the prefixed keys of a
@@ -74,12 +72,13 @@ func (d *DataParallel) Forward(x *ember.Tensor) *ember.Tensor {
 	outs := make([]*ember.Tensor, n)
 	panics := make([]any, n)
 	var wg sync.WaitGroup
+	grad := ember.IsGradEnabled() // grad mode is per goroutine: pass it on
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { panics[i] = recover() }()
-			outs[i] = replicas[i].Forward(chunks[i].To(d.devices[i]))
+			ember.SetGradEnabled(grad, func() { outs[i] = replicas[i].Forward(chunks[i].To(d.devices[i])) })
 		}()
 	}
 	wg.Wait()
@@ -96,7 +95,7 @@ func (d *DataParallel) Forward(x *ember.Tensor) *ember.Tensor {
 			if !outs[0].RequiresGrad() {
 				with, without = i, 0
 			}
-			panic(&ember.AutogradError{Op: "nn.DataParallel", Msg: fmt.Sprintf("replica %d's output has a graph, replica %d's has none: did a Forward call ember.NoGrad? It stops recording in every goroutine", with, without)})
+			panic(&ember.AutogradError{Op: "nn.DataParallel", Msg: fmt.Sprintf("replica %d's output has a graph, replica %d's has none: did a Forward call ember.NoGrad?", with, without)})
 		}
 		outs[i] = o.To(dev0)
 	}

@@ -120,8 +120,8 @@ func (r *replicator) module(m Module) Module {
 	if c.Registry() != nb {
 		r.fail(m, "its copy's Registry is not the copy's Base")
 	}
-	for _, ch := range ob.children {
-		if chv := reflect.ValueOf(ch.m); chv.Kind() == reflect.Pointer {
+	for i, ch := range ob.children {
+		if chv := reflect.ValueOf(ob.child(i)); chv.Kind() == reflect.Pointer {
 			if _, inside := offset(chv.UnsafePointer()); inside {
 				r.fail(m, "child %q is stored inside the parent's struct", ch.name)
 			}
@@ -144,7 +144,7 @@ func (r *replicator) module(m Module) Module {
 	nb.buffers = reslot("buffer", ob.buffers)
 	nb.children = make([]child, len(ob.children))
 	for i, ch := range ob.children {
-		nb.children[i] = child{ch.name, r.module(ch.m)}
+		nb.children[i] = child{name: ch.name, m: r.module(ob.child(i)), field: ch.field, elem: ch.elem}
 	}
 	if ob.self != nil {
 		nb.self = r.module(ob.self)
@@ -299,8 +299,8 @@ func allSlots(b *Base, params bool, out []**ember.Tensor) []**ember.Tensor {
 	for _, s := range ss {
 		out = append(out, s.p)
 	}
-	for _, ch := range b.children {
-		out = allSlots(ch.m.Registry(), params, out)
+	for _, m := range b.childModules() {
+		out = allSlots(m.Registry(), params, out)
 	}
 	return out
 }

@@ -151,9 +151,7 @@ func (b *base) LoadStateDict(sd map[string]*ember.Tensor) error {
 
 // each calls f for every parameter with a gradient, with a detached view
 // of the parameter (its storage, outside autograd) that f updates in place.
-// Detached views record no graph without ember.NoGrad, whose switch is
-// process-wide and would stop recording in other goroutines (DataParallel
-// replicas, other ranks of an in-process test) while a step runs.
+// Detached views record no graph, without ember.NoGrad.
 func (b *base) each(f func(i int, p, g *ember.Tensor, st map[string]*ember.Tensor)) {
 	for i, pr := range b.params {
 		g := b.grad(i, pr.Tensor)

@@ -158,7 +158,7 @@ func (b *Backend) Alloc(dev backend.Device, dt backend.DType, n int) (backend.St
 		return nil, err
 	}
 	size := uint64(n * dt.Size()) // 0 gives a nil block, as PyTorch's null pointer
-	blk, err := d.pool.Malloc(size, d.stream.Load())
+	blk, err := d.pool.Malloc(size, d.current())
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +255,7 @@ func devOf(v backend.View) *device { return storageOf(v.S).dev }
 // run queues a plan's launches, panicking with the driver's error (a kernel
 // failure is misuse of the device or a bug, like a failed CUDA launch in PyTorch).
 func run(d *device, ls []kernels.Launch) {
-	st := d.stream.Load()
+	st := d.current()
 	for _, l := range ls {
 		if err := d.gpu.Run(l, st); err != nil {
 			panic(fmt.Errorf("cuda:%d: launching %s: %w", d.index, l.Kernel, err))
@@ -354,7 +354,7 @@ func (b *Backend) MatMul(dst, x, y backend.View) {
 	}
 	es := int64(dt.Size())
 	xs, ys, ds := storageOf(x.S), storageOf(y.S), storageOf(dst.S)
-	err := d.gpu.Gemm(d.stream.Load(), dt, ta, tb, m, n, k,
+	err := d.gpu.Gemm(d.current(), dt, ta, tb, m, n, k,
 		xs.ptr+uint64(int64(x.Offset)*es), lda, int64(x.Strides[0]),
 		ys.ptr+uint64(int64(y.Offset)*es), ldb, int64(y.Strides[0]),
 		ds.ptr+uint64(int64(dst.Offset)*es), n, int64(m*n), bs)

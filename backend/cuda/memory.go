@@ -68,7 +68,7 @@ func (b *Backend) RecordEvent(dev backend.Device) (backend.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev, err := d.gpu.RecordTimingEvent(d.stream.Load())
+	ev, err := d.gpu.RecordTimingEvent(d.current())
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +117,17 @@ func (b *Backend) SynchronizeStream(dev backend.Device, s uintptr) error {
 		return err
 	}
 	return d.gpu.StreamSynchronize(s)
+}
+
+// current is the stream dev's work goes to: the calling goroutine's choice
+// (backend.CallerStream), else the one SetStream made current.
+func (d *device) current() uintptr {
+	if f := backend.CallerStream; f != nil {
+		if s, ok := f(backend.Device{Type: backend.CUDAType, Index: d.index}); ok {
+			return s
+		}
+	}
+	return d.stream.Load()
 }
 
 // SetStream makes s the stream dev's work and allocations go to and

@@ -13,7 +13,7 @@ func (b *Backend) CurrentStream(dev backend.Device) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	return d.stream.Load(), nil
+	return d.current(), nil
 }
 
 // Do runs f where dev's context is current (the real device's context

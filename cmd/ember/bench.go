@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -42,8 +43,15 @@ Cases: ` + caseNames(),
 		}
 		threads := bench.SetThreads(f.threads)
 		o := bench.Options{Quick: f.quick}
+		var status *statusLine
 		if !f.json {
 			o.Progress = cmd.ErrOrStderr()
+			if isTerminal(cmd.OutOrStdout()) && isTerminal(cmd.ErrOrStderr()) {
+				// the table follows on the same screen: show each case's
+				// line in place until then, not a first copy of the table
+				status = &statusLine{w: cmd.ErrOrStderr()}
+				o.Progress = status
+			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "ember bench: %d threads, %s/%s\n", threads, runtime.GOOS, runtime.GOARCH)
 		}
 		if f.cpuprofile != "" {
@@ -64,6 +72,9 @@ Cases: ` + caseNames(),
 			enc.SetIndent("", "  ")
 			return enc.Encode(benchReport{Framework: "ember", Threads: threads, Quick: f.quick, Host: host,
 				GoVersion: runtime.Version(), Date: time.Now().UTC().Format(time.RFC3339), Results: rs})
+		}
+		if status != nil {
+			status.clear()
 		}
 		fmt.Fprintln(cmd.OutOrStdout())
 		return bench.WriteTable(cmd.OutOrStdout(), rs)
@@ -100,3 +111,17 @@ func init() {
 	fl.StringVar(&benchFlags.cpuprofile, "cpuprofile", "", "write a CPU profile of the runs to this file (go tool pprof)")
 	rootCmd.AddCommand(benchCmd)
 }
+
+// statusLine shows each line written to it in place of the previous one
+// (a terminal's carriage return and erase-line).
+type statusLine struct{ w io.Writer }
+
+func (s *statusLine) Write(p []byte) (int, error) {
+	line := strings.TrimRight(string(p), "\n")
+	if _, err := fmt.Fprint(s.w, "\r\x1b[K"+line); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (s *statusLine) clear() { fmt.Fprint(s.w, "\r\x1b[K") }

@@ -38,6 +38,9 @@ var evalCmd = &cobra.Command{
 		if model == "" {
 			model = meta["model"]
 		}
+		if model == "" {
+			return fmt.Errorf("%s does not say which model it holds (no ember metadata): pass --model cnn or --model resnet18", f.weights)
+		}
 		m, err := buildModel(model)
 		if err != nil {
 			return err
@@ -122,7 +125,10 @@ func loadDataset(name string, train bool, dir string) (data.Dataset, []string, e
 		return nil, nil, fmt.Errorf("unknown dataset %q (want fashion-mnist, mnist or synthetic)", name)
 	}
 	if err != nil {
-		return nil, nil, err
+		if dir == "" {
+			return nil, nil, fmt.Errorf("%w (pass --data-dir DIR with the four IDX files, set $EMBER_DATA_DIR, install the Debian package dataset-fashion-mnist, or train on --dataset synthetic)", err)
+		}
+		return nil, nil, fmt.Errorf("--data-dir %s: %w", dir, err)
 	}
 	return ds, ds.Classes, nil
 }

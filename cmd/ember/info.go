@@ -279,6 +279,9 @@ func (c *cudaInfo) lines(verbose bool) []infoLine {
 	var ls []infoLine
 	if c.Available {
 		ls = append(ls, infoLine{"", fmt.Sprintf("CUDA: available — %d device(s)", c.DeviceCount)})
+	} else if c.Library.Found && !c.Init.OK && c.Init.Name != "" && strings.HasPrefix(c.Reason, "cuInit failed") {
+		// the cuInit line below gives the code and description: say it once
+		ls = append(ls, infoLine{"", "CUDA: not available — cuInit failed (see cuInit below)"})
 	} else if c.Library.Found {
 		ls = append(ls, infoLine{"", "CUDA: not available — " + c.Reason})
 	} else {

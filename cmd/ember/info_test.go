@@ -109,7 +109,7 @@ func TestInfoTextRealLibcuda(t *testing.T) {
 	out := runEmber(t, "info")
 	for _, want := range []string{
 		"ember 0.1.0-dev (" + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH + ")\n",
-		"\n  CUDA: not available — cuInit failed: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected\n",
+		"\n  CUDA: not available — cuInit failed (see cuInit below)\n",
 		"\n  libcuda:        /usr/lib/x86_64-linux-gnu/libcuda.so.1 (found via system)\n",
 		"\n  driver API:     12.2 (12020)\n",
 		"\n  cuInit:         CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected\n",
@@ -119,6 +119,9 @@ func TestInfoTextRealLibcuda(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	if n := strings.Count(out, "no CUDA-capable device is detected"); n != 1 {
+		t.Errorf("the cuInit reason is printed %d times, want once", n)
 	}
 	if strings.Contains(out, "search order") {
 		t.Errorf("search order without --verbose")

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,13 +28,15 @@ func init() { rootCmd.AddCommand(newSmiCmd()) }
 
 func newSmiCmd() *cobra.Command {
 	var (
-		asJSON   bool
-		query    string
-		format   string
-		ids      string
-		watch    time.Duration
-		loopSecs int
-		fake     bool
+		asJSON    bool
+		query     string
+		format    string
+		ids       string
+		watch     time.Duration
+		loopSecs  int
+		fake      bool
+		list      bool
+		helpQuery bool
 	)
 	cmd := &cobra.Command{
 		Use:   "smi",
@@ -88,21 +92,46 @@ NVML's error code (9 for NVML_ERROR_DRIVER_NOT_LOADED).`,
 			}
 
 			out := cmd.OutOrStdout()
+			if helpQuery {
+				for _, fl := range smi.Fields {
+					names := fmt.Sprintf("%q", fl.Name)
+					for _, a := range fl.Aliases {
+						names += fmt.Sprintf(" or %q", a)
+					}
+					fmt.Fprintf(out, "%s\n%s\n\n", names, fl.Help)
+				}
+				return nil
+			}
+			fail := func(w io.Writer, err error) error {
+				if asJSON {
+					return smiJSONFailure(w, err)
+				}
+				return smiFailure(w, err)
+			}
 			src, err := openSmiSource(fake)
 			if err != nil {
-				return smiFailure(out, err)
+				return fail(out, err)
 			}
 			defer src.Close()
 
 			frame := func(w io.Writer) error {
 				s, err := src.Snapshot()
 				if err != nil {
-					return smiFailure(w, err)
+					return fail(w, err)
 				}
 				if s, err = s.Select(indices); err != nil {
 					return err
 				}
 				switch {
+				case list:
+					for _, g := range s.GPUs {
+						fmt.Fprintf(w, "GPU %d: %s", g.Index, g.Name)
+						if g.UUID != "" {
+							fmt.Fprintf(w, " (UUID: %s)", g.UUID)
+						}
+						fmt.Fprintln(w)
+					}
+					return nil
 				case fields != nil:
 					return smi.WriteCSV(w, s, fields, csvFormat)
 				case asJSON:
@@ -119,7 +148,9 @@ NVML's error code (9 for NVML_ERROR_DRIVER_NOT_LOADED).`,
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&asJSON, "json", false, "print the snapshot as JSON")
+	f.BoolVar(&asJSON, "json", false, "print the snapshot as JSON (a failure too: {\"error\": ..., \"exit_code\": ...})")
+	f.BoolVarP(&list, "list-gpus", "L", false, "list the GPUs with their UUIDs, one a line")
+	f.BoolVar(&helpQuery, "help-query-gpu", false, "list the --query-gpu fields and what they mean")
 	f.StringVar(&query, "query-gpu", "", "comma-separated GPU fields to print as CSV (nvidia-smi names: name,memory.used,...)")
 	f.StringVar(&format, "format", "csv", "output format for --query-gpu: csv[,noheader][,nounits]")
 	f.StringVarP(&ids, "id", "i", "", "only these GPUs: an index or a comma-separated list (0,2)")
@@ -128,6 +159,18 @@ NVML's error code (9 for NVML_ERROR_DRIVER_NOT_LOADED).`,
 	f.BoolVar(&fake, "fake", false, "show a canned two-GPU machine instead of this one (for demos and tests)")
 	_ = f.MarkHidden("fake")
 	return cmd
+}
+
+// smiJSONFailure is smiFailure for --json: a JSON object with the message
+// and the exit status, on stdout, so a script parsing the output can.
+func smiJSONFailure(w io.Writer, err error) error {
+	msg, code := smi.Diagnose(err)
+	b, _ := json.Marshal(struct {
+		Error    string `json:"error"`
+		ExitCode int    `json:"exit_code"`
+	}{strings.TrimSpace(msg), code})
+	fmt.Fprintln(w, string(b))
+	return &exitError{code: code}
 }
 
 // smiFailure prints NVML's failure as nvidia-smi would (on stdout) and

@@ -165,3 +165,35 @@ func TestSmiRealNoDriverExitStatus(t *testing.T) {
 		t.Errorf("stdout %q", stdout.String())
 	}
 }
+
+// --json without a driver prints a JSON error object, still exiting 9.
+func TestSmiJSONNoDriver(t *testing.T) {
+	needNVML(t)
+	out, err := runSmi(t, context.Background(), "--json")
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 9 {
+		t.Fatalf("err = %#v, want exit status 9", err)
+	}
+	var v struct {
+		Error    string `json:"error"`
+		ExitCode int    `json:"exit_code"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.ExitCode != 9 || !strings.Contains(v.Error, "NVML_ERROR_DRIVER_NOT_LOADED") {
+		t.Fatalf("stdout %q (%v), want a JSON error object", out, err)
+	}
+}
+
+func TestSmiListAndHelpQuery(t *testing.T) {
+	out, err := runSmi(t, context.Background(), "--fake", "-L")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "GPU 0: ") || !strings.HasPrefix(lines[1], "GPU 1: ") || !strings.Contains(lines[0], "(UUID: GPU-") {
+		t.Fatalf("-L:\n%s", out)
+	}
+	out, err = runSmi(t, context.Background(), "--help-query-gpu")
+	if err != nil || !strings.Contains(out, "\"memory.used\"\n") || !strings.Contains(out, "\"name\" or \"gpu_name\"") {
+		t.Fatalf("--help-query-gpu: %v\n%s", err, out)
+	}
+}

@@ -17,7 +17,6 @@ import (
 	"github.com/emberml/ember/nn"
 	"github.com/emberml/ember/optim"
 	"github.com/emberml/ember/weights"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -25,7 +24,8 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-var trainFlags struct {
+// trainOptions are ember train's flags.
+type trainOptions struct {
 	model, dataset, device, out, dataDir string
 	epochs, batch, limit, workers        int
 	lr, momentum, weightDecay            float64
@@ -33,6 +33,8 @@ var trainFlags struct {
 	resume, quiet, memReport, ddp        bool
 	backend, nproc                       string
 }
+
+var trainFlags trainOptions
 
 var trainCmd = &cobra.Command{
 	Use:   "train",
@@ -60,7 +62,7 @@ func init() {
 	fl.BoolVar(&f.resume, "resume", false, "continue from the run directory's checkpoint")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	fl.BoolVar(&f.memReport, "mem-report", false, "print ember's memory report to stderr after each epoch")
-	fl.BoolVar(&f.ddp, "ddp", false, "DistributedDataParallel, one process per device: run under `ember launch` (or torchrun, srun), or add --nproc-per-node")
+	fl.BoolVar(&f.ddp, "ddp", false, "DistributedDataParallel, one process per device: run under \"ember launch\" (or torchrun, srun), or add --nproc-per-node")
 	fl.StringVar(&f.backend, "backend", "auto", "with --ddp: auto (nccl on cuda devices, else cpu), nccl or cpu")
 	fl.StringVar(&f.nproc, "nproc-per-node", "", `with --ddp: start this many workers here (a number, or "gpu": one per GPU), as ember launch does`)
 	rootCmd.AddCommand(trainCmd)
@@ -74,6 +76,9 @@ type epochRow struct {
 
 func runTrain(cmd *cobra.Command) error {
 	f := trainFlags
+	if err := validateTrainFlags(f); err != nil {
+		return err
+	}
 	if f.nproc != "" {
 		if !f.ddp {
 			return errors.New("--nproc-per-node needs --ddp")
@@ -138,25 +143,39 @@ func runTrain(cmd *cobra.Command) error {
 	var rows []epochRow
 	start := 0
 	modelPath, optPath := filepath.Join(f.out, "model.safetensors"), filepath.Join(f.out, "optim.safetensors")
+	// model/optim.safetensors: the last finished epoch; interrupted*: the
+	// position of an interrupt after it (epoch and batches done), if any
+	midModel, midOpt := filepath.Join(f.out, "interrupted.safetensors"), filepath.Join(f.out, "interrupted-optim.safetensors")
+	skip := 0 // batches of the first epoch already trained
 	if f.resume {
-		sd, meta, err := loadWeights(modelPath)
+		ck, err := pickCheckpoint(modelPath, optPath, midModel, midOpt)
 		if err != nil {
 			return fmt.Errorf("resume: %w", err)
 		}
-		if err := m.LoadStateDict(sd, true); err != nil {
-			return fmt.Errorf("resume: %w", err)
+		if err := m.LoadStateDict(ck.model, true); err != nil {
+			return fmt.Errorf("resume: %s: %w", ck.modelPath, err)
 		}
-		osd, err := weights.LoadSafetensors(optPath)
-		if err != nil {
-			return fmt.Errorf("resume: %w", err)
+		if err := opt.LoadStateDict(ck.optim); err != nil {
+			return fmt.Errorf("resume: %s: %w", ck.optPath, err)
 		}
-		if err := opt.LoadStateDict(osd); err != nil {
-			return fmt.Errorf("resume: %w", err)
+		start, skip = ck.epoch, ck.batch
+		if skip >= train.Len() {
+			return fmt.Errorf("resume: %s was saved after batch %d of epoch %d, but an epoch now has %d batches (were --batch or --limit changed?)", ck.modelPath, skip, start+1, train.Len())
 		}
-		start, _ = strconv.Atoi(meta["epoch"])
-		sched.SetStepCount(start * train.Len())
+		sched.SetStepCount(start*train.Len() + skip)
 		if lead {
 			rows, _ = readMetrics(filepath.Join(f.out, "metrics.csv"))
+			if skip > 0 {
+				fmt.Fprintf(out, "resume: %s: epoch %d from batch %d of %d\n", ck.modelPath, start+1, skip+1, train.Len())
+			} else {
+				fmt.Fprintf(out, "resume: %s: %d of %d epochs done\n", ck.modelPath, start, f.epochs)
+			}
+		}
+		if start >= f.epochs {
+			if lead {
+				fmt.Fprintf(out, "nothing to do: the run in %s has finished %d epochs (--epochs %d); raise --epochs to train on\n", f.out, start, f.epochs)
+			}
+			return nil
 		}
 	}
 	model := m // what the training steps run: m, or DistributedDataParallel around it
@@ -167,28 +186,54 @@ func runTrain(cmd *cobra.Command) error {
 			return err
 		}
 	}
-	save := func(epoch int) error {
+	// save writes a checkpoint: after epoch epochs (batch 0) into model/optim,
+	// or, after an interrupt, batch batches into epoch into interrupted*,
+	// leaving the last end-of-epoch checkpoint as it was
+	save := func(epoch, batch int) error {
 		meta := map[string]string{"model": f.model, "dataset": f.dataset, "epoch": strconv.Itoa(epoch)}
-		if err := weights.SaveSafetensorsMeta(modelPath, m.StateDict(), meta); err != nil {
+		mp, op := modelPath, optPath
+		if batch > 0 {
+			meta["batch"] = strconv.Itoa(batch)
+			mp, op = midModel, midOpt
+		}
+		if err := weights.SaveSafetensorsMeta(mp, m.StateDict(), meta); err != nil {
 			return err
 		}
-		return weights.SaveSafetensors(optPath, opt.StateDict())
+		if err := weights.SaveSafetensors(op, opt.StateDict()); err != nil {
+			return err
+		}
+		if batch == 0 { // the interrupted epoch is done now
+			for _, p := range []string{midModel, midOpt} {
+				if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return err
+				}
+			}
+		}
+		return nil
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptContext()
 	defer stop()
 	ce := nn.CrossEntropyLoss{}
 	for epoch := start; epoch < f.epochs; epoch++ {
-		var bar *progressbar.ProgressBar
+		var bar *progress
 		if !f.quiet && lead {
-			bar = progressbar.NewOptions(train.Len(), progressbar.OptionSetWriter(diag),
-				progressbar.OptionSetDescription(fmt.Sprintf("epoch %d/%d", epoch+1, f.epochs)), progressbar.OptionShowCount())
+			bar = newProgress(diag, train.Len(), fmt.Sprintf("epoch %d/%d", epoch+1, f.epochs))
 		}
 		t0 := time.Now()
 		seen, correct, lossSum := 0, 0, 0.0
+		done := 0 // batches of this epoch trained
 		model.Train(true)
 		for b := range train.Epoch(epoch) {
 			if ctx.Err() != nil {
 				break
+			}
+			if skip > 0 { // trained before the interrupt
+				skip--
+				done++
+				if bar != nil {
+					bar.add("")
+				}
+				continue
 			}
 			x, y := b.Input.To(dev), b.Target.To(dev)
 			opt.ZeroGrad()
@@ -205,22 +250,34 @@ func runTrain(cmd *cobra.Command) error {
 				}
 			}
 			seen += b.Size()
+			done++
+			if afterBatch != nil {
+				afterBatch(epoch, done)
+			}
 			lossSum += l * float64(b.Size())
 			if bar != nil {
-				bar.Describe(fmt.Sprintf("epoch %d/%d loss %.4f acc %.4f %.0f samples/s", epoch+1, f.epochs,
+				bar.add(fmt.Sprintf("loss %.4f acc %.4f %.0f samples/s",
 					lossSum/float64(seen), float64(correct)/float64(seen), float64(seen*world)/time.Since(t0).Seconds()))
-				bar.Add(1)
 			}
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && done < train.Len() {
+			interrupted := &exitError{code: 130}
 			if !lead { // rank 0 saves; the parameters are the same on every rank
-				return nil
+				return interrupted
 			}
 			if bar != nil {
-				fmt.Fprintln(diag)
+				bar.finish()
 			}
-			fmt.Fprintln(diag, "interrupted: saving the checkpoint of the last finished epoch state")
-			return save(epoch)
+			if done == 0 {
+				interrupted.msg = fmt.Sprintf("interrupted before epoch %d started: %s keeps the last finished epoch (%d)", epoch+1, modelPath, epoch)
+				return interrupted
+			}
+			if err := save(epoch, done); err != nil {
+				return err
+			}
+			interrupted.msg = fmt.Sprintf("interrupted in epoch %d after batch %d of %d: saved that state to %s (--resume continues from it); %s keeps the last finished epoch (%d)",
+				epoch+1, done, train.Len(), midModel, modelPath, epoch)
+			return interrupted
 		}
 		secs := time.Since(t0).Seconds()
 		if job != nil { // the epoch's statistics over all ranks
@@ -243,7 +300,7 @@ func runTrain(cmd *cobra.Command) error {
 		row := epochRow{epoch + 1, lossSum / float64(seen), float64(correct) / float64(seen), res.loss, res.acc(), secs, float64(seen) / secs}
 		rows = append(rows, row)
 		if bar != nil {
-			fmt.Fprintln(diag) // end the bar's line
+			bar.finish()
 		}
 		fmt.Fprintf(out, "epoch %d: train loss %.4f acc %.4f | test loss %.4f acc %.4f | %.1fs, %.0f samples/s\n",
 			row.epoch, row.trainLoss, row.trainAcc, row.testLoss, row.testAcc, row.seconds, row.samplesPerS)
@@ -253,7 +310,7 @@ func runTrain(cmd *cobra.Command) error {
 		if err := writePlot(filepath.Join(f.out, "plot.png"), rows); err != nil {
 			return err
 		}
-		if err := save(epoch + 1); err != nil {
+		if err := save(epoch+1, 0); err != nil {
 			return err
 		}
 		if f.memReport {
@@ -266,8 +323,73 @@ func runTrain(cmd *cobra.Command) error {
 				return err
 			}
 		}
+		if ctx.Err() != nil { // during the epoch's last batch or its evaluation
+			return &exitError{code: 130, msg: fmt.Sprintf("interrupted: epoch %d was finished and saved to %s", epoch+1, modelPath)}
+		}
 	}
 	return nil
+}
+
+// interruptContext is done at Ctrl-C (SIGINT); tests replace it.
+var interruptContext = func() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt)
+}
+
+// afterBatch, when set (tests), is called after each trained batch.
+var afterBatch func(epoch, done int)
+
+// validateTrainFlags rejects values that cannot train, in one line each.
+func validateTrainFlags(f trainOptions) error {
+	switch {
+	case f.epochs < 1:
+		return fmt.Errorf("--epochs %d: want at least 1", f.epochs)
+	case f.batch < 1:
+		return fmt.Errorf("--batch %d: want at least 1", f.batch)
+	case f.limit < 0:
+		return fmt.Errorf("--limit %d: want 0 (all samples) or more", f.limit)
+	case f.workers < 0:
+		return fmt.Errorf("--workers %d: want 0 or more", f.workers)
+	case !(f.lr > 0):
+		return fmt.Errorf("--lr %v: want a positive learning rate", f.lr)
+	case f.momentum < 0 || f.weightDecay < 0:
+		return fmt.Errorf("--momentum and --weight-decay must not be negative (got %v, %v)", f.momentum, f.weightDecay)
+	}
+	return nil
+}
+
+// checkpoint is what --resume loads.
+type checkpoint struct {
+	model, optim       map[string]*ember.Tensor
+	modelPath, optPath string
+	epoch, batch       int
+}
+
+// pickCheckpoint returns the interrupted checkpoint when there is one (it
+// is newer than the end-of-epoch one, which the end of its epoch removes),
+// else the end-of-epoch one.
+func pickCheckpoint(modelPath, optPath, midModel, midOpt string) (*checkpoint, error) {
+	ck := &checkpoint{modelPath: modelPath, optPath: optPath}
+	if _, err := os.Stat(midModel); err == nil {
+		ck.modelPath, ck.optPath = midModel, midOpt
+	}
+	sd, meta, err := loadWeights(ck.modelPath)
+	if err != nil {
+		return nil, err
+	}
+	osd, err := weights.LoadSafetensors(ck.optPath)
+	if err != nil {
+		return nil, err
+	}
+	ck.model, ck.optim = sd, osd
+	if ck.epoch, err = strconv.Atoi(meta["epoch"]); err != nil {
+		return nil, fmt.Errorf("%s has no epoch in its metadata: not a checkpoint of ember train", ck.modelPath)
+	}
+	if b, ok := meta["batch"]; ok {
+		if ck.batch, err = strconv.Atoi(b); err != nil || ck.batch < 0 {
+			return nil, fmt.Errorf("%s: bad batch %q in its metadata", ck.modelPath, b)
+		}
+	}
+	return ck, nil
 }
 
 var metricsHeader = []string{"epoch", "train_loss", "train_acc", "test_loss", "test_acc", "seconds", "samples_per_s"}

@@ -1,0 +1,210 @@
+package ember
+
+import (
+	"fmt"
+	"reflect"
+)
+
+// Indexing with tensors: index_select, advanced indexing (x[idx],
+// x[i, j]), boolean masks (x[x > 0], masked_select) and flip. The indices
+// are read back to the host (as PyTorch must for masks: the result's size
+// depends on the data); the values are gathered on t's device, and the
+// gradient is scattered back into a zero tensor of t's shape.
+
+// hostIndices reads an integer index tensor.
+func hostIndices(op string, idx *Tensor) []int64 {
+	idx.live(op)
+	if !idx.dtype.IsInt() {
+		panic(&DTypeError{Op: op, DTypes: []DType{idx.dtype}, Msg: "tensors used as indices must be long or int tensors"})
+	}
+	return idx.Int64s()
+}
+
+// wrapIndex checks i against a dim of size n and wraps a negative i.
+func wrapIndex(op string, i int64, d, n int, shape Shape) int {
+	if i < -int64(n) || i >= int64(n) {
+		shapeErr(op, fmt.Sprintf("index %d is out of bounds for dimension %d with size %d", i, d, n), shape)
+	}
+	if i < 0 {
+		i += int64(n)
+	}
+	return int(i)
+}
+
+// gather returns t's slices idx along dim d, stacked along d (a copy), and
+// records name with a backward that adds the gradient's slices back.
+func gather(name string, t *Tensor, d int, idx []int) *Tensor {
+	src := t.Detach()
+	var out *Tensor
+	if len(idx) == 0 {
+		shape := t.shape.clone()
+		shape[d] = 0
+		out = Zeros(shape, On(t.dev), Dtype(t.dtype))
+	} else {
+		parts := make([]*Tensor, len(idx))
+		for j, i := range idx {
+			parts[j] = src.Select(d, i)
+		}
+		out = Stack(parts, d)
+	}
+	if !needsGrad(t) {
+		return out
+	}
+	shape, dt, dev := t.shape.clone(), t.dtype, t.dev
+	return record(name, out, []*Tensor{t}, nil, func(g *Tensor) []*Tensor {
+		z := Zeros(shape, On(dev), Dtype(dt))
+		for j, i := range idx {
+			z.Select(d, i).AddInPlace(g.Select(d, j))
+		}
+		return []*Tensor{z}
+	})
+}
+
+// IndexSelect returns the slices of t at the 1-D integer indices idx along
+// dim d, as torch.index_select: the result has t's shape with size
+// len(idx) at d. Indices must lie in [0, size).
+func (t *Tensor) IndexSelect(d int, idx *Tensor) *Tensor {
+	const op = "index_select"
+	t.live(op)
+	d = t.dim(op, d)
+	if idx.Dim() > 1 {
+		shapeErr(op, "Index is supposed to be a vector", idx.shape)
+	}
+	raw := hostIndices(op, idx)
+	is := make([]int, len(raw))
+	for j, i := range raw {
+		if i < 0 || i >= int64(t.shape[d]) {
+			shapeErr(op, fmt.Sprintf("index %d is out of range in self (dimension %d with size %d)", i, d, t.shape[d]), t.shape)
+		}
+		is[j] = int(i)
+	}
+	return gather("IndexSelectBackward0", t, d, is)
+}
+
+// IndexWith is t[idx0, idx1, ...] with index tensors (PyTorch's advanced
+// indexing): integer index tensors, broadcast together, pick elements of
+// t's leading dims, giving the broadcast shape followed by t's remaining
+// dims; negative indices count from the end. A single Bool tensor is a mask
+// over t's leading dims (x[x > 0]): the result lists the selected elements
+// (or slices) in row-major order.
+func (t *Tensor) IndexWith(idx ...*Tensor) *Tensor {
+	const op = "index"
+	t.live(op)
+	if len(idx) == 0 {
+		return t
+	}
+	if len(idx) > t.Dim() {
+		shapeErr(op, fmt.Sprintf("too many indices for tensor of dimension %d", t.Dim()), t.shape)
+	}
+	if len(idx) == 1 && idx[0].dtype == Bool {
+		m := idx[0]
+		m.live(op)
+		if m.Dim() > t.Dim() || !m.shape.Equal(t.shape[:m.Dim()]) {
+			shapeErr(op, fmt.Sprintf("The shape of the mask %v does not match the shape of the indexed tensor %v", m.shape, t.shape), m.shape, t.shape)
+		}
+		var pos []int
+		for i, b := range m.Bools() {
+			if b {
+				pos = append(pos, i)
+			}
+		}
+		flat := t.Reshape(append(Shape{m.NumElements()}, t.shape[m.Dim():]...)...)
+		return gather("IndexBackward0", flat, 0, pos)
+	}
+	shapes := make([]Shape, len(idx))
+	for k, ix := range idx {
+		ix.live(op)
+		shapes[k] = ix.shape
+	}
+	bshape := BroadcastShapes(op, shapes...)
+	k := len(idx)
+	lin := make([]int, bshape.NumElements())
+	stride := 1
+	for d := k - 1; d >= 0; d-- {
+		vals := hostIndices(op, idx[d].Expand(bshape...))
+		for j, v := range vals {
+			lin[j] += stride * wrapIndex(op, v, d, t.shape[d], t.shape)
+		}
+		stride *= t.shape[d]
+	}
+	rest := t.shape[k:]
+	flat := t.Reshape(append(Shape{stride}, rest...)...)
+	out := gather("IndexBackward0", flat, 0, lin)
+	return out.Reshape(append(bshape.clone(), rest...)...)
+}
+
+// MaskedSelect returns the elements of t where the Bool mask is true, as a
+// 1-D tensor in row-major order (torch.masked_select; t and mask
+// broadcast together).
+func (t *Tensor) MaskedSelect(mask *Tensor) *Tensor {
+	const op = "masked_select"
+	t.live(op)
+	mask.live(op)
+	if mask.dtype != Bool {
+		panic(&DTypeError{Op: op, DTypes: []DType{mask.dtype}, Msg: "masked_select: expected BoolTensor for mask"})
+	}
+	bshape := BroadcastShapes(op, t.shape, mask.shape)
+	var pos []int
+	for i, b := range mask.Expand(bshape...).Bools() {
+		if b {
+			pos = append(pos, i)
+		}
+	}
+	return gather("MaskedSelectBackward0", t.Expand(bshape...).Reshape(-1), 0, pos)
+}
+
+// Flip reverses the order of elements along dims (torch.flip), as a copy.
+func (t *Tensor) Flip(dims ...int) *Tensor {
+	const op = "flip"
+	t.live(op)
+	seen := map[int]bool{}
+	out := t
+	for _, d := range dims {
+		d = t.dim(op, d)
+		if seen[d] {
+			shapeErr(op, fmt.Sprintf("dim %d appears multiple times in the list of dims", d), t.shape)
+		}
+		seen[d] = true
+		n := t.shape[d]
+		rev := make([]int, n)
+		for i := range rev {
+			rev[i] = n - 1 - i
+		}
+		out = gather("FlipBackward0", out, d, rev)
+	}
+	if out == t {
+		return t.Clone()
+	}
+	return out
+}
+
+// ToList returns t's elements as nested Go slices of its element type
+// (PyTorch's tolist): [][]float32 for a 2-D Float32 tensor, []int64 for a
+// 1-D Int64 one, and the element itself for a 0-dim tensor.
+func (t *Tensor) ToList() any {
+	flat := reflect.ValueOf(t.hostData("tolist"))
+	if t.Dim() == 0 {
+		return flat.Index(0).Interface()
+	}
+	var build func(d, off int) reflect.Value
+	build = func(d, off int) reflect.Value {
+		typ := flat.Type()
+		for range t.Dim() - 1 - d {
+			typ = reflect.SliceOf(typ)
+		}
+		n := t.shape[d]
+		if d == t.Dim()-1 {
+			return flat.Slice(off, off+n)
+		}
+		inner := 1
+		for _, s := range t.shape[d+1:] {
+			inner *= s
+		}
+		v := reflect.MakeSlice(typ, n, n)
+		for i := range n {
+			v.Index(i).Set(build(d+1, off+i*inner))
+		}
+		return v
+	}
+	return build(0, 0).Interface()
+}

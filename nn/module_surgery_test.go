@@ -1,0 +1,167 @@
+package nn_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/nn"
+	"github.com/emberml/ember/vision/models"
+)
+
+// model.fc = nn.Linear(512, 10): assigning the field replaces the child.
+func TestReplaceChildByField(t *testing.T) {
+	r := models.ResNet18()
+	r.FC = nn.NewLinear(512, 10, true)
+	// 11,689,512 parameters with the 1000-class head; 512·10+10 with the new one
+	if got := nn.NumParameters(r); got != 11181642 {
+		t.Fatalf("after m.FC = Linear(512, 10): %d parameters, want 11181642", got)
+	}
+	if w := r.StateDict()["fc.weight"]; w != r.FC.Weight {
+		t.Fatal("StateDict's fc.weight is not the new head's")
+	}
+	r.To(ember.Meta)
+	if r.FC.Weight.Device() != ember.Meta {
+		t.Fatal("To did not move the new head")
+	}
+	// SetModule does the same, and writes the field
+	head := nn.NewLinear(512, 3, false)
+	r.SetModule("fc", head)
+	if r.FC != head || nn.NumParameters(r) != 11181642-5130+1536 {
+		t.Fatalf("SetModule: field %p, %d parameters", r.FC, nn.NumParameters(r))
+	}
+	// Sequential's Layers are bound too
+	s := nn.NewSequential(nn.NewLinear(3, 4, true), nn.NewReLU())
+	s.Layers[0] = nn.NewLinear(3, 2, true)
+	if got := nn.NumParameters(s); got != 8 {
+		t.Fatalf("Sequential after Layers[0] = Linear(3, 2): %d parameters, want 8", got)
+	}
+}
+
+type noInit struct {
+	nn.Base
+	W *ember.Tensor
+}
+
+func (m *noInit) Forward(x *ember.Tensor) *ember.Tensor { return x }
+
+type forgot struct {
+	nn.Base
+	Head  *nn.Linear
+	Extra *ember.Tensor
+}
+
+func (m *forgot) Forward(x *ember.Tensor) *ember.Tensor { return m.Head.Forward(x) }
+
+func moduleErr(t *testing.T, what, want string, f func()) {
+	t.Helper()
+	err := ember.Try(f)
+	var me *nn.ModuleError
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("%s: %v, want a *nn.ModuleError saying %q", what, err, want)
+	}
+}
+
+func TestRegistrationIsSafe(t *testing.T) {
+	r := models.ResNet18(models.Width(4))
+	moduleErr(t, "registering fc again", `"fc" is already registered as a sub-module`, func() { r.RegisterModule("fc", nn.NewLinear(32, 10, true)) })
+	l := nn.NewLinear(2, 2, true)
+	moduleErr(t, "a duplicate parameter", `"weight" is already registered`, func() { l.RegisterParameter("weight", &l.Bias) })
+
+	m := &noInit{W: ember.Zeros(ember.Shape{2})}
+	moduleErr(t, "To without Init", "Init was not called", func() { m.To(ember.CPU) })
+	moduleErr(t, "registering without Init", "Init was not called", func() { m.RegisterParameter("w", &m.W) })
+
+	// RegisterParameter marks the tensor as requiring grad, as nn.Parameter
+	m.Init(m)
+	m.RegisterParameter("w", &m.W)
+	if !m.W.RequiresGrad() {
+		t.Fatal("RegisterParameter left the tensor without requires_grad")
+	}
+
+	// a child (or a parameter) that was never registered: Check, and To
+	f := &forgot{Head: nn.NewLinear(2, 2, true), Extra: ember.Zeros(ember.Shape{2}).SetRequiresGrad(true)}
+	f.Init(f)
+	err := nn.Check(f)
+	if err == nil || !strings.Contains(err.Error(), "field Head holds a *nn.Linear that is not registered") || !strings.Contains(err.Error(), "field Extra requires grad but is not registered") {
+		t.Fatalf("Check of unregistered fields: %v", err)
+	}
+	moduleErr(t, "To with an unregistered child", "not registered", func() { f.To(ember.CPU) })
+	f.RegisterModule("head", f.Head)
+	f.RegisterParameter("extra", &f.Extra)
+	if err := nn.Check(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := nn.Check(models.ResNet18(models.Width(4))); err != nil {
+		t.Fatalf("ResNet: %v", err)
+	}
+}
+
+func TestFrozenBackbone(t *testing.T) {
+	ember.ManualSeed(3)
+	r := models.ResNet18(models.Width(4), models.NumClasses(3))
+	r.RequiresGrad(false)
+	r.FC.RequiresGrad(true)
+	x := ember.Randn(ember.Shape{2, 3, 32, 32})
+	feats := r.Layer4.Forward(r.Layer3.Forward(r.Layer2.Forward(r.Layer1.Forward(r.MaxPool.Forward(r.BN1.Forward(r.Conv1.Forward(x)).ReLU())))))
+	if feats.RequiresGrad() || feats.GradFn() != "" {
+		t.Fatalf("the frozen backbone recorded a graph (%s)", feats.GradFn())
+	}
+	r.Forward(x).Sum().Backward()
+	for _, p := range r.NamedParameters() {
+		if got := p.Tensor.Grad() != nil; got != strings.HasPrefix(p.Name, "fc.") {
+			t.Fatalf("%s: has grad %v", p.Name, got)
+		}
+	}
+	// d sum(fc(f)) / d bias = batch size, per class
+	if got := r.FC.Bias.Grad().Float32s(); fmt.Sprint(got) != "[2 2 2]" {
+		t.Fatalf("fc.bias grad = %v, want [2 2 2]", got)
+	}
+	r.ZeroGrad()
+	if r.FC.Weight.Grad() != nil || r.FC.Bias.Grad() != nil {
+		t.Fatal("ZeroGrad left gradients")
+	}
+}
+
+func TestModuleRepr(t *testing.T) {
+	b, err := os.ReadFile("../testdata/nn/repr.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want map[string]string
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	blk := &Block{Conv1: nn.NewConv2d(4, 8, 3, nn.Stride(2), nn.Padding(1), nn.NoBias()), BN1: nn.NewBatchNorm2d(8),
+		Downsample: nn.NewSequential(nn.NewConv2d(4, 8, 1, nn.Stride(2), nn.NoBias()), nn.NewBatchNorm2d(8))}
+	blk.Init(blk)
+	blk.RegisterModule("conv1", blk.Conv1)
+	blk.RegisterModule("bn1", blk.BN1)
+	blk.RegisterModule("downsample", blk.Downsample)
+	got := map[string]fmt.Stringer{
+		"linear": nn.NewSequential(nn.NewLinear(3, 1, true)),
+		"cnn":    models.SimpleCNN(1, 10),
+		"misc": nn.NewSequential(nn.NewEmbedding(10, 3), nn.NewLayerNorm(3), nn.NewDropout(0.25), nn.NewLeakyReLU(0.2), nn.NewGELU(),
+			nn.NewSequential(nn.NewConv2d(4, 8, 3, nn.Dilation(2), nn.Groups(2), nn.NoBias()), nn.NewAvgPool2d(3, 2, 1)),
+			nn.NewBatchNorm1d(6), nn.NewAdaptiveAvgPool2d(1, 1), nn.NewSigmoid(), nn.NewTanh(), nn.NewLinear(4, 2, false)),
+		"block": blk,
+	}
+	for name, m := range got {
+		if s := fmt.Sprint(m); s != want[name] {
+			t.Errorf("%s:\n%s\nwant (PyTorch):\n%s", name, s, want[name])
+		}
+	}
+}
+
+type Block struct {
+	nn.Base
+	Conv1      *nn.Conv2d
+	BN1        *nn.BatchNorm
+	Downsample *nn.Sequential
+}
+
+func (b *Block) Forward(x *ember.Tensor) *ember.Tensor { return x }
