@@ -33,3 +33,22 @@ func TestJobToken(t *testing.T) {
 		t.Errorf("token %q on two machines without one, want none", c.Token)
 	}
 }
+
+// The panic line that names the failure stays in the tail behind a long
+// goroutine trace.
+func TestTailKeepsPanicLine(t *testing.T) {
+	w := newTailWriter(5)
+	w.Write([]byte("step 1\npanic: dist: all_reduce: rank 3 did not take part within 15s\n\ngoroutine 1 [running]:\n"))
+	for i := 0; i < 40; i++ {
+		w.Write([]byte("main.main()\n\t/src/main.go:12 +0x1d\n"))
+	}
+	got := w.lines()
+	if len(got) != 5 || got[0] != "panic: dist: all_reduce: rank 3 did not take part within 15s" || got[1] != "..." || got[4] != "\t/src/main.go:12 +0x1d" {
+		t.Errorf("tail = %q", got)
+	}
+	short := newTailWriter(5)
+	short.Write([]byte("panic: boom\nline\n"))
+	if got := short.lines(); len(got) != 2 || got[0] != "panic: boom" {
+		t.Errorf("short tail = %q", got)
+	}
+}
