@@ -619,7 +619,7 @@ func (g *ProcessGroup) Close() error {
 			// group broke, they are still finding out which rank failed.
 			wait := g.timeout
 			if g.Err() != nil {
-				wait = 2 * g.grace()
+				wait = g.grace() + time.Second
 			}
 			g.ownStore.waitClients(time.Now().Add(wait))
 		}

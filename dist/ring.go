@@ -308,6 +308,12 @@ func (r *ringGroup) close() error {
 	if r.next == nil {
 		return nil
 	}
+	if r.g.Err() != nil {
+		// A broken ring has nothing in flight worth draining, and the
+		// neighbour may be the rank that hung.
+		r.closeConns()
+		return nil
+	}
 	if tc, ok := r.next.(*net.TCPConn); ok {
 		tc.CloseWrite()
 	}
@@ -625,6 +631,9 @@ func (e *mismatchError) Error() string { return e.msg }
 func (r *ringGroup) fail(h header, start time.Time, cause error) error {
 	g := r.g
 	op := kindNames[h.kind]
+	// How long this rank waited for the collective, not counting the
+	// wait below for the others' reports.
+	after := time.Since(start)
 	var mm *mismatchError
 	kind := failKind(cause)
 	key := g.key("fail", g.rank)
@@ -633,11 +642,11 @@ func (r *ringGroup) fail(h header, start time.Time, cause error) error {
 		_, err = g.store.Add(key, int64(h.seq)+1)
 	}
 	if err != nil {
-		return &RankError{Op: op, Rank: 0, After: time.Since(start), Err: fmt.Errorf("%v; and the store (served by rank 0's process) is unreachable: %v", cause, err)}
+		return &RankError{Op: op, Rank: 0, After: after, Err: fmt.Errorf("%v; and the store (served by rank 0's process) is unreachable: %v", cause, err)}
 	}
 	missing, err := g.waitAll("fail", time.Now().Add(g.grace()))
 	if err != nil {
-		return &RankError{Op: op, Rank: 0, After: time.Since(start), Err: fmt.Errorf("%v; and the store (served by rank 0's process) is unreachable: %v", cause, err)}
+		return &RankError{Op: op, Rank: 0, After: after, Err: fmt.Errorf("%v; and the store (served by rank 0's process) is unreachable: %v", cause, err)}
 	}
 	if errors.As(cause, &mm) {
 		return fmt.Errorf("dist: %s #%d: the ranks' calls disagree: %s", op, h.seq, mm.msg)
@@ -661,7 +670,6 @@ func (r *ringGroup) fail(h header, start time.Time, cause error) error {
 		}
 		reports[p] = k
 	}
-	after := time.Since(start)
 	if len(missing) > 0 {
 		// The rank after the first missing one reads from it: its error
 		// tells a rank that hung (a timeout) from one that died.
