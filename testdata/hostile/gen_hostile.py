@@ -1,9 +1,9 @@
 """Makes the hostile files of issue 17 (small variants of each attack).
 
-Run from this folder: python3 gen_hostile.py. Each file's comment in
-HOSTILE.md... see the table at the end of this script (printed when run).
-The loaders' tests (weights, vision/datasets) read them and say what each
-must give: a clean error, or a load whose memory is bounded.
+Run from this folder with Debian's python3-torch: /usr/bin/python3
+gen_hostile.py. The comment above each file below says what it is; the
+loaders' tests (weights/hostile_test.go, vision/datasets) say what each must
+give: a clean error, or a load whose memory is bounded.
 """
 import gzip
 import io
