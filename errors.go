@@ -58,6 +58,15 @@ func (e *DTypeError) Error() string {
 	return fmt.Sprintf("%s: %s (dtypes %s)", e.Op, e.Msg, strings.Join(parts, ", "))
 }
 
+// ValueError is the panic of an op given element values it cannot take:
+// an integer division by zero, a class index outside [0, C).
+type ValueError struct {
+	Op  string
+	Msg string
+}
+
+func (e *ValueError) Error() string { return fmt.Sprintf("%s: %s", e.Op, e.Msg) }
+
 // ReleasedError is the panic of using a tensor after Release.
 type ReleasedError struct{ Op string }
 

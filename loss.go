@@ -38,7 +38,27 @@ func checkTarget(op string, input, target *Tensor) *Tensor {
 	if input.Dim() < 1 || !target.shape.Equal(want) {
 		shapeErr(op, "expected target of the input's shape without the class dim", input.shape, target.shape)
 	}
-	return target.Cast(Int64)
+	tg := target.Cast(Int64)
+	checkClasses(op, tg, input.shape[cd])
+	return tg
+}
+
+// checkClasses panics with a *ValueError when a target is outside [0, c)
+// and is not IgnoreIndex, as PyTorch raises "Target n is out of bounds".
+// On CUDA the check waits for the target (a synchronisation).
+func checkClasses(op string, tg *Tensor, c int) {
+	if tg.dev.Type == MetaType || tg.NumElements() == 0 {
+		return
+	}
+	lo, hi := tg.Min().Item(), tg.Max().Item()
+	if lo >= 0 && hi < float64(c) {
+		return
+	}
+	for _, v := range tg.CPU().Contiguous().Int64s() {
+		if v != IgnoreIndex && (v < 0 || v >= int64(c)) {
+			panic(&ValueError{Op: op, Msg: fmt.Sprintf("Target %d is out of bounds (%d classes)", v, c)})
+		}
+	}
 }
 
 // NLLLoss is the negative log-likelihood loss of log-probabilities input

@@ -109,6 +109,7 @@ func binary(op backend.BinaryOp, a, b *Tensor, bScalar bool) *Tensor {
 	}
 	shape := BroadcastShapes(name, a.shape, b.shape)
 	ac, bc := a.Cast(ct), b.Cast(ct)
+	checkIntDivisor(op, ct, bc)
 	outDT := ct
 	if op.IsComparison() {
 		outDT = Bool

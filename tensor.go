@@ -182,12 +182,8 @@ func (e *OutOfMemoryError) Unwrap() error { return e.Err }
 
 func empty(shape Shape, dt DType, dev Device) *Tensor {
 	b := backendOf(dev)
-	for _, d := range shape {
-		if d < 0 {
-			shapeErr("empty", fmt.Sprintf("negative dimension %d", d), shape)
-		}
-	}
-	n := shape.NumElements()
+	n := checkShape("empty", shape)
+	checkDType("empty", dt)
 	s, err := b.Alloc(dev, dt, n)
 	if err != nil {
 		panic(oomError(dev, int64(n*dt.Size()), err))
@@ -254,10 +250,14 @@ func Arange(start, end, step float64, opts ...Option) *Tensor {
 	if step == 0 || math.IsNaN(start+end+step) || math.IsInf(start+end+step, 0) {
 		panic(&ShapeError{Op: "arange", Msg: fmt.Sprintf("invalid range start=%v end=%v step=%v", start, end, step)})
 	}
-	n := int(math.Ceil((end - start) / step))
-	if n < 0 {
+	nf := math.Ceil((end - start) / step)
+	if nf < 0 {
 		panic(&ShapeError{Op: "arange", Msg: "upper bound and larger bound inconsistent with step sign"})
 	}
+	if nf > maxElems {
+		panic(&ShapeError{Op: "arange", Msg: fmt.Sprintf("%g elements (start=%v end=%v step=%v) are too many", nf, start, end, step)})
+	}
+	n := int(nf)
 	o := makeOptions(def, opts)
 	t := empty(Shape{n}, o.dtype, o.dev)
 	t.be().Arange(t.view(), start, step)
@@ -301,7 +301,7 @@ func FromSlice[T Elem](data []T, shape Shape, opts ...Option) *Tensor {
 	if shape == nil {
 		shape = Shape{len(data)}
 	}
-	if shape.NumElements() != len(data) {
+	if checkShape("from_slice", shape) != len(data) {
 		shapeErr("from_slice", fmt.Sprintf("%d elements do not fill shape %v", len(data), shape), shape)
 	}
 	var host any

@@ -38,6 +38,7 @@ func (t *Tensor) CUDA(i int) *Tensor { return t.To(CUDA(i)) }
 // Cast returns t converted to dtype dt (t itself when it already has it).
 func (t *Tensor) Cast(dt DType) *Tensor {
 	t.live("to")
+	checkDType("to", dt)
 	if dt == t.dtype {
 		return t
 	}

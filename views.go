@@ -42,6 +42,9 @@ func inferShape(op string, shape []int, n int, from Shape) Shape {
 		case d < 0:
 			shapeErr(op, fmt.Sprintf("invalid shape dimension %d", d), from)
 		default:
+			if d != 0 && prod > maxElems/d {
+				shapeErr(op, fmt.Sprintf("shape '%v' is invalid for input of size %d", Shape(shape), n), from)
+			}
 			prod *= d
 		}
 	}
@@ -254,12 +257,13 @@ func (t *Tensor) Expand(shape ...int) *Tensor {
 		switch {
 		case shape[i] == -1 || shape[i] == src:
 			ns[i], st[i] = src, t.strides[i-lead]
-		case src == 1:
+		case src == 1 && shape[i] >= 0:
 			ns[i], st[i] = shape[i], 0
 		default:
 			shapeErr("expand", fmt.Sprintf("the expanded size of the tensor (%d) must match the existing size (%d) at non-singleton dimension %d", shape[i], src, i), t.shape, Shape(shape))
 		}
 	}
+	checkShape("expand", ns)
 	out := t.as(ns, st, t.offset)
 	return recordUnary(t, out, "ExpandBackward0", func(g *Tensor) *Tensor { return sumTo(g, t.shape) })
 }
@@ -327,6 +331,10 @@ func (t *Tensor) Select(d, i int) *Tensor {
 // Index returns t[i] (the i-th slice of dim 0); several indices index
 // successive dims: t.Index(1, 2) is t[1][2].
 func (t *Tensor) Index(idx ...int) *Tensor {
+	t.live("index")
+	if len(idx) > t.Dim() {
+		shapeErr("index", fmt.Sprintf("too many indices for tensor of dimension %d (got %d)", t.Dim(), len(idx)), t.shape)
+	}
 	out := t
 	for _, i := range idx {
 		out = out.Select(0, i)

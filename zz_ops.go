@@ -140,10 +140,10 @@ func (t *Tensor) Minimum(o *Tensor) *Tensor { return binary(backend.Minimum, t, 
 // Atan2 returns atan2(t, o).
 func (t *Tensor) Atan2(o *Tensor) *Tensor { return binary(backend.Atan2, t, o, false) }
 
-// Remainder returns t mod o with the sign of o (torch.remainder); an integer x mod 0 is 0.
+// Remainder returns t mod o with the sign of o (torch.remainder); an integer divisor of 0 panics with a *ValueError (ZeroDivisionError).
 func (t *Tensor) Remainder(o *Tensor) *Tensor { return binary(backend.Remainder, t, o, false) }
 
-// FloorDivide returns floor(t / o); an integer x // 0 is 0.
+// FloorDivide returns floor(t / o); an integer divisor of 0 panics with a *ValueError (ZeroDivisionError).
 func (t *Tensor) FloorDivide(o *Tensor) *Tensor { return binary(backend.FloorDiv, t, o, false) }
 
 // LogicalAnd is the elementwise and (nonzero is true), as Bool.
@@ -173,7 +173,7 @@ func (t *Tensor) Gt(o *Tensor) *Tensor { return binary(backend.Gt, t, o, false) 
 // Ge returns t >= o elementwise, as Bool.
 func (t *Tensor) Ge(o *Tensor) *Tensor { return binary(backend.Ge, t, o, false) }
 
-// Fmod returns the remainder of t / o with the sign of t (C's fmod, torch.fmod); an integer x fmod 0 is 0 (PyTorch raises).
+// Fmod returns the remainder of t / o with the sign of t (C's fmod, torch.fmod); an integer divisor of 0 panics with a *ValueError (ZeroDivisionError).
 func (t *Tensor) Fmod(o *Tensor) *Tensor { return binary(backend.Fmod, t, o, false) }
 
 // Hypot returns sqrt(t² + o²) without overflow.

@@ -328,7 +328,13 @@ func resolveOptions(opts Options) (o Options, listen string, err error) {
 			o.Timeout = DefaultTimeout
 		}
 	}
-	listen = net.JoinHostPort("", fmt.Sprint(o.MasterPort))
+	// Listen on the interface of the address the job uses; on every one
+	// only when asked.
+	bind := o.MasterAddr
+	if listenAll() {
+		bind = ""
+	}
+	listen = net.JoinHostPort(bind, fmt.Sprint(o.MasterPort))
 	if o.WorldSize == 1 && opts.MasterAddr == "" && !addrSet && opts.MasterPort == 0 && !portSet {
 		// A world of one needs no well-known port: take any free one.
 		listen = "127.0.0.1:0"
@@ -613,7 +619,7 @@ func (g *ProcessGroup) Close() error {
 			// group broke, they are still finding out which rank failed.
 			wait := g.timeout
 			if g.Err() != nil {
-				wait = 2 * g.grace()
+				wait = g.grace() + time.Second
 			}
 			g.ownStore.waitClients(time.Now().Add(wait))
 		}

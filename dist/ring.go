@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -61,7 +63,11 @@ func newRing(g *ProcessGroup, masterAddr string, masterPort int, deadline time.T
 		return r, nil
 	}
 	host := advertisedHost(g.store, masterAddr, masterPort)
-	ln, err := net.Listen("tcp", net.JoinHostPort("", "0"))
+	bind := host
+	if listenAll() {
+		bind = ""
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(bind, "0"))
 	if err != nil {
 		return nil, fmt.Errorf("dist: rendezvous: listen: %w", err)
 	}
@@ -91,9 +97,9 @@ func newRing(g *ProcessGroup, masterAddr string, masterPort int, deadline time.T
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		r.prev, acceptErr = acceptFrom(ln, g.prefix, prevRank, deadline)
+		r.prev, acceptErr = acceptFrom(ln, g.prefix, prevRank, jobToken(), deadline)
 	}()
-	r.next, err = dialTo(addr, g.prefix, g.rank, deadline)
+	r.next, err = dialTo(addr, g.prefix, g.rank, jobToken(), deadline)
 	if err != nil {
 		ln.Close() // stops the accept
 		err = &RankError{Op: "rendezvous", Rank: nextRank, Err: fmt.Errorf("connecting to rank %d at %s: %w", nextRank, addr, err)}
@@ -210,21 +216,23 @@ func isStoreTimeout(err error) bool {
 }
 
 // hello is the first message on a ring connection: the magic, the group's
-// key prefix and the dialer's rank.
-func hello(prefix string, rank int) []byte {
+// key prefix, the dialer's rank and the job's token.
+func hello(prefix string, rank int, token string) []byte {
 	b := binary.BigEndian.AppendUint32(nil, helloMagic)
 	b = binary.BigEndian.AppendUint32(b, uint32(rank))
 	b = binary.BigEndian.AppendUint16(b, uint16(len(prefix)))
-	return append(b, prefix...)
+	b = append(b, prefix...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(token)))
+	return append(b, token...)
 }
 
-func dialTo(addr, prefix string, rank int, deadline time.Time) (net.Conn, error) {
+func dialTo(addr, prefix string, rank int, token string, deadline time.Time) (net.Conn, error) {
 	backoff := 5 * time.Millisecond
 	for {
 		c, err := net.DialTimeout("tcp", addr, max(time.Until(deadline), time.Millisecond))
 		if err == nil {
 			c.SetDeadline(deadline)
-			if _, err = c.Write(hello(prefix, rank)); err == nil {
+			if _, err = c.Write(hello(prefix, rank, token)); err == nil {
 				return c, nil
 			}
 			c.Close()
@@ -237,22 +245,51 @@ func dialTo(addr, prefix string, rank int, deadline time.Time) (net.Conn, error)
 	}
 }
 
+// maxPendingHellos caps the connections whose hello is being read at once;
+// more are closed at once.
+const maxPendingHellos = 64
+
 // acceptFrom accepts connections until one from rank arrives with this
-// group's hello; others are closed.
-func acceptFrom(ln net.Listener, prefix string, rank int, deadline time.Time) (net.Conn, error) {
-	ln.(*net.TCPListener).SetDeadline(deadline)
-	want := hello(prefix, rank)
+// group's hello and the job's token. Each hello is read on its own
+// goroutine under helloTimeout, so that a silent connection delays no one;
+// the others are closed.
+func acceptFrom(ln net.Listener, prefix string, rank int, token string, deadline time.Time) (net.Conn, error) {
+	tl := ln.(*net.TCPListener)
+	tl.SetDeadline(deadline)
+	want := hello(prefix, rank, token)
+	found := make(chan net.Conn, 1)
+	pending := make(chan struct{}, maxPendingHellos)
+	var done atomic.Bool
 	for {
 		c, err := ln.Accept()
 		if err != nil {
+			if done.Load() {
+				return <-found, nil
+			}
 			return nil, err
 		}
-		c.SetDeadline(deadline)
-		got := make([]byte, len(want))
-		if _, err := io.ReadFull(c, got); err == nil && string(got) == string(want) {
-			return c, nil
+		select {
+		case pending <- struct{}{}:
+		default:
+			c.Close()
+			continue
 		}
-		c.Close()
+		go func(c net.Conn) {
+			defer func() { <-pending }()
+			if d := time.Now().Add(helloTimeout); d.Before(deadline) {
+				c.SetDeadline(d)
+			} else {
+				c.SetDeadline(deadline)
+			}
+			got := make([]byte, len(want))
+			if _, err := io.ReadFull(c, got); err != nil || subtle.ConstantTimeCompare(got, want) != 1 || !done.CompareAndSwap(false, true) {
+				c.Close()
+				return
+			}
+			c.SetDeadline(deadline)
+			found <- c
+			tl.SetDeadline(time.Now()) // wake the Accept
+		}(c)
 	}
 }
 
@@ -269,6 +306,12 @@ func (r *ringGroup) closeConns() {
 // is reset with data in flight.
 func (r *ringGroup) close() error {
 	if r.next == nil {
+		return nil
+	}
+	if r.g.Err() != nil {
+		// A broken ring has nothing in flight worth draining, and the
+		// neighbour may be the rank that hung.
+		r.closeConns()
 		return nil
 	}
 	if tc, ok := r.next.(*net.TCPConn); ok {
@@ -588,6 +631,9 @@ func (e *mismatchError) Error() string { return e.msg }
 func (r *ringGroup) fail(h header, start time.Time, cause error) error {
 	g := r.g
 	op := kindNames[h.kind]
+	// How long this rank waited for the collective, not counting the
+	// wait below for the others' reports.
+	after := time.Since(start)
 	var mm *mismatchError
 	kind := failKind(cause)
 	key := g.key("fail", g.rank)
@@ -596,11 +642,11 @@ func (r *ringGroup) fail(h header, start time.Time, cause error) error {
 		_, err = g.store.Add(key, int64(h.seq)+1)
 	}
 	if err != nil {
-		return &RankError{Op: op, Rank: 0, After: time.Since(start), Err: fmt.Errorf("%v; and the store (served by rank 0's process) is unreachable: %v", cause, err)}
+		return &RankError{Op: op, Rank: 0, After: after, Err: fmt.Errorf("%v; and the store (served by rank 0's process) is unreachable: %v", cause, err)}
 	}
 	missing, err := g.waitAll("fail", time.Now().Add(g.grace()))
 	if err != nil {
-		return &RankError{Op: op, Rank: 0, After: time.Since(start), Err: fmt.Errorf("%v; and the store (served by rank 0's process) is unreachable: %v", cause, err)}
+		return &RankError{Op: op, Rank: 0, After: after, Err: fmt.Errorf("%v; and the store (served by rank 0's process) is unreachable: %v", cause, err)}
 	}
 	if errors.As(cause, &mm) {
 		return fmt.Errorf("dist: %s #%d: the ranks' calls disagree: %s", op, h.seq, mm.msg)
@@ -624,7 +670,6 @@ func (r *ringGroup) fail(h header, start time.Time, cause error) error {
 		}
 		reports[p] = k
 	}
-	after := time.Since(start)
 	if len(missing) > 0 {
 		// The rank after the first missing one reads from it: its error
 		// tells a rank that hung (a timeout) from one that died.

@@ -20,12 +20,14 @@ package dist
 
 import (
 	"bufio"
+	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net"
+	"os"
 	"sync"
 	"time"
 )
@@ -78,12 +80,60 @@ const (
 
 	maxKey   = 1 << 16
 	maxValue = 1 << 28
+
+	// Every connection opens with [magic u32][token len u16][token]; the
+	// server answers one status byte and, on a wrong token, closes it.
+	storeHello = 0x454d4253 // "EMBS"
+	maxToken   = 1 << 10
+	// helloTimeout bounds how long a connection may take to say hello:
+	// one that stays silent is closed, and never counts as a client.
+	helloTimeout = 5 * time.Second
+	// maxStoreConns caps the connections the server holds at once.
+	maxStoreConns = 1024
 )
+
+// TokenEnv is the variable that holds the job's token. `ember launch` sets
+// a random one per job (or passes on the one its own environment has);
+// every process of the job must have the same. A store or ring connection
+// that does not present it is closed. Without it (empty on every process),
+// any process that can reach the store's and the ring's ports can join
+// the job: they listen on MASTER_ADDR's interface only (loopback for a job
+// on one machine) unless EMBER_DIST_LISTEN_ALL=1.
+const TokenEnv = "EMBER_DIST_TOKEN"
+
+func jobToken() string { return os.Getenv(TokenEnv) }
+
+// listenAll reports whether the job asked to listen on every interface.
+func listenAll() bool { return os.Getenv("EMBER_DIST_LISTEN_ALL") == "1" }
+
+func appendHello(b []byte, token string) []byte {
+	b = binary.BigEndian.AppendUint32(b, storeHello)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(token)))
+	return append(b, token...)
+}
+
+// readHello reads a connection's hello and reports whether it holds token.
+func readHello(r io.Reader, token string) bool {
+	var h [6]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil || binary.BigEndian.Uint32(h[:]) != storeHello {
+		return false
+	}
+	n := int(binary.BigEndian.Uint16(h[4:]))
+	if n > maxToken {
+		return false
+	}
+	got := make([]byte, n)
+	if _, err := io.ReadFull(r, got); err != nil {
+		return false
+	}
+	return subtle.ConstantTimeCompare(got, []byte(token)) == 1
+}
 
 // TCPStore is a Store served over TCP by one process (the server, rank 0
 // in a process group) and reached by the others as clients.
 type TCPStore struct {
 	addr    string
+	token   string
 	timeout time.Duration
 	srv     *storeServer // nil on clients
 
@@ -102,14 +152,19 @@ type storeConn struct {
 // NewTCPStore creates a store at addr ("host:port"). With isServer it
 // listens there (port 0 picks a free port; Addr reports it) and also acts
 // as a client of itself; otherwise it dials addr, retrying until timeout.
-// timeout bounds every Get and Wait and the initial connection.
+// timeout bounds every Get and Wait and the initial connection. The
+// server accepts only connections that present the job's token
+// (EMBER_DIST_TOKEN, see TokenEnv), and clients present it.
 func NewTCPStore(addr string, isServer bool, timeout time.Duration) (*TCPStore, error) {
 	if timeout <= 0 {
 		return nil, fmt.Errorf("dist: NewTCPStore: timeout must be positive, got %v", timeout)
 	}
-	s := &TCPStore{addr: addr, timeout: timeout, all: map[*storeConn]struct{}{}}
+	s := &TCPStore{addr: addr, token: jobToken(), timeout: timeout, all: map[*storeConn]struct{}{}}
+	if len(s.token) > maxToken {
+		return nil, fmt.Errorf("dist: %s holds %d bytes, at most %d", TokenEnv, len(s.token), maxToken)
+	}
 	if isServer {
-		srv, err := listenStore(addr)
+		srv, err := listenStore(addr, s.token)
 		if err != nil {
 			return nil, err
 		}
@@ -139,6 +194,12 @@ func (s *TCPStore) dial(deadline time.Time) (*storeConn, error) {
 		}
 		c, err := net.DialTimeout("tcp", s.addr, min(d, time.Second))
 		if err == nil {
+			err = s.hello(c, deadline)
+			if errors.Is(err, errTokenRefused) {
+				return nil, err
+			}
+		}
+		if err == nil {
 			sc := &storeConn{c: c, r: bufio.NewReader(c), w: bufio.NewWriter(c)}
 			s.mu.Lock()
 			if s.closed {
@@ -156,6 +217,31 @@ func (s *TCPStore) dial(deadline time.Time) (*storeConn, error) {
 		time.Sleep(backoff)
 		backoff = min(2*backoff, 200*time.Millisecond)
 	}
+}
+
+var errTokenRefused = fmt.Errorf("dist: store: the server refused this process's token (%s differs between the job's processes)", TokenEnv)
+
+// hello presents the token on a new connection and reads the answer.
+func (s *TCPStore) hello(c net.Conn, deadline time.Time) error {
+	c.SetDeadline(time.Now().Add(min(max(time.Until(deadline), time.Second), helloTimeout)))
+	defer c.SetDeadline(time.Time{})
+	if _, err := c.Write(appendHello(nil, s.token)); err != nil {
+		c.Close()
+		return err
+	}
+	var st [1]byte
+	if _, err := io.ReadFull(c, st[:]); err != nil {
+		c.Close()
+		if errors.Is(err, io.EOF) {
+			return errTokenRefused
+		}
+		return err
+	}
+	if st[0] != stOK {
+		c.Close()
+		return errTokenRefused
+	}
+	return nil
 }
 
 // get takes an idle connection or dials a new one, so that a Get blocked
@@ -432,7 +518,7 @@ func (s *TCPStore) waitClients(deadline time.Time) {
 		own := len(s.all)
 		s.mu.Unlock()
 		s.srv.mu.Lock()
-		n := len(s.srv.conns)
+		n := s.srv.clients
 		s.srv.mu.Unlock()
 		if n <= own {
 			return
@@ -470,14 +556,16 @@ type storeServer struct {
 	data    map[string][]byte
 	changed chan struct{} // closed and replaced on every Set/Add
 	conns   map[net.Conn]struct{}
+	clients int // connections that presented the token
+	token   string
 }
 
-func listenStore(addr string) (*storeServer, error) {
+func listenStore(addr, token string) (*storeServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("dist: store: listen on %s: %w", addr, err)
 	}
-	s := &storeServer{ln: ln, done: make(chan struct{}), data: map[string][]byte{}, changed: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+	s := &storeServer{ln: ln, done: make(chan struct{}), data: map[string][]byte{}, changed: make(chan struct{}), conns: map[net.Conn]struct{}{}, token: token}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -497,6 +585,11 @@ func (s *storeServer) accept() {
 			c.Close()
 			return
 		default:
+		}
+		if len(s.conns) >= maxStoreConns {
+			s.mu.Unlock()
+			c.Close()
+			continue
 		}
 		s.conns[c] = struct{}{}
 		s.mu.Unlock()
@@ -531,6 +624,22 @@ func (s *storeServer) serve(c net.Conn) {
 		s.mu.Unlock()
 	}()
 	r, w := bufio.NewReader(c), bufio.NewWriter(c)
+	c.SetDeadline(time.Now().Add(helloTimeout))
+	if !readHello(r, s.token) {
+		return
+	}
+	c.SetDeadline(time.Time{})
+	if _, err := c.Write([]byte{stOK}); err != nil {
+		return
+	}
+	s.mu.Lock()
+	s.clients++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.clients--
+		s.mu.Unlock()
+	}()
 	for {
 		req, err := readRequest(r)
 		if err != nil {

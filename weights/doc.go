@@ -5,7 +5,16 @@
 // Every loader treats its input as hostile: sizes, offsets, shapes and
 // strides are checked against the file before anything is allocated, so a
 // corrupt or truncated file gives a *FormatError, never a panic or an
-// allocation larger than a small multiple of the file.
+// allocation larger than a small multiple of the file. A whole load is
+// bounded (see SetLoadLimit): what it materialises, counted once per
+// storage, stays within 16 × the file's size (at least 16 MiB, at most
+// 16 GiB) unless raised; a file holds at most MaxTensors tensors. The
+// tensors of a .pth file that share a storage share it after loading too,
+// as in PyTorch (views, stride-0 expansions). Zip entries that overlap,
+// pickles that would run the unpickler out of bounds (opcodes, stack,
+// nested MARKs, memo) and safetensors headers that another parser could
+// read differently (duplicate keys, non-UTF-8, data_offsets that are not
+// two integers) are refused.
 //
 // ember has the dtypes float32, float64, int64, int32 and bool. Stored
 // dtypes outside that set are widened on load: float16 and bfloat16 become
@@ -134,4 +143,19 @@ func decode(k elemKind, b []byte, shape ember.Shape) *ember.Tensor {
 		}
 		return ember.FromSlice(out, shape)
 	}
+}
+
+// dtype is the ember dtype k widens to.
+func (k elemKind) dtype() ember.DType {
+	switch k {
+	case kF64:
+		return ember.Float64
+	case kF32, kF16, kBF16:
+		return ember.Float32
+	case kI64, kU32:
+		return ember.Int64
+	case kI32, kI16, kI8, kU8:
+		return ember.Int32
+	}
+	return ember.Bool
 }

@@ -2,6 +2,7 @@ package weights
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -11,11 +12,21 @@ func addFile(f *testing.F, path string) {
 	}
 }
 
+// addHostile seeds f with the crafted files of testdata/hostile whose
+// names end in ext.
+func addHostile(f *testing.F, ext string) {
+	names, _ := filepath.Glob("../testdata/hostile/*" + ext)
+	for _, n := range names {
+		addFile(f, n)
+	}
+}
+
 // FuzzLoadSafetensors checks that no input panics or allocates beyond the
 // input's size; valid inputs round-trip through WriteSafetensors.
 func FuzzLoadSafetensors(f *testing.F) {
 	addFile(f, "../testdata/nn/weights.safetensors")
 	f.Add(stFile(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, make([]byte, 4)))
+	addHostile(f, ".safetensors")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, _, err := ParseSafetensors(data)
 		if err != nil {
@@ -34,6 +45,7 @@ func FuzzLoadSafetensors(f *testing.F) {
 func FuzzLoadPyTorch(f *testing.F) {
 	addFile(f, "../testdata/nn/weights.pth")
 	addFile(f, "../testdata/nn/checkpoint.pth")
+	addHostile(f, ".pth")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, err := ParsePyTorch(data)
 		if err != nil {

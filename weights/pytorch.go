@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"os"
 	"sort"
@@ -15,9 +16,22 @@ import (
 	"github.com/nlpodyssey/gopickle/types"
 )
 
-// maxViewElems is how many elements a tensor may have beyond its storage's
-// (a stride-0 expanded view) before the loader refuses it.
-const maxViewElems = 1 << 20
+// Bounds of the .pth loader beyond the load limit (SetLoadLimit).
+const (
+	// maxViewElems is how many elements a tensor may have beyond its
+	// storage's (a stride-0 expanded view) before the loader refuses it.
+	maxViewElems = 1 << 20
+	// maxPickle bounds data.pkl; pickleRatio bounds it against the file's
+	// size (torch stores it uncompressed).
+	maxPickle   = 64 << 20
+	pickleRatio = 4
+	// maxDeflate is how many times its compressed size a deflated record
+	// may inflate to (deflate's own limit is about 1032).
+	maxDeflate = 1032
+	// maxVisits bounds the dict entries flattened (dicts shared through
+	// the memo are walked once per reference).
+	maxVisits = 1 << 20
+)
 
 var storageKinds = map[string]elemKind{
 	"FloatStorage": kF32, "DoubleStorage": kF64, "HalfStorage": kF16, "BFloat16Storage": kBF16,
@@ -46,15 +60,19 @@ func LoadPyTorch(path string) (map[string]*ember.Tensor, error) {
 
 type ptLoader struct {
 	zr       *zip.Reader
+	files    map[string]*zip.File // by name
 	size     int64
 	prefix   string
 	bigEnd   bool
 	storages map[string]*ptStorage
+	budget   *budget
 }
 
+// ptStorage is a storage record decoded once into a 1-D tensor; the
+// tensors of the file are views of it, as in PyTorch.
 type ptStorage struct {
 	kind elemKind
-	data []byte
+	t    *ember.Tensor
 }
 
 type storageClass struct{ kind elemKind }
@@ -82,7 +100,10 @@ func ParsePyTorch(data []byte) (m map[string]*ember.Tensor, err error) {
 		}
 		return nil, bad("not a zip archive: %v", err)
 	}
-	l := &ptLoader{zr: zr, size: int64(len(data)), storages: map[string]*ptStorage{}}
+	l := &ptLoader{zr: zr, size: int64(len(data)), storages: map[string]*ptStorage{}, budget: newBudget(int64(len(data)))}
+	if err := l.index(); err != nil {
+		return nil, bad("%v", err)
+	}
 	var pkl *zip.File
 	for _, f := range zr.File {
 		if dir, ok := strings.CutSuffix(f.Name, "/data.pkl"); ok && !strings.Contains(dir, "/") {
@@ -102,9 +123,12 @@ func ParsePyTorch(data []byte) (m map[string]*ember.Tensor, err error) {
 			return nil, bad("unknown byteorder %q", bo)
 		}
 	}
-	p, err := l.read(pkl, 64<<20)
+	p, err := l.read(pkl, min(maxPickle, pickleRatio*l.size+64<<10))
 	if err != nil {
 		return nil, bad("data.pkl: %v", err)
+	}
+	if err := l.budget.charge(int64(len(p)), "data.pkl"); err != nil {
+		return nil, bad("%v", err)
 	}
 	if err := scanPickle(p); err != nil {
 		return nil, bad("data.pkl: %v", err)
@@ -117,7 +141,8 @@ func ParsePyTorch(data []byte) (m map[string]*ember.Tensor, err error) {
 		return nil, bad("data.pkl: %v", err)
 	}
 	out := map[string]*ember.Tensor{}
-	if err := flatten("", obj, out, 0); err != nil {
+	visits := maxVisits
+	if err := flatten("", obj, out, 0, &visits); err != nil {
 		return nil, bad("%v", err)
 	}
 	return out, nil
@@ -144,22 +169,54 @@ func (l *ptLoader) read(f *zip.File, limit int64) ([]byte, error) {
 }
 
 func (l *ptLoader) record(name string, limit int64) ([]byte, error) {
-	for _, f := range l.zr.File {
-		if f.Name == l.prefix+name {
-			return l.read(f, limit)
-		}
+	if f := l.files[l.prefix+name]; f != nil {
+		return l.read(f, limit)
 	}
 	return nil, fmt.Errorf("no record %s%s", l.prefix, name)
 }
 
-// limit is the most bytes a storage record may inflate to: the file size for
-// stored (uncompressed) records, as torch writes them, 64 times that for
-// deflated ones.
+// index maps the records by name and refuses an archive whose entries
+// share bytes (a central directory listing one compressed entry many
+// times inflates it many times) or reach past the file, or that names a
+// record twice.
+func (l *ptLoader) index() error {
+	type span struct {
+		name       string
+		begin, end int64
+	}
+	spans := make([]span, 0, len(l.zr.File))
+	l.files = make(map[string]*zip.File, len(l.zr.File))
+	for _, f := range l.zr.File {
+		if _, dup := l.files[f.Name]; dup {
+			return fmt.Errorf("zip entry %s appears twice", f.Name)
+		}
+		l.files[f.Name] = f
+		off, err := f.DataOffset()
+		if err != nil {
+			return fmt.Errorf("zip entry %s: %v", f.Name, err)
+		}
+		if f.CompressedSize64 > uint64(l.size) || off > l.size-int64(f.CompressedSize64) {
+			return fmt.Errorf("zip entry %s: %d bytes at %d run past the %d-byte file", f.Name, f.CompressedSize64, off, l.size)
+		}
+		spans = append(spans, span{f.Name, off, off + int64(f.CompressedSize64)})
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].begin < spans[j].begin })
+	for i := 1; i < len(spans); i++ {
+		if spans[i].begin < spans[i-1].end || spans[i].begin == spans[i-1].begin {
+			return fmt.Errorf("zip entries %s and %s overlap", spans[i-1].name, spans[i].name)
+		}
+	}
+	return nil
+}
+
+// limit is the most bytes a storage record may inflate to: its own size
+// for stored (uncompressed) records, as torch writes them, maxDeflate
+// times its compressed size for deflated ones (within the load's budget).
 func (l *ptLoader) limit(f *zip.File) int64 {
 	if f.Method == zip.Store {
-		return l.size
+		return int64(f.CompressedSize64)
 	}
-	return 64 * l.size
+	return maxDeflate * max(int64(f.CompressedSize64), 1)
 }
 
 func (l *ptLoader) findClass(module, name string) (any, error) {
@@ -211,21 +268,22 @@ func (l *ptLoader) persistentLoad(pid any) (any, error) {
 		}
 		return s, nil
 	}
-	var f *zip.File
-	for _, zf := range l.zr.File {
-		if zf.Name == l.prefix+"data/"+key {
-			f = zf
-			break
-		}
-	}
+	f := l.files[l.prefix+"data/"+key]
 	if f == nil {
 		return nil, fmt.Errorf("storage %s: no record %sdata/%s", key, l.prefix, key)
 	}
-	need := uint64(numel) * uint64(sc.kind.size())
-	if numel > l.size*64 || need != f.UncompressedSize64 {
-		return nil, fmt.Errorf("storage %s: %d elements of %d bytes do not match its %d-byte record", key, numel, sc.kind.size(), f.UncompressedSize64)
+	w := int64(sc.kind.size())
+	if f.UncompressedSize64 > uint64(math.MaxInt64/2) || uint64(numel)*uint64(w) != f.UncompressedSize64 {
+		return nil, fmt.Errorf("storage %s: %d elements of %d bytes need %d bytes, its record holds %d", key, numel, w, uint64(numel)*uint64(w), f.UncompressedSize64)
 	}
-	b, err := l.read(f, l.limit(f))
+	if int64(f.UncompressedSize64) > l.limit(f) {
+		return nil, fmt.Errorf("storage %s: record of %d bytes inflates more than %d× its %d compressed bytes", key, f.UncompressedSize64, l.limit(f)/max(int64(f.CompressedSize64), 1), f.CompressedSize64)
+	}
+	// The record's bytes and the decoded tensor are alive together.
+	if err := l.budget.charge(int64(f.UncompressedSize64)+numel*int64(sc.kind.dtype().Size()), "storage "+key); err != nil {
+		return nil, err
+	}
+	b, err := l.read(f, int64(f.UncompressedSize64))
 	if err != nil {
 		return nil, fmt.Errorf("storage %s: %w", key, err)
 	}
@@ -237,7 +295,7 @@ func (l *ptLoader) persistentLoad(pid any) (any, error) {
 			}
 		}
 	}
-	s := &ptStorage{kind: sc.kind, data: b}
+	s := &ptStorage{kind: sc.kind, t: decode(sc.kind, b, ember.Shape{int(numel)})}
 	l.storages[key] = s
 	return s, nil
 }
@@ -297,8 +355,7 @@ func (l *ptLoader) rebuildTensor(args ...any) (any, error) {
 	if len(size) != len(stride) {
 		return nil, fmt.Errorf("_rebuild_tensor: size %v and stride %v differ in rank", size, stride)
 	}
-	w := int64(s.kind.size())
-	snumel := int64(len(s.data)) / w
+	snumel := int64(s.t.NumElements())
 	numel := int64(1)
 	last := off // largest element index reached
 	for i, d := range size {
@@ -306,21 +363,25 @@ func (l *ptLoader) rebuildTensor(args ...any) (any, error) {
 			numel = 0
 			break
 		}
-		if numel > (1<<62)/d {
+		if numel > (1<<60)/d {
 			return nil, fmt.Errorf("_rebuild_tensor: size %v overflows", size)
 		}
 		numel *= d
-		if stride[i] > (1<<62)/d {
+		if stride[i] > (1<<60)/d {
 			return nil, fmt.Errorf("_rebuild_tensor: stride %v overflows", stride)
 		}
 		last += (d - 1) * stride[i]
-		if last > 1<<62 {
+		if last > 1<<60 {
 			return nil, fmt.Errorf("_rebuild_tensor: stride %v overflows", stride)
 		}
 	}
+	if err := l.budget.tensor(); err != nil {
+		return nil, err
+	}
 	shape := make(ember.Shape, len(size))
+	st := make([]int, len(size))
 	for i, d := range size {
-		shape[i] = int(d)
+		shape[i], st[i] = int(d), int(stride[i])
 	}
 	if numel == 0 {
 		return &ptTensor{decode(s.kind, nil, shape)}, nil
@@ -331,30 +392,21 @@ func (l *ptLoader) rebuildTensor(args ...any) (any, error) {
 	if numel > snumel && numel > maxViewElems {
 		return nil, fmt.Errorf("_rebuild_tensor: %d elements view a storage of %d", numel, snumel)
 	}
-	// Gather the strided view into contiguous bytes.
-	buf := make([]byte, numel*w)
-	idx := make([]int64, len(size))
-	pos := off
-	for e := int64(0); e < numel; e++ {
-		copy(buf[e*w:(e+1)*w], s.data[pos*w:(pos+1)*w])
-		for d := len(size) - 1; d >= 0; d-- {
-			idx[d]++
-			pos += stride[d]
-			if idx[d] < size[d] {
-				break
-			}
-			pos -= idx[d] * stride[d]
-			idx[d] = 0
-		}
+	var t *ember.Tensor
+	if err := ember.Try(func() { t = s.t.AsStrided(shape, st, int(off)) }); err != nil {
+		return nil, fmt.Errorf("_rebuild_tensor: %v", err)
 	}
-	return &ptTensor{decode(s.kind, buf, shape)}, nil
+	return &ptTensor{t}, nil
 }
 
-func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int) error {
+func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int, visits *int) error {
 	if depth > 32 {
 		return fmt.Errorf("dicts nested more than 32 deep")
 	}
 	put := func(k, v any) error {
+		if *visits--; *visits < 0 {
+			return fmt.Errorf("more than %d dict entries to flatten (a dict shared through the pickle memo?)", maxVisits)
+		}
 		ks, ok := k.(string)
 		if !ok {
 			if i, ok := toInt(k); ok {
@@ -374,7 +426,7 @@ func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int) er
 			}
 			out[name] = x.t
 		case *types.Dict, *types.OrderedDict:
-			return flatten(name, x, out, depth+1)
+			return flatten(name, x, out, depth+1, visits)
 		}
 		return nil
 	}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/emberml/ember"
 )
@@ -25,9 +27,128 @@ var stDTypes = map[string]elemKind{
 }
 
 type stEntry struct {
-	DType   string   `json:"dtype"`
-	Shape   []int64  `json:"shape"`
-	Offsets [2]int64 `json:"data_offsets"`
+	DType   string
+	Shape   []int64
+	Offsets [2]int64
+}
+
+// parseHeader walks the header's top-level object, calling f with each key
+// and the decoder positioned at its value, which f must consume.
+func parseHeader(hdr []byte, f func(name string, dec *json.Decoder) error) error {
+	dec := json.NewDecoder(bytes.NewReader(hdr))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fmt.Errorf("header is not a JSON object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("header is not a JSON object: %v", err)
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return fmt.Errorf("header is not a JSON object")
+		}
+		if err := f(name, dec); err != nil {
+			return err
+		}
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return fmt.Errorf("header is not a JSON object: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("data after the header's JSON object")
+	}
+	return nil
+}
+
+// parseEntry reads {"dtype": s, "shape": [ints], "data_offsets": [a, b]}
+// with each field exactly once, no other field, integers written as
+// integers, and exactly two offsets.
+func parseEntry(dec *json.Decoder) (e stEntry, err error) {
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return e, fmt.Errorf("not a JSON object")
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return e, err
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return e, fmt.Errorf("field %q appears twice", key)
+		}
+		seen[key] = true
+		switch key {
+		case "dtype":
+			tok, err := dec.Token()
+			s, ok := tok.(string)
+			if err != nil || !ok {
+				return e, fmt.Errorf("dtype is not a string")
+			}
+			e.DType = s
+		case "shape":
+			if e.Shape, err = intArray(dec, "shape"); err != nil {
+				return e, err
+			}
+			if e.Shape == nil {
+				e.Shape = []int64{}
+			}
+		case "data_offsets":
+			offs, err := intArray(dec, "data_offsets")
+			if err != nil {
+				return e, err
+			}
+			if len(offs) != 2 {
+				return e, fmt.Errorf("data_offsets holds %d numbers, want 2", len(offs))
+			}
+			e.Offsets = [2]int64{offs[0], offs[1]}
+		default:
+			return e, fmt.Errorf("unknown field %q", key)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return e, err
+	}
+	for _, k := range []string{"dtype", "shape", "data_offsets"} {
+		if !seen[k] {
+			return e, fmt.Errorf("no %s field", k)
+		}
+	}
+	return e, nil
+}
+
+// maxRank bounds a shape's length.
+const maxRank = 64
+
+func intArray(dec *json.Decoder, what string) ([]int64, error) {
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, fmt.Errorf("%s is not an array", what)
+	}
+	var out []int64
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		num, ok := tok.(json.Number)
+		if !ok {
+			return nil, fmt.Errorf("%s holds %v, not an integer", what, tok)
+		}
+		v, err := strconv.ParseInt(string(num), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s holds %s, not a 64-bit integer", what, num)
+		}
+		if len(out) == maxRank {
+			return nil, fmt.Errorf("%s holds more than %d numbers", what, maxRank)
+		}
+		out = append(out, v)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // LoadSafetensors reads every tensor of a .safetensors file onto the CPU.
@@ -66,11 +187,14 @@ func ParseSafetensors(data []byte) (map[string]*ember.Tensor, map[string]string,
 	if len(hdr) == 0 || hdr[0] != '{' {
 		return nil, nil, bad("header does not start with '{'")
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(hdr, &raw); err != nil {
-		return nil, nil, bad("header is not a JSON object: %v", err)
+	// The reference parser reads the header as a UTF-8 string; Go's JSON
+	// would replace bad bytes in a name, and two parsers must never read
+	// one file differently.
+	if !utf8.Valid(hdr) {
+		return nil, nil, bad("header is not valid UTF-8")
 	}
 	body := data[8+hlen:]
+	bud := newBudget(int64(len(data)))
 	var meta map[string]string
 	type span struct {
 		name       string
@@ -78,42 +202,59 @@ func ParseSafetensors(data []byte) (map[string]*ember.Tensor, map[string]string,
 	}
 	var spans []span
 	entries := map[string]stEntry{}
-	for name, msg := range raw {
+	err := parseHeader(hdr, func(name string, dec *json.Decoder) error {
 		if name == "__metadata__" {
-			if err := json.Unmarshal(msg, &meta); err != nil {
-				return nil, nil, bad("__metadata__ is not a string-to-string object: %v", err)
+			if meta != nil {
+				return fmt.Errorf("__metadata__ appears twice")
 			}
-			continue
+			if err := dec.Decode(&meta); err != nil {
+				return fmt.Errorf("__metadata__ is not a string-to-string object: %v", err)
+			}
+			if meta == nil {
+				meta = map[string]string{}
+			}
+			return nil
 		}
-		var e stEntry
-		dec := json.NewDecoder(bytes.NewReader(msg))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&e); err != nil {
-			return nil, nil, bad("tensor %q: %v", name, err)
+		if _, dup := entries[name]; dup {
+			return fmt.Errorf("tensor %q appears twice", name)
+		}
+		e, err := parseEntry(dec)
+		if err != nil {
+			return fmt.Errorf("tensor %q: %v", name, err)
 		}
 		k, ok := stDTypes[e.DType]
 		if !ok {
-			return nil, nil, bad("tensor %q: unsupported dtype %q", name, e.DType)
+			return fmt.Errorf("tensor %q: unsupported dtype %q", name, e.DType)
 		}
 		n := int64(1)
 		for _, d := range e.Shape {
 			if d < 0 {
-				return nil, nil, bad("tensor %q: negative dimension in shape %v", name, e.Shape)
+				return fmt.Errorf("tensor %q: negative dimension in shape %v", name, e.Shape)
 			}
-			if d != 0 && n > math.MaxInt64/int64(k.size())/d {
-				return nil, nil, bad("tensor %q: shape %v overflows", name, e.Shape)
+			if d != 0 && n > (1<<60)/int64(k.size())/d {
+				return fmt.Errorf("tensor %q: shape %v overflows", name, e.Shape)
 			}
 			n *= d
 		}
 		b, end := e.Offsets[0], e.Offsets[1]
 		if b < 0 || end < b || end > int64(len(body)) {
-			return nil, nil, bad("tensor %q: data_offsets [%d, %d] outside the %d-byte data section", name, b, end, len(body))
+			return fmt.Errorf("tensor %q: data_offsets [%d, %d] outside the %d-byte data section", name, b, end, len(body))
 		}
 		if end-b != n*int64(k.size()) {
-			return nil, nil, bad("tensor %q: %s shape %v needs %d bytes, data_offsets give %d", name, e.DType, e.Shape, n*int64(k.size()), end-b)
+			return fmt.Errorf("tensor %q: %s shape %v needs %d bytes, data_offsets give %d", name, e.DType, e.Shape, n*int64(k.size()), end-b)
+		}
+		if err := bud.tensor(); err != nil {
+			return err
+		}
+		if err := bud.charge(n*int64(k.dtype().Size())+int64(len(name)), fmt.Sprintf("tensor %q", name)); err != nil {
+			return err
 		}
 		entries[name] = e
 		spans = append(spans, span{name, b, end})
+		return nil
+	})
+	if err != nil {
+		return nil, nil, bad("%v", err)
 	}
 	// The data section must be covered exactly, with no holes or overlaps.
 	sort.Slice(spans, func(i, j int) bool {

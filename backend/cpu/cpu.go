@@ -29,13 +29,23 @@ func (Backend) Count() (int, error) { return 1, nil }
 
 // Alloc returns uninitialised storage: a buffer released earlier when the
 // cache holds one of its size class (see SetCacheLimit), else zeroed memory.
+// A request larger than the memory left is an error (see checkAlloc).
 func (Backend) Alloc(dev backend.Device, dt backend.DType, n int) (backend.Storage, error) {
+	if n < 0 || n > math.MaxInt/8 {
+		return nil, fmt.Errorf("cpu: cannot allocate %d elements", n)
+	}
+	if err := checkAlloc(int64(n) * int64(dt.Size())); err != nil {
+		return nil, err
+	}
 	return newStorage(dt, n), nil
 }
 
 // FromHost copies data into new storage.
 func (Backend) FromHost(dev backend.Device, data any) (backend.Storage, error) {
 	var s *Storage
+	if err := checkAlloc(hostBytes(data)); err != nil {
+		return nil, err
+	}
 	switch d := data.(type) {
 	case []float32:
 		s = newStorage(backend.Float32, len(d))
@@ -197,4 +207,18 @@ func softmax[T floatT](d, s []T, shape []int, log bool) {
 			}
 		}
 	})
+}
+
+func hostBytes(data any) int64 {
+	switch d := data.(type) {
+	case []float32:
+		return 4 * int64(len(d))
+	case []float64:
+		return 8 * int64(len(d))
+	case []int64:
+		return 8 * int64(len(d))
+	case []int32:
+		return 4 * int64(len(d))
+	}
+	return 0
 }

@@ -239,34 +239,41 @@ func (g *realGPU) buildModule(name string, m *module) error {
 		}
 		return packImage(img, res.LoweredNames)
 	}
-	var payload []byte
-	if cache, cerr := kcache.Default(); cerr == nil {
-		payload, err = cache.GetOrCompile(key, build)
-	} else {
-		payload, err = build()
-	}
-	if err != nil {
-		return err
-	}
-	img, lowered, err := unpackImage(payload)
-	if err != nil {
-		return err
-	}
-	return g.ctx.Do(func() error {
-		mod, log, err := g.drv.LoadModule(img)
+	use := func(payload []byte) error {
+		img, lowered, err := unpackImage(payload)
 		if err != nil {
-			return fmt.Errorf("loading module %s: %w (%s)", name, err, log)
+			return err
 		}
-		m.mod = mod
-		for expr, low := range lowered {
-			fn, err := g.drv.ModuleGetFunction(mod, low)
+		return g.ctx.Do(func() error {
+			mod, log, err := g.drv.LoadModule(img)
 			if err != nil {
-				return fmt.Errorf("module %s: %s: %w", name, expr, err)
+				return fmt.Errorf("loading module %s: %w (%s)", name, err, log)
 			}
-			m.funcs[expr] = fn
-		}
-		return nil
-	})
+			funcs := map[string]driver.Function{}
+			for expr, low := range lowered {
+				fn, err := g.drv.ModuleGetFunction(mod, low)
+				if err != nil {
+					g.drv.ModuleUnload(mod)
+					return fmt.Errorf("module %s: %s: %w", name, expr, err)
+				}
+				funcs[expr] = fn
+			}
+			m.mod = mod
+			for expr, fn := range funcs {
+				m.funcs[expr] = fn
+			}
+			return nil
+		})
+	}
+	// A cached entry that does not unpack or load is dropped and rebuilt.
+	if cache, cerr := kcache.Default(); cerr == nil {
+		return cache.GetOrCompileUse(key, build, use)
+	}
+	payload, err := build()
+	if err != nil {
+		return err
+	}
+	return use(payload)
 }
 
 // packImage stores a module image with its lowered names:

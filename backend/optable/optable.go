@@ -260,9 +260,9 @@ var Binaries = []Binary{
 		GoF: "minF(x, y)", GoI: "min(x, y)", CF: "ember_minf(x, y)", CI: "x < y ? x : y"},
 	{Name: "atan2", Const: "Atan2", Method: "Atan2", Doc: "returns atan2(t, o).", Torch: "torch.atan2", GradFn: "Atan2Backward0", Saves: SaveX, Class: Float, Cost: Transcendental,
 		GoF: "T(math.Atan2(float64(x), float64(y)))", CF: "M<T>::atan2(x, y)"},
-	{Name: "remainder", Const: "Remainder", Method: "Remainder", Doc: "returns t mod o with the sign of o (torch.remainder); an integer x mod 0 is 0.", Torch: "torch.remainder", GradFn: "RemainderBackward1", Saves: SaveX, Class: Numeric, Cost: Transcendental,
+	{Name: "remainder", Const: "Remainder", Method: "Remainder", Doc: "returns t mod o with the sign of o (torch.remainder); an integer divisor of 0 panics with a *ValueError (ZeroDivisionError).", Torch: "torch.remainder", GradFn: "RemainderBackward1", Saves: SaveX, Class: Numeric, Cost: Transcendental,
 		GoF: "T(remF(float64(x), float64(y)))", GoI: "remI(x, y)", CF: "(T)ember_remf((double)x, (double)y)", CI: "ember_remi(x, y)"},
-	{Name: "floor_divide", Const: "FloorDiv", Method: "FloorDivide", Doc: "returns floor(t / o); an integer x // 0 is 0.", Torch: "torch.floor_divide", Class: Numeric, Cost: Cheap,
+	{Name: "floor_divide", Const: "FloorDiv", Method: "FloorDivide", Doc: "returns floor(t / o); an integer divisor of 0 panics with a *ValueError (ZeroDivisionError).", Torch: "torch.floor_divide", Class: Numeric, Cost: Cheap,
 		GoF: "T(math.Floor(float64(x) / float64(y)))", GoI: "floorDivI(x, y)", CF: "(T)::floor((double)x / (double)y)", CI: "ember_floordivi(x, y)"},
 	{Name: "logical_and", Const: "LogicalAnd", Method: "LogicalAnd", Doc: "is the elementwise and (nonzero is true), as Bool.", Torch: "torch.logical_and", Class: Logical, Cost: Cheap,
 		GoB: "x && y", CB: "x && y"},
@@ -284,7 +284,7 @@ var Binaries = []Binary{
 		GoF: "x >= y", GoI: "x >= y", CF: "x >= y", CI: "x >= y"},
 
 	// Added through the table (issue 12).
-	{Name: "fmod", Const: "Fmod", Method: "Fmod", Doc: "returns the remainder of t / o with the sign of t (C's fmod, torch.fmod); an integer x fmod 0 is 0 (PyTorch raises).", Torch: "torch.fmod", GradFn: "FmodBackward1", Saves: SaveX, Class: Numeric, Cost: Transcendental,
+	{Name: "fmod", Const: "Fmod", Method: "Fmod", Doc: "returns the remainder of t / o with the sign of t (C's fmod, torch.fmod); an integer divisor of 0 panics with a *ValueError (ZeroDivisionError).", Torch: "torch.fmod", GradFn: "FmodBackward1", Saves: SaveX, Class: Numeric, Cost: Transcendental,
 		GoF: "T(math.Mod(float64(x), float64(y)))", GoI: "fmodI(x, y)", CF: "M<T>::fmod(x, y)", CI: "ember_fmodi(x, y)",
 		Fixture: "torch.fmod(x, y)", Domain: [2]float64{0.3, 2.3}},
 	{Name: "hypot", Const: "Hypot", Method: "Hypot", Doc: "returns sqrt(t² + o²) without overflow.", Torch: "torch.hypot", GradFn: "HypotBackward0", Saves: SaveX | SaveY, Class: FloatStrict, Cost: Transcendental,

@@ -40,7 +40,9 @@ var trainCmd = &cobra.Command{
 	Use:   "train",
 	Short: "Train an image classifier, writing metrics, a plot and checkpoints",
 	Args:  cobra.NoArgs,
-	RunE:  func(cmd *cobra.Command, _ []string) error { return runTrain(cmd) },
+	RunE: func(cmd *cobra.Command, _ []string) error {
+		return catchDDPFailure(func() error { return runTrain(cmd) })
+	},
 }
 
 func init() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/dist"
@@ -140,4 +141,30 @@ func workerArgs(cmd *cobra.Command) []string {
 		}
 	})
 	return args
+}
+
+// ddpExitCode is the exit status of a training run whose DDP collectives
+// failed (a rank died, hung or disagreed).
+const ddpExitCode = 3
+
+// catchDDPFailure runs run and turns the panic of a failed DDP collective
+// (an *nn.DDPError, a *dist.RankError) into a one-line error that exits
+// with ddpExitCode, instead of a panic and its goroutine trace. Other
+// panics go on.
+func catchDDPFailure(run func() error) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		e, ok := r.(error)
+		var de *nn.DDPError
+		var re *dist.RankError
+		if !ok || !(errors.As(e, &de) || errors.As(e, &re)) {
+			panic(r)
+		}
+		msg := strings.ReplaceAll(e.Error(), "\n", "; ")
+		err = &exitError{code: ddpExitCode, msg: "ember train: " + msg}
+	}()
+	return run()
 }

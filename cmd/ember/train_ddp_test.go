@@ -1,12 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"github.com/emberml/ember/dist"
+	"github.com/emberml/ember/nn"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/emberml/ember"
 )
@@ -136,4 +140,22 @@ func TestTrainDDP(t *testing.T) {
 	if !testing.Short() && rows[0].testAcc < 0.6 {
 		t.Errorf("after one epoch: %+v", rows[0])
 	}
+}
+
+// A DDP collective's failure is one line and an exit status; other panics
+// are not swallowed.
+func TestCatchDDPFailure(t *testing.T) {
+	err := catchDDPFailure(func() error {
+		panic(&nn.DDPError{Op: "all_reduce of gradient bucket 0", Err: &dist.RankError{Op: "all_reduce", Rank: 1, After: 15 * time.Second, Err: errors.New("rank 1 did not take part")}})
+	})
+	ee, ok := err.(*exitError)
+	if !ok || ee.code != ddpExitCode || strings.Contains(ee.msg, "\n") || !strings.Contains(ee.msg, "rank 1") {
+		t.Fatalf("err = %#v", err)
+	}
+	defer func() {
+		if r := recover(); r != "other" {
+			t.Errorf("recovered %v, want the other panic to go on", r)
+		}
+	}()
+	catchDDPFailure(func() error { panic("other") })
 }

@@ -21,6 +21,7 @@ var Variables = []string{
 	"GROUP_RANK",       // the machine's rank (torchrun's name)
 	"GROUP_WORLD_SIZE", // machines in the job
 	"NODE_RANK",        // GROUP_RANK again, under the name Lightning and older launchers use
+	"EMBER_DIST_TOKEN", // the job's token, when it has one (see Config.Token)
 }
 
 // WorkerEnv returns the contract's variables (NAME=value) for the worker
@@ -42,6 +43,9 @@ func (c Config) WorkerEnv(local int) []string {
 		"GROUP_WORLD_SIZE=" + strconv.Itoa(nnodes),
 		"NODE_RANK=" + strconv.Itoa(c.NodeRank),
 	}
+	if c.Token != "" {
+		env = append(env, "EMBER_DIST_TOKEN="+c.Token)
+	}
 	if c.NProcPerNode > 1 && !hasVar(c.Env, "GOMAXPROCS") {
 		env = append(env, "GOMAXPROCS="+strconv.Itoa(max(1, runtime.NumCPU()/c.NProcPerNode)))
 	}
@@ -61,6 +65,20 @@ func hasVar(env []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// envValue returns name's value in env (nil: the process's environment).
+func envValue(env []string, name string) string {
+	if env == nil {
+		return os.Getenv(name)
+	}
+	v := ""
+	for _, kv := range env {
+		if rest, ok := strings.CutPrefix(kv, name+"="); ok {
+			v = rest
+		}
+	}
+	return v
 }
 
 // mergeEnv returns base with the variables of set replacing those of the

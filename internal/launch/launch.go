@@ -9,6 +9,8 @@ package launch
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -59,6 +61,11 @@ type Config struct {
 	// itself receives: the first is forwarded to every worker, which then
 	// get Grace to exit; a second kills them at once.
 	Signals <-chan os.Signal
+	// Token authenticates the job's processes to each other (the store and
+	// the ring check it): EMBER_DIST_TOKEN of Env when set (give every
+	// machine the same), else, on one machine, a random one per job. On
+	// several machines without one, the job runs unauthenticated.
+	Token string
 }
 
 // WorkerError reports the worker whose failure ended the job.
@@ -311,6 +318,16 @@ func (c Config) withDefaults() (Config, error) {
 			}
 			c.MasterPort = p
 		}
+	}
+	if c.Token == "" {
+		c.Token = envValue(c.Env, "EMBER_DIST_TOKEN")
+	}
+	if c.Token == "" && c.NNodes == 1 {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return c, fmt.Errorf("making the job's token: %w", err)
+		}
+		c.Token = hex.EncodeToString(b[:])
 	}
 	if c.Stdout == nil {
 		c.Stdout = os.Stdout

@@ -3,6 +3,7 @@ package launch
 import (
 	"bytes"
 	"io"
+	"strings"
 	"sync"
 )
 
@@ -88,10 +89,15 @@ func (p *prefixWriter) flush() {
 
 // tailWriter keeps the last n lines written to it (each cut to 512 bytes).
 // A line redrawn with carriage returns (a progress bar) counts as its last
-// drawing.
+// drawing. The first line of a Go panic or fatal error ("panic: ...",
+// which names what failed, such as the rank a collective waited for) is
+// kept too: it precedes a goroutine trace longer than the tail.
 type tailWriter struct {
 	mu      sync.Mutex
 	n       int
+	panic   string // the first panic line, with its index in the stream
+	panicAt int
+	count   int // lines pushed
 	done    []string
 	partial []byte
 	drawn   []byte // the partial line before the last '\r'
@@ -125,7 +131,12 @@ func (t *tailWriter) Write(b []byte) (int, error) {
 }
 
 func (t *tailWriter) push() {
-	t.done = append(t.done, string(t.partial))
+	line := string(t.partial)
+	if t.panic == "" && (strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ")) {
+		t.panic, t.panicAt = line, t.count
+	}
+	t.count++
+	t.done = append(t.done, line)
 	if len(t.done) > t.n {
 		t.done = t.done[len(t.done)-t.n:]
 	}
@@ -145,6 +156,10 @@ func (t *tailWriter) lines() []string {
 	}
 	if len(out) > t.n {
 		out = out[len(out)-t.n:]
+	}
+	if t.panic != "" && t.panicAt < t.count-len(t.done) {
+		// The panic line fell out of the tail: put it first.
+		out = append([]string{t.panic, "..."}, out[min(2, len(out)):]...)
 	}
 	return out
 }

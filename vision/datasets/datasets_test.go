@@ -124,6 +124,11 @@ func TestParseIDXRejects(t *testing.T) {
 }
 
 func FuzzParseIDX(f *testing.F) {
+	for _, n := range []string{"idx_good.gz", "idx_bad_crc.gz"} {
+		if b, err := os.ReadFile("../../testdata/hostile/" + n); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Add(idxBytes([]uint32{2, 3}, []byte{1, 2, 3, 4, 5, 6}))
 	f.Add(idxBytes([]uint32{1 << 20}, []byte{1}))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -139,4 +144,38 @@ func FuzzParseIDX(f *testing.F) {
 			t.Fatalf("dims %v but %d bytes", x.Dims, len(x.Data))
 		}
 	})
+}
+
+// The crafted files are made by testdata/hostile/gen_hostile.py: a gzipped
+// IDX file with one pixel flipped after its CRC was computed, and the file
+// before the flip.
+func TestParseIDXChecksGzipCRC(t *testing.T) {
+	good, err := ReadIDX("../../testdata/hostile/idx_good.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(good.Dims) != 3 || good.Dims[0] != 2 || good.Dims[1] != 4 || good.Dims[2] != 4 || good.Data[31] != 31 {
+		t.Errorf("good file: dims %v data %v", good.Dims, good.Data)
+	}
+	_, err = ReadIDX("../../testdata/hostile/idx_bad_crc.gz")
+	if _, ok := err.(*IDXError); !ok || !strings.Contains(err.Error(), "checksum") {
+		t.Errorf("flipped pixel: %v, want an *IDXError naming the checksum", err)
+	}
+	// Bytes past the declared data are no IDX file.
+	if _, err := ParseIDX(bytes.NewReader(idxBytes([]uint32{2}, []byte{1, 2, 3}))); err == nil {
+		t.Error("trailing byte accepted")
+	}
+}
+
+// A file declaring more than exactBytes of data is read in chunks: a header
+// that lies costs what the stream holds.
+func TestParseIDXLargeDeclared(t *testing.T) {
+	b := idxBytes([]uint32{exactBytes + 5}, make([]byte, exactBytes+5))
+	x, err := ParseIDX(bytes.NewReader(b))
+	if err != nil || len(x.Data) != exactBytes+5 {
+		t.Fatalf("err %v", err)
+	}
+	if _, err := ParseIDX(bytes.NewReader(b[:len(b)-1])); err == nil || !strings.Contains(err.Error(), "file has") {
+		t.Errorf("truncated: %v", err)
+	}
 }

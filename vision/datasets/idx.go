@@ -2,7 +2,6 @@ package datasets
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
@@ -73,15 +72,61 @@ func ParseIDX(r io.Reader) (*IDX, error) {
 			return nil, &IDXError{Msg: fmt.Sprintf("dimensions %v exceed %d bytes", dims[:i+1], MaxIDXBytes)}
 		}
 	}
-	var buf bytes.Buffer
-	n, err := io.CopyN(&buf, br, total)
+	data, err := readN(br, total)
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &IDXError{Msg: fmt.Sprintf("dimensions %v need %d bytes, file has %d", dims, total, n)}
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, &IDXError{Msg: fmt.Sprintf("dimensions %v need %d bytes, file has %d", dims, total, len(data))}
 		}
 		return nil, &IDXError{Msg: err.Error()}
 	}
-	return &IDX{Dims: dims, Data: buf.Bytes()}, nil
+	// Read to the end: gzip.Reader verifies the CRC-32 and size in the
+	// trailer only at EOF, and bytes past the data are no IDX file.
+	var one [1]byte
+	switch n, err := br.Read(one[:]); {
+	case n > 0:
+		return nil, &IDXError{Msg: fmt.Sprintf("data past the %d bytes that dimensions %v declare", total, dims)}
+	case err == io.EOF:
+	case err != nil:
+		return nil, &IDXError{Msg: err.Error()}
+	default:
+		if _, err := io.ReadFull(br, one[:]); err != io.EOF {
+			return nil, &IDXError{Msg: fmt.Sprintf("data past the %d bytes that dimensions %v declare", total, dims)}
+		}
+	}
+	return &IDX{Dims: dims, Data: data}, nil
+}
+
+// exactBytes is the largest declared size allocated at once, before the
+// stream has shown it holds that much.
+const exactBytes = 64 << 20
+
+// readN reads n bytes from r into a slice of exactly n bytes. Up to
+// exactBytes it is allocated at once; beyond, the data is read in chunks
+// of that size and joined, so a header that lies costs no more than the
+// stream holds, and the peak is twice the data, not a growing buffer's 4×.
+func readN(r io.Reader, n int64) ([]byte, error) {
+	if n <= exactBytes {
+		b := make([]byte, n)
+		k, err := io.ReadFull(r, b)
+		return b[:k], err
+	}
+	var chunks [][]byte
+	var got int64
+	for got < n {
+		c := make([]byte, min(n-got, exactBytes))
+		k, err := io.ReadFull(r, c)
+		got += int64(k)
+		chunks = append(chunks, c[:k])
+		if err != nil {
+			return make([]byte, got), err
+		}
+	}
+	out := make([]byte, 0, n)
+	for i, c := range chunks {
+		out = append(out, c...)
+		chunks[i] = nil
+	}
+	return out, nil
 }
 
 // ReadIDX parses the IDX file at path.

@@ -4,11 +4,20 @@
 //
 // The cache lives in EMBER_CACHE_DIR when that is set, else in
 // os.UserCacheDir()/ember/kernels. Each entry is one file named by its key's
-// hex digest, holding a 48-byte header (the magic "EMBERK01", the payload's
-// length as a little-endian uint64, the payload's SHA-256) and the payload.
-// Entries are written atomically: a temporary file in the same folder,
-// fsynced, then renamed over the entry. A missing, truncated, corrupt or
-// foreign entry is a miss (and is removed); it is never returned.
+// hex digest, holding an 80-byte header (the magic "EMBERK02", the key, the
+// payload's length as a little-endian uint64, the payload's SHA-256) and the
+// payload. Entries are written atomically: a temporary file in the same
+// folder, fsynced, then renamed over the entry. A missing, truncated,
+// corrupt or foreign entry, or another key's entry copied into place, is a
+// miss (and is removed); it is never returned. An entry that passes those
+// checks but that its user cannot load is dropped and rebuilt
+// (GetOrCompileUse).
+//
+// The cache treats its folder as shared with other users: entries are
+// opened without following symbolic links, must be regular files of at
+// most MaxEntrySize bytes, and the folder is made 0700 and refused (with a
+// logged reason; compiling goes on uncached) when it is not owned by the
+// user or is writable by others.
 package kcache
 
 import (
@@ -19,6 +28,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -29,13 +39,16 @@ import (
 // FormatVersion is part of every key: bump it when the entry format or
 // anything else that changes compiled output without changing the key's
 // other inputs changes.
-const FormatVersion = 1
+const FormatVersion = 2
 
 // Magic opens every entry file.
-const Magic = "EMBERK01"
+const Magic = "EMBERK02"
 
-// HeaderSize is the size of an entry's header: magic, length, SHA-256.
-const HeaderSize = len(Magic) + 8 + sha256.Size
+// HeaderSize is the size of an entry's header: magic, key, length, SHA-256.
+const HeaderSize = len(Magic) + sha256.Size + 8 + sha256.Size
+
+// MaxEntrySize bounds an entry file (a module image is a few MiB).
+const MaxEntrySize = 256 << 20
 
 // entrySuffix names entry files; temporary files never end with it.
 const entrySuffix = ".kc"
@@ -80,13 +93,20 @@ func NewKey(in KeyInput) Key {
 	return k
 }
 
-// Encode returns the entry file's bytes for payload.
-func Encode(payload []byte) []byte {
+const (
+	keyAt = len(Magic)
+	lenAt = keyAt + sha256.Size
+	sumAt = lenAt + 8
+)
+
+// Encode returns the entry file's bytes for key's payload.
+func Encode(key Key, payload []byte) []byte {
 	out := make([]byte, HeaderSize, HeaderSize+len(payload))
 	copy(out, Magic)
-	binary.LittleEndian.PutUint64(out[len(Magic):], uint64(len(payload)))
+	copy(out[keyAt:], key[:])
+	binary.LittleEndian.PutUint64(out[lenAt:], uint64(len(payload)))
 	sum := sha256.Sum256(payload)
-	copy(out[len(Magic)+8:], sum[:])
+	copy(out[sumAt:], sum[:])
 	return append(out, payload...)
 }
 
@@ -95,12 +115,13 @@ var (
 	ErrForeign   = errors.New("kcache: not an ember kernel cache entry (bad magic)")
 	ErrTruncated = errors.New("kcache: entry truncated")
 	ErrCorrupt   = errors.New("kcache: entry corrupt")
+	ErrWrongKey  = errors.New("kcache: entry holds another key")
 )
 
-// Decode checks an entry file's bytes and returns its payload (a sub-slice
-// of data). A short or foreign header, a length that disagrees with the
-// file's size, or a checksum mismatch is an error.
-func Decode(data []byte) ([]byte, error) {
+// Decode checks an entry file's bytes for key and returns its payload (a
+// sub-slice of data). A short or foreign header, another key, a length that
+// disagrees with the file's size, or a checksum mismatch is an error.
+func Decode(key Key, data []byte) ([]byte, error) {
 	if len(data) < len(Magic) {
 		if bytes.HasPrefix([]byte(Magic), data) {
 			return nil, ErrTruncated
@@ -113,7 +134,10 @@ func Decode(data []byte) ([]byte, error) {
 	if len(data) < HeaderSize {
 		return nil, ErrTruncated
 	}
-	n := binary.LittleEndian.Uint64(data[len(Magic):])
+	if !bytes.Equal(data[keyAt:lenAt], key[:]) {
+		return nil, ErrWrongKey
+	}
+	n := binary.LittleEndian.Uint64(data[lenAt:])
 	body := data[HeaderSize:]
 	switch {
 	case uint64(len(body)) < n:
@@ -122,7 +146,7 @@ func Decode(data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %d bytes after a %d-byte payload", ErrCorrupt, uint64(len(body))-n, n)
 	}
 	sum := sha256.Sum256(body)
-	if !bytes.Equal(sum[:], data[len(Magic)+8:HeaderSize]) {
+	if !bytes.Equal(sum[:], data[sumAt:HeaderSize]) {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
 	return body, nil
@@ -152,6 +176,8 @@ type Cache struct {
 
 	mu       sync.Mutex
 	inflight map[Key]*flight
+	dirErr   error // why the folder is refused, once checked
+	dirOK    bool
 
 	beforeRename func(tmp string) // test hook
 }
@@ -186,33 +212,100 @@ func (c *Cache) logf(level slog.Level, msg string, args ...any) {
 	}
 }
 
+// checkDir makes the folder (0700) when it is missing and refuses one that
+// is not the user's or that others may write; the answer is kept.
+func (c *Cache) checkDir() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dirOK || c.dirErr != nil {
+		return c.dirErr
+	}
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return fmt.Errorf("kcache: %w", err)
+	}
+	if err := dirSafe(c.dir); err != nil {
+		c.dirErr = fmt.Errorf("kcache: not using %s: %w", c.dir, err)
+		c.logf(slog.LevelWarn, "kcache: cache folder refused; kernels are compiled uncached", "err", c.dirErr)
+		return c.dirErr
+	}
+	c.dirOK = true
+	return nil
+}
+
 // Get returns key's payload. A missing entry is a miss; a truncated,
-// corrupt or foreign one is a miss too, and its file is removed.
+// corrupt or foreign one, another key's, or a file that is not a regular
+// file of at most MaxEntrySize bytes is a miss too, and is removed.
 func (c *Cache) Get(key Key) ([]byte, bool) {
+	if c.checkDir() != nil {
+		return nil, false
+	}
 	p := c.Path(key)
-	data, err := os.ReadFile(p)
+	data, err := readEntry(p)
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			c.logf(slog.LevelWarn, "kcache: reading entry failed", "path", p, "err", err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, false
+		}
+		c.logf(slog.LevelWarn, "kcache: reading entry failed", "path", p, "err", err)
+		if errors.Is(err, errNotRegular) || errors.Is(err, errTooLarge) || isLoop(err) {
+			c.Drop(key)
 		}
 		return nil, false
 	}
-	payload, err := Decode(data)
+	payload, err := Decode(key, data)
 	if err != nil {
 		c.logf(slog.LevelWarn, "kcache: dropping bad entry", "path", p, "err", err)
-		if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-			c.logf(slog.LevelWarn, "kcache: removing bad entry failed", "path", p, "err", rerr)
-		}
+		c.Drop(key)
 		return nil, false
 	}
 	return payload, true
 }
 
+// Drop removes key's entry, if any.
+func (c *Cache) Drop(key Key) {
+	p := c.Path(key)
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		c.logf(slog.LevelWarn, "kcache: removing bad entry failed", "path", p, "err", err)
+	}
+}
+
+var (
+	errNotRegular = errors.New("not a regular file")
+	errTooLarge   = fmt.Errorf("larger than %d bytes", MaxEntrySize)
+)
+
+// readEntry reads the regular file p, not following a symbolic link, not
+// blocking on a FIFO, and reading at most MaxEntrySize bytes.
+func readEntry(p string) ([]byte, error) {
+	f, err := openNoFollow(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w (%v)", p, errNotRegular, st.Mode().Type())
+	}
+	if st.Size() > MaxEntrySize {
+		return nil, fmt.Errorf("%s: %w", p, errTooLarge)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxEntrySize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxEntrySize {
+		return nil, fmt.Errorf("%s: %w", p, errTooLarge)
+	}
+	return data, nil
+}
+
 // Put stores data under key, atomically: readers see the old entry, no
 // entry, or the whole new one, never part of it.
 func (c *Cache) Put(key Key, data []byte) (err error) {
-	if err := os.MkdirAll(c.dir, 0o755); err != nil {
-		return fmt.Errorf("kcache: %w", err)
+	if err := c.checkDir(); err != nil {
+		return err
 	}
 	f, err := os.CreateTemp(c.dir, tempPrefix+key.String()[:16]+"-*")
 	if err != nil {
@@ -225,7 +318,7 @@ func (c *Cache) Put(key Key, data []byte) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(Encode(data)); err != nil {
+	if _, err := f.Write(Encode(key, data)); err != nil {
 		return fmt.Errorf("kcache: writing %s: %w", tmp, err)
 	}
 	if err := f.Sync(); err != nil {
@@ -234,7 +327,7 @@ func (c *Cache) Put(key Key, data []byte) (err error) {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("kcache: closing %s: %w", tmp, err)
 	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
+	if err := os.Chmod(tmp, 0o600); err != nil {
 		return fmt.Errorf("kcache: %w", err)
 	}
 	if c.beforeRename != nil {
@@ -305,4 +398,29 @@ func (c *Cache) GetOrCompile(key Key, compile func() ([]byte, error)) ([]byte, e
 		c.logf(slog.LevelWarn, "kcache: storing compiled kernel failed", "key", key.String(), "err", err)
 	}
 	return f.data, nil
+}
+
+// GetOrCompileUse is GetOrCompile followed by use, which loads the payload
+// (unpacks it, loads it as a module). When use fails on a payload that came
+// from the cache, the entry is dropped, compiled afresh, stored and used
+// again: an entry that passes its checksum but cannot be loaded is rebuilt,
+// never kept.
+func (c *Cache) GetOrCompileUse(key Key, compile func() ([]byte, error), use func([]byte) error) error {
+	if data, ok := c.Get(key); ok {
+		err := use(data)
+		if err == nil {
+			return nil
+		}
+		c.logf(slog.LevelWarn, "kcache: dropping an entry that failed to load; rebuilding", "key", key.String(), "err", err)
+		c.Drop(key)
+	}
+	data, err := c.GetOrCompile(key, compile)
+	if err != nil {
+		return err
+	}
+	if err := use(data); err != nil {
+		c.Drop(key)
+		return err
+	}
+	return nil
 }

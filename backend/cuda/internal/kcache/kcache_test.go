@@ -19,17 +19,18 @@ import (
 var testKey = NewKey(KeyInput{Source: "__global__ void k() {}", Options: []string{"-arch=sm_90"}, Arch: "sm_90", NVRTCVersion: "11.8"})
 
 func TestEncodeLayout(t *testing.T) {
-	got := Encode([]byte("abc"))
-	// Worked out by hand: magic, 3 as a little-endian uint64, SHA-256("abc").
-	want := []byte("EMBERK01\x03\x00\x00\x00\x00\x00\x00\x00")
+	got := Encode(testKey, []byte("abc"))
+	// Worked out by hand: magic, the key, 3 as a little-endian uint64, SHA-256("abc").
+	want := append([]byte("EMBERK02"), testKey[:]...)
+	want = append(want, "\x03\x00\x00\x00\x00\x00\x00\x00"...)
 	sum, _ := hex.DecodeString("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
 	want = append(want, sum...)
 	want = append(want, "abc"...)
 	if !bytes.Equal(got, want) {
 		t.Fatalf("Encode(abc) =\n%x\nwant\n%x", got, want)
 	}
-	if HeaderSize != 48 {
-		t.Errorf("HeaderSize = %d, want 48", HeaderSize)
+	if HeaderSize != 80 {
+		t.Errorf("HeaderSize = %d, want 80", HeaderSize)
 	}
 }
 
@@ -142,7 +143,7 @@ func TestCorruptByte(t *testing.T) {
 }
 
 func TestCorruptChecksum(t *testing.T) {
-	damage(t, func(b []byte) []byte { b[20] ^= 1; return b })
+	damage(t, func(b []byte) []byte { b[sumAt+3] ^= 1; return b })
 }
 
 func TestTruncated(t *testing.T) {
@@ -157,12 +158,12 @@ func TestTrailingGarbage(t *testing.T) {
 }
 
 func TestWrongMagic(t *testing.T) {
-	damage(t, func(b []byte) []byte { copy(b, "EMBERK02"); return b })
+	damage(t, func(b []byte) []byte { copy(b, "EMBERK01"); return b })
 	damage(t, func(b []byte) []byte { return []byte("\x7fELF\x02\x01\x01 a raw cubin, not an entry") })
 }
 
 func TestWrongLength(t *testing.T) {
-	damage(t, func(b []byte) []byte { binary.LittleEndian.PutUint64(b[8:], 1<<62); return b })
+	damage(t, func(b []byte) []byte { binary.LittleEndian.PutUint64(b[lenAt:], 1<<62); return b })
 }
 
 // TestAtomicWrite checks that while Put's temporary file holds the whole
@@ -178,7 +179,7 @@ func TestAtomicWrite(t *testing.T) {
 			t.Errorf("temp file %s is not in the cache folder %s", tmp, c.Dir())
 		}
 		data, err := os.ReadFile(tmp)
-		if err != nil || !bytes.Equal(data, Encode(payload)) {
+		if err != nil || !bytes.Equal(data, Encode(testKey, payload)) {
 			t.Errorf("temp file does not hold the whole entry before the rename (%d bytes, %v)", len(data), err)
 		}
 		if _, ok := c.Get(testKey); ok {
@@ -195,7 +196,7 @@ func TestAtomicWrite(t *testing.T) {
 
 	// A crashed writer: a half-written temp file for another key.
 	k2 := NewKey(KeyInput{Source: "other"})
-	half := Encode(payload)[:1000]
+	half := Encode(k2, payload)[:1000]
 	if err := os.WriteFile(filepath.Join(c.Dir(), tempPrefix+k2.String()[:16]+"-123"), half, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +298,7 @@ func TestUnwritableDir(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
-	good := Encode([]byte("payload"))
+	good := Encode(testKey, []byte("payload"))
 	for _, c := range []struct {
 		name string
 		data []byte
@@ -311,24 +312,24 @@ func TestDecodeErrors(t *testing.T) {
 		{"short payload", good[:len(good)-1], ErrTruncated},
 		{"long", append(bytes.Clone(good), 'x'), ErrCorrupt},
 	} {
-		if _, err := Decode(c.data); !errors.Is(err, c.want) {
+		if _, err := Decode(testKey, c.data); !errors.Is(err, c.want) {
 			t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
 		}
 	}
 	bad := bytes.Clone(good)
 	sum := sha256.Sum256([]byte("other"))
-	copy(bad[16:], sum[:])
-	if _, err := Decode(bad); !errors.Is(err, ErrCorrupt) {
+	copy(bad[sumAt:], sum[:])
+	if _, err := Decode(testKey, bad); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("checksum: err = %v", err)
 	}
 }
 
 func FuzzDecode(f *testing.F) {
-	f.Add(Encode([]byte("abc")))
-	f.Add(Encode(nil))
-	f.Add([]byte("EMBERK01"))
+	f.Add(Encode(testKey, []byte("abc")))
+	f.Add(Encode(testKey, nil))
+	f.Add([]byte("EMBERK02"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		payload, err := Decode(data)
+		payload, err := Decode(testKey, data)
 		if err != nil {
 			if payload != nil {
 				t.Fatal("payload with an error")
@@ -336,7 +337,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		// Anything Decode accepts is exactly what Encode makes of its payload.
-		if !bytes.Equal(Encode(payload), data) {
+		if !bytes.Equal(Encode(testKey, payload), data) {
 			t.Fatalf("Decode accepted %x, which Encode would not produce", data)
 		}
 	})

@@ -1,0 +1,172 @@
+package ember
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"testing"
+)
+
+// tryTyped runs f through Try, failing the test when it does not panic or
+// panics with anything but an error of want's type (a runtime.Error in
+// particular).
+func tryTyped[E error](t *testing.T, name string, f func()) {
+	t.Helper()
+	var err error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("escaped ember.Try: %T %v", r, r)
+				if re, ok := r.(runtime.Error); ok {
+					err = fmt.Errorf("runtime.Error escaped ember.Try: %v", re)
+				}
+			}
+		}()
+		if e := Try(f); e != nil {
+			err = e
+		} else {
+			err = errors.New("no error")
+		}
+	}()
+	var want E
+	if !errors.As(err, &want) {
+		t.Errorf("%s: got %v, want %T", name, err, want)
+	}
+}
+
+// TestMisuseIsTyped enumerates misuse of the public API (shape, dtype,
+// device, index, size, values) and checks that each reaches the caller as a
+// typed error through Try, never as a runtime error or a fatal allocation.
+func TestMisuseIsTyped(t *testing.T) {
+	x := Ones(Shape{2, 3})
+	i64 := func(v ...int64) *Tensor { return FromSlice(v, nil) }
+	shape := map[string]func(){
+		"zeros overflow":             func() { Zeros(Shape{1<<62 + 1, 4}) },
+		"zeros overflow 2":           func() { Zeros(Shape{1 << 31, 1 << 31, 1 << 31}) },
+		"zeros negative":             func() { Zeros(Shape{2, -1}) },
+		"from_slice negative":        func() { FromSlice([]float32{1, 2, 3, 4, 5, 6}, Shape{-2, -3}) },
+		"from_slice wrong count":     func() { FromSlice([]float32{1, 2}, Shape{3}) },
+		"empty negative":             func() { Empty(Shape{-1}) },
+		"full overflow":              func() { Full(Shape{1 << 40, 1 << 40}, 1) },
+		"randn overflow":             func() { Randn(Shape{1 << 62, 2}) },
+		"eye negative":               func() { Eye(-3) },
+		"eye overflow":               func() { Eye(1 << 31) },
+		"arange huge":                func() { Arange(0, 1e300, 1) },
+		"arange 2^60":                func() { Arange(0, 1<<60, 1) },
+		"arange sign":                func() { Arange(0, 10, -1) },
+		"arange step 0":              func() { Arange(0, 10, 0) },
+		"linspace negative":          func() { Linspace(0, 1, -1) },
+		"expand negative":            func() { Ones(Shape{1, 3}).Expand(-2, 3) },
+		"expand negative lead":       func() { Ones(Shape{3}).Expand(-2, 3) },
+		"expand overflow":            func() { Ones(Shape{1, 1}).Expand(1<<40, 1<<40) },
+		"expand mismatch":            func() { x.Expand(4, 3) },
+		"view overflow":              func() { Ones(Shape{4}).View(1<<32, 1<<32, 4) },
+		"view negative":              func() { x.View(-2, -3) },
+		"view wrong size":            func() { x.View(4) },
+		"reshape overflow":           func() { x.Reshape(1<<62, 1<<62, 0, -1) },
+		"index too many":             func() { x.Index(0, 0, 0) },
+		"index 0-d":                  func() { Scalar(1).Index(0) },
+		"index out of range":         func() { x.Index(2) },
+		"select dim":                 func() { x.Select(2, 0) },
+		"narrow past end":            func() { x.Narrow(1, 2, 2) },
+		"slice step":                 func() { x.Slice(1, 0, 3, 0) },
+		"size dim":                   func() { x.Size(5) },
+		"transpose dim":              func() { x.Transpose(0, 3) },
+		"permute":                    func() { x.Permute(0, 0) },
+		"squeeze dim":                func() { x.Squeeze(4) },
+		"unsqueeze dim":              func() { x.Unsqueeze(5) },
+		"cat empty":                  func() { Cat(nil, 0) },
+		"cat shapes":                 func() { Cat([]*Tensor{x, Ones(Shape{2, 4})}, 0) },
+		"stack shapes":               func() { Stack([]*Tensor{x, Ones(Shape{3, 2})}, 0) },
+		"split 0":                    func() { x.Split(0, 0) },
+		"chunk 0":                    func() { x.Chunk(0, 0) },
+		"broadcast":                  func() { x.Add(Ones(Shape{4})) },
+		"matmul":                     func() { x.MatMul(x) },
+		"item":                       func() { x.Item() },
+		"sum dim":                    func() { x.Sum(Dims(3)) },
+		"softmax dim":                func() { x.Softmax(2) },
+		"as_strided past storage":    func() { x.AsStrided(Shape{2, 3}, []int{3, 1}, 1) },
+		"as_strided negative stride": func() { x.AsStrided(Shape{2}, []int{-1}, 2) },
+		"as_strided rank":            func() { x.AsStrided(Shape{2}, []int{1, 1}, 0) },
+		"as_strided stride overflow": func() { x.AsStrided(Shape{2, 2}, []int{1 << 62, 1}, 0) },
+		"cross_entropy target shape": func() { CrossEntropy(x, i64(0, 1, 2), 0, "mean") },
+		"cross_entropy smoothing":    func() { CrossEntropy(x, i64(0, 1), 2, "mean") },
+	}
+	for name, f := range shape {
+		tryTyped[*ShapeError](t, name, f)
+	}
+	dtype := map[string]func(){
+		"cast invalid":         func() { x.Cast(DType(9)) },
+		"zeros invalid":        func() { Zeros(Shape{2}, Dtype(DType(7))) },
+		"randn int":            func() { Randn(Shape{2}, Dtype(Int64)) },
+		"sub bool":             func() { Ones(Shape{2}, Dtype(Bool)).Sub(Ones(Shape{2}, Dtype(Bool))) },
+		"nll float target":     func() { NLLLoss(x, Ones(Shape{2}), "mean") },
+		"from_slice cast bad":  func() { FromSlice([]float32{1}, nil, Dtype(DType(200))) },
+		"full invalid":         func() { Full(Shape{1}, 1, Dtype(DType(5))) },
+		"arange invalid dtype": func() { Arange(0, 3, 1, Dtype(DType(6))) },
+	}
+	for name, f := range dtype {
+		tryTyped[*DTypeError](t, name, f)
+	}
+	oom := map[string]func(){
+		"zeros 8 PiB":   func() { Zeros(Shape{1 << 50}) },
+		"randn 4 PiB":   func() { Randn(Shape{1 << 40, 1 << 10}) },
+		"eye 2^50":      func() { Eye(1 << 25) },
+		"arange 2^50":   func() { Arange(0, 1<<50, 1) },
+		"empty 2^48":    func() { Empty(Shape{1 << 48}, Dtype(Float64)) },
+		"ones int 2^47": func() { Ones(Shape{1 << 47}, Dtype(Int32)) },
+		"expand copy":   func() { Ones(Shape{1, 1}).Expand(1<<25, 1<<25).Contiguous() },
+	}
+	for name, f := range oom {
+		tryTyped[*OutOfMemoryError](t, name, f)
+	}
+	device := map[string]func(){
+		"meta and cpu": func() { x.Add(Ones(Shape{2, 3}, On(Meta))) },
+		"where":        func() { Where(Ones(Shape{2, 3}, Dtype(Bool), On(Meta)), x, x) },
+	}
+	for name, f := range device {
+		tryTyped[*DeviceMismatchError](t, name, f)
+	}
+	if !CUDAAvailable() {
+		tryTyped[*DeviceError](t, "absent cuda", func() { Ones(Shape{2}, On(CUDA(7))) })
+		tryTyped[*DeviceError](t, "to absent cuda", func() { x.To(CUDA(3)) })
+	}
+	values := map[string]func(){
+		"remainder by 0":    func() { i64(5, 3).Remainder(i64(2, 0)) },
+		"floor_divide by 0": func() { i64(5, 3).FloorDivide(i64(0, 1)) },
+		"fmod by 0":         func() { i64(5, 3).Fmod(i64(0)) },
+		"remainder 0-d 0":   func() { i64(5, 3).Remainder(FromSlice([]int64{0}, Shape{})) },
+		"int32 floor_div 0": func() { FromSlice([]int32{7}, nil).FloorDivide(FromSlice([]int32{0}, nil)) },
+		"broadcast divisor": func() { i64(1, 2, 3).FloorDivide(FromSlice([]int64{0}, Shape{})) },
+		"nll target >= C":   func() { NLLLoss(x.LogSoftmax(1), i64(0, 3), "mean") },
+		"nll target < 0":    func() { NLLLoss(x.LogSoftmax(1), i64(-1, 0), "sum") },
+		"ce target >= C":    func() { CrossEntropy(x, i64(5, 0), 0, "mean") },
+		"ce target smooth":  func() { CrossEntropy(x, i64(0, -7), 0.1, "none") },
+		"ce int32 target":   func() { CrossEntropy(x, FromSlice([]int32{0, 3}, nil), 0, "mean") },
+	}
+	for name, f := range values {
+		tryTyped[*ValueError](t, name, f)
+	}
+}
+
+// TestDivisionByZeroMessages checks the values around the new checks: float
+// division by zero is still IEEE (torch gives nan/inf), nonzero integer
+// divisors still work, and ignore_index still counts for nothing.
+func TestDivisionByZeroValues(t *testing.T) {
+	a := FromSlice([]int64{7, -7}, nil)
+	if got := a.FloorDivide(FromSlice([]int64{2, 2}, nil)).Int64s(); got[0] != 3 || got[1] != -4 {
+		t.Errorf("7//2, -7//2 = %v, want [3 -4]", got)
+	}
+	if got := a.Remainder(FromSlice([]int64{2, 2}, nil)).Int64s(); got[0] != 1 || got[1] != 1 {
+		t.Errorf("7%%2, -7%%2 = %v, want [1 1]", got)
+	}
+	f := FromSlice([]float32{1}, nil).FloorDivide(FromSlice([]float32{0}, nil)).Float32s()
+	if f[0] < 1e38 {
+		t.Errorf("1.0 // 0.0 = %v, want +inf", f[0])
+	}
+	// [2, 3] logits of ones: every class has log-probability -log 3.
+	l := CrossEntropy(Ones(Shape{2, 3}), FromSlice([]int64{IgnoreIndex, 2}, nil), 0, "mean").Item()
+	if want := 1.0986123; l < want-1e-6 || l > want+1e-6 {
+		t.Errorf("cross entropy with one ignored target = %v, want log 3 = %v", l, want)
+	}
+}
