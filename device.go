@@ -166,5 +166,8 @@ func Synchronize(dev Device) error {
 		return err
 	}
 	b, _ := backend.Get(dev.Type)
-	return b.Synchronize(dev)
+	if err := b.Synchronize(dev); err != nil {
+		return err
+	}
+	return flushChecks(dev)
 }

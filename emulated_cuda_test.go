@@ -29,6 +29,7 @@ func TestOnEmulatedCUDA(t *testing.T) {
 	}{
 		{"GradcheckElementwise", TestGradcheckElementwise},
 		{"EveryOpHasAGradient", TestEveryOpHasAGradient},
+		{"DeferredChecks", TestDeferredChecks},
 		{"GradcheckReductions", TestGradcheckReductions},
 		{"GradcheckMatMul", TestGradcheckMatMul},
 		{"GradcheckViews", TestGradcheckViews},

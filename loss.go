@@ -44,21 +44,28 @@ func checkTarget(op string, input, target *Tensor) *Tensor {
 }
 
 // checkClasses panics with a *ValueError when a target is outside [0, c)
-// and is not IgnoreIndex, as PyTorch raises "Target n is out of bounds".
-// On CUDA the check waits for the target (a synchronisation).
+// and is not IgnoreIndex, as PyTorch raises "Target n is out of bounds":
+// at once on the CPU, at the next read from the device on CUDA (a deferred
+// check, checks.go).
 func checkClasses(op string, tg *Tensor, c int) {
 	if tg.dev.Type == MetaType || tg.NumElements() == 0 {
 		return
 	}
-	lo, hi := tg.Min().Item(), tg.Max().Item()
-	if lo >= 0 && hi < float64(c) {
-		return
+	bad := func() *Tensor {
+		out := tg.LtScalar(0).LogicalOr(tg.Ge(Full(Shape{}, float64(c), On(tg.dev), Dtype(Int64))))
+		return out.LogicalAnd(tg.Ne(Full(Shape{}, IgnoreIndex, On(tg.dev), Dtype(Int64)))).Any()
 	}
-	for _, v := range tg.CPU().Contiguous().Int64s() {
-		if v != IgnoreIndex && (v < 0 || v >= int64(c)) {
-			panic(&ValueError{Op: op, Msg: fmt.Sprintf("Target %d is out of bounds (%d classes)", v, c)})
+	checkValues(tg.dev, bad, func() error {
+		if tg.st.released.Load() { // released (by a Scope) before the check was read
+			return &ValueError{Op: op, Msg: fmt.Sprintf("a target is out of bounds (%d classes)", c)}
 		}
-	}
+		for _, v := range tg.CPU().Contiguous().Int64s() {
+			if v != IgnoreIndex && (v < 0 || v >= int64(c)) {
+				return &ValueError{Op: op, Msg: fmt.Sprintf("Target %d is out of bounds (%d classes)", v, c)}
+			}
+		}
+		return &ValueError{Op: op, Msg: fmt.Sprintf("a target is out of bounds (%d classes)", c)}
+	})
 }
 
 // NLLLoss is the negative log-likelihood loss of log-probabilities input

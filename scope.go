@@ -67,6 +67,23 @@ func Keep(ts ...*Tensor) *Tensor {
 	return ts[0]
 }
 
+// unscoped removes t's storage from the calling goroutine's scopes, so no
+// Scope releases it (a deferred check outlives the scope that queued it).
+func unscoped(t *Tensor) {
+	stack, _ := scopes.get()
+	for i := len(stack) - 1; i >= 0; i-- {
+		s := stack[i]
+		s.mu.Lock()
+		for j := len(s.storages) - 1; j >= 0; j-- {
+			if s.storages[j] == t.st {
+				s.storages = append(s.storages[:j], s.storages[j+1:]...)
+				break
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
 func (s *scope) add(st *storage) {
 	s.mu.Lock()
 	s.storages = append(s.storages, st)

@@ -75,7 +75,8 @@ func checkDType(op string, dt DType) {
 // checkIntDivisor panics with a *ValueError when an integer remainder,
 // floor division or fmod has a zero among its divisors, as PyTorch raises
 // ZeroDivisionError. Float ops skip it; on the CPU it is one pass over the
-// divisor; on CUDA it waits for the divisor (a synchronisation).
+// divisor; on CUDA it is a deferred check (checks.go), reported at the next
+// read from the device, as PyTorch's device-side assert.
 func checkIntDivisor(op backend.BinaryOp, ct DType, b *Tensor) {
 	if !ct.IsInt() || b.dev.Type == backend.MetaType {
 		return
@@ -85,7 +86,10 @@ func checkIntDivisor(op backend.BinaryOp, ct DType, b *Tensor) {
 	default:
 		return
 	}
-	if b.NumElements() > 0 && b.EqScalar(0).Any().Item() != 0 {
-		panic(&ValueError{Op: op.String(), Msg: "ZeroDivisionError: integer division by zero"})
+	if b.NumElements() == 0 {
+		return
 	}
+	checkValues(b.dev, func() *Tensor { return b.EqScalar(0).Any() }, func() error {
+		return &ValueError{Op: op.String(), Msg: "ZeroDivisionError: integer division by zero"}
+	})
 }

@@ -100,6 +100,9 @@ func (t *Tensor) hostData(op string) any {
 	if err := c.be().ToHost(c.st.s, host); err != nil {
 		panic(fmt.Errorf("%s: reading %v tensor: %w", op, t.dev, err))
 	}
+	if err := flushChecks(t.dev); err != nil {
+		panic(err)
+	}
 	return host
 }
 
