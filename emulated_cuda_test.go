@@ -43,6 +43,11 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"GradFixturesSoftmax", TestGradFixturesSoftmax},
 		{"GradFixturesPool", TestGradFixturesPool},
 		{"FunctionGradcheck", TestFunctionGradcheck},
+		{"GradcheckIndexOps", TestGradcheckIndexOps},
+		{"EmbeddingPaddingGrad", TestEmbeddingPaddingGrad},
+		{"IndexErrors", TestIndexErrors},
+		{"SortStableTies", TestSortStableTies},
+		{"Multinomial", TestMultinomial},
 	} {
 		t.Run(tc.name, tc.f)
 	}
