@@ -47,6 +47,11 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"GradFixturesIndex", TestGradFixturesIndex},
 		{"IndexingIdioms", TestIndexingIdioms},
 		{"GradModePerGoroutine", TestGradModePerGoroutine},
+		{"GradcheckIndexOps", TestGradcheckIndexOps},
+		{"EmbeddingPaddingGrad", TestEmbeddingPaddingGrad},
+		{"IndexErrors", TestIndexErrors},
+		{"SortStableTies", TestSortStableTies},
+		{"Multinomial", TestMultinomial},
 	} {
 		t.Run(tc.name, tc.f)
 	}

@@ -102,3 +102,17 @@ func Try(f func()) (err error) {
 func shapeErr(op, msg string, shapes ...Shape) {
 	panic(&ShapeError{Op: op, Shapes: shapes, Msg: msg})
 }
+
+// IndexError is the panic of an indexing op (Gather, Scatter, IndexSelect,
+// IndexAdd, Embedding, OneHot, ...) given an index outside its dimension,
+// as PyTorch's "index out of range" errors.
+type IndexError struct {
+	Op    string
+	Index int64 // the first offending value found (the smallest or the largest)
+	Dim   int
+	Size  int
+}
+
+func (e *IndexError) Error() string {
+	return fmt.Sprintf("%s: index %d is out of bounds for dimension %d with size %d", e.Op, e.Index, e.Dim, e.Size)
+}

@@ -6,8 +6,6 @@ import "fmt"
 // the losses are in loss.go, GELU in activations.go, convolution, pooling
 // and normalisation in conv.go, pool.go and norm.go. They are device-agnostic: each is composed from the backend's kernels,
 // and records one node named as PyTorch's grad_fn where PyTorch does.
-// Where PyTorch gathers by index and no gather kernel exists, these use a
-// one-hot mask (Eq of the indices against an Arange) instead.
 
 // Linear is x @ wᵀ + b (b may be nil), as torch.nn.functional.linear: x is
 // [..., in], w is [out, in], b is [out]. A 2-D x with a bias records
@@ -63,10 +61,30 @@ func Dropout(x *Tensor, p float64, training bool) *Tensor {
 }
 
 // Embedding looks up rows of weight ([V, D]) at the integer indices idx
-// (any shape), giving idx's shape + [D], as torch.nn.functional.embedding.
-// It is a one-hot [n, V] mask times weight (no gather kernel exists), so it
-// costs n·V memory; indices out of range give zero rows instead of an error.
-func Embedding(idx, weight *Tensor) *Tensor {
+// (Int64 or Int32, any shape), giving idx's shape + [D], as
+// torch.nn.functional.embedding: an index gather (IndexSelect's kernel)
+// whose backward index-adds the output's gradient into the rows
+// (EmbeddingBackward0). An index outside [0, V) panics with an *IndexError.
+func Embedding(idx, weight *Tensor) *Tensor { return embedding(idx, weight, -1) }
+
+// EmbeddingPadded is Embedding with padding_idx: the row paddingIdx
+// (negative counts from the end, as in PyTorch) is looked up as usual but
+// gets no gradient.
+func EmbeddingPadded(idx, weight *Tensor, paddingIdx int) *Tensor {
+	weight.live("embedding")
+	if weight.Dim() == 2 {
+		v := weight.shape[0]
+		if paddingIdx < -v || paddingIdx >= v {
+			panic(&ShapeError{Op: "embedding", Msg: "Padding_idx must be within num_embeddings", Shapes: []Shape{weight.shape}})
+		}
+		if paddingIdx < 0 {
+			paddingIdx += v
+		}
+	}
+	return embedding(idx, weight, paddingIdx)
+}
+
+func embedding(idx, weight *Tensor, pad int) *Tensor {
 	const name = "embedding"
 	idx.live(name)
 	weight.live(name)
@@ -78,13 +96,18 @@ func Embedding(idx, weight *Tensor) *Tensor {
 		shapeErr(name, "'weight' must be 2-D", weight.shape)
 	}
 	v, d := weight.shape[0], weight.shape[1]
-	flat := idx.Cast(Int64).Reshape(-1, 1)
+	flat := idx.Detach().Cast(Int64).Reshape(-1)
 	n := flat.shape[0]
-	oh := oneHot(flat, 1, v).Cast(weight.dtype)
-	wd := weight.Detach()
-	shape := append(idx.Shape(), d)
-	out := oh.MatMul(wd).Reshape(shape...)
-	return record("EmbeddingBackward0", out, []*Tensor{weight}, []*Tensor{oh}, func(g *Tensor) []*Tensor {
-		return []*Tensor{oh.T().MatMul(g.Reshape(n, d))}
+	checkRange(name, flat, 0, v)
+	out := gatherRaw(weight.Detach(), 0, flat, lineIndex(flat, 0, Shape{n, d}), Shape{n, d})
+	out = out.Reshape(append(idx.Shape(), d)...)
+	return record("EmbeddingBackward0", out, []*Tensor{weight}, []*Tensor{flat}, func(g *Tensor) []*Tensor {
+		g2 := g.Reshape(n, d)
+		if pad >= 0 {
+			g2 = Where(flat.EqScalar(float64(pad)).Unsqueeze(1), zeroLike(g2), g2)
+		}
+		z := Zeros(weight.shape, On(g.dev), Dtype(g.dtype))
+		scatterRaw(z, 0, lineIndex(flat, 0, g2.shape), g2.view(), true)
+		return []*Tensor{z}
 	})
 }

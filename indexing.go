@@ -5,7 +5,8 @@ import (
 	"reflect"
 )
 
-// Indexing with tensors: index_select, advanced indexing (x[idx],
+// Indexing with tensors (IndexSelect, on the backends' Gather kernels, is
+// in index.go): advanced indexing (x[idx],
 // x[i, j]), boolean masks (x[x > 0], masked_select) and flip. The indices
 // are read back to the host (as PyTorch must for masks: the result's size
 // depends on the data); the values are gathered on t's device, and the
@@ -58,27 +59,6 @@ func gather(name string, t *Tensor, d int, idx []int) *Tensor {
 		}
 		return []*Tensor{z}
 	})
-}
-
-// IndexSelect returns the slices of t at the 1-D integer indices idx along
-// dim d, as torch.index_select: the result has t's shape with size
-// len(idx) at d. Indices must lie in [0, size).
-func (t *Tensor) IndexSelect(d int, idx *Tensor) *Tensor {
-	const op = "index_select"
-	t.live(op)
-	d = t.dim(op, d)
-	if idx.Dim() > 1 {
-		shapeErr(op, "Index is supposed to be a vector", idx.shape)
-	}
-	raw := hostIndices(op, idx)
-	is := make([]int, len(raw))
-	for j, i := range raw {
-		if i < 0 || i >= int64(t.shape[d]) {
-			shapeErr(op, fmt.Sprintf("index %d is out of range in self (dimension %d with size %d)", i, d, t.shape[d]), t.shape)
-		}
-		is[j] = int(i)
-	}
-	return gather("IndexSelectBackward0", t, d, is)
 }
 
 // IndexWith is t[idx0, idx1, ...] with index tensors (PyTorch's advanced

@@ -125,6 +125,8 @@ type Backend interface {
 	// Element i uses counter offset + i/4, lane i%4 (ember/internal/philox
 	// defines the stream) so every backend draws the same numbers.
 	Random(dst View, seed, offset uint64, normal bool)
+	// Indexer: gather, scatter, scan and sort (index.go).
+	Indexer
 }
 
 var (

@@ -168,23 +168,45 @@ func (l *LayerNorm) Forward(x *ember.Tensor) *ember.Tensor {
 }
 
 // Embedding maps int64 indices to rows of Weight [Num, Dim], drawn N(0, 1).
+// PaddingIdx is the row that gets no gradient (torch's padding_idx), or
+// -1 for none.
 type Embedding struct {
 	Base
-	Weight   *ember.Tensor
-	Num, Dim int
+	Weight     *ember.Tensor
+	Num, Dim   int
+	PaddingIdx int
 }
 
 // NewEmbedding returns an Embedding table with PyTorch's N(0, 1) init.
 func NewEmbedding(num, dim int) *Embedding {
-	e := &Embedding{Num: num, Dim: dim}
+	e := &Embedding{Num: num, Dim: dim, PaddingIdx: -1}
 	e.Init(e)
 	e.Weight = param(ember.Randn(ember.Shape{num, dim}))
 	e.RegisterParameter("weight", &e.Weight)
 	return e
 }
 
+// NewEmbeddingPadded is NewEmbedding with padding_idx (negative counts
+// from the end): that row starts at zero and gets no gradient, as in
+// torch.nn.Embedding(num, dim, padding_idx=paddingIdx).
+func NewEmbeddingPadded(num, dim, paddingIdx int) *Embedding {
+	if paddingIdx < -num || paddingIdx >= num {
+		panic(&ember.ShapeError{Op: "Embedding", Msg: "Padding_idx must be within num_embeddings"})
+	}
+	if paddingIdx < 0 {
+		paddingIdx += num
+	}
+	e := NewEmbedding(num, dim)
+	e.PaddingIdx = paddingIdx
+	e.Weight.Detach().Select(0, paddingIdx).ZeroInPlace()
+	return e
+}
+
 // Forward looks up the rows of an integer index tensor.
 func (e *Embedding) Forward(idx *ember.Tensor) *ember.Tensor {
+	if e.PaddingIdx >= 0 {
+		return ember.EmbeddingPadded(idx, e.Weight, e.PaddingIdx)
+	}
 	return ember.Embedding(idx, e.Weight)
 }
 

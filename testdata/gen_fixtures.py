@@ -660,6 +660,139 @@ def grad_case(c, name, op, inputs, fn, args):
     c.add(name, op, inputs, fn, args=args, extra=lambda *ts: extra)
 
 
+# ---------------------------------------------------------------- index (issue 13's ops)
+def gen_index():
+    """Indexing, scans, sorting and structural ops: testdata/fixtures/index.json.
+    Seeded on its own so the files written before it keep their values."""
+    torch.manual_seed(13)
+    c = Cases()
+    L = torch.int64
+    x = rnd([3, 4, 5])
+    xt = (rnd([5, 4, 3]), [("transpose", 0, 2)])
+    for d in range(3):
+        ish = [2, 3, 4]
+        ish[d] = 6
+        idx = torch.randint(0, [3, 4, 5][d], ish)
+        c.add(f"gather_dim{d}", "gather", [x, idx], lambda a, i, d=d: torch.gather(a, d, i), {"dim": d})
+        c.add(f"gather_t_dim{d}", "gather", [xt, idx], lambda a, i, d=d: torch.gather(a, d, i), {"dim": d})
+    c.add("gather_neg_dim", "gather", [x, torch.randint(0, 5, [3, 4, 2])], lambda a, i: torch.gather(a, -1, i), {"dim": -1})
+    c.add("gather_int", "gather", [ints([4, 3], dtype=L), torch.randint(0, 4, [2, 3])], lambda a, i: torch.gather(a, 0, i), {"dim": 0})
+    c.add("gather_bool", "gather", [torch.rand(4, 3) > 0.5, torch.randint(0, 3, [4, 5])], lambda a, i: torch.gather(a, 1, i), {"dim": 1})
+    c.add("gather_float_index", "gather", [x, T([[[0.0]]])], lambda a, i: torch.gather(a, 0, i), {"dim": 0})
+    c.add("gather_rank_mismatch", "gather", [x, torch.zeros(2, 2, dtype=L)], lambda a, i: torch.gather(a, 0, i), {"dim": 0})
+    for d in range(2):
+        dst = rnd([4, 5])
+        ish = [3, 4]
+        # a permutation along d for each line: a deterministic scatter
+        perm = torch.stack([torch.randperm([4, 5][d])[:ish[d]] for _ in range(ish[1 - d])], 1 - d)
+        src = rnd([4, 5])
+        c.add(f"scatter_dim{d}", "scatter", [dst, perm, src], lambda a, i, s, d=d: torch.scatter(a, d, i, s), {"dim": d})
+        idx = torch.randint(0, [4, 5][d], [6, 5] if d == 0 else [4, 7])
+        src = rnd([6, 5] if d == 0 else [4, 7])
+        c.add(f"scatter_add_dim{d}", "scatter_add", [dst, idx, src], lambda a, i, s, d=d: torch.scatter_add(a, d, i, s), {"dim": d})
+    c.add("scatter_add_int", "scatter_add", [ints([3, 4], dtype=L), torch.randint(0, 3, [5, 4]), ints([5, 4], dtype=L)],
+          lambda a, i, s: torch.scatter_add(a, 0, i, s), {"dim": 0})
+    c.add("scatter_add_small_src", "scatter_add", [rnd([3, 4]), torch.randint(0, 4, [2, 2]), rnd([3, 3])],
+          lambda a, i, s: torch.scatter_add(a, 1, i, s), {"dim": 1})
+    c.add("scatter_dtype_mismatch", "scatter", [rnd([3, 4]), torch.zeros(1, 1, dtype=L), ints([1, 1], dtype=L)],
+          lambda a, i, s: torch.scatter(a, 0, i, s), {"dim": 0})
+    for d in range(3):
+        n = [3, 4, 5][d]
+        idx = torch.randint(0, n, [6])
+        c.add(f"index_select_dim{d}", "index_select", [x, idx], lambda a, i, d=d: torch.index_select(a, d, i), {"dim": d})
+        c.add(f"index_select_t_dim{d}", "index_select", [xt, idx], lambda a, i, d=d: torch.index_select(a, d, i), {"dim": d})
+        shp = [3, 4, 5]
+        shp[d] = 6
+        c.add(f"index_add_dim{d}", "index_add", [x, idx, rnd(shp)], lambda a, i, s, d=d: torch.index_add(a, d, i, s), {"dim": d})
+    c.add("index_select_int", "index_select", [ints([5, 2], dtype=torch.int32), T([4, 0, 4], L)], lambda a, i: torch.index_select(a, 0, i), {"dim": 0})
+    c.add("index_select_matrix_index", "index_select", [x, torch.zeros(2, 2, dtype=L)], lambda a, i: torch.index_select(a, 0, i), {"dim": 0})
+    c.add("index_add_int", "index_add", [ints([4, 3], dtype=L), T([1, 1, 3], L), ints([3, 3], dtype=L)], lambda a, i, s: torch.index_add(a, 0, i, s), {"dim": 0})
+    c.add("index_add_bad_src", "index_add", [rnd([4, 3]), T([1, 1, 3], L), rnd([2, 3])], lambda a, i, s: torch.index_add(a, 0, i, s), {"dim": 0})
+    # masked_fill, where with scalars
+    m = torch.rand(3, 4) > 0.5
+    c.add("masked_fill", "masked_fill", [rnd([3, 4]), m], lambda a, k: a.masked_fill(k, -1.5), {"value": -1.5})
+    c.add("masked_fill_bcast", "masked_fill", [rnd([2, 3, 4]), torch.rand(3, 1) > 0.5], lambda a, k: a.masked_fill(k, float("-inf")), {"value": float("-inf")})
+    c.add("masked_fill_int", "masked_fill", [ints([3, 4], dtype=L), m], lambda a, k: a.masked_fill(k, 7), {"value": 7})
+    c.add("masked_fill_not_bool", "masked_fill", [rnd([3, 4]), ints([3, 4], dtype=L)], lambda a, k: a.masked_fill(k, 1), {"value": 1})
+    c.add("where_scalar_x", "where_scalar_x", [m, rnd([3, 4]).float()], lambda k, b: torch.where(k, 2.5, b), {"scalar": 2.5})
+    c.add("where_scalar_x_int", "where_scalar_x", [m, ints([3, 4], dtype=L)], lambda k, b: torch.where(k, 2.5, b), {"scalar": 2.5})
+    c.add("where_scalar_y", "where_scalar_y", [m, rnd([3, 4], torch.float64)], lambda k, a: torch.where(k, a, -1.0), {"scalar": -1.0})
+    c.add("where_scalar_y_int", "where_scalar_y", [m, ints([3, 4], dtype=torch.int32)], lambda k, a: torch.where(k, a, 3), {"scalar": 3})
+    c.add("where_scalars", "where_scalars", [m], lambda k: torch.where(k, 1.0, 0.5), {"a": 1.0, "b": 0.5})
+    c.add("where_scalars_int", "where_scalars", [m], lambda k: torch.where(k, 4, -2), {"a": 4, "b": -2})
+    # tril/triu
+    for dg in [0, 1, -1, 3, -4]:
+        c.add(f"tril_{dg}", "tril", [rnd([4, 5])], lambda a, dg=dg: torch.tril(a, dg), {"diagonal": dg})
+        c.add(f"triu_{dg}", "triu", [rnd([2, 4, 3])], lambda a, dg=dg: torch.triu(a, dg), {"diagonal": dg})
+    c.add("tril_t", "tril", [(rnd([5, 4]), [("transpose", 0, 1)])], lambda a: torch.tril(a, 0), {"diagonal": 0})
+    c.add("triu_bool", "triu", [torch.ones(3, 3, dtype=torch.bool)], lambda a: torch.triu(a, 1), {"diagonal": 1})
+    c.add("tril_1d", "tril", [rnd([4])], lambda a: torch.tril(a, 0), {"diagonal": 0})
+    # cumsum/cumprod
+    for d in range(3):
+        c.add(f"cumsum_dim{d}", "cumsum", [x], lambda a, d=d: torch.cumsum(a, d), {"dim": d})
+        c.add(f"cumsum_t_dim{d}", "cumsum", [xt], lambda a, d=d: torch.cumsum(a, d), {"dim": d})
+        c.add(f"cumprod_dim{d}", "cumprod", [(torch.rand(3, 4, 5, dtype=torch.float64) + 0.5)], lambda a, d=d: torch.cumprod(a, d), {"dim": d})
+    c.add("cumsum_f32", "cumsum", [torch.rand(2, 300)], lambda a: torch.cumsum(a, 1), {"dim": 1})
+    c.add("cumsum_int32", "cumsum", [ints([3, 4], dtype=torch.int32)], lambda a: torch.cumsum(a, 0), {"dim": 0})
+    c.add("cumsum_bool", "cumsum", [m], lambda a: torch.cumsum(a, 1), {"dim": 1})
+    c.add("cumprod_int", "cumprod", [ints([3, 4], -2, 3, dtype=L)], lambda a: torch.cumprod(a, 1), {"dim": 1})
+    c.add("cumsum_neg_dim", "cumsum", [x], lambda a: torch.cumsum(a, -1), {"dim": -1})
+    # sort / argsort (stable), with ties and NaN
+    tie = ints([4, 9], -2, 3)
+    nan = T([[3.0, float("nan"), -1.0, 2.0, float("nan"), -float("inf"), 0.0, float("inf"), 2.0]])
+    for desc in [False, True]:
+        sfx = "_desc" if desc else ""
+        for d in range(3):
+            c.add(f"sort_dim{d}{sfx}", "sort", [x], lambda a, d=d, desc=desc: torch.sort(a, dim=d, descending=desc, stable=True), {"dim": d, "descending": desc})
+        c.add(f"sort_ties{sfx}", "sort", [tie], lambda a, desc=desc: torch.sort(a, dim=1, descending=desc, stable=True), {"dim": 1, "descending": desc})
+        c.add(f"sort_ties_dim0{sfx}", "sort", [(tie, [("transpose", 0, 1)])], lambda a, desc=desc: torch.sort(a, dim=0, descending=desc, stable=True), {"dim": 0, "descending": desc})
+        c.add(f"sort_nan{sfx}", "sort", [nan], lambda a, desc=desc: torch.sort(a, dim=1, descending=desc, stable=True), {"dim": 1, "descending": desc})
+        c.add(f"sort_int{sfx}", "sort", [ints([3, 50], -5, 6, dtype=L)], lambda a, desc=desc: torch.sort(a, dim=1, descending=desc, stable=True), {"dim": 1, "descending": desc})
+        c.add(f"sort_long{sfx}", "sort", [rnd([2, 700])], lambda a, desc=desc: torch.sort(a, dim=1, descending=desc, stable=True), {"dim": 1, "descending": desc})
+        c.add(f"argsort_ties{sfx}", "argsort", [tie], lambda a, desc=desc: torch.argsort(a, dim=1, descending=desc, stable=True), {"dim": 1, "descending": desc})
+    # topk: inputs without ties
+    u = torch.randperm(60).reshape(3, 4, 5).double() / 4
+    for k, d, largest in [(2, 2, True), (3, 1, False), (1, 0, True), (5, 2, False), (0, 1, True)]:
+        c.add(f"topk_{k}_{d}_{largest}", "topk", [u], lambda a, k=k, d=d, largest=largest: torch.topk(a, k, dim=d, largest=largest, sorted=True),
+              {"k": k, "dim": d, "largest": largest})
+    c.add("topk_too_many", "topk", [u], lambda a: torch.topk(a, 6, dim=2), {"k": 6, "dim": 2, "largest": True})
+    # one_hot, repeat, roll
+    c.add("one_hot", "one_hot", [T([[0, 3], [2, 1]], L)], lambda a: torch.nn.functional.one_hot(a, 5), {"num_classes": 5})
+    c.add("one_hot_infer", "one_hot", [T([1, 0, 2], L)], lambda a: torch.nn.functional.one_hot(a, -1), {"num_classes": -1})
+    c.add("one_hot_float", "one_hot", [T([1.0])], lambda a: torch.nn.functional.one_hot(a, 3), {"num_classes": 3})
+    for reps in [[2, 3], [1, 2, 1], [2, 1, 1, 2], [3, 0]]:
+        base = rnd([2, 3]) if len(reps) < 3 else rnd([2, 1, 3])
+        if len(reps) == 4:
+            base = rnd([2, 3])
+        c.add(f"repeat_{reps}", "repeat", [base], lambda a, reps=reps: a.repeat(*reps), {"reps": reps})
+    c.add("repeat_t", "repeat", [(rnd([3, 2]), [("transpose", 0, 1)])], lambda a: a.repeat(2, 2), {"reps": [2, 2]})
+    c.add("repeat_too_few", "repeat", [rnd([2, 3])], lambda a: a.repeat(2), {"reps": [2]})
+    for shifts, dims in [([1], [0]), ([-2], [1]), ([7], [1]), ([1, 2], [0, 1]), ([3], [])]:
+        c.add(f"roll_{shifts}_{dims}", "roll", [Arange([3, 4])], lambda a, s=shifts, d=dims: torch.roll(a, s, d), {"shifts": shifts, "dims": dims})
+    # outer, bmm, baddbmm, einsum
+    c.add("outer", "outer", [rnd([3]), rnd([4])], torch.outer)
+    c.add("outer_int", "outer", [ints([3], dtype=L), ints([2], dtype=L)], torch.outer)
+    c.add("bmm", "bmm", [rnd([2, 3, 4]), rnd([2, 4, 5])], torch.bmm)
+    c.add("bmm_t", "bmm", [(rnd([2, 4, 3]), [("transpose", 1, 2)]), rnd([2, 4, 2])], torch.bmm)
+    c.add("bmm_batch_mismatch", "bmm", [rnd([2, 3, 4]), rnd([3, 4, 5])], torch.bmm)
+    c.add("bmm_2d", "bmm", [rnd([3, 4]), rnd([4, 5])], torch.bmm)
+    c.add("baddbmm", "baddbmm", [rnd([2, 3, 5]), rnd([2, 3, 4]), rnd([2, 4, 5])], lambda i, a, b: torch.baddbmm(i, a, b, beta=0.5, alpha=2.0), {"beta": 0.5, "alpha": 2.0})
+    c.add("baddbmm_bcast", "baddbmm", [rnd([5]), rnd([2, 3, 4]), rnd([2, 4, 5])], lambda i, a, b: torch.baddbmm(i, a, b), {"beta": 1.0, "alpha": 1.0})
+    c.add("baddbmm_beta0", "baddbmm", [T([float("nan")]), rnd([2, 3, 4]), rnd([2, 4, 5])], lambda i, a, b: torch.baddbmm(i, a, b, beta=0.0), {"beta": 0.0, "alpha": 1.0})
+    eqs = [
+        ("ij,jk->ik", [[3, 4], [4, 5]]), ("bij,bjk->bik", [[2, 3, 4], [2, 4, 5]]), ("i,j->ij", [[3], [4]]),
+        ("ii->", [[4, 4]]), ("ii->i", [[4, 4]]), ("ij->ji", [[3, 4]]), ("ij->j", [[3, 4]]), ("ij->", [[3, 4]]),
+        ("i,i->", [[5], [5]]), ("bhqd,bhkd->bhqk", [[2, 2, 3, 4], [2, 2, 5, 4]]), ("ij,jk", [[3, 4], [4, 2]]),
+        ("ij,jk,kl->il", [[2, 3], [3, 4], [4, 2]]), ("bij->bji", [[2, 3, 4]]), ("ijk->kij", [[2, 3, 4]]),
+        ("ij,kj->ik", [[3, 4], [5, 4]]), ("ij,ij->ij", [[3, 4], [3, 4]]), ("iij->j", [[3, 3, 2]]), ("ik,jk->", [[2, 3], [4, 3]]),
+    ]
+    for eq, shapes in eqs:
+        c.add(f"einsum_{eq}", "einsum", [rnd(s) for s in shapes], lambda *a, eq=eq: torch.einsum(eq, *a), {"equation": eq})
+    c.add("einsum_bad_rank", "einsum", [rnd([3, 4])], lambda a: torch.einsum("ijk->i", a), {"equation": "ijk->i"})
+    c.add("einsum_size_mismatch", "einsum", [rnd([3, 4]), rnd([5, 2])], lambda a, b: torch.einsum("ij,jk->ik", a, b), {"equation": "ij,jk->ik"})
+    c.write("index.json")
+
+
 if __name__ == "__main__":
     gen_binary()
     gen_unary()
@@ -668,5 +801,6 @@ if __name__ == "__main__":
     gen_views()
     gen_print()
     gen_table()
+    gen_index()
     for f in sorted(os.listdir(OUT)):
         print(f, os.path.getsize(os.path.join(OUT, f)))

@@ -384,11 +384,50 @@ def gen_activations():
     save_safetensors(os.path.join(OUT, "activations.safetensors"), T)
 
 
+def gen_embedding():
+    """nn.Embedding with and without padding_idx and clip_grad_norm_ /
+    clip_grad_value_: testdata/nn/embedding.safetensors. Keys: "<case>.weight"
+    (the initial table), ".idx", ".gout" (the output's gradient), ".y" and
+    ".grad" (the weight's gradient); "clip.*" the gradients before and after
+    clipping and the total norms."""
+    torch.manual_seed(14)
+    T = {}
+    for name, pad in [("plain", None), ("pad1", 1), ("pad_neg", -2)]:
+        e = nn.Embedding(10, 4, padding_idx=pad)
+        idx = torch.randint(0, 10, (3, 5))
+        idx[0, 0], idx[1, 2] = 1, 8  # the padding rows are looked up
+        y = e(idx)
+        gout = torch.randn(y.shape)
+        (y * gout).sum().backward()
+        T[name + ".weight"] = e.weight.detach().clone()
+        T[name + ".idx"] = idx
+        T[name + ".gout"] = gout
+        T[name + ".y"] = y.detach()
+        T[name + ".grad"] = e.weight.grad
+    g1, g2 = torch.randn(3, 4), torch.randn(5)
+    T["clip.g1"], T["clip.g2"] = g1, g2
+    for name, mx, nt in [("l2", 1.5, 2.0), ("l1", 2.0, 1.0), ("inf", 0.5, float("inf")), ("big", 100.0, 2.0)]:
+        ps = [torch.zeros(3, 4, requires_grad=True), torch.zeros(5, requires_grad=True)]
+        ps[0].grad, ps[1].grad = g1.clone(), g2.clone()
+        tot = torch.nn.utils.clip_grad_norm_(ps, mx, nt)
+        T["clip." + name + ".total"] = tot.reshape(1)
+        T["clip." + name + ".g1"], T["clip." + name + ".g2"] = ps[0].grad, ps[1].grad
+    ps = [torch.zeros(3, 4, requires_grad=True)]
+    ps[0].grad = g1.clone()
+    torch.nn.utils.clip_grad_value_(ps, 0.5)
+    T["clip.value.g1"] = ps[0].grad
+    save_safetensors(os.path.join(OUT, "embedding.safetensors"), T)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--resnet18-full", metavar="DIR")
     ap.add_argument("--cnn-grad", action="store_true", help="write only testdata/nn/cnn_grad.safetensors")
+    ap.add_argument("--embedding", action="store_true", help="write only testdata/nn/embedding.safetensors")
     a = ap.parse_args()
+    if a.embedding:
+        gen_embedding()
+        return
     if a.cnn_grad:
         gen_cnn_grad()
         return
@@ -402,6 +441,7 @@ def main():
     gen_optim()
     gen_cnn_grad()
     gen_activations()
+    gen_embedding()
 
 
 if __name__ == "__main__":

@@ -42,11 +42,15 @@ var reduceSrc string
 //go:embed random.cu
 var randomSrc string
 
+//go:embed index.cu
+var indexSrc string
+
 // Module names.
 const (
 	ModElementwise = "elementwise"
 	ModReduce      = "reduce"
 	ModRandom      = "random"
+	ModIndex       = "index"
 )
 
 // MaxDims is the most dims a Layout holds after coalescing.
@@ -115,6 +119,7 @@ func Modules() map[string]string {
 		ModElementwise: pre + scalarSrc + "\n" + opsSrc + "\n" + elementwiseSrc,
 		ModReduce:      pre + reduceSrc,
 		ModRandom:      pre + randomSrc,
+		ModIndex:       pre + indexSrc,
 	}
 }
 
@@ -157,6 +162,8 @@ func NameExpressions(module string) []string {
 				add("ember_softmax<%s, 1>", ctype(d))
 			}
 		}
+	case ModIndex:
+		out = indexNames()
 	case ModRandom:
 		for _, d := range []backend.DType{backend.Float32, backend.Float64} {
 			add("ember_random<%s, 0>", ctype(d))

@@ -1,0 +1,30 @@
+package cuda
+
+import (
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cuda/kernels"
+)
+
+// Gather writes dst[p] = src[p with dim ← index[p]].
+func (b *Backend) Gather(dst, src, index backend.View, dim int) {
+	d := devOf(dst)
+	run(d, kernels.Gather(d.gpu.Props(), operand(dst), operand(src), operand(index), dim))
+}
+
+// Scatter writes (or atomically adds) src[p] at dst[p with dim ← index[p]].
+func (b *Backend) Scatter(dst, index, src backend.View, dim int, accumulate bool) {
+	d := devOf(dst)
+	run(d, kernels.Scatter(d.gpu.Props(), operand(dst), operand(index), operand(src), dim, accumulate))
+}
+
+// Scan writes a cumulative sum or product along dim.
+func (b *Backend) Scan(dst, src backend.View, dim int, prod, reverse bool) {
+	d := devOf(dst)
+	run(d, kernels.Scan(d.gpu.Props(), operand(dst), operand(src), dim, prod, reverse))
+}
+
+// Sort sorts every line along dim stably.
+func (b *Backend) Sort(values, indices, src backend.View, dim int, descending bool) {
+	d := devOf(values)
+	run(d, kernels.Sort(d.gpu.Props(), operand(values), operand(indices), operand(src), dim, descending))
+}
