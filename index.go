@@ -9,9 +9,10 @@ import (
 // Indexing ops: Gather, Scatter, ScatterAdd, IndexSelect, IndexAdd,
 // MaskedFill, the scalar forms of Where and OneHot, on the backends'
 // Gather and Scatter kernels. Index tensors are Int64, as PyTorch requires;
-// an index outside its dimension panics with an *IndexError. The range
-// check reads two numbers back from the device (the index's minimum and
-// maximum), so on CUDA it waits for the queued work; on meta it is skipped.
+// an index outside its dimension panics with an *IndexError: at once on
+// the CPU, at the next read from the device on CUDA (a deferred check,
+// checks.go; the kernels skip such indices meanwhile); on meta it is
+// skipped.
 
 // needIndex panics unless index is an Int64 tensor on t's device.
 func needIndex(op string, t, index *Tensor) {
@@ -30,13 +31,19 @@ func checkRange(op string, index *Tensor, dim, size int) {
 		return
 	}
 	x := index.Detach()
-	mm := Cat([]*Tensor{x.Min().Reshape(1), x.Max().Reshape(1)}, 0).Int64s()
-	switch {
-	case mm[0] < 0:
-		panic(&IndexError{Op: op, Index: mm[0], Dim: dim, Size: size})
-	case mm[1] >= int64(size):
-		panic(&IndexError{Op: op, Index: mm[1], Dim: dim, Size: size})
+	bad := func() *Tensor {
+		return x.LtScalar(0).LogicalOr(x.Ge(Full(Shape{}, float64(size), On(x.dev), Dtype(Int64)))).Any()
 	}
+	checkValues(x.dev, bad, func() error {
+		if x.st.released.Load() { // released (by a Scope) before the check was read
+			return &IndexError{Op: op, Index: -1, Dim: dim, Size: size}
+		}
+		mm := Cat([]*Tensor{x.Min().Reshape(1), x.Max().Reshape(1)}, 0).Int64s()
+		if mm[0] < 0 {
+			return &IndexError{Op: op, Index: mm[0], Dim: dim, Size: size}
+		}
+		return &IndexError{Op: op, Index: mm[1], Dim: dim, Size: size}
+	})
 }
 
 func withSize(s Shape, d, n int) Shape {

@@ -1,16 +1,19 @@
 // index.cu: gather, scatter (set and add), cumulative scans and a stable
-// sort along one dim. Index operands are long long and in range (ember
-// checks them on the host before launching).
+// sort along one dim. Index operands are long long. ember checks their
+// range as a deferred check (a device-side assert, read at the next
+// synchronisation), so the kernels guard every access: an index outside
+// [0, size) gathers 0 and scatters nothing.
 
 // ember_gather: for each point o of the space L (index's shape), operands
 // 0 dst, 1 index, 2 src with the gathered dim's stride zeroed:
 // dst[o] = src[o + index[o] * sd].
 template <typename T>
-__global__ void ember_gather(T* d, const i64* ix, const T* s, Layout L, i64 n, i64 sd) {
+__global__ void ember_gather(T* d, const i64* ix, const T* s, Layout L, i64 n, i64 sd, i64 size) {
     i64 off[3];
     EMBER_FOR(o, n) {
         ember_offsets<3>(L, o, off);
-        d[off[0]] = s[off[2] + ix[off[1]] * sd];
+        i64 j = ix[off[1]];
+        d[off[0]] = (j >= 0 && j < size) ? s[off[2] + j * sd] : (T)0;
     }
 }
 
@@ -23,11 +26,13 @@ template <> __device__ __forceinline__ void ember_atomic_add<i64>(i64* p, i64 v)
 // 1 src, 2 dst with the scattered dim's stride zeroed: dst[o + index[o]*dd]
 // = src[o] (ACC 0) or += src[o] (ACC 1, atomically).
 template <typename T, int ACC>
-__global__ void ember_scatter(T* d, const i64* ix, const T* s, Layout L, i64 n, i64 dd) {
+__global__ void ember_scatter(T* d, const i64* ix, const T* s, Layout L, i64 n, i64 dd, i64 size) {
     i64 off[3];
     EMBER_FOR(o, n) {
         ember_offsets<3>(L, o, off);
-        T* p = d + off[2] + ix[off[0]] * dd;
+        i64 j = ix[off[0]];
+        if (j < 0 || j >= size) continue;
+        T* p = d + off[2] + j * dd;
         if constexpr (ACC) ember_atomic_add<T>(p, s[off[1]]);
         else *p = s[off[1]];
     }

@@ -26,7 +26,7 @@ func oneAt(shape []int, dim int) []int {
 func Gather(p DeviceProps, dst, src, index Operand, dim int) []Launch {
 	l := coalesce(dst.Shape, dst.Strides, index.Strides, zeroAt(src.Strides, dim))
 	return elementwise(p, ModIndex, fmt.Sprintf("ember_gather<%s>", ctype(dst.DType)), numel(dst.Shape),
-		ptrArg(dst), ptrArg(index), ptrArg(src), l.bytes(), i64Arg(numel(dst.Shape)), i64Arg(src.Strides[dim]))
+		ptrArg(dst), ptrArg(index), ptrArg(src), l.bytes(), i64Arg(numel(dst.Shape)), i64Arg(src.Strides[dim]), i64Arg(src.Shape[dim]))
 }
 
 // Scatter writes (accumulate: adds, atomically) src[p] at dst[p with dim ←
@@ -42,7 +42,7 @@ func Scatter(p DeviceProps, dst, index, src Operand, dim int, accumulate bool) [
 	n := numel(index.Shape)
 	l := coalesce(index.Shape, index.Strides, src.Strides, zeroAt(dst.Strides, dim))
 	return elementwise(p, ModIndex, fmt.Sprintf("ember_scatter<%s, %d>", ctype(dst.DType), acc), n,
-		ptrArg(dst), ptrArg(index), ptrArg(src), l.bytes(), i64Arg(n), i64Arg(dst.Strides[dim]))
+		ptrArg(dst), ptrArg(index), ptrArg(src), l.bytes(), i64Arg(n), i64Arg(dst.Strides[dim]), i64Arg(dst.Shape[dim]))
 }
 
 // ScanDTypes are the dtypes Scan has kernels for.
