@@ -43,6 +43,11 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"GradFixturesSoftmax", TestGradFixturesSoftmax},
 		{"GradFixturesPool", TestGradFixturesPool},
 		{"FunctionGradcheck", TestFunctionGradcheck},
+		{"SDPAFixtures", TestSDPAFixtures},
+		{"SDPAGradcheck", TestSDPAGradcheck},
+		{"SDPAFullyMaskedRow", TestSDPAFullyMaskedRow},
+		{"SDPAHandWorked", TestSDPAHandWorked},
+		{"SDPADropout", TestSDPADropout},
 	} {
 		t.Run(tc.name, tc.f)
 	}

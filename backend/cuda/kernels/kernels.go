@@ -115,6 +115,7 @@ func Modules() map[string]string {
 		ModElementwise: pre + scalarSrc + "\n" + opsSrc + "\n" + elementwiseSrc,
 		ModReduce:      pre + reduceSrc,
 		ModRandom:      pre + randomSrc,
+		ModAttention:   pre + attentionSrc,
 	}
 }
 
@@ -162,6 +163,8 @@ func NameExpressions(module string) []string {
 			add("ember_random<%s, 0>", ctype(d))
 			add("ember_random<%s, 1>", ctype(d))
 		}
+	case ModAttention:
+		out = attentionNames()
 	}
 	sort.Strings(out)
 	return out
