@@ -105,7 +105,9 @@ func TestSDPAFixtures(t *testing.T) {
 					if out.GradFn() != attentionGradFn {
 						t.Fatalf("grad_fn %q", out.GradFn())
 					}
-					name := func(s string) string { return dev.String() + "/" + k.String() + "/" + dt.String() + "/case " + string(rune('0'+i)) + " " + s }
+					name := func(s string) string {
+						return dev.String() + "/" + k.String() + "/" + dt.String() + "/case " + string(rune('0'+i)) + " " + s
+					}
 					sdpaClose(t, name("output"), out, c.Output, tol)
 					w := FromSlice(c.W.values(0), Shape(c.W.Shape), On(dev)).Cast(dt)
 					out.Mul(w).Sum().Backward()
@@ -234,12 +236,14 @@ func TestSDPALongSequenceMemory(t *testing.T) {
 func TestSDPAErrors(t *testing.T) {
 	q, k, v := Zeros(Shape{2, 3, 4}), Zeros(Shape{2, 5, 4}), Zeros(Shape{2, 5, 6})
 	for name, f := range map[string]func(){
-		"head dims":    func() { ScaledDotProductAttention(q, Zeros(Shape{2, 5, 3}), v, AttentionOptions{}) },
-		"key lengths":  func() { ScaledDotProductAttention(q, k, Zeros(Shape{2, 4, 6}), AttentionOptions{}) },
-		"1-D":          func() { ScaledDotProductAttention(Zeros(Shape{4}), k, v, AttentionOptions{}) },
-		"batch":        func() { ScaledDotProductAttention(q, Zeros(Shape{3, 5, 4}), v, AttentionOptions{}) },
-		"mask shape":   func() { ScaledDotProductAttention(q, k, v, AttentionOptions{Mask: Zeros(Shape{3, 4}, Dtype(Bool))}) },
-		"causal+mask":  func() { ScaledDotProductAttention(q, k, v, AttentionOptions{Mask: Zeros(Shape{3, 5}, Dtype(Bool)), Causal: true}) },
+		"head dims":   func() { ScaledDotProductAttention(q, Zeros(Shape{2, 5, 3}), v, AttentionOptions{}) },
+		"key lengths": func() { ScaledDotProductAttention(q, k, Zeros(Shape{2, 4, 6}), AttentionOptions{}) },
+		"1-D":         func() { ScaledDotProductAttention(Zeros(Shape{4}), k, v, AttentionOptions{}) },
+		"batch":       func() { ScaledDotProductAttention(q, Zeros(Shape{3, 5, 4}), v, AttentionOptions{}) },
+		"mask shape":  func() { ScaledDotProductAttention(q, k, v, AttentionOptions{Mask: Zeros(Shape{3, 4}, Dtype(Bool))}) },
+		"causal+mask": func() {
+			ScaledDotProductAttention(q, k, v, AttentionOptions{Mask: Zeros(Shape{3, 5}, Dtype(Bool)), Causal: true})
+		},
 		"dropout":      func() { ScaledDotProductAttention(q, k, v, AttentionOptions{Dropout: 1.5}) },
 		"mask dtype":   func() { ScaledDotProductAttention(q, k, v, AttentionOptions{Mask: Zeros(Shape{3, 5}, Dtype(Float64))}) },
 		"integer":      func() { ScaledDotProductAttention(q.Cast(Int64), k.Cast(Int64), v.Cast(Int64), AttentionOptions{}) },

@@ -36,6 +36,7 @@ func SetThreads(n int) int {
 //	resnet18_fwd            ResNet-18 forward, batch 16, 3×224×224, eval mode, NoGrad
 //	cnn_train_step          models.SimpleCNN(1, 10) on 64×1×28×28: forward, cross entropy, backward, SGD step
 //	gonum_sgemm_1024        gonum's pure-Go Sgemm at 1024, a reference row
+//	sdpa_causal             ScaledDotProductAttention, causal, 4×12×512×64 float32, forward + backward
 //
 // The FLOP counts of the networks are their conv and linear layers'
 // multiply-adds ×2 (ResNet-18: 1.814 GMAC per image), and ×3 that for a
@@ -52,6 +53,7 @@ func Cases() []Case {
 		Case{Name: "resnet18_fwd", Desc: "ResNet-18 forward, batch 16, 224×224, eval, no grad", Unit: FLOP, Setup: resnet18Fwd},
 		Case{Name: "cnn_train_step", Desc: "SimpleCNN train step, batch 64, 28×28 (fwd, CE, bwd, SGD)", Unit: FLOP, Setup: cnnTrainStep},
 		Case{Name: "gonum_sgemm_1024", Desc: "gonum blas/gonum Sgemm 1024 (reference)", Unit: FLOP, Setup: gonumSgemm(1024)},
+		Case{Name: "sdpa_causal", Desc: "ScaledDotProductAttention causal, 4×12×512×64 float32, fwd + bwd", Unit: FLOP, Setup: sdpaCausal},
 	)
 	return cs
 }
