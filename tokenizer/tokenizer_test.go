@@ -98,7 +98,10 @@ func TestSpecialToken(t *testing.T) {
 
 func TestAddPrefixSpace(t *testing.T) {
 	tk := tokenizers(t)["gpt2-tiny-json"]
-	tk2 := *tk
+	tk2, err := Load(filepath.Join("testdata", "gpt2-tiny-json"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	tk2.addPrefixSpace = true
 	if a, b := tk2.Encode("Hello"), tk.Encode(" Hello"); !reflect.DeepEqual(a, b) {
 		t.Fatalf("add_prefix_space: %v, want %v", a, b)
