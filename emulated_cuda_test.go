@@ -52,6 +52,11 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"IndexErrors", TestIndexErrors},
 		{"SortStableTies", TestSortStableTies},
 		{"Multinomial", TestMultinomial},
+		{"SDPAFixtures", TestSDPAFixtures},
+		{"SDPAGradcheck", TestSDPAGradcheck},
+		{"SDPAFullyMaskedRow", TestSDPAFullyMaskedRow},
+		{"SDPAHandWorked", TestSDPAHandWorked},
+		{"SDPADropout", TestSDPADropout},
 	} {
 		t.Run(tc.name, tc.f)
 	}

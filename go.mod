@@ -3,6 +3,7 @@ module github.com/emberml/ember
 go 1.26.0
 
 require (
+	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/ebitengine/purego v0.11.3
 	github.com/nlpodyssey/gopickle v0.2.0
 	github.com/schollz/progressbar/v3 v3.19.1

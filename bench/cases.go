@@ -40,6 +40,7 @@ func SetThreads(n int) int {
 //	mnist_epoch             MNISTEpochSteps (16) steps of `ember train`'s loop for the CNN on synthetic
 //	                        Fashion-MNIST-shaped batches of 64 (a full epoch is 938 such steps)
 //	gonum_sgemm_1024        gonum's pure-Go Sgemm at 1024, a reference row
+//	sdpa_causal             ScaledDotProductAttention, causal, 4×12×512×64 float32, forward + backward
 //
 // The FLOP counts of the networks are their conv and linear layers'
 // multiply-adds ×2 (ResNet-18: 1.814 GMAC per image), and ×3 that for a
@@ -58,6 +59,7 @@ func Cases() []Case {
 		Case{Name: "resnet18_finetune_step", Desc: "ResNet-18 frozen backbone, new 10-class head, batch 32, 64×64 (fwd, CE, bwd, SGD)", Unit: FLOP, Setup: resnet18FinetuneStep},
 		Case{Name: "mnist_epoch", Desc: fmt.Sprintf("%d CNN training steps of batch 64 on synthetic 28×28 (ember train's loop; an epoch is 938)", MNISTEpochSteps), Unit: FLOP, Setup: mnistEpoch},
 		Case{Name: "gonum_sgemm_1024", Desc: "gonum blas/gonum Sgemm 1024 (reference)", Unit: FLOP, Setup: gonumSgemm(1024)},
+		Case{Name: "sdpa_causal", Desc: "ScaledDotProductAttention causal, 4×12×512×64 float32, fwd + bwd", Unit: FLOP, Setup: sdpaCausal},
 	)
 	return cs
 }

@@ -12,6 +12,7 @@ Run it with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (bench/compare.sh
 does): on this machine they slow PyTorch's GEMM about 1.7x.
 """
 import argparse
+import math
 import datetime
 import json
 import os
@@ -232,6 +233,27 @@ def mnist_epoch():
     return run
 
 
+def sdpa_causal():
+    """Causal attention on [4, 12, 512, 64] float32, forward + backward: torch
+    1.13 has no scaled_dot_product_attention, so the explicit
+    softmax(QK^T/sqrt(d) + mask) V (ember's bench/attention.go counts the
+    same FLOPs: 12*B*H*T^2*D/2)."""
+    b, h, t, d = 4, 12, 512, 64
+    torch.manual_seed(1)
+    q, k, v = (torch.randn(b, h, t, d, requires_grad=True) for _ in range(3))
+    mask = torch.zeros(t, t).masked_fill(~torch.ones(t, t, dtype=torch.bool).tril(), float("-inf"))
+    g = torch.ones(b, h, t, d)
+    flops = 12 * b * h * t * t * d / 2
+
+    def run():
+        w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d) + mask, dim=-1)
+        (w @ v).backward(g)
+        for x in (q, k, v):
+            x.grad = None
+        return flops
+    return run
+
+
 CASES = [(f"sgemm_{n}", "FLOP", sgemm(n)) for n in (256, 512, 1024, 2048)] + [
     ("conv3x3", "FLOP", conv3x3),
     ("sum_16M", "B", sum16m),
@@ -240,6 +262,7 @@ CASES = [(f"sgemm_{n}", "FLOP", sgemm(n)) for n in (256, 512, 1024, 2048)] + [
     ("cnn_train_step", "FLOP", cnn_train_step),
     ("resnet18_finetune_step", "FLOP", resnet18_finetune_step),
     ("mnist_epoch", "FLOP", mnist_epoch),
+    ("sdpa_causal", "FLOP", sdpa_causal),
 ]
 
 

@@ -120,6 +120,7 @@ func Modules() map[string]string {
 		ModReduce:      pre + reduceSrc,
 		ModRandom:      pre + randomSrc,
 		ModIndex:       pre + indexSrc,
+		ModAttention:   pre + attentionSrc,
 	}
 }
 
@@ -169,6 +170,8 @@ func NameExpressions(module string) []string {
 			add("ember_random<%s, 0>", ctype(d))
 			add("ember_random<%s, 1>", ctype(d))
 		}
+	case ModAttention:
+		out = attentionNames()
 	}
 	sort.Strings(out)
 	return out

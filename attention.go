@@ -1,0 +1,255 @@
+package ember
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/emberml/ember/backend"
+)
+
+// Scaled dot-product attention. ScaledDotProductAttention checks its
+// arguments, brings the batch dims to one, and runs the backend's fused
+// kernels (backend.Attender: FlashAttention's tiling, the L×S scores never
+// stored) or the generic lowering (the explicit softmax(q·kᵀ·scale +
+// mask)·v from MatMul and Softmax) behind one signature, as conv, pooling
+// and batch norm do (kernels.go).
+
+// AttentionOptions are ScaledDotProductAttention's optional arguments; the
+// zero value is plain attention scaled by 1/√E.
+type AttentionOptions struct {
+	// Mask, if not nil, broadcasts to [..., L, S]: a Bool mask is true
+	// where the key takes part (attn_mask of dtype bool), a floating one
+	// (of the inputs' dtype) is added to the scaled scores. A floating mask
+	// that requires grad gets one (through the generic lowering).
+	Mask *Tensor
+	// Causal lets query i see keys j ≤ i only: the top-left aligned lower
+	// triangle of the L×S matrix (torch.ones(L, S).tril(), is_causal).
+	// It cannot be combined with Mask, as in PyTorch.
+	Causal bool
+	// Dropout is the probability of zeroing each attention weight (after
+	// the softmax; the others are scaled by 1/(1−p)), drawn from the
+	// seeded generator (ManualSeed). As in PyTorch it applies whenever it
+	// is above 0: pass 0 at evaluation.
+	Dropout float64
+	// Scale multiplies q·kᵀ; 0 means 1/√E.
+	Scale float64
+}
+
+// ScaledDotProductAttention is torch.nn.functional.scaled_dot_product_attention
+// (PyTorch 2): q is [..., L, E], k [..., S, E], v [..., S, Ev] (the
+// leading dims broadcast), and the result [..., L, Ev] is
+// softmax(q·kᵀ·scale + mask)·v, with dropout on the softmax's weights.
+//
+// A query row whose keys are all masked out gets NaN outputs (and NaN
+// gradients), as PyTorch 2's reference and the explicit formula give: the
+// softmax of a row of −∞ is 0/0.
+//
+// Without dropout, and without a mask that requires grad, it runs the
+// backend's fused kernels where it has them (the CPU's and CUDA's for
+// Float32 and Float64): the output is computed one tile of keys at a time
+// with an online softmax, and backward recomputes the tiles from the saved
+// logsumexp of each row, so memory grows with L + S, not L·S. It records
+// ScaledDotProductAttentionBackward0.
+func ScaledDotProductAttention(q, k, v *Tensor, o AttentionOptions) *Tensor {
+	return NativeKernels.ScaledDotProductAttention(q, k, v, o)
+}
+
+// attentionGradFn is the grad_fn name of both attention paths.
+const attentionGradFn = "ScaledDotProductAttentionBackward0"
+
+// attentionKernel runs attention on [B, L, E], [B, S, E], [B, S, Ev]
+// inputs; the output has the shape batch + [L, Ev].
+type attentionKernel interface {
+	attention(q3, k3, v3 *Tensor, m attnMask, p backend.AttentionParams, dropout float64) *Tensor
+}
+
+// attnMask is an attention call's mask: m4 the mask as [B1, B2, L, S]
+// (B1·B2 = B; nil for none), user the caller's tensor (for its gradient)
+// and batch the broadcast batch dims.
+type attnMask struct {
+	m4, user *Tensor
+	batch    Shape
+}
+
+// attention returns the attention kernel for q under k.
+func (k Kernels) attention(q, mask *Tensor, dropout float64, e, ev, l, s int) attentionKernel {
+	at, ok := q.be().(backend.Attender)
+	if !ok || k == GenericKernels || dropout > 0 || !q.dtype.IsFloat() || l == 0 || s == 0 ||
+		(mask != nil && mask.dtype != Bool && needsGrad(mask)) || !at.AttentionSupported(q.dtype, e, ev) {
+		return generic{}
+	}
+	return nativeAttention{at}
+}
+
+// ScaledDotProductAttention is the package's ScaledDotProductAttention run
+// with k's kernels.
+func (k Kernels) ScaledDotProductAttention(q, key, v *Tensor, o AttentionOptions) *Tensor {
+	const name = "scaled_dot_product_attention"
+	q.live(name)
+	key.live(name)
+	v.live(name)
+	sameDevice(name, q, key, v)
+	if q.Dim() < 2 || key.Dim() < 2 || v.Dim() < 2 {
+		shapeErr(name, "expected q, k and v of at least 2 dims ([..., L, E], [..., S, E], [..., S, Ev])", q.shape, key.shape, v.shape)
+	}
+	if q.dtype != key.dtype || q.dtype != v.dtype || !q.dtype.IsFloat() {
+		panic(&DTypeError{Op: name, DTypes: []DType{q.dtype, key.dtype, v.dtype}, Msg: "Expected query, key, and value to have the same floating dtype"})
+	}
+	l, e := q.shape[q.Dim()-2], q.shape[q.Dim()-1]
+	s, ek := key.shape[key.Dim()-2], key.shape[key.Dim()-1]
+	sv, ev := v.shape[v.Dim()-2], v.shape[v.Dim()-1]
+	if ek != e || sv != s {
+		shapeErr(name, fmt.Sprintf("expected k [..., S, %d] and v [..., %d, Ev] for q [..., L, %d] and k [..., %d, %d]", e, s, e, s, ek), q.shape, key.shape, v.shape)
+	}
+	if o.Dropout < 0 || o.Dropout > 1 || math.IsNaN(o.Dropout) {
+		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("dropout probability has to be between 0 and 1, but got %v", o.Dropout)})
+	}
+	if o.Causal && o.Mask != nil {
+		panic(&ShapeError{Op: name, Msg: "Explicit attn_mask should not be set when is_causal=True"})
+	}
+	batch := BroadcastShapes(name, q.shape[:q.Dim()-2], key.shape[:key.Dim()-2], v.shape[:v.Dim()-2])
+	nb := batch.NumElements()
+	with := func(last ...int) Shape { return append(batch.clone(), last...) }
+	q3 := q.Expand(with(l, e)...).Reshape(nb, l, e)
+	k3 := key.Expand(with(s, e)...).Reshape(nb, s, e)
+	v3 := v.Expand(with(s, ev)...).Reshape(nb, s, ev)
+
+	p := backend.AttentionParams{Scale: o.Scale, Causal: o.Causal}
+	if p.Scale == 0 {
+		p.Scale = 1 / math.Sqrt(float64(e))
+	}
+	am := attnMask{user: o.Mask, batch: batch}
+	if m := o.Mask; m != nil {
+		m.live(name)
+		sameDevice(name, q, m)
+		switch {
+		case m.dtype == Bool:
+			p.Mask = backend.BoolMask
+		case m.dtype == q.dtype:
+			p.Mask = backend.AddMask
+		default:
+			panic(&DTypeError{Op: name, DTypes: []DType{m.dtype, q.dtype}, Msg: "Expected attn_mask dtype to be bool or to match query dtype"})
+		}
+		full := with(l, s)
+		if len(m.shape) > len(full) || !BroadcastShapes(name, m.shape, full).Equal(full) {
+			shapeErr(name, fmt.Sprintf("attn_mask must broadcast to %v", full), m.shape)
+		}
+		am.m4 = maskAs4d(m.Detach().Expand(full...), batch, l, s)
+	}
+	return k.attention(q, o.Mask, o.Dropout, e, ev, l, s).attention(q3, k3, v3, am, p, o.Dropout)
+}
+
+// maskAs4d views an expanded mask [batch..., L, S] as [B1, B2, L, S]:
+// the batch dims coalesced (in the order of their linear index) to at
+// most two, or a contiguous copy when they do not coalesce that far.
+func maskAs4d(m *Tensor, batch Shape, l, s int) *Tensor {
+	nb := batch.NumElements()
+	nd := len(batch)
+	st := m.strides
+	cs, cst := backend.Coalesce([]int(batch), st[:nd])
+	rs, cs2 := st[nd], st[nd+1]
+	switch {
+	case len(cs) == 1:
+		return m.asStrided(Shape{1, nb, l, s}, []int{0, cst[0][0], rs, cs2}, m.offset)
+	case len(cs) == 2:
+		return m.asStrided(Shape{cs[0], cs[1], l, s}, []int{cst[0][0], cst[0][1], rs, cs2}, m.offset)
+	}
+	return m.Contiguous().Reshape(1, nb, l, s)
+}
+
+// lseDType is the dtype of the saved logsumexp of each row.
+func lseDType(dt DType) DType {
+	if dt == Float64 {
+		return Float64
+	}
+	return Float32
+}
+
+// nativeAttention runs attention on a backend's fused kernels; the graph
+// saves the inputs, the output and each row's logsumexp.
+type nativeAttention struct{ at backend.Attender }
+
+func (k nativeAttention) attention(q3, k3, v3 *Tensor, am attnMask, p backend.AttentionParams, _ float64) *Tensor {
+	at := k.at
+	b, l, ev := q3.shape[0], q3.shape[1], v3.shape[2]
+	qd, kd, vd := q3.Detach(), k3.Detach(), v3.Detach()
+	var mv backend.View
+	if am.m4 != nil {
+		mv = am.m4.view()
+	}
+	out := empty(append(am.batch.clone(), l, ev), q3.dtype, q3.dev)
+	o3 := out.Detach().View(b, l, ev)
+	lse := empty(Shape{b, l}, lseDType(q3.dtype), q3.dev)
+	at.AttentionForward(o3.view(), lse.view(), qd.view(), kd.view(), vd.view(), mv, p)
+	saved := []*Tensor{q3, k3, v3, out}
+	return record(attentionGradFn, out, []*Tensor{q3, k3, v3}, saved, func(g *Tensor) []*Tensor {
+		g = g.Reshape(b, l, ev)
+		gq := empty(qd.shape, qd.dtype, qd.dev)
+		gk := empty(kd.shape, kd.dtype, kd.dev)
+		gv := empty(vd.shape, vd.dtype, vd.dev)
+		at.AttentionBackward(gq.view(), gk.view(), gv.view(), g.view(), qd.view(), kd.view(), vd.view(), mv, o3.view(), lse.view(), p)
+		return []*Tensor{gq, gk, gv}
+	})
+}
+
+// attention is the explicit softmax(q·kᵀ·scale + mask)·v: the L×S
+// weights are stored (and saved for backward), dropout is applied to them
+// and a floating mask gets the scores' gradient.
+func (generic) attention(q3, k3, v3 *Tensor, am attnMask, p backend.AttentionParams, dropout float64) *Tensor {
+	b, l, s := q3.shape[0], q3.shape[1], k3.shape[1]
+	qd, kd, vd := q3.Detach(), k3.Detach(), v3.Detach()
+	scores := qd.MatMul(kd.Transpose(1, 2)).MulScalar(p.Scale)
+	ninf := Full(Shape{}, math.Inf(-1), On(q3.dev), Dtype(q3.dtype))
+	var m3 *Tensor
+	if am.m4 != nil {
+		m3 = am.m4.Reshape(b, l, s)
+	}
+	// a bool mask (and the causal one) is added as 0 and −∞, as PyTorch
+	// 2's math path does, so that a fully masked row's gradient is NaN
+	// as the fused kernels' is
+	zero := zeroLike(scores)
+	switch {
+	case p.Causal:
+		rows := Arange(0, float64(l), 1, On(q3.dev)).Unsqueeze(1)
+		cols := Arange(0, float64(s), 1, On(q3.dev))
+		scores = scores.Add(Where(rows.Ge(cols), zero, ninf))
+	case p.Mask == backend.BoolMask:
+		scores = scores.Add(Where(m3, zero, ninf))
+	case p.Mask == backend.AddMask:
+		scores = scores.Add(m3)
+	}
+	w := scores.Softmax(-1)
+	wd, keep := w, (*Tensor)(nil)
+	if dropout > 0 {
+		scale := 0.0
+		if dropout < 1 {
+			scale = 1 / (1 - dropout)
+		}
+		keep = Rand(w.shape, On(w.dev), Dtype(w.dtype)).LtScalar(1 - dropout).Cast(w.dtype).MulScalar(scale)
+		wd = w.Mul(keep)
+	}
+	out := wd.MatMul(vd).Reshape(append(am.batch.clone(), l, v3.shape[2])...)
+	mask := am.user
+	maskGrad := mask != nil && mask.dtype != Bool
+	inputs := []*Tensor{q3, k3, v3, nil}
+	if maskGrad {
+		inputs[3] = mask
+	}
+	return record(attentionGradFn, out, inputs, []*Tensor{q3, k3, v3}, func(g *Tensor) []*Tensor {
+		g = g.Reshape(b, l, v3.shape[2])
+		gv := gradIf(v3, func() *Tensor { return wd.Transpose(1, 2).MatMul(g) })
+		dw := g.MatMul(vd.Transpose(1, 2))
+		if keep != nil {
+			dw = dw.Mul(keep)
+		}
+		// the softmax's backward: ds = w·(dw − Σ dw·w)
+		ds := w.Mul(dw.Sub(dw.Mul(w).Sum(Dims(-1), KeepDim())))
+		gq := gradIf(q3, func() *Tensor { return ds.MatMul(kd).MulScalar(p.Scale) })
+		gk := gradIf(k3, func() *Tensor { return ds.Transpose(1, 2).MatMul(qd).MulScalar(p.Scale) })
+		var gm *Tensor
+		if maskGrad && mask.RequiresGrad() {
+			gm = sumTo(ds.Reshape(append(am.batch.clone(), l, s)...), mask.shape)
+		}
+		return []*Tensor{gq, gk, gv, gm}
+	})
+}

@@ -1,0 +1,185 @@
+package tokenizer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Load reads the tokenizer of a model folder: tokenizer.json when the
+// folder has one, else vocab.json and merges.txt.
+func Load(dir string) (*Tokenizer, error) {
+	tj := filepath.Join(dir, "tokenizer.json")
+	if _, err := os.Stat(tj); err == nil {
+		return FromTokenizerJSON(tj)
+	}
+	v, m := filepath.Join(dir, "vocab.json"), filepath.Join(dir, "merges.txt")
+	_, ev := os.Stat(v)
+	_, em := os.Stat(m)
+	if errors.Is(ev, fs.ErrNotExist) && errors.Is(em, fs.ErrNotExist) {
+		return nil, fmt.Errorf("tokenizer: %s has no tokenizer.json and no vocab.json + merges.txt", dir)
+	}
+	return FromFiles(v, m)
+}
+
+// FromFiles reads GPT-2's vocab.json (token → id) and merges.txt (an
+// optional "#version" line, then one "left right" pair per line, in rank
+// order). Tokens of the form <|...|> in the vocabulary are its special
+// tokens (GPT-2's <|endoftext|>).
+func FromFiles(vocabPath, mergesPath string) (*Tokenizer, error) {
+	vb, err := os.ReadFile(vocabPath)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	var vocab map[string]int
+	if err := json.Unmarshal(vb, &vocab); err != nil {
+		return nil, fmt.Errorf("tokenizer: %s: not a JSON object of token ids: %w", vocabPath, err)
+	}
+	if len(vocab) == 0 {
+		return nil, fmt.Errorf("tokenizer: %s: empty vocabulary", vocabPath)
+	}
+	mb, err := os.ReadFile(mergesPath)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	merges, err := parseMerges(mergesPath, mb)
+	if err != nil {
+		return nil, err
+	}
+	special := map[string]int{}
+	for tok, id := range vocab {
+		if len(tok) > 4 && strings.HasPrefix(tok, "<|") && strings.HasSuffix(tok, "|>") {
+			special[tok] = id
+		}
+	}
+	t, err := New(vocab, merges, special)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s, %s)", err, vocabPath, mergesPath)
+	}
+	return t, nil
+}
+
+func parseMerges(path string, b []byte) ([][2]string, error) {
+	var merges [][2]string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if line == "" || (n == 1 && strings.HasPrefix(line, "#version")) {
+			continue
+		}
+		f := strings.Split(line, " ")
+		if len(f) != 2 || f[0] == "" || f[1] == "" {
+			return nil, fmt.Errorf("tokenizer: %s:%d: want two tokens separated by one space, got %q", path, n, line)
+		}
+		merges = append(merges, [2]string{f[0], f[1]})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("tokenizer: %s: %w", path, err)
+	}
+	return merges, nil
+}
+
+// tokenizerJSON is the part of a tokenizers tokenizer.json read here.
+type tokenizerJSON struct {
+	Model *struct {
+		Type   string          `json:"type"`
+		Vocab  map[string]int  `json:"vocab"`
+		Merges json.RawMessage `json:"merges"`
+	} `json:"model"`
+	AddedTokens []struct {
+		ID      int    `json:"id"`
+		Content string `json:"content"`
+		Special bool   `json:"special"`
+	} `json:"added_tokens"`
+	PreTokenizer *preTokenizer `json:"pre_tokenizer"`
+}
+
+type preTokenizer struct {
+	Type           string         `json:"type"`
+	AddPrefixSpace bool           `json:"add_prefix_space"`
+	PreTokenizers  []preTokenizer `json:"pretokenizers"`
+}
+
+// byteLevel finds the ByteLevel pre-tokenizer (alone or in a Sequence).
+func (p *preTokenizer) byteLevel() *preTokenizer {
+	if p == nil {
+		return nil
+	}
+	if p.Type == "ByteLevel" {
+		return p
+	}
+	if p.Type == "Sequence" {
+		for i := range p.PreTokenizers {
+			if b := p.PreTokenizers[i].byteLevel(); b != nil {
+				return b
+			}
+		}
+	}
+	return nil
+}
+
+// FromTokenizerJSON reads a tokenizers tokenizer.json whose model is BPE
+// (vocab and merges, as "left right" strings or [left, right] pairs) with
+// a ByteLevel pre-tokenizer (its add_prefix_space honoured). Its
+// added_tokens are the special tokens EncodeWithSpecial recognises.
+func FromTokenizerJSON(path string) (*Tokenizer, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	var tj tokenizerJSON
+	if err := json.Unmarshal(b, &tj); err != nil {
+		return nil, fmt.Errorf("tokenizer: %s: %w", path, err)
+	}
+	if tj.Model == nil {
+		return nil, fmt.Errorf("tokenizer: %s: no model", path)
+	}
+	if tj.Model.Type != "BPE" {
+		return nil, fmt.Errorf("tokenizer: %s: model type %q, only BPE is supported", path, tj.Model.Type)
+	}
+	bl := tj.PreTokenizer.byteLevel()
+	if bl == nil {
+		return nil, fmt.Errorf("tokenizer: %s: no ByteLevel pre_tokenizer, only byte-level BPE (GPT-2's) is supported", path)
+	}
+	if len(tj.Model.Vocab) == 0 {
+		return nil, fmt.Errorf("tokenizer: %s: empty model.vocab", path)
+	}
+	var merges [][2]string
+	var asStrings []string
+	var asPairs [][]string
+	if len(tj.Model.Merges) > 0 && json.Unmarshal(tj.Model.Merges, &asStrings) == nil {
+		for i, m := range asStrings {
+			f := strings.Split(m, " ")
+			if len(f) != 2 || f[0] == "" || f[1] == "" {
+				return nil, fmt.Errorf("tokenizer: %s: model.merges[%d] = %q, want two tokens separated by one space", path, i, m)
+			}
+			merges = append(merges, [2]string{f[0], f[1]})
+		}
+	} else if len(tj.Model.Merges) > 0 && json.Unmarshal(tj.Model.Merges, &asPairs) == nil {
+		for i, m := range asPairs {
+			if len(m) != 2 {
+				return nil, fmt.Errorf("tokenizer: %s: model.merges[%d] has %d tokens, want 2", path, i, len(m))
+			}
+			merges = append(merges, [2]string{m[0], m[1]})
+		}
+	} else if len(tj.Model.Merges) > 0 && string(tj.Model.Merges) != "null" {
+		return nil, fmt.Errorf("tokenizer: %s: model.merges is neither a list of strings nor of pairs", path)
+	}
+	special := map[string]int{}
+	for _, a := range tj.AddedTokens {
+		special[a.Content] = a.ID
+	}
+	t, err := New(tj.Model.Vocab, merges, special)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s)", err, path)
+	}
+	t.addPrefixSpace = bl.AddPrefixSpace
+	return t, nil
+}

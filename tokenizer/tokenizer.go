@@ -1,0 +1,292 @@
+// Package tokenizer is GPT-2's byte-level BPE tokenizer, read from a
+// Hugging Face model folder: vocab.json and merges.txt (GPT-2's own files),
+// or a tokenizer.json of the tokenizers library whose model is BPE with a
+// ByteLevel pre-tokenizer.
+//
+// Encoding splits the text with GPT-2's pattern
+//
+//	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//
+// (github.com/dlclark/regexp2: it needs the lookahead and Unicode classes),
+// maps each piece's bytes to GPT-2's printable byte alphabet and applies
+// the merges, lowest rank first. Every byte sequence round-trips through
+// Encode and Decode, invalid UTF-8 included: an invalid byte is a
+// character of its own to the pattern (of the class [^\s\p{L}\p{N}], as
+// Python's surrogateescape makes it) and keeps its byte.
+package tokenizer
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/dlclark/regexp2/v2"
+)
+
+// Pattern is GPT-2's pre-tokenizer regular expression.
+const Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+
+var (
+	patOnce sync.Once
+	pat     *regexp2.Regexp
+)
+
+func pattern() *regexp2.Regexp {
+	patOnce.Do(func() { pat = regexp2.MustCompile(Pattern, regexp2.None) })
+	return pat
+}
+
+// Tokenizer is a byte-level BPE tokenizer. It is safe for concurrent use.
+type Tokenizer struct {
+	vocab   map[string]int // token (in the byte alphabet) → id
+	tokens  []string       // id → token; "" for an unused id
+	ranks   map[[2]string]int
+	special map[string]int // special tokens, as text
+	byID    map[int]string // special id → text
+	specs   []string       // special tokens, longest first
+	// AddPrefixSpace puts a space before a text that does not start with
+	// one (ByteLevel's add_prefix_space).
+	addPrefixSpace bool
+
+	cache sync.Map // piece → ids
+}
+
+// byteRune is GPT-2's bytes_to_unicode: printable bytes stand for
+// themselves, the others for 256 + n in byte order.
+var byteRune, runeByte = func() ([256]rune, map[rune]byte) {
+	var br [256]rune
+	rb := map[rune]byte{}
+	n := 0
+	for b := 0; b < 256; b++ {
+		if b >= '!' && b <= '~' || b >= 0xA1 && b <= 0xAC || b >= 0xAE && b <= 0xFF {
+			br[b] = rune(b)
+		} else {
+			br[b] = rune(256 + n)
+			n++
+		}
+		rb[br[b]] = byte(b)
+	}
+	return br, rb
+}()
+
+// ByteToken returns the token GPT-2's alphabet writes byte b as.
+func ByteToken(b byte) string { return string(byteRune[b]) }
+
+// New builds a tokenizer from a vocabulary (token → id, tokens in GPT-2's
+// byte alphabet), the merges in rank order and the special tokens (text →
+// id, recognised by EncodeWithSpecial; they may be in vocab too). Every
+// byte's token must be in the vocabulary, and every merge's parts and
+// result, so that any text encodes.
+func New(vocab map[string]int, merges [][2]string, special map[string]int) (*Tokenizer, error) {
+	t := &Tokenizer{vocab: vocab, ranks: make(map[[2]string]int, len(merges)), special: map[string]int{}, byID: map[int]string{}}
+	maxID := -1
+	for tok, id := range vocab {
+		if id < 0 {
+			return nil, fmt.Errorf("tokenizer: token %q has a negative id %d", tok, id)
+		}
+		maxID = max(maxID, id)
+	}
+	for s, id := range special {
+		if id < 0 || s == "" {
+			return nil, fmt.Errorf("tokenizer: special token %q with id %d", s, id)
+		}
+		maxID = max(maxID, id)
+	}
+	t.tokens = make([]string, maxID+1)
+	for tok, id := range vocab {
+		if t.tokens[id] != "" {
+			return nil, fmt.Errorf("tokenizer: id %d is both %q and %q", id, t.tokens[id], tok)
+		}
+		t.tokens[id] = tok
+	}
+	for b := 0; b < 256; b++ {
+		if _, ok := vocab[ByteToken(byte(b))]; !ok {
+			return nil, fmt.Errorf("tokenizer: the vocabulary lacks byte 0x%02x's token %q (not a byte-level BPE vocabulary?)", b, ByteToken(byte(b)))
+		}
+	}
+	for i, m := range merges {
+		for _, part := range []string{m[0], m[1], m[0] + m[1]} {
+			if _, ok := vocab[part]; !ok {
+				return nil, fmt.Errorf("tokenizer: merge %d (%q %q): %q is not in the vocabulary", i+1, m[0], m[1], part)
+			}
+		}
+		if _, dup := t.ranks[m]; !dup {
+			t.ranks[m] = i
+		}
+	}
+	for s, id := range special {
+		t.special[s] = id
+		t.byID[id] = s
+		t.specs = append(t.specs, s)
+	}
+	sort.Slice(t.specs, func(i, j int) bool {
+		if len(t.specs[i]) != len(t.specs[j]) {
+			return len(t.specs[i]) > len(t.specs[j])
+		}
+		return t.specs[i] < t.specs[j]
+	})
+	return t, nil
+}
+
+// VocabSize is one more than the largest id.
+func (t *Tokenizer) VocabSize() int { return len(t.tokens) }
+
+// SpecialTokens returns the special tokens (text → id).
+func (t *Tokenizer) SpecialTokens() map[string]int {
+	m := make(map[string]int, len(t.special))
+	for s, id := range t.special {
+		m[s] = id
+	}
+	return m
+}
+
+// TokenID returns the id of a special token's text or of a vocabulary
+// token.
+func (t *Tokenizer) TokenID(tok string) (int, bool) {
+	if id, ok := t.special[tok]; ok {
+		return id, true
+	}
+	id, ok := t.vocab[tok]
+	return id, ok
+}
+
+// Encode returns the ids of text, special tokens' text encoded as
+// ordinary text.
+func (t *Tokenizer) Encode(text string) []int {
+	if t.addPrefixSpace && text != "" && text[0] != ' ' {
+		text = " " + text
+	}
+	return t.encodeOrdinary(text, nil)
+}
+
+// EncodeWithSpecial returns the ids of text, each occurrence of a special
+// token's text (such as "<|endoftext|>") encoded as its id.
+func (t *Tokenizer) EncodeWithSpecial(text string) []int {
+	if t.addPrefixSpace && text != "" && text[0] != ' ' {
+		text = " " + text
+	}
+	var ids []int
+	for text != "" {
+		at, which := -1, ""
+		for _, s := range t.specs { // the leftmost match, the longest there
+			if i := strings.Index(text, s); i >= 0 && (at < 0 || i < at) {
+				at, which = i, s
+			}
+		}
+		if at < 0 {
+			return t.encodeOrdinary(text, ids)
+		}
+		ids = t.encodeOrdinary(text[:at], ids)
+		ids = append(ids, t.special[which])
+		text = text[at+len(which):]
+	}
+	return ids
+}
+
+// encodeOrdinary appends the ids of text (no special tokens) to ids.
+func (t *Tokenizer) encodeOrdinary(text string, ids []int) []int {
+	if text == "" {
+		return ids
+	}
+	// runes for the pattern (an invalid byte is U+FFFD, a symbol, as
+	// Python's surrogateescape makes it one) and their byte offsets
+	runes := make([]rune, 0, len(text))
+	offs := make([]int, 0, len(text)+1)
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		runes = append(runes, r)
+		offs = append(offs, i)
+		i += n
+	}
+	offs = append(offs, len(text))
+	re := pattern()
+	pos := 0
+	emit := func(from, to int) {
+		if from < to {
+			ids = t.piece(text[offs[from]:offs[to]], ids)
+		}
+	}
+	m, err := re.FindRunesMatch(runes)
+	for err == nil && m != nil {
+		emit(pos, m.RuneIndex) // no gap is expected: the pattern matches every character
+		emit(m.RuneIndex, m.RuneIndex+m.RuneLength)
+		pos = m.RuneIndex + m.RuneLength
+		m, err = re.FindNextMatch(m)
+	}
+	emit(pos, len(runes))
+	return ids
+}
+
+// piece appends the BPE ids of one pre-tokenized piece (raw bytes).
+func (t *Tokenizer) piece(p string, ids []int) []int {
+	if c, ok := t.cache.Load(p); ok {
+		return append(ids, c.([]int)...)
+	}
+	word := make([]string, len(p))
+	for i := 0; i < len(p); i++ {
+		word[i] = ByteToken(p[i])
+	}
+	for len(word) > 1 {
+		best, at := -1, -1
+		for i := 0; i+1 < len(word); i++ {
+			if r, ok := t.ranks[[2]string{word[i], word[i+1]}]; ok && (best < 0 || r < best) {
+				best, at = r, i
+			}
+		}
+		if at < 0 {
+			break
+		}
+		a, b := word[at], word[at+1]
+		merged := word[:0:0]
+		for i := 0; i < len(word); i++ {
+			if i+1 < len(word) && word[i] == a && word[i+1] == b {
+				merged = append(merged, a+b)
+				i++
+			} else {
+				merged = append(merged, word[i])
+			}
+		}
+		word = merged
+	}
+	out := make([]int, len(word))
+	for i, w := range word {
+		out[i] = t.vocab[w]
+	}
+	if len(p) <= 256 {
+		t.cache.Store(p, out)
+	}
+	return append(ids, out...)
+}
+
+// UnknownIDError is a Decode of an id the tokenizer does not have.
+type UnknownIDError struct{ ID int }
+
+func (e *UnknownIDError) Error() string {
+	return fmt.Sprintf("tokenizer: unknown token id %d", e.ID)
+}
+
+// Decode returns the bytes ids stand for, as a string (it may be invalid
+// UTF-8 when the ids split a character); special tokens give their text.
+func (t *Tokenizer) Decode(ids []int) (string, error) {
+	var b strings.Builder
+	for _, id := range ids {
+		if s, ok := t.byID[id]; ok {
+			b.WriteString(s)
+			continue
+		}
+		if id < 0 || id >= len(t.tokens) || t.tokens[id] == "" {
+			return b.String(), &UnknownIDError{ID: id}
+		}
+		for _, r := range t.tokens[id] {
+			c, ok := runeByte[r]
+			if !ok { // a token outside the byte alphabet: its UTF-8 text
+				b.WriteRune(r)
+				continue
+			}
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), nil
+}
