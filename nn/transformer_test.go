@@ -406,3 +406,194 @@ func TestTransformerRepr(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiheadAttentionCausal checks Causal against PyTorch's weights made
+// with the square subsequent mask, on both paths, and alone or combined
+// with a padding mask.
+func TestMultiheadAttentionCausal(t *testing.T) {
+	f := tfFixture(t)
+	m := nn.NewMultiheadAttention(8, 2)
+	tfLoad(t, m, "mha_wgrad", ember.CPU)
+	x := f["mha_wgrad.x"]
+	for _, need := range []bool{false, true} {
+		y, w := m.Attend(x, x, x, nn.MHAOptions{Causal: true, NeedWeights: need, PerHeadWeights: true})
+		tfNear(t, fmt.Sprintf("causal need_weights=%v", need), y, f["mha_wgrad.y"], 1e-5)
+		if need {
+			tfNear(t, "causal weights", w, f["mha_wgrad.w"], 1e-5)
+		}
+	}
+	bf := nn.NewMultiheadAttention(8, 2, nn.BatchFirst())
+	tfLoad(t, bf, "mha_self_bf", ember.CPU)
+	x = f["mha_self_bf.x"]
+	for _, need := range []bool{false, true} {
+		y, w := bf.Attend(x, x, x, nn.MHAOptions{Causal: true, KeyPaddingMask: f["mha_self_bf.key_padding_mask"], NeedWeights: need, PerHeadWeights: true})
+		tfNear(t, fmt.Sprintf("causal + padding need_weights=%v", need), y, f["mha_self_bf.y"], 1e-5)
+		if need {
+			tfNear(t, "causal + padding weights", w, f["mha_self_bf.w"], 1e-5)
+		}
+	}
+}
+
+// TestTransformerDropout: in training mode dropout zeroes attention weights
+// and scales the rest by 1/(1−p) (each returned weight is 0 or twice the
+// evaluation-mode weight for p = 0.5); a layer built WithDropout(0) in
+// training mode is PyTorch's evaluation-mode layer.
+func TestTransformerDropout(t *testing.T) {
+	f := tfFixture(t)
+	ember.ManualSeed(3)
+	m := nn.NewMultiheadAttention(8, 2, nn.WithDropout(0.5), nn.BatchFirst())
+	tfLoad(t, m, "mha_dropout_eval", ember.CPU)
+	x := f["mha_dropout_eval.x"]
+	_, we := m.Attend(x, x, x, nn.MHAOptions{NeedWeights: true, PerHeadWeights: true})
+	m.Train(true)
+	_, wt := m.Attend(x, x, x, nn.MHAOptions{NeedWeights: true, PerHeadWeights: true})
+	e, tr := we.Float64s(), wt.Float64s()
+	zeros := 0
+	for i := range e {
+		switch {
+		case tr[i] == 0:
+			zeros++
+		case math.Abs(tr[i]-2*e[i]) > 1e-6:
+			t.Fatalf("training weight %d = %v, want 0 or %v", i, tr[i], 2*e[i])
+		}
+	}
+	if zeros == 0 || zeros == len(e) {
+		t.Errorf("%d of %d weights dropped", zeros, len(e))
+	}
+	if y := m.Forward(x); !y.Shape().Equal(x.Shape()) || ember.AllClose(y, f["mha_dropout_eval.y"], 1e-4, 1e-4) {
+		t.Errorf("training-mode output %v equals the evaluation one", y.Shape())
+	}
+
+	l := nn.NewTransformerEncoderLayer(8, 2, nn.FeedForward(16), nn.WithDropout(0))
+	tfLoad(t, l, "enc_post_relu", ember.CPU)
+	l.Train(true)
+	tfNear(t, "dropout 0 in training mode", l.Forward(f["enc_post_relu.x"]), f["enc_post_relu.y"], 1e-5)
+	l = nn.NewTransformerEncoderLayer(8, 2, nn.FeedForward(16))
+	tfLoad(t, l, "enc_post_relu", ember.CPU)
+	l.Train(true)
+	if ember.AllClose(l.Forward(f["enc_post_relu.x"]), f["enc_post_relu.y"], 1e-4, 1e-4) {
+		t.Error("dropout 0.1 in training mode changed nothing")
+	}
+}
+
+// TestTransformerModules covers construction: parameter names and shapes,
+// PyTorch's initialisation, deep copies in the stacks, option misuse and
+// mask errors.
+func TestTransformerModules(t *testing.T) {
+	ember.ManualSeed(1)
+	m := nn.NewMultiheadAttention(64, 4, nn.KVDims(32, 48))
+	var names []string
+	for _, p := range m.NamedParameters() {
+		names = append(names, fmt.Sprintf("%s%v", p.Name, p.Tensor.Shape()))
+	}
+	if got := strings.Join(names, " "); got != "q_proj_weight[64, 64] k_proj_weight[64, 32] v_proj_weight[64, 48] in_proj_bias[192] out_proj.weight[64, 64] out_proj.bias[64]" {
+		t.Errorf("parameters %s", got)
+	}
+	p := nn.NewMultiheadAttention(64, 4)
+	bound := math.Sqrt(6.0 / (64 + 192)) // xavier_uniform_ of [3E, E]
+	if w := p.InProjWeight.Abs().Max().Item(); w > bound || w < 0.9*bound {
+		t.Errorf("in_proj_weight max %v, want U(±%v)", w, bound)
+	}
+	if p.InProjBias.Abs().Sum().Item() != 0 || p.OutProj.Bias.Abs().Sum().Item() != 0 {
+		t.Error("biases do not start at zero")
+	}
+	if b := p.OutProj.Weight.Abs().Max().Item(); b > 1/8.0 {
+		t.Errorf("out_proj.weight max %v, want Linear's U(±1/8)", b)
+	}
+
+	layer := nn.NewTransformerEncoderLayer(8, 2, nn.FeedForward(16))
+	enc := nn.NewTransformerEncoder(layer, 2, nil)
+	if err := nn.Check(enc); err != nil {
+		t.Error(err)
+	}
+	l0 := enc.Layers.At(0).(*nn.TransformerEncoderLayer)
+	l1 := enc.Layers.At(1).(*nn.TransformerEncoderLayer)
+	if l0 == layer || l0.SelfAttn.InProjWeight == layer.SelfAttn.InProjWeight || l0.Linear1.Weight == l1.Linear1.Weight {
+		t.Error("the stack's layers share tensors")
+	}
+	if !ember.Equal(l1.Linear1.Weight, layer.Linear1.Weight) || !l1.Linear1.Weight.RequiresGrad() {
+		t.Error("a clone's weights differ from the layer's")
+	}
+	if n := len(enc.StateDict()); n != 2*len(layer.StateDict()) {
+		t.Errorf("%d state-dict keys", n)
+	}
+	l0.Linear1.Weight.Detach().ZeroInPlace()
+	if l1.Linear1.Weight.Abs().Sum().Item() == 0 || layer.Linear1.Weight.Abs().Sum().Item() == 0 {
+		t.Error("writing one clone wrote another")
+	}
+
+	for name, f := range map[string]func(){
+		"KVDims on a layer":    func() { nn.NewTransformerEncoderLayer(8, 2, nn.KVDims(4, 4)) },
+		"NormFirst on MHA":     func() { nn.NewMultiheadAttention(8, 2, nn.NormFirst()) },
+		"unknown activation":   func() { nn.NewTransformerDecoderLayer(8, 2, nn.WithActivation("tanh")) },
+		"heads do not divide":  func() { nn.NewMultiheadAttention(8, 3) },
+		"dropout out of range": func() { nn.NewMultiheadAttention(8, 2, nn.WithDropout(1.5)) },
+		"decoder Forward":      func() { nn.NewTransformerDecoderLayer(8, 2).Forward(ember.Zeros(ember.Shape{1, 1, 8})) },
+	} {
+		if msg := panicOf(f); msg == nil {
+			t.Errorf("%s: no panic", name)
+		} else {
+			t.Logf("%s: %v", name, msg)
+		}
+	}
+	var se *ember.ShapeError
+	x := ember.Zeros(ember.Shape{4, 3, 8})
+	for name, o := range map[string]nn.MHAOptions{
+		"key padding mask": {KeyPaddingMask: ember.Zeros(ember.Shape{4, 3}, ember.Dtype(ember.Bool))},
+		"2-D attn mask":    {AttnMask: ember.Zeros(ember.Shape{4, 5})},
+		"3-D attn mask":    {AttnMask: ember.Zeros(ember.Shape{3, 4, 4})},
+	} {
+		err := ember.Try(func() { nn.NewMultiheadAttention(8, 2).Attend(x, x, x, o) })
+		if !asShapeError(err, &se) {
+			t.Errorf("%s: %v, want a *ShapeError", name, err)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
+}
+
+func panicOf(f func()) (v any) {
+	defer func() { v = recover() }()
+	f()
+	return nil
+}
+
+func asShapeError(err error, se **ember.ShapeError) bool {
+	e, ok := err.(*ember.ShapeError)
+	*se = e
+	return ok
+}
+
+// TestTransformerReplica: DataParallel's structural copy of an encoder
+// layer (embedded Linear in out_proj, the activation func) computes what the
+// layer does.
+func TestTransformerReplica(t *testing.T) {
+	f := tfFixture(t)
+	l := nn.NewTransformerEncoderLayer(8, 2, nn.FeedForward(16), nn.NormFirst(), nn.WithActivation("gelu"), nn.BatchFirst())
+	tfLoad(t, l, "enc_pre_gelu_bf", ember.CPU)
+	r := nn.ReplicaOn(l, ember.CPU).(*nn.TransformerEncoderLayer)
+	m := nn.TransformerMasks{SrcMask: f["enc_pre_gelu_bf.src_mask"], SrcKeyPaddingMask: f["enc_pre_gelu_bf.src_key_padding_mask"]}
+	tfNear(t, "replica", r.Encode(f["enc_pre_gelu_bf.x"], m), f["enc_pre_gelu_bf.y"], 1e-5)
+}
+
+// TestTransformerOnEmulatedCUDA runs MultiheadAttention, the layers and
+// RMSNorm, forward and backward, on the emulated cuda:0 (the CUDA
+// backend's kernels built with g++) against PyTorch's values.
+func TestTransformerOnEmulatedCUDA(t *testing.T) {
+	defer emulatedCUDA(t, "the transformer tests run on it")()
+	dev := ember.CUDA(0)
+	checkMHA(t, dev)
+	checkMHAGrads(t, dev)
+	checkEncoderLayers(t, dev, false)
+	checkEncoderLayers(t, dev, true)
+	checkDecoderLayers(t, dev, false)
+	checkDecoderLayers(t, dev, true)
+	f := tfFixture(t)
+	r := nn.NewRMSNorm(8, 1e-6)
+	tfLoad(t, r, "rmsnorm", dev)
+	x := leafOn(f["rmsnorm.x"], dev)
+	y := r.Forward(x)
+	tfNear(t, "rmsnorm cuda:0", y, f["rmsnorm.y"], 1e-5)
+	t.Logf("ran on %v", y.Device())
+	checkGrads(t, "rmsnorm cuda:0", "rmsnorm", r, y, nil, map[string]*ember.Tensor{"x": x}, 1e-5)
+}
