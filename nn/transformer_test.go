@@ -170,7 +170,7 @@ func TestMultiheadAttentionMatchesTorch(t *testing.T) {
 	}
 }
 
-// backward runs (y·gout).sum() + extra backward and compares the inputs'
+// checkGrads runs (y·gout).sum() + extra backward and compares the inputs'
 // and parameters' gradients with the fixture's "<name>.grad.*".
 func checkGrads(t *testing.T, label, name string, m nn.Module, y *ember.Tensor, extra *ember.Tensor, inputs map[string]*ember.Tensor, tol float64) {
 	t.Helper()
