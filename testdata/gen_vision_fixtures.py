@@ -88,11 +88,13 @@ def gen_images():
     base.save(os.path.join(OUT, "rgb.bmp"))
     base.save(os.path.join(OUT, "rgb.tiff"))
     base.save(os.path.join(OUT, "lossless.webp"), lossless=True)
+    base.save(os.path.join(OUT, "rgb.ppm"))
+    base.convert("L").save(os.path.join(OUT, "gray.pgm"))
     small = base.crop((0, 0, 40, 24))  # not square, so a rotation shows
     for o in (3, 6, 8):
         small.save(os.path.join(OUT, "orient%d.jpg" % o), quality=95, subsampling=0, exif=exif_orientation(o))
     files = ["rgb.png", "gray.png", "rgba.png", "la.png", "palette.png", "gray16.png", "q90_444.jpg", "q90_420.jpg",
-             "gray.jpg", "cmyk.jpg", "rgb.bmp", "rgb.tiff", "lossless.webp", "orient3.jpg", "orient6.jpg", "orient8.jpg"]
+             "gray.jpg", "cmyk.jpg", "rgb.bmp", "rgb.tiff", "lossless.webp", "rgb.ppm", "gray.pgm", "orient3.jpg", "orient6.jpg", "orient8.jpg"]
     from PIL import ImageOps
     for f in files:
         im = Image.open(os.path.join(OUT, f))

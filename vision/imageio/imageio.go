@@ -177,3 +177,22 @@ func cmyk(c, k uint8) uint8 {
 	t := int(c)*nk + 128
 	return uint8(nk - ((t>>8)+t)>>8)
 }
+
+// CheckHeader reads only as much of the file at path as its header needs
+// and reports whether it is an image ember can decode (a *DecodeError
+// naming the path when not).
+func CheckHeader(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return &DecodeError{Path: path, Err: err}
+	}
+	defer f.Close()
+	cfg, format, err := image.DecodeConfig(f)
+	if err != nil {
+		return &DecodeError{Path: path, Err: err}
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > MaxPixels {
+		return &DecodeError{Path: path, Err: fmt.Errorf("%s of %dx%d pixels: refused", format, cfg.Width, cfg.Height)}
+	}
+	return nil
+}
