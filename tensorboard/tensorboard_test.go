@@ -95,7 +95,7 @@ func TestSummaryWriter(t *testing.T) {
 	w.AddScalar("loss/train", 0.25, 3)
 	w.AddScalars("acc", map[string]float64{"train": 0.5, "test": 0.75}, 3)
 	w.AddHistogram("w", ember.FromSlice([]float32{0.5, -2, 0, 3}, ember.Shape{2, 2}), 4)
-	img := ember.FromSlice([]float32{0, 0.5, 1, 2, /* G */ 0, 0, 0, 0, /* B */ 1, 1, 1, 1}, ember.Shape{3, 2, 2})
+	img := ember.FromSlice([]float32{0, 0.5, 1, 2 /* G */, 0, 0, 0, 0 /* B */, 1, 1, 1, 1}, ember.Shape{3, 2, 2})
 	w.AddImage("img", img, 5)
 	w.AddText("note", "hello *world*", 6)
 	if err := w.Close(); err != nil {
