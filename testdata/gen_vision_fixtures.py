@@ -2,6 +2,7 @@
 
     /usr/bin/python3 testdata/gen_vision_fixtures.py          # testdata/vision/*
     /usr/bin/python3 testdata/gen_vision_fixtures.py --demo-weights TORCH_HOME
+    /usr/bin/python3 testdata/gen_vision_fixtures.py --demo-expect TORCH_HOME IMAGE...
 
 Needs Debian's python3-torchvision (0.14) and python3-pil (9.4). The images
 are drawn here (a procedural "photo": sky gradient, sun, hills, a house, noise),
@@ -180,17 +181,20 @@ def demo_weights(torch_home):
     return m, p
 
 
-def demo_expect(torch_home, image):
-    """The demo weights, and torchvision's top-5 on image (JSON on stdout)."""
+def demo_expect(torch_home, images):
+    """The demo weights, and torchvision's top-5 on each image (JSON, last line of stdout)."""
     import torchvision.transforms as T
     m, p = demo_weights(torch_home)
     m.eval()
-    x = T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor(),
-                   T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])(Image.open(image).convert("RGB"))
-    with torch.no_grad():
-        pr = torch.softmax(m(x[None]), 1)[0]
-    v, i = pr.topk(5)
-    print(json.dumps({"weights": p, "top5": [[int(a), float(b)] for a, b in zip(i, v)]}))
+    out = {"weights": p, "top5": {}}
+    for image in images:
+        x = T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor(),
+                       T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])(Image.open(image).convert("RGB"))
+        with torch.no_grad():
+            pr = torch.softmax(m(x[None]), 1)[0]
+        v, i = pr.topk(5)
+        out["top5"][image] = [[int(a), float(b)] for a, b in zip(i, v)]
+    print(json.dumps(out))
 
 
 def sample_image():
@@ -201,8 +205,8 @@ def sample_image():
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--demo-weights":
         demo_weights(sys.argv[2])
-    elif len(sys.argv) == 4 and sys.argv[1] == "--demo-expect":
-        demo_expect(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) >= 4 and sys.argv[1] == "--demo-expect":
+        demo_expect(sys.argv[2], sys.argv[3:])
     else:
         os.makedirs(os.path.join(OUT, "want"), exist_ok=True)
         gen_images()
