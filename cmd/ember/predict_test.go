@@ -79,7 +79,9 @@ func predictJSON(t *testing.T, args ...string) []prediction {
 func checkTop5(t *testing.T, got prediction, want [][2]float64, tol float64) {
 	t.Helper()
 	worst := 0.0
-	defer func() { t.Logf("%s: top-%d probabilities within %.2g (relative) of torchvision's", got.Image, len(want), worst) }()
+	defer func() {
+		t.Logf("%s: top-%d probabilities within %.2g (relative) of torchvision's", got.Image, len(want), worst)
+	}()
 	for k, w := range want {
 		g := got.Top[k]
 		worst = math.Max(worst, math.Abs(g.Probability-w[1])/w[1])
