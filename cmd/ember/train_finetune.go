@@ -241,4 +241,3 @@ func (t *tbLog) close() error {
 	}
 	return t.w.Close()
 }
-

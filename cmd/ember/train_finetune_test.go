@@ -167,7 +167,11 @@ func TestTrainPretrainedHead(t *testing.T) {
 	p := strings.TrimSpace(string(out))
 	old := weightsSource
 	defer func() { weightsSource = old }()
-	weightsSource = func(w *models.Weights) *models.Weights { c := *w; c.URL = "http://127.0.0.1:1/" + filepath.Base(p); return &c }
+	weightsSource = func(w *models.Weights) *models.Weights {
+		c := *w
+		c.URL = "http://127.0.0.1:1/" + filepath.Base(p)
+		return &c
+	}
 	t.Setenv("EMBER_OFFLINE", "1") // in the cache already: no download
 	root := colourFolder(t, 4, 2)
 	run := filepath.Join(t.TempDir(), "run")
