@@ -46,6 +46,9 @@ func Watch(ctx context.Context, w io.Writer, interval time.Duration, tty bool, f
 		if _, err := w.Write(out); err != nil {
 			return err
 		}
+		if ctx.Err() != nil { // cancelled during the frame: no further frame, even if a tick is due
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return nil
