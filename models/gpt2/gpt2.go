@@ -324,7 +324,9 @@ func FromStateDict(c Config, sd map[string]*ember.Tensor, path string, dev ember
 	}
 	w := hf.NewWeights(path, strip(sd))
 	// buffers older transformers saved: the causal mask and its fill value
-	w.Skip(func(k string) bool { return strings.HasSuffix(k, ".attn.bias") || strings.HasSuffix(k, ".attn.masked_bias") })
+	w.Skip(func(k string) bool {
+		return strings.HasSuffix(k, ".attn.bias") || strings.HasSuffix(k, ".attn.masked_bias")
+	})
 	if c.Tied() {
 		w.Skip(func(k string) bool { return k == "lm_head.weight" }) // tied: the same tensor as wte
 	}
