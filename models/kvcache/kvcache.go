@@ -21,6 +21,7 @@ import (
 type Cache struct {
 	layers []layer
 	n      int // positions stored (the same in every layer once a step is done)
+	next   int // the layer that appends next
 }
 
 type layer struct {
@@ -42,10 +43,11 @@ func (c *Cache) Layers() int { return len(c.layers) }
 // ([B, H, Len+T, D] views of the cache's buffers). The cache's Len advances
 // once the last layer has appended.
 func (c *Cache) Append(i int, k, v *ember.Tensor) (keys, values *ember.Tensor) {
-	l := &c.layers[i]
-	if l.n != c.n {
-		panic(fmt.Sprintf("kvcache: layer %d appended twice in one step (holds %d positions, the cache %d)", i, l.n, c.n))
+	if i != c.next {
+		panic(fmt.Sprintf("kvcache: layer %d appended when layer %d was next (each step appends to every layer in order)", i, c.next))
 	}
+	c.next = (i + 1) % len(c.layers)
+	l := &c.layers[i]
 	s := k.Shape()
 	t := s[2]
 	if l.k == nil || l.n+t > l.k.Shape()[2] {
@@ -82,5 +84,18 @@ func (c *Cache) Release() {
 		}
 		c.layers[i] = layer{}
 	}
-	c.n = 0
+	c.n, c.next = 0, 0
+}
+
+// Truncate drops every position from n on (n ≤ Len): decoding continues
+// from position n, reusing the buffers (to try several continuations of
+// one prompt, or to time decoding from a fixed prompt).
+func (c *Cache) Truncate(n int) {
+	if n < 0 || n > c.n {
+		panic(fmt.Sprintf("kvcache: Truncate(%d) of a cache of %d positions", n, c.n))
+	}
+	for i := range c.layers {
+		c.layers[i].n = n
+	}
+	c.n, c.next = n, 0
 }
