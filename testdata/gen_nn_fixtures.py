@@ -419,12 +419,212 @@ def gen_embedding():
     save_safetensors(os.path.join(OUT, "embedding.safetensors"), T)
 
 
+# ---------------------------------------------------------------- transformer
+
+class LlamaRMSNorm(nn.Module):
+    """Llama's RMSNorm in plain torch (PyTorch 1.13 has no nn.RMSNorm):
+    x · rsqrt(mean(x²) + eps) · weight over the last dim."""
+
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        y = x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + self.eps)
+        return y.type_as(x) * self.weight
+
+    def extra_repr(self):  # PyTorch 2.4's nn.RMSNorm wording
+        return "(%d,), eps=%s, elementwise_affine=True" % (self.weight.shape[0], self.eps)
+
+
+def gen_transformer():
+    """nn.MultiheadAttention, nn.TransformerEncoderLayer/DecoderLayer, their
+    stacks and Llama's RMSNorm: testdata/nn/transformer.safetensors, keys
+    "<case>.<tensor>": "<case>.sd.<key>" the module's state dict (every
+    parameter perturbed so that no bias is zero and no norm is the
+    identity), the inputs and masks, "<case>.y" (and ".w", the attention
+    weights), and for the gradient cases ".gout" (the output's gradient)
+    with ".grad.<input>" and ".grad.sd.<key>". The forward passes run with
+    grad enabled and the modules in eval mode (no dropout), which keeps
+    PyTorch off its fused fast paths (their outputs at padded positions
+    differ). testdata/nn/transformer_encoder.pth is the "encstack" state
+    dict as torch.save writes it."""
+    torch.manual_seed(31)
+    T = {}
+    E, H, N, L, S = 8, 2, 3, 4, 6
+
+    def perturb(m):
+        with torch.no_grad():
+            for p in m.parameters():
+                p.add_(0.2 * torch.randn(p.shape))
+        m.eval()
+        return m
+
+    def save_sd(name, m):
+        for k, v in m.state_dict().items():
+            T[name + ".sd." + k] = v.detach().clone()
+
+    def grads(name, out, inputs, m, extra=0):
+        gout = torch.randn(out.shape)
+        T[name + ".gout"] = gout
+        m.zero_grad()
+        for v in inputs.values():
+            v.grad = None
+        ((out * gout).sum() + extra).backward()
+        for k, v in inputs.items():
+            T[name + ".grad." + k] = v.grad.clone()
+        for k, p in m.named_parameters():
+            T[name + ".grad.sd." + k] = p.grad.clone()
+
+    def leaf(*shape):
+        return torch.randn(*shape).requires_grad_(True)
+
+    def causal_float(n):
+        return nn.Transformer.generate_square_subsequent_mask(n)
+
+    def kpm(n, s):  # True: padding; never a whole row
+        m = torch.zeros(n, s, dtype=torch.bool)
+        m[0, -2:] = True
+        m[-1, -1] = True
+        return m
+
+    def bool_mask(*shape):  # True: masked out; keep key 0 for every query
+        m = torch.rand(*shape) < 0.4
+        m[..., 0] = False
+        return m
+
+    # MultiheadAttention: (name, constructor kwargs, inputs, masks, average, grad)
+    x_sf = leaf(L, N, E)
+    x_bf = leaf(N, L, E)
+    mem_sf = leaf(S, N, E)
+    mha_cases = [
+        ("mha_self", dict(), dict(x=x_sf), dict(), True, True),
+        ("mha_self_bf", dict(batch_first=True), dict(x=x_bf),
+         dict(attn_mask=causal_float(L), key_padding_mask=kpm(N, L)), False, False),
+        ("mha_cross", dict(), dict(q=leaf(L, N, E), kv=mem_sf),
+         dict(attn_mask=bool_mask(L, S), key_padding_mask=kpm(N, S)), True, True),
+        ("mha_kvdim", dict(kdim=5, vdim=7, batch_first=True), dict(q=leaf(N, L, E), k=leaf(N, S, 5), v=leaf(N, S, 7)),
+         dict(attn_mask=torch.randn(N * H, L, S)), False, True),
+        ("mha_nobias", dict(bias=False), dict(q=leaf(L, N, E), k=leaf(S, N, E), v=leaf(S, N, E)),
+         dict(attn_mask=bool_mask(N * H, L, S), key_padding_mask=kpm(N, S)), True, False),
+        ("mha_floatkpm", dict(batch_first=True), dict(q=leaf(N, L, E), kv=leaf(N, S, E)),
+         dict(key_padding_mask=torch.randn(N, S)), True, False),
+        ("mha_float_bool", dict(), dict(x=leaf(L, N, E)),
+         dict(attn_mask=torch.randn(L, L), key_padding_mask=kpm(N, L)), True, False),
+        ("mha_unbatched", dict(), dict(q=leaf(L, E), kv=leaf(S, E)),
+         dict(attn_mask=bool_mask(L, S), key_padding_mask=torch.tensor([False, False, True, False, False, True])), False, False),
+        ("mha_dropout_eval", dict(dropout=0.3, batch_first=True), dict(x=x_bf), dict(), True, False),
+    ]
+    for name, kw, ins, masks, avg, grad in mha_cases:
+        m = perturb(nn.MultiheadAttention(E, H, **kw))
+        save_sd(name, m)
+        for k, v in ins.items():
+            T[name + "." + k] = v.detach().clone()
+        for k, v in masks.items():
+            T[name + "." + k] = v
+        if "x" in ins:
+            q = k = v = ins["x"]
+        elif "kv" in ins:
+            q, k, v = ins["q"], ins["kv"], ins["kv"]
+        else:
+            q, k, v = ins["q"], ins["k"], ins["v"]
+        y, w = m(q, k, v, need_weights=True, average_attn_weights=avg, **masks)
+        T[name + ".y"], T[name + ".w"] = y.detach(), w.detach()
+        if grad:
+            grads(name, y, ins, m)
+    # gradients through the returned weights too
+    m = perturb(nn.MultiheadAttention(E, H))
+    save_sd("mha_wgrad", m)
+    x = leaf(L, N, E)
+    T["mha_wgrad.x"] = x.detach().clone()
+    y, w = m(x, x, x, need_weights=True, average_attn_weights=False, attn_mask=causal_float(L))
+    T["mha_wgrad.attn_mask"] = causal_float(L)
+    T["mha_wgrad.y"], T["mha_wgrad.w"] = y.detach(), w.detach()
+    gw = torch.randn(w.shape)
+    T["mha_wgrad.gw"] = gw
+    grads("mha_wgrad", y, dict(x=x), m, extra=(w * gw).sum())
+
+    # encoder layers: (name, kwargs, x, masks, grad)
+    enc_cases = [
+        ("enc_post_relu", dict(), leaf(L, N, E), dict(), True),
+        ("enc_pre_gelu_bf", dict(norm_first=True, activation="gelu", batch_first=True), leaf(N, L, E),
+         dict(src_mask=causal_float(L), src_key_padding_mask=kpm(N, L)), True),
+        ("enc_post_bf_masks", dict(batch_first=True), leaf(N, L, E),
+         dict(src_mask=bool_mask(L, L), src_key_padding_mask=kpm(N, L)), False),
+        ("enc_pre_relu", dict(norm_first=True, layer_norm_eps=1e-6), leaf(L, N, E), dict(src_mask=torch.randn(N * H, L, L)), False),
+    ]
+    for name, kw, x, masks, grad in enc_cases:
+        m = perturb(nn.TransformerEncoderLayer(E, H, dim_feedforward=16, dropout=0.1, **kw))
+        save_sd(name, m)
+        T[name + ".x"] = x.detach().clone()
+        for k, v in masks.items():
+            T[name + "." + k] = v
+        y = m(x, **masks)
+        T[name + ".y"] = y.detach()
+        if grad:
+            grads(name, y, dict(x=x), m)
+
+    # decoder layers: (name, kwargs, tgt, memory, masks, grad)
+    dec_cases = [
+        ("dec_post_relu", dict(), leaf(L, N, E), leaf(S, N, E),
+         dict(tgt_mask=causal_float(L), memory_key_padding_mask=kpm(N, S)), True),
+        ("dec_pre_gelu_bf", dict(norm_first=True, activation="gelu", batch_first=True), leaf(N, L, E), leaf(N, S, E),
+         dict(tgt_mask=bool_mask(L, L), memory_mask=torch.randn(L, S), tgt_key_padding_mask=kpm(N, L)), False),
+    ]
+    for name, kw, tgt, mem, masks, grad in dec_cases:
+        m = perturb(nn.TransformerDecoderLayer(E, H, dim_feedforward=16, dropout=0.1, **kw))
+        save_sd(name, m)
+        T[name + ".tgt"], T[name + ".memory"] = tgt.detach().clone(), mem.detach().clone()
+        for k, v in masks.items():
+            T[name + "." + k] = v
+        y = m(tgt, mem, **masks)
+        T[name + ".y"] = y.detach()
+        if grad:
+            grads(name, y, dict(tgt=tgt, memory=mem), m)
+
+    # the stacks (each layer perturbed on its own: the clones start equal)
+    enc = perturb(nn.TransformerEncoder(nn.TransformerEncoderLayer(E, H, 16, batch_first=True), 2, norm=nn.LayerNorm(E)))
+    save_sd("encstack", enc)
+    torch.save(enc.state_dict(), os.path.join(OUT, "transformer_encoder.pth"))
+    x = leaf(N, L, E)
+    T["encstack.x"], T["encstack.mask"], T["encstack.src_key_padding_mask"] = x.detach().clone(), causal_float(L), kpm(N, L)
+    T["encstack.y"] = enc(x, mask=causal_float(L), src_key_padding_mask=kpm(N, L)).detach()
+    dec = perturb(nn.TransformerDecoder(nn.TransformerDecoderLayer(E, H, 16, norm_first=True), 2, norm=nn.LayerNorm(E)))
+    save_sd("decstack", dec)
+    tgt, mem = leaf(L, N, E), leaf(S, N, E)
+    masks = dict(tgt_mask=causal_float(L), memory_mask=bool_mask(L, S), tgt_key_padding_mask=kpm(N, L),
+                 memory_key_padding_mask=kpm(N, S))
+    T["decstack.tgt"], T["decstack.memory"] = tgt.detach().clone(), mem.detach().clone()
+    for k, v in masks.items():
+        T["decstack." + k] = v
+    T["decstack.y"] = dec(tgt, mem, **masks).detach()
+    T["square_mask5"] = nn.Transformer.generate_square_subsequent_mask(5)
+
+    # Llama's RMSNorm
+    r = LlamaRMSNorm(E, eps=1e-6)
+    with torch.no_grad():
+        r.weight.add_(0.3 * torch.randn(E))
+    x = leaf(2, 3, E)
+    save_sd("rmsnorm", r)
+    T["rmsnorm.x"] = x.detach().clone()
+    y = r(x)
+    T["rmsnorm.y"] = y.detach()
+    grads("rmsnorm", y, dict(x=x), r)
+    save_safetensors(os.path.join(OUT, "transformer.safetensors"), {k: v.detach().contiguous() for k, v in T.items()})
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--resnet18-full", metavar="DIR")
     ap.add_argument("--cnn-grad", action="store_true", help="write only testdata/nn/cnn_grad.safetensors")
     ap.add_argument("--embedding", action="store_true", help="write only testdata/nn/embedding.safetensors")
+    ap.add_argument("--transformer", action="store_true",
+                    help="write only testdata/nn/transformer.safetensors and transformer_encoder.pth")
     a = ap.parse_args()
+    if a.transformer:
+        gen_transformer()
+        return
     if a.embedding:
         gen_embedding()
         return
@@ -442,6 +642,7 @@ def main():
     gen_cnn_grad()
     gen_activations()
     gen_embedding()
+    gen_transformer()
 
 
 if __name__ == "__main__":

@@ -146,10 +146,7 @@ func evaluate(m nn.Module, l *data.DataLoader, dev ember.Device) evalResult {
 	was := m.Training()
 	m.Eval()
 	defer m.Train(was)
-	res := evalResult{confusion: make([][]int, 10)}
-	for i := range res.confusion {
-		res.confusion[i] = make([]int, 10)
-	}
+	res := evalResult{}
 	ce := nn.CrossEntropyLoss{Reduction: nn.Sum}
 	for b := range l.Epoch(0) {
 		x, y := b.Input.To(dev), b.Target.To(dev)
@@ -158,6 +155,13 @@ func evaluate(m nn.Module, l *data.DataLoader, dev ember.Device) evalResult {
 			out = m.Forward(x)
 			res.loss += ce.Loss(out, y).Item()
 		})
+		if res.confusion == nil { // classes × classes
+			k := out.Shape()[1]
+			res.confusion = make([][]int, k)
+			for i := range res.confusion {
+				res.confusion[i] = make([]int, k)
+			}
+		}
 		pred := out.ArgMaxDim(1, false).Int64s()
 		for i, t := range b.Target.Int64s() {
 			res.confusion[t][pred[i]]++

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -22,6 +23,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // trainOptions are ember train's flags.
@@ -114,22 +117,19 @@ func runTrain(cmd *cobra.Command) error {
 	}
 	lead := rank == 0
 	ember.ManualSeed(f.seed)
-	m, err := buildModel(f.model)
+	m, trainDS, testDS, extraMeta, err := trainSetup(cmd, f) // train_finetune.go
 	if err != nil {
 		return err
 	}
-	trainDS, _, err := loadDataset(f.dataset, true, f.dataDir)
-	if err != nil {
-		return err
-	}
-	testDS, _, err := loadDataset(f.dataset, false, f.dataDir)
-	if err != nil {
-		return err
-	}
+	var tb *tbLog
 	if lead {
 		if err := os.MkdirAll(f.out, 0o755); err != nil {
 			return err
 		}
+		if tb, err = openTensorBoard(f); err != nil {
+			return err
+		}
+		defer tb.close()
 	}
 	trainSet := data.Take(trainDS, f.limit)
 	order := data.Shuffle(f.seed)
@@ -196,6 +196,9 @@ func runTrain(cmd *cobra.Command) error {
 	// leaving the last end-of-epoch checkpoint as it was
 	save := func(epoch, batch int) error {
 		meta := map[string]string{"model": f.model, "dataset": f.dataset, "epoch": strconv.Itoa(epoch)}
+		for k, v := range extraMeta {
+			meta[k] = v
+		}
 		mp, op := modelPath, optPath
 		if batch > 0 {
 			meta["batch"] = strconv.Itoa(batch)
@@ -228,6 +231,7 @@ func runTrain(cmd *cobra.Command) error {
 		seen, correct, lossSum := 0, 0, 0.0
 		done := 0 // batches of this epoch trained
 		model.Train(true)
+		applyFreeze(m, epoch)
 		for b := range train.Epoch(epoch) {
 			if ctx.Err() != nil {
 				break
@@ -260,6 +264,7 @@ func runTrain(cmd *cobra.Command) error {
 				afterBatch(epoch, done)
 			}
 			lossSum += l * float64(b.Size())
+			tb.batch(int64(epoch*train.Len()+done), l, sched.LR())
 			if bar != nil {
 				bar.add(fmt.Sprintf("loss %.4f acc %.4f %.0f samples/s",
 					lossSum/float64(seen), float64(correct)/float64(seen), float64(seen*world)/time.Since(t0).Seconds()))
@@ -313,6 +318,9 @@ func runTrain(cmd *cobra.Command) error {
 			return err
 		}
 		if err := writePlot(filepath.Join(f.out, "plot.png"), rows); err != nil {
+			return err
+		}
+		if err := tb.epoch(row, m); err != nil {
 			return err
 		}
 		if err := save(epoch+1, 0); err != nil {
@@ -442,10 +450,10 @@ func readMetrics(path string) ([]epochRow, error) {
 	return rows, nil
 }
 
+// writePlot draws loss and accuracy in two panels sharing the epoch axis;
+// each panel's y range leaves its top third free for the legend, so the
+// legend never covers a curve.
 func writePlot(path string, rows []epochRow) error {
-	p := plot.New()
-	p.Title.Text = "training"
-	p.X.Label.Text = "epoch"
 	series := func(get func(epochRow) float64) plotter.XYs {
 		xy := make(plotter.XYs, len(rows))
 		for i, r := range rows {
@@ -453,12 +461,51 @@ func writePlot(path string, rows []epochRow) error {
 		}
 		return xy
 	}
-	if err := plotutil.AddLinePoints(p,
-		"train loss", series(func(r epochRow) float64 { return r.trainLoss }),
-		"test loss", series(func(r epochRow) float64 { return r.testLoss }),
-		"train acc", series(func(r epochRow) float64 { return r.trainAcc }),
-		"test acc", series(func(r epochRow) float64 { return r.testAcc })); err != nil {
+	panel := func(title string, lo float64, a, b plotter.XYs) (*plot.Plot, error) {
+		p := plot.New()
+		p.Title.Text = title
+		p.X.Label.Text = "epoch"
+		if err := plotutil.AddLinePoints(p, "train", a, "test", b); err != nil {
+			return nil, err
+		}
+		hi := lo
+		for _, xy := range []plotter.XYs{a, b} {
+			for _, v := range xy {
+				hi = math.Max(hi, v.Y)
+			}
+		}
+		if hi <= lo {
+			hi = lo + 1
+		}
+		p.Y.Min, p.Y.Max = lo, hi+(hi-lo)*0.5 // the legend's room
+		p.Legend.Top = true
+		p.Legend.Left = false
+		if len(rows) == 1 {
+			p.X.Min, p.X.Max = float64(rows[0].epoch)-1, float64(rows[0].epoch)+1
+		}
+		return p, nil
+	}
+	loss, err := panel("loss", 0, series(func(r epochRow) float64 { return r.trainLoss }), series(func(r epochRow) float64 { return r.testLoss }))
+	if err != nil {
 		return err
 	}
-	return p.Save(6*vg.Inch, 4*vg.Inch, path)
+	acc, err := panel("accuracy", 0, series(func(r epochRow) float64 { return r.trainAcc }), series(func(r epochRow) float64 { return r.testAcc }))
+	if err != nil {
+		return err
+	}
+	img := vgimg.New(6*vg.Inch, 6*vg.Inch)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 2, Cols: 1, PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8), PadY: vg.Points(12)}
+	cs := plot.Align([][]*plot.Plot{{loss}, {acc}}, tiles, dc)
+	loss.Draw(cs[0][0])
+	acc.Draw(cs[1][0])
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(fh); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
 }

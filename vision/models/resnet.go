@@ -4,6 +4,7 @@ package models
 
 import (
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/hub"
 	"github.com/emberml/ember/nn"
 )
 
@@ -59,7 +60,13 @@ type ResNet struct {
 // Option configures a ResNet.
 type Option func(*config)
 
-type config struct{ classes, in, width int }
+type config struct {
+	classes, in, width int
+	arch               *Weights // the architecture's own weights (ResNet18, ResNet34)
+	pretrained         bool
+	from               *Weights // PretrainedFrom's
+	hubOpts            []hub.Option
+}
 
 // NumClasses sets the classifier's outputs (default 1000).
 func NumClasses(n int) Option { return func(c *config) { c.classes = n } }
@@ -74,12 +81,25 @@ func Width(n int) Option { return func(c *config) { c.width = n } }
 
 // NewResNet builds a basic-block ResNet with the given blocks per stage.
 // Conv weights are initialised as torchvision does (kaiming_normal_,
-// fan_out, relu).
+// fan_out, relu). Pretrained needs ResNet18 or ResNet34, which know their
+// weights; PretrainedFrom works here too.
 func NewResNet(layers [4]int, opts ...Option) *ResNet {
 	c := config{classes: 1000, in: 3, width: 64}
 	for _, o := range opts {
 		o(&c)
 	}
+	r := newResNet(layers, c)
+	if w := c.weights(); w != nil {
+		if err := loadInto(r, w, c); err != nil {
+			panic(err)
+		}
+	} else if c.pretrained {
+		panic(&PretrainedError{Reason: "models.Pretrained: NewResNet with custom layers has no published weights (use PretrainedFrom)"})
+	}
+	return r
+}
+
+func newResNet(layers [4]int, c config) *ResNet {
 	w := c.width
 	r := &ResNet{
 		Conv1:   nn.NewConv2d(c.in, w, 7, nn.Stride(2), nn.Padding(3), nn.NoBias()),
@@ -118,11 +138,17 @@ func NewResNet(layers [4]int, opts ...Option) *ResNet {
 	return r
 }
 
-// ResNet18 is NewResNet([2, 2, 2, 2]).
-func ResNet18(opts ...Option) *ResNet { return NewResNet([4]int{2, 2, 2, 2}, opts...) }
+// ResNet18 is NewResNet([2, 2, 2, 2]); with Pretrained, torchvision's
+// ResNet18_Weights.IMAGENET1K_V1.
+func ResNet18(opts ...Option) *ResNet {
+	return NewResNet([4]int{2, 2, 2, 2}, append([]Option{defaultWeights(ResNet18Weights)}, opts...)...)
+}
 
-// ResNet34 is NewResNet([3, 4, 6, 3]).
-func ResNet34(opts ...Option) *ResNet { return NewResNet([4]int{3, 4, 6, 3}, opts...) }
+// ResNet34 is NewResNet([3, 4, 6, 3]); with Pretrained, torchvision's
+// ResNet34_Weights.IMAGENET1K_V1.
+func ResNet34(opts ...Option) *ResNet {
+	return NewResNet([4]int{3, 4, 6, 3}, append([]Option{defaultWeights(ResNet34Weights)}, opts...)...)
+}
 
 // Forward maps [N, C, H, W] images to [N, classes] logits.
 func (r *ResNet) Forward(x *ember.Tensor) *ember.Tensor {

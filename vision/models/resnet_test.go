@@ -53,6 +53,23 @@ func checkParity(t *testing.T, m *ResNet, dir, prefix string, tol float64) {
 	}
 }
 
+// checkParityLoaded compares an already loaded model's output with PyTorch's.
+func checkParityLoaded(t *testing.T, m *ResNet, dir, prefix string, tol float64) {
+	t.Helper()
+	io, err := weights.LoadSafetensors(filepath.Join(dir, prefix+"_io.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Eval()
+	y := m.Forward(io["input"])
+	if !y.Shape().Equal(io["output"].Shape()) {
+		t.Fatalf("output %v, want %v", y.Shape(), io["output"].Shape())
+	}
+	if d := maxDiff(y, io["output"]); d > tol {
+		t.Errorf("max |ember - torch| = %g > %g", d, tol)
+	}
+}
+
 func TestResNet18NamesMatchTorchvision(t *testing.T) {
 	m := ResNet18(Width(4), NumClasses(10))
 	sd, err := weights.LoadSafetensors("../../testdata/nn/resnet18_w4.safetensors")

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/hub"
+	"github.com/emberml/ember/vision/imageio"
+	"github.com/emberml/ember/vision/models"
+	"github.com/emberml/ember/vision/transforms"
+	"github.com/spf13/cobra"
+)
+
+var predictFlags struct {
+	model, weights, device, classes string
+	pretrained, json, orient        bool
+	topk                            int
+}
+
+var predictCmd = &cobra.Command{
+	Use:   "predict --model resnet18 (--pretrained | --weights FILE) IMAGE...",
+	Short: "Classify images: the top-k classes with their probabilities",
+	Args:  cobra.MinimumNArgs(1),
+	RunE:  runPredict,
+}
+
+func init() {
+	fl := predictCmd.Flags()
+	f := &predictFlags
+	fl.StringVar(&f.model, "model", "resnet18", "resnet18 or resnet34")
+	fl.BoolVar(&f.pretrained, "pretrained", false, "torchvision's ImageNet weights, from $TORCH_HOME/hub/checkpoints or downloaded there (EMBER_OFFLINE=1: never download)")
+	fl.StringVar(&f.weights, "weights", "", "a state dict (.pth or .safetensors); a torchvision-style name (resnet18-<sha256 prefix>.pth) has its hash checked")
+	fl.StringVar(&f.classes, "classes", "", "class names, one per line (default: ImageNet's for 1000 outputs, else the checkpoint's own)")
+	fl.StringVar(&f.device, "device", "auto", "auto, cpu or cuda:N")
+	fl.IntVar(&f.topk, "topk", 5, "how many classes to show")
+	fl.BoolVar(&f.json, "json", false, "print JSON")
+	fl.BoolVar(&f.orient, "auto-orient", true, "apply the images' EXIF orientation")
+	rootCmd.AddCommand(predictCmd)
+}
+
+// prediction is one image's result, as --json prints it.
+type prediction struct {
+	Image string      `json:"image"`
+	Top   []predClass `json:"top"`
+}
+
+type predClass struct {
+	Index       int     `json:"index"`
+	Class       string  `json:"class"`
+	Probability float64 `json:"probability"`
+}
+
+func runPredict(cmd *cobra.Command, args []string) error {
+	f := predictFlags
+	if f.pretrained == (f.weights != "") {
+		return fmt.Errorf("give one of --pretrained and --weights FILE")
+	}
+	if f.topk < 1 {
+		return fmt.Errorf("--topk %d: want at least 1", f.topk)
+	}
+	dev, err := pickDevice(f.device)
+	if err != nil {
+		return err
+	}
+	m, classes, pre, err := predictModel(f.model, f.pretrained, f.weights, cmd)
+	if err != nil {
+		return err
+	}
+	if f.classes != "" {
+		b, err := os.ReadFile(f.classes)
+		if err != nil {
+			return err
+		}
+		classes = strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	}
+	n := m.FC.Out
+	if classes != nil && len(classes) != n {
+		return fmt.Errorf("%d class names for a model with %d outputs", len(classes), n)
+	}
+	m.To(dev)
+	m.Eval()
+	var opts []imageio.Option
+	if f.orient {
+		opts = append(opts, imageio.AutoOrient())
+	}
+	var results []prediction
+	for _, path := range args {
+		img, err := imageio.Open(path, opts...)
+		if err != nil {
+			return err
+		}
+		x := pre.Apply(img, nil).Unsqueeze(0).To(dev)
+		var probs []float32
+		ember.NoGrad(func() { probs = m.Forward(x).Softmax(1).CPU().Float32s() })
+		idx := make([]int, len(probs))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return probs[idx[a]] > probs[idx[b]] })
+		p := prediction{Image: path}
+		for _, i := range idx[:min(f.topk, len(idx))] {
+			name := fmt.Sprintf("class %d", i)
+			if classes != nil {
+				name = classes[i]
+			}
+			p.Top = append(p.Top, predClass{i, name, float64(probs[i])})
+		}
+		results = append(results, p)
+	}
+	out := cmd.OutOrStdout()
+	if f.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(results)
+	}
+	for _, r := range results {
+		fmt.Fprintln(out, r.Image)
+		for k, c := range r.Top {
+			fmt.Fprintf(out, "  %d. %6.2f%%  %s (%d)\n", k+1, 100*c.Probability, c.Class, c.Index)
+		}
+	}
+	return nil
+}
+
+// predictModel builds the network with its weights, the class names and
+// the preprocessing.
+func predictModel(arch string, pretrained bool, file string, cmd *cobra.Command) (*models.ResNet, []string, transforms.Preset, error) {
+	var layers [4]int
+	var w *models.Weights
+	switch arch {
+	case "resnet18":
+		layers, w = [4]int{2, 2, 2, 2}, models.ResNet18Weights
+	case "resnet34":
+		layers, w = [4]int{3, 4, 6, 3}, models.ResNet34Weights
+	default:
+		return nil, nil, transforms.Preset{}, fmt.Errorf("--model %q: want resnet18 or resnet34", arch)
+	}
+	p := w.Preprocess
+	pre := transforms.ImageNetEval(p.ResizeSize, p.CropSize, p.Mean, p.Std)
+	if pretrained {
+		m, err := models.LoadPretrainedFrom(layers, weightsSource(w), hub.Progress(cmd.ErrOrStderr()))
+		return m, w.Categories, pre, err
+	}
+	if err := hub.VerifyFile(file, hub.HashPrefix(filepath.Base(file))); err != nil {
+		return nil, nil, pre, err
+	}
+	sd, meta, err := loadWeights(file)
+	if err != nil {
+		return nil, nil, pre, err
+	}
+	fc, ok := sd["fc.weight"]
+	if !ok || fc.Dim() != 2 {
+		return nil, nil, pre, fmt.Errorf("%s has no fc.weight: not a ResNet state dict", file)
+	}
+	n := fc.Shape()[0]
+	m := models.NewResNet(layers, models.NumClasses(n))
+	if err := m.LoadStateDict(sd, true); err != nil {
+		return nil, nil, pre, fmt.Errorf("%s: %w", file, err)
+	}
+	var classes []string
+	switch {
+	case meta["classes"] != "":
+		classes = strings.Split(meta["classes"], "\n")
+	case n == len(models.ImageNetCategories):
+		classes = models.ImageNetCategories
+	}
+	if s := meta["image_size"]; s != "" { // a model fine-tuned by ember train at another size
+		var crop int
+		if _, err := fmt.Sscan(s, &crop); err == nil && crop > 0 {
+			pre = transforms.ImageNetEval(crop*8/7, crop, p.Mean, p.Std)
+		}
+	}
+	return m, classes, pre, nil
+}
+
+// weightsSource is where --pretrained fetches w from; tests point it at a
+// local server.
+var weightsSource = func(w *models.Weights) *models.Weights { return w }

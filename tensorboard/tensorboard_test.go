@@ -1,0 +1,201 @@
+package tensorboard
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/tensorboard/tbpb"
+)
+
+// The CRC-32C test vectors of RFC 3720, appendix B.4, and the classic check value.
+func TestCRC32CVectors(t *testing.T) {
+	inc, dec := make([]byte, 32), make([]byte, 32)
+	for i := range inc {
+		inc[i], dec[i] = byte(i), byte(31-i)
+	}
+	for _, c := range []struct {
+		in   []byte
+		want uint32
+	}{
+		{make([]byte, 32), 0x8A9136AA},
+		{bytes.Repeat([]byte{0xFF}, 32), 0x62A8AB43},
+		{inc, 0x46DD794E},
+		{dec, 0x113FDB5C},
+		{[]byte("123456789"), 0xE3069283},
+	} {
+		if got := CRC32C(c.in); got != c.want {
+			t.Errorf("CRC32C(%x) = %#08x, want %#08x", c.in, got, c.want)
+		}
+	}
+	// masking, worked by hand: rotr15(0xE3069283) = 0x2507C60D; + 0xa282ead8 = 0xC78AB0E5
+	if got := MaskedCRC32C([]byte("123456789")); got != 0xC78AB0E5 {
+		t.Errorf("masked %#08x", got)
+	}
+}
+
+func TestRecordFraming(t *testing.T) {
+	var buf bytes.Buffer
+	writeRecord(&buf, []byte("abc"))
+	writeRecord(&buf, nil)
+	b := buf.Bytes()
+	if len(b) != 16+3+16 || binary.LittleEndian.Uint64(b) != 3 || string(b[12:15]) != "abc" {
+		t.Fatalf("framing % x", b)
+	}
+	recs, err := ReadRecords(bytes.NewReader(b))
+	if err != nil || len(recs) != 2 || string(recs[0]) != "abc" || len(recs[1]) != 0 {
+		t.Fatalf("%q %v", recs, err)
+	}
+	for _, i := range []int{0, 9, 13, 16} { // length, its CRC, data, data CRC
+		bad := append([]byte(nil), b...)
+		bad[i] ^= 1
+		var re *RecordError
+		if _, err := ReadRecords(bytes.NewReader(bad)); !errors.As(err, &re) {
+			t.Errorf("flipped byte %d: %v", i, err)
+		}
+	}
+	if _, err := ReadRecords(bytes.NewReader(b[:20])); err == nil {
+		t.Error("a cut record read")
+	}
+}
+
+func readAll(t *testing.T, dir string) []*tbpb.Event {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "events.out.tfevents.*"))
+	if len(files) != 1 {
+		t.Fatalf("%d event files in %s", len(files), dir)
+	}
+	if !regexp.MustCompile(`^events\.out\.tfevents\.\d{10}\.[^.]+.*\.\d+\.\d+$`).MatchString(filepath.Base(files[0])) {
+		t.Errorf("file name %s", filepath.Base(files[0]))
+	}
+	evs, err := ReadEvents(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) == 0 || evs[0].GetFileVersion() != "brain.Event:2" {
+		t.Fatalf("first event %v", evs)
+	}
+	return evs[1:]
+}
+
+func TestSummaryWriter(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "runs", "exp")
+	w, err := NewSummaryWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.AddScalar("loss/train", 0.25, 3)
+	w.AddScalars("acc", map[string]float64{"train": 0.5, "test": 0.75}, 3)
+	w.AddHistogram("w", ember.FromSlice([]float32{0.5, -2, 0, 3}, ember.Shape{2, 2}), 4)
+	img := ember.FromSlice([]float32{0, 0.5, 1, 2 /* G */, 0, 0, 0, 0 /* B */, 1, 1, 1, 1}, ember.Shape{3, 2, 2})
+	w.AddImage("img", img, 5)
+	w.AddText("note", "hello *world*", 6)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if w.AddScalar("x", 1, 1) == nil {
+		t.Error("write after Close")
+	}
+	evs := readAll(t, dir)
+	if len(evs) != 4 {
+		t.Fatalf("%d events", len(evs))
+	}
+	v := evs[0].GetSummary().Value[0]
+	if evs[0].Step != 3 || v.Tag != "loss/train" || v.GetSimpleValue() != 0.25 || evs[0].WallTime < 1e9 {
+		t.Errorf("scalar %v", evs[0])
+	}
+	for tag, want := range map[string]float32{"train": 0.5, "test": 0.75} {
+		ev := readAll(t, filepath.Join(dir, "acc_"+tag))
+		if len(ev) != 1 || ev[0].GetSummary().Value[0].Tag != "acc" || ev[0].GetSummary().Value[0].GetSimpleValue() != want {
+			t.Errorf("scalars %s: %v", tag, ev)
+		}
+	}
+	h := evs[1].GetSummary().Value[0].GetHisto()
+	if h.Min != -2 || h.Max != 3 || h.Num != 4 || h.Sum != 1.5 || h.SumSquares != 13.25 {
+		t.Errorf("histogram stats %v", h)
+	}
+	total := 0.0
+	for _, c := range h.Bucket {
+		total += c
+	}
+	if total != 4 || len(h.Bucket) != len(h.BucketLimit) {
+		t.Errorf("histogram buckets: %v counts over %d limits", total, len(h.BucketLimit))
+	}
+	im := evs[2].GetSummary().Value[0].GetImage()
+	dec, err := png.Decode(bytes.NewReader(im.EncodedImageString))
+	if err != nil || im.Width != 2 || im.Height != 2 || im.Colorspace != 3 {
+		t.Fatalf("image %v %v", im, err)
+	}
+	// 0.5·255 = 127.5 truncates to 127; 2 clips to 255
+	if r, _, b, _ := dec.At(1, 0).RGBA(); r>>8 != 127 || b>>8 != 255 {
+		t.Errorf("pixel (1,0) r %d b %d", r>>8, b>>8)
+	}
+	if r, _, _, _ := dec.At(1, 1).RGBA(); r>>8 != 255 {
+		t.Errorf("pixel (1,1) r %d", r>>8)
+	}
+	tv := evs[3].GetSummary().Value[0]
+	if tv.Tag != "note/text_summary" || tv.Metadata.PluginData.PluginName != "text" || string(tv.GetTensor().StringVal[0]) != "hello *world*" ||
+		tv.GetTensor().Dtype != tbpb.DataType_DT_STRING || tv.GetTensor().TensorShape.Dim[0].Size != 1 {
+		t.Errorf("text %v", tv)
+	}
+}
+
+// numpy.histogram([1.5, 2, 2.5, 3.99], [0, 1, 2, 3, 4]) = [0, 1, 2, 1], and
+// PyTorch's trimming keeps one empty bucket before the first full one.
+func TestHistogramByHand(t *testing.T) {
+	h, err := Histogram([]float64{1.5, 2, 2.5, 3.99}, []float64{0, 1, 2, 3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !eq(h.Bucket, []float64{0, 1, 2, 1}) || !eq(h.BucketLimit, []float64{1, 2, 3, 4}) {
+		t.Errorf("buckets %v limits %v", h.Bucket, h.BucketLimit)
+	}
+	if math.Abs(h.SumSquares-28.4201) > 1e-12 || math.Abs(h.Sum-9.99) > 1e-12 {
+		t.Errorf("sums %v %v", h.Sum, h.SumSquares)
+	}
+	// first bin full: a zero bucket is prepended; the last edge is closed
+	h, _ = Histogram([]float64{0, 4}, []float64{0, 1, 2, 3, 4})
+	if !eq(h.Bucket, []float64{0, 1, 0, 0, 1}) || !eq(h.BucketLimit, []float64{0, 1, 2, 3, 4}) {
+		t.Errorf("buckets %v limits %v", h.Bucket, h.BucketLimit)
+	}
+	if _, err := Histogram([]float64{math.NaN()}, HistogramBuckets); err == nil {
+		t.Error("NaN accepted")
+	}
+	if n := len(HistogramBuckets); n != 1549 || HistogramBuckets[774] != 0 {
+		t.Errorf("%d default buckets, middle %v", n, HistogramBuckets[774])
+	}
+}
+
+func eq(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestCorruptEventFile(t *testing.T) {
+	dir := t.TempDir()
+	w, _ := NewSummaryWriter(dir)
+	w.AddScalar("a", 1, 1)
+	w.Close()
+	b, _ := os.ReadFile(w.Path())
+	b[len(b)-6] ^= 0x40
+	os.WriteFile(w.Path(), b, 0o644)
+	evs, err := ReadEvents(w.Path())
+	if err == nil || !strings.Contains(err.Error(), "data CRC") || len(evs) != 1 {
+		t.Errorf("%d events, err %v", len(evs), err)
+	}
+}
