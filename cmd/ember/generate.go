@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/hub"
 	"github.com/emberml/ember/models/generate"
 	"github.com/emberml/ember/models/gpt2"
 	"github.com/emberml/ember/models/llama"
@@ -34,6 +35,8 @@ func newGenerateCmd() *cobra.Command {
 		Use:   "generate --model DIR --prompt TEXT",
 		Short: "Continue a prompt with a GPT-2 or Llama model from a Hugging Face folder",
 		Long: `generate loads a causal language model from a Hugging Face model folder
+(--model DIR, or a model id such as gpt2 or org/name found in the Hugging
+Face hub cache, $HF_HUB_CACHE or $HF_HOME/hub; nothing is downloaded)
 (config.json with model_type gpt2 or llama; model.safetensors, a sharded
 model.safetensors.index.json or pytorch_model.bin; the tokenizer as
 tokenizer.json or vocab.json + merges.txt), runs the prompt once and then
@@ -53,7 +56,7 @@ ids being the new tokens and text their decoding.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGenerate(cmd, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.model, "model", "", "model folder (config.json, weights, tokenizer)")
+	fl.StringVar(&o.model, "model", "", "model folder (config.json, weights, tokenizer), or a model id in the Hugging Face cache")
 	fl.StringVar(&o.prompt, "prompt", "", "the text to continue")
 	fl.IntVar(&o.maxNew, "max-new-tokens", 64, "most tokens to generate")
 	fl.Float64Var(&o.temperature, "temperature", 0.8, "sampling temperature (0: greedy)")
@@ -70,6 +73,19 @@ ids being the new tokens and text their decoding.`,
 type causalLM interface {
 	generate.Model
 	EOS() int
+}
+
+// resolveModel is name itself when it is a folder, else the snapshot of
+// the Hugging Face model id name ("gpt2", "org/name") in the hub cache.
+func resolveModel(name string) (string, error) {
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		return name, nil
+	}
+	dir, err := hub.HFSnapshot(name)
+	if err != nil {
+		return "", fmt.Errorf("generate: --model %s is not a folder, nor a model in the Hugging Face cache: %w", name, err)
+	}
+	return dir, nil
 }
 
 // loadCausalLM loads the model folder dir by its config's model_type.
@@ -102,6 +118,11 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	if o.maxNew < 0 {
 		return fmt.Errorf("generate: --max-new-tokens %d: want 0 or more", o.maxNew)
 	}
+	dir, err := resolveModel(o.model)
+	if err != nil {
+		return err
+	}
+	o.model = dir
 	dev, err := pickDevice(o.device)
 	if err != nil {
 		return err

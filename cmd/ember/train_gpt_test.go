@@ -23,7 +23,7 @@ func TestTrainGPT(t *testing.T) {
 	args := []string{"train", "--model", "gpt", "--dataset", "text:" + filepath.Join(dir, "a.go"), "--n-layer", "1", "--n-head", "2",
 		"--n-embd", "32", "--block-size", "32", "--batch", "8", "--max-steps", "60", "--eval-interval", "30", "--eval-iters", "2",
 		"--warmup", "5", "--lr", "1e-2", "--sample", "20", "--device", "cpu", "--out", out, "--quiet"}
-	stdout, _, err := runCmd(t, args...)
+	stdout, _, err := runCmd(t, args[0], args[1:]...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestTrainGPT(t *testing.T) {
 	if err := json.Unmarshal([]byte(gen), &g); err != nil || len(g.IDs) != 10 || len(g.PromptIDs) != 5 || g.PromptIDs[0] != 'f' {
 		t.Errorf("generate from the checkpoint: %s (%v)", gen, err)
 	}
-	stdout, _, err = runCmd(t, append(args, "--resume")...)
+	stdout, _, err = runCmd(t, args[0], append(args[1:], "--resume")...)
 	if err != nil || !strings.Contains(stdout, "nothing to do") {
 		t.Errorf("--resume of a finished run: %v\n%s", err, stdout)
 	}
@@ -68,7 +68,7 @@ func TestTrainGPTBadFlags(t *testing.T) {
 		{[]string{"--dataset", "text:/nonexistent/x"}, "no such file"},
 		{[]string{"--dataset", "text:.", "--n-embd", "30", "--n-head", "4"}, "--n-embd 30 is not a multiple of --n-head 4"},
 	} {
-		_, _, err := runCmd(t, append([]string{"train", "--model", "gpt", "--device", "cpu", "--out", t.TempDir()}, tc.args...)...)
+		_, _, err := runCmd(t, "train", append([]string{"--model", "gpt", "--device", "cpu", "--out", t.TempDir()}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
 		}
