@@ -128,7 +128,7 @@ type Decoder struct {
 	nn.Base
 	EmbedTokens *nn.Embedding
 	Layers      *nn.Sequential
-	Norm        *RMSNorm
+	Norm        *nn.RMSNorm
 	layers      []*Layer
 	cfg         Config
 	invFreq     []float64
@@ -137,9 +137,9 @@ type Decoder struct {
 // Layer is LlamaDecoderLayer.
 type Layer struct {
 	nn.Base
-	InputLayernorm         *RMSNorm
+	InputLayernorm         *nn.RMSNorm
 	SelfAttn               *Attention
-	PostAttentionLayernorm *RMSNorm
+	PostAttentionLayernorm *nn.RMSNorm
 	MLP                    *MLP
 }
 
@@ -156,19 +156,6 @@ type Attention struct {
 type MLP struct {
 	nn.Base
 	GateProj, UpProj, DownProj *nn.Linear
-}
-
-// RMSNorm is LlamaRMSNorm: x / √(mean(x²) + eps) · weight.
-type RMSNorm struct {
-	nn.Base
-	Weight *ember.Tensor
-	Eps    float64
-}
-
-// Forward normalises over the last dim.
-func (r *RMSNorm) Forward(x *ember.Tensor) *ember.Tensor {
-	ms := x.Square().Mean(ember.Dims(-1), ember.KeepDim())
-	return x.Mul(ms.AddScalar(r.Eps).Rsqrt()).Mul(r.Weight)
 }
 
 type source func(name string, shape []int, init func([]int) *ember.Tensor) *ember.Tensor
@@ -189,8 +176,8 @@ func newLinear(src source, name string, in, out int, bias bool) *nn.Linear {
 	return l
 }
 
-func newRMSNorm(src source, name string, n int, eps float64) *RMSNorm {
-	r := &RMSNorm{Eps: eps}
+func newRMSNorm(src source, name string, n int, eps float64) *nn.RMSNorm {
+	r := &nn.RMSNorm{Dim: n, Eps: eps}
 	r.Init(r)
 	r.Weight = src(name+".weight", []int{n}, func(s []int) *ember.Tensor { return ember.Ones(s) })
 	r.RegisterParameter("weight", &r.Weight)
