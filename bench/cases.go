@@ -41,6 +41,7 @@ func SetThreads(n int) int {
 //	                        Fashion-MNIST-shaped batches of 64 (a full epoch is 938 such steps)
 //	gonum_sgemm_1024        gonum's pure-Go Sgemm at 1024, a reference row
 //	sdpa_causal             ScaledDotProductAttention, causal, 4×12×512×64 float32, forward + backward
+//	gpt2_fwd, gpt2_decode, gpt_train_step  the transformer cases (transformers.go)
 //
 // The FLOP counts of the networks are their conv and linear layers'
 // multiply-adds ×2 (ResNet-18: 1.814 GMAC per image), and ×3 that for a
@@ -60,6 +61,9 @@ func Cases() []Case {
 		Case{Name: "mnist_epoch", Desc: fmt.Sprintf("%d CNN training steps of batch 64 on synthetic 28×28 (ember train's loop; an epoch is 938)", MNISTEpochSteps), Unit: FLOP, Setup: mnistEpoch},
 		Case{Name: "gonum_sgemm_1024", Desc: "gonum blas/gonum Sgemm 1024 (reference)", Unit: FLOP, Setup: gonumSgemm(1024)},
 		Case{Name: "sdpa_causal", Desc: "ScaledDotProductAttention causal, 4×12×512×64 float32, fwd + bwd", Unit: FLOP, Setup: sdpaCausal},
+		Case{Name: "gpt2_fwd", Desc: "GPT-2 small (124M) forward, batch 1, 128 tokens, NoGrad", Unit: FLOP, Setup: gpt2Fwd},
+		Case{Name: "gpt2_decode", Desc: fmt.Sprintf("GPT-2 small, %d greedy steps with the KV cache after a 128-token prompt", GPT2DecodeTokens), Unit: FLOP, Setup: gpt2Decode},
+		Case{Name: "gpt_train_step", Desc: "nanoGPT shape (4 layers, 4 heads, 128 wide, block 128, vocab 256), batch 32: fwd, CE, bwd, clip, AdamW", Unit: FLOP, Setup: gptTrainStep},
 	)
 	return cs
 }

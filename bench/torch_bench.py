@@ -254,6 +254,122 @@ def sdpa_causal():
     return run
 
 
+class TorchGPT(torch.nn.Module):
+    """GPT-2 in plain torch (HF's GPT2LMHeadModel's computation: pre-norm
+    blocks, tanh GELU, tied head), with its own KV cache: a list of (k, v)
+    per layer that each step extends with torch.cat."""
+
+    def __init__(self, vocab, n_pos, c, layers, heads):
+        super().__init__()
+        nn = torch.nn
+        self.c, self.h = c, heads
+        self.wte, self.wpe = nn.Embedding(vocab, c), nn.Embedding(n_pos, c)
+        self.blocks = nn.ModuleList()
+        for _ in range(layers):
+            b = nn.Module()
+            b.ln_1, b.ln_2 = nn.LayerNorm(c), nn.LayerNorm(c)
+            b.c_attn, b.c_proj = nn.Linear(c, 3 * c), nn.Linear(c, c)
+            b.c_fc, b.mlp_proj = nn.Linear(c, 4 * c), nn.Linear(4 * c, c)
+            self.blocks.append(b)
+        self.ln_f = nn.LayerNorm(c)
+        for p in self.parameters():
+            if p.dim() >= 2:
+                torch.nn.init.normal_(p, 0, 0.02)
+
+    def forward(self, ids, cache=None, last_only=False):
+        b, t = ids.shape
+        past = 0 if not cache else cache[0][0].shape[2]
+        x = self.wte(ids) + self.wpe(torch.arange(past, past + t))
+        c, h = self.c, self.h
+        d = c // h
+        mask = None
+        if t > 1:
+            mask = torch.zeros(t, past + t).masked_fill(~torch.ones(t, past + t, dtype=torch.bool).tril(past), float("-inf"))
+        new_cache = []
+        for i, blk in enumerate(self.blocks):
+            q, k, v = (z.view(b, t, h, d).transpose(1, 2) for z in blk.c_attn(blk.ln_1(x)).split(c, dim=2))
+            if cache:
+                k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
+            new_cache.append((k, v))
+            w = q @ k.transpose(-2, -1) / math.sqrt(d)
+            if mask is not None:
+                w = w + mask
+            y = (torch.softmax(w, -1) @ v).transpose(1, 2).reshape(b, t, c)
+            x = x + blk.c_proj(y)
+            x = x + blk.mlp_proj(torch.nn.functional.gelu(blk.c_fc(blk.ln_2(x)), approximate="tanh"))
+        x = self.ln_f(x)
+        if last_only:
+            x = x[:, -1]
+        return x @ self.wte.weight.T, new_cache
+
+
+def gpt_fwd_flops(layers, c, v, t, past):
+    attn = 2 * t * (past + (t + 1) / 2) * c * layers
+    return 2 * (t * (layers * 12 * c * c + c * v) + attn)
+
+
+def gpt2_small():
+    torch.manual_seed(1)
+    return TorchGPT(50257, 1024, 768, 12, 12).eval()
+
+
+def prompt_ids(n, vocab):
+    return torch.tensor([[(i * 7919 + 13) % vocab for i in range(n)]])
+
+
+def gpt2_fwd():
+    m = gpt2_small()
+    ids = prompt_ids(128, 50257)
+
+    def run():
+        with torch.no_grad():
+            m(ids)
+        return gpt_fwd_flops(12, 768, 50257, 128, 0)
+    return run
+
+
+GPT2_DECODE_TOKENS = 32
+
+
+def gpt2_decode():
+    m = gpt2_small()
+    with torch.no_grad():
+        _, prefix = m(prompt_ids(128, 50257), last_only=True)
+
+    def run():
+        cache, nxt, work = prefix, torch.zeros(1, 1, dtype=torch.long), 0.0
+        with torch.no_grad():
+            for i in range(GPT2_DECODE_TOKENS):
+                logits, cache = m(nxt, cache, last_only=True)
+                nxt = logits.argmax(-1, keepdim=True)
+                work += gpt_fwd_flops(12, 768, 50257, 1, 128 + i)
+        return work
+    return run
+
+
+def gpt_train_step():
+    batch, block, vocab = 32, 128, 256
+    torch.manual_seed(1)
+    m = TorchGPT(vocab, block, 128, 4, 4).train()
+    decay = [p for p in m.parameters() if p.dim() >= 2]
+    other = [p for p in m.parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": other, "weight_decay": 0.0}],
+                            lr=1e-3, betas=(0.9, 0.99), eps=1e-8)
+    i = torch.arange(batch * block)
+    x, y = (i * 31 % vocab).view(batch, block), (i * 31 + 1) % vocab
+
+    def run():
+        opt.zero_grad(set_to_none=True)
+        logits, _ = m(x)
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        opt.step()
+        loss.item()
+        return 3 * batch * gpt_fwd_flops(4, 128, vocab, block, 0)
+    return run
+
+
 CASES = [(f"sgemm_{n}", "FLOP", sgemm(n)) for n in (256, 512, 1024, 2048)] + [
     ("conv3x3", "FLOP", conv3x3),
     ("sum_16M", "B", sum16m),
@@ -263,6 +379,9 @@ CASES = [(f"sgemm_{n}", "FLOP", sgemm(n)) for n in (256, 512, 1024, 2048)] + [
     ("resnet18_finetune_step", "FLOP", resnet18_finetune_step),
     ("mnist_epoch", "FLOP", mnist_epoch),
     ("sdpa_causal", "FLOP", sdpa_causal),
+    ("gpt2_fwd", "FLOP", gpt2_fwd),
+    ("gpt2_decode", "FLOP", gpt2_decode),
+    ("gpt_train_step", "FLOP", gpt_train_step),
 ]
 
 

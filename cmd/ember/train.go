@@ -51,7 +51,7 @@ var trainCmd = &cobra.Command{
 func init() {
 	fl := trainCmd.Flags()
 	f := &trainFlags
-	fl.StringVar(&f.model, "model", "cnn", "cnn or resnet18")
+	fl.StringVar(&f.model, "model", "cnn", "cnn, resnet18, or gpt (a character-level GPT on --dataset text:PATH)")
 	fl.StringVar(&f.dataset, "dataset", "fashion-mnist", "fashion-mnist, mnist or synthetic (generated: for checking a setup)")
 	fl.StringVar(&f.device, "device", "auto", "auto, cpu or cuda:N")
 	fl.StringVar(&f.out, "out", "runs/default", "run directory (metrics.csv, plot.png, model.safetensors, optim.safetensors)")
@@ -81,6 +81,9 @@ type epochRow struct {
 
 func runTrain(cmd *cobra.Command) error {
 	f := trainFlags
+	if f.model == "gpt" {
+		return runTrainGPT(cmd)
+	}
 	if err := validateTrainFlags(f); err != nil {
 		return err
 	}

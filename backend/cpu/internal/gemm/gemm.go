@@ -243,6 +243,10 @@ func gemm[T float](kr *kernel[T], transA, transB bool, m, n, k int, alpha T, a [
 		a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
 
 	t := numThreads()
+	if m == 1 && n*k >= gemvMin {
+		gemv(p, n, t)
+		return
+	}
 	if t <= 1 || float64(m)*float64(n)*float64(k) < parallelFlops {
 		p.run(0, m, 0, n)
 		return

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/hub"
+	"github.com/emberml/ember/models/generate"
+	"github.com/emberml/ember/models/gpt2"
+	"github.com/emberml/ember/models/llama"
+	"github.com/emberml/ember/tokenizer"
+)
+
+func init() { rootCmd.AddCommand(newGenerateCmd()) }
+
+type generateOptions struct {
+	model, prompt, device string
+	maxNew, topK          int
+	temperature, topP     float64
+	seed                  uint64
+	json, ignoreEOS       bool
+}
+
+func newGenerateCmd() *cobra.Command {
+	var o generateOptions
+	cmd := &cobra.Command{
+		Use:   "generate --model DIR --prompt TEXT",
+		Short: "Continue a prompt with a GPT-2 or Llama model from a Hugging Face folder",
+		Long: `generate loads a causal language model from a Hugging Face model folder
+(--model DIR, or a model id such as gpt2 or org/name found in the Hugging
+Face hub cache, $HF_HUB_CACHE or $HF_HOME/hub; nothing is downloaded)
+(config.json with model_type gpt2 or llama; model.safetensors, a sharded
+model.safetensors.index.json or pytorch_model.bin; the tokenizer as
+tokenizer.json or vocab.json + merges.txt), runs the prompt once and then
+one token at a time with a KV cache, printing the text as it is produced,
+then the prompt's and the new tokens' counts and the speed (on stderr).
+
+--temperature 0 is greedy decoding; otherwise tokens are sampled from the
+softmax of logits/temperature, within the top-k tokens and the top-p
+nucleus, seeded by --seed. Generation stops after --max-new-tokens, at the
+model's end-of-text token (eos_token_id; --ignore-eos continues), or when
+the sequence fills the model's context (a note says so). A prompt longer
+than the context is an error.
+
+--json prints {"prompt_ids": [...], "ids": [...], "text": "..."} instead,
+ids being the new tokens and text their decoding.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runGenerate(cmd, o) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.model, "model", "", "model folder (config.json, weights, tokenizer), or a model id in the Hugging Face cache")
+	fl.StringVar(&o.prompt, "prompt", "", "the text to continue")
+	fl.IntVar(&o.maxNew, "max-new-tokens", 64, "most tokens to generate")
+	fl.Float64Var(&o.temperature, "temperature", 0.8, "sampling temperature (0: greedy)")
+	fl.IntVar(&o.topK, "top-k", 0, "sample among the k most likely tokens (0: all)")
+	fl.Float64Var(&o.topP, "top-p", 1, "sample within the smallest set of tokens of this total probability (1: all)")
+	fl.Uint64Var(&o.seed, "seed", 0, "sampling seed")
+	fl.StringVar(&o.device, "device", "auto", "auto, cpu or cuda:N")
+	fl.BoolVar(&o.json, "json", false, `print {"prompt_ids", "ids", "text"} as JSON`)
+	fl.BoolVar(&o.ignoreEOS, "ignore-eos", false, "do not stop at the end-of-text token")
+	return cmd
+}
+
+// causalLM is what generate runs.
+type causalLM interface {
+	generate.Model
+	EOS() int
+}
+
+// resolveModel is name itself when it is a folder, else the snapshot of
+// the Hugging Face model id name ("gpt2", "org/name") in the hub cache.
+func resolveModel(name string) (string, error) {
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		return name, nil
+	}
+	dir, err := hub.HFSnapshot(name)
+	if err != nil {
+		return "", fmt.Errorf("generate: --model %s is not a folder, nor a model in the Hugging Face cache: %w", name, err)
+	}
+	return dir, nil
+}
+
+// loadCausalLM loads the model folder dir by its config's model_type.
+func loadCausalLM(dir string, dev ember.Device) (causalLM, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return nil, err
+	}
+	var c struct {
+		ModelType string `json:"model_type"`
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "config.json"), err)
+	}
+	switch c.ModelType {
+	case "gpt2":
+		return gpt2.Load(dir, dev)
+	case "llama":
+		return llama.Load(dir, dev)
+	case "":
+		return nil, fmt.Errorf("%s: no model_type (want gpt2 or llama)", filepath.Join(dir, "config.json"))
+	}
+	return nil, fmt.Errorf("%s: model_type %q is not supported (gpt2, llama)", filepath.Join(dir, "config.json"), c.ModelType)
+}
+
+func runGenerate(cmd *cobra.Command, o generateOptions) error {
+	if o.model == "" {
+		return errors.New("generate: --model DIR is required")
+	}
+	if o.maxNew < 0 {
+		return fmt.Errorf("generate: --max-new-tokens %d: want 0 or more", o.maxNew)
+	}
+	dir, err := resolveModel(o.model)
+	if err != nil {
+		return err
+	}
+	o.model = dir
+	dev, err := pickDevice(o.device)
+	if err != nil {
+		return err
+	}
+	tk, err := tokenizer.Load(o.model) // first: a missing tokenizer loads no weights
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	m, err := loadCausalLM(o.model, dev)
+	if err != nil {
+		return err
+	}
+	prompt := tk.EncodeWithSpecial(o.prompt)
+	eos := m.EOS()
+	if o.ignoreEOS {
+		eos = -1
+	}
+	out, diag := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	var pending []byte // bytes of a character not yet complete
+	emit := func(id int) bool {
+		if o.json {
+			return true
+		}
+		s, err := tk.Decode([]int{id})
+		if err != nil {
+			return true
+		}
+		pending = append(pending, s...)
+		n := len(pending)
+		// hold back an incomplete UTF-8 sequence at the end
+		for i := 1; i <= min(3, len(pending)); i++ {
+			c := pending[len(pending)-i]
+			if utf8.RuneStart(c) {
+				if !utf8.FullRune(pending[len(pending)-i:]) {
+					n = len(pending) - i
+				}
+				break
+			}
+		}
+		out.Write(pending[:n])
+		pending = append(pending[:0], pending[n:]...)
+		return true
+	}
+	if !o.json {
+		fmt.Fprint(out, o.prompt)
+	}
+	t0 := time.Now()
+	ids, stop, err := generate.Generate(m, prompt, generate.Options{MaxNewTokens: o.maxNew, Temperature: o.temperature,
+		TopK: o.topK, TopP: o.topP, Seed: o.seed, EOS: eos, Device: dev}, emit)
+	if err != nil {
+		return err
+	}
+	secs := time.Since(t0).Seconds()
+	text, err := tk.Decode(ids)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		if ids == nil {
+			ids = []int{}
+		}
+		if prompt == nil {
+			prompt = []int{}
+		}
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(struct {
+			PromptIDs []int  `json:"prompt_ids"`
+			IDs       []int  `json:"ids"`
+			Text      string `json:"text"`
+		}{prompt, ids, text})
+	}
+	out.Write(pending)
+	fmt.Fprintln(out)
+	note := ""
+	switch stop {
+	case generate.StopEOS:
+		note = ", stopped at the end-of-text token"
+	case generate.StopContext:
+		note = fmt.Sprintf(", stopped: the sequence filled the model's context of %d tokens", m.ContextLength())
+	}
+	fmt.Fprintf(diag, "prompt tokens %d, new tokens %d, %.1f tokens/s (%s, %.2fs)%s\n", len(prompt), len(ids), float64(len(ids))/secs, dev, secs, note)
+	return nil
+}

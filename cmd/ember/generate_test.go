@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestGenerateGreedy: ember generate --temperature 0 --json on the tiny
+// GPT-2 and Llama folders gives the prompt ids of the Python tokenizer and
+// the greedy continuation PyTorch recorded (models/testdata/gen_models.py).
+func TestGenerateGreedy(t *testing.T) {
+	for _, dir := range []string{"../../models/gpt2/testdata/tiny", "../../models/llama/testdata/tiny"} {
+		b, err := os.ReadFile(dir + "/fixture.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fx struct {
+			Prompt    string `json:"prompt"`
+			PromptIDs []int  `json:"prompt_ids"`
+			Greedy    []int  `json:"greedy"`
+		}
+		if err := json.Unmarshal(b, &fx); err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := runCmd(t, "generate", "--model", dir, "--prompt", fx.Prompt, "--temperature", "0",
+			"--max-new-tokens", "12", "--device", "cpu", "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			PromptIDs []int  `json:"prompt_ids"`
+			IDs       []int  `json:"ids"`
+			Text      string `json:"text"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%s: %v in %q", dir, err, out)
+		}
+		if !slices.Equal(got.PromptIDs, fx.PromptIDs) || !slices.Equal(got.IDs, fx.Greedy) {
+			t.Errorf("%s: prompt_ids %v ids %v, want %v %v", dir, got.PromptIDs, got.IDs, fx.PromptIDs, fx.Greedy)
+		}
+		// streamed: the same text after the prompt, then the counts
+		sout, serr, err := runCmd(t, "generate", "--model", dir, "--prompt", fx.Prompt, "--temperature", "0",
+			"--max-new-tokens", "12", "--device", "cpu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(sout, fx.Prompt) || !strings.Contains(serr, "prompt tokens 10, new tokens 12, ") {
+			t.Errorf("%s: streamed %q, stderr %q", dir, sout, serr)
+		}
+	}
+}
+
+func TestGenerateSampledIsSeeded(t *testing.T) {
+	args := []string{"generate", "--model", "../../models/gpt2/testdata/tiny", "--prompt", "Hello", "--temperature", "1",
+		"--top-k", "20", "--top-p", "0.9", "--max-new-tokens", "8", "--device", "cpu", "--json", "--seed", "7"}
+	a, _, err := runCmd(t, args[0], args[1:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, _ := runCmd(t, args[0], args[1:]...)
+	if a != b {
+		t.Errorf("the same seed gave %s and %s", a, b)
+	}
+}
+
+func TestGenerateErrors(t *testing.T) {
+	long := strings.Repeat("x", 40) // 40 tokens: the tiny GPT-2's context is 32
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "../../models/gpt2/testdata/tiny-bin", "--prompt", "Hi"}, "no tokenizer.json and no vocab.json + merges.txt"},
+		{[]string{"--model", "../../models/gpt2/testdata/tiny", "--prompt", long}, "prompt longer than the model's context: 40 tokens, the context is 32"},
+		{[]string{"--prompt", "Hi"}, "--model DIR is required"},
+	} {
+		_, _, err := runCmd(t, "generate", append(tc.args, "--device", "cpu")...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestGenerateFromHubCache: --model NAME finds the snapshot in the Hugging
+// Face hub cache (files symlinked to blobs, as huggingface_hub stores
+// them) and gives the same greedy ids as the folder.
+func TestGenerateFromHubCache(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("HF_HUB_CACHE", cache)
+	const commit = "0123456789abcdef0123456789abcdef01234567"
+	base := filepath.Join(cache, "models--ember--tiny-gpt2")
+	snap := filepath.Join(base, "snapshots", commit)
+	for _, d := range []string{filepath.Join(base, "refs"), filepath.Join(base, "blobs"), snap} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(base, "refs", "main"), []byte(commit), 0o644)
+	for i, f := range []string{"config.json", "model.safetensors", "vocab.json", "merges.txt"} {
+		b, err := os.ReadFile(filepath.Join("../../models/gpt2/testdata/tiny", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blob := filepath.Join(base, "blobs", strings.Repeat(string(rune('a'+i)), 8))
+		os.WriteFile(blob, b, 0o644)
+		if err := os.Symlink(filepath.Join("..", "..", "blobs", filepath.Base(blob)), filepath.Join(snap, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, err := runCmd(t, "generate", "--model", "ember/tiny-gpt2", "--prompt", "Hello world", "--temperature", "0",
+		"--max-new-tokens", "5", "--device", "cpu", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"ids":[368,173,244,244,244]`) {
+		t.Errorf("from the hub cache: %s", out)
+	}
+	_, _, err = runCmd(t, "generate", "--model", "ember/absent", "--prompt", "Hi", "--device", "cpu")
+	if err == nil || !strings.Contains(err.Error(), "not in the Hugging Face cache") {
+		t.Errorf("absent model: %v", err)
+	}
+}

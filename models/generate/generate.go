@@ -1,0 +1,182 @@
+// Package generate produces text token by token from a causal language
+// model with a KV cache (models/gpt2, models/llama): the prompt is run
+// once, then each new token alone, attending to the cached keys and
+// values. Sampling is greedy (temperature 0) or from the softmax of the
+// logits divided by the temperature, restricted to the top-k tokens and
+// to the nucleus of probability top-p, with a seeded generator.
+package generate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/models/kvcache"
+)
+
+// Model is a causal language model with a KV cache.
+type Model interface {
+	// Step runs ids [B, T] after the positions c holds (appending their
+	// keys and values) and returns the logits of the last position, [B, vocab].
+	Step(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor
+	// NewCache returns an empty cache for the model.
+	NewCache() *kvcache.Cache
+	// ContextLength is the most positions a sequence may have (0: no bound).
+	ContextLength() int
+}
+
+// Options are the generation settings; the zero value is greedy decoding
+// of no tokens.
+type Options struct {
+	MaxNewTokens int
+	// Temperature divides the logits; 0 is greedy (argmax).
+	Temperature float64
+	// TopK keeps the k most likely tokens (0: all).
+	TopK int
+	// TopP keeps the most likely tokens whose probabilities sum to at
+	// least p (0 or 1: all).
+	TopP float64
+	// Seed seeds the sampler (a PCG stream): the same seed gives the same text.
+	Seed uint64
+	// EOS ends generation when produced (it is included in the result); -1: none.
+	EOS int
+	// Device is where the model lives (the ids are made there).
+	Device ember.Device
+}
+
+// Stop says why generation ended.
+type Stop string
+
+// The reasons generation ends.
+const (
+	StopMaxTokens Stop = "max_new_tokens"
+	StopEOS       Stop = "eos"
+	StopContext   Stop = "context" // the sequence filled the model's context
+	StopCallback  Stop = "callback"
+)
+
+// ErrPromptTooLong is returned (wrapped, with the lengths) for a prompt
+// longer than the model's context.
+var ErrPromptTooLong = errors.New("prompt longer than the model's context")
+
+// Generate continues prompt with up to o.MaxNewTokens tokens, calling emit
+// (if not nil) with each as soon as it is chosen (emit returning false
+// stops). It returns the new tokens and why it stopped. A prompt longer
+// than the context is an error wrapping ErrPromptTooLong; generation that
+// reaches the context stops there with StopContext (positions are never
+// silently dropped).
+func Generate(m Model, prompt []int, o Options, emit func(id int) bool) ([]int, Stop, error) {
+	if len(prompt) == 0 {
+		return nil, "", errors.New("generate: empty prompt (a model needs at least one token to continue)")
+	}
+	if ctx := m.ContextLength(); ctx > 0 && len(prompt) > ctx {
+		return nil, "", fmt.Errorf("generate: %w: %d tokens, the context is %d", ErrPromptTooLong, len(prompt), ctx)
+	}
+	if o.Temperature < 0 || o.TopK < 0 || o.TopP < 0 || o.TopP > 1 {
+		return nil, "", fmt.Errorf("generate: temperature %v, top-k %d and top-p %v: want temperature ≥ 0, top-k ≥ 0, 0 ≤ top-p ≤ 1", o.Temperature, o.TopK, o.TopP)
+	}
+	if o.MaxNewTokens <= 0 {
+		return nil, StopMaxTokens, nil
+	}
+	s := NewSampler(o)
+	c := m.NewCache()
+	defer c.Release()
+	var out []int
+	stop := StopMaxTokens
+	next := prompt
+	n := len(prompt)
+	ember.NoGrad(func() {
+		for len(out) < o.MaxNewTokens {
+			ids := ember.FromSlice(next, ember.Shape{1, len(next)}, ember.On(o.Device))
+			logits := m.Step(ids, c).Float32s()
+			id := s.Sample(logits)
+			out = append(out, id)
+			n++
+			if emit != nil && !emit(id) {
+				stop = StopCallback
+				return
+			}
+			if id == o.EOS {
+				stop = StopEOS
+				return
+			}
+			if ctx := m.ContextLength(); ctx > 0 && n >= ctx && len(out) < o.MaxNewTokens {
+				stop = StopContext
+				return
+			}
+			next = []int{id}
+		}
+	})
+	return out, stop, nil
+}
+
+// Sampler picks tokens from logits.
+type Sampler struct {
+	o   Options
+	rng *rand.Rand
+	idx []int
+	p   []float64
+}
+
+// NewSampler returns a sampler with o's temperature, top-k, top-p and seed.
+func NewSampler(o Options) *Sampler {
+	return &Sampler{o: o, rng: rand.New(rand.NewPCG(o.Seed, 0x656d626572))}
+}
+
+// Sample returns the next token for logits over the vocabulary.
+func (s *Sampler) Sample(logits []float32) int {
+	if s.o.Temperature == 0 {
+		best := 0
+		for i, v := range logits {
+			if v > logits[best] {
+				best = i
+			}
+		}
+		return best
+	}
+	n := len(logits)
+	if cap(s.idx) < n {
+		s.idx, s.p = make([]int, n), make([]float64, n)
+	}
+	idx, p := s.idx[:n], s.p[:n]
+	for i := range idx {
+		idx[i] = i
+	}
+	// most likely first; ties by id, so the order is deterministic
+	sort.SliceStable(idx, func(a, b int) bool { return logits[idx[a]] > logits[idx[b]] })
+	k := n
+	if s.o.TopK > 0 && s.o.TopK < n {
+		k = s.o.TopK
+	}
+	top := float64(logits[idx[0]])
+	sum := 0.0
+	for i := range k {
+		p[i] = math.Exp((float64(logits[idx[i]]) - top) / s.o.Temperature)
+		sum += p[i]
+	}
+	if s.o.TopP > 0 && s.o.TopP < 1 {
+		acc := 0.0
+		for i := range k {
+			acc += p[i] / sum
+			if acc >= s.o.TopP {
+				k = i + 1
+				break
+			}
+		}
+		sum = 0
+		for i := range k {
+			sum += p[i]
+		}
+	}
+	r := s.rng.Float64() * sum
+	for i := range k {
+		r -= p[i]
+		if r < 0 {
+			return idx[i]
+		}
+	}
+	return idx[k-1]
+}

@@ -1,0 +1,454 @@
+// Package llama is the Llama architecture as Hugging Face's transformers
+// defines it (LlamaForCausalLM): pre-norm blocks of RMSNorm, rotary
+// position embeddings, grouped-query attention and a SwiGLU MLP, a final
+// RMSNorm and a language-model head (tied to the embedding or not).
+//
+// Load reads a Hugging Face model folder (config.json as LlamaConfig and
+// the weights as model.safetensors, a sharded index or pytorch_model.bin)
+// with transformers' parameter names; Forward and Step run as in
+// models/gpt2, with a kvcache.Cache for incremental decoding. The cache
+// holds the key/value heads only (num_key_value_heads), so grouped-query
+// attention's memory saving carries over.
+package llama
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/models/internal/hf"
+	"github.com/emberml/ember/models/kvcache"
+	"github.com/emberml/ember/nn"
+)
+
+// Config is the part of Hugging Face's LlamaConfig the model uses.
+type Config struct {
+	VocabSize         int `json:"vocab_size"`
+	HiddenSize        int `json:"hidden_size"`
+	IntermediateSize  int `json:"intermediate_size"`
+	NumHiddenLayers   int `json:"num_hidden_layers"`
+	NumAttentionHeads int `json:"num_attention_heads"`
+	// NumKeyValueHeads is the number of key/value heads (grouped-query
+	// attention); 0 means NumAttentionHeads.
+	NumKeyValueHeads int `json:"num_key_value_heads"`
+	// HeadDim is head_dim; 0 means HiddenSize / NumAttentionHeads.
+	HeadDim    int     `json:"head_dim"`
+	RMSNormEps float64 `json:"rms_norm_eps"`
+	// RopeTheta is the rotary base (default 10000).
+	RopeTheta float64 `json:"rope_theta"`
+	// MaxPositionEmbeddings bounds a sequence (0: no bound).
+	MaxPositionEmbeddings int    `json:"max_position_embeddings"`
+	TieWordEmbeddings     bool   `json:"tie_word_embeddings"`
+	HiddenAct             string `json:"hidden_act"`
+	AttentionBias         bool   `json:"attention_bias"`
+	MLPBias               bool   `json:"mlp_bias"`
+	// RopeScaling must be absent or null: scaled rotary embeddings are not
+	// supported yet.
+	RopeScaling any `json:"rope_scaling"`
+	// EOSTokenID is eos_token_id (a number; a list is read as its first), or nil.
+	EOSTokenID any `json:"eos_token_id"`
+}
+
+// KVHeads is the number of key/value heads.
+func (c Config) KVHeads() int {
+	if c.NumKeyValueHeads > 0 {
+		return c.NumKeyValueHeads
+	}
+	return c.NumAttentionHeads
+}
+
+// Head is the dimension of one head.
+func (c Config) Head() int {
+	if c.HeadDim > 0 {
+		return c.HeadDim
+	}
+	return c.HiddenSize / max(1, c.NumAttentionHeads)
+}
+
+// Validate reports a configuration the model cannot be built from.
+func (c Config) Validate() error {
+	switch {
+	case c.VocabSize < 1 || c.HiddenSize < 1 || c.IntermediateSize < 1 || c.NumHiddenLayers < 1 || c.NumAttentionHeads < 1:
+		return fmt.Errorf("llama: vocab_size %d, hidden_size %d, intermediate_size %d, num_hidden_layers %d and num_attention_heads %d must all be positive",
+			c.VocabSize, c.HiddenSize, c.IntermediateSize, c.NumHiddenLayers, c.NumAttentionHeads)
+	case c.HeadDim == 0 && c.HiddenSize%c.NumAttentionHeads != 0:
+		return fmt.Errorf("llama: hidden_size %d is not a multiple of num_attention_heads %d", c.HiddenSize, c.NumAttentionHeads)
+	case c.NumAttentionHeads%c.KVHeads() != 0:
+		return fmt.Errorf("llama: num_attention_heads %d is not a multiple of num_key_value_heads %d", c.NumAttentionHeads, c.KVHeads())
+	case c.Head()%2 != 0:
+		return fmt.Errorf("llama: the head dimension %d is odd (rotary embeddings rotate pairs)", c.Head())
+	case c.HiddenAct != "silu":
+		return fmt.Errorf("llama: unknown hidden_act %q (known: silu)", c.HiddenAct)
+	case c.RopeScaling != nil:
+		return fmt.Errorf("llama: rope_scaling %v is not supported (only plain rotary embeddings)", c.RopeScaling)
+	case !(c.RMSNormEps > 0) || !(c.RopeTheta > 0):
+		return fmt.Errorf("llama: rms_norm_eps %v and rope_theta %v must be positive", c.RMSNormEps, c.RopeTheta)
+	}
+	return nil
+}
+
+// LoadConfig reads dir/config.json. vocab_size, hidden_size,
+// intermediate_size, num_attention_heads, num_hidden_layers and
+// rms_norm_eps must be present; num_key_value_heads defaults to
+// num_attention_heads, rope_theta to 10000, hidden_act to silu.
+func LoadConfig(dir string) (Config, error) {
+	var c Config
+	raw, err := hf.ReadConfig(dir, &c)
+	if err != nil {
+		return c, err
+	}
+	path := filepath.Join(dir, "config.json")
+	if err := hf.Require(path, raw, "vocab_size", "hidden_size", "intermediate_size", "num_attention_heads", "num_hidden_layers", "rms_norm_eps"); err != nil {
+		return c, fmt.Errorf("llama: %w", err)
+	}
+	if _, ok := raw["rope_theta"]; !ok {
+		c.RopeTheta = 10000
+	}
+	if _, ok := raw["hidden_act"]; !ok {
+		c.HiddenAct = "silu"
+	}
+	if err := c.Validate(); err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Model is LlamaForCausalLM; LMHead is nil when tied to the embedding.
+type Model struct {
+	nn.Base
+	Config Config
+	Model  *Decoder
+	LMHead *nn.Linear
+}
+
+// Decoder is LlamaModel: embed_tokens, the layers and the final norm.
+type Decoder struct {
+	nn.Base
+	EmbedTokens *nn.Embedding
+	Layers      *nn.Sequential
+	Norm        *nn.RMSNorm
+	layers      []*Layer
+	cfg         Config
+	invFreq     []float64
+}
+
+// Layer is LlamaDecoderLayer.
+type Layer struct {
+	nn.Base
+	InputLayernorm         *nn.RMSNorm
+	SelfAttn               *Attention
+	PostAttentionLayernorm *nn.RMSNorm
+	MLP                    *MLP
+}
+
+// Attention is LlamaAttention: q, k, v and o projections with rotary
+// embeddings on q and k and grouped key/value heads.
+type Attention struct {
+	nn.Base
+	QProj, KProj, VProj, OProj *nn.Linear
+	heads, kvHeads, dim        int
+	invFreq                    []float64
+}
+
+// MLP is down_proj(silu(gate_proj(x)) · up_proj(x)).
+type MLP struct {
+	nn.Base
+	GateProj, UpProj, DownProj *nn.Linear
+}
+
+type source func(name string, shape []int, init func([]int) *ember.Tensor) *ember.Tensor
+
+func normal(std float64) func([]int) *ember.Tensor {
+	return func(s []int) *ember.Tensor { return ember.Randn(s).MulScalar(std) }
+}
+
+func newLinear(src source, name string, in, out int, bias bool) *nn.Linear {
+	l := &nn.Linear{In: in, Out: out}
+	l.Init(l)
+	l.Weight = src(name+".weight", []int{out, in}, normal(0.02))
+	if bias {
+		l.Bias = src(name+".bias", []int{out}, func(s []int) *ember.Tensor { return ember.Zeros(s) })
+	}
+	l.RegisterParameter("weight", &l.Weight)
+	l.RegisterParameter("bias", &l.Bias)
+	return l
+}
+
+func newRMSNorm(src source, name string, n int, eps float64) *nn.RMSNorm {
+	r := &nn.RMSNorm{Dim: n, Eps: eps}
+	r.Init(r)
+	r.Weight = src(name+".weight", []int{n}, func(s []int) *ember.Tensor { return ember.Ones(s) })
+	r.RegisterParameter("weight", &r.Weight)
+	return r
+}
+
+func build(c Config, src source) *Model {
+	m := &Model{Config: c}
+	m.Init(m)
+	d := &Decoder{cfg: c}
+	d.Init(d)
+	e, hd := c.HiddenSize, c.Head()
+	d.invFreq = make([]float64, hd/2)
+	for i := range d.invFreq {
+		// as transformers computes it, in float32
+		d.invFreq[i] = float64(float32(1 / math.Pow(c.RopeTheta, float64(float32(2*i)/float32(hd)))))
+	}
+	d.EmbedTokens = &nn.Embedding{Num: c.VocabSize, Dim: e, PaddingIdx: -1}
+	d.EmbedTokens.Init(d.EmbedTokens)
+	d.EmbedTokens.Weight = src("model.embed_tokens.weight", []int{c.VocabSize, e}, normal(0.02))
+	d.EmbedTokens.RegisterParameter("weight", &d.EmbedTokens.Weight)
+	layers := make([]nn.Module, c.NumHiddenLayers)
+	for i := range layers {
+		p := fmt.Sprintf("model.layers.%d.", i)
+		l := &Layer{}
+		l.Init(l)
+		a := &Attention{heads: c.NumAttentionHeads, kvHeads: c.KVHeads(), dim: hd}
+		a.Init(a)
+		a.QProj = newLinear(src, p+"self_attn.q_proj", e, a.heads*hd, c.AttentionBias)
+		a.KProj = newLinear(src, p+"self_attn.k_proj", e, a.kvHeads*hd, c.AttentionBias)
+		a.VProj = newLinear(src, p+"self_attn.v_proj", e, a.kvHeads*hd, c.AttentionBias)
+		a.OProj = newLinear(src, p+"self_attn.o_proj", a.heads*hd, e, c.AttentionBias)
+		for _, x := range []struct {
+			n string
+			l *nn.Linear
+		}{{"q_proj", a.QProj}, {"k_proj", a.KProj}, {"v_proj", a.VProj}, {"o_proj", a.OProj}} {
+			a.RegisterModule(x.n, x.l)
+		}
+		f := &MLP{}
+		f.Init(f)
+		f.GateProj = newLinear(src, p+"mlp.gate_proj", e, c.IntermediateSize, c.MLPBias)
+		f.UpProj = newLinear(src, p+"mlp.up_proj", e, c.IntermediateSize, c.MLPBias)
+		f.DownProj = newLinear(src, p+"mlp.down_proj", c.IntermediateSize, e, c.MLPBias)
+		f.RegisterModule("gate_proj", f.GateProj)
+		f.RegisterModule("up_proj", f.UpProj)
+		f.RegisterModule("down_proj", f.DownProj)
+		l.InputLayernorm = newRMSNorm(src, p+"input_layernorm", e, c.RMSNormEps)
+		l.SelfAttn = a
+		l.PostAttentionLayernorm = newRMSNorm(src, p+"post_attention_layernorm", e, c.RMSNormEps)
+		l.MLP = f
+		l.RegisterModule("input_layernorm", l.InputLayernorm)
+		l.RegisterModule("self_attn", a)
+		l.RegisterModule("post_attention_layernorm", l.PostAttentionLayernorm)
+		l.RegisterModule("mlp", f)
+		layers[i] = l
+		d.layers = append(d.layers, l)
+	}
+	d.Layers = nn.NewSequential(layers...)
+	d.Norm = newRMSNorm(src, "model.norm", e, c.RMSNormEps)
+	d.RegisterModule("embed_tokens", d.EmbedTokens)
+	d.RegisterModule("layers", d.Layers)
+	d.RegisterModule("norm", d.Norm)
+	for _, l := range d.layers {
+		l.SelfAttn.invFreq = d.invFreq
+	}
+	m.Model = d
+	m.RegisterModule("model", d)
+	if !c.TieWordEmbeddings {
+		m.LMHead = newLinear(src, "lm_head", e, c.VocabSize, false)
+		m.RegisterModule("lm_head", m.LMHead)
+	}
+	return m
+}
+
+// New returns a randomly initialised model (weights N(0, 0.02), norms 1)
+// on the CPU; it panics on a config that does not Validate.
+func New(c Config) *Model {
+	if err := c.Validate(); err != nil {
+		panic(err)
+	}
+	return build(c, func(_ string, shape []int, init func([]int) *ember.Tensor) *ember.Tensor { return init(shape) })
+}
+
+// Load reads the model folder dir and returns the model on dev, in
+// evaluation mode; any problem (config, a missing, extra or misshapen
+// weight) is an error and no model is returned.
+func Load(dir string, dev ember.Device) (*Model, error) {
+	c, err := LoadConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	sd, path, err := hf.LoadWeights(dir)
+	if err != nil {
+		return nil, err
+	}
+	return FromStateDict(c, sd, path, dev)
+}
+
+// FromStateDict builds the model of config c from a state dict with
+// transformers' names on dev; path names the source in errors.
+func FromStateDict(c Config, sd map[string]*ember.Tensor, path string, dev ember.Device) (*Model, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	w := hf.NewWeights(path, sd)
+	w.Skip(func(k string) bool { return strings.HasSuffix(k, ".rotary_emb.inv_freq") }) // a buffer older versions saved
+	if c.TieWordEmbeddings {
+		w.Skip(func(k string) bool { return k == "lm_head.weight" })
+	}
+	m := build(c, func(name string, shape []int, _ func([]int) *ember.Tensor) *ember.Tensor {
+		if t := w.Take(name, shape...); t != nil {
+			return t
+		}
+		return ember.Zeros(shape, ember.On(ember.Meta))
+	})
+	if err := w.Err(); err != nil {
+		return nil, fmt.Errorf("llama: %w", err)
+	}
+	m.To(dev)
+	m.Eval()
+	return m, nil
+}
+
+// NewCache returns an empty KV cache for the model.
+func (m *Model) NewCache() *kvcache.Cache { return kvcache.New(m.Config.NumHiddenLayers) }
+
+// ContextLength is max_position_embeddings (0: no bound).
+func (m *Model) ContextLength() int { return m.Config.MaxPositionEmbeddings }
+
+// EOS is eos_token_id, or -1.
+func (m *Model) EOS() int {
+	switch v := m.Config.EOSTokenID.(type) {
+	case float64:
+		return int(v)
+	case []any:
+		if len(v) > 0 {
+			if f, ok := v[0].(float64); ok {
+				return int(f)
+			}
+		}
+	}
+	return -1
+}
+
+// Forward maps ids [B, T] to logits [B, T, vocab] (causal).
+func (m *Model) Forward(ids *ember.Tensor) *ember.Tensor { return m.ForwardCache(ids, nil) }
+
+// ForwardCache runs ids [B, T] after the positions c holds (c nil: none),
+// appending their keys and values, and returns their logits [B, T, vocab].
+func (m *Model) ForwardCache(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
+	return m.head(m.Model.hidden(ids, c))
+}
+
+// Step returns the logits of the last of ids' positions, [B, vocab].
+func (m *Model) Step(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
+	h := m.Model.hidden(ids, c)
+	return m.head(h.Narrow(1, h.Shape()[1]-1, 1)).Squeeze(1)
+}
+
+func (m *Model) head(h *ember.Tensor) *ember.Tensor {
+	w := m.Model.EmbedTokens.Weight
+	if m.LMHead != nil {
+		w = m.LMHead.Weight
+	}
+	s := h.Shape()
+	return ember.Linear(h.Reshape(-1, s[2]), w, nil).Reshape(s[0], s[1], w.Shape()[0])
+}
+
+// Forward maps ids [B, T] to the hidden states after the final norm.
+func (d *Decoder) Forward(ids *ember.Tensor) *ember.Tensor { return d.hidden(ids, nil) }
+
+func (d *Decoder) hidden(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
+	if ids.Dim() != 2 {
+		panic(&ember.ShapeError{Op: "llama", Msg: fmt.Sprintf("ids must be [batch, tokens], got %v", ids.Shape())})
+	}
+	past := 0
+	if c != nil {
+		past = c.Len()
+	}
+	t := ids.Shape()[1]
+	if n := d.cfg.MaxPositionEmbeddings; n > 0 && past+t > n {
+		panic(&ember.ShapeError{Op: "llama", Msg: fmt.Sprintf("%d positions (%d cached + %d new) exceed the context of %d (max_position_embeddings)", past+t, past, t, n)})
+	}
+	dev := ids.Device()
+	cos, sin := rotary(d.invFreq, past, t, dev)
+	var mask *ember.Tensor
+	if past > 0 && t > 1 {
+		s := past + t
+		b := make([]bool, t*s)
+		for i := range t {
+			for j := 0; j <= past+i; j++ {
+				b[i*s+j] = true
+			}
+		}
+		mask = ember.FromSlice(b, ember.Shape{t, s}, ember.On(dev))
+	}
+	x := d.EmbedTokens.Forward(ids)
+	for i, l := range d.layers {
+		x = x.Add(l.SelfAttn.forward(l.InputLayernorm.Forward(x), c, i, cos, sin, mask))
+		x = x.Add(l.MLP.Forward(l.PostAttentionLayernorm.Forward(x)))
+	}
+	return d.Norm.Forward(x)
+}
+
+// rotary returns cos and sin [T, D] of positions past … past+T-1
+// (transformers' layout: the frequencies repeated, cat(freqs, freqs)).
+func rotary(invFreq []float64, past, t int, dev ember.Device) (cos, sin *ember.Tensor) {
+	h := len(invFreq)
+	cs, sn := make([]float32, t*2*h), make([]float32, t*2*h)
+	for p := range t {
+		for i, f := range invFreq {
+			a := float64(float32(float64(past+p) * f))
+			c, s := float32(math.Cos(a)), float32(math.Sin(a))
+			cs[p*2*h+i], cs[p*2*h+h+i] = c, c
+			sn[p*2*h+i], sn[p*2*h+h+i] = s, s
+		}
+	}
+	return ember.FromSlice(cs, ember.Shape{t, 2 * h}, ember.On(dev)), ember.FromSlice(sn, ember.Shape{t, 2 * h}, ember.On(dev))
+}
+
+// rope applies the rotation to x [B, H, T, D]: x·cos + rotate_half(x)·sin.
+func rope(x, cos, sin *ember.Tensor) *ember.Tensor {
+	d := x.Shape()[3]
+	x1, x2 := x.Narrow(3, 0, d/2), x.Narrow(3, d/2, d/2)
+	rot := ember.Cat([]*ember.Tensor{x2.Neg(), x1}, 3)
+	return x.Mul(cos).Add(rot.Mul(sin))
+}
+
+// Forward is causal self-attention over x [B, T, hidden] without a
+// cache, at positions 0 … T-1.
+func (a *Attention) Forward(x *ember.Tensor) *ember.Tensor {
+	cos, sin := rotary(a.invFreq, 0, x.Shape()[1], x.Device())
+	return a.forward(x, nil, 0, cos, sin, nil)
+}
+
+// Forward is the layer without a cache, at positions 0 … T-1.
+func (l *Layer) Forward(x *ember.Tensor) *ember.Tensor {
+	x = x.Add(l.SelfAttn.Forward(l.InputLayernorm.Forward(x)))
+	return x.Add(l.MLP.Forward(l.PostAttentionLayernorm.Forward(x)))
+}
+
+func (a *Attention) forward(x *ember.Tensor, c *kvcache.Cache, layer int, cos, sin, mask *ember.Tensor) *ember.Tensor {
+	s := x.Shape()
+	b, t := s[0], s[1]
+	heads := func(l *nn.Linear, n int) *ember.Tensor { return l.Forward(x).Reshape(b, t, n, a.dim).Transpose(1, 2) }
+	q := rope(heads(a.QProj, a.heads), cos, sin)
+	k := rope(heads(a.KProj, a.kvHeads), cos, sin)
+	v := heads(a.VProj, a.kvHeads)
+	opt := ember.AttentionOptions{Causal: true}
+	if c != nil {
+		past := c.Len()
+		k, v = c.Append(layer, k, v)
+		if past > 0 {
+			opt = ember.AttentionOptions{Mask: mask}
+		}
+	}
+	rep := a.heads / a.kvHeads
+	if rep > 1 {
+		// grouped-query attention: each key/value head serves rep query
+		// heads, by broadcasting (no copies of k and v)
+		q = q.Reshape(b, a.kvHeads, rep, t, a.dim)
+		k, v = k.Unsqueeze(2), v.Unsqueeze(2)
+		if opt.Mask != nil {
+			opt.Mask = opt.Mask.Unsqueeze(0)
+		}
+	}
+	y := ember.ScaledDotProductAttention(q, k, v, opt).Reshape(b, a.heads, t, a.dim)
+	return a.OProj.Forward(y.Transpose(1, 2).Reshape(b, t, a.heads*a.dim))
+}
+
+// Forward is the SwiGLU MLP.
+func (f *MLP) Forward(x *ember.Tensor) *ember.Tensor {
+	return f.DownProj.Forward(f.GateProj.Forward(x).SiLU().Mul(f.UpProj.Forward(x)))
+}
