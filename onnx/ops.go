@@ -197,7 +197,9 @@ func unaryOp(f func(x *ember.Tensor) *ember.Tensor) opFunc {
 }
 
 func binaryOp(f func(a, b *ember.Tensor) *ember.Tensor) opFunc {
-	return func(n *node, in []*ember.Tensor) []*ember.Tensor { return one(f(in[0], legacyBroadcast(n, in[0], in[1]))) }
+	return func(n *node, in []*ember.Tensor) []*ember.Tensor {
+		return one(f(in[0], legacyBroadcast(n, in[0], in[1])))
+	}
 }
 
 // legacyBroadcast applies opset < 7's broadcast=1 with axis: b's dims align
@@ -475,7 +477,9 @@ func init() {
 	reg(reduceOp(18, func(x *ember.Tensor, o []ember.ReduceOption) *ember.Tensor { return x.Min(o...) }), "ReduceMin")
 	reg(reduceOp(18, keepType(func(x *ember.Tensor, o []ember.ReduceOption) *ember.Tensor { return x.Prod(o...) })), "ReduceProd")
 	reg(reduceOp(18, keepType(func(x *ember.Tensor, o []ember.ReduceOption) *ember.Tensor { return x.Abs().Sum(o...) })), "ReduceL1")
-	reg(reduceOp(18, keepType(func(x *ember.Tensor, o []ember.ReduceOption) *ember.Tensor { return asFloat(x).Square().Sum(o...).Sqrt() })), "ReduceL2")
+	reg(reduceOp(18, keepType(func(x *ember.Tensor, o []ember.ReduceOption) *ember.Tensor {
+		return asFloat(x).Square().Sum(o...).Sqrt()
+	})), "ReduceL2")
 	reg(reduceOp(18, keepType(func(x *ember.Tensor, o []ember.ReduceOption) *ember.Tensor { return asFloat(x).Sum(o...).Log() })), "ReduceLogSum")
 	reg(reduceOp(18, keepType(func(x *ember.Tensor, o []ember.ReduceOption) *ember.Tensor { return x.Square().Sum(o...) })), "ReduceSumSquare")
 	reg(reduceOp(18, keepType(func(x *ember.Tensor, o []ember.ReduceOption) *ember.Tensor {

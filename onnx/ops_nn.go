@@ -199,8 +199,8 @@ func conv(x, w, b *ember.Tensor, s, d, pb, pe []int, groups int) *ember.Tensor {
 		}
 		var acc *ember.Tensor
 		for k := 0; k < kd; k++ {
-			xs := x.Slice(2, k*d[0], k*d[0]+(od-1)*s[0]+1, s[0])                  // N, C, od, H, W
-			xs = xs.Permute(0, 2, 1, 3, 4).Reshape(N*od, C, sh[3], sh[4])           // N*od, C, H, W
+			xs := x.Slice(2, k*d[0], k*d[0]+(od-1)*s[0]+1, s[0])          // N, C, od, H, W
+			xs = xs.Permute(0, 2, 1, 3, 4).Reshape(N*od, C, sh[3], sh[4]) // N*od, C, H, W
 			var bias *ember.Tensor
 			if k == 0 {
 				bias = b
@@ -282,10 +282,11 @@ func convTranspose(n *node, in []*ember.Tensor) []*ember.Tensor {
 	if outShape != nil {
 		for i := 0; i < r; i++ {
 			tot := s[i]*(sh[2+i]-1) + op[i] + (k[i]-1)*d[i] + 1 - outShape[i]
+			half := int(math.Floor(float64(tot) / 2))
 			if ap == "SAME_UPPER" {
-				pb[i], pe[i] = tot/2, tot-tot/2
+				pb[i], pe[i] = half, tot-half
 			} else {
-				pb[i], pe[i] = tot-tot/2, tot/2
+				pb[i], pe[i] = tot-half, half
 			}
 		}
 	}

@@ -4,15 +4,23 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/backend/cuda/cudatest"
+	"github.com/emberml/ember/internal/testenv"
 )
 
+// suiteDir is where Debian's libonnx-testdata installs ONNX 1.12's backend
+// test data.
 const suiteDir = "/usr/share/libonnx-testdata/data"
 
-func runFolder(t *testing.T, dir string, dev ember.Device) []CaseResult {
+var suiteFolders = []string{"node", "pytorch-converted", "pytorch-operator", "simple"}
+
+func runFolder(dir string, dev ember.Device) []CaseResult {
 	cases := TestCases(dir)
 	res := make([]CaseResult, len(cases))
 	var wg sync.WaitGroup
@@ -29,17 +37,79 @@ func runFolder(t *testing.T, dir string, dev ember.Device) []CaseResult {
 	return res
 }
 
-func TestBackendSuiteDump(t *testing.T) {
-	if os.Getenv("ONNX_DUMP") == "" {
-		t.Skip()
-	}
-	for _, f := range []string{"node", "pytorch-converted", "pytorch-operator", "simple"} {
-		rs := runFolder(t, filepath.Join(suiteDir, f), ember.CPU)
+func needSuite(t *testing.T) {
+	_, err := os.Stat(filepath.Join(suiteDir, "node"))
+	testenv.NeedLib(t, "libonnx-testdata", err)
+}
+
+// TestBackendSuite runs ONNX's own backend test suite (every case of every
+// folder) on the CPU: no case may FAIL, at least 75% of node/ and every case
+// of pytorch-converted/ and pytorch-operator/ must pass, and an unsupported
+// case must name an op family ember decided against.
+func TestBackendSuite(t *testing.T) {
+	needSuite(t)
+	for _, f := range suiteFolders {
+		rs := runFolder(filepath.Join(suiteDir, f), ember.CPU)
+		var pass, unsup int
+		reasons := map[string]int{}
 		for _, r := range rs {
-			if r.Status != Pass {
-				t.Log(r)
+			switch r.Status {
+			case Fail:
+				t.Errorf("%s/%s", f, r)
+			case Pass:
+				pass++
+			case Unsupported:
+				unsup++
+				reasons[r.Detail[strings.Index(r.Detail, "unsupported"):]]++
 			}
 		}
 		t.Logf("%s: %s", f, Summary(rs))
+		if testing.Verbose() {
+			var ks []string
+			for k := range reasons {
+				ks = append(ks, k)
+			}
+			sort.Strings(ks)
+			for _, k := range ks {
+				t.Logf("  %3d × %s", reasons[k], k)
+			}
+		}
+		switch f {
+		case "node":
+			if pass*4 < len(rs)*3 {
+				t.Errorf("node: %d of %d pass, under 75%%", pass, len(rs))
+			}
+		case "pytorch-converted", "pytorch-operator":
+			if pass != len(rs) {
+				t.Errorf("%s: %d of %d pass, want all", f, pass, len(rs))
+			}
+		}
+		if len(rs) == 0 {
+			t.Errorf("%s: no cases found", f)
+		}
+	}
+}
+
+// TestBackendSuiteOnEmulatedCUDA runs the PyTorch-made folders of the suite
+// (and node/ in the full run) on an emulated cuda:0.
+func TestBackendSuiteOnEmulatedCUDA(t *testing.T) {
+	needSuite(t)
+	if ember.DeviceCount() > 0 {
+		t.Skip("a real GPU is present")
+	}
+	restore := cudatest.Use(t)
+	defer restore()
+	folders := []string{"pytorch-converted", "pytorch-operator"}
+	if !testing.Short() {
+		folders = append(folders, "node")
+	}
+	for _, f := range folders {
+		rs := runFolder(filepath.Join(suiteDir, f), ember.CUDA(0))
+		for _, r := range rs {
+			if r.Status == Fail {
+				t.Errorf("cuda:0 %s/%s", f, r)
+			}
+		}
+		t.Logf("cuda:0 %s: %s", f, Summary(rs))
 	}
 }
