@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -15,6 +16,7 @@ type node struct {
 	attrs                map[string]*pb.AttributeProto
 	opset                int64
 	fn                   opFunc
+	folding              bool // running at load time: stricter element limit
 }
 
 func (n *node) label() string {
@@ -185,8 +187,14 @@ func (g *graph) sort(producer map[string]int) error {
 var noFold = map[string]bool{"RandomNormal": true, "RandomUniform": true, "RandomNormalLike": true, "RandomUniformLike": true,
 	"Bernoulli": true, "Multinomial": true}
 
-// maxFoldElements bounds what a folded constant may hold.
-const maxFoldElements = 1 << 24
+// maxFoldElements bounds what a folded constant may hold, and
+// maxFoldInput the elements of the inputs of a node folded at load time, so
+// that folding stays cheap whatever the file asks for (shape arithmetic is
+// tiny; bigger constant subgraphs simply run at Run time).
+const (
+	maxFoldElements = 1 << 20
+	maxFoldInput    = 1 << 16
+)
 
 // fold evaluates, at load time on the CPU, every node whose inputs are all
 // constants — initializers, Constant nodes and what they feed — such as the
@@ -205,7 +213,7 @@ func (g *graph) fold() error {
 					continue
 				}
 				t := g.consts[in]
-				if t == nil {
+				if t == nil || t.NumElements() > maxFoldInput {
 					ok = false
 					break
 				}
@@ -215,7 +223,14 @@ func (g *graph) fold() error {
 				kept = append(kept, n)
 				continue
 			}
+			n.folding = true
 			outs, e := runNode(n, ins)
+			n.folding = false
+			var le *limitError
+			if errors.As(e, &le) { // too big to fold: it runs at Run time
+				kept = append(kept, n)
+				continue
+			}
 			if e != nil {
 				err = e
 				return

@@ -158,14 +158,31 @@ func axes(v []int64, rank int) []int {
 	return r
 }
 
-func checkElems(sh []int) {
+// check refuses a shape over the node's element limit: MaxElements when
+// running, maxFoldElements when folding at load time.
+func (n *node) check(sh []int) {
+	lim := MaxElements
+	if n.folding {
+		lim = maxFoldElements
+	}
+	checkLimit(sh, lim)
+}
+
+// limitError is a tensor over the element limit.
+type limitError struct{ msg string }
+
+func (e *limitError) Error() string { return e.msg }
+
+func checkElems(sh []int) { checkLimit(sh, MaxElements) }
+
+func checkLimit(sh []int, lim int64) {
 	n := int64(1)
 	for _, d := range sh {
 		if d < 0 {
 			fail("negative dimension in %v", sh)
 		}
-		if d > 0 && n > MaxElements/int64(d) {
-			fail("shape %v holds more than onnx.MaxElements (%d) elements", sh, MaxElements)
+		if d > 0 && n > lim/int64(d) {
+			panic(&limitError{fmt.Sprintf("shape %v holds more than %d elements (onnx.MaxElements)", sh, lim)})
 		}
 		n *= int64(d)
 	}

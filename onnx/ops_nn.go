@@ -97,6 +97,11 @@ func init() {
 		for i, a := range axes(ax, r) {
 			b[a], e[a] = int(pads[i]), int(pads[len(ax)+i])
 		}
+		final := x.Shape()
+		for i := range final {
+			final[i] += b[i] + e[i]
+		}
+		n.check(final)
 		return one(pad(x, b, e, mode, v))
 	}, "Pad")
 }

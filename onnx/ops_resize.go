@@ -64,7 +64,7 @@ func resize(n *node, in []*ember.Tensor) []*ember.Tensor {
 			fail("resize needs %d scales or sizes (got %v, %v)", r, scales, sizes)
 		}
 	}
-	checkElems(out)
+	n.check(out)
 	A := n.float("cubic_coeff_a", -0.75)
 	excl := n.int("exclude_outside", 0) != 0
 	extrap := n.float("extrapolation_value", 0)

@@ -243,8 +243,14 @@ func init() {
 	reg(func(n *node, in []*ember.Tensor) []*ember.Tensor {
 		x := in[0]
 		want := toInts(host(in[1]))
+		for _, d := range want {
+			if d < 0 {
+				fail("expand to negative dimension %d", d)
+			}
+		}
+		n.check(want)
 		sh := ember.BroadcastShapes("expand", x.Shape(), ember.Shape(want))
-		checkElems(sh)
+		n.check(sh)
 		for x.Dim() < len(sh) {
 			x = x.Unsqueeze(0)
 		}
@@ -257,7 +263,7 @@ func init() {
 		for i := range sh {
 			out[i] = sh[i] * reps[i]
 		}
-		checkElems(out)
+		n.check(out)
 		return one(in[0].Repeat(reps...))
 	}, "Tile")
 	reg(func(n *node, in []*ember.Tensor) []*ember.Tensor {
@@ -270,6 +276,7 @@ func init() {
 			}
 			v, dt = t.Reshape().Item(), t.DType()
 		}
+		n.check(sh)
 		return one(full(sh, v, in[0], dt))
 	}, "ConstantOfShape")
 	reg(func(n *node, in []*ember.Tensor) []*ember.Tensor {
@@ -284,7 +291,7 @@ func init() {
 				cnt++
 			}
 		}
-		checkElems([]int{int(min(cnt, MaxElements+1))})
+		n.check([]int{int(min(cnt, MaxElements+1))})
 		dt := in[0].DType()
 		if !isFloat(in[0]) {
 			v := make([]int64, cnt)
