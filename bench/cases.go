@@ -41,6 +41,8 @@ func SetThreads(n int) int {
 //	                        Fashion-MNIST-shaped batches of 64 (a full epoch is 938 such steps)
 //	gonum_sgemm_1024        gonum's pure-Go Sgemm at 1024, a reference row
 //	sdpa_causal             ScaledDotProductAttention, causal, 4×12×512×64 float32, forward + backward
+//	onnx_resnet18           resnet18_fwd's model exported by torch.onnx.export, run by package onnx
+//	                        (batch 16, 224×224); PyTorch runs the same module eagerly
 //
 // The FLOP counts of the networks are their conv and linear layers'
 // multiply-adds ×2 (ResNet-18: 1.814 GMAC per image), and ×3 that for a
@@ -60,6 +62,7 @@ func Cases() []Case {
 		Case{Name: "mnist_epoch", Desc: fmt.Sprintf("%d CNN training steps of batch 64 on synthetic 28×28 (ember train's loop; an epoch is 938)", MNISTEpochSteps), Unit: FLOP, Setup: mnistEpoch},
 		Case{Name: "gonum_sgemm_1024", Desc: "gonum blas/gonum Sgemm 1024 (reference)", Unit: FLOP, Setup: gonumSgemm(1024)},
 		Case{Name: "sdpa_causal", Desc: "ScaledDotProductAttention causal, 4×12×512×64 float32, fwd + bwd", Unit: FLOP, Setup: sdpaCausal},
+		Case{Name: "onnx_resnet18", Desc: "ResNet-18 from torch.onnx.export run by package onnx, batch 16, 224×224", Unit: FLOP, Setup: onnxResNet18},
 	)
 	return cs
 }
