@@ -34,7 +34,7 @@ func ExampleLoad() {
 
 // An op ember does not run is reported when the model loads, naming the node.
 func ExampleUnsupportedError() {
-	_, err := onnx.Load("/usr/share/libonnx-testdata/data/node/test_unique_sorted_with_axis/model.onnx")
+	_, err := onnx.Load("/usr/share/libonnx-testdata/data/node/test_nonmaxsuppression_single_box/model.onnx")
 	fmt.Println(err)
 }
 
