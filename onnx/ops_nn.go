@@ -542,7 +542,7 @@ func init() {
 	reg(func(n *node, in []*ember.Tensor) []*ember.Tensor {
 		x, scale, bias, mean, vr := in[0], in[1], in[2], in[3], in[4]
 		eps := n.float("epsilon", 1e-5)
-		if n.int("training_mode", 0) != 0 || len(n.outputs) > 1 && n.opset >= 14 {
+		if n.int("training_mode", 0) != 0 {
 			unsupported(n, "training mode")
 		}
 		if x.Dim() == 4 && x.DType() == ember.Float32 {
