@@ -7,6 +7,8 @@ import (
 	"github.com/emberml/ember"
 )
 
+// This file's name sorts last: its init wraps ops the other files register.
+
 // Ops computed on the host: their work is data dependent (Unique), tiny
 // (Det of small matrices) or a loop ember has no kernel for (a multiplying
 // scatter).
