@@ -245,8 +245,6 @@ func variadic(f func(a, b *ember.Tensor) *ember.Tensor, mean bool) opFunc {
 	}
 }
 
-func sqrt1m(x *ember.Tensor) *ember.Tensor { return x.Square().RSubScalar(1).Sqrt() }
-
 func init() {
 	reg(unaryOp((*ember.Tensor).Abs), "Abs")
 	reg(unaryOp((*ember.Tensor).Neg), "Neg")
@@ -256,18 +254,15 @@ func init() {
 	reg(unaryOp((*ember.Tensor).Reciprocal), "Reciprocal")
 	reg(unaryOp((*ember.Tensor).Sin), "Sin")
 	reg(unaryOp((*ember.Tensor).Cos), "Cos")
-	reg(unaryOp(func(x *ember.Tensor) *ember.Tensor { return x.Sin().Div(x.Cos()) }), "Tan")
-	reg(unaryOp(func(x *ember.Tensor) *ember.Tensor { return x.Atan2(sqrt1m(x)) }), "Asin")
-	reg(unaryOp(func(x *ember.Tensor) *ember.Tensor { return sqrt1m(x).Atan2(x) }), "Acos")
-	reg(unaryOp(func(x *ember.Tensor) *ember.Tensor { return x.Atan2(ember.OnesLike(x)) }), "Atan")
-	reg(unaryOp(func(x *ember.Tensor) *ember.Tensor { return x.Exp().Sub(x.Neg().Exp()).MulScalar(0.5) }), "Sinh")
-	reg(unaryOp(func(x *ember.Tensor) *ember.Tensor { return x.Exp().Add(x.Neg().Exp()).MulScalar(0.5) }), "Cosh")
-	reg(unaryOp(func(x *ember.Tensor) *ember.Tensor {
-		a := x.Abs()
-		return a.Add(a.Square().AddScalar(1).Sqrt()).Log().Mul(x.Sign())
-	}), "Asinh")
-	reg(unaryOp(func(x *ember.Tensor) *ember.Tensor { return x.Add(x.Square().SubScalar(1).Sqrt()).Log() }), "Acosh")
-	reg(unaryOp(func(x *ember.Tensor) *ember.Tensor { return x.AddScalar(1).Div(x.RSubScalar(1)).Log().MulScalar(0.5) }), "Atanh")
+	reg(unaryOp((*ember.Tensor).Tan), "Tan")
+	reg(unaryOp((*ember.Tensor).Asin), "Asin")
+	reg(unaryOp((*ember.Tensor).Acos), "Acos")
+	reg(unaryOp((*ember.Tensor).Atan), "Atan")
+	reg(unaryOp((*ember.Tensor).Sinh), "Sinh")
+	reg(unaryOp((*ember.Tensor).Cosh), "Cosh")
+	reg(unaryOp((*ember.Tensor).Asinh), "Asinh")
+	reg(unaryOp((*ember.Tensor).Acosh), "Acosh")
+	reg(unaryOp((*ember.Tensor).Atanh), "Atanh")
 	reg(unaryOp((*ember.Tensor).Tanh), "Tanh")
 	reg(unaryOp((*ember.Tensor).Sigmoid), "Sigmoid")
 	reg(unaryOp((*ember.Tensor).ReLU), "Relu")
