@@ -36,7 +36,8 @@ type graph struct {
 	consts      map[string]*ember.Tensor
 	outputs     []string
 	unsupported []*UnsupportedError
-	uses        map[string]int // consumers of each value (+1 for graph outputs)
+	uses        map[string]int     // consumers of each value (+1 for graph outputs)
+	static      map[string][]int64 // graph inputs whose declared dims are all fixed
 }
 
 func (g *graph) isInput(name string) bool { return g.inputs[name] && !g.initNames[name] }
@@ -63,8 +64,18 @@ func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget) (*graph, 
 	if len(gp.SparseInitializer) > 0 {
 		return nil, &UnsupportedError{OpType: "sparse initializer", Msg: "sparse tensors"}
 	}
+	g.static = map[string][]int64{}
 	for _, vi := range gp.Input {
 		g.inputs[vi.GetName()] = true
+		if d := describe(vi); d.Dims != nil && !g.initNames[vi.GetName()] {
+			fixed := true
+			for _, x := range d.Dims {
+				fixed = fixed && x >= 0
+			}
+			if fixed {
+				g.static[vi.GetName()] = d.Dims
+			}
+		}
 		if g.initNames[vi.GetName()] {
 			continue
 		}
@@ -197,14 +208,30 @@ const (
 )
 
 // fold evaluates, at load time on the CPU, every node whose inputs are all
-// constants — initializers, Constant nodes and what they feed — such as the
-// shape arithmetic torch.onnx.export writes (Shape → Gather → Unsqueeze →
-// Concat → Reshape) when the shapes are fixed. Folded nodes are dropped.
+// constants — initializers, Constant nodes, the Shape of a graph input whose
+// declared dims are all fixed, and what they feed — such as the shape
+// arithmetic torch.onnx.export writes (Shape → Gather → Unsqueeze → Concat →
+// Reshape) when the shapes are fixed. Folded nodes are dropped.
 func (g *graph) fold() error {
 	var kept []*node
 	var err error
 	ember.NoGrad(func() {
 		for _, n := range g.nodes {
+			if sh, isStatic := g.static[first(n.inputs)]; n.opType == "Shape" && isStatic && len(n.outputs) == 1 {
+				// the shape of an input with fixed dims (Run checks them)
+				r := int64(len(sh))
+				st, en := n.int("start", 0), n.int("end", r)
+				if st < 0 {
+					st += r
+				}
+				if en < 0 {
+					en += r
+				}
+				st, en = max(0, min(st, r)), max(0, min(en, r))
+				en = max(en, st)
+				g.consts[n.outputs[0]] = ember.FromSlice(append([]int64{}, sh[st:en]...), ember.Shape{int(en - st)})
+				continue
+			}
 			ok := !noFold[n.opType] && len(n.outputs) > 0
 			var ins []*ember.Tensor
 			for _, in := range n.inputs {
@@ -268,6 +295,13 @@ func (g *graph) fold() error {
 		g.uses[o]++
 	}
 	return nil
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
 }
 
 // runNode runs one node, turning an ember panic into a *NodeError.

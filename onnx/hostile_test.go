@@ -229,3 +229,33 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestFoldsShapeArithmetic: with fixed input dims, the Shape → Gather →
+// Unsqueeze → Concat → Reshape chains torch.onnx.export writes (for
+// x.view(x.size(0), -1)) fold away at load, leaving the Reshape.
+func TestFoldsShapeArithmetic(t *testing.T) {
+	i64t := func(name string, dims []int64, v ...int64) *pb.TensorProto {
+		return &pb.TensorProto{Name: proto.String(name), Dims: dims, DataType: proto.Int32(tInt64), Int64Data: v}
+	}
+	g := &pb.GraphProto{Name: proto.String("view"), Input: []*pb.ValueInfoProto{vi("x", 2, 3, 4)}, Output: []*pb.ValueInfoProto{vi("y")},
+		Initializer: []*pb.TensorProto{i64t("zero", nil, 0), i64t("axes", []int64{1}, 0), i64t("minus1", []int64{1}, -1)},
+		Node: []*pb.NodeProto{nd("Shape", []string{"x"}, []string{"s"}), nd("Gather", []string{"s", "zero"}, []string{"n"}),
+			nd("Unsqueeze", []string{"n", "axes"}, []string{"n1"}), nd("Concat", []string{"n1", "minus1"}, []string{"shape"},
+				&pb.AttributeProto{Name: proto.String("axis"), Type: pb.AttributeProto_INT.Enum(), I: proto.Int64(0)}),
+			nd("Reshape", []string{"x", "shape"}, []string{"y"})}}
+	m, err := Parse(model(g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.g.nodes) != 1 || m.g.nodes[0].opType != "Reshape" {
+		var ops []string
+		for _, n := range m.g.nodes {
+			ops = append(ops, n.opType)
+		}
+		t.Errorf("nodes left after folding: %v, want [Reshape]", ops)
+	}
+	out, err := m.Run(map[string]*ember.Tensor{"x": ember.Zeros(ember.Shape{2, 3, 4})})
+	if err != nil || !out["y"].Shape().Equal(ember.Shape{2, 12}) {
+		t.Fatalf("y: %v %v", out, err)
+	}
+}

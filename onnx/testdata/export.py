@@ -5,7 +5,8 @@
 #   /usr/bin/python3 onnx/testdata/export.py OUTDIR [small|big|all]
 #
 # small: an nn.TransformerEncoderLayer (opsets 13 and 17) and a GPT-2-style
-# decoder block (causal mask, tanh GELU, tied embedding), committed in
+# decoder block (causal mask, tanh GELU, tied embedding; fixed and symbolic
+# dims), committed in
 # onnx/testdata; big: torchvision's ResNet-18 and MobileNetV2 (made by the
 # tests in a temporary folder, 14 MB and 45 MB).
 import math
@@ -91,6 +92,9 @@ if which in ("small", "all"):
     export("transformer_layer_op13", layer, x, 13)
     gpt = GPT2Block()
     export("gpt2_block", gpt, torch.randint(0, 97, (2, 11)), 14)
+    # symbolic batch and sequence dims: the shape arithmetic runs at Run time
+    export("gpt2_block_dynamic", gpt, torch.randint(0, 97, (3, 9)), 14,
+           dynamic_axes={"input": {0: "batch", 1: "seq"}, "output": {0: "batch", 1: "seq"}})
 if which in ("big", "all"):
     import torchvision
     m = torchvision.models.resnet18(weights=None)
