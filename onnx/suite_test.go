@@ -90,20 +90,20 @@ func TestBackendSuite(t *testing.T) {
 	}
 }
 
-// TestBackendSuiteOnEmulatedCUDA runs the PyTorch-made folders of the suite
-// (and node/ in the full run) on an emulated cuda:0.
+// TestBackendSuiteOnEmulatedCUDA runs the suite's node/, pytorch-converted/
+// and pytorch-operator/ folders on an emulated cuda:0 (the full run only:
+// about a minute of emulated kernels).
 func TestBackendSuiteOnEmulatedCUDA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a minute of emulated kernels: runs in the full suite")
+	}
 	needSuite(t)
 	if ember.DeviceCount() > 0 {
 		t.Skip("a real GPU is present")
 	}
 	restore := cudatest.Use(t)
 	defer restore()
-	folders := []string{"pytorch-converted", "pytorch-operator"}
-	if !testing.Short() {
-		folders = append(folders, "node")
-	}
-	for _, f := range folders {
+	for _, f := range []string{"pytorch-converted", "pytorch-operator", "node"} {
 		rs := runFolder(filepath.Join(suiteDir, f), ember.CUDA(0))
 		for _, r := range rs {
 			if r.Status == Fail {
