@@ -126,6 +126,15 @@ func unaryRuleTable() [backend.NumUnaryOps]unaryRule {
 		backend.NanToNum: func(g, x, _ *Tensor, _ backend.Params) *Tensor {
 			return Where(x.IsNaN().LogicalOr(x.IsInf()), zeroLike(g), g)
 		},
+		backend.Tan:   func(g, _, y *Tensor, _ backend.Params) *Tensor { return g.Mul(y.Mul(y).AddScalar(1)) },
+		backend.Asin:  func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Mul(x).RSubScalar(1).Rsqrt()) },
+		backend.Acos:  func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Mul(x).RSubScalar(1).Rsqrt()).Neg() },
+		backend.Atan:  func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Div(x.Mul(x).AddScalar(1)) },
+		backend.Sinh:  func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Cosh()) },
+		backend.Cosh:  func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Sinh()) },
+		backend.Asinh: func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Mul(x).AddScalar(1).Rsqrt()) },
+		backend.Acosh: func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Mul(x).SubScalar(1).Rsqrt()) },
+		backend.Atanh: func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Div(x.Mul(x).RSubScalar(1)) },
 	}
 }
 

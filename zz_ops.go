@@ -116,6 +116,33 @@ func (t *Tensor) NanToNum(nan, posinf, neginf float64) *Tensor {
 	return unary(backend.NanToNum, t, nan, posinf, neginf)
 }
 
+// Tan returns the tangent.
+func (t *Tensor) Tan() *Tensor { return unary(backend.Tan, t) }
+
+// Asin returns the arcsine (NaN outside [-1, 1]).
+func (t *Tensor) Asin() *Tensor { return unary(backend.Asin, t) }
+
+// Acos returns the arccosine (NaN outside [-1, 1]).
+func (t *Tensor) Acos() *Tensor { return unary(backend.Acos, t) }
+
+// Atan returns the arctangent.
+func (t *Tensor) Atan() *Tensor { return unary(backend.Atan, t) }
+
+// Sinh returns the hyperbolic sine.
+func (t *Tensor) Sinh() *Tensor { return unary(backend.Sinh, t) }
+
+// Cosh returns the hyperbolic cosine.
+func (t *Tensor) Cosh() *Tensor { return unary(backend.Cosh, t) }
+
+// Asinh returns the inverse hyperbolic sine.
+func (t *Tensor) Asinh() *Tensor { return unary(backend.Asinh, t) }
+
+// Acosh returns the inverse hyperbolic cosine (NaN below 1).
+func (t *Tensor) Acosh() *Tensor { return unary(backend.Acosh, t) }
+
+// Atanh returns the inverse hyperbolic tangent (NaN outside [-1, 1]).
+func (t *Tensor) Atanh() *Tensor { return unary(backend.Atanh, t) }
+
 // Add returns t + o, broadcast.
 func (t *Tensor) Add(o *Tensor) *Tensor { return binary(backend.Add, t, o, false) }
 

@@ -11,7 +11,7 @@ fi
 if [ -f /etc/apt/sources.list ] && grep -q '^deb ' /etc/apt/sources.list && ! grep -q 'non-free' /etc/apt/sources.list; then
   sed -i 's/ main$/ main contrib non-free/' /etc/apt/sources.list
 fi
-pkgs=(libcuda1 libnvidia-ml1 libnvrtc11.2 libnvrtc-builtins11.8 libcublas11 python3-torch python3-torchvision python3-pil dataset-fashion-mnist g++ gcc)
+pkgs=(libcuda1 libnvidia-ml1 libnvrtc11.2 libnvrtc-builtins11.8 libcublas11 python3-torch python3-torchvision python3-pil dataset-fashion-mnist g++ gcc libonnx-testdata)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

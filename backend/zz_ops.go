@@ -42,6 +42,15 @@ const (
 	IsNaN                      // isnan
 	IsInf                      // isinf
 	NanToNum                   // nan_to_num
+	Tan                        // tan
+	Asin                       // asin
+	Acos                       // acos
+	Atan                       // atan
+	Sinh                       // sinh
+	Cosh                       // cosh
+	Asinh                      // asinh
+	Acosh                      // acosh
+	Atanh                      // atanh
 	// NumUnaryOps is the number of unary ops.
 	NumUnaryOps
 )

@@ -42,6 +42,8 @@ func SetThreads(n int) int {
 //	gonum_sgemm_1024        gonum's pure-Go Sgemm at 1024, a reference row
 //	sdpa_causal             ScaledDotProductAttention, causal, 4×12×512×64 float32, forward + backward
 //	gpt2_fwd, gpt2_decode, gpt_train_step  the transformer cases (transformers.go)
+//	onnx_resnet18           resnet18_fwd's model exported by torch.onnx.export, run by package onnx
+//	                        (batch 16, 224×224); PyTorch runs the same module eagerly
 //
 // The FLOP counts of the networks are their conv and linear layers'
 // multiply-adds ×2 (ResNet-18: 1.814 GMAC per image), and ×3 that for a
@@ -64,6 +66,7 @@ func Cases() []Case {
 		Case{Name: "gpt2_fwd", Desc: "GPT-2 small (124M) forward, batch 1, 128 tokens, NoGrad", Unit: FLOP, Setup: gpt2Fwd},
 		Case{Name: "gpt2_decode", Desc: fmt.Sprintf("GPT-2 small, %d greedy steps with the KV cache after a 128-token prompt", GPT2DecodeTokens), Unit: FLOP, Setup: gpt2Decode},
 		Case{Name: "gpt_train_step", Desc: "nanoGPT shape (4 layers, 4 heads, 128 wide, block 128, vocab 256), batch 32: fwd, CE, bwd, clip, AdamW", Unit: FLOP, Setup: gptTrainStep},
+		Case{Name: "onnx_resnet18", Desc: "ResNet-18 from torch.onnx.export run by package onnx, batch 16, 224×224", Unit: FLOP, Setup: onnxResNet18},
 	)
 	return cs
 }

@@ -162,6 +162,21 @@ def resnet18_fwd():
     return run
 
 
+def export_resnet18_onnx(path):
+    """The model of the onnx_resnet18 case (resnet18_fwd's: seed 1, eval) as
+    torch.onnx.export writes it at opset 13, batch 16, 3×224×224."""
+    torch.manual_seed(1)
+    m = ResNet().eval()
+    torch.onnx.export(m, (torch.randn(16, 3, 224, 224),), path, opset_version=13,
+                      input_names=["input"], output_names=["logits"])
+
+
+def onnx_resnet18():
+    """onnx_resnet18's PyTorch side: the exported model run eagerly, i.e.
+    resnet18_fwd (the same module, weights and input)."""
+    return resnet18_fwd()
+
+
 def cnn_train_step():
     torch.manual_seed(1)
     m = simple_cnn().train()
@@ -382,6 +397,7 @@ CASES = [(f"sgemm_{n}", "FLOP", sgemm(n)) for n in (256, 512, 1024, 2048)] + [
     ("gpt2_fwd", "FLOP", gpt2_fwd),
     ("gpt2_decode", "FLOP", gpt2_decode),
     ("gpt_train_step", "FLOP", gpt_train_step),
+    ("onnx_resnet18", "FLOP", onnx_resnet18),
 ]
 
 
@@ -425,7 +441,12 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: os.cpu_count())")
     ap.add_argument("--quick", action="store_true", help="one timed run per case")
     ap.add_argument("--cases", default="", help="comma-separated cases (default: all)")
+    ap.add_argument("--export-onnx", default="", metavar="PATH",
+                    help="write onnx_resnet18's model to PATH with torch.onnx.export and exit")
     a = ap.parse_args()
+    if a.export_onnx:
+        export_resnet18_onnx(a.export_onnx)
+        return
     threads = a.threads or os.cpu_count()
     torch.set_num_threads(threads)
     known = {c[0]: c for c in CASES}

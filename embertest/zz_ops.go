@@ -81,6 +81,24 @@ func tableOp(c Case, in []*ember.Tensor) (out *ember.Tensor, ok bool) {
 		return in[0].IsInf(), true
 	case "nan_to_num":
 		return in[0].NanToNum(c.floatArg("nan"), c.floatArg("posinf"), c.floatArg("neginf")), true
+	case "tan":
+		return in[0].Tan(), true
+	case "asin":
+		return in[0].Asin(), true
+	case "acos":
+		return in[0].Acos(), true
+	case "atan":
+		return in[0].Atan(), true
+	case "sinh":
+		return in[0].Sinh(), true
+	case "cosh":
+		return in[0].Cosh(), true
+	case "asinh":
+		return in[0].Asinh(), true
+	case "acosh":
+		return in[0].Acosh(), true
+	case "atanh":
+		return in[0].Atanh(), true
 	case "add":
 		return in[0].Add(in[1]), true
 	case "sub":
@@ -131,8 +149,15 @@ func tableOp(c Case, in []*ember.Tensor) (out *ember.Tensor, ok bool) {
 
 // transcendental lists the table's ops of optable.Transcendental cost.
 var transcendental = map[string]bool{
+	"acos":      true,
+	"acosh":     true,
+	"asin":      true,
+	"asinh":     true,
+	"atan":      true,
 	"atan2":     true,
+	"atanh":     true,
 	"cos":       true,
+	"cosh":      true,
 	"elu":       true,
 	"erf":       true,
 	"exp":       true,
@@ -152,7 +177,9 @@ var transcendental = map[string]bool{
 	"sigmoid":   true,
 	"silu":      true,
 	"sin":       true,
+	"sinh":      true,
 	"softplus":  true,
 	"sqrt":      true,
+	"tan":       true,
 	"tanh":      true,
 }

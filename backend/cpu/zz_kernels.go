@@ -602,6 +602,159 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 				}
 			}
 		}
+	case backend.Tan:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Tan(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Tan(float64(x)))
+				}
+			}
+		}
+	case backend.Asin:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Asin(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Asin(float64(x)))
+				}
+			}
+		}
+	case backend.Acos:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Acos(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Acos(float64(x)))
+				}
+			}
+		}
+	case backend.Atan:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Atan(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Atan(float64(x)))
+				}
+			}
+		}
+	case backend.Sinh:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Sinh(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Sinh(float64(x)))
+				}
+			}
+		}
+	case backend.Cosh:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Cosh(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Cosh(float64(x)))
+				}
+			}
+		}
+	case backend.Asinh:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Asinh(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Asinh(float64(x)))
+				}
+			}
+		}
+	case backend.Acosh:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Acosh(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Acosh(float64(x)))
+				}
+			}
+		}
+	case backend.Atanh:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Atanh(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Atanh(float64(x)))
+				}
+			}
+		}
 	default:
 		return false
 	}
@@ -1196,6 +1349,159 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 				for i := 0; i < n1; i++ {
 					x := aa[i*sa1]
 					dd[i*sd1] = nanToNumF(x, p1, p2, p3)
+				}
+			}
+		}
+	case backend.Tan:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Tan(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Tan(float64(x)))
+				}
+			}
+		}
+	case backend.Asin:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Asin(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Asin(float64(x)))
+				}
+			}
+		}
+	case backend.Acos:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Acos(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Acos(float64(x)))
+				}
+			}
+		}
+	case backend.Atan:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Atan(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Atan(float64(x)))
+				}
+			}
+		}
+	case backend.Sinh:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Sinh(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Sinh(float64(x)))
+				}
+			}
+		}
+	case backend.Cosh:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Cosh(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Cosh(float64(x)))
+				}
+			}
+		}
+	case backend.Asinh:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Asinh(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Asinh(float64(x)))
+				}
+			}
+		}
+	case backend.Acosh:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Acosh(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Acosh(float64(x)))
+				}
+			}
+		}
+	case backend.Atanh:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Atanh(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Atanh(float64(x)))
 				}
 			}
 		}

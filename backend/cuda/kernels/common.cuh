@@ -91,6 +91,15 @@ template <> struct M<float> {
     static __device__ __forceinline__ float fmod(float x, float y) { return fmodf(x, y); }
     static __device__ __forceinline__ float hypot(float x, float y) { return hypotf(x, y); }
     static __device__ __forceinline__ float copysign(float x, float y) { return copysignf(x, y); }
+    static __device__ __forceinline__ float tan(float x) { return tanf(x); }
+    static __device__ __forceinline__ float asin(float x) { return asinf(x); }
+    static __device__ __forceinline__ float acos(float x) { return acosf(x); }
+    static __device__ __forceinline__ float atan(float x) { return atanf(x); }
+    static __device__ __forceinline__ float sinh(float x) { return sinhf(x); }
+    static __device__ __forceinline__ float cosh(float x) { return coshf(x); }
+    static __device__ __forceinline__ float asinh(float x) { return asinhf(x); }
+    static __device__ __forceinline__ float acosh(float x) { return acoshf(x); }
+    static __device__ __forceinline__ float atanh(float x) { return atanhf(x); }
     static __device__ __forceinline__ float maxfinite() { return 3.40282346638528859812e+38f; }
     static __device__ __forceinline__ float inf() { return EMBER_INF_F; }
     static __device__ __forceinline__ bool signbit(float x) { return __float_as_int(x) < 0; }
@@ -118,6 +127,15 @@ template <> struct M<double> {
     static __device__ __forceinline__ double fmod(double x, double y) { return ::fmod(x, y); }
     static __device__ __forceinline__ double hypot(double x, double y) { return ::hypot(x, y); }
     static __device__ __forceinline__ double copysign(double x, double y) { return ::copysign(x, y); }
+    static __device__ __forceinline__ double tan(double x) { return ::tan(x); }
+    static __device__ __forceinline__ double asin(double x) { return ::asin(x); }
+    static __device__ __forceinline__ double acos(double x) { return ::acos(x); }
+    static __device__ __forceinline__ double atan(double x) { return ::atan(x); }
+    static __device__ __forceinline__ double sinh(double x) { return ::sinh(x); }
+    static __device__ __forceinline__ double cosh(double x) { return ::cosh(x); }
+    static __device__ __forceinline__ double asinh(double x) { return ::asinh(x); }
+    static __device__ __forceinline__ double acosh(double x) { return ::acosh(x); }
+    static __device__ __forceinline__ double atanh(double x) { return ::atanh(x); }
     static __device__ __forceinline__ double maxfinite() { return 1.79769313486231570815e+308; }
     static __device__ __forceinline__ double inf() { return EMBER_INF_D; }
     static __device__ __forceinline__ bool signbit(double x) { return __double_as_longlong(x) < 0; }

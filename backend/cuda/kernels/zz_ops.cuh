@@ -177,6 +177,42 @@ __device__ __forceinline__ O ember_unary_op(T x, double p1, double p2, double p3
         else if constexpr (!F && !B) { return (O)(x); }
         else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
+    else if constexpr (OP == U_TAN) { // torch.tan
+        if constexpr (F) { return (O)(M<T>::tan(x)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_ASIN) { // torch.asin
+        if constexpr (F) { return (O)(M<T>::asin(x)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_ACOS) { // torch.acos
+        if constexpr (F) { return (O)(M<T>::acos(x)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_ATAN) { // torch.atan
+        if constexpr (F) { return (O)(M<T>::atan(x)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_SINH) { // torch.sinh
+        if constexpr (F) { return (O)(M<T>::sinh(x)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_COSH) { // torch.cosh
+        if constexpr (F) { return (O)(M<T>::cosh(x)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_ASINH) { // torch.asinh
+        if constexpr (F) { return (O)(M<T>::asinh(x)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_ACOSH) { // torch.acosh
+        if constexpr (F) { return (O)(M<T>::acosh(x)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_ATANH) { // torch.atanh
+        if constexpr (F) { return (O)(M<T>::atanh(x)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
     else { static_assert(OP < 0, "no such unary op"); return O(); }
 }
 

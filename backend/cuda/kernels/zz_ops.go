@@ -42,6 +42,15 @@ const opConstants = "" +
 	"#define U_ISNAN 35\n" +
 	"#define U_ISINF 36\n" +
 	"#define U_NAN_TO_NUM 37\n" +
+	"#define U_TAN 38\n" +
+	"#define U_ASIN 39\n" +
+	"#define U_ACOS 40\n" +
+	"#define U_ATAN 41\n" +
+	"#define U_SINH 42\n" +
+	"#define U_COSH 43\n" +
+	"#define U_ASINH 44\n" +
+	"#define U_ACOSH 45\n" +
+	"#define U_ATANH 46\n" +
 	"#define B_ADD 0\n" +
 	"#define B_SUB 1\n" +
 	"#define B_MUL 2\n" +

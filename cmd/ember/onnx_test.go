@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/npy"
+)
+
+func runONNX(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	c, _, err := rootCmd.Find(append([]string{"onnx"}, args[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Flags().VisitAll(func(fl *pflag.Flag) {
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			_ = sv.Replace(nil)
+		} else if err := fl.Value.Set(fl.DefValue); err != nil {
+			t.Fatalf("resetting --%s: %v", fl.Name, err)
+		}
+		fl.Changed = false
+	})
+	var out bytes.Buffer
+	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&out)
+	rootCmd.SetArgs(append([]string{"onnx"}, args...))
+	defer rootCmd.SetArgs(nil)
+	err = rootCmd.Execute()
+	return out.String(), err
+}
+
+const onnxTestdata = "../../onnx/testdata"
+
+func TestONNXInfo(t *testing.T) {
+	out, err := runONNX(t, "info", filepath.Join(onnxTestdata, "gpt2_block.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"opset:    14", "input: int64[2, 11]", "output: float32[2, 11, 97]", "MatMul", "ember lacks: nothing"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("info lacks %q:\n%s", want, out)
+		}
+	}
+	suite := "/usr/share/libonnx-testdata/data/node/test_nonmaxsuppression_single_box/model.onnx"
+	if _, err := os.Stat(suite); err == nil {
+		out, err := runONNX(t, "info", suite)
+		if err != nil || !strings.Contains(out, "ember lacks: NonMaxSuppression") {
+			t.Errorf("info of an unsupported model: %v\n%s", err, out)
+		}
+	}
+}
+
+// TestONNXRun runs the GPT-2-style block on PyTorch's input and compares the
+// .npy it writes with PyTorch's output.
+func TestONNXRun(t *testing.T) {
+	dir := t.TempDir()
+	out, err := runONNX(t, "run", filepath.Join(onnxTestdata, "gpt2_block.onnx"),
+		"--input", "input="+filepath.Join(onnxTestdata, "gpt2_block.input.npy"), "--output-dir", dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got, err := npy.ReadFile(filepath.Join(dir, "output.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := npy.ReadFile(filepath.Join(onnxTestdata, "gpt2_block.output.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ember.AllClose(got, want, 1e-4, 1e-4) {
+		t.Errorf("ember onnx run differs from PyTorch")
+	}
+	if _, err := runONNX(t, "run", filepath.Join(onnxTestdata, "gpt2_block.onnx"), "--input", "nope", "--output-dir", dir); err == nil {
+		t.Error("a malformed --input was accepted")
+	}
+}
+
+func TestONNXTest(t *testing.T) {
+	base := "/usr/share/libonnx-testdata/data"
+	if _, err := os.Stat(base); err != nil {
+		t.Skip("needs Debian package libonnx-testdata")
+	}
+	out, err := runONNX(t, "test", base+"/node/test_relu", base+"/node/test_nonmaxsuppression_single_box", base+"/pytorch-operator")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"PASS        test_relu", "UNSUPPORTED test_nonmaxsuppression_single_box: onnx: unsupported op NonMaxSuppression",
+		"36 passed, 0 failed, 1 unsupported"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("onnx test output lacks %q:\n%s", want, out)
+		}
+	}
+}

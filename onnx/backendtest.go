@@ -1,0 +1,249 @@
+package onnx
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/emberml/ember"
+)
+
+// Status is the outcome of one backend test case.
+type Status int
+
+// Outcomes of RunTestCase.
+const (
+	Pass Status = iota
+	Fail
+	Unsupported
+)
+
+func (s Status) String() string {
+	return [...]string{"PASS", "FAIL", "UNSUPPORTED"}[s]
+}
+
+// CaseResult is one ONNX backend test case's outcome.
+type CaseResult struct {
+	Name   string
+	Status Status
+	Detail string  // the unsupported op, or what failed
+	Worst  float64 // the largest |got - want| over the outputs
+}
+
+func (r CaseResult) String() string {
+	s := fmt.Sprintf("%-11s %s", r.Status, r.Name)
+	switch r.Status {
+	case Fail:
+		s += ": " + r.Detail
+	case Unsupported:
+		s += ": " + r.Detail
+	case Pass:
+		s += fmt.Sprintf(" (max abs err %.3g)", r.Worst)
+	}
+	return s
+}
+
+// Default tolerances of ONNX's backend tests (onnx/backend/test/runner).
+const (
+	DefaultRTol = 1e-3
+	DefaultATol = 1e-7
+)
+
+// RunTestCase runs one case of ONNX's backend test suite: a folder with
+// model.onnx and test_data_set_*/{input,output}_*.pb, on dev, comparing
+// every output with |got - want| <= atol + rtol·|want| (NaN matches NaN).
+func RunTestCase(dir string, dev ember.Device, rtol, atol float64) (res CaseResult) {
+	res.Name = filepath.Base(dir)
+	unsup := func(err error) bool {
+		var u *UnsupportedError
+		if errors.As(err, &u) {
+			res.Status, res.Detail = Unsupported, u.Error()
+			return true
+		}
+		return false
+	}
+	m, err := Load(filepath.Join(dir, "model.onnx"))
+	if err != nil {
+		if !unsup(err) {
+			res.Status, res.Detail = Fail, err.Error()
+		}
+		return res
+	}
+	sets, _ := filepath.Glob(filepath.Join(dir, "test_data_set_*"))
+	sort.Strings(sets)
+	if len(sets) == 0 {
+		res.Status, res.Detail = Fail, "no test_data_set_* folders"
+		return res
+	}
+	for _, set := range sets {
+		ins, err := readSet(set, "input")
+		if err != nil {
+			if !unsup(err) {
+				res.Status, res.Detail = Fail, err.Error()
+			}
+			return res
+		}
+		wants, err := readSet(set, "output")
+		if err != nil {
+			if !unsup(err) {
+				res.Status, res.Detail = Fail, err.Error()
+			}
+			return res
+		}
+		feed := map[string]*ember.Tensor{}
+		for i, t := range ins {
+			if i >= len(m.Inputs) {
+				break
+			}
+			feed[m.Inputs[i].Name] = t.t.To(dev)
+		}
+		var outs map[string]*ember.Tensor
+		var runErr error
+		err = ember.Try(func() { outs, runErr = m.Run(feed) })
+		if err == nil {
+			err = runErr
+		}
+		if err != nil {
+			if !unsup(err) {
+				res.Status, res.Detail = Fail, err.Error()
+			}
+			return res
+		}
+		for i, w := range wants {
+			if i >= len(m.Outputs) {
+				break
+			}
+			name := m.Outputs[i].Name
+			got := outs[name]
+			if got == nil {
+				res.Status, res.Detail = Fail, fmt.Sprintf("output %q missing", name)
+				return res
+			}
+			worst, msg := compare(got.CPU(), w.t, rtol, atol)
+			res.Worst = math.Max(res.Worst, worst)
+			if msg != "" {
+				res.Status, res.Detail = Fail, fmt.Sprintf("%s: output %q: %s", filepath.Base(set), name, msg)
+				return res
+			}
+		}
+	}
+	res.Status = Pass
+	return res
+}
+
+type named struct {
+	t    *ember.Tensor
+	name string
+}
+
+func readSet(dir, kind string) ([]named, error) {
+	var res []named
+	for i := 0; ; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("%s_%d.pb", kind, i))
+		if _, err := os.Stat(p); err != nil {
+			break
+		}
+		t, name, err := ReadTensorFile(p)
+		if err != nil {
+			return nil, err
+		}
+		res = append(res, named{t, name})
+	}
+	return res, nil
+}
+
+// compare returns the largest absolute error and a message when got and want
+// differ (shape, kind or values).
+func compare(got, want *ember.Tensor, rtol, atol float64) (float64, string) {
+	if !got.Shape().Equal(want.Shape()) {
+		return math.Inf(1), fmt.Sprintf("shape %v, want %v", got.Shape(), want.Shape())
+	}
+	if (want.DType() == ember.Bool) != (got.DType() == ember.Bool) || isFloat(want) != isFloat(got) {
+		return math.Inf(1), fmt.Sprintf("dtype %v, want %v", got.DType(), want.DType())
+	}
+	if !isFloat(want) {
+		g, w := got.Int64s(), want.Int64s()
+		if want.DType() == ember.Bool {
+			gb, wb := got.Bools(), want.Bools()
+			for i := range wb {
+				if gb[i] != wb[i] {
+					return 1, fmt.Sprintf("element %d is %v, want %v", i, gb[i], wb[i])
+				}
+			}
+			return 0, ""
+		}
+		for i := range w {
+			if g[i] != w[i] {
+				return math.Abs(float64(g[i] - w[i])), fmt.Sprintf("element %d is %d, want %d", i, g[i], w[i])
+			}
+		}
+		return 0, ""
+	}
+	g, w := got.Float64s(), want.Float64s()
+	worst := 0.0
+	bad := -1
+	for i := range w {
+		if math.IsNaN(w[i]) && math.IsNaN(g[i]) || w[i] == g[i] {
+			continue
+		}
+		d := math.Abs(g[i] - w[i])
+		if math.IsNaN(d) {
+			d = math.Inf(1)
+		}
+		if d > worst {
+			worst = d
+		}
+		if !(d <= atol+rtol*math.Abs(w[i])) && bad < 0 {
+			bad = i
+		}
+	}
+	if bad >= 0 {
+		return worst, fmt.Sprintf("element %d is %g, want %g (max abs err %.3g)", bad, g[bad], w[bad], worst)
+	}
+	return worst, ""
+}
+
+// IsTestCase reports whether dir holds a backend test case (model.onnx).
+func IsTestCase(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "model.onnx"))
+	return err == nil
+}
+
+// TestCases lists the test cases under dir: dir itself if it is one, else
+// its subfolders that are (sorted).
+func TestCases(dir string) []string {
+	if IsTestCase(dir) {
+		return []string{dir}
+	}
+	ents, _ := os.ReadDir(dir)
+	var res []string
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if e.IsDir() && IsTestCase(p) {
+			res = append(res, p)
+		}
+	}
+	return res
+}
+
+// Summary formats counts as "N passed, M failed, K unsupported".
+func Summary(rs []CaseResult) string {
+	var p, f, u int
+	for _, r := range rs {
+		switch r.Status {
+		case Pass:
+			p++
+		case Fail:
+			f++
+		default:
+			u++
+		}
+	}
+	return fmt.Sprintf("%d passed, %d failed, %d unsupported", p, f, u)
+}
+
+var _ = strings.TrimSpace

@@ -1,0 +1,451 @@
+package onnx
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/emberml/ember"
+	pb "github.com/emberml/ember/onnx/internal/onnxpb"
+)
+
+// node is one graph node, bound to its implementation.
+type node struct {
+	name, opType, domain string
+	inputs, outputs      []string
+	attrs                map[string]*pb.AttributeProto
+	opset                int64
+	fn                   opFunc
+	folding              bool // running at load time: stricter element limit
+}
+
+func (n *node) label() string {
+	if n.name != "" {
+		return n.name
+	}
+	if len(n.outputs) > 0 {
+		return n.outputs[0]
+	}
+	return n.opType
+}
+
+type graph struct {
+	nodes       []*node // topologically sorted
+	inputs      map[string]bool
+	initNames   map[string]bool
+	consts      map[string]*ember.Tensor
+	outputs     []string
+	unsupported []*UnsupportedError
+	uses        map[string]int     // consumers of each value (+1 for graph outputs)
+	static      map[string][]int64 // graph inputs whose declared dims are all fixed
+}
+
+func (g *graph) isInput(name string) bool { return g.inputs[name] && !g.initNames[name] }
+
+func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget) (*graph, error) {
+	if len(gp.Node) > MaxNodes {
+		return nil, formatErr("%d nodes, more than %d", len(gp.Node), MaxNodes)
+	}
+	g := &graph{inputs: map[string]bool{}, initNames: map[string]bool{}, consts: map[string]*ember.Tensor{}, uses: map[string]int{}}
+	for _, it := range gp.Initializer {
+		if it.GetName() == "" {
+			return nil, formatErr("an initializer has no name")
+		}
+		if g.initNames[it.GetName()] {
+			return nil, formatErr("initializer %q appears twice", it.GetName())
+		}
+		t, err := tensorFromProto(it, dir, bud)
+		if err != nil {
+			return nil, err
+		}
+		g.initNames[it.GetName()] = true
+		g.consts[it.GetName()] = t
+	}
+	if len(gp.SparseInitializer) > 0 {
+		return nil, &UnsupportedError{OpType: "sparse initializer", Msg: "sparse tensors"}
+	}
+	g.static = map[string][]int64{}
+	for _, vi := range gp.Input {
+		g.inputs[vi.GetName()] = true
+		if d := describe(vi); d.Dims != nil && !g.initNames[vi.GetName()] {
+			fixed := true
+			for _, x := range d.Dims {
+				fixed = fixed && x >= 0
+			}
+			if fixed {
+				g.static[vi.GetName()] = d.Dims
+			}
+		}
+		if g.initNames[vi.GetName()] {
+			continue
+		}
+		if t := vi.GetType(); t != nil && t.GetTensorType() == nil {
+			d := describe(vi)
+			return nil, &UnsupportedError{OpType: d.Kind + " input", Msg: fmt.Sprintf("input %q is a %s; ember runs tensors only", vi.GetName(), d.Kind)}
+		} else if t != nil {
+			if _, err := emberType(t.GetTensorType().GetElemType()); err != nil {
+				e := err.(*UnsupportedError)
+				e.Msg = fmt.Sprintf("input %q: %s", vi.GetName(), e.Msg)
+				return nil, e
+			}
+		}
+	}
+	producer := map[string]int{}
+	for i, np := range gp.Node {
+		n := &node{name: np.GetName(), opType: np.GetOpType(), domain: np.GetDomain(), inputs: np.GetInput(), outputs: np.GetOutput(),
+			attrs: map[string]*pb.AttributeProto{}, opset: opset}
+		for _, a := range np.Attribute {
+			n.attrs[a.GetName()] = a
+		}
+		for _, o := range n.outputs {
+			if o == "" {
+				continue
+			}
+			if _, dup := producer[o]; dup || g.inputs[o] && !g.initNames[o] {
+				return nil, formatErr("value %q is produced twice (node %q)", o, n.label())
+			}
+			producer[o] = i
+		}
+		n.fn = lookup(n)
+		if n.fn == nil {
+			g.unsupported = append(g.unsupported, &UnsupportedError{Node: n.label(), OpType: n.opType, Domain: n.domain, Msg: unsupportedReason(n.opType)})
+		}
+		if n.opType == "Constant" && n.fn != nil {
+			if err := constantNode(n, dir, bud); err != nil {
+				return nil, err
+			}
+		}
+		g.nodes = append(g.nodes, n)
+	}
+	for _, o := range gp.Output {
+		g.outputs = append(g.outputs, o.GetName())
+	}
+	if err := g.sort(producer); err != nil {
+		return nil, err
+	}
+	for _, n := range g.nodes {
+		for _, in := range n.inputs {
+			if in != "" {
+				g.uses[in]++
+			}
+		}
+	}
+	for _, o := range g.outputs {
+		g.uses[o]++
+		if _, ok := producer[o]; !ok && !g.inputs[o] && g.consts[o] == nil {
+			return nil, formatErr("graph output %q is produced by no node", o)
+		}
+	}
+	return g, nil
+}
+
+// sort orders the nodes topologically (Kahn), refusing cycles and values
+// that nothing produces.
+func (g *graph) sort(producer map[string]int) error {
+	n := len(g.nodes)
+	indeg := make([]int, n)
+	next := make([][]int, n)
+	for i, nd := range g.nodes {
+		for _, in := range nd.inputs {
+			if in == "" {
+				continue
+			}
+			p, ok := producer[in]
+			if !ok {
+				if g.inputs[in] || g.consts[in] != nil {
+					continue
+				}
+				if g.initNames[in] {
+					continue
+				}
+				return formatErr("node %q (%s) reads %q, which is no graph input, initializer or node output (a missing initializer?)", nd.label(), nd.opType, in)
+			}
+			indeg[i]++
+			next[p] = append(next[p], i)
+		}
+	}
+	var order []*node
+	queue := []int{}
+	for i := range indeg {
+		if indeg[i] == 0 {
+			queue = append(queue, i)
+		}
+	}
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		order = append(order, g.nodes[i])
+		for _, j := range next[i] {
+			if indeg[j]--; indeg[j] == 0 {
+				queue = append(queue, j)
+			}
+		}
+	}
+	if len(order) != n {
+		var stuck []string
+		for i := range indeg {
+			if indeg[i] > 0 && len(stuck) < 5 {
+				stuck = append(stuck, fmt.Sprintf("%q (%s)", g.nodes[i].label(), g.nodes[i].opType))
+			}
+		}
+		return formatErr("the graph has a cycle through nodes %s", strings.Join(stuck, ", "))
+	}
+	g.nodes = order
+	return nil
+}
+
+// foldable ops: deterministic, and cheap enough to run at load time.
+var noFold = map[string]bool{"RandomNormal": true, "RandomUniform": true, "RandomNormalLike": true, "RandomUniformLike": true,
+	"Bernoulli": true, "Multinomial": true}
+
+// maxFoldElements bounds what a folded constant may hold, and
+// maxFoldInput the elements of the inputs of a node folded at load time, so
+// that folding stays cheap whatever the file asks for (shape arithmetic is
+// tiny; bigger constant subgraphs simply run at Run time).
+const (
+	maxFoldElements = 1 << 20
+	maxFoldInput    = 1 << 16
+)
+
+// fold evaluates, at load time on the CPU, every node whose inputs are all
+// constants — initializers, Constant nodes, the Shape of a graph input whose
+// declared dims are all fixed, and what they feed — such as the shape
+// arithmetic torch.onnx.export writes (Shape → Gather → Unsqueeze → Concat →
+// Reshape) when the shapes are fixed. Folded nodes are dropped.
+func (g *graph) fold() error {
+	var kept []*node
+	var err error
+	ember.NoGrad(func() {
+		for _, n := range g.nodes {
+			if sh, isStatic := g.static[first(n.inputs)]; n.opType == "Shape" && isStatic && len(n.outputs) == 1 {
+				// the shape of an input with fixed dims (Run checks them)
+				r := int64(len(sh))
+				st, en := n.int("start", 0), n.int("end", r)
+				if st < 0 {
+					st += r
+				}
+				if en < 0 {
+					en += r
+				}
+				st, en = max(0, min(st, r)), max(0, min(en, r))
+				en = max(en, st)
+				g.consts[n.outputs[0]] = ember.FromSlice(append([]int64{}, sh[st:en]...), ember.Shape{int(en - st)})
+				continue
+			}
+			ok := !noFold[n.opType] && len(n.outputs) > 0
+			var ins []*ember.Tensor
+			for _, in := range n.inputs {
+				if in == "" {
+					ins = append(ins, nil)
+					continue
+				}
+				t := g.consts[in]
+				if t == nil || t.NumElements() > maxFoldInput {
+					ok = false
+					break
+				}
+				ins = append(ins, t)
+			}
+			if !ok {
+				kept = append(kept, n)
+				continue
+			}
+			n.folding = true
+			outs, e := runNode(n, ins)
+			n.folding = false
+			var le *limitError
+			if errors.As(e, &le) { // too big to fold: it runs at Run time
+				kept = append(kept, n)
+				continue
+			}
+			if e != nil {
+				err = e
+				return
+			}
+			small := true
+			for _, o := range outs {
+				if o != nil && o.NumElements() > maxFoldElements {
+					small = false
+				}
+			}
+			if !small {
+				kept = append(kept, n)
+				continue
+			}
+			for i, o := range outs {
+				if i < len(n.outputs) && n.outputs[i] != "" && o != nil {
+					g.consts[n.outputs[i]] = o.Contiguous()
+				}
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	g.nodes = kept
+	g.uses = map[string]int{}
+	for _, n := range g.nodes {
+		for _, in := range n.inputs {
+			if in != "" {
+				g.uses[in]++
+			}
+		}
+	}
+	for _, o := range g.outputs {
+		g.uses[o]++
+	}
+	return nil
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// runNode runs one node, turning an ember panic into a *NodeError.
+func runNode(n *node, ins []*ember.Tensor) (outs []*ember.Tensor, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(error)
+			if !ok {
+				e = fmt.Errorf("%v", r)
+			}
+			outs, err = nil, &NodeError{Node: n.label(), OpType: n.opType, Err: e}
+		}
+	}()
+	outs = n.fn(n, ins)
+	return outs, nil
+}
+
+// group is a set of values that may share storage (views of one another).
+type group struct {
+	refs      int
+	protected bool
+	members   []*ember.Tensor
+}
+
+// fresh lists ops whose outputs never share storage with their inputs; any
+// other op's outputs are taken to be views of its first input, so neither is
+// released while the other is still needed.
+var fresh = map[string]bool{}
+
+func init() {
+	for _, s := range strings.Fields(`Add Sub Mul Div Pow Mod Abs Neg Exp Log Sqrt Reciprocal Sin Cos Tan Asin Acos Atan
+	Sinh Cosh Asinh Acosh Atanh Tanh Sigmoid Relu LeakyRelu Elu Selu Celu Softplus Softsign HardSigmoid HardSwish Erf
+	Floor Ceil Round Sign Not And Or Xor Equal Less Greater LessOrEqual GreaterOrEqual Where Conv ConvTranspose MatMul
+	Gemm MaxPool AveragePool GlobalAveragePool GlobalMaxPool BatchNormalization LayerNormalization InstanceNormalization
+	Softmax LogSoftmax Shape Size ConstantOfShape Range Gelu PRelu Mish`) {
+		fresh[s] = true
+	}
+}
+
+func (g *graph) run(inputs, consts map[string]*ember.Tensor, dev ember.Device) (out map[string]*ember.Tensor, err error) {
+	vals := make(map[string]*ember.Tensor, len(g.uses))
+	grp := make(map[string]*group, len(g.uses))
+	add := func(name string, t *ember.Tensor, gr *group) {
+		vals[name] = t
+		if gr == nil {
+			gr = &group{}
+		}
+		gr.refs += g.uses[name]
+		gr.members = append(gr.members, t)
+		grp[name] = gr
+	}
+	for k, t := range consts {
+		add(k, t, &group{protected: true})
+	}
+	for k, t := range inputs {
+		add(k, t, &group{protected: true})
+	}
+	for _, o := range g.outputs {
+		if gr := grp[o]; gr != nil {
+			gr.protected = true
+		}
+	}
+	outSet := map[string]bool{}
+	for _, o := range g.outputs {
+		outSet[o] = true
+	}
+	ember.Scope(func() {
+		for _, n := range g.nodes {
+			ins := make([]*ember.Tensor, len(n.inputs))
+			for i, name := range n.inputs {
+				if name == "" {
+					continue
+				}
+				t, ok := vals[name]
+				if !ok {
+					err = &NodeError{Node: n.label(), OpType: n.opType, Err: fmt.Errorf("input %q has no value", name)}
+					return
+				}
+				ins[i] = t
+			}
+			outs, e := runNode(n, ins)
+			if e != nil {
+				err = e
+				return
+			}
+			for i, name := range n.outputs {
+				if name == "" || i >= len(outs) || outs[i] == nil {
+					continue
+				}
+				t := outs[i]
+				if t.Device() != dev {
+					t = t.To(dev)
+				}
+				var gr *group
+				if !fresh[n.opType] && len(ins) > 0 && ins[0] != nil {
+					gr = grp[n.inputs[0]]
+				}
+				for j, in := range ins {
+					if in == t {
+						gr = grp[n.inputs[j]]
+					}
+				}
+				if outSet[name] {
+					if gr == nil {
+						gr = &group{}
+					}
+					gr.protected = true
+				}
+				add(name, t, gr)
+			}
+			for _, name := range n.inputs {
+				if name == "" {
+					continue
+				}
+				gr := grp[name]
+				if gr.refs--; gr.refs == 0 && !gr.protected {
+					for _, t := range gr.members {
+						t.Release()
+					}
+				}
+			}
+			for i, name := range n.outputs { // outputs nothing reads
+				if name == "" || i >= len(outs) || outs[i] == nil {
+					continue
+				}
+				if gr := grp[name]; gr.refs == 0 && !gr.protected {
+					for _, t := range gr.members {
+						t.Release()
+					}
+				}
+			}
+		}
+		out = map[string]*ember.Tensor{}
+		for _, o := range g.outputs {
+			t, ok := vals[o]
+			if !ok {
+				err = fmt.Errorf("onnx: output %q was not computed", o)
+				return
+			}
+			out[o] = ember.Keep(t)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,115 @@
+package onnx
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/backend/cuda/cudatest"
+	"github.com/emberml/ember/internal/testenv"
+)
+
+// suiteDir is where Debian's libonnx-testdata installs ONNX 1.12's backend
+// test data.
+const suiteDir = "/usr/share/libonnx-testdata/data"
+
+var suiteFolders = []string{"node", "pytorch-converted", "pytorch-operator", "simple"}
+
+func runFolder(dir string, dev ember.Device) []CaseResult {
+	cases := TestCases(dir)
+	res := make([]CaseResult, len(cases))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, c := range cases {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			res[i] = RunTestCase(c, dev, DefaultRTol, DefaultATol)
+		}()
+	}
+	wg.Wait()
+	return res
+}
+
+func needSuite(t *testing.T) {
+	_, err := os.Stat(filepath.Join(suiteDir, "node"))
+	testenv.NeedLib(t, "libonnx-testdata", err)
+}
+
+// TestBackendSuite runs ONNX's own backend test suite (every case of every
+// folder) on the CPU: no case may FAIL, at least 75% of node/ and every case
+// of pytorch-converted/ and pytorch-operator/ must pass, and an unsupported
+// case must name an op family ember decided against.
+func TestBackendSuite(t *testing.T) {
+	needSuite(t)
+	for _, f := range suiteFolders {
+		rs := runFolder(filepath.Join(suiteDir, f), ember.CPU)
+		var pass, unsup int
+		reasons := map[string]int{}
+		for _, r := range rs {
+			switch r.Status {
+			case Fail:
+				t.Errorf("%s/%s", f, r)
+			case Pass:
+				pass++
+			case Unsupported:
+				unsup++
+				reasons[r.Detail[strings.Index(r.Detail, "unsupported"):]]++
+			}
+		}
+		t.Logf("%s: %s", f, Summary(rs))
+		if testing.Verbose() {
+			var ks []string
+			for k := range reasons {
+				ks = append(ks, k)
+			}
+			sort.Strings(ks)
+			for _, k := range ks {
+				t.Logf("  %3d × %s", reasons[k], k)
+			}
+		}
+		switch f {
+		case "node":
+			if pass*4 < len(rs)*3 {
+				t.Errorf("node: %d of %d pass, under 75%%", pass, len(rs))
+			}
+		case "pytorch-converted", "pytorch-operator":
+			if pass != len(rs) {
+				t.Errorf("%s: %d of %d pass, want all", f, pass, len(rs))
+			}
+		}
+		if len(rs) == 0 {
+			t.Errorf("%s: no cases found", f)
+		}
+	}
+}
+
+// TestBackendSuiteOnEmulatedCUDA runs the suite's node/, pytorch-converted/
+// and pytorch-operator/ folders on an emulated cuda:0 (the full run only:
+// about a minute of emulated kernels).
+func TestBackendSuiteOnEmulatedCUDA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a minute of emulated kernels: runs in the full suite")
+	}
+	needSuite(t)
+	if ember.DeviceCount() > 0 {
+		t.Skip("a real GPU is present")
+	}
+	restore := cudatest.Use(t)
+	defer restore()
+	for _, f := range []string{"pytorch-converted", "pytorch-operator", "node"} {
+		rs := runFolder(filepath.Join(suiteDir, f), ember.CUDA(0))
+		for _, r := range rs {
+			if r.Status == Fail {
+				t.Errorf("cuda:0 %s/%s", f, r)
+			}
+		}
+		t.Logf("cuda:0 %s: %s", f, Summary(rs))
+	}
+}
