@@ -890,8 +890,24 @@ def gen_half():
     for a_, b_ in ((torch.bfloat16, torch.float16), (torch.bfloat16, torch.float32), (torch.float16, torch.float64),
                    (torch.int64, torch.bfloat16), (torch.int32, torch.float16), (torch.bool, torch.bfloat16), (torch.bfloat16, torch.bfloat16)):
         proms.append([str(a_)[6:], str(b_)[6:], str(torch.promote_types(a_, b_))[6:]])
+    # weights: a torch.save checkpoint and a safetensors file (written by
+    # hand: torch 1.13 has no safetensors) holding bf16/fp16 tensors, one of
+    # them a non-contiguous view, and their bits.
+    wb = (torch.randn(3, 5, generator=g) * 4).bfloat16()
+    wh = (torch.randn(4, 2, generator=g) * 300).half()
+    wt = torch.randn(6, 4, generator=g).bfloat16().t()
+    torch.save({"wb": wb, "wh": wh, "wt": wt}, os.path.join(OUT, "half", "half.pth"))
+    hdr, blob = {}, b""
+    for k, t in (("wb", wb), ("wh", wh)):
+        raw = t.contiguous().view(torch.int16).numpy().tobytes()
+        hdr[k] = {"dtype": "BF16" if t.dtype == torch.bfloat16 else "F16", "shape": list(t.shape), "data_offsets": [len(blob), len(blob) + len(raw)]}
+        blob += raw
+    h = json.dumps(hdr).encode()
+    with open(os.path.join(OUT, "half", "half.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + blob)
+    weights = {k: {"dtype": str(t.dtype)[6:], "shape": list(t.shape), "bits": u16(hbits(t))} for k, t in (("wb", wb), ("wh", wh), ("wt", wt))}
     with open(os.path.join(OUT, "half", "half.json"), "w") as f:
-        json.dump({"torch": torch.__version__, "cases": cases, "print": prints, "promote": proms}, f, indent=0)
+        json.dump({"torch": torch.__version__, "cases": cases, "print": prints, "promote": proms, "weights": weights}, f, indent=0)
         f.write("\n")
 
 
