@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cuda/cudatest"
 )
 
 // halfFixtures is testdata/fixtures/half/half.json (testdata/gen_fixtures.py,
@@ -346,4 +347,19 @@ func equalShape(a, b Shape) bool {
 		}
 	}
 	return true
+}
+
+// TestHalfOnEmulatedCUDA runs the half fixtures on an emulated cuda:0: the
+// real CUDA kernels (bit-level bf16/fp16 conversions, float compute) built
+// with g++.
+func TestHalfOnEmulatedCUDA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("emulated kernels: runs in the full suite")
+	}
+	if DeviceCount() > 0 {
+		t.Skip("a real GPU is present")
+	}
+	restore := cudatest.Use(t)
+	defer restore()
+	runHalfFixtures(t, loadHalf(t), CUDA(0))
 }
