@@ -63,6 +63,9 @@ func updateRunning(runningMean, runningVar, mean, v *Tensor, cnt int, momentum f
 // and shifted by bias (both of normalizedShape, or nil). It records
 // NativeLayerNormBackward0.
 func LayerNorm(x *Tensor, normalizedShape []int, weight, bias *Tensor, eps float64) *Tensor {
+	if autocastF32(x) || autocastF32(weight) {
+		return LayerNorm(castFloat(x, Float32), normalizedShape, castFloat(weight, Float32), castFloat(bias, Float32), eps)
+	}
 	const name = "layer_norm"
 	x.live(name)
 	k := len(normalizedShape)

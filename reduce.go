@@ -120,6 +120,9 @@ func sumType(dt DType) DType {
 
 // Sum adds elements over dims (all by default). Integers and bools sum to Int64.
 func (t *Tensor) Sum(opts ...ReduceOption) *Tensor {
+	if autocastF32(t) {
+		return t.Cast(Float32).Sum(opts...)
+	}
 	return recordSum(t, t.reduce(backend.Sum, "sum", sumType(t.dtype), opts), opts)
 }
 
@@ -279,6 +282,9 @@ func (t *Tensor) LogSoftmax(dim int) *Tensor { return t.softmax("log_softmax", d
 
 func (t *Tensor) softmax(name string, dim int, log bool) *Tensor {
 	t.live(name)
+	if autocastF32(t) {
+		return t.Cast(Float32).softmax(name, dim, log)
+	}
 	src := t.Detach()
 	if !t.dtype.IsFloat() || t.dtype.IsHalf() {
 		src = t.Cast(Float32) // two-byte floats: in float32, rounded back below

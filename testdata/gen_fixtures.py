@@ -911,6 +911,26 @@ def gen_half():
         f.write("\n")
 
 
+def gen_autocast():
+    """half/autocast.json: a linear + cross-entropy step under
+    torch.autocast("cpu", torch.bfloat16), its own seed."""
+    torch.manual_seed(7)
+    x = torch.randn(4, 8)
+    w = torch.randn(5, 8, requires_grad=True)
+    b = torch.randn(5, requires_grad=True)
+    t = torch.tensor([1, 0, 4, 2])
+    with torch.autocast("cpu", torch.bfloat16):
+        y = torch.nn.functional.linear(x, w, b)
+        loss = torch.nn.functional.cross_entropy(y, t)
+    loss.backward()
+    out = {"torch": torch.__version__, "x": x.flatten().tolist(), "w": w.detach().flatten().tolist(), "b": b.detach().flatten().tolist(),
+           "t": t.tolist(), "y_bits": (y.detach().contiguous().view(torch.int16).flatten().int() & 0xFFFF).tolist(), "loss": loss.item(),
+           "w_grad": w.grad.flatten().tolist(), "b_grad": b.grad.flatten().tolist()}
+    with open(os.path.join(OUT, "half", "autocast.json"), "w") as f:
+        json.dump(out, f)
+        f.write("\n")
+
+
 if __name__ == "__main__":
     gen_binary()
     gen_unary()
@@ -921,5 +941,6 @@ if __name__ == "__main__":
     gen_table()
     gen_index()
     gen_half()
+    gen_autocast()
     for f in sorted(os.listdir(OUT)):
         print(f, os.path.getsize(os.path.join(OUT, f)))
