@@ -69,6 +69,16 @@ func castFloat(t *Tensor, dt DType) *Tensor {
 	return t.Cast(dt)
 }
 
+// inFloat32 runs f (which computes on float32 casts of its inputs) with
+// autocast off and rounds its result to dt once: the two-byte floats' path
+// through the kernels that only exist for float32/float64 (pooling, batch
+// norm, convolution, attention).
+func inFloat32(dt DType, f func() *Tensor) *Tensor {
+	var out *Tensor
+	AutocastDisabled(func() { out = f().Cast(dt) })
+	return out
+}
+
 // autocastF32 reports whether autocast's float32 policy applies to t: it is
 // on for t's device and t is a two-byte float.
 func autocastF32(t *Tensor) bool {
