@@ -41,6 +41,9 @@ func SetThreads(n int) int {
 //	                        Fashion-MNIST-shaped batches of 64 (a full epoch is 938 such steps)
 //	gonum_sgemm_1024        gonum's pure-Go Sgemm at 1024, a reference row
 //	sdpa_causal             ScaledDotProductAttention, causal, 4×12×512×64 float32, forward + backward
+//	bgemm_1024              MatMul of two 1024×1024 bfloat16 matrices, bfloat16 out (torch.mm on bf16)
+//	resnet18_fwd_bf16       resnet18_fwd under Autocast(CPU, BFloat16)
+//	cnn_train_step_amp      cnn_train_step with the forward and loss under Autocast(CPU, BFloat16)
 //
 // The FLOP counts of the networks are their conv and linear layers'
 // multiply-adds ×2 (ResNet-18: 1.814 GMAC per image), and ×3 that for a
@@ -60,6 +63,9 @@ func Cases() []Case {
 		Case{Name: "mnist_epoch", Desc: fmt.Sprintf("%d CNN training steps of batch 64 on synthetic 28×28 (ember train's loop; an epoch is 938)", MNISTEpochSteps), Unit: FLOP, Setup: mnistEpoch},
 		Case{Name: "gonum_sgemm_1024", Desc: "gonum blas/gonum Sgemm 1024 (reference)", Unit: FLOP, Setup: gonumSgemm(1024)},
 		Case{Name: "sdpa_causal", Desc: "ScaledDotProductAttention causal, 4×12×512×64 float32, fwd + bwd", Unit: FLOP, Setup: sdpaCausal},
+		Case{Name: "bgemm_1024", Desc: "MatMul 1024×1024·1024×1024 bfloat16 in and out (float32 accumulation)", Unit: FLOP, Setup: bgemm(1024)},
+		Case{Name: "resnet18_fwd_bf16", Desc: "ResNet-18 forward, batch 16, 224×224, eval, no grad, under Autocast(bfloat16)", Unit: FLOP, Setup: resnet18FwdBF16},
+		Case{Name: "cnn_train_step_amp", Desc: "SimpleCNN train step, batch 64, 28×28, forward and loss under Autocast(bfloat16)", Unit: FLOP, Setup: cnnTrainStepAMP},
 	)
 	return cs
 }
@@ -309,4 +315,58 @@ func gonumSgemm(n int) func() (func() float64, error) {
 			return flops
 		}, nil
 	}
+}
+
+// bgemm is torch.mm on bfloat16 operands: bf16 in, bf16 out.
+func bgemm(n int) func() (func() float64, error) {
+	return func() (func() float64, error) {
+		ember.ManualSeed(1)
+		a := ember.Randn(ember.Shape{n, n}).Cast(ember.BFloat16)
+		b := ember.Randn(ember.Shape{n, n}).Cast(ember.BFloat16)
+		flops := 2 * float64(n) * float64(n) * float64(n)
+		return func() float64 {
+			a.MatMul(b).Release()
+			return flops
+		}, nil
+	}
+}
+
+func resnet18FwdBF16() (func() float64, error) {
+	ember.ManualSeed(1)
+	m := models.ResNet18()
+	m.Eval()
+	x := ember.Randn(ember.Shape{16, 3, 224, 224})
+	flops := 2 * 16 * ResNet18MACs(224)
+	return func() float64 {
+		ember.NoGrad(func() {
+			ember.Autocast(ember.CPU, ember.BFloat16, func() { m.Forward(x).Release() })
+		})
+		return flops
+	}, nil
+}
+
+func cnnTrainStepAMP() (run func() float64, err error) {
+	if !autogradWorks() {
+		return nil, notAvailable("no autograd")
+	}
+	ember.ManualSeed(1)
+	m := models.SimpleCNN(1, 10)
+	m.Train(true)
+	opt := optim.NewSGD(optim.ModuleParams(m), nil, 0.05, 0.9, 0, 5e-4, false)
+	x := ember.Randn(ember.Shape{64, 1, 28, 28})
+	tg := make([]int64, 64)
+	for i := range tg {
+		tg[i] = int64(i*7) % 10
+	}
+	y := ember.FromSlice(tg, ember.Shape{64})
+	ce := nn.CrossEntropyLoss{}
+	flops := 3 * 2 * 64 * SimpleCNNMACs()
+	return func() float64 {
+		opt.ZeroGrad()
+		var loss *ember.Tensor
+		ember.Autocast(ember.CPU, ember.BFloat16, func() { loss = ce.Loss(m.Forward(x), y) })
+		loss.Backward()
+		opt.Step()
+		return flops
+	}, nil
 }
