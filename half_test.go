@@ -2,6 +2,7 @@ package ember
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"testing"
@@ -282,6 +283,8 @@ func runHalfOp(t *testing.T, dev Device, name, op string, dt DType, a, b []uint1
 			return
 		}
 		r = r.Reshape(-1)
+	case "mm": // torch.mm on bf16: float32 accumulation in another order, one rounding
+		r, tol = x.Reshape(16, 96).MatMul(y.Reshape(96, 24)).Reshape(-1), 1
 	case "int_plus":
 		r = x.Add(FromSlice(i64, nil, On(dev)))
 	default:
@@ -362,4 +365,21 @@ func TestHalfOnEmulatedCUDA(t *testing.T) {
 	restore := cudatest.Use(t)
 	defer restore()
 	runHalfFixtures(t, loadHalf(t), CUDA(0))
+}
+
+func TestSetMatmulPrecision(t *testing.T) {
+	defer SetMatmulPrecision("highest")
+	if p := MatmulPrecision(); p != "highest" {
+		t.Fatalf("default precision %q", p)
+	}
+	for _, p := range []string{"high", "medium", "highest"} {
+		SetMatmulPrecision(p)
+		if got := MatmulPrecision(); got != p {
+			t.Errorf("set %q, got %q", p, got)
+		}
+	}
+	var ve *ValueError
+	if err := Try(func() { SetMatmulPrecision("low") }); !errors.As(err, &ve) {
+		t.Errorf("SetMatmulPrecision(low): %v", err)
+	}
 }

@@ -906,6 +906,10 @@ def gen_half():
     with open(os.path.join(OUT, "half", "half.safetensors"), "wb") as f:
         f.write(struct.pack("<Q", len(h)) + h + blob)
     weights = {k: {"dtype": str(t.dtype)[6:], "shape": list(t.shape), "bits": u16(hbits(t))} for k, t in (("wb", wb), ("wh", wh), ("wt", wt))}
+    # matrix products: torch.mm on bf16 (float32 accumulation, one rounding)
+    ma = torch.randn(16, 96, generator=g).bfloat16()
+    mb = torch.randn(96, 24, generator=g).bfloat16()
+    cases.append({"name": "mm_bfloat16", "op": "mm", "dtype": "bfloat16", "a": u16(hbits(ma)), "b": u16(hbits(mb)), "out": u16(hbits(torch.mm(ma, mb)))})
     with open(os.path.join(OUT, "half", "half.json"), "w") as f:
         json.dump({"torch": torch.__version__, "cases": cases, "print": prints, "promote": proms, "weights": weights}, f, indent=0)
         f.write("\n")
