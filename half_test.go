@@ -383,3 +383,16 @@ func TestSetMatmulPrecision(t *testing.T) {
 		t.Errorf("SetMatmulPrecision(low): %v", err)
 	}
 }
+
+// TestHalfArange: torch.arange(5).bfloat16()'s bits (half.json's last print case).
+func TestHalfArange(t *testing.T) {
+	want := []uint16{0, 16256, 16384, 16448, 16512}
+	for _, dev := range []Device{CPU} {
+		got := Arange(0, 5, 1, Dtype(BFloat16), On(dev)).Bits()
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("arange bf16 on %v: %v, torch %v", dev, got, want)
+			}
+		}
+	}
+}

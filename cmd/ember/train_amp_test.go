@@ -8,17 +8,23 @@ import (
 
 // TestTrainAMP trains the CNN one short epoch on the synthetic dataset
 // under --amp bf16 and --amp fp16 (autocast; fp16 with a GradScaler): the
-// run learns as the float32 one does, and a bad --amp is refused.
+// run learns as the float32 one does, and a bad --amp is refused. It sets
+// trainFlags directly (parsing would leave the flags marked as set for
+// workerArgs in later tests).
 func TestTrainAMP(t *testing.T) {
-	defer func() { trainFlags.amp = "" }()
+	saved := trainFlags
+	defer func() { trainFlags = saved }()
 	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&out)
-	defer rootCmd.SetErr(nil)
+	trainCmd.SetOut(&out)
+	trainCmd.SetErr(&out)
+	defer trainCmd.SetOut(nil)
+	defer trainCmd.SetErr(nil)
 	for _, amp := range []string{"bf16", "fp16"} {
 		dir := t.TempDir()
-		rootCmd.SetArgs([]string{"train", "--dataset", "synthetic", "--limit", "512", "--epochs", "1", "--batch", "64", "--device", "cpu", "--quiet", "--amp", amp, "--out", dir})
-		if err := rootCmd.Execute(); err != nil {
+		trainFlags = saved
+		f := &trainFlags
+		f.dataset, f.limit, f.epochs, f.batch, f.device, f.quiet, f.amp, f.out = "synthetic", 512, 1, 64, "cpu", true, amp, dir
+		if err := runTrain(trainCmd); err != nil {
 			t.Fatalf("--amp %s: %v", amp, err)
 		}
 		rows, err := readMetrics(filepath.Join(dir, "metrics.csv"))
@@ -30,8 +36,9 @@ func TestTrainAMP(t *testing.T) {
 			t.Errorf("--amp %s after one epoch: %+v", amp, rows[0])
 		}
 	}
-	rootCmd.SetArgs([]string{"train", "--dataset", "synthetic", "--amp", "int8", "--out", t.TempDir()})
-	if err := rootCmd.Execute(); err == nil {
+	trainFlags = saved
+	trainFlags.amp = "int8"
+	if err := validateTrainFlags(trainFlags); err == nil {
 		t.Error("--amp int8 was accepted")
 	}
 }
