@@ -930,6 +930,33 @@ def gen_autocast():
     out = {"torch": torch.__version__, "x": x.flatten().tolist(), "w": w.detach().flatten().tolist(), "b": b.detach().flatten().tolist(),
            "t": t.tolist(), "y_bits": (y.detach().contiguous().view(torch.int16).flatten().int() & 0xFFFF).tolist(), "loss": loss.item(),
            "w_grad": w.grad.flatten().tolist(), "b_grad": b.grad.flatten().tolist()}
+    # one training step of gen_nn_fixtures.py's small CNN without its LayerNorm (its initial
+    # weights and batch from testdata/nn/cnn_grad.safetensors) under autocast
+    import importlib.util
+    import struct
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("gen_nn_fixtures", os.path.join(here, "gen_nn_fixtures.py"))
+    nnfix = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(nnfix)
+    with open(os.path.join(here, "nn", "cnn_grad.safetensors"), "rb") as f:
+        raw = f.read()
+    hl = struct.unpack("<Q", raw[:8])[0]
+    hdr = json.loads(raw[8:8 + hl])
+    dts = {"F32": torch.float32, "I64": torch.int64}
+    T = {}
+    for k, e in hdr.items():
+        if k == "__metadata__":
+            continue
+        a, b = e["data_offsets"]
+        T[k] = torch.frombuffer(bytearray(raw[8 + hl + a:8 + hl + b]), dtype=dts[e["dtype"]]).reshape(e["shape"])
+    m = nnfix.small_cnn()
+    m[8] = torch.nn.Identity()  # torch 1.13's CPU autocast fails on layer_norm (bf16 input, float32 weight)
+    m.load_state_dict({k[5:]: v for k, v in T.items() if k.startswith("init.") and not k.startswith("init.8.")})
+    with torch.autocast("cpu", torch.bfloat16):
+        loss = torch.nn.functional.cross_entropy(m(T["x"]), T["target"])
+    loss.backward()
+    out["cnn_loss"] = loss.item()
+    out["cnn_grads"] = {k: p.grad.flatten().tolist() for k, p in m.named_parameters()}
     with open(os.path.join(OUT, "half", "autocast.json"), "w") as f:
         json.dump(out, f)
         f.write("\n")
