@@ -396,3 +396,18 @@ func TestHalfArange(t *testing.T) {
 		}
 	}
 }
+
+// TestHalfToListAndGrad: tolist gives values; the gradient of
+// (exp(g)·g).sum() on bfloat16 g = [1.5, 2] is torch's
+// tensor([11.1250, 22.1250], dtype=torch.bfloat16).
+func TestHalfToListAndGrad(t *testing.T) {
+	x := FromSlice([]float32{1.5, 2}, Shape{2, 1}, Dtype(BFloat16))
+	if l, ok := x.ToList().([][]float32); !ok || l[0][0] != 1.5 || l[1][0] != 2 {
+		t.Errorf("ToList %v", x.ToList())
+	}
+	g := FromSlice([]float32{1.5, 2}, nil, Dtype(BFloat16)).SetRequiresGrad(true)
+	g.Exp().Mul(g).Sum().Backward()
+	if gr := g.Grad(); gr.DType() != BFloat16 || gr.String() != "tensor([11.1250, 22.1250], dtype=torch.bfloat16)" {
+		t.Errorf("grad %v", gr)
+	}
+}
