@@ -51,6 +51,22 @@ type AttentionOptions struct {
 // logsumexp of each row, so memory grows with L + S, not L·S. It records
 // ScaledDotProductAttentionBackward0.
 func ScaledDotProductAttention(q, k, v *Tensor, o AttentionOptions) *Tensor {
+	if dt, ok := autocastLow(q, k, v); ok {
+		if o.Mask != nil && o.Mask.dtype.IsFloat() {
+			o.Mask = o.Mask.Cast(dt)
+		}
+		return ScaledDotProductAttention(q.Cast(dt), k.Cast(dt), v.Cast(dt), o)
+	}
+	if q.dtype.IsHalf() { // computed in float32 from the rounded inputs, rounded once
+		if o.Mask != nil && o.Mask.dtype.IsFloat() {
+			o.Mask = o.Mask.Cast(Float32)
+		}
+		var out *Tensor
+		AutocastDisabled(func() {
+			out = ScaledDotProductAttention(q.Cast(Float32), k.Cast(Float32), v.Cast(Float32), o).Cast(q.dtype)
+		})
+		return out
+	}
 	return NativeKernels.ScaledDotProductAttention(q, k, v, o)
 }
 

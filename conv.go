@@ -45,6 +45,16 @@ func Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tens
 // Conv2d is the package's Conv2d run with k's kernels.
 func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tensor {
 	const name = "conv2d"
+	if dt, ok := autocastLow(x, w, b); ok {
+		return k.Conv2d(castFloat(x, dt), castFloat(w, dt), castFloat(b, dt), stride, padding, dilation, groups)
+	}
+	if x.dtype.IsHalf() { // two-byte floats: float32 products of the rounded inputs, rounded once
+		var out *Tensor
+		AutocastDisabled(func() {
+			out = k.Conv2d(castFloat(x, Float32), castFloat(w, Float32), castFloat(b, Float32), stride, padding, dilation, groups).Cast(x.dtype)
+		})
+		return out
+	}
 	x4, undo := batched4d(name, x)
 	w.live(name)
 	sameDevice(name, x, w)

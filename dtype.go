@@ -12,6 +12,10 @@ const (
 	Int64   = backend.Int64
 	Int32   = backend.Int32
 	Bool    = backend.Bool
+	// BFloat16 and Float16 are two-byte floats (torch.bfloat16, torch.float16):
+	// ops compute in float32 and round back once, reductions accumulate in float32.
+	BFloat16 = backend.BFloat16
+	Float16  = backend.Float16
 )
 
 // PromoteTypes returns the dtype that two tensors of types a and b combine

@@ -14,6 +14,16 @@ func Linear(x, w, b *Tensor) *Tensor {
 	const name = "linear"
 	x.live(name)
 	w.live(name)
+	if dt, ok := autocastLow(x, w, b); ok {
+		return Linear(castFloat(x, dt), castFloat(w, dt), castFloat(b, dt))
+	}
+	if x.dtype.IsHalf() && w.dtype == x.dtype && (b == nil || b.dtype == x.dtype) {
+		// two-byte floats: product and bias in float32, rounded once (as
+		// PyTorch's bf16 addmm)
+		var out *Tensor
+		AutocastDisabled(func() { out = Linear(x.Cast(Float32), w.Cast(Float32), castFloat(b, Float32)).Cast(x.dtype) })
+		return out
+	}
 	if w.Dim() != 2 || x.Dim() == 0 || x.shape[x.Dim()-1] != w.shape[1] {
 		shapeErr(name, "input and weight shapes cannot be multiplied", x.shape, w.shape)
 	}

@@ -160,9 +160,14 @@ func (t *Tensor) Flip(dims ...int) *Tensor {
 
 // ToList returns t's elements as nested Go slices of its element type
 // (PyTorch's tolist): [][]float32 for a 2-D Float32 tensor, []int64 for a
-// 1-D Int64 one, and the element itself for a 0-dim tensor.
+// 1-D Int64 one, and the element itself for a 0-dim tensor. BFloat16 and
+// Float16 give float32 values.
 func (t *Tensor) ToList() any {
-	flat := reflect.ValueOf(t.hostData("tolist"))
+	host := t.hostData("tolist")
+	if t.dtype.IsHalf() { // the values as float32, as tolist gives Python floats
+		host = convertAll[float32](host)
+	}
+	flat := reflect.ValueOf(host)
 	if t.Dim() == 0 {
 		return flat.Index(0).Interface()
 	}

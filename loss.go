@@ -73,6 +73,9 @@ func checkClasses(op string, tg *Tensor, c int) {
 // or []), as torch.nn.functional.nll_loss: targets equal to IgnoreIndex
 // count for nothing, and "mean" divides by the number of the others.
 func NLLLoss(input, target *Tensor, reduction string) *Tensor {
+	if autocastF32(input) {
+		return NLLLoss(castFloat(input, Float32), target, reduction)
+	}
 	const name = "nll_loss"
 	input.live(name)
 	checkReduction(name, reduction)
@@ -109,6 +112,9 @@ func NLLLoss(input, target *Tensor, reduction string) *Tensor {
 // dtype; IgnoreIndex is skipped) or, with logits' shape and a floating
 // dtype, class probabilities.
 func CrossEntropy(logits, target *Tensor, labelSmoothing float64, reduction string) *Tensor {
+	if autocastF32(logits) || autocastF32(target) {
+		return CrossEntropy(castFloat(logits, Float32), castFloat(target, Float32), labelSmoothing, reduction)
+	}
 	const name = "cross_entropy"
 	logits.live(name)
 	target.live(name)
@@ -175,6 +181,9 @@ func lossGrad(g *Tensor, reduction string, n int) *Tensor {
 // MSELoss is the squared error of input against target (shapes broadcast),
 // as torch.nn.functional.mse_loss.
 func MSELoss(input, target *Tensor, reduction string) *Tensor {
+	if autocastF32(input) || autocastF32(target) {
+		return MSELoss(castFloat(input, Float32), castFloat(target, Float32), reduction)
+	}
 	const name = "mse_loss"
 	input.live(name)
 	target.live(name)
@@ -193,6 +202,9 @@ func MSELoss(input, target *Tensor, reduction string) *Tensor {
 // target in [0, 1], computed stably, as
 // torch.nn.functional.binary_cross_entropy_with_logits.
 func BCEWithLogits(input, target *Tensor, reduction string) *Tensor {
+	if autocastF32(input) || autocastF32(target) {
+		return BCEWithLogits(castFloat(input, Float32), castFloat(target, Float32), reduction)
+	}
 	const name = "binary_cross_entropy_with_logits"
 	input.live(name)
 	target.live(name)

@@ -13,6 +13,17 @@ func (t *Tensor) MatMul(o *Tensor) *Tensor {
 	const name = "matmul"
 	t.live(name)
 	o.live(name)
+	if dt, ok := autocastLow(t, o); ok {
+		return t.Cast(dt).MatMul(o.Cast(dt))
+	}
+	if t.dtype.IsHalf() && t.dtype == o.dtype && t.dev.Type != backend.CUDAType {
+		// two-byte floats off CUDA (which runs cublasGemmEx): float32
+		// products of the (already rounded) operands, accumulated in
+		// float32 and rounded once (a native CPU bf16 GEMM is future work).
+		var out *Tensor
+		AutocastDisabled(func() { out = t.Cast(Float32).MatMul(o.Cast(Float32)).Cast(t.dtype) })
+		return out
+	}
 	sameDevice(name, t, o)
 	if t.Dim() == 0 || o.Dim() == 0 {
 		shapeErr(name, "both arguments to matmul need to be at least 1D", t.shape, o.shape)

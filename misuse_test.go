@@ -102,8 +102,8 @@ func TestMisuseIsTyped(t *testing.T) {
 		"sub bool":             func() { Ones(Shape{2}, Dtype(Bool)).Sub(Ones(Shape{2}, Dtype(Bool))) },
 		"nll float target":     func() { NLLLoss(x, Ones(Shape{2}), "mean") },
 		"from_slice cast bad":  func() { FromSlice([]float32{1}, nil, Dtype(DType(200))) },
-		"full invalid":         func() { Full(Shape{1}, 1, Dtype(DType(5))) },
-		"arange invalid dtype": func() { Arange(0, 3, 1, Dtype(DType(6))) },
+		"full invalid":         func() { Full(Shape{1}, 1, Dtype(DType(15))) },
+		"arange invalid dtype": func() { Arange(0, 3, 1, Dtype(DType(16))) },
 	}
 	for name, f := range dtype {
 		tryTyped[*DTypeError](t, name, f)

@@ -20,6 +20,11 @@ func BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, 
 func (k Kernels) BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
 	const name = "batch_norm"
 	x.live(name)
+	if x.dtype.IsHalf() { // float32 statistics (the running ones stay float32), rounded output
+		return inFloat32(x.dtype, func() *Tensor {
+			return k.BatchNorm(x.Cast(Float32), runningMean, runningVar, castFloat(weight, Float32), castFloat(bias, Float32), training, momentum, eps)
+		})
+	}
 	if x.Dim() < 2 {
 		shapeErr(name, "expected an input of at least 2 dims", x.shape)
 	}
@@ -63,6 +68,9 @@ func updateRunning(runningMean, runningVar, mean, v *Tensor, cnt int, momentum f
 // and shifted by bias (both of normalizedShape, or nil). It records
 // NativeLayerNormBackward0.
 func LayerNorm(x *Tensor, normalizedShape []int, weight, bias *Tensor, eps float64) *Tensor {
+	if autocastF32(x) || autocastF32(weight) {
+		return LayerNorm(castFloat(x, Float32), normalizedShape, castFloat(weight, Float32), castFloat(bias, Float32), eps)
+	}
 	const name = "layer_norm"
 	x.live(name)
 	k := len(normalizedShape)

@@ -246,6 +246,10 @@ func torchTypeName(dt DType) string {
 		return "Long"
 	case Int32:
 		return "Int"
+	case BFloat16:
+		return "BFloat16"
+	case Float16:
+		return "Half"
 	}
 	return "Bool"
 }

@@ -34,6 +34,9 @@ func MaxPool2d(x *Tensor, kernel, stride, padding [2]int) *Tensor {
 // MaxPool2d is the package's MaxPool2d run with k's kernels.
 func (k Kernels) MaxPool2d(x *Tensor, kernel, stride, padding [2]int) *Tensor {
 	const name = "max_pool2d"
+	if x.dtype.IsHalf() {
+		return inFloat32(x.dtype, func() *Tensor { return k.MaxPool2d(x.Cast(Float32), kernel, stride, padding) })
+	}
 	x4, undo := batched4d(name, x)
 	stride = poolArgs(name, kernel, stride, padding)
 	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
@@ -54,6 +57,9 @@ func AvgPool2d(x *Tensor, kernel, stride, padding [2]int, countIncludePad bool) 
 // AvgPool2d is the package's AvgPool2d run with k's kernels.
 func (k Kernels) AvgPool2d(x *Tensor, kernel, stride, padding [2]int, countIncludePad bool) *Tensor {
 	const name = "avg_pool2d"
+	if x.dtype.IsHalf() {
+		return inFloat32(x.dtype, func() *Tensor { return k.AvgPool2d(x.Cast(Float32), kernel, stride, padding, countIncludePad) })
+	}
 	x4, undo := batched4d(name, x)
 	stride = poolArgs(name, kernel, stride, padding)
 	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]

@@ -169,7 +169,7 @@ func tensorBody(t *Tensor) (string, []string) {
 func formatData(t *Tensor) string {
 	p := &printData{shape: t.shape}
 	switch t.dtype {
-	case Float32, Float64:
+	case Float32, Float64, BFloat16, Float16:
 		p.vals = t.Float64s()
 	case Bool:
 		for _, b := range t.Bools() {

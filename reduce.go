@@ -92,6 +92,18 @@ func (t *Tensor) reduce(op backend.ReduceOp, name string, outDT DType, opts []Re
 	if op == backend.Any || op == backend.All {
 		src = t.Cast(Bool)
 	}
+	if src.dtype.IsHalf() {
+		// bfloat16 and float16 reduce in float32 and round once, as PyTorch
+		// accumulates them: on every backend, through a float32 copy.
+		src = src.Cast(Float32)
+		if outDT.IsHalf() {
+			out := empty(keep, Float32, t.dev)
+			out.be().Reduce(op, out.view(), src.view())
+			res := out.Cast(outDT).as(finalShape(keep, red, o.keep), nil, 0)
+			res.strides = backend.ContiguousStrides(res.shape)
+			return res
+		}
+	}
 	out := empty(keep, outDT, t.dev)
 	out.be().Reduce(op, out.view(), src.view())
 	res := out.as(finalShape(keep, red, o.keep), nil, 0)
@@ -108,6 +120,9 @@ func sumType(dt DType) DType {
 
 // Sum adds elements over dims (all by default). Integers and bools sum to Int64.
 func (t *Tensor) Sum(opts ...ReduceOption) *Tensor {
+	if autocastF32(t) {
+		return t.Cast(Float32).Sum(opts...)
+	}
 	return recordSum(t, t.reduce(backend.Sum, "sum", sumType(t.dtype), opts), opts)
 }
 
@@ -133,6 +148,10 @@ func (t *Tensor) Mean(opts ...ReduceOption) *Tensor {
 		panic(&DTypeError{Op: "mean", DTypes: []DType{t.dtype}, Msg: "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype"})
 	}
 	n := t.reducedCount(opts)
+	if t.dtype.IsHalf() { // sum and divide in float32, round once
+		m := t.Detach().Cast(Float32).Sum(opts...).DivScalar(float64(n)).Cast(t.dtype)
+		return recordMean(t, m, opts, n)
+	}
 	s := t.Detach().Sum(opts...)
 	return recordMean(t, s.DivScalar(float64(n)), opts, n) // 0/0 = NaN for an empty reduction, as in PyTorch
 }
@@ -234,6 +253,9 @@ func (t *Tensor) Var(opts ...ReduceOption) *Tensor {
 	if !t.dtype.IsFloat() {
 		panic(&DTypeError{Op: "var", DTypes: []DType{t.dtype}, Msg: "std and var only support floating point and complex dtypes"})
 	}
+	if t.dtype.IsHalf() { // in float32, rounded once
+		return recordVar(t, t.Detach().Cast(Float32).Var(opts...).Cast(t.dtype), opts, false)
+	}
 	o, _, _ := t.reduction("var", opts)
 	n := float64(t.reducedCount(opts))
 	keepOpts := append(append([]ReduceOption{}, opts...), KeepDim())
@@ -246,6 +268,9 @@ func (t *Tensor) Var(opts ...ReduceOption) *Tensor {
 
 // Std returns the standard deviation over dims (sqrt of Var).
 func (t *Tensor) Std(opts ...ReduceOption) *Tensor {
+	if t.dtype.IsHalf() {
+		return recordVar(t, t.Detach().Cast(Float32).Var(opts...).Sqrt().Cast(t.dtype), opts, true)
+	}
 	return recordVar(t, t.Detach().Var(opts...).Sqrt(), opts, true)
 }
 
@@ -257,9 +282,12 @@ func (t *Tensor) LogSoftmax(dim int) *Tensor { return t.softmax("log_softmax", d
 
 func (t *Tensor) softmax(name string, dim int, log bool) *Tensor {
 	t.live(name)
+	if autocastF32(t) {
+		return t.Cast(Float32).softmax(name, dim, log)
+	}
 	src := t.Detach()
-	if !t.dtype.IsFloat() {
-		src = t.Cast(Float32)
+	if !t.dtype.IsFloat() || t.dtype.IsHalf() {
+		src = t.Cast(Float32) // two-byte floats: in float32, rounded back below
 	}
 	if t.Dim() == 0 {
 		src = src.Reshape(1)
@@ -278,6 +306,9 @@ func (t *Tensor) softmax(name string, dim int, log bool) *Tensor {
 	}
 	if t.Dim() == 0 {
 		out = out.Reshape()
+	}
+	if t.dtype.IsHalf() {
+		out = out.Cast(t.dtype)
 	}
 	return recordSoftmax(t, out, d, log)
 }

@@ -67,7 +67,7 @@ func (t *Tensor) AsStrided(shape Shape, strides []int, offset int) *Tensor {
 
 // checkDType panics with a *DTypeError when dt is not one of ember's dtypes.
 func checkDType(op string, dt DType) {
-	if dt >= Bool+1 {
+	if dt > Float16 {
 		panic(&DTypeError{Op: op, DTypes: []DType{dt}, Msg: "invalid dtype"})
 	}
 }

@@ -259,6 +259,11 @@ func Arange(start, end, step float64, opts ...Option) *Tensor {
 	}
 	n := int(nf)
 	o := makeOptions(def, opts)
+	if o.dtype.IsHalf() { // computed in float32 and rounded, as torch.arange(..., dtype=torch.bfloat16)
+		f := empty(Shape{n}, Float32, o.dev)
+		f.be().Arange(f.view(), start, step)
+		return finish(f.Cast(o.dtype), o)
+	}
 	t := empty(Shape{n}, o.dtype, o.dev)
 	t.be().Arange(t.view(), start, step)
 	return finish(t, o)

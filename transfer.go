@@ -96,6 +96,10 @@ func (t *Tensor) hostData(op string) any {
 		host = make([]int32, n)
 	case Bool:
 		host = make([]bool, n)
+	case BFloat16:
+		host = make([]backend.BF16, n)
+	case Float16:
+		host = make([]backend.F16, n)
 	}
 	if err := c.be().ToHost(c.st.s, host); err != nil {
 		panic(fmt.Errorf("%s: reading %v tensor: %w", op, t.dev, err))
@@ -107,7 +111,8 @@ func (t *Tensor) hostData(op string) any {
 }
 
 // Data returns a copy of the elements in row-major order as a Go slice of
-// the tensor's own type ([]float32, []float64, []int64, []int32 or []bool).
+// the tensor's own type ([]float32, []float64, []int64, []int32, []bool,
+// or the bits []backend.BF16 / []backend.F16 of the two-byte floats).
 func (t *Tensor) Data() any { return t.hostData("data") }
 
 func convertAll[D float32 | float64 | int64 | int32](host any) []D {
@@ -128,8 +133,81 @@ func convertAll[D float32 | float64 | int64 | int32](host any) []D {
 			}
 		}
 		return out
+	case []backend.BF16:
+		out := make([]D, len(h))
+		for i, v := range h {
+			out[i] = D(v.Float32())
+		}
+		return out
+	case []backend.F16:
+		out := make([]D, len(h))
+		for i, v := range h {
+			out[i] = D(v.Float32())
+		}
+		return out
 	}
 	return nil
+}
+
+// FromBits makes a BFloat16 or Float16 tensor from the raw bits of its
+// elements (bfloat16: the top 16 bits of a float32; float16: IEEE
+// binary16), in row-major order; options as FromSlice (a Dtype option
+// converts). Other dtypes are a *DTypeError.
+func FromBits(bits []uint16, dt DType, shape Shape, opts ...Option) *Tensor {
+	if shape == nil {
+		shape = Shape{len(bits)}
+	}
+	if checkShape("from_bits", shape) != len(bits) {
+		shapeErr("from_bits", fmt.Sprintf("%d elements do not fill shape %v", len(bits), shape), shape)
+	}
+	var host any
+	switch dt {
+	case BFloat16:
+		h := make([]backend.BF16, len(bits))
+		for i, b := range bits {
+			h[i] = backend.BF16(b)
+		}
+		host = h
+	case Float16:
+		h := make([]backend.F16, len(bits))
+		for i, b := range bits {
+			h[i] = backend.F16(b)
+		}
+		host = h
+	default:
+		panic(&DTypeError{Op: "from_bits", DTypes: []DType{dt}, Msg: "FromBits takes BFloat16 or Float16"})
+	}
+	o := makeOptions(dt, opts)
+	b := backendOf(o.dev)
+	s, err := b.FromHost(o.dev, host)
+	if err != nil {
+		panic(oomError(o.dev, int64(len(bits)*2), err))
+	}
+	t := &Tensor{st: newStorage(s, b, shape), shape: shape.clone(), strides: backend.ContiguousStrides(shape), dtype: dt, dev: o.dev}
+	if o.dtype != dt {
+		t = t.Cast(o.dtype)
+	}
+	return finish(t, o)
+}
+
+// Bits returns the raw bits of a BFloat16 or Float16 tensor's elements in
+// row-major order (see FromBits); other dtypes are a *DTypeError.
+func (t *Tensor) Bits() []uint16 {
+	if !t.dtype.IsHalf() {
+		panic(&DTypeError{Op: "bits", DTypes: []DType{t.dtype}, Msg: "Bits needs a BFloat16 or Float16 tensor"})
+	}
+	out := make([]uint16, t.NumElements())
+	switch h := t.hostData("bits").(type) {
+	case []backend.BF16:
+		for i, v := range h {
+			out[i] = uint16(v)
+		}
+	case []backend.F16:
+		for i, v := range h {
+			out[i] = uint16(v)
+		}
+	}
+	return out
 }
 
 func conv[D, S float32 | float64 | int64 | int32](s []S) []D {

@@ -85,7 +85,7 @@ type Backend interface {
 	// Alloc returns uninitialised storage for n elements.
 	Alloc(dev Device, dt DType, n int) (Storage, error)
 	// FromHost returns new storage holding a copy of data, a []float32,
-	// []float64, []int64, []int32 or []bool.
+	// []float64, []int64, []int32, []bool, []BF16 or []F16.
 	FromHost(dev Device, data any) (Storage, error)
 	// ToHost copies the whole storage into dst, a slice of the storage's
 	// Go type and length. It waits for the work queued before it.

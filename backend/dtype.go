@@ -11,10 +11,12 @@ const (
 	Int64 // the default integer type
 	Int32
 	Bool
+	BFloat16 // bfloat16: float32's exponent range, 8 bits of significand (two bytes)
+	Float16  // IEEE binary16 (two bytes)
 	numDTypes
 )
 
-var dtypeNames = [...]string{"float32", "float64", "int64", "int32", "bool"}
+var dtypeNames = [...]string{"float32", "float64", "int64", "int32", "bool", "bfloat16", "float16"}
 
 func (d DType) String() string {
 	if d < numDTypes {
@@ -30,6 +32,8 @@ func (d DType) Size() int {
 		return 8
 	case Float32, Int32:
 		return 4
+	case BFloat16, Float16:
+		return 2
 	case Bool:
 		return 1
 	}
@@ -37,7 +41,7 @@ func (d DType) Size() int {
 }
 
 // IsFloat reports whether d is a floating-point type.
-func (d DType) IsFloat() bool { return d == Float32 || d == Float64 }
+func (d DType) IsFloat() bool { return d == Float32 || d == Float64 || d.IsHalf() }
 
 // IsInt reports whether d is an integer type (not bool).
 func (d DType) IsInt() bool { return d == Int64 || d == Int32 }
@@ -55,10 +59,13 @@ func (d DType) Category() int {
 }
 
 // Promote returns the type two tensors of types a and b combine into
-// (torch.promote_types).
+// (torch.promote_types): bfloat16 and float16 together give float32.
 func Promote(a, b DType) DType {
 	if a == b {
 		return a
+	}
+	if a.IsHalf() && b.IsHalf() {
+		return Float32
 	}
 	if a.Category() != b.Category() {
 		if a.Category() > b.Category() {

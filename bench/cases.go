@@ -44,6 +44,9 @@ func SetThreads(n int) int {
 //	gpt2_fwd, gpt2_decode, gpt_train_step  the transformer cases (transformers.go)
 //	onnx_resnet18           resnet18_fwd's model exported by torch.onnx.export, run by package onnx
 //	                        (batch 16, 224×224); PyTorch runs the same module eagerly
+//	bgemm_1024              MatMul of two 1024×1024 bfloat16 matrices, bfloat16 out (torch.mm on bf16)
+//	resnet18_fwd_bf16       resnet18_fwd under Autocast(CPU, BFloat16)
+//	cnn_train_step_amp      cnn_train_step with the forward and loss under Autocast(CPU, BFloat16)
 //
 // The FLOP counts of the networks are their conv and linear layers'
 // multiply-adds ×2 (ResNet-18: 1.814 GMAC per image), and ×3 that for a
@@ -67,6 +70,9 @@ func Cases() []Case {
 		Case{Name: "gpt2_decode", Desc: fmt.Sprintf("GPT-2 small, %d greedy steps with the KV cache after a 128-token prompt", GPT2DecodeTokens), Unit: FLOP, Setup: gpt2Decode},
 		Case{Name: "gpt_train_step", Desc: "nanoGPT shape (4 layers, 4 heads, 128 wide, block 128, vocab 256), batch 32: fwd, CE, bwd, clip, AdamW", Unit: FLOP, Setup: gptTrainStep},
 		Case{Name: "onnx_resnet18", Desc: "ResNet-18 from torch.onnx.export run by package onnx, batch 16, 224×224", Unit: FLOP, Setup: onnxResNet18},
+		Case{Name: "bgemm_1024", Desc: "MatMul 1024×1024·1024×1024 bfloat16 in and out (float32 accumulation)", Unit: FLOP, Setup: bgemm(1024)},
+		Case{Name: "resnet18_fwd_bf16", Desc: "ResNet-18 forward, batch 16, 224×224, eval, no grad, under Autocast(bfloat16)", Unit: FLOP, Setup: resnet18FwdBF16},
+		Case{Name: "cnn_train_step_amp", Desc: "SimpleCNN train step, batch 64, 28×28, forward and loss under Autocast(bfloat16)", Unit: FLOP, Setup: cnnTrainStepAMP},
 	)
 	return cs
 }
@@ -316,4 +322,58 @@ func gonumSgemm(n int) func() (func() float64, error) {
 			return flops
 		}, nil
 	}
+}
+
+// bgemm is torch.mm on bfloat16 operands: bf16 in, bf16 out.
+func bgemm(n int) func() (func() float64, error) {
+	return func() (func() float64, error) {
+		ember.ManualSeed(1)
+		a := ember.Randn(ember.Shape{n, n}).Cast(ember.BFloat16)
+		b := ember.Randn(ember.Shape{n, n}).Cast(ember.BFloat16)
+		flops := 2 * float64(n) * float64(n) * float64(n)
+		return func() float64 {
+			a.MatMul(b).Release()
+			return flops
+		}, nil
+	}
+}
+
+func resnet18FwdBF16() (func() float64, error) {
+	ember.ManualSeed(1)
+	m := models.ResNet18()
+	m.Eval()
+	x := ember.Randn(ember.Shape{16, 3, 224, 224})
+	flops := 2 * 16 * ResNet18MACs(224)
+	return func() float64 {
+		ember.NoGrad(func() {
+			ember.Autocast(ember.CPU, ember.BFloat16, func() { m.Forward(x).Release() })
+		})
+		return flops
+	}, nil
+}
+
+func cnnTrainStepAMP() (run func() float64, err error) {
+	if !autogradWorks() {
+		return nil, notAvailable("no autograd")
+	}
+	ember.ManualSeed(1)
+	m := models.SimpleCNN(1, 10)
+	m.Train(true)
+	opt := optim.NewSGD(optim.ModuleParams(m), nil, 0.05, 0.9, 0, 5e-4, false)
+	x := ember.Randn(ember.Shape{64, 1, 28, 28})
+	tg := make([]int64, 64)
+	for i := range tg {
+		tg[i] = int64(i*7) % 10
+	}
+	y := ember.FromSlice(tg, ember.Shape{64})
+	ce := nn.CrossEntropyLoss{}
+	flops := 3 * 2 * 64 * SimpleCNNMACs()
+	return func() float64 {
+		opt.ZeroGrad()
+		var loss *ember.Tensor
+		ember.Autocast(ember.CPU, ember.BFloat16, func() { loss = ce.Loss(m.Forward(x), y) })
+		loss.Backward()
+		opt.Step()
+		return flops
+	}, nil
 }

@@ -385,6 +385,46 @@ def gpt_train_step():
     return run
 
 
+def bgemm(n):
+    def setup():
+        torch.manual_seed(1)
+        a, b = torch.randn(n, n).bfloat16(), torch.randn(n, n).bfloat16()
+        flops = 2.0 * n ** 3
+        return lambda: (torch.mm(a, b), flops)[1]
+    return setup
+
+
+def resnet18_fwd_bf16():
+    torch.manual_seed(1)
+    m = ResNet().eval()
+    x = torch.randn(16, 3, 224, 224)
+    flops = 2 * 16 * resnet18_macs(224)
+
+    def run():
+        with torch.no_grad(), torch.autocast("cpu", torch.bfloat16):
+            m(x)
+        return flops
+    return run
+
+
+def cnn_train_step_amp():
+    torch.manual_seed(1)
+    m = simple_cnn().train()
+    opt = torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
+    x = torch.randn(64, 1, 28, 28)
+    y = torch.tensor([(i * 7) % 10 for i in range(64)], dtype=torch.int64)
+    flops = 3 * 2 * 64 * simple_cnn_macs()
+
+    def run():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", torch.bfloat16):
+            loss = F.cross_entropy(m(x), y)
+        loss.backward()
+        opt.step()
+        return flops
+    return run
+
+
 CASES = [(f"sgemm_{n}", "FLOP", sgemm(n)) for n in (256, 512, 1024, 2048)] + [
     ("conv3x3", "FLOP", conv3x3),
     ("sum_16M", "B", sum16m),
@@ -398,6 +438,9 @@ CASES = [(f"sgemm_{n}", "FLOP", sgemm(n)) for n in (256, 512, 1024, 2048)] + [
     ("gpt2_decode", "FLOP", gpt2_decode),
     ("gpt_train_step", "FLOP", gpt_train_step),
     ("onnx_resnet18", "FLOP", onnx_resnet18),
+    ("bgemm_1024", "FLOP", bgemm(1024)),
+    ("resnet18_fwd_bf16", "FLOP", resnet18_fwd_bf16),
+    ("cnn_train_step_amp", "FLOP", cnn_train_step_amp),
 ]
 
 

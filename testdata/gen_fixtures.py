@@ -793,6 +793,175 @@ def gen_index():
     c.write("index.json")
 
 
+def gen_half():
+    """half/half.json (not a conformance-suite file): bfloat16 and float16. Values are bits (ints): float32
+    inputs as their 32 bits, two-byte results as their 16 bits, so the
+    cases compare exactly. Its own seed, so the other files do not move."""
+    import struct
+    g = torch.Generator().manual_seed(1414)
+    f32bits = lambda t: t.float().contiguous().view(torch.int32).flatten().tolist()
+    hbits = lambda t: t.contiguous().view(torch.int16).flatten().tolist()
+    u16 = lambda v: [x & 0xFFFF for x in v]
+    u32 = lambda v: [x & 0xFFFFFFFF for x in v]
+    B = lambda bits: torch.tensor(struct.unpack("<%df" % len(bits), struct.pack("<%dI" % len(bits), *bits)))
+    edge = [
+        0x00000000, 0x80000000, 0x3F800000, 0xBF800000,
+        0x3F808000, 0x3F818000, 0x3F808001, 0x3F817FFF,  # bf16 ties to even, above/below
+        0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FA00000,  # inf, NaNs
+        0x7F7FFFFF, 0x7F7F8000, 0x7F7F7FFF,  # max float, bf16 rounding to inf or not
+        0x00000001, 0x00400000, 0x007FFFFF, 0x80000001, 0x00808000, 0x00018000,  # float32 subnormals
+        0x477FE000, 0x477FEFFF, 0x477FF000, 0x47800000, 0xC77FF000,  # 65504, up to fp16 overflow
+        0x33800000, 0x33000000, 0x33000001, 0x33400000, 0x32800000, 0x38800000, 0x387FC000, 0x38801000, 0x38802000, 0x3A000000,  # fp16 subnormals and ties
+        0x3F802000, 0x3F801000, 0x3F803000, 0x3F800FFF,  # fp16 ties
+        0x40490FDB, 0xC2F6E979, 0x3DCCCCCD, 0x4B800001, 0x5F000000,
+    ]
+    x = B(edge)
+    cases = []
+    cases.append({"name": "cast_f32", "in": edge, "bf16": u16(hbits(x.bfloat16())), "f16": u16(hbits(x.half()))})
+    dv = [1.0 + 2.0 ** -8 + 2.0 ** -30, 1.0 + 2.0 ** -11 + 2.0 ** -40, 0.1, 1e-8, 65519.999, 3.3961e38, -2.0 ** -25 - 2.0 ** -60]
+    xd = torch.tensor(dv, dtype=torch.float64)
+    cases.append({"name": "cast_f64", "in_f64": dv, "bf16": u16(hbits(xd.bfloat16())), "f16": u16(hbits(xd.half()))})
+    iv = [0, 1, -3, 257, 259, 2049, 2051, 16777217, 65520, 100000, -(2 ** 40) - 2 ** 30 - 1]
+    xi = torch.tensor(iv, dtype=torch.int64)
+    cases.append({"name": "cast_i64", "in_i64": iv, "bf16": u16(hbits(xi.bfloat16())), "f16": u16(hbits(xi.half()))})
+    # back from the two-byte types: to float32 (exact), int64 (truncation), bool
+    hb = x.bfloat16()
+    fin = torch.isfinite(hb)
+    cases.append({"name": "bf16_back", "bits": u16(hbits(hb)), "f32": u32(f32bits(hb.float())),
+                  "i64": hb[fin].long().tolist(), "finite": fin.tolist(), "bool": (hb != 0).tolist()})
+    hh = x.half()
+    fin = torch.isfinite(hh)
+    cases.append({"name": "f16_back", "bits": u16(hbits(hh)), "f32": u32(f32bits(hh.float())),
+                  "i64": hh[fin].long().tolist(), "finite": fin.tolist(), "bool": (hh != 0).tolist()})
+    # elementwise, computed in float32 and rounded once
+    un = {
+        "neg": torch.neg, "abs": torch.abs, "relu": torch.relu, "sqrt": torch.sqrt, "square": torch.square,
+        "floor": torch.floor, "reciprocal": torch.reciprocal, "exp": torch.exp, "log": torch.log,
+        "tanh": torch.tanh, "sigmoid": torch.sigmoid, "sin": torch.sin, "silu": torch.nn.functional.silu,
+    }
+    bi = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div, "maximum": torch.maximum,
+          "minimum": torch.minimum, "pow": torch.pow, "atan2": torch.atan2}
+    cmp = {"eq": torch.eq, "lt": torch.lt, "ge": torch.ge}
+    for dt, dn in ((torch.bfloat16, "bfloat16"), (torch.float16, "float16")):
+        a = (torch.randn(64, generator=g) * 3).to(dt)
+        b = (torch.randn(64, generator=g) * 3).to(dt)
+        pos = (torch.rand(64, generator=g) * 4 + 0.05).to(dt)
+        def ok(f, *args):  # torch 1.13 lacks some float16 kernels on the CPU: those cases are left out
+            try:
+                f(*args)
+                return True
+            except RuntimeError:
+                return False
+        for name, f in un.items():
+            inp = pos if name in ("sqrt", "log") else a
+            if ok(f, inp):
+                cases.append({"name": f"{name}_{dn}", "op": name, "dtype": dn, "a": u16(hbits(inp)), "out": u16(hbits(f(inp)))})
+        for name, f in bi.items():
+            aa = pos if name == "pow" else a
+            if ok(f, aa, b):
+                cases.append({"name": f"{name}_{dn}", "op": name, "dtype": dn, "a": u16(hbits(aa)), "b": u16(hbits(b)), "out": u16(hbits(f(aa, b)))})
+        for name, f in cmp.items():
+            bb = torch.where(torch.arange(64) % 3 == 0, a, b)
+            if ok(f, a, bb):
+                cases.append({"name": f"{name}_{dn}", "op": name, "dtype": dn, "a": u16(hbits(a)), "b": u16(hbits(bb)), "bool": f(a, bb).tolist()})
+        # reductions over [8, 64] (dim 1 and all), accumulated in float32 (torch 1.13 has no bfloat16 prod on the CPU)
+        m = (torch.randn(8, 64, generator=g) * 2 + 0.5).to(dt)
+        for name, f in (("sum", lambda t, d: t.sum(d)), ("mean", lambda t, d: t.mean(d)),
+                        ("max", lambda t, d: t.amax(d)), ("min", lambda t, d: t.amin(d)),
+                        ("var", lambda t, d: t.var(d)), ("softmax", lambda t, d: t.softmax(d))):
+            if ok(f, m, 1):
+                cases.append({"name": f"r{name}_{dn}", "op": name, "dtype": dn, "a": u16(hbits(m)), "out": u16(hbits(f(m, 1)))})
+        if ok(lambda: m.argmax(1)):
+            cases.append({"name": f"rargmax_{dn}", "op": "argmax", "dtype": dn, "a": u16(hbits(m)), "i64": m.argmax(1).tolist()})
+        if ok(lambda: m.sum()):
+            cases.append({"name": f"rsumall_{dn}", "op": "sumall", "dtype": dn, "a": u16(hbits(m)), "out": u16(hbits(m.sum().reshape(1)))})
+        # mixed: int + half, half + float32, bf16 + fp16
+        if ok(lambda: a + torch.arange(64)):
+            cases.append({"name": f"int_plus_{dn}", "op": "int_plus", "dtype": dn, "a": u16(hbits(a)), "i64": list(range(64)),
+                          "out": u16(hbits(a + torch.arange(64)))})
+    a16 = torch.randn(16, generator=g).bfloat16()
+    b16 = torch.randn(16, generator=g).half()
+    cases.append({"name": "bf16_plus_f16", "a": u16(hbits(a16)), "b": u16(hbits(b16)), "f32": u32(f32bits(a16 + b16)), "dtype": str(a16 + b16)})
+    prints = []
+    for t in (torch.tensor([1.0, 2.5, 3.14159, -1e-3]).bfloat16(), torch.tensor([[1.0, 2.0], [3.0, 65504.0]]).half(),
+              torch.tensor(0.1).bfloat16(), torch.tensor([float("nan"), float("inf"), 1e-7]).half(), torch.arange(5).bfloat16()):
+        prints.append({"dtype": str(t.dtype)[6:], "shape": list(t.shape), "bits": u16(hbits(t)), "str": str(t)})
+    proms = []
+    for a_, b_ in ((torch.bfloat16, torch.float16), (torch.bfloat16, torch.float32), (torch.float16, torch.float64),
+                   (torch.int64, torch.bfloat16), (torch.int32, torch.float16), (torch.bool, torch.bfloat16), (torch.bfloat16, torch.bfloat16)):
+        proms.append([str(a_)[6:], str(b_)[6:], str(torch.promote_types(a_, b_))[6:]])
+    # weights: a torch.save checkpoint and a safetensors file (written by
+    # hand: torch 1.13 has no safetensors) holding bf16/fp16 tensors, one of
+    # them a non-contiguous view, and their bits.
+    wb = (torch.randn(3, 5, generator=g) * 4).bfloat16()
+    wh = (torch.randn(4, 2, generator=g) * 300).half()
+    wt = torch.randn(6, 4, generator=g).bfloat16().t()
+    torch.save({"wb": wb, "wh": wh, "wt": wt}, os.path.join(OUT, "half", "half.pth"))
+    hdr, blob = {}, b""
+    for k, t in (("wb", wb), ("wh", wh)):
+        raw = t.contiguous().view(torch.int16).numpy().tobytes()
+        hdr[k] = {"dtype": "BF16" if t.dtype == torch.bfloat16 else "F16", "shape": list(t.shape), "data_offsets": [len(blob), len(blob) + len(raw)]}
+        blob += raw
+    h = json.dumps(hdr).encode()
+    with open(os.path.join(OUT, "half", "half.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + blob)
+    weights = {k: {"dtype": str(t.dtype)[6:], "shape": list(t.shape), "bits": u16(hbits(t))} for k, t in (("wb", wb), ("wh", wh), ("wt", wt))}
+    # matrix products: torch.mm on bf16 (float32 accumulation, one rounding)
+    ma = torch.randn(16, 96, generator=g).bfloat16()
+    mb = torch.randn(96, 24, generator=g).bfloat16()
+    cases.append({"name": "mm_bfloat16", "op": "mm", "dtype": "bfloat16", "a": u16(hbits(ma)), "b": u16(hbits(mb)), "out": u16(hbits(torch.mm(ma, mb)))})
+    with open(os.path.join(OUT, "half", "half.json"), "w") as f:
+        json.dump({"torch": torch.__version__, "cases": cases, "print": prints, "promote": proms, "weights": weights}, f, indent=0)
+        f.write("\n")
+
+
+def gen_autocast():
+    """half/autocast.json: a linear + cross-entropy step under
+    torch.autocast("cpu", torch.bfloat16), its own seed."""
+    torch.manual_seed(7)
+    x = torch.randn(4, 8)
+    w = torch.randn(5, 8, requires_grad=True)
+    b = torch.randn(5, requires_grad=True)
+    t = torch.tensor([1, 0, 4, 2])
+    with torch.autocast("cpu", torch.bfloat16):
+        y = torch.nn.functional.linear(x, w, b)
+        loss = torch.nn.functional.cross_entropy(y, t)
+    loss.backward()
+    out = {"torch": torch.__version__, "x": x.flatten().tolist(), "w": w.detach().flatten().tolist(), "b": b.detach().flatten().tolist(),
+           "t": t.tolist(), "y_bits": (y.detach().contiguous().view(torch.int16).flatten().int() & 0xFFFF).tolist(), "loss": loss.item(),
+           "w_grad": w.grad.flatten().tolist(), "b_grad": b.grad.flatten().tolist()}
+    # one training step of gen_nn_fixtures.py's small CNN without its LayerNorm (its initial
+    # weights and batch from testdata/nn/cnn_grad.safetensors) under autocast
+    import importlib.util
+    import struct
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("gen_nn_fixtures", os.path.join(here, "gen_nn_fixtures.py"))
+    nnfix = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(nnfix)
+    with open(os.path.join(here, "nn", "cnn_grad.safetensors"), "rb") as f:
+        raw = f.read()
+    hl = struct.unpack("<Q", raw[:8])[0]
+    hdr = json.loads(raw[8:8 + hl])
+    dts = {"F32": torch.float32, "I64": torch.int64}
+    T = {}
+    for k, e in hdr.items():
+        if k == "__metadata__":
+            continue
+        a, b = e["data_offsets"]
+        T[k] = torch.frombuffer(bytearray(raw[8 + hl + a:8 + hl + b]), dtype=dts[e["dtype"]]).reshape(e["shape"])
+    m = nnfix.small_cnn()
+    m[8] = torch.nn.Identity()  # torch 1.13's CPU autocast fails on layer_norm (bf16 input, float32 weight)
+    m.load_state_dict({k[5:]: v for k, v in T.items() if k.startswith("init.") and not k.startswith("init.8.")})
+    with torch.autocast("cpu", torch.bfloat16):
+        loss = torch.nn.functional.cross_entropy(m(T["x"]), T["target"])
+    loss.backward()
+    out["cnn_loss"] = loss.item()
+    out["cnn_grads"] = {k: p.grad.flatten().tolist() for k, p in m.named_parameters()}
+    with open(os.path.join(OUT, "half", "autocast.json"), "w") as f:
+        json.dump(out, f)
+        f.write("\n")
+
+
 if __name__ == "__main__":
     gen_binary()
     gen_unary()
@@ -802,5 +971,7 @@ if __name__ == "__main__":
     gen_print()
     gen_table()
     gen_index()
+    gen_half()
+    gen_autocast()
     for f in sorted(os.listdir(OUT)):
         print(f, os.path.getsize(os.path.join(OUT, f)))

@@ -5,11 +5,10 @@ import (
 	"math"
 )
 
-func u32(b []byte) uint32   { return binary.LittleEndian.Uint32(b) }
-func u64(b []byte) uint64   { return binary.LittleEndian.Uint64(b) }
-func f32(b []byte) float32  { return math.Float32frombits(u32(b)) }
-func f64(b []byte) float64  { return math.Float64frombits(u64(b)) }
-func bf16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+func u32(b []byte) uint32  { return binary.LittleEndian.Uint32(b) }
+func u64(b []byte) uint64  { return binary.LittleEndian.Uint64(b) }
+func f32(b []byte) float32 { return math.Float32frombits(u32(b)) }
+func f64(b []byte) float64 { return math.Float64frombits(u64(b)) }
 
 // half converts an IEEE 754 binary16 value to float32.
 func half(h uint16) float32 {

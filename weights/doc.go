@@ -88,18 +88,12 @@ func decode(k elemKind, b []byte, shape ember.Shape) *ember.Tensor {
 			out[i] = f32(b[4*i:])
 		}
 		return ember.FromSlice(out, shape)
-	case kF16:
-		out := make([]float32, n)
+	case kF16, kBF16: // kept two bytes wide: Float16 and BFloat16 tensors
+		out := make([]uint16, n)
 		for i := range out {
-			out[i] = half(uint16(b[2*i]) | uint16(b[2*i+1])<<8)
+			out[i] = uint16(b[2*i]) | uint16(b[2*i+1])<<8
 		}
-		return ember.FromSlice(out, shape)
-	case kBF16:
-		out := make([]float32, n)
-		for i := range out {
-			out[i] = bf16(uint16(b[2*i]) | uint16(b[2*i+1])<<8)
-		}
-		return ember.FromSlice(out, shape)
+		return ember.FromBits(out, k.dtype(), shape)
 	case kI64:
 		out := make([]int64, n)
 		for i := range out {
@@ -145,13 +139,18 @@ func decode(k elemKind, b []byte, shape ember.Shape) *ember.Tensor {
 	}
 }
 
-// dtype is the ember dtype k widens to.
+// dtype is the ember dtype k loads as (the small integer kinds widen; the
+// two-byte floats do not).
 func (k elemKind) dtype() ember.DType {
 	switch k {
 	case kF64:
 		return ember.Float64
-	case kF32, kF16, kBF16:
+	case kF32:
 		return ember.Float32
+	case kF16:
+		return ember.Float16
+	case kBF16:
+		return ember.BFloat16
 	case kI64, kU32:
 		return ember.Int64
 	case kI32, kI16, kI8, kU8:

@@ -405,6 +405,16 @@ func encode(t *ember.Tensor) (b []byte, dtype string, err error) {
 				}
 			}
 			dtype = "BOOL"
+		case ember.BFloat16, ember.Float16:
+			v := t.Bits()
+			b = make([]byte, 2*len(v))
+			for i, x := range v {
+				binary.LittleEndian.PutUint16(b[2*i:], x)
+			}
+			dtype = "BF16"
+			if t.DType() == ember.Float16 {
+				dtype = "F16"
+			}
 		default:
 			panic(fmt.Errorf("unsupported dtype %v", t.DType()))
 		}

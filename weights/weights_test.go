@@ -42,7 +42,9 @@ func check(t *testing.T, name string, got *ember.Tensor, want expect) {
 	if !got.Shape().Equal(ember.Shape(want.Shape)) && !(len(want.Shape) == 0 && got.Dim() == 0) {
 		t.Errorf("%s: shape %v, want %v", name, got.Shape(), want.Shape)
 	}
-	if got.DType().String() != want.DType {
+	// weights.json predates the two-byte dtypes: its f16/bf16 entries name
+	// float32, the type they used to widen to; they now load unwidened.
+	if got.DType().String() != want.DType && !(got.DType().IsHalf() && want.DType == "float32" && strings.Contains(name, "16")) {
 		t.Errorf("%s: dtype %v, want %s", name, got.DType(), want.DType)
 	}
 	switch want.DType {

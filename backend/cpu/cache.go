@@ -254,6 +254,10 @@ func poisonSlice(data any) {
 		fillSlice(d, -7)
 	case []bool:
 		fillSlice(d, true)
+	case []backend.BF16:
+		fillSlice(d, 0x7FC0)
+	case []backend.F16:
+		fillSlice(d, 0x7E00)
 	}
 }
 
@@ -275,6 +279,10 @@ func makeSlice(dt backend.DType, n int) any {
 		return make([]int32, n)
 	case backend.Bool:
 		return make([]bool, n)
+	case backend.BFloat16:
+		return make([]backend.BF16, n)
+	case backend.Float16:
+		return make([]backend.F16, n)
 	}
 	panic("cpu: unknown dtype " + dt.String())
 }
@@ -291,6 +299,10 @@ func typedSlice(dt backend.DType, p unsafe.Pointer, n int) any {
 		return unsafe.Slice((*int32)(p), n)
 	case backend.Bool:
 		return unsafe.Slice((*bool)(p), n)
+	case backend.BFloat16:
+		return unsafe.Slice((*backend.BF16)(p), n)
+	case backend.Float16:
+		return unsafe.Slice((*backend.F16)(p), n)
 	}
 	panic("cpu: unknown dtype " + dt.String())
 }
@@ -307,6 +319,10 @@ func dataPointer(data any) unsafe.Pointer {
 	case []int32:
 		return unsafe.Pointer(unsafe.SliceData(d))
 	case []bool:
+		return unsafe.Pointer(unsafe.SliceData(d))
+	case []backend.BF16:
+		return unsafe.Pointer(unsafe.SliceData(d))
+	case []backend.F16:
 		return unsafe.Pointer(unsafe.SliceData(d))
 	}
 	return nil

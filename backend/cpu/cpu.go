@@ -62,6 +62,12 @@ func (Backend) FromHost(dev backend.Device, data any) (backend.Storage, error) {
 	case []bool:
 		s = newStorage(backend.Bool, len(d))
 		copy(s.data.([]bool), d)
+	case []backend.BF16:
+		s = newStorage(backend.BFloat16, len(d))
+		copy(s.data.([]backend.BF16), d)
+	case []backend.F16:
+		s = newStorage(backend.Float16, len(d))
+		copy(s.data.([]backend.F16), d)
 	default:
 		return nil, fmt.Errorf("cpu: unsupported host data %T", data)
 	}
@@ -86,6 +92,10 @@ func (Backend) ToHost(src backend.Storage, dst any) error {
 		n = copy(d, cs.data.([]int32))
 	case []bool:
 		n = copy(d, cs.data.([]bool))
+	case []backend.BF16:
+		n = copy(d, cs.data.([]backend.BF16))
+	case []backend.F16:
+		n = copy(d, cs.data.([]backend.F16))
 	default:
 		return fmt.Errorf("cpu: ToHost into %T", dst)
 	}
@@ -219,6 +229,10 @@ func hostBytes(data any) int64 {
 		return 8 * int64(len(d))
 	case []int32:
 		return 4 * int64(len(d))
+	case []backend.BF16:
+		return 2 * int64(len(d))
+	case []backend.F16:
+		return 2 * int64(len(d))
 	}
 	return 0
 }

@@ -27,6 +27,10 @@ func (Backend) Fill(dst backend.View, v float64) {
 		fill(dst, int32(v), fillRow[int32])
 	case backend.Bool:
 		fill(dst, v != 0, fillRow[bool])
+	case backend.BFloat16:
+		fill(dst, backend.ToBF16(float32(v)), fillRow[backend.BF16])
+	case backend.Float16:
+		fill(dst, backend.ToF16(float32(v)), fillRow[backend.F16])
 	}
 }
 
@@ -67,6 +71,44 @@ func (Backend) Copy(dst, src backend.View) {
 		copyTo[int32](dst, src)
 	case backend.Bool:
 		copyToBool(dst, src)
+	case backend.BFloat16:
+		copyToHalf(dst, src, backend.ToBF16)
+	case backend.Float16:
+		copyToHalf(dst, src, backend.ToF16)
+	}
+}
+
+// halfT is the host element type of the two-byte floats.
+type halfT interface{ backend.BF16 | backend.F16 }
+
+// copyToHalf copies any dtype into a BFloat16 or Float16 view through
+// float32, rounding once with enc (float64 is rounded to float32 first, as
+// PyTorch's conversions do).
+func copyToHalf[H halfT](dst, src backend.View, enc func(float32) H) {
+	if src.S.DType() == dst.S.DType() {
+		copyView[H](dst, src)
+		return
+	}
+	switch src.S.DType() {
+	case backend.Float32:
+		mapView(dst, src, enc)
+	case backend.Float64:
+		mapView(dst, src, func(x float64) H { return enc(float32(x)) })
+	case backend.Int64:
+		mapView(dst, src, func(x int64) H { return enc(float32(x)) })
+	case backend.Int32:
+		mapView(dst, src, func(x int32) H { return enc(float32(x)) })
+	case backend.Bool:
+		mapView(dst, src, func(b bool) H {
+			if b {
+				return enc(1)
+			}
+			return 0
+		})
+	case backend.BFloat16:
+		mapView(dst, src, func(x backend.BF16) H { return enc(x.Float32()) })
+	case backend.Float16:
+		mapView(dst, src, func(x backend.F16) H { return enc(x.Float32()) })
 	}
 }
 
@@ -87,6 +129,10 @@ func copyTo[D numT](dst, src backend.View) {
 			}
 			return 0
 		})
+	case backend.BFloat16:
+		mapView(dst, src, func(x backend.BF16) D { return D(x.Float32()) })
+	case backend.Float16:
+		mapView(dst, src, func(x backend.F16) D { return D(x.Float32()) })
 	}
 }
 
@@ -102,6 +148,10 @@ func copyToBool(dst, src backend.View) {
 		mapView(dst, src, func(x int64) bool { return x != 0 })
 	case backend.Int32:
 		mapView(dst, src, func(x int32) bool { return x != 0 })
+	case backend.BFloat16:
+		mapView(dst, src, func(x backend.BF16) bool { return x.Float32() != 0 })
+	case backend.Float16:
+		mapView(dst, src, func(x backend.F16) bool { return x.Float32() != 0 })
 	}
 }
 
@@ -345,6 +395,10 @@ func (Backend) Unary(op backend.UnaryOp, dst, src backend.View, p backend.Params
 		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryInt32, unaryInt32Pred)
 	case backend.Bool:
 		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryBool, unaryBoolPred)
+	case backend.BFloat16:
+		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryBFloat16, unaryBFloat16Pred)
+	case backend.Float16:
+		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryFloat16, unaryFloat16Pred)
 	}
 	if !ok {
 		notImpl(op.String(), src.S.DType())
@@ -392,6 +446,10 @@ func (Backend) Binary(op backend.BinaryOp, dst, a, b backend.View) {
 		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, binaryInt32, binaryInt32Bool)
 	case backend.Bool:
 		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, nil, binaryBoolBool)
+	case backend.BFloat16:
+		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, binaryBFloat16, binaryBFloat16Bool)
+	case backend.Float16:
+		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, binaryFloat16, binaryFloat16Bool)
 	}
 	if !ok {
 		notImpl(op.String(), a.S.DType())
@@ -438,6 +496,10 @@ func (Backend) Where(dst, cond, a, b backend.View) {
 		where(dst, cond, a, b, vec.Where[int32], vec.WhereScalarB[int32], vec.WhereScalarA[int32])
 	case backend.Bool:
 		where(dst, cond, a, b, vec.Where[bool], vec.WhereScalarB[bool], vec.WhereScalarA[bool])
+	case backend.BFloat16:
+		where(dst, cond, a, b, vec.Where[backend.BF16], vec.WhereScalarB[backend.BF16], vec.WhereScalarA[backend.BF16])
+	case backend.Float16:
+		where(dst, cond, a, b, vec.Where[backend.F16], vec.WhereScalarB[backend.F16], vec.WhereScalarA[backend.F16])
 	}
 }
 

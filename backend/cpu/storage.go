@@ -13,7 +13,8 @@ import (
 	"github.com/emberml/ember/backend/cpu/internal/gemm"
 )
 
-// Storage holds one of []float32, []float64, []int64, []int32, []bool.
+// Storage holds one of []float32, []float64, []int64, []int32, []bool,
+// []backend.BF16, []backend.F16.
 type Storage struct {
 	dt   backend.DType
 	data any
@@ -76,6 +77,10 @@ func NewPinned(dt backend.DType, n int, mem unsafe.Pointer, free func()) *Storag
 		data = unsafe.Slice((*int32)(mem), n)
 	case backend.Bool:
 		data = unsafe.Slice((*bool)(mem), n)
+	case backend.BFloat16:
+		data = unsafe.Slice((*backend.BF16)(mem), n)
+	case backend.Float16:
+		data = unsafe.Slice((*backend.F16)(mem), n)
 	}
 	return track(&Storage{dt: dt, data: data, n: n, free: free})
 }

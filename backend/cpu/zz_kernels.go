@@ -4636,3 +4636,1211 @@ func binaryBoolBool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []bool, o
 	}
 	return true
 }
+
+func unaryBFloat16(op backend.UnaryOp, d []backend.BF16, od, sd0, sd1 int, a []backend.BF16, oa, sa0, sa1, n0, n1 int, p1, p2, p3 float64) bool {
+	type T = float32
+	_, _, _ = p1, p2, p3
+	switch op {
+	case backend.Neg:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(-x)
+			}
+		}
+	case backend.Abs:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Abs(float64(x))))
+			}
+		}
+	case backend.Exp:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Exp(float64(x))))
+			}
+		}
+	case backend.Log:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Log(float64(x))))
+			}
+		}
+	case backend.Sqrt:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Sqrt(float64(x))))
+			}
+		}
+	case backend.Rsqrt:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(1 / math.Sqrt(float64(x))))
+			}
+		}
+	case backend.Sin:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Sin(float64(x))))
+			}
+		}
+	case backend.Cos:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Cos(float64(x))))
+			}
+		}
+	case backend.Tanh:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Tanh(float64(x))))
+			}
+		}
+	case backend.Sigmoid:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(1 / (1 + math.Exp(-float64(x)))))
+			}
+		}
+	case backend.ReLU:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(reluF(x))
+			}
+		}
+	case backend.Sign:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(signF(x))
+			}
+		}
+	case backend.Square:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(x * x)
+			}
+		}
+	case backend.Floor:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Floor(float64(x))))
+			}
+		}
+	case backend.Ceil:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Ceil(float64(x))))
+			}
+		}
+	case backend.Round:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.RoundToEven(float64(x))))
+			}
+		}
+	case backend.Log1p:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Log1p(float64(x))))
+			}
+		}
+	case backend.Expm1:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Expm1(float64(x))))
+			}
+		}
+	case backend.Erf:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Erf(float64(x))))
+			}
+		}
+	case backend.Reciprocal:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(1 / x)
+			}
+		}
+	case backend.Clamp:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(clampF(float64(x), p1, p2)))
+			}
+		}
+	case backend.PowScalar:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Pow(float64(x), p1)))
+			}
+		}
+	case backend.LeakyReLU:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(leakyF(x, T(p1)))
+			}
+		}
+	case backend.SiLU:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(x / (1 + T(math.Exp(-float64(x)))))
+			}
+		}
+	case backend.Softplus:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(softplusF(x, p1, p2))
+			}
+		}
+	case backend.Mish:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(x * T(math.Tanh(float64(softplusF(x, 1, 20)))))
+			}
+		}
+	case backend.Hardswish:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(x * relu6F(x+3) / 6)
+			}
+		}
+	case backend.Hardsigmoid:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(relu6F(x+3) / 6)
+			}
+		}
+	case backend.ELU:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(eluF(x, p1))
+			}
+		}
+	case backend.GELUTanh:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(geluTanhF(float64(x))))
+			}
+		}
+	case backend.Log2:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Log2(float64(x))))
+			}
+		}
+	case backend.Log10:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(log10F(float64(x))))
+			}
+		}
+	case backend.Exp2:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Exp2(float64(x))))
+			}
+		}
+	case backend.Trunc:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Trunc(float64(x))))
+			}
+		}
+	case backend.NanToNum:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(nanToNumF(x, p1, p2, p3))
+			}
+		}
+	case backend.Tan:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Tan(float64(x))))
+			}
+		}
+	case backend.Asin:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Asin(float64(x))))
+			}
+		}
+	case backend.Acos:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Acos(float64(x))))
+			}
+		}
+	case backend.Atan:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Atan(float64(x))))
+			}
+		}
+	case backend.Sinh:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Sinh(float64(x))))
+			}
+		}
+	case backend.Cosh:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Cosh(float64(x))))
+			}
+		}
+	case backend.Asinh:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Asinh(float64(x))))
+			}
+		}
+	case backend.Acosh:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Acosh(float64(x))))
+			}
+		}
+	case backend.Atanh:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Atanh(float64(x))))
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+func unaryBFloat16Pred(op backend.UnaryOp, d []bool, od, sd0, sd1 int, a []backend.BF16, oa, sa0, sa1, n0, n1 int, p1, p2, p3 float64) bool {
+	type T = float32
+	_, _, _ = p1, p2, p3
+	switch op {
+	case backend.IsNaN:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = (x != x)
+			}
+		}
+	case backend.IsInf:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = (math.IsInf(float64(x), 0))
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+func binaryBFloat16(op backend.BinaryOp, d []backend.BF16, od, sd0, sd1 int, a []backend.BF16, oa, sa0, sa1 int, b []backend.BF16, ob, sb0, sb1, n0, n1 int) bool {
+	type T = float32
+	switch op {
+	case backend.Add:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(x + y)
+			}
+		}
+	case backend.Sub:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(x - y)
+			}
+		}
+	case backend.Mul:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(x * y)
+			}
+		}
+	case backend.Div:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(x / y)
+			}
+		}
+	case backend.Pow:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(T(math.Pow(float64(x), float64(y))))
+			}
+		}
+	case backend.Maximum:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(maxF(x, y))
+			}
+		}
+	case backend.Minimum:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(minF(x, y))
+			}
+		}
+	case backend.Atan2:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(T(math.Atan2(float64(x), float64(y))))
+			}
+		}
+	case backend.Remainder:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(T(remF(float64(x), float64(y))))
+			}
+		}
+	case backend.FloorDiv:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(T(math.Floor(float64(x) / float64(y))))
+			}
+		}
+	case backend.Fmod:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(T(math.Mod(float64(x), float64(y))))
+			}
+		}
+	case backend.Hypot:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(T(math.Hypot(float64(x), float64(y))))
+			}
+		}
+	case backend.Copysign:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(T(math.Copysign(float64(x), float64(y))))
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+func binaryBFloat16Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []backend.BF16, oa, sa0, sa1 int, b []backend.BF16, ob, sb0, sb1, n0, n1 int) bool {
+	type T = float32
+	switch op {
+	case backend.Eq:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = (x == y)
+			}
+		}
+	case backend.Ne:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = (x != y)
+			}
+		}
+	case backend.Lt:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = (x < y)
+			}
+		}
+	case backend.Le:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = (x <= y)
+			}
+		}
+	case backend.Gt:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = (x > y)
+			}
+		}
+	case backend.Ge:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = (x >= y)
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+func unaryFloat16(op backend.UnaryOp, d []backend.F16, od, sd0, sd1 int, a []backend.F16, oa, sa0, sa1, n0, n1 int, p1, p2, p3 float64) bool {
+	type T = float32
+	_, _, _ = p1, p2, p3
+	switch op {
+	case backend.Neg:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(-x)
+			}
+		}
+	case backend.Abs:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Abs(float64(x))))
+			}
+		}
+	case backend.Exp:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Exp(float64(x))))
+			}
+		}
+	case backend.Log:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Log(float64(x))))
+			}
+		}
+	case backend.Sqrt:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Sqrt(float64(x))))
+			}
+		}
+	case backend.Rsqrt:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(1 / math.Sqrt(float64(x))))
+			}
+		}
+	case backend.Sin:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Sin(float64(x))))
+			}
+		}
+	case backend.Cos:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Cos(float64(x))))
+			}
+		}
+	case backend.Tanh:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Tanh(float64(x))))
+			}
+		}
+	case backend.Sigmoid:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(1 / (1 + math.Exp(-float64(x)))))
+			}
+		}
+	case backend.ReLU:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(reluF(x))
+			}
+		}
+	case backend.Sign:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(signF(x))
+			}
+		}
+	case backend.Square:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(x * x)
+			}
+		}
+	case backend.Floor:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Floor(float64(x))))
+			}
+		}
+	case backend.Ceil:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Ceil(float64(x))))
+			}
+		}
+	case backend.Round:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.RoundToEven(float64(x))))
+			}
+		}
+	case backend.Log1p:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Log1p(float64(x))))
+			}
+		}
+	case backend.Expm1:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Expm1(float64(x))))
+			}
+		}
+	case backend.Erf:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Erf(float64(x))))
+			}
+		}
+	case backend.Reciprocal:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(1 / x)
+			}
+		}
+	case backend.Clamp:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(clampF(float64(x), p1, p2)))
+			}
+		}
+	case backend.PowScalar:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Pow(float64(x), p1)))
+			}
+		}
+	case backend.LeakyReLU:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(leakyF(x, T(p1)))
+			}
+		}
+	case backend.SiLU:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(x / (1 + T(math.Exp(-float64(x)))))
+			}
+		}
+	case backend.Softplus:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(softplusF(x, p1, p2))
+			}
+		}
+	case backend.Mish:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(x * T(math.Tanh(float64(softplusF(x, 1, 20)))))
+			}
+		}
+	case backend.Hardswish:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(x * relu6F(x+3) / 6)
+			}
+		}
+	case backend.Hardsigmoid:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(relu6F(x+3) / 6)
+			}
+		}
+	case backend.ELU:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(eluF(x, p1))
+			}
+		}
+	case backend.GELUTanh:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(geluTanhF(float64(x))))
+			}
+		}
+	case backend.Log2:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Log2(float64(x))))
+			}
+		}
+	case backend.Log10:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(log10F(float64(x))))
+			}
+		}
+	case backend.Exp2:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Exp2(float64(x))))
+			}
+		}
+	case backend.Trunc:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Trunc(float64(x))))
+			}
+		}
+	case backend.NanToNum:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(nanToNumF(x, p1, p2, p3))
+			}
+		}
+	case backend.Tan:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Tan(float64(x))))
+			}
+		}
+	case backend.Asin:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Asin(float64(x))))
+			}
+		}
+	case backend.Acos:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Acos(float64(x))))
+			}
+		}
+	case backend.Atan:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Atan(float64(x))))
+			}
+		}
+	case backend.Sinh:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Sinh(float64(x))))
+			}
+		}
+	case backend.Cosh:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Cosh(float64(x))))
+			}
+		}
+	case backend.Asinh:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Asinh(float64(x))))
+			}
+		}
+	case backend.Acosh:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Acosh(float64(x))))
+			}
+		}
+	case backend.Atanh:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Atanh(float64(x))))
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+func unaryFloat16Pred(op backend.UnaryOp, d []bool, od, sd0, sd1 int, a []backend.F16, oa, sa0, sa1, n0, n1 int, p1, p2, p3 float64) bool {
+	type T = float32
+	_, _, _ = p1, p2, p3
+	switch op {
+	case backend.IsNaN:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = (x != x)
+			}
+		}
+	case backend.IsInf:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = (math.IsInf(float64(x), 0))
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+func binaryFloat16(op backend.BinaryOp, d []backend.F16, od, sd0, sd1 int, a []backend.F16, oa, sa0, sa1 int, b []backend.F16, ob, sb0, sb1, n0, n1 int) bool {
+	type T = float32
+	switch op {
+	case backend.Add:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(x + y)
+			}
+		}
+	case backend.Sub:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(x - y)
+			}
+		}
+	case backend.Mul:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(x * y)
+			}
+		}
+	case backend.Div:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(x / y)
+			}
+		}
+	case backend.Pow:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(T(math.Pow(float64(x), float64(y))))
+			}
+		}
+	case backend.Maximum:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(maxF(x, y))
+			}
+		}
+	case backend.Minimum:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(minF(x, y))
+			}
+		}
+	case backend.Atan2:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(T(math.Atan2(float64(x), float64(y))))
+			}
+		}
+	case backend.Remainder:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(T(remF(float64(x), float64(y))))
+			}
+		}
+	case backend.FloorDiv:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(T(math.Floor(float64(x) / float64(y))))
+			}
+		}
+	case backend.Fmod:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(T(math.Mod(float64(x), float64(y))))
+			}
+		}
+	case backend.Hypot:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(T(math.Hypot(float64(x), float64(y))))
+			}
+		}
+	case backend.Copysign:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(T(math.Copysign(float64(x), float64(y))))
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+func binaryFloat16Bool(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []backend.F16, oa, sa0, sa1 int, b []backend.F16, ob, sb0, sb1, n0, n1 int) bool {
+	type T = float32
+	switch op {
+	case backend.Eq:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = (x == y)
+			}
+		}
+	case backend.Ne:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = (x != y)
+			}
+		}
+	case backend.Lt:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = (x < y)
+			}
+		}
+	case backend.Le:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = (x <= y)
+			}
+		}
+	case backend.Gt:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = (x > y)
+			}
+		}
+	case backend.Ge:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = (x >= y)
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}

@@ -195,6 +195,10 @@ func hostBytes(data any) (unsafe.Pointer, backend.DType, int) {
 		return unsafe.Pointer(unsafe.SliceData(d)), backend.Int32, len(d)
 	case []bool:
 		return unsafe.Pointer(unsafe.SliceData(d)), backend.Bool, len(d)
+	case []backend.BF16:
+		return unsafe.Pointer(unsafe.SliceData(d)), backend.BFloat16, len(d)
+	case []backend.F16:
+		return unsafe.Pointer(unsafe.SliceData(d)), backend.Float16, len(d)
 	}
 	return nil, 0, -1
 }

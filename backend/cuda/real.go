@@ -344,7 +344,19 @@ func (g *realGPU) Gemm(stream uintptr, dt backend.DType, transA, transB bool, m,
 			return err
 		}
 		switch dt {
+		case backend.BFloat16, backend.Float16: // tensor cores, float32 accumulation, one rounding
+			ct := cublas.R16BF
+			if dt == backend.Float16 {
+				ct = cublas.R16F
+			}
+			return cublas.GemmStridedBatchedExRowMajor(h, ct, cublas.Compute32F, transA, transB, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC, batch)
 		case backend.Float32:
+			switch backend.CurrentMatmulPrecision() {
+			case backend.PrecisionHigh: // TF32 tensor cores (torch.set_float32_matmul_precision("high"))
+				return cublas.GemmStridedBatchedExRowMajor(h, cublas.R32F, cublas.Compute32FFastTF32, transA, transB, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC, batch)
+			case backend.PrecisionMedium:
+				return cublas.GemmStridedBatchedExRowMajor(h, cublas.R32F, cublas.Compute32FFast16BF, transA, transB, m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC, batch)
+			}
 			return cublas.SgemmStridedBatchedRowMajor(h, transA, transB, m, n, k, 1, a, lda, strideA, b, ldb, strideB, 0, c, ldc, strideC, batch)
 		case backend.Float64:
 			return cublas.DgemmStridedBatchedRowMajor(h, transA, transB, m, n, k, 1, a, lda, strideA, b, ldb, strideB, 0, c, ldc, strideC, batch)

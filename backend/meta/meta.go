@@ -51,6 +51,10 @@ func (Backend) FromHost(_ backend.Device, data any) (backend.Storage, error) {
 		return &storage{backend.Int32, len(d)}, nil
 	case []bool:
 		return &storage{backend.Bool, len(d)}, nil
+	case []backend.BF16:
+		return &storage{backend.BFloat16, len(d)}, nil
+	case []backend.F16:
+		return &storage{backend.Float16, len(d)}, nil
 	}
 	return nil, errors.New("meta: unsupported host data")
 }

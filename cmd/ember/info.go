@@ -129,7 +129,20 @@ func (h *hostInfo) lines(bool) []infoLine {
 		{"CPU", h.CPU.Model},
 		{"logical cores", fmt.Sprint(h.CPU.LogicalCores)},
 		{"SIMD", simd},
+		{"half matmul", halfMatmulPath(h.CPU.Features)},
 	}
+}
+
+// halfMatmulPath says how the CPU runs bfloat16/float16 matrix products:
+// the float32 GEMM on widened operands, rounded once (an AVX512_BF16
+// VDPBF16PS kernel is not written yet; the line says when the CPU has one).
+func halfMatmulPath(features []string) string {
+	for _, f := range features {
+		if f == "AVX512BF16" {
+			return "float32 GEMM on widened operands, one rounding (the CPU has AVX512_BF16; ember has no VDPBF16PS kernel yet)"
+		}
+	}
+	return "float32 GEMM on widened operands, one rounding"
 }
 
 // cudaInfo is the CUDA driver section.

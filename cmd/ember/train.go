@@ -35,6 +35,7 @@ type trainOptions struct {
 	seed                                 uint64
 	resume, quiet, memReport, ddp        bool
 	backend, nproc                       string
+	amp                                  string
 }
 
 var trainFlags trainOptions
@@ -70,6 +71,7 @@ func init() {
 	fl.BoolVar(&f.ddp, "ddp", false, "DistributedDataParallel, one process per device: run under \"ember launch\" (or torchrun, srun), or add --nproc-per-node")
 	fl.StringVar(&f.backend, "backend", "auto", "with --ddp: auto (nccl on cuda devices, else cpu), nccl or cpu")
 	fl.StringVar(&f.nproc, "nproc-per-node", "", `with --ddp: start this many workers here (a number, or "gpu": one per GPU), as ember launch does`)
+	fl.StringVar(&f.amp, "amp", "", "mixed precision: bf16 (autocast to bfloat16) or fp16 (autocast to float16 with a GradScaler); the evaluation runs in float32")
 	rootCmd.AddCommand(trainCmd)
 }
 
@@ -222,6 +224,24 @@ func runTrain(cmd *cobra.Command) error {
 	ctx, stop := interruptContext()
 	defer stop()
 	ce := nn.CrossEntropyLoss{}
+	// --amp: the forward pass and loss under Autocast; fp16 scales the loss
+	// (GradScaler) so that small gradients survive float16.
+	var scaler *optim.GradScaler
+	forward := func(x, y *ember.Tensor) (out, loss *ember.Tensor) {
+		out = model.Forward(x)
+		return out, ce.Loss(out, y)
+	}
+	if f.amp != "" {
+		dt := ember.BFloat16
+		if f.amp == "fp16" {
+			dt, scaler = ember.Float16, optim.NewGradScaler()
+		}
+		plain := forward
+		forward = func(x, y *ember.Tensor) (out, loss *ember.Tensor) {
+			ember.Autocast(dev, dt, func() { out, loss = plain(x, y) })
+			return out, loss
+		}
+	}
 	for epoch := start; epoch < f.epochs; epoch++ {
 		var bar *progress
 		if !f.quiet && lead {
@@ -246,10 +266,15 @@ func runTrain(cmd *cobra.Command) error {
 			}
 			x, y := b.Input.To(dev), b.Target.To(dev)
 			opt.ZeroGrad()
-			out := model.Forward(x)
-			loss := ce.Loss(out, y)
-			loss.Backward()
-			opt.Step()
+			out, loss := forward(x, y)
+			if scaler != nil {
+				scaler.ScaleLoss(loss).Backward()
+				scaler.Step(opt)
+				scaler.Update()
+			} else {
+				loss.Backward()
+				opt.Step()
+			}
 			sched.Step()
 			l := loss.Item()
 			pred := out.ArgMaxDim(1, false).Int64s()
@@ -366,6 +391,8 @@ func validateTrainFlags(f trainOptions) error {
 		return fmt.Errorf("--lr %v: want a positive learning rate", f.lr)
 	case f.momentum < 0 || f.weightDecay < 0:
 		return fmt.Errorf("--momentum and --weight-decay must not be negative (got %v, %v)", f.momentum, f.weightDecay)
+	case f.amp != "" && f.amp != "bf16" && f.amp != "fp16":
+		return fmt.Errorf("--amp %q: want bf16 or fp16", f.amp)
 	}
 	return nil
 }

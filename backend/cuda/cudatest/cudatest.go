@@ -145,6 +145,12 @@ func (g *emuGPU) Gemm(_ uintptr, dt backend.DType, transA, transB bool, m, n, k 
 	read := func(base uint64, idx int64) float64 {
 		buf := make([]byte, es)
 		g.lib.CopyOut(buf, base+uint64(idx)*es)
+		switch dt {
+		case backend.BFloat16:
+			return float64(backend.BF16(binary.LittleEndian.Uint16(buf)).Float32())
+		case backend.Float16:
+			return float64(backend.F16(binary.LittleEndian.Uint16(buf)).Float32())
+		}
 		if dt == backend.Float32 {
 			return float64(math.Float32frombits(binary.LittleEndian.Uint32(buf)))
 		}
@@ -166,9 +172,14 @@ func (g *emuGPU) Gemm(_ uintptr, dt backend.DType, transA, transB bool, m, n, k 
 					}
 					s += read(a, int64(bi)*strideA+ai) * read(b, int64(bi)*strideB+bj)
 				}
-				if dt == backend.Float32 {
+				switch dt {
+				case backend.BFloat16: // cublasGemmEx with CUBLAS_COMPUTE_32F: one rounding of the sum
+					binary.LittleEndian.PutUint16(row[j*2:], uint16(backend.ToBF16(float32(s))))
+				case backend.Float16:
+					binary.LittleEndian.PutUint16(row[j*2:], uint16(backend.ToF16(float32(s))))
+				case backend.Float32:
 					binary.LittleEndian.PutUint32(row[j*4:], math.Float32bits(float32(s)))
-				} else {
+				default:
 					binary.LittleEndian.PutUint64(row[j*8:], math.Float64bits(s))
 				}
 			}

@@ -58,9 +58,82 @@ template <> struct ember_unsigned<int> { typedef unsigned int type; };
 template <typename T> struct ember_is_bool { static constexpr bool value = false; };
 template <> struct ember_is_bool<bool> { static constexpr bool value = true; };
 
-// Conversions as Go's T(x) (truncation toward zero), bool as x != 0.
+// The two-byte floats as their bits. NVRTC without a CUDA toolkit has no
+// cuda_bf16.h / cuda_fp16.h, so the conversions are bit-level (the same
+// round-to-nearest-even as backend.ToBF16 / backend.ToF16 on the host);
+// the arithmetic runs in float (ember_compute).
+struct ember_bf16 { unsigned short bits; };
+struct ember_f16 { unsigned short bits; };
+template <typename T> struct ember_is_half { static constexpr bool value = false; };
+template <> struct ember_is_half<ember_bf16> { static constexpr bool value = true; };
+template <> struct ember_is_half<ember_f16> { static constexpr bool value = true; };
+// ember_compute<T>::type is the type ops compute T in: float for the halves.
+template <typename T> struct ember_compute { typedef T type; };
+template <> struct ember_compute<ember_bf16> { typedef float type; };
+template <> struct ember_compute<ember_f16> { typedef float type; };
+
+__device__ __forceinline__ float ember_half_to_f32(ember_bf16 h) { return __int_as_float((int)((unsigned int)h.bits << 16)); }
+__device__ __forceinline__ float ember_half_to_f32(ember_f16 h) {
+    unsigned int sign = (unsigned int)(h.bits & 0x8000) << 16;
+    unsigned int exp = (h.bits >> 10) & 0x1f, man = h.bits & 0x3ff;
+    if (exp == 0) {
+        float v = (float)man * (1.0f / 16777216.0f);
+        return sign ? -v : v;
+    }
+    if (exp == 0x1f) return __int_as_float((int)(sign | 0x7f800000u | (man << 13)));
+    return __int_as_float((int)(sign | ((exp + 112) << 23) | (man << 13)));
+}
+template <typename H> __device__ __forceinline__ H ember_f32_to_half(float f);
+template <> __device__ __forceinline__ ember_bf16 ember_f32_to_half<ember_bf16>(float f) {
+    ember_bf16 h;
+    if (f != f) { h.bits = 0xFFFF; return h; } // PyTorch 1.13's CPU NaN
+    unsigned int u = (unsigned int)__float_as_int(f);
+    h.bits = (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+    return h;
+}
+template <> __device__ __forceinline__ ember_f16 ember_f32_to_half<ember_f16>(float f) {
+    unsigned int b = (unsigned int)__float_as_int(f);
+    unsigned short sign = (unsigned short)((b >> 16) & 0x8000);
+    int exp = (int)((b >> 23) & 0xff);
+    unsigned int man = b & 0x7fffff;
+    ember_f16 h;
+    if (exp == 0xff) { h.bits = sign | (man ? 0x7e00 : 0x7c00); return h; }
+    int e = exp - 127 + 15;
+    if (e >= 0x1f) { h.bits = sign | 0x7c00; return h; }
+    if (e <= 0) {
+        unsigned int shift = (unsigned int)(14 - e);
+        if (exp == 0 || shift > 24) { h.bits = sign; return h; }
+        man |= 0x800000;
+        unsigned int v = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (v & 1))) v++;
+        h.bits = sign | (unsigned short)v;
+        return h;
+    }
+    unsigned int v = ((unsigned int)e << 10) | (man >> 13), rem = man & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (v & 1))) v++;
+    h.bits = sign | (unsigned short)v;
+    return h;
+}
+
+// Conversions as Go's T(x) (truncation toward zero), bool as x != 0; the
+// halves through float, rounding once (double is rounded to float first, as
+// PyTorch's conversions).
 template <typename D, typename S>
-__device__ __forceinline__ D ember_cast(S x) { return (D)x; }
+__device__ __forceinline__ D ember_cast(S x) {
+    if constexpr (ember_is_half<S>::value) {
+        if constexpr (ember_is_half<D>::value) {
+            return ember_f32_to_half<D>(ember_half_to_f32(x));
+        } else if constexpr (ember_is_bool<D>::value) {
+            return ember_half_to_f32(x) != 0;
+        } else {
+            return (D)ember_half_to_f32(x);
+        }
+    } else if constexpr (ember_is_half<D>::value) {
+        return ember_f32_to_half<D>((float)x);
+    } else {
+        return (D)x;
+    }
+}
 template <> __device__ __forceinline__ bool ember_cast<bool, float>(float x) { return x != 0; }
 template <> __device__ __forceinline__ bool ember_cast<bool, double>(double x) { return x != 0; }
 template <> __device__ __forceinline__ bool ember_cast<bool, i64>(i64 x) { return x != 0; }

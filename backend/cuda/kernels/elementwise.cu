@@ -23,13 +23,17 @@ __global__ void ember_copy(D* d, const S* s, Layout L, i64 n) {
 }
 
 // --- unary and binary (the op chains are generated: zz_ops.cuh) ---
+// bfloat16 and float16 load as float, compute the row's float expression
+// and round back once (ember_compute), as the CPU kernels do.
 
 template <typename T, typename O, int OP>
 __global__ void ember_unary(O* d, const T* s, Layout L, i64 n, double p1, double p2, double p3) {
     i64 off[2];
     EMBER_FOR(i, n) {
         ember_offsets<2>(L, i, off);
-        d[off[0]] = ember_unary_op<OP, T, O>(s[off[1]], p1, p2, p3);
+        typedef typename ember_compute<T>::type C;
+        typedef typename ember_compute<O>::type OC;
+        d[off[0]] = ember_cast<O, OC>(ember_unary_op<OP, C, OC>(ember_cast<C, T>(s[off[1]]), p1, p2, p3));
     }
 }
 
@@ -38,7 +42,9 @@ __global__ void ember_binary(O* d, const T* a, const T* b, Layout L, i64 n) {
     i64 off[3];
     EMBER_FOR(i, n) {
         ember_offsets<3>(L, i, off);
-        d[off[0]] = (O)ember_binary_op<OP, T, O>(a[off[1]], b[off[2]]);
+        typedef typename ember_compute<T>::type C;
+        typedef typename ember_compute<O>::type OC;
+        d[off[0]] = ember_cast<O, OC>((OC)ember_binary_op<OP, C, OC>(ember_cast<C, T>(a[off[1]]), ember_cast<C, T>(b[off[2]])));
     }
 }
 

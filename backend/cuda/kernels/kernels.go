@@ -103,11 +103,20 @@ func ctype(dt backend.DType) string {
 		return "int"
 	case backend.Bool:
 		return "bool"
+	case backend.BFloat16:
+		return "ember_bf16"
+	case backend.Float16:
+		return "ember_f16"
 	}
 	panic(fmt.Sprintf("kernels: unknown dtype %v", dt))
 }
 
 var allDTypes = []backend.DType{backend.Float32, backend.Float64, backend.Int64, backend.Int32, backend.Bool}
+
+// halfDTypes are the two-byte floats: fill, copy, where and the elementwise
+// ops have kernels for them (reductions and softmax run on float32 copies,
+// which the root package makes).
+var halfDTypes = []backend.DType{backend.BFloat16, backend.Float16}
 
 // Modules returns every module's complete source (the op constants
 // generated from the op table, common.cuh, then the module's sources: for
@@ -131,13 +140,14 @@ func NameExpressions(module string) []string {
 	add := func(f string, a ...any) { out = append(out, fmt.Sprintf(f, a...)) }
 	switch module {
 	case ModElementwise:
-		for _, d := range allDTypes {
+		every := append(append([]backend.DType{}, allDTypes...), halfDTypes...)
+		for _, d := range every {
 			add("ember_fill<%s>", ctype(d))
 			add("ember_where<%s>", ctype(d))
-			for _, s := range allDTypes {
+			for _, s := range every {
 				add("ember_copy<%s, %s>", ctype(d), ctype(s))
 			}
-			if d != backend.Bool {
+			if d != backend.Bool && !d.IsHalf() {
 				add("ember_arange<%s>", ctype(d))
 			}
 			for op := range backend.NumUnaryOps {

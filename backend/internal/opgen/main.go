@@ -259,7 +259,56 @@ func cpuKernels() string {
 			w("\tdefault:\n\t\treturn false\n\t}\n\treturn true\n}\n\n")
 		}
 	}
+	halfKernels(w)
 	return b.String()
+}
+
+// The two-byte floats: storage of backend.BF16/F16 bits, each element
+// loaded as float32 (exactly), the row's float expression computed in
+// float32 (T is float32) and the result rounded back once, as PyTorch
+// computes bfloat16 and float16 on the CPU.
+var halfDTs = []struct{ Name, Go, Enc string }{
+	{"BFloat16", "backend.BF16", "backend.ToBF16"},
+	{"Float16", "backend.F16", "backend.ToF16"},
+}
+
+func halfKernels(w func(string, ...any)) {
+	for _, d := range halfDTs {
+		for _, pred := range []bool{false, true} {
+			outGo, suffix, enc := d.Go, "", d.Enc
+			if pred {
+				outGo, suffix, enc = "bool", "Pred", ""
+			}
+			w("func unary%s%s(op backend.UnaryOp, d []%s, od, sd0, sd1 int, a []%s, oa, sa0, sa1, n0, n1 int, p1, p2, p3 float64) bool {\n", d.Name, suffix, outGo, d.Go)
+			w("\ttype T = float32\n\t_, _, _ = p1, p2, p3\n\tswitch op {\n")
+			for _, o := range optable.Unaries {
+				if o.GoF == "" || (o.Class == optable.Predicate) != pred {
+					continue
+				}
+				w("\tcase backend.%s:\n", o.Const)
+				w("\t\tfor r := 0; r < n0; r++ {\n\t\t\tdd, aa := d[od+r*sd0:], a[oa+r*sa0:]\n")
+				w("\t\t\tfor i := 0; i < n1; i++ {\n\t\t\t\tx := aa[i*sa1].Float32()\n\t\t\t\t_ = x\n\t\t\t\tdd[i*sd1] = %s(%s)\n\t\t\t}\n\t\t}\n", enc, o.GoF)
+			}
+			w("\tdefault:\n\t\treturn false\n\t}\n\treturn true\n}\n\n")
+		}
+		for _, boolOut := range []bool{false, true} {
+			outGo, suffix, enc := d.Go, "", d.Enc
+			if boolOut {
+				outGo, suffix, enc = "bool", "Bool", ""
+			}
+			w("func binary%s%s(op backend.BinaryOp, d []%s, od, sd0, sd1 int, a []%s, oa, sa0, sa1 int, b []%s, ob, sb0, sb1, n0, n1 int) bool {\n", d.Name, suffix, outGo, d.Go, d.Go)
+			w("\ttype T = float32\n\tswitch op {\n")
+			for _, o := range optable.Binaries {
+				if o.GoF == "" || o.Class.BoolOut() != boolOut {
+					continue
+				}
+				w("\tcase backend.%s:\n", o.Const)
+				w("\t\tfor r := 0; r < n0; r++ {\n\t\t\tdd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]\n")
+				w("\t\t\tfor i := 0; i < n1; i++ {\n\t\t\t\tx, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()\n\t\t\t\tdd[i*sd1] = %s(%s)\n\t\t\t}\n\t\t}\n", enc, o.GoF)
+			}
+			w("\tdefault:\n\t\treturn false\n\t}\n\treturn true\n}\n\n")
+		}
+	}
 }
 
 // usesX reports whether a Go expression reads the operand x.

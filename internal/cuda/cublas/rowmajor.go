@@ -1,6 +1,9 @@
 package cublas
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // ColMajorGemm is the argument list of one column-major cuBLAS gemm call,
 // as worked out by RowMajorGemm.
@@ -93,4 +96,18 @@ func DgemmStridedBatchedRowMajor(h *Handle, transA, transB bool, m, n, k int, al
 		return err
 	}
 	return h.DgemmStridedBatched(g.TransA, g.TransB, g.M, g.N, g.K, alpha, g.A, g.LDA, g.StrideA, g.B, g.LDB, g.StrideB, beta, c, g.LDC, g.StrideC, batch)
+}
+
+// GemmStridedBatchedExRowMajor is GemmStridedBatchedEx on row-major
+// operands of type dt (A, B and C alike) with float32 alpha = 1, beta = 0
+// and the given compute type (Compute32F for bfloat16/float16 operands:
+// tensor cores, float32 accumulation; Compute32FFastTF32 for TF32).
+func GemmStridedBatchedExRowMajor(h *Handle, dt DataType, compute ComputeType, transA, transB bool, m, n, k int, a uint64, lda int, strideA int64, b uint64, ldb int, strideB int64, c uint64, ldc int, strideC int64, batch int) error {
+	g, err := RowMajorGemm(transA, transB, m, n, k, a, lda, strideA, b, ldb, strideB, ldc, strideC)
+	if err != nil {
+		return err
+	}
+	alpha, beta := float32(1), float32(0)
+	return h.GemmStridedBatchedEx(g.TransA, g.TransB, g.M, g.N, g.K, unsafe.Pointer(&alpha), g.A, dt, g.LDA, g.StrideA, g.B, dt, g.LDB, g.StrideB,
+		unsafe.Pointer(&beta), c, dt, g.LDC, g.StrideC, batch, compute, GemmDefault)
 }

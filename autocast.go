@@ -1,0 +1,90 @@
+package ember
+
+import "github.com/emberml/ember/backend"
+
+// autocastState is one goroutine's autocast setting: which device type it
+// applies to and the low-precision dtype (off: none).
+type autocastState struct {
+	on  bool
+	dev backend.DeviceType
+	dt  DType
+}
+
+var autocastSt local[autocastState]
+
+// Autocast runs f with automatic mixed precision for tensors on dev's
+// device type, as torch.autocast(device_type, dtype): matrix products
+// (MatMul, Bmm, Linear, Conv2d, ScaledDotProductAttention) cast their
+// floating inputs to dt (BFloat16 or Float16) and return dt; Softmax,
+// LogSoftmax, Sum, LayerNorm and the losses run in Float32; other ops take
+// their inputs as they come, mixed inputs promoting to the widest. Casts
+// are differentiable, so gradients reach float32 parameters as float32.
+// Autocast nests (the innermost setting holds) and, as NoGrad, applies to
+// the calling goroutine only: a goroutine f starts runs without it unless
+// it calls Autocast itself. Any other dt is a *DTypeError.
+func Autocast(dev Device, dt DType, f func()) {
+	if !dt.IsHalf() {
+		panic(&DTypeError{Op: "autocast", DTypes: []DType{dt}, Msg: "autocast's dtype must be BFloat16 or Float16"})
+	}
+	autocastSt.with(autocastState{on: true, dev: dev.Type, dt: dt}, f)
+}
+
+// AutocastDisabled runs f with autocast off on the calling goroutine, also
+// inside Autocast (torch.autocast(..., enabled=False)).
+func AutocastDisabled(f func()) { autocastSt.with(autocastState{}, f) }
+
+// AutocastDType returns the low-precision dtype autocast applies to tensors
+// on dev on the calling goroutine, and whether it is on.
+func AutocastDType(dev Device) (DType, bool) {
+	s, ok := autocastSt.get()
+	if !ok || !s.on || s.dev != dev.Type {
+		return 0, false
+	}
+	return s.dt, true
+}
+
+// autocastLow returns the low dtype when autocast applies to t's device and
+// some floating operand is not already in it.
+func autocastLow(ts ...*Tensor) (DType, bool) {
+	if len(ts) == 0 || ts[0] == nil {
+		return 0, false
+	}
+	dt, on := AutocastDType(ts[0].dev)
+	if !on {
+		return 0, false
+	}
+	for _, t := range ts {
+		if t != nil && t.dtype.IsFloat() && t.dtype != dt {
+			return dt, true
+		}
+	}
+	return 0, false
+}
+
+// castFloat casts a floating t (nil stays nil) to dt.
+func castFloat(t *Tensor, dt DType) *Tensor {
+	if t == nil || !t.dtype.IsFloat() {
+		return t
+	}
+	return t.Cast(dt)
+}
+
+// inFloat32 runs f (which computes on float32 casts of its inputs) with
+// autocast off and rounds its result to dt once: the two-byte floats' path
+// through the kernels that only exist for float32/float64 (pooling, batch
+// norm, convolution, attention).
+func inFloat32(dt DType, f func() *Tensor) *Tensor {
+	var out *Tensor
+	AutocastDisabled(func() { out = f().Cast(dt) })
+	return out
+}
+
+// autocastF32 reports whether autocast's float32 policy applies to t: it is
+// on for t's device and t is a two-byte float.
+func autocastF32(t *Tensor) bool {
+	if t == nil || !t.dtype.IsHalf() {
+		return false
+	}
+	_, on := AutocastDType(t.dev)
+	return on
+}

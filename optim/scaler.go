@@ -1,0 +1,126 @@
+package optim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/emberml/ember"
+)
+
+// GradScaler is dynamic loss scaling for float16 training, as
+// torch.cuda.amp.GradScaler: Scale multiplies the loss by the scale before
+// Backward; Step unscales the gradients (unless Unscale already did, e.g.
+// before gradient clipping), skips the optimizer step when any of them is
+// infinite or NaN, and Update then halves the scale (BackoffFactor) after a
+// skipped step or doubles it (GrowthFactor) after GrowthInterval steps in a
+// row without one. The scale is kept as a float32, as PyTorch keeps it.
+type GradScaler struct {
+	GrowthFactor, BackoffFactor float64
+	GrowthInterval              int
+	scale                       float32
+	tracker                     int
+	unscaled, foundInf          bool
+}
+
+// NewGradScaler returns a scaler with PyTorch's defaults: scale 65536,
+// growth 2, backoff 0.5, growth interval 2000.
+func NewGradScaler() *GradScaler {
+	return &GradScaler{GrowthFactor: 2, BackoffFactor: 0.5, GrowthInterval: 2000, scale: 65536}
+}
+
+// WithInitScale sets the scale (init_scale) and returns s.
+func (s *GradScaler) WithInitScale(v float64) *GradScaler { s.scale = float32(v); return s }
+
+// Scale returns the current scale.
+func (s *GradScaler) Scale() float64 { return float64(s.scale) }
+
+// ScaleLoss returns loss times the scale, for Backward.
+func (s *GradScaler) ScaleLoss(loss *ember.Tensor) *ember.Tensor {
+	return loss.MulScalar(float64(s.scale))
+}
+
+// params lists an optimizer's parameters (every optimizer of this package).
+func params(opt Optimizer) []Param {
+	if p, ok := opt.(interface{ parameters() []Param }); ok {
+		return p.parameters()
+	}
+	panic(fmt.Sprintf("optim: GradScaler needs an optimizer of package optim, not %T", opt))
+}
+
+func (b *base) parameters() []Param { return b.params }
+
+// Unscale divides the gradients of opt's parameters by the scale, in place
+// (multiplying by the float32 reciprocal, as PyTorch), and records whether
+// any is infinite or NaN. Call it at most once between Steps, before
+// clipping or reading the gradients.
+func (s *GradScaler) Unscale(opt Optimizer) {
+	if s.unscaled {
+		panic("optim: Unscale was already called since the last Update")
+	}
+	inv := float64(float32(1 / float64(s.scale)))
+	s.foundInf = false
+	for _, p := range params(opt) {
+		g := p.Tensor.Grad()
+		if g == nil {
+			continue
+		}
+		g.MulScalarInPlace(inv)
+		if g.IsNaN().Any().Item() != 0 || g.IsInf().Any().Item() != 0 {
+			s.foundInf = true
+		}
+	}
+	s.unscaled = true
+}
+
+// Step unscales the gradients if Unscale was not called, then runs
+// opt.Step unless a gradient was infinite or NaN. It reports whether the
+// step ran.
+func (s *GradScaler) Step(opt Optimizer) bool {
+	if !s.unscaled {
+		s.Unscale(opt)
+	}
+	if s.foundInf {
+		return false
+	}
+	opt.Step()
+	return true
+}
+
+// Update adjusts the scale after a Step (torch's _amp_update_scale_): a
+// step with an inf/NaN gradient multiplies it by BackoffFactor and restarts
+// the count; otherwise the count grows and, reaching GrowthInterval,
+// multiplies the scale by GrowthFactor (when the result stays finite) and
+// restarts.
+func (s *GradScaler) Update() {
+	if s.foundInf {
+		s.scale = float32(float64(s.scale) * s.BackoffFactor)
+		s.tracker = 0
+	} else if s.tracker+1 == s.GrowthInterval {
+		if g := float32(float64(s.scale) * s.GrowthFactor); !math.IsInf(float64(g), 0) {
+			s.scale = g
+		}
+		s.tracker = 0
+	} else {
+		s.tracker++
+	}
+	s.unscaled, s.foundInf = false, false
+}
+
+// StateDict is torch's GradScaler.state_dict(): scale, growth_factor,
+// backoff_factor, growth_interval and _growth_tracker.
+func (s *GradScaler) StateDict() map[string]float64 {
+	return map[string]float64{"scale": float64(s.scale), "growth_factor": s.GrowthFactor, "backoff_factor": s.BackoffFactor,
+		"growth_interval": float64(s.GrowthInterval), "_growth_tracker": float64(s.tracker)}
+}
+
+// LoadStateDict restores a StateDict.
+func (s *GradScaler) LoadStateDict(sd map[string]float64) error {
+	for _, k := range []string{"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"} {
+		if _, ok := sd[k]; !ok {
+			return fmt.Errorf("optim: GradScaler state has no %q", k)
+		}
+	}
+	s.scale, s.GrowthFactor, s.BackoffFactor = float32(sd["scale"]), sd["growth_factor"], sd["backoff_factor"]
+	s.GrowthInterval, s.tracker = int(sd["growth_interval"]), int(sd["_growth_tracker"])
+	return nil
+}

@@ -1,0 +1,65 @@
+package optim
+
+import (
+	"math"
+	"testing"
+
+	"github.com/emberml/ember"
+)
+
+// TestGradScalerSequence runs a scripted overflow sequence, worked by hand
+// with torch.cuda.amp.GradScaler's rules (torch 1.13's scaler refuses CPU
+// tensors, so it cannot be run here): init scale 4, growth interval 2, SGD
+// lr 0.1 on p = [1, 2] with loss (p·[g, 0.5])·scale.
+func TestGradScalerSequence(t *testing.T) {
+	p := ember.FromSlice([]float32{1, 2}, nil).SetRequiresGrad(true)
+	opt := NewSGD([]Param{{Name: "p", Tensor: p}}, nil, 0.1, 0, 0, 0, false)
+	s := NewGradScaler().WithInitScale(4)
+	s.GrowthInterval = 2
+	inf, nan := math.Inf(1), math.NaN()
+	steps := []struct {
+		g           float64
+		ran         bool
+		scale       float64 // after Update
+		tracker     float64
+		p0, p1      float32
+		unscaleWant []float32 // explicit Unscale before Step: the unscaled grads
+	}{
+		{1, true, 4, 1, 0.9, 1.95, nil},
+		{inf, false, 2, 0, 0.9, 1.95, nil},
+		{2, true, 2, 1, 0.7, 1.9, nil},
+		{3, true, 4, 0, 0.4, 1.85, nil},
+		{nan, false, 2, 0, 0.4, 1.85, nil},
+		{4, true, 2, 1, 0, 1.8, []float32{4, 0.5}},
+		{5, true, 4, 0, -0.5, 1.75, nil},
+	}
+	for i, st := range steps {
+		opt.ZeroGrad()
+		loss := p.Mul(ember.FromSlice([]float32{float32(st.g), 0.5}, nil)).Sum()
+		s.ScaleLoss(loss).Backward()
+		if st.unscaleWant != nil {
+			s.Unscale(opt)
+			if g := p.Grad().Float32s(); g[0] != st.unscaleWant[0] || g[1] != st.unscaleWant[1] {
+				t.Errorf("step %d: unscaled grad %v, want %v", i, g, st.unscaleWant)
+			}
+		}
+		if ran := s.Step(opt); ran != st.ran {
+			t.Errorf("step %d: ran %v, want %v", i, ran, st.ran)
+		}
+		s.Update()
+		sd := s.StateDict()
+		if sd["scale"] != st.scale || sd["_growth_tracker"] != st.tracker {
+			t.Errorf("step %d: scale %v tracker %v, want %v %v", i, sd["scale"], sd["_growth_tracker"], st.scale, st.tracker)
+		}
+		if v := p.Detach().Float32s(); math.Abs(float64(v[0]-st.p0)) > 1e-6 || math.Abs(float64(v[1]-st.p1)) > 1e-6 {
+			t.Errorf("step %d: p %v, want [%v %v]", i, v, st.p0, st.p1)
+		}
+	}
+	r := NewGradScaler()
+	if err := r.LoadStateDict(s.StateDict()); err != nil || r.Scale() != 4 || r.GrowthInterval != 2 {
+		t.Errorf("LoadStateDict: %v %v %v", err, r.Scale(), r.GrowthInterval)
+	}
+	if err := r.LoadStateDict(map[string]float64{"scale": 1}); err == nil {
+		t.Error("LoadStateDict took an incomplete state")
+	}
+}
