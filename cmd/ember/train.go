@@ -435,17 +435,32 @@ func pickCheckpoint(modelPath, optPath, midModel, midOpt string) (*checkpoint, e
 var metricsHeader = []string{"epoch", "train_loss", "train_acc", "test_loss", "test_acc", "seconds", "samples_per_s"}
 
 func writeMetrics(path string, rows []epochRow) error {
+	g := func(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
+	recs := make([][]string, len(rows))
+	for i, r := range rows {
+		recs[i] = []string{strconv.Itoa(r.epoch), g(r.trainLoss), g(r.trainAcc), g(r.testLoss), g(r.testAcc), g(r.seconds), g(r.samplesPerS)}
+	}
+	return writeCSV(path, metricsHeader, recs)
+}
+
+func readMetrics(path string) ([]epochRow, error) {
+	vs, err := readCSVFloats(path, len(metricsHeader))
+	var rows []epochRow
+	for _, v := range vs {
+		rows = append(rows, epochRow{int(v[0]), v[1], v[2], v[3], v[4], v[5], v[6]})
+	}
+	return rows, err
+}
+
+// writeCSV writes a header and records to path.
+func writeCSV(path string, header []string, recs [][]string) error {
 	fh, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := csv.NewWriter(fh)
-	w.Write(metricsHeader)
-	g := func(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
-	for _, r := range rows {
-		w.Write([]string{strconv.Itoa(r.epoch), g(r.trainLoss), g(r.trainAcc), g(r.testLoss), g(r.testAcc), g(r.seconds), g(r.samplesPerS)})
-	}
-	w.Flush()
+	w.Write(header)
+	w.WriteAll(recs)
 	if err := w.Error(); err != nil {
 		fh.Close()
 		return err
@@ -453,7 +468,9 @@ func writeMetrics(path string, rows []epochRow) error {
 	return fh.Close()
 }
 
-func readMetrics(path string) ([]epochRow, error) {
+// readCSVFloats reads the records after the header of a CSV file of n
+// numeric columns (records of another width are skipped).
+func readCSVFloats(path string, n int) ([][]float64, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -463,18 +480,18 @@ func readMetrics(path string) ([]epochRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	var rows []epochRow
+	var out [][]float64
 	for _, r := range recs[min(1, len(recs)):] {
-		if len(r) != len(metricsHeader) {
+		if len(r) != n {
 			continue
 		}
-		v := make([]float64, len(r))
+		v := make([]float64, n)
 		for i, s := range r {
 			v[i], _ = strconv.ParseFloat(s, 64)
 		}
-		rows = append(rows, epochRow{int(v[0]), v[1], v[2], v[3], v[4], v[5], v[6]})
+		out = append(out, v)
 	}
-	return rows, nil
+	return out, nil
 }
 
 // writePlot draws loss and accuracy in two panels sharing the epoch axis;

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -437,46 +436,21 @@ func writeGPTFolder(dir string, c gpt2.Config) error {
 var gptMetricsHeader = []string{"step", "train_loss", "val_loss", "lr", "seconds", "tokens_per_s"}
 
 func writeGPTMetrics(path string, rows []gptRow) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(fh)
-	w.Write(gptMetricsHeader)
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 7, 64) }
-	for _, r := range rows {
-		w.Write([]string{strconv.Itoa(r.step), g(r.trainLoss), g(r.valLoss), g(r.lr), g(r.seconds), g(r.tokensPerSecond)})
+	recs := make([][]string, len(rows))
+	for i, r := range rows {
+		recs[i] = []string{strconv.Itoa(r.step), g(r.trainLoss), g(r.valLoss), g(r.lr), g(r.seconds), g(r.tokensPerSecond)}
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
+	return writeCSV(path, gptMetricsHeader, recs)
 }
 
 func readGPTMetrics(path string) ([]gptRow, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	recs, err := csv.NewReader(fh).ReadAll()
-	if err != nil {
-		return nil, err
-	}
+	vs, err := readCSVFloats(path, len(gptMetricsHeader))
 	var rows []gptRow
-	for _, r := range recs[min(1, len(recs)):] {
-		if len(r) != len(gptMetricsHeader) {
-			continue
-		}
-		v := make([]float64, len(r))
-		for i, s := range r {
-			v[i], _ = strconv.ParseFloat(s, 64)
-		}
+	for _, v := range vs {
 		rows = append(rows, gptRow{int(v[0]), v[1], v[2], v[3], v[4], v[5]})
 	}
-	return rows, nil
+	return rows, err
 }
 
 func writeGPTPlot(path string, rows []gptRow) error {
