@@ -372,6 +372,8 @@ for d in "$src"/internal/cuda/*/; do
 done
 [ -d "$src/nn" ] && pkgs+=(nn:nn)
 [ -d "$src/dist" ] && pkgs+=(dist:dist)
+# the transformer models (their tests run on every device present: parity on a real GPU)
+for d in models/gpt2 models/llama; do [ -d "$src/$d" ] && pkgs+=("${d//\//_}:$d"); done
 pkgs+=(examples_walkthrough:examples/walkthrough backend_cpu_internal_gemm:backend/cpu/internal/gemm)
 
 : >"$out/tests.txt"
