@@ -69,12 +69,7 @@ func recordBinary(op backend.BinaryOp, a, b, out *Tensor) *Tensor {
 }
 
 // gradIf evaluates f only when in requires grad.
-func gradIf(in *Tensor, f func() *Tensor) *Tensor {
-	if !in.RequiresGrad() {
-		return nil
-	}
-	return f()
-}
+func gradIf(in *Tensor, f func() *Tensor) *Tensor { return when(in.RequiresGrad(), f) }
 
 // when evaluates f only when need is set.
 func when(need bool, f func() *Tensor) *Tensor {
