@@ -83,6 +83,12 @@ func (Backend) Gather(dst, src, index backend.View, dim int) {
 		ixGather[int32](dst, src, index, dim)
 	case backend.Bool:
 		ixGather[bool](dst, src, index, dim)
+	case backend.BFloat16:
+		ixGather[backend.BF16](dst, src, index, dim)
+	case backend.Float16:
+		ixGather[backend.F16](dst, src, index, dim)
+	default:
+		notImpl("gather", dst.S.DType())
 	}
 }
 
@@ -118,6 +124,38 @@ func (Backend) Scatter(dst, index, src backend.View, dim int, accumulate bool) {
 			notImpl("scatter_add", backend.Bool)
 		}
 		ixScatterSet[bool](dst, index, src, dim)
+	case backend.BFloat16:
+		if accumulate {
+			ixScatterAddHalf(dst, index, src, dim, backend.BF16.Float32, backend.ToBF16)
+			return
+		}
+		ixScatterSet[backend.BF16](dst, index, src, dim)
+	case backend.Float16:
+		if accumulate {
+			ixScatterAddHalf(dst, index, src, dim, backend.F16.Float32, backend.ToF16)
+			return
+		}
+		ixScatterSet[backend.F16](dst, index, src, dim)
+	default:
+		notImpl("scatter", dst.S.DType())
+	}
+}
+
+// ixScatterAddHalf adds src[p] at dst[p with dim ← index[p]] for a
+// two-byte float: each addition in float32, rounded once (as PyTorch's
+// index_add/scatter_add on bf16 and fp16).
+func ixScatterAddHalf[H ~uint16](dst, index, src backend.View, dim int, dec func(H) float32, enc func(float32) H) {
+	d, s, ix := slice[H](dst.S), slice[H](src.S), slice[int64](index.S)
+	dd := dst.Strides[dim]
+	r := makeRows(index.Shape, index.Strides, src.Strides, without(dst.Strides, dim))
+	var off [3]int
+	for i := 0; i < r.n; i++ {
+		r.at(i, off[:])
+		oi, os, od := index.Offset+off[0], src.Offset+off[1], dst.Offset+off[2]
+		for k := 0; k < r.inner; k++ {
+			p := od + k*r.in[2] + int(ix[oi+k*r.in[0]])*dd
+			d[p] = enc(dec(d[p]) + dec(s[os+k*r.in[1]]))
+		}
 	}
 }
 

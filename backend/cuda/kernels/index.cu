@@ -13,7 +13,7 @@ __global__ void ember_gather(T* d, const i64* ix, const T* s, Layout L, i64 n, i
     EMBER_FOR(o, n) {
         ember_offsets<3>(L, o, off);
         i64 j = ix[off[1]];
-        d[off[0]] = (j >= 0 && j < size) ? s[off[2] + j * sd] : (T)0;
+        d[off[0]] = (j >= 0 && j < size) ? s[off[2] + j * sd] : T();
     }
 }
 

@@ -35,7 +35,7 @@ func Scatter(p DeviceProps, dst, index, src Operand, dim int, accumulate bool) [
 	acc := 0
 	if accumulate {
 		acc = 1
-		if dst.DType == backend.Bool {
+		if dst.DType == backend.Bool || dst.DType.IsHalf() {
 			panic(&backend.NotImplementedError{Op: "scatter_add", Device: backend.CUDAType, DType: dst.DType})
 		}
 	}
@@ -104,6 +104,9 @@ func indexNames() []string {
 		if d != backend.Bool {
 			out = append(out, fmt.Sprintf("ember_scatter<%s, 1>", c))
 		}
+	}
+	for _, d := range halfDTypes { // bit copies: gather and scatter (set)
+		out = append(out, fmt.Sprintf("ember_gather<%s>", ctype(d)), fmt.Sprintf("ember_scatter<%s, 0>", ctype(d)))
 	}
 	for _, d := range ScanDTypes {
 		for _, pr := range []int{0, 1} {
