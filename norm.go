@@ -71,6 +71,13 @@ func LayerNorm(x *Tensor, normalizedShape []int, weight, bias *Tensor, eps float
 	if autocastF32(x) || autocastF32(weight) {
 		return LayerNorm(castFloat(x, Float32), normalizedShape, castFloat(weight, Float32), castFloat(bias, Float32), eps)
 	}
+	if x.dtype.IsHalf() {
+		// as PyTorch's kernels: the statistics and the affine in float32
+		// from the two-byte inputs, the result rounded once
+		return inFloat32(x.dtype, func() *Tensor {
+			return LayerNorm(x.Cast(Float32), normalizedShape, castFloat(weight, Float32), castFloat(bias, Float32), eps)
+		})
+	}
 	const name = "layer_norm"
 	x.live(name)
 	k := len(normalizedShape)

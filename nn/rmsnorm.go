@@ -32,7 +32,15 @@ func (r *RMSNorm) Forward(x *ember.Tensor) *ember.Tensor {
 	if x.Dim() == 0 || x.Shape()[x.Dim()-1] != r.Dim {
 		panic(&ember.ShapeError{Op: "RMSNorm", Msg: fmt.Sprintf("expected an input of shape [*, %d], but got %v", r.Dim, x.Shape())})
 	}
-	y := x.Mul(x.Square().Mean(ember.Dims(-1), ember.KeepDim()).AddScalar(r.Eps).Rsqrt())
+	var y *ember.Tensor
+	if dt := x.DType(); dt.IsHalf() {
+		// as LlamaRMSNorm: normalised in float32, rounded to x's dtype,
+		// then scaled by the weight
+		x32 := x.Cast(ember.Float32)
+		y = x32.Mul(x32.Square().Mean(ember.Dims(-1), ember.KeepDim()).AddScalar(r.Eps).Rsqrt()).Cast(dt)
+	} else {
+		y = x.Mul(x.Square().Mean(ember.Dims(-1), ember.KeepDim()).AddScalar(r.Eps).Rsqrt())
+	}
 	if r.Weight != nil {
 		y = y.Mul(r.Weight)
 	}
