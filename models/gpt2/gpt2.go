@@ -298,12 +298,37 @@ func New(c Config) *Model {
 	return build(c, func(_ string, shape []int, init func([]int) *ember.Tensor) *ember.Tensor { return init(shape) })
 }
 
+// An Option changes how Load and FromStateDict build the model.
+type Option func(*options)
+
+type options struct{ dtype ember.DType }
+
+// WithDType loads the parameters in dt, as from_pretrained's torch_dtype:
+// Float32 (the default), BFloat16 or Float16. A checkpoint stored in dt
+// (Hugging Face's are often bf16 or fp16) is kept as it is, not widened;
+// others are rounded to it. The model then runs in dt: the matrix products
+// and attention compute in float32 from the rounded operands and round
+// once, LayerNorm and the softmax compute in float32, and Step returns
+// float32 logits for sampling (Forward's are in dt, as transformers').
+func WithDType(dt ember.DType) Option { return func(o *options) { o.dtype = dt } }
+
+func makeOptions(opts []Option) (options, error) {
+	o := options{dtype: ember.Float32}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o, hf.CheckDType("gpt2", o.dtype)
+}
+
 // Load reads the model folder dir (config.json and the weights; see the
 // package comment) and returns the model on dev, in evaluation mode. Any
 // problem (a bad config, a missing or extra weight, a weight of the wrong
 // shape, naming the key and both shapes) is an error and no model is
 // returned.
-func Load(dir string, dev ember.Device) (*Model, error) {
+func Load(dir string, dev ember.Device, opts ...Option) (*Model, error) {
+	if _, err := makeOptions(opts); err != nil {
+		return nil, err
+	}
 	c, err := LoadConfig(dir)
 	if err != nil {
 		return nil, err
@@ -312,17 +337,22 @@ func Load(dir string, dev ember.Device) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return FromStateDict(c, sd, path, dev)
+	return FromStateDict(c, sd, path, dev, opts...)
 }
 
 // FromStateDict builds the model of config c from a state dict with
 // transformers' names (the "transformer." prefix optional) on dev; path
 // names the source in errors.
-func FromStateDict(c Config, sd map[string]*ember.Tensor, path string, dev ember.Device) (*Model, error) {
+func FromStateDict(c Config, sd map[string]*ember.Tensor, path string, dev ember.Device, opts ...Option) (*Model, error) {
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	w := hf.NewWeights(path, strip(sd))
+	w.SetDType(o.dtype)
 	// buffers older transformers saved: the causal mask and its fill value
 	w.Skip(func(k string) bool {
 		return strings.HasSuffix(k, ".attn.bias") || strings.HasSuffix(k, ".attn.masked_bias")
@@ -333,7 +363,7 @@ func FromStateDict(c Config, sd map[string]*ember.Tensor, path string, dev ember
 	m := build(c, func(name string, shape []int, _ func([]int) *ember.Tensor) *ember.Tensor {
 		t := w.Take(name, shape...)
 		if t == nil {
-			return ember.Zeros(shape, ember.On(ember.Meta))
+			return ember.Zeros(shape, ember.On(ember.Meta), ember.Dtype(o.dtype))
 		}
 		return t
 	})
@@ -376,12 +406,17 @@ func (m *Model) EOS() int {
 func (m *Model) Forward(ids *ember.Tensor) *ember.Tensor { return m.ForwardCache(ids, nil) }
 
 // Step runs ids [B, T] after the positions c holds and returns the logits
-// of the last position, [B, vocab]: a decoding step (models/generate).
+// of the last position, [B, vocab], in Float32 (whatever the model's
+// dtype, as transformers' generate samples): a decoding step
+// (models/generate).
 func (m *Model) Step(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
 	h := m.Transformer.hidden(ids, c)
 	t := h.Shape()[1]
-	return m.head(h.Narrow(1, t-1, 1)).Squeeze(1)
+	return m.head(h.Narrow(1, t-1, 1)).Squeeze(1).Cast(ember.Float32)
 }
+
+// DType is the dtype of the model's parameters (WithDType).
+func (m *Model) DType() ember.DType { return m.Transformer.WTE.Weight.DType() }
 
 // ForwardCache is Forward for ids [B, T] that follow the c.Len()
 // positions the cache holds (c nil: none, and nothing is stored): their

@@ -261,10 +261,35 @@ func New(c Config) *Model {
 	return build(c, func(_ string, shape []int, init func([]int) *ember.Tensor) *ember.Tensor { return init(shape) })
 }
 
+// An Option changes how Load and FromStateDict build the model.
+type Option func(*options)
+
+type options struct{ dtype ember.DType }
+
+// WithDType loads the parameters in dt, as from_pretrained's torch_dtype:
+// Float32 (the default), BFloat16 or Float16. A checkpoint stored in dt is
+// kept as it is, not widened; others are rounded to it. The model then
+// runs in dt as transformers' LlamaForCausalLM does: RMSNorm computes in
+// float32 and rounds before the weight, the rotary tables are rounded to
+// dt, the matrix products and attention compute in float32 from the
+// rounded operands and round once, and Step returns float32 logits.
+func WithDType(dt ember.DType) Option { return func(o *options) { o.dtype = dt } }
+
+func makeOptions(opts []Option) (options, error) {
+	o := options{dtype: ember.Float32}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o, hf.CheckDType("llama", o.dtype)
+}
+
 // Load reads the model folder dir and returns the model on dev, in
 // evaluation mode; any problem (config, a missing, extra or misshapen
 // weight) is an error and no model is returned.
-func Load(dir string, dev ember.Device) (*Model, error) {
+func Load(dir string, dev ember.Device, opts ...Option) (*Model, error) {
+	if _, err := makeOptions(opts); err != nil {
+		return nil, err
+	}
 	c, err := LoadConfig(dir)
 	if err != nil {
 		return nil, err
@@ -273,16 +298,21 @@ func Load(dir string, dev ember.Device) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return FromStateDict(c, sd, path, dev)
+	return FromStateDict(c, sd, path, dev, opts...)
 }
 
 // FromStateDict builds the model of config c from a state dict with
 // transformers' names on dev; path names the source in errors.
-func FromStateDict(c Config, sd map[string]*ember.Tensor, path string, dev ember.Device) (*Model, error) {
+func FromStateDict(c Config, sd map[string]*ember.Tensor, path string, dev ember.Device, opts ...Option) (*Model, error) {
+	o, err := makeOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	w := hf.NewWeights(path, sd)
+	w.SetDType(o.dtype)
 	w.Skip(func(k string) bool { return strings.HasSuffix(k, ".rotary_emb.inv_freq") }) // a buffer older versions saved
 	if c.TieWordEmbeddings {
 		w.Skip(func(k string) bool { return k == "lm_head.weight" })
@@ -291,7 +321,7 @@ func FromStateDict(c Config, sd map[string]*ember.Tensor, path string, dev ember
 		if t := w.Take(name, shape...); t != nil {
 			return t
 		}
-		return ember.Zeros(shape, ember.On(ember.Meta))
+		return ember.Zeros(shape, ember.On(ember.Meta), ember.Dtype(o.dtype))
 	})
 	if err := w.Err(); err != nil {
 		return nil, fmt.Errorf("llama: %w", err)
@@ -331,11 +361,15 @@ func (m *Model) ForwardCache(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor 
 	return m.head(m.Model.hidden(ids, c))
 }
 
-// Step returns the logits of the last of ids' positions, [B, vocab].
+// Step returns the logits of the last of ids' positions, [B, vocab], in
+// Float32 whatever the model's dtype.
 func (m *Model) Step(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
 	h := m.Model.hidden(ids, c)
-	return m.head(h.Narrow(1, h.Shape()[1]-1, 1)).Squeeze(1)
+	return m.head(h.Narrow(1, h.Shape()[1]-1, 1)).Squeeze(1).Cast(ember.Float32)
 }
+
+// DType is the dtype of the model's parameters (WithDType).
+func (m *Model) DType() ember.DType { return m.Model.EmbedTokens.Weight.DType() }
 
 func (m *Model) head(h *ember.Tensor) *ember.Tensor {
 	w := m.Model.EmbedTokens.Weight
@@ -363,6 +397,9 @@ func (d *Decoder) hidden(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
 	}
 	dev := ids.Device()
 	cos, sin := rotary(d.invFreq, past, t, dev)
+	if dt := d.EmbedTokens.Weight.DType(); dt != ember.Float32 {
+		cos, sin = cos.Cast(dt), sin.Cast(dt) // transformers: cos.to(x.dtype)
+	}
 	var mask *ember.Tensor
 	if past > 0 && t > 1 {
 		s := past + t
@@ -410,6 +447,9 @@ func rope(x, cos, sin *ember.Tensor) *ember.Tensor {
 // cache, at positions 0 … T-1.
 func (a *Attention) Forward(x *ember.Tensor) *ember.Tensor {
 	cos, sin := rotary(a.invFreq, 0, x.Shape()[1], x.Device())
+	if dt := x.DType(); dt.IsHalf() {
+		cos, sin = cos.Cast(dt), sin.Cast(dt)
+	}
 	return a.forward(x, nil, 0, cos, sin, nil)
 }
 

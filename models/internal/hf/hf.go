@@ -143,12 +143,28 @@ type Weights struct {
 	prefixes []string
 	used     map[string]bool
 	errs     []error
+	dtype    ember.DType
 }
 
 // NewWeights wraps sd, whose keys may carry any of prefixes (tried in
 // order; "" is always tried first).
 func NewWeights(path string, sd map[string]*ember.Tensor, prefixes ...string) *Weights {
-	return &Weights{Path: path, sd: sd, prefixes: append([]string{""}, prefixes...), used: map[string]bool{}}
+	return &Weights{Path: path, sd: sd, prefixes: append([]string{""}, prefixes...), used: map[string]bool{}, dtype: ember.Float32}
+}
+
+// SetDType makes Take return its tensors in dt (a floating dtype; Float32
+// unless set): a checkpoint's tensors already in dt are kept as they are,
+// others are cast (rounded to nearest even).
+func (w *Weights) SetDType(dt ember.DType) { w.dtype = dt }
+
+// CheckDType reports a dtype a model cannot run in: models load as
+// Float32 (the default), BFloat16 or Float16 (torch_dtype).
+func CheckDType(model string, dt ember.DType) error {
+	switch dt {
+	case ember.Float32, ember.BFloat16, ember.Float16:
+		return nil
+	}
+	return fmt.Errorf("%s: dtype %v: want float32, bfloat16 or float16", model, dt)
 }
 
 // Has reports whether the tensor name (under a prefix) is present.
@@ -166,7 +182,7 @@ func (w *Weights) find(name string) (string, bool) {
 	return "", false
 }
 
-// Take returns the tensor name as Float32 with the given shape, or records
+// Take returns the tensor name in the Weights' dtype (SetDType) with the given shape, or records
 // an error (missing, or a shape that differs: the key and both shapes) and
 // returns nil.
 func (w *Weights) Take(name string, shape ...int) *ember.Tensor {
@@ -181,12 +197,12 @@ func (w *Weights) Take(name string, shape ...int) *ember.Tensor {
 		w.errs = append(w.errs, fmt.Errorf("weight %s has shape %v, want %v", key, []int(t.Shape()), shape))
 		return nil
 	}
-	if t.DType() != ember.Float32 {
+	if t.DType() != w.dtype {
 		if !t.DType().IsFloat() {
 			w.errs = append(w.errs, fmt.Errorf("weight %s has dtype %v, want a floating dtype", key, t.DType()))
 			return nil
 		}
-		t = t.Cast(ember.Float32)
+		t = t.Cast(w.dtype)
 	}
 	return t
 }
