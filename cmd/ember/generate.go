@@ -23,6 +23,7 @@ func init() { rootCmd.AddCommand(newGenerateCmd()) }
 
 type generateOptions struct {
 	model, prompt, device string
+	dtype                 string
 	maxNew, topK          int
 	temperature, topP     float64
 	seed                  uint64
@@ -51,7 +52,13 @@ the sequence fills the model's context (a note says so). A prompt longer
 than the context is an error.
 
 --json prints {"prompt_ids": [...], "ids": [...], "text": "..."} instead,
-ids being the new tokens and text their decoding.`,
+ids being the new tokens and text their decoding.
+
+--dtype bf16 or fp16 loads the weights in that dtype (a checkpoint stored
+so is kept as it is, not widened) and runs the model in it, as
+from_pretrained's torch_dtype: matrix products and attention in float32
+from the rounded operands, norms and softmax in float32, the sampling on
+float32 logits. The default is fp32.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGenerate(cmd, o) },
 	}
@@ -66,6 +73,7 @@ ids being the new tokens and text their decoding.`,
 	fl.StringVar(&o.device, "device", "auto", "auto, cpu or cuda:N")
 	fl.BoolVar(&o.json, "json", false, `print {"prompt_ids", "ids", "text"} as JSON`)
 	fl.BoolVar(&o.ignoreEOS, "ignore-eos", false, "do not stop at the end-of-text token")
+	fl.StringVar(&o.dtype, "dtype", "fp32", "the weights' and the computation's dtype: fp32, bf16 or fp16")
 	return cmd
 }
 
@@ -88,8 +96,12 @@ func resolveModel(name string) (string, error) {
 	return dir, nil
 }
 
-// loadCausalLM loads the model folder dir by its config's model_type.
-func loadCausalLM(dir string, dev ember.Device) (causalLM, error) {
+// modelDTypes are --dtype's values.
+var modelDTypes = map[string]ember.DType{"fp32": ember.Float32, "bf16": ember.BFloat16, "fp16": ember.Float16}
+
+// loadCausalLM loads the model folder dir by its config's model_type, its
+// parameters in dt.
+func loadCausalLM(dir string, dev ember.Device, dt ember.DType) (causalLM, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil {
 		return nil, err
@@ -102,9 +114,9 @@ func loadCausalLM(dir string, dev ember.Device) (causalLM, error) {
 	}
 	switch c.ModelType {
 	case "gpt2":
-		return gpt2.Load(dir, dev)
+		return gpt2.Load(dir, dev, gpt2.WithDType(dt))
 	case "llama":
-		return llama.Load(dir, dev)
+		return llama.Load(dir, dev, llama.WithDType(dt))
 	case "":
 		return nil, fmt.Errorf("%s: no model_type (want gpt2 or llama)", filepath.Join(dir, "config.json"))
 	}
@@ -117,6 +129,10 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	}
 	if o.maxNew < 0 {
 		return fmt.Errorf("generate: --max-new-tokens %d: want 0 or more", o.maxNew)
+	}
+	dt, ok := modelDTypes[o.dtype]
+	if !ok {
+		return fmt.Errorf("generate: --dtype %q: want fp32, bf16 or fp16", o.dtype)
 	}
 	dir, err := resolveModel(o.model)
 	if err != nil {
@@ -131,7 +147,7 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
-	m, err := loadCausalLM(o.model, dev)
+	m, err := loadCausalLM(o.model, dev, dt)
 	if err != nil {
 		return err
 	}

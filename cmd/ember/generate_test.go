@@ -54,6 +54,51 @@ func TestGenerateGreedy(t *testing.T) {
 	}
 }
 
+// TestGenerateHalf: --dtype bf16 and fp16 on the bf16 checkpoints give
+// the greedy continuation PyTorch's forward in that dtype gives
+// (models/testdata/gen_half.py), which on these fixtures is also the
+// float32 model's; --dtype fp32 widens the bf16 file.
+func TestGenerateHalf(t *testing.T) {
+	for _, dir := range []string{"../../models/gpt2/testdata/tiny-bf16", "../../models/llama/testdata/tiny-bf16"} {
+		b, err := os.ReadFile(dir + "/fixture.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fx map[string]json.RawMessage
+		if err := json.Unmarshal(b, &fx); err != nil {
+			t.Fatal(err)
+		}
+		var prompt string
+		var greedy32 []int
+		json.Unmarshal(fx["prompt"], &prompt)
+		json.Unmarshal(fx["greedy_float32"], &greedy32)
+		for flag, key := range map[string]string{"bf16": "bfloat16", "fp16": "float16", "fp32": ""} {
+			want := greedy32
+			if key != "" {
+				var d struct {
+					Greedy []int `json:"greedy"`
+				}
+				json.Unmarshal(fx[key], &d)
+				want = d.Greedy
+			}
+			out, _, err := runCmd(t, "generate", "--model", dir, "--prompt", prompt, "--temperature", "0",
+				"--max-new-tokens", "12", "--device", "cpu", "--json", "--dtype", flag)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got struct {
+				IDs []int `json:"ids"`
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("%s: %v in %q", dir, err, out)
+			}
+			if len(want) != 12 || !slices.Equal(got.IDs, want) {
+				t.Errorf("%s --dtype %s: ids %v, want %v", dir, flag, got.IDs, want)
+			}
+		}
+	}
+}
+
 func TestGenerateSampledIsSeeded(t *testing.T) {
 	args := []string{"generate", "--model", "../../models/gpt2/testdata/tiny", "--prompt", "Hello", "--temperature", "1",
 		"--top-k", "20", "--top-p", "0.9", "--max-new-tokens", "8", "--device", "cpu", "--json", "--seed", "7"}
@@ -76,6 +121,7 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"--model", "../../models/gpt2/testdata/tiny-bin", "--prompt", "Hi"}, "no tokenizer.json and no vocab.json + merges.txt"},
 		{[]string{"--model", "../../models/gpt2/testdata/tiny", "--prompt", long}, "prompt longer than the model's context: 40 tokens, the context is 32"},
 		{[]string{"--prompt", "Hi"}, "--model DIR is required"},
+		{[]string{"--model", "../../models/gpt2/testdata/tiny", "--prompt", "Hi", "--dtype", "int8"}, `--dtype "int8": want fp32, bf16 or fp16`},
 	} {
 		_, _, err := runCmd(t, "generate", append(tc.args, "--device", "cpu")...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
