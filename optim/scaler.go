@@ -14,12 +14,18 @@ import (
 // infinite or NaN, and Update then halves the scale (BackoffFactor) after a
 // skipped step or doubles it (GrowthFactor) after GrowthInterval steps in a
 // row without one. The scale is kept as a float32, as PyTorch keeps it.
+//
+// Several optimizers may share one scaler, as in PyTorch: Unscale and Step
+// each of them, then Update once. Each optimizer's step is skipped when its
+// own gradients hold an inf or NaN; Update backs off when any did.
 type GradScaler struct {
 	GrowthFactor, BackoffFactor float64
 	GrowthInterval              int
 	scale                       float32
 	tracker                     int
-	unscaled, foundInf          bool
+	// per optimizer since the last Update: unscaled, and whether an
+	// infinite or NaN gradient was found
+	foundInf map[Optimizer]bool
 }
 
 // NewGradScaler returns a scaler with PyTorch's defaults: scale 65536,
@@ -54,11 +60,14 @@ func (b *base) parameters() []Param { return b.params }
 // any is infinite or NaN. Call it at most once between Steps, before
 // clipping or reading the gradients.
 func (s *GradScaler) Unscale(opt Optimizer) {
-	if s.unscaled {
-		panic("optim: Unscale was already called since the last Update")
+	if _, done := s.foundInf[opt]; done {
+		panic("optim: Unscale was already called for this optimizer since the last Update")
+	}
+	if s.foundInf == nil {
+		s.foundInf = map[Optimizer]bool{}
 	}
 	inv := float64(float32(1 / float64(s.scale)))
-	s.foundInf = false
+	found := false
 	for _, p := range params(opt) {
 		g := p.Tensor.Grad()
 		if g == nil {
@@ -66,20 +75,20 @@ func (s *GradScaler) Unscale(opt Optimizer) {
 		}
 		g.MulScalarInPlace(inv)
 		if g.IsNaN().Any().Item() != 0 || g.IsInf().Any().Item() != 0 {
-			s.foundInf = true
+			found = true
 		}
 	}
-	s.unscaled = true
+	s.foundInf[opt] = found
 }
 
 // Step unscales the gradients if Unscale was not called, then runs
 // opt.Step unless a gradient was infinite or NaN. It reports whether the
 // step ran.
 func (s *GradScaler) Step(opt Optimizer) bool {
-	if !s.unscaled {
+	if _, done := s.foundInf[opt]; !done {
 		s.Unscale(opt)
 	}
-	if s.foundInf {
+	if s.foundInf[opt] {
 		return false
 	}
 	opt.Step()
@@ -92,7 +101,11 @@ func (s *GradScaler) Step(opt Optimizer) bool {
 // multiplies the scale by GrowthFactor (when the result stays finite) and
 // restarts.
 func (s *GradScaler) Update() {
-	if s.foundInf {
+	found := false
+	for _, f := range s.foundInf {
+		found = found || f
+	}
+	if found {
 		s.scale = float32(float64(s.scale) * s.BackoffFactor)
 		s.tracker = 0
 	} else if s.tracker+1 == s.GrowthInterval {
@@ -103,7 +116,7 @@ func (s *GradScaler) Update() {
 	} else {
 		s.tracker++
 	}
-	s.unscaled, s.foundInf = false, false
+	clear(s.foundInf)
 }
 
 // StateDict is torch's GradScaler.state_dict(): scale, growth_factor,
