@@ -172,6 +172,8 @@ func validateGPTFlags(f trainOptions, g gptOptions) error {
 		return fmt.Errorf("--lr %v must be positive, --weight-decay %v and --grad-clip %v not negative", f.lr, f.weightDecay, g.gradClip)
 	case f.ddp:
 		return fmt.Errorf("--model gpt does not support --ddp yet")
+	case f.amp != "" && f.amp != "bf16" && f.amp != "fp16":
+		return fmt.Errorf("--amp %q: want bf16 or fp16", f.amp)
 	}
 	return nil
 }
@@ -312,6 +314,24 @@ func runTrainGPT(cmd *cobra.Command) error {
 	ctx, stop := interruptContext()
 	defer stop()
 	ce := nn.CrossEntropyLoss{}
+	// --amp: the forward pass and the loss under Autocast (the matrix
+	// products and attention in the low dtype, LayerNorm, softmax and the
+	// loss in float32, the parameters and the optimizer state float32);
+	// fp16 scales the loss with a GradScaler, unscaling before clipping.
+	var scaler *optim.GradScaler
+	forward := func(x, y *ember.Tensor) *ember.Tensor { return ce.Loss(m.Forward(x).Reshape(-1, 256), y) }
+	if f.amp != "" {
+		dt := ember.BFloat16
+		if f.amp == "fp16" {
+			dt, scaler = ember.Float16, optim.NewGradScaler()
+		}
+		plain := forward
+		forward = func(x, y *ember.Tensor) (loss *ember.Tensor) {
+			ember.Autocast(dev, dt, func() { loss = plain(x, y) })
+			return loss
+		}
+		fmt.Fprintf(out, "amp: autocast to %v%s; evaluation in float32\n", dt, map[bool]string{true: " with a GradScaler", false: ""}[scaler != nil])
+	}
 	m.Train(true)
 	t0 := time.Now()
 	step := start
@@ -339,13 +359,29 @@ func runTrainGPT(cmd *cobra.Command) error {
 				o.ZeroGrad()
 			}
 			x, y := batch(corpus.train, f.batch, g.blockSize, rng, dev)
-			loss := ce.Loss(m.Forward(x).Reshape(-1, 256), y)
-			loss.Backward()
+			loss := forward(x, y)
+			if scaler != nil {
+				scaler.ScaleLoss(loss).Backward()
+				if g.gradClip > 0 {
+					for _, o := range opts {
+						scaler.Unscale(o)
+					}
+				}
+			} else {
+				loss.Backward()
+			}
 			if g.gradClip > 0 {
 				nn.ClipGradNorm(params, g.gradClip, 2)
 			}
 			for _, o := range opts {
-				o.Step()
+				if scaler != nil {
+					scaler.Step(o)
+				} else {
+					o.Step()
+				}
+			}
+			if scaler != nil {
+				scaler.Update()
 			}
 			l := loss.Item()
 			lossSum += l

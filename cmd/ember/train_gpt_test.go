@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/weights"
 )
 
 // TestTrainGPT: a tiny byte-level GPT learns a repetitive text (the
@@ -72,5 +75,49 @@ func TestTrainGPTBadFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestTrainGPTAMP: --amp bf16 and --amp fp16 (autocast; fp16 with a
+// GradScaler, unscaled before the clipping) train the tiny GPT of
+// TestTrainGPT as the float32 run does: the validation loss falls far
+// below a uniform guess's, and the checkpoint's parameters stay float32.
+func TestTrainGPTAMP(t *testing.T) {
+	dir := t.TempDir()
+	text := strings.Repeat("func main() { fmt.Println(\"hello, world\") }\n", 400)
+	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, amp := range []string{"bf16", "fp16"} {
+		out := filepath.Join(dir, amp)
+		stdout, _, err := runCmd(t, "train", "--model", "gpt", "--dataset", "text:"+filepath.Join(dir, "a.go"), "--n-layer", "1", "--n-head", "2",
+			"--n-embd", "32", "--block-size", "32", "--batch", "8", "--max-steps", "60", "--eval-interval", "60", "--eval-iters", "2",
+			"--warmup", "5", "--lr", "1e-2", "--device", "cpu", "--out", out, "--quiet", "--amp", amp)
+		if err != nil {
+			t.Fatalf("--amp %s: %v", amp, err)
+		}
+		if !strings.Contains(stdout, "amp: autocast to ") {
+			t.Errorf("--amp %s: output\n%s", amp, stdout)
+		}
+		rows, err := readGPTMetrics(filepath.Join(out, "metrics.csv"))
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("--amp %s: metrics %v, %v", amp, rows, err)
+		}
+		t.Logf("--amp %s: train loss %.4f, validation loss %.4f", amp, rows[0].trainLoss, rows[0].valLoss)
+		if v := rows[0].valLoss; !(v < 0.5*math.Log(256)) {
+			t.Errorf("--amp %s: validation loss %v after 60 steps, want well below ln 256 = %.3f", amp, v, math.Log(256))
+		}
+		sd, err := weights.LoadSafetensors(filepath.Join(out, "model.safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := sd["transformer.h.0.attn.c_attn.weight"]; w == nil || w.DType() != ember.Float32 {
+			t.Errorf("--amp %s: checkpoint weight %v", amp, w)
+		}
+	}
+	_, _, err := runCmd(t, "train", "--model", "gpt", "--dataset", "text:"+filepath.Join(dir, "a.go"), "--device", "cpu",
+		"--out", t.TempDir(), "--amp", "int8")
+	if err == nil || !strings.Contains(err.Error(), `--amp "int8": want bf16 or fp16`) {
+		t.Errorf("--amp int8: %v", err)
 	}
 }
