@@ -103,7 +103,8 @@ func (n *node) str(name, def string) string {
 
 // --- tensor helpers ---
 
-func isFloat(t *ember.Tensor) bool { return t.DType() == ember.Float32 || t.DType() == ember.Float64 }
+// isFloat reports a floating tensor: float32, float64, float16 or bfloat16.
+func isFloat(t *ember.Tensor) bool { return t.DType().IsFloat() }
 
 func host(t *ember.Tensor) []int64 {
 	if t == nil {
@@ -403,7 +404,7 @@ func cast(n *node, in []*ember.Tensor) []*ember.Tensor {
 	if x.DType() == dt {
 		return one(x)
 	}
-	if isFloat(x) && dt != ember.Bool && !(dt == ember.Float32 || dt == ember.Float64) {
+	if isFloat(x) && dt != ember.Bool && !dt.IsFloat() {
 		x = x.Trunc()
 	}
 	y := x.Cast(dt)

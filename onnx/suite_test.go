@@ -20,6 +20,30 @@ const suiteDir = "/usr/share/libonnx-testdata/data"
 
 var suiteFolders = []string{"node", "pytorch-converted", "pytorch-operator", "simple"}
 
+// knownDataBugs are node/ cases whose ONNX 1.12 test data disagree with
+// the spec and with PyTorch, each with the part of the failure it must
+// show: the reference cast to bfloat16 truncates (ember rounds to nearest
+// even, as PyTorch, ONNX Runtime and ONNX 1.14's reference do), and the
+// bfloat16 CastLike cases feed "like" as [1] to a graph that declares
+// [3, 4].
+var knownDataBugs = map[string]string{
+	"test_cast_FLOAT_to_BFLOAT16":              "element 1 is 0.48046875, want 0.478515625",
+	"test_castlike_BFLOAT16_to_FLOAT":          `input "like" has shape [1], the model wants like: float32[3, 4]`,
+	"test_castlike_BFLOAT16_to_FLOAT_expanded": `input "like" has shape [1], the model wants like: float32[3, 4]`,
+	"test_castlike_FLOAT_to_BFLOAT16":          `input "like" has shape [1], the model wants like: bfloat16[3, 4]`,
+	"test_castlike_FLOAT_to_BFLOAT16_expanded": `input "like" has shape [1], the model wants like: bfloat16[3, 4]`,
+}
+
+// failed reports a FAIL that is not one of knownDataBugs failing as
+// recorded there.
+func failed(r CaseResult) bool {
+	if r.Status != Fail {
+		return false
+	}
+	want, known := knownDataBugs[r.Name]
+	return !known || !strings.Contains(r.Detail, want)
+}
+
 func runFolder(dir string, dev ember.Device) []CaseResult {
 	cases := TestCases(dir)
 	res := make([]CaseResult, len(cases))
@@ -43,7 +67,7 @@ func needSuite(t *testing.T) {
 }
 
 // TestBackendSuite runs ONNX's own backend test suite (every case of every
-// folder) on the CPU: no case may FAIL, at least 75% of node/ and every case
+// folder) on the CPU: no case may FAIL (but knownDataBugs), at least 75% of node/ and every case
 // of pytorch-converted/ and pytorch-operator/ must pass, and an unsupported
 // case must name an op family ember decided against.
 func TestBackendSuite(t *testing.T) {
@@ -55,7 +79,9 @@ func TestBackendSuite(t *testing.T) {
 		for _, r := range rs {
 			switch r.Status {
 			case Fail:
-				t.Errorf("%s/%s", f, r)
+				if failed(r) {
+					t.Errorf("%s/%s", f, r)
+				}
 			case Pass:
 				pass++
 			case Unsupported:
@@ -106,7 +132,7 @@ func TestBackendSuiteOnEmulatedCUDA(t *testing.T) {
 	for _, f := range []string{"pytorch-converted", "pytorch-operator", "node"} {
 		rs := runFolder(filepath.Join(suiteDir, f), ember.CUDA(0))
 		for _, r := range rs {
-			if r.Status == Fail {
+			if failed(r) {
 				t.Errorf("cuda:0 %s/%s", f, r)
 			}
 		}

@@ -46,8 +46,8 @@ func dtypeName(t int32) string {
 
 // emberType maps an ONNX element type to the ember dtype holding it: the
 // narrow integer types widen to Int32 (uint32 and uint64 to Int64), which
-// keeps their values; float16, bfloat16, strings and complex numbers have no
-// ember dtype.
+// keeps their values; float16 and bfloat16 are ember's Float16 and
+// BFloat16; strings and complex numbers have no ember dtype.
 func emberType(t int32) (ember.DType, error) {
 	switch t {
 	case tFloat:
@@ -60,6 +60,10 @@ func emberType(t int32) (ember.DType, error) {
 		return ember.Int32, nil
 	case tBool:
 		return ember.Bool, nil
+	case tFloat16:
+		return ember.Float16, nil
+	case tBfloat16:
+		return ember.BFloat16, nil
 	}
 	return 0, &UnsupportedError{OpType: "dtype " + dtypeName(t), Msg: "ember has no " + dtypeName(t) + " tensors"}
 }
@@ -203,6 +207,18 @@ func tensorFromProto(tp *pb.TensorProto, dir string, bud *budget) (*ember.Tensor
 			}
 		}
 		return ember.FromSlice(v, shape), nil
+	case ember.Float16, ember.BFloat16:
+		// raw_data: little-endian bits; int32_data: the bits in each
+		// int32's low 16
+		v := make([]uint16, n)
+		for i := range v {
+			if raw != nil {
+				v[i] = le.Uint16(raw[2*i:])
+			} else {
+				v[i] = uint16(tp.Int32Data[i])
+			}
+		}
+		return ember.FromBits(v, dt, shape), nil
 	case ember.Bool:
 		v := make([]bool, n)
 		for i := range v {
