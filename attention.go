@@ -57,7 +57,7 @@ func ScaledDotProductAttention(q, k, v *Tensor, o AttentionOptions) *Tensor {
 		}
 		return ScaledDotProductAttention(q.Cast(dt), k.Cast(dt), v.Cast(dt), o)
 	}
-	if q.dtype.IsHalf() { // computed in float32 from the rounded inputs, rounded once
+	if q.dtype.IsHalf() && !nativeHalfAttention(q, k, v, o) { // computed in float32 from the rounded inputs, rounded once
 		if o.Mask != nil && o.Mask.dtype.IsFloat() {
 			o.Mask = o.Mask.Cast(Float32)
 		}
@@ -68,6 +68,21 @@ func ScaledDotProductAttention(q, k, v *Tensor, o AttentionOptions) *Tensor {
 		return out
 	}
 	return NativeKernels.ScaledDotProductAttention(q, k, v, o)
+}
+
+// nativeHalfAttention reports whether the backend's fused kernels take
+// the two-byte q, k and v themselves (CUDA's, which compute in float32 and
+// round each output once, as the float32 route does): same dtypes, no
+// dropout, no float mask that requires grad.
+func nativeHalfAttention(q, k, v *Tensor, o AttentionOptions) bool {
+	if q.dtype != k.dtype || q.dtype != v.dtype || q.Dim() < 2 || k.Dim() < 2 || v.Dim() < 2 || o.Dropout != 0 {
+		return false
+	}
+	if m := o.Mask; m != nil && m.dtype != Bool && (m.dtype != q.dtype || needsGrad(m)) {
+		return false
+	}
+	at, ok := q.be().(backend.Attender)
+	return ok && at.AttentionSupported(q.dtype, q.shape[q.Dim()-1], v.shape[v.Dim()-1])
 }
 
 // attentionGradFn is the grad_fn name of both attention paths.

@@ -1,17 +1,20 @@
 package cuda
 
 import (
+	"slices"
+
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cuda/kernels"
 )
 
 var _ backend.Attender = (*Backend)(nil)
 
-// AttentionSupported: Float32 and Float64 with head dims up to 256 (the
-// kernels keep a row in registers).
+// AttentionSupported: Float32, Float64, BFloat16 and Float16 (computed in
+// float32, the outputs rounded once) with head dims up to 256 (the kernels
+// keep a row in registers).
 func (b *Backend) AttentionSupported(dt backend.DType, e, ev int) bool {
 	_, ok := kernels.AttentionHeadDim(e, ev)
-	return ok && (dt == backend.Float32 || dt == backend.Float64)
+	return ok && slices.Contains(kernels.AttentionDTypes, dt)
 }
 
 func maskOperand(mask backend.View, p backend.AttentionParams) kernels.Operand {

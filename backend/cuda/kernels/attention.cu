@@ -4,8 +4,12 @@
 // Templates: T is the storage type of q, k, v, out and the gradients, A
 // the accumulation type (of the softmax statistics, lse and every sum), D
 // the head-dim bound of the per-thread registers (E, Ev ≤ D). fp32 and fp64
-// are instantiated as <float, float, D> and <double, double, D>; a bf16
-// variant is <__nv_bfloat16, float, D> with ember_attn_ld/st for it.
+// are instantiated as <float, float, D> and <double, double, D>; bf16 and
+// fp16 as <ember_bf16, float, D> and <ember_f16, float, D>: ember_attn_ld
+// and ember_attn_st convert at the bit level (common.cuh; NVRTC without a
+// toolkit has no cuda_bf16.h), so the tiles in shared memory, the scores,
+// the online softmax and every sum are float, and each output is rounded
+// once (round to nearest even).
 //
 // Each thread owns one query row (forward, dQ) or one key row (dK, dV)
 // in registers; a block of ATTN_ROWS threads walks the other side's rows
@@ -34,6 +38,10 @@ struct AttnShape {
 
 template <typename A, typename T> __device__ __forceinline__ A ember_attn_ld(T x) { return (A)x; }
 template <typename T, typename A> __device__ __forceinline__ T ember_attn_st(A x) { return (T)x; }
+template <> __device__ __forceinline__ float ember_attn_ld<float, ember_bf16>(ember_bf16 x) { return ember_half_to_f32(x); }
+template <> __device__ __forceinline__ float ember_attn_ld<float, ember_f16>(ember_f16 x) { return ember_half_to_f32(x); }
+template <> __device__ __forceinline__ ember_bf16 ember_attn_st<ember_bf16, float>(float x) { return ember_f32_to_half<ember_bf16>(x); }
+template <> __device__ __forceinline__ ember_f16 ember_attn_st<ember_f16, float>(float x) { return ember_f32_to_half<ember_f16>(x); }
 
 // ember_attn_score applies the mask and the causal triangle to the scaled
 // score s of query i, key j in batch b.

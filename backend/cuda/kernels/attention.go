@@ -33,16 +33,25 @@ func AttentionHeadDim(e, ev int) (int, bool) {
 	return 0, false
 }
 
-// attnTypes are the (storage, accumulation) type pairs instantiated.
-var attnTypes = []backend.DType{backend.Float32, backend.Float64}
+// AttentionDTypes are the storage dtypes the kernels are instantiated for.
+var AttentionDTypes = []backend.DType{backend.Float32, backend.Float64, backend.BFloat16, backend.Float16}
+
+// attnAcc is the accumulation type of storage dtype dt: float64 for
+// float64, float32 for the others (the two-byte floats compute in float).
+func attnAcc(dt backend.DType) backend.DType {
+	if dt == backend.Float64 {
+		return backend.Float64
+	}
+	return backend.Float32
+}
 
 func attentionNames() []string {
 	var out []string
-	for _, dt := range attnTypes {
-		c := ctype(dt)
+	for _, dt := range AttentionDTypes {
+		c, a := ctype(dt), ctype(attnAcc(dt))
 		for _, d := range attnHeadDims {
 			for _, k := range []string{"ember_attn_fwd", "ember_attn_bwd_dq", "ember_attn_bwd_dkv"} {
-				out = append(out, fmt.Sprintf("%s<%s, %s, %d>", k, c, c, d))
+				out = append(out, fmt.Sprintf("%s<%s, %s, %d>", k, c, a, d))
 			}
 		}
 	}
@@ -96,11 +105,10 @@ func attnLaunch(p DeviceProps, kernel string, blocks int, args ...[]byte) Launch
 
 func attnName(kernel string, dt backend.DType, e, ev int) string {
 	d, ok := AttentionHeadDim(e, ev)
-	if !ok || (dt != backend.Float32 && dt != backend.Float64) {
+	if !ok || (dt != backend.Float32 && dt != backend.Float64 && !dt.IsHalf()) {
 		panic(&backend.NotImplementedError{Op: fmt.Sprintf("scaled_dot_product_attention (head dims %d, %d)", e, ev), Device: backend.CUDAType, DType: dt})
 	}
-	c := ctype(dt)
-	return fmt.Sprintf("%s<%s, %s, %d>", kernel, c, c, d)
+	return fmt.Sprintf("%s<%s, %s, %d>", kernel, ctype(dt), ctype(attnAcc(dt)), d)
 }
 
 // AttentionForward writes out = softmax(q·kᵀ·scale + mask)·v ([B, L, Ev],
