@@ -2,11 +2,12 @@
 // and 3.0) as ember tensors.
 //
 // Write stores ember's dtypes as NumPy's: Float32 '<f4', Float64 '<f8',
-// Int64 '<i8', Int32 '<i4', Bool '|b1'. Read takes those and the other
-// integer types NumPy writes, widening them to the ember dtype that holds
-// their values (int8, uint8, int16 and uint16 to Int32; uint32 and uint64
-// to Int64), big-endian data, and Fortran order. float16 and the complex,
-// string and object dtypes are a *FormatError.
+// Float16 '<f2', Int64 '<i8', Int32 '<i4', Bool '|b1' (NumPy has no
+// bfloat16: BFloat16 is an error; cast it to Float32, which is exact).
+// Read takes those and the other integer types NumPy writes, widening them
+// to the ember dtype that holds their values (int8, uint8, int16 and uint16
+// to Int32; uint32 and uint64 to Int64), big-endian data, and Fortran
+// order. The complex, string and object dtypes are a *FormatError.
 //
 // Files are treated as hostile: the header is at most MaxHeader bytes, the
 // shape must be a tuple of non-negative integers, and the data is read as it
@@ -157,7 +158,7 @@ func parseDescr(d string) (kind byte, size int, order binary.ByteOrder, err erro
 	ok := e == nil
 	switch kind {
 	case 'f':
-		ok = ok && (size == 4 || size == 8)
+		ok = ok && (size == 2 || size == 4 || size == 8)
 	case 'i', 'u':
 		ok = ok && (size == 1 || size == 2 || size == 4 || size == 8)
 	case 'b':
@@ -166,7 +167,7 @@ func parseDescr(d string) (kind byte, size int, order binary.ByteOrder, err erro
 		ok = false
 	}
 	if !ok {
-		return 0, 0, nil, bad("unsupported dtype %q (ember reads float32/64, integers and bool)", d)
+		return 0, 0, nil, bad("unsupported dtype %q (ember reads float16/32/64, integers and bool)", d)
 	}
 	return kind, size, order, nil
 }
@@ -184,6 +185,12 @@ func decode(b []byte, kind byte, size int, o binary.ByteOrder, n int) (*ember.Te
 		return o.Uint64(b[8*i:])
 	}
 	switch {
+	case kind == 'f' && size == 2:
+		v := make([]uint16, n)
+		for i := range v {
+			v[i] = uint16(u(i))
+		}
+		return ember.FromBits(v, ember.Float16, nil), nil
 	case kind == 'f' && size == 4:
 		v := make([]float32, n)
 		for i := range v {
@@ -350,6 +357,13 @@ func Write(w io.Writer, t *ember.Tensor) error {
 			for i, x := range v {
 				le.PutUint64(data[8*i:], math.Float64bits(x))
 			}
+		case ember.Float16:
+			descr = "<f2"
+			v := t.CPU().Bits()
+			data = make([]byte, 2*len(v))
+			for i, x := range v {
+				le.PutUint16(data[2*i:], x)
+			}
 		case ember.Int64:
 			descr = "<i8"
 			v := t.Int64s()
@@ -377,6 +391,9 @@ func Write(w io.Writer, t *ember.Tensor) error {
 	})
 	if err != nil {
 		return err
+	}
+	if t.DType() == ember.BFloat16 {
+		return fmt.Errorf("npy: NumPy has no bfloat16; cast the tensor to Float32 (exact) to write it")
 	}
 	if descr == "" {
 		return fmt.Errorf("npy: cannot write dtype %v", t.DType())

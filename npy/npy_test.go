@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,8 +55,14 @@ func TestReadNumPyFiles(t *testing.T) {
 	if err != nil || !e.Shape().Equal(ember.Shape{0, 3}) {
 		t.Fatalf("empty: %v %v", e, err)
 	}
-	if _, err := ReadFile("testdata/f2.npy"); err == nil || !strings.Contains(err.Error(), "f2") {
-		t.Fatalf("float16: %v", err)
+	h, err := ReadFile("testdata/f2.npy")
+	if err != nil || h.DType() != ember.Float16 || !ember.Equal(h.Cast(ember.Float32), ember.FromSlice(base, ember.Shape{2, 3}).Cast(ember.Float32)) {
+		t.Fatalf("f2: %v %v", h, err)
+	}
+	// NumPy's float16 bits of 1.5, -0, 65504, 2^-24, +Inf, -Inf, NaN, 0.1
+	hard, err := ReadFile("testdata/f2hard.npy")
+	if err != nil || !slices.Equal(hard.Bits(), []uint16{15872, 32768, 31743, 1, 31744, 64512, 32256, 11878}) {
+		t.Fatalf("f2hard: %v %v", hard, err)
 	}
 }
 
@@ -67,7 +74,10 @@ func TestWriteReadByNumPy(t *testing.T) {
 	}
 	dir := t.TempDir()
 	x := ember.FromSlice(base, ember.Shape{2, 3})
-	for _, dt := range []ember.DType{ember.Float32, ember.Float64, ember.Int64, ember.Int32, ember.Bool} {
+	if err := WriteFile(filepath.Join(dir, "bf16.npy"), x.Cast(ember.BFloat16)); err == nil || !strings.Contains(err.Error(), "no bfloat16") {
+		t.Errorf("bfloat16: %v", err)
+	}
+	for _, dt := range []ember.DType{ember.Float32, ember.Float64, ember.Float16, ember.Int64, ember.Int32, ember.Bool} {
 		name := filepath.Join(dir, dt.String()+".npy")
 		if err := WriteFile(name, x.Cast(dt)); err != nil {
 			t.Fatal(err)
@@ -82,7 +92,7 @@ func TestWriteReadByNumPy(t *testing.T) {
 	}
 	script := `import numpy as np, sys, os
 d = sys.argv[1]
-for n, dt in [("float32","<f4"),("float64","<f8"),("int64","<i8"),("int32","<i4"),("bool","|b1")]:
+for n, dt in [("float32","<f4"),("float64","<f8"),("float16","<f2"),("int64","<i8"),("int32","<i4"),("bool","|b1")]:
     a = np.load(os.path.join(d, n + ".npy"))
     assert a.dtype == np.dtype(dt), (n, a.dtype)
     want = np.array([[0, 1, -2], [3, 4, 5]]).astype(dt)

@@ -95,7 +95,9 @@ func newONNXRunCmd() *cobra.Command {
 		Long: `run loads MODEL, feeds each --input NAME=FILE.npy (NumPy's format) to the
 graph input NAME, runs it on --device (cpu, cuda, cuda:N) and writes every
 output to DIR/NAME.npy (characters other than letters, digits, '.', '-' and
-'_' in NAME become '_').`,
+'_' in NAME become '_'). NumPy has no bfloat16: a floating .npy fed to a
+bfloat16 input is rounded to it, and a bfloat16 output is written as
+float32 (exactly).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if outDir == "" {
@@ -122,6 +124,11 @@ output to DIR/NAME.npy (characters other than letters, digits, '.', '-' and
 				if err != nil {
 					return fmt.Errorf("input %s: %w", name, err)
 				}
+				for _, v := range m.Inputs {
+					if v.Name == name && v.DType == "bfloat16" && t.DType().IsFloat() {
+						t = t.Cast(ember.BFloat16)
+					}
+				}
 				feed[name] = t.To(dev)
 			}
 			var outs map[string]*ember.Tensor
@@ -137,7 +144,11 @@ output to DIR/NAME.npy (characters other than letters, digits, '.', '-' and
 			}
 			for _, o := range m.Outputs {
 				p := filepath.Join(outDir, safeName(o.Name)+".npy")
-				if err := npy.WriteFile(p, outs[o.Name]); err != nil {
+				t := outs[o.Name]
+				if t.DType() == ember.BFloat16 {
+					t = t.Cast(ember.Float32)
+				}
+				if err := npy.WriteFile(p, t); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s %v %v -> %s\n", o.Name, outs[o.Name].DType(), outs[o.Name].Shape(), p)

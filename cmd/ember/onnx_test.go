@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,6 +96,47 @@ func TestONNXTest(t *testing.T) {
 		"36 passed, 0 failed, 1 unsupported"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("onnx test output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestONNXRunHalf: ember onnx run on the suite's float16 and bfloat16 Cast
+// models: a float32 .npy fed to a bfloat16 input is rounded to it, a
+// float16 output is written as '<f2' and a bfloat16 one as float32.
+func TestONNXRunHalf(t *testing.T) {
+	base := "/usr/share/libonnx-testdata/data/node/"
+	if _, err := os.Stat(base); err != nil {
+		t.Skip("needs Debian package libonnx-testdata")
+	}
+	dir := t.TempDir()
+	vals := []float32{1.5, -2, 0.375, 65504, 3, -0.25, 8, 1024, -7, 0.5, 2, 6}
+	x := filepath.Join(dir, "x.npy")
+	if err := npy.WriteFile(x, ember.FromSlice(vals, ember.Shape{3, 4})); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		model string
+		dt    ember.DType
+	}{
+		{"test_cast_FLOAT_to_FLOAT16", ember.Float16},
+		{"test_cast_BFLOAT16_to_FLOAT", ember.Float32},
+		{"test_cast_FLOAT_to_BFLOAT16", ember.Float32},
+	} {
+		out := filepath.Join(dir, tc.model)
+		if o, err := runONNX(t, "run", base+tc.model+"/model.onnx", "--input", "input="+x, "--output-dir", out); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.model, err, o)
+		}
+		got, err := npy.ReadFile(filepath.Join(out, "output.npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := vals
+		if tc.model == "test_cast_BFLOAT16_to_FLOAT" || tc.model == "test_cast_FLOAT_to_BFLOAT16" {
+			want = append([]float32(nil), vals...)
+			want[3] = 65536 // 65504 rounds to bfloat16's 65536
+		}
+		if got.DType() != tc.dt || !slices.Equal(got.Float32s(), want) {
+			t.Errorf("%s: %v %v, want %v %v", tc.model, got.DType(), got.Float32s(), tc.dt, want)
 		}
 	}
 }
