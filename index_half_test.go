@@ -48,3 +48,26 @@ func TestIndexHalf(t *testing.T) {
 		run(t, CUDA(0))
 	})
 }
+
+// TestSortScanHalf: sort, topk and cumsum/cumprod on bf16 and fp16 (the
+// CPU's Sort left them zero): the values are small integers, so every
+// result is exact.
+func TestSortScanHalf(t *testing.T) {
+	for _, dt := range []DType{BFloat16, Float16} {
+		x := FromSlice([]float32{1, 3, 2, -5, 3}, nil).Cast(dt)
+		v, i := x.Sort(0, false)
+		if v.DType() != dt || !slices.Equal(v.Float32s(), []float32{-5, 1, 2, 3, 3}) || !slices.Equal(i.Int64s(), []int64{3, 0, 2, 1, 4}) {
+			t.Errorf("%v sort: %v %v", dt, v.Float32s(), i.Int64s())
+		}
+		v, i = x.TopK(2, 0, true, true)
+		if !slices.Equal(v.Float32s(), []float32{3, 3}) || !slices.Equal(i.Int64s(), []int64{1, 4}) {
+			t.Errorf("%v topk: %v %v", dt, v.Float32s(), i.Int64s())
+		}
+		if c := x.Cumsum(0); c.DType() != dt || !slices.Equal(c.Float32s(), []float32{1, 4, 6, 1, 4}) {
+			t.Errorf("%v cumsum: %v %v", dt, c.DType(), c.Float32s())
+		}
+		if c := x.Cumprod(0); !slices.Equal(c.Float32s(), []float32{1, 3, 6, -30, -90}) {
+			t.Errorf("%v cumprod: %v", dt, c.Float32s())
+		}
+	}
+}

@@ -7,6 +7,9 @@ import "fmt"
 
 func (t *Tensor) scanOp(name, gradFn string, dim int, prod bool) *Tensor {
 	t.live(name)
+	if t.dtype.IsHalf() { // accumulated in float32, each output rounded, as PyTorch
+		return t.Cast(Float32).scanOp(name, gradFn, dim, prod).Cast(t.dtype)
+	}
 	if t.Dim() == 0 {
 		return t.Reshape(1).scanOp(name, gradFn, 0, prod).Reshape()
 	}
@@ -50,6 +53,10 @@ func (t *Tensor) Cumprod(dim int) *Tensor { return t.scanOp("cumprod", "CumprodB
 func (t *Tensor) Sort(dim int, descending bool) (values, indices *Tensor) {
 	const name = "sort"
 	t.live(name)
+	if t.dtype.IsHalf() { // the keys widened exactly; the values cast back exactly
+		v, i := t.Cast(Float32).Sort(dim, descending)
+		return v.Cast(t.dtype), i
+	}
 	if t.Dim() == 0 {
 		v, i := t.Reshape(1).Sort(0, descending)
 		return v.Reshape(), i.Reshape()

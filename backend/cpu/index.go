@@ -253,6 +253,8 @@ func (Backend) Sort(values, indices, src backend.View, dim int, descending bool)
 		sortLines[int32](values, indices, src, dim, descending, false)
 	case backend.Bool:
 		sortBools(values, indices, src, dim, descending)
+	default:
+		notImpl("sort", src.S.DType())
 	}
 }
 
