@@ -124,3 +124,31 @@ func TestBF16CheckpointKept(t *testing.T) {
 		t.Error("WithDType(Int64) loaded")
 	}
 }
+
+// TestHalfCacheMatchesRecompute: in bf16 the KV cache holds the rounded
+// keys and values the full pass computes, so decoding in pieces gives the
+// full pass's logits to a bf16 ulp (|logit| < 8: 0.03125).
+func TestHalfCacheMatchesRecompute(t *testing.T) {
+	fx := readHalfFixture(t)
+	m, err := gpt2.Load("testdata/tiny-bf16", ember.CPU, gpt2.WithDType(ember.BFloat16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := append(slices.Clone(fx.PromptIDs), fx.GreedyFloat32...)
+	ember.NoGrad(func() {
+		full := m.Forward(ember.FromSlice(seq, ember.Shape{1, len(seq)})).Float32s()
+		c := m.NewCache()
+		var got []float32
+		for _, piece := range [][2]int{{0, 5}, {5, 6}, {6, 9}, {9, len(seq)}} {
+			ids := seq[piece[0]:piece[1]]
+			got = append(got, m.ForwardCache(ember.FromSlice(ids, ember.Shape{1, len(ids)}), c).Float32s()...)
+		}
+		want := make([]float64, len(full))
+		for i, v := range full {
+			want[i] = float64(v)
+		}
+		if d := maxDiff(got, want); d > 0.03125 {
+			t.Errorf("cached bf16 decoding differs from recomputing by %g", d)
+		}
+	})
+}
