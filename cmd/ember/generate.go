@@ -220,6 +220,10 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	case generate.StopContext:
 		note = fmt.Sprintf(", stopped: the sequence filled the model's context of %d tokens", m.ContextLength())
 	}
-	fmt.Fprintf(diag, "prompt tokens %d, new tokens %d, %.1f tokens/s (%s, %.2fs)%s\n", len(prompt), len(ids), float64(len(ids))/secs, dev, secs, note)
+	where := dev.String()
+	if o.dtype != "fp32" {
+		where += ", " + o.dtype
+	}
+	fmt.Fprintf(diag, "prompt tokens %d, new tokens %d, %.1f tokens/s (%s, %.2fs)%s\n", len(prompt), len(ids), float64(len(ids))/secs, where, secs, note)
 	return nil
 }
