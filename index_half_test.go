@@ -8,8 +8,9 @@ import (
 )
 
 // TestIndexHalf: gather, scatter, index_select and embedding copy bf16 and
-// fp16 bits exactly (they were a silent no-op on the CPU); scatter_add adds
-// in float32 and rounds once. Values are small integers and halves, so every
+// fp16 bits exactly (they were a silent no-op on the CPU); scatter_add
+// (and the embedding's gradient) adds in float32 and rounds once (CUDA: a
+// compare-and-swap loop on the 32-bit word). Values are small integers and halves, so every
 // result is exact and equals the float32 op's, cast.
 func TestIndexHalf(t *testing.T) {
 	run := func(t *testing.T, dev Device) {
@@ -31,9 +32,13 @@ func TestIndexHalf(t *testing.T) {
 			upd := FromSlice([]float32{1, 2, 3, 4, 5, 6, 7, 8}, Shape{2, 4}, On(dev))
 			sidx := FromSlice([]int{0, 1, 2, 0, 2, 2, 1, 1}, Shape{2, 4}, On(dev))
 			same("scatter", x.Scatter(0, sidx, upd.Cast(dt)), x32.Scatter(0, sidx, upd))
-			if dev.Type == CPU.Type {
-				same("scatter_add", x.ScatterAdd(0, sidx, upd.Cast(dt)), x32.ScatterAdd(0, sidx, upd))
-			}
+			same("scatter_add", x.ScatterAdd(0, sidx, upd.Cast(dt)), x32.ScatterAdd(0, sidx, upd))
+			// the embedding's gradient scatter-adds rows (repeated ids: 0, 1, 2 twice or more)
+			w := x.Detach().SetRequiresGrad(true)
+			Embedding(idx, w).Sum().Backward()
+			w32 := x32.Detach().SetRequiresGrad(true)
+			Embedding(idx, w32).Sum().Backward()
+			same("embedding backward", w.Grad(), w32.Grad())
 		}
 	}
 	t.Run("cpu", func(t *testing.T) { run(t, CPU) })

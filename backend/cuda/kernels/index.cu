@@ -21,6 +21,24 @@ template <typename T> __device__ __forceinline__ void ember_atomic_add(T* p, T v
 template <> __device__ __forceinline__ void ember_atomic_add<i64>(i64* p, i64 v) {
     atomicAdd((unsigned long long*)p, (unsigned long long)v);
 }
+// The two-byte floats: a compare-and-swap loop on the aligned 32-bit word
+// holding the element, the sum computed in float and rounded once (no
+// 16-bit atomicAdd without cuda_bf16.h / cuda_fp16.h).
+template <typename H> __device__ __forceinline__ void ember_atomic_add_half(H* p, H v) {
+    unsigned int* word = (unsigned int*)((unsigned long long)p & ~3ull);
+    const unsigned int shift = ((unsigned long long)p & 2ull) ? 16u : 0u;
+    unsigned int old = *word, assumed;
+    do {
+        assumed = old;
+        H cur;
+        cur.bits = (unsigned short)(assumed >> shift);
+        const H sum = ember_f32_to_half<H>(ember_half_to_f32(cur) + ember_half_to_f32(v));
+        const unsigned int nw = (assumed & ~(0xFFFFu << shift)) | ((unsigned int)sum.bits << shift);
+        old = atomicCAS(word, assumed, nw);
+    } while (old != assumed);
+}
+template <> __device__ __forceinline__ void ember_atomic_add<ember_bf16>(ember_bf16* p, ember_bf16 v) { ember_atomic_add_half(p, v); }
+template <> __device__ __forceinline__ void ember_atomic_add<ember_f16>(ember_f16* p, ember_f16 v) { ember_atomic_add_half(p, v); }
 
 // ember_scatter: for each point o of L (index's shape), operands 0 index,
 // 1 src, 2 dst with the scattered dim's stride zeroed: dst[o + index[o]*dd]

@@ -35,7 +35,7 @@ func Scatter(p DeviceProps, dst, index, src Operand, dim int, accumulate bool) [
 	acc := 0
 	if accumulate {
 		acc = 1
-		if dst.DType == backend.Bool || dst.DType.IsHalf() {
+		if dst.DType == backend.Bool {
 			panic(&backend.NotImplementedError{Op: "scatter_add", Device: backend.CUDAType, DType: dst.DType})
 		}
 	}
@@ -105,8 +105,9 @@ func indexNames() []string {
 			out = append(out, fmt.Sprintf("ember_scatter<%s, 1>", c))
 		}
 	}
-	for _, d := range halfDTypes { // bit copies: gather and scatter (set)
-		out = append(out, fmt.Sprintf("ember_gather<%s>", ctype(d)), fmt.Sprintf("ember_scatter<%s, 0>", ctype(d)))
+	for _, d := range halfDTypes { // gather and scatter copy bits; scatter_add adds in float
+		out = append(out, fmt.Sprintf("ember_gather<%s>", ctype(d)), fmt.Sprintf("ember_scatter<%s, 0>", ctype(d)),
+			fmt.Sprintf("ember_scatter<%s, 1>", ctype(d)))
 	}
 	for _, d := range ScanDTypes {
 		for _, pr := range []int{0, 1} {

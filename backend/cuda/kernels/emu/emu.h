@@ -84,6 +84,10 @@ inline double atomicAdd(double* p, double v) { return emu_atomic_add(p, v); }
 inline int atomicAdd(int* p, int v) { return emu_atomic_add(p, v); }
 inline unsigned atomicAdd(unsigned* p, unsigned v) { return emu_atomic_add(p, v); }
 inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) { return emu_atomic_add(p, v); }
+inline unsigned atomicCAS(unsigned* p, unsigned cmp, unsigned v) {
+    __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return cmp; // the old value, whether or not it was swapped
+}
 inline int atomicMax(int* p, int v) {
     int old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
     while (old < v && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
