@@ -242,3 +242,26 @@ func TestMultinomial(t *testing.T) {
 		}
 	}
 }
+
+// TestCumprodGradAtZeros: the gradient Σ_{j≥i} g_j·Π_{k≤j,k≠i} x_k worked
+// by hand (and as torch.cumprod's backward gives) where the input holds
+// zeros: one, several, at the start and at the end of a slice.
+func TestCumprodGradAtZeros(t *testing.T) {
+	for _, dev := range testDevices() {
+		for _, c := range []struct {
+			x, g, want []float64
+			shape      Shape
+		}{
+			{[]float64{2, 0, 3, 0, 5}, []float64{1, 2, 3, 4, 5}, []float64{1, 22, 0, 0, 0}, Shape{5}},
+			{[]float64{3, 2, 0}, []float64{1, 1, 1}, []float64{3, 3, 6}, Shape{3}},
+			{[]float64{0, 2, 3, 1, 0, 0}, []float64{1, 1, 1, 1, 1, 1}, []float64{9, 0, 0, 1, 1, 0}, Shape{2, 3}},
+			{[]float64{2, 3, 4}, []float64{1, 1, 1}, []float64{16, 10, 6}, Shape{3}},
+		} {
+			x := FromSlice(c.x, c.shape, On(dev)).SetRequiresGrad(true)
+			x.Cumprod(-1).Mul(FromSlice(c.g, c.shape, On(dev))).Sum().Backward()
+			if got := x.Grad().Float64s(); !floatsEq(got, c.want) {
+				t.Errorf("%v: cumprod grad of %v = %v, want %v", dev, c.x, got, c.want)
+			}
+		}
+	}
+}

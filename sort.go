@@ -30,8 +30,25 @@ func (t *Tensor) scanOp(name, gradFn string, dim int, prod bool) *Tensor {
 	}
 	y := out.Detach()
 	return record(gradFn, out, []*Tensor{t}, []*Tensor{x, y}, func(g *Tensor) []*Tensor {
-		return []*Tensor{revsum(g.Mul(y)).Div(x)}
+		return []*Tensor{cumprodGrad(g, x, y, d, revsum)}
 	})
+}
+
+// cumprodGrad is dL/dx_i = Σ_{j≥i} g_j·Π_{k≤j,k≠i} x_k along d, exact where
+// x holds zeros (as PyTorch's cumprod_backward). Before a slice's first
+// zero z it is Σ_{j≥i} g_j·y_j / x_i (the later terms are zero anyway); at
+// z it is Σ_{j≥z} g_j·y'_j, y' the cumulative product with x_z taken as 1;
+// after z every product holds x_z, so it is 0.
+func cumprodGrad(g, x, y *Tensor, d int, revsum func(*Tensor) *Tensor) *Tensor {
+	zero := x.EqScalar(0)
+	seen := zero.Cumsum(d) // zeros up to and including i
+	before := seen.EqScalar(0)
+	first := zero.LogicalAnd(seen.EqScalar(1))
+	a := WhereTensorScalar(before, revsum(g.Mul(y)).Div(WhereTensorScalar(before, x, 1)), 0)
+	x1 := WhereScalar(first, 1, x)
+	y1 := empty(x1.shape, x1.dtype, x1.dev)
+	y1.be().Scan(y1.view(), x1.view(), d, true, false)
+	return a.Add(WhereTensorScalar(first, revsum(g.Mul(y1)), 0))
 }
 
 // Cumsum returns the cumulative sums of t along dim, as torch.cumsum:
@@ -40,9 +57,8 @@ func (t *Tensor) scanOp(name, gradFn string, dim int, prod bool) *Tensor {
 func (t *Tensor) Cumsum(dim int) *Tensor { return t.scanOp("cumsum", "CumsumBackward0", dim, false) }
 
 // Cumprod returns the cumulative products of t along dim, as
-// torch.cumprod (CumprodBackward0). Its gradient is Σ_{j≥i} g_j·y_j / x_i,
-// which is undefined (Inf or NaN) where the input holds a zero; PyTorch
-// treats zeros exactly.
+// torch.cumprod (CumprodBackward0). Its gradient is exact where the input
+// holds zeros, as PyTorch's (not Σ_{j≥i} g_j·y_j / x_i, which is NaN there).
 func (t *Tensor) Cumprod(dim int) *Tensor { return t.scanOp("cumprod", "CumprodBackward0", dim, true) }
 
 // Sort sorts t along dim, as torch.sort(t, dim, descending, stable=True):
