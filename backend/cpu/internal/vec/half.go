@@ -1,0 +1,90 @@
+package vec
+
+import (
+	"math"
+
+	"github.com/emberml/ember/backend"
+)
+
+// The two-byte float conversions over contiguous slices, element for
+// element the same bits as backend.ToBF16, backend.ToF16 and their Float32
+// methods, as tight pure-Go loops without a call per element. Each reads
+// len(dst) elements of src (src at least as long).
+
+// BF16FromF32 sets dst[i] = backend.ToBF16(src[i]): round to nearest, ties
+// to even, every NaN 0xFFFF.
+func BF16FromF32(dst []backend.BF16, src []float32) {
+	src = src[:len(dst)]
+	for i, f := range src {
+		u := math.Float32bits(f)
+		h := (u + 0x7FFF + (u>>16)&1) >> 16
+		if u&0x7FFFFFFF > 0x7F800000 {
+			h = 0xFFFF
+		}
+		dst[i] = backend.BF16(h)
+	}
+}
+
+// F32FromBF16 sets dst[i] = src[i].Float32().
+func F32FromBF16(dst []float32, src []backend.BF16) {
+	src = src[:len(dst)]
+	for i, h := range src {
+		dst[i] = math.Float32frombits(uint32(h) << 16)
+	}
+}
+
+// F16FromF32 sets dst[i] = backend.ToF16(src[i]): round to nearest, ties to
+// even, binary16 subnormals below 2⁻¹⁴, infinity from 65520 up, a NaN the
+// quiet NaN 0x7E00 of its sign. (The normal range adds the rounding bias in
+// the integer bits; the subnormal range lets a float32 addition of 0.5 do
+// the rounding, exact under Go's round-to-nearest float32 arithmetic.)
+func F16FromF32(dst []backend.F16, src []float32) {
+	const (
+		inf32  = 0xFF << 23
+		max16  = (127 + 16) << 23               // 2¹⁶: from here on, infinity or NaN
+		min16  = 113 << 23                      // 2⁻¹⁴, the least normal binary16
+		magicU = (127 - 15 + 23 - 10 + 1) << 23 // 0.5: its ulp is 2⁻²⁴
+	)
+	magic := math.Float32frombits(magicU)
+	src = src[:len(dst)]
+	for i, f := range src {
+		u := math.Float32bits(f)
+		sign := uint16(u>>16) & 0x8000
+		u &= 0x7FFFFFFF
+		var h uint32
+		switch {
+		case u >= max16:
+			h = 0x7C00
+			if u > inf32 {
+				h = 0x7E00
+			}
+		case u < min16:
+			h = math.Float32bits(math.Float32frombits(u)+magic) - magicU
+		default:
+			odd := (u >> 13) & 1
+			h = (u - (127-15)<<23 + 0xFFF + odd) >> 13
+		}
+		dst[i] = backend.F16(uint16(h) | sign)
+	}
+}
+
+// F32FromF16 sets dst[i] = src[i].Float32().
+func F32FromF16(dst []float32, src []backend.F16) {
+	const (
+		expMask = 0x7C00 << 13
+		magic   = 113 << 23 // 2⁻¹⁴
+	)
+	src = src[:len(dst)]
+	for i, h := range src {
+		o := uint32(h&0x7FFF) << 13
+		e := o & expMask
+		o += (127 - 15) << 23
+		switch e {
+		case expMask: // infinity or NaN
+			o += (128 - 16) << 23
+		case 0: // zero or subnormal: exact in float32
+			o = math.Float32bits(math.Float32frombits(o+1<<23) - math.Float32frombits(magic))
+		}
+		dst[i] = math.Float32frombits(o | uint32(h&0x8000)<<16)
+	}
+}
