@@ -72,9 +72,9 @@ func (Backend) Copy(dst, src backend.View) {
 	case backend.Bool:
 		copyToBool(dst, src)
 	case backend.BFloat16:
-		copyToHalf(dst, src, backend.ToBF16)
+		copyToHalf(dst, src, backend.ToBF16, vec.BF16FromF32)
 	case backend.Float16:
-		copyToHalf(dst, src, backend.ToF16)
+		copyToHalf(dst, src, backend.ToF16, vec.F16FromF32)
 	}
 }
 
@@ -83,15 +83,15 @@ type halfT interface{ backend.BF16 | backend.F16 }
 
 // copyToHalf copies any dtype into a BFloat16 or Float16 view through
 // float32, rounding once with enc (float64 is rounded to float32 first, as
-// PyTorch's conversions do).
-func copyToHalf[H halfT](dst, src backend.View, enc func(float32) H) {
+// PyTorch's conversions do); encRow is enc over contiguous float32 rows.
+func copyToHalf[H halfT](dst, src backend.View, enc func(float32) H, encRow func([]H, []float32)) {
 	if src.S.DType() == dst.S.DType() {
 		copyView[H](dst, src)
 		return
 	}
 	switch src.S.DType() {
 	case backend.Float32:
-		mapView(dst, src, enc)
+		convView(dst, src, enc, encRow)
 	case backend.Float64:
 		mapView(dst, src, func(x float64) H { return enc(float32(x)) })
 	case backend.Int64:
@@ -113,6 +113,16 @@ func copyToHalf[H halfT](dst, src backend.View, enc func(float32) H) {
 }
 
 func copyTo[D numT](dst, src backend.View) {
+	if dst.S.DType() == backend.Float32 {
+		switch src.S.DType() {
+		case backend.BFloat16:
+			convView(dst, src, backend.BF16.Float32, vec.F32FromBF16)
+			return
+		case backend.Float16:
+			convView(dst, src, backend.F16.Float32, vec.F32FromF16)
+			return
+		}
+	}
 	switch src.S.DType() {
 	case backend.Float32:
 		castView[D, float32](dst, src)
@@ -372,6 +382,26 @@ func mapView[D, S any](dst, src backend.View, f func(S) D) {
 	l.each(1, func(off []int, n0, n1 int) {
 		for r := 0; r < n0; r++ {
 			od, os := off[0]+r*sd0, off[1]+r*ss0
+			for i := 0; i < n1; i++ {
+				d[od+i*sd1] = f(s[os+i*ss1])
+			}
+		}
+	})
+}
+
+// convView is mapView with row serving the rows where both operands are
+// contiguous (a tight conversion loop, package vec's) and f the others.
+func convView[D, S any](dst, src backend.View, f func(S) D, row func([]D, []S)) {
+	d, s := slice[D](dst.S), slice[S](src.S)
+	l := coalesce(dst.Shape, dst, src)
+	sd0, sd1, ss0, ss1 := l.outer(0), l.inner(0), l.outer(1), l.inner(1)
+	l.each(1, func(off []int, n0, n1 int) {
+		for r := 0; r < n0; r++ {
+			od, os := off[0]+r*sd0, off[1]+r*ss0
+			if sd1 == 1 && ss1 == 1 {
+				row(d[od:od+n1], s[os:os+n1])
+				continue
+			}
 			for i := 0; i < n1; i++ {
 				d[od+i*sd1] = f(s[os+i*ss1])
 			}
