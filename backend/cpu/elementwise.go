@@ -426,7 +426,7 @@ func (Backend) Unary(op backend.UnaryOp, dst, src backend.View, p backend.Params
 	case backend.Bool:
 		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryBool, unaryBoolPred)
 	case backend.BFloat16:
-		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryBFloat16, unaryBFloat16Pred)
+		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryBFloat16Rows, unaryBFloat16Pred)
 	case backend.Float16:
 		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryFloat16, unaryFloat16Pred)
 	}
@@ -477,7 +477,7 @@ func (Backend) Binary(op backend.BinaryOp, dst, a, b backend.View) {
 	case backend.Bool:
 		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, nil, binaryBoolBool)
 	case backend.BFloat16:
-		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, binaryBFloat16, binaryBFloat16Bool)
+		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, binaryBFloat16Rows, binaryBFloat16Bool)
 	case backend.Float16:
 		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, binaryFloat16, binaryFloat16Bool)
 	}
