@@ -2,6 +2,7 @@ package vec
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/emberml/ember/backend"
 )
@@ -9,12 +10,17 @@ import (
 // The two-byte float conversions over contiguous slices, element for
 // element the same bits as backend.ToBF16, backend.ToF16 and their Float32
 // methods, as tight pure-Go loops without a call per element. Each reads
-// len(dst) elements of src (src at least as long).
+// len(dst) elements of src (src at least as long). The bfloat16 ones run
+// AVX2 loops (asm/) where the float32 ones do.
 
 // BF16FromF32 sets dst[i] = backend.ToBF16(src[i]): round to nearest, ties
 // to even, every NaN 0xFFFF.
 func BF16FromF32(dst []backend.BF16, src []float32) {
 	src = src[:len(dst)]
+	if n := len(dst) &^ 15; useAsm && n > 0 {
+		bf16FromS(p16(dst), p32(src), n)
+		dst, src = dst[n:], src[n:]
+	}
 	for i, f := range src {
 		u := math.Float32bits(f)
 		h := (u + 0x7FFF + (u>>16)&1) >> 16
@@ -28,6 +34,10 @@ func BF16FromF32(dst []backend.BF16, src []float32) {
 // F32FromBF16 sets dst[i] = src[i].Float32().
 func F32FromBF16(dst []float32, src []backend.BF16) {
 	src = src[:len(dst)]
+	if n := len(dst) &^ 31; useAsm && n > 0 {
+		sFromBF16(p32(dst), p16(src), n)
+		dst, src = dst[n:], src[n:]
+	}
 	for i, h := range src {
 		dst[i] = math.Float32frombits(uint32(h) << 16)
 	}
@@ -88,3 +98,6 @@ func F32FromF16(dst []float32, src []backend.F16) {
 		dst[i] = math.Float32frombits(o | uint32(h&0x8000)<<16)
 	}
 }
+
+// p16 is the first element's address of a slice of two-byte elements.
+func p16[T ~uint16](s []T) *uint16 { return (*uint16)(unsafe.Pointer(unsafe.SliceData(s))) }

@@ -90,6 +90,42 @@ func TestHalfNarrow(t *testing.T) {
 	}
 }
 
+// Every length and an unaligned start: the vector loops' blocks and the
+// Go remainder, with the Go loops alone too.
+func TestHalfSizes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	check := func(n int) {
+		src := make([]float32, n+1)[1:]
+		hs := make([]backend.BF16, n+1)[1:]
+		for i := range src {
+			src[i] = math.Float32frombits(r.Uint32())
+			hs[i] = backend.BF16(r.Uint32())
+		}
+		fullH, fullF := make([]backend.BF16, n+2), make([]float32, n+2)
+		gotH, gotF := fullH[1:n+1], fullF[1:n+1]
+		BF16FromF32(gotH, src)
+		F32FromBF16(gotF, hs)
+		if fullH[0] != 0 || fullH[n+1] != 0 || fullF[0] != 0 || fullF[n+1] != 0 {
+			t.Fatalf("n %d: wrote outside dst", n)
+		}
+		for i := range src {
+			if w := backend.ToBF16(src[i]); gotH[i] != w {
+				t.Fatalf("n %d: BF16FromF32(%#08x) at %d = %#04x, want %#04x", n, math.Float32bits(src[i]), i, gotH[i], w)
+			}
+			if g, w := math.Float32bits(gotF[i]), math.Float32bits(hs[i].Float32()); g != w {
+				t.Fatalf("n %d: F32FromBF16(%#04x) at %d = %#08x, want %#08x", n, hs[i], i, g, w)
+			}
+		}
+	}
+	for n := 0; n <= 100; n++ {
+		check(n)
+		withGo(func() { check(n) })
+	}
+	for _, n := range sizes {
+		check(n)
+	}
+}
+
 // Worked by hand: ties to even, overflow, NaN, subnormals.
 func TestHalfNarrowByHand(t *testing.T) {
 	src := []float32{1, 1 + 0x1p-8, 1 + 3*0x1p-8, 65504, 65520, float32(math.Inf(-1)), float32(math.NaN()), 0x1p-24, 0x1p-25, -0x1.8p-25}
@@ -104,4 +140,34 @@ func TestHalfNarrowByHand(t *testing.T) {
 			t.Errorf("%g: bf16 %#04x fp16 %#04x, want %#04x %#04x", src[i], bf[i], hf[i], wantB[i], wantH[i])
 		}
 	}
+}
+
+func BenchmarkHalf(b *testing.B) {
+	const n = 4096
+	f := make([]float32, n)
+	bf := make([]backend.BF16, n)
+	hf := make([]backend.F16, n)
+	for i := range f {
+		f[i] = float32(i) * 0.37
+	}
+	b.Run("BF16FromF32", func(b *testing.B) {
+		for b.Loop() {
+			BF16FromF32(bf, f)
+		}
+	})
+	b.Run("F32FromBF16", func(b *testing.B) {
+		for b.Loop() {
+			F32FromBF16(f, bf)
+		}
+	})
+	b.Run("F16FromF32", func(b *testing.B) {
+		for b.Loop() {
+			F16FromF32(hf, f)
+		}
+	})
+	b.Run("F32FromF16", func(b *testing.B) {
+		for b.Loop() {
+			F32FromF16(f, hf)
+		}
+	})
 }

@@ -28,6 +28,8 @@ func transS(d *float32, ldd int, s *float32, lds int, nblk int)  {}
 func transD(d *float64, ldd int, s *float64, lds int, nblk int)  {}
 func sumS(x *float32, n int, acc *[32]float64)                   {}
 func sumD(x *float64, n int, acc *[16]float64)                   {}
+func bf16FromS(d *uint16, s *float32, n int)                     {}
+func sFromBF16(d *float32, s *uint16, n int)                     {}
 func maxS(x *float32, n int, out *[32]float32) int               { return 0 }
 func minS(x *float32, n int, out *[32]float32) int               { return 0 }
 func maxD(x *float64, n int, out *[16]float64) int               { return 0 }

@@ -520,6 +520,85 @@ func extreme(t typ, op string) {
 	RET()
 }
 
+// konst broadcasts the 32-bit constant c into every lane of y.
+func konst(c uint32, y reg.VecPhysical) {
+	MOVL(U32(c), reg.EAX)
+	VMOVD(reg.EAX, xmm(y))
+	VPBROADCASTD(xmm(y), y)
+}
+
+// bf16FromS emits the narrowing of float32 to bfloat16 bits, 16 elements
+// at a time (n a multiple of 16): h = (u + 0x7FFF + (u>>16)&1) >> 16,
+// 0xFFFF where |u| is a NaN, as backend.ToBF16.
+func bf16FromS() {
+	TEXT("bf16FromS", NOSPLIT, "func(d *uint16, s *float32, n int)")
+	Pragma("noescape")
+	Doc("bf16FromS sets d[i] to the bfloat16 bits of s[i] (round to nearest even, NaN 0xFFFF) for i < n, n a multiple of 16.")
+	d, src, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("s"), src)
+	Load(Param("n"), n)
+	one, bias, abs, inf, low := reg.Y15, reg.Y14, reg.Y13, reg.Y12, reg.Y11
+	konst(1, one)
+	konst(0x7FFF, bias)
+	konst(0x7FFFFFFF, abs)
+	konst(0x7F800000, inf)
+	konst(0xFFFF, low)
+	Label("bf16FromS_loop")
+	CMPQ(n, U32(16))
+	JL(LabelRef("bf16FromS_done"))
+	for k := 0; k < 2; k++ {
+		u, t, m := ys[k], ys[2+k], ys[4+k]
+		VMOVDQU(mem(src, 32*k), u)
+		VPSRLD(U8(16), u, t)
+		VPAND(one, t, t)
+		VPADDD(u, t, t)
+		VPADDD(bias, t, t)
+		VPSRLD(U8(16), t, t)
+		VPAND(abs, u, m)
+		VPCMPGTD(inf, m, m) // Intel: m = |u| > inf, a NaN
+		VPOR(m, t, t)
+		VPAND(low, t, t)
+	}
+	VPACKUSDW(ys[3], ys[2], ys[6]) // per 128-bit lane: elements 0-3, 8-11 | 4-7, 12-15
+	VPERMQ(U8(0xD8), ys[6], ys[6])
+	VMOVDQU(ys[6], mem(d, 0))
+	ADDQ(U32(64), src)
+	ADDQ(U32(32), d)
+	SUBQ(U32(16), n)
+	JMP(LabelRef("bf16FromS_loop"))
+	Label("bf16FromS_done")
+	VZEROUPPER()
+	RET()
+}
+
+// sFromBF16 emits the widening of bfloat16 bits to float32, 32 elements at
+// a time (n a multiple of 32): the bits shifted into the top half.
+func sFromBF16() {
+	TEXT("sFromBF16", NOSPLIT, "func(d *float32, s *uint16, n int)")
+	Pragma("noescape")
+	Doc("sFromBF16 sets d[i] to the float32 value of the bfloat16 bits s[i] for i < n, n a multiple of 32.")
+	d, src, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("s"), src)
+	Load(Param("n"), n)
+	Label("sFromBF16_loop")
+	CMPQ(n, U32(32))
+	JL(LabelRef("sFromBF16_done"))
+	for k := 0; k < 4; k++ {
+		VPMOVZXWD(mem(src, 16*k), ys[k])
+		VPSLLD(U8(16), ys[k], ys[k])
+		VMOVDQU(ys[k], mem(d, 32*k))
+	}
+	ADDQ(U32(64), src)
+	ADDQ(U32(128), d)
+	SUBQ(U32(32), n)
+	JMP(LabelRef("sFromBF16_loop"))
+	Label("sFromBF16_done")
+	VZEROUPPER()
+	RET()
+}
+
 func main() {
 	ConstraintExpr("amd64,!purego")
 	for _, t := range []typ{f32, f64} {
@@ -542,5 +621,7 @@ func main() {
 	sumD()
 	trans(f32, shuffle8S)
 	trans(f64, shuffle4D)
+	bf16FromS()
+	sFromBF16()
 	Generate()
 }
