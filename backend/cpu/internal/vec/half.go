@@ -10,8 +10,9 @@ import (
 // The two-byte float conversions over contiguous slices, element for
 // element the same bits as backend.ToBF16, backend.ToF16 and their Float32
 // methods, as tight pure-Go loops without a call per element. Each reads
-// len(dst) elements of src (src at least as long). The bfloat16 ones run
-// AVX2 loops (asm/) where the float32 ones do.
+// len(dst) elements of src (src at least as long). They run AVX2 loops
+// (asm/) where the float32 ones do (float16 with F16C too), and Go loops
+// for the remainder of a block and elsewhere.
 
 // BF16FromF32 sets dst[i] = backend.ToBF16(src[i]): round to nearest, ties
 // to even, every NaN 0xFFFF.
@@ -49,6 +50,11 @@ func F32FromBF16(dst []float32, src []backend.BF16) {
 // the integer bits; the subnormal range lets a float32 addition of 0.5 do
 // the rounding, exact under Go's round-to-nearest float32 arithmetic.)
 func F16FromF32(dst []backend.F16, src []float32) {
+	src = src[:len(dst)]
+	if n := len(dst) &^ 15; useAsm && hasF16C && n > 0 {
+		f16FromS(p16(dst), p32(src), n)
+		dst, src = dst[n:], src[n:]
+	}
 	const (
 		inf32  = 0xFF << 23
 		max16  = (127 + 16) << 23               // 2¹⁶: from here on, infinity or NaN
@@ -56,7 +62,6 @@ func F16FromF32(dst []backend.F16, src []float32) {
 		magicU = (127 - 15 + 23 - 10 + 1) << 23 // 0.5: its ulp is 2⁻²⁴
 	)
 	magic := math.Float32frombits(magicU)
-	src = src[:len(dst)]
 	for i, f := range src {
 		u := math.Float32bits(f)
 		sign := uint16(u>>16) & 0x8000
@@ -80,11 +85,15 @@ func F16FromF32(dst []backend.F16, src []float32) {
 
 // F32FromF16 sets dst[i] = src[i].Float32().
 func F32FromF16(dst []float32, src []backend.F16) {
+	src = src[:len(dst)]
+	if n := len(dst) &^ 15; useAsm && hasF16C && n > 0 {
+		sFromF16(p32(dst), p16(src), n)
+		dst, src = dst[n:], src[n:]
+	}
 	const (
 		expMask = 0x7C00 << 13
 		magic   = 113 << 23 // 2⁻¹⁴
 	)
-	src = src[:len(dst)]
 	for i, h := range src {
 		o := uint32(h&0x7FFF) << 13
 		e := o & expMask

@@ -108,6 +108,25 @@ func TestHalfSizes(t *testing.T) {
 		if fullH[0] != 0 || fullH[n+1] != 0 || fullF[0] != 0 || fullF[n+1] != 0 {
 			t.Fatalf("n %d: wrote outside dst", n)
 		}
+		fs := make([]backend.F16, n+1)[1:]
+		for i := range fs {
+			fs[i] = backend.F16(hs[i])
+		}
+		fullG, fullE := make([]backend.F16, n+2), make([]float32, n+2)
+		gotG, gotE := fullG[1:n+1], fullE[1:n+1]
+		F16FromF32(gotG, src)
+		F32FromF16(gotE, fs)
+		if fullG[0] != 0 || fullG[n+1] != 0 || fullE[0] != 0 || fullE[n+1] != 0 {
+			t.Fatalf("n %d: wrote outside dst", n)
+		}
+		for i := range src {
+			if w := backend.ToF16(src[i]); gotG[i] != w {
+				t.Fatalf("n %d: F16FromF32(%#08x) at %d = %#04x, want %#04x", n, math.Float32bits(src[i]), i, gotG[i], w)
+			}
+			if g, w := math.Float32bits(gotE[i]), math.Float32bits(fs[i].Float32()); g != w {
+				t.Fatalf("n %d: F32FromF16(%#04x) at %d = %#08x, want %#08x", n, fs[i], i, g, w)
+			}
+		}
 		for i := range src {
 			if w := backend.ToBF16(src[i]); gotH[i] != w {
 				t.Fatalf("n %d: BF16FromF32(%#08x) at %d = %#04x, want %#04x", n, math.Float32bits(src[i]), i, gotH[i], w)

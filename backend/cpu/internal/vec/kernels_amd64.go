@@ -203,3 +203,13 @@ func bf16FromS(d *uint16, s *float32, n int)
 //
 //go:noescape
 func sFromBF16(d *float32, s *uint16, n int)
+
+// f16FromS sets d[i] to the binary16 bits of s[i] (round to nearest even, a NaN 0x7E00 of its sign) for i < n, n a multiple of 16.
+//
+//go:noescape
+func f16FromS(d *uint16, s *float32, n int)
+
+// sFromF16 sets d[i] to the float32 value of the binary16 bits s[i] for i < n, n a multiple of 16.
+//
+//go:noescape
+func sFromF16(d *float32, s *uint16, n int)

@@ -599,6 +599,91 @@ func sFromBF16() {
 	RET()
 }
 
+// f16FromS emits the narrowing of float32 to binary16 bits with F16C, 16
+// elements at a time (n a multiple of 16): VCVTPS2PH rounding to nearest
+// even (subnormals, overflow to infinity as backend.ToF16), a NaN first
+// replaced by the quiet NaN of its sign without payload, so that it
+// becomes 0x7E00 or 0xFE00.
+func f16FromS() {
+	TEXT("f16FromS", NOSPLIT, "func(d *uint16, s *float32, n int)")
+	Pragma("noescape")
+	Doc("f16FromS sets d[i] to the binary16 bits of s[i] (round to nearest even, a NaN 0x7E00 of its sign) for i < n, n a multiple of 16.")
+	d, src, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("s"), src)
+	Load(Param("n"), n)
+	abs, inf, qnan, sgn := reg.Y15, reg.Y14, reg.Y13, reg.Y12
+	konst(0x7FFFFFFF, abs)
+	konst(0x7F800000, inf)
+	konst(0x7FC00000, qnan)
+	konst(0x80000000, sgn)
+	Label("f16FromS_loop")
+	CMPQ(n, U32(16))
+	JL(LabelRef("f16FromS_done"))
+	for k := 0; k < 2; k++ {
+		u, m, t := ys[3*k], ys[3*k+1], ys[3*k+2]
+		VMOVDQU(mem(src, 32*k), u)
+		VPAND(abs, u, m)
+		VPCMPGTD(inf, m, m) // a NaN
+		VPAND(sgn, u, t)
+		VPOR(qnan, t, t)
+		VPBLENDVB(m, t, u, u) // u = m ? t : u
+		VCVTPS2PH(U8(0), u, mem(d, 16*k))
+	}
+	ADDQ(U32(64), src)
+	ADDQ(U32(32), d)
+	SUBQ(U32(16), n)
+	JMP(LabelRef("f16FromS_loop"))
+	Label("f16FromS_done")
+	VZEROUPPER()
+	RET()
+}
+
+// sFromF16 emits the widening of binary16 bits to float32 with F16C, 16
+// elements at a time (n a multiple of 16): VCVTPH2PS is exact, except that
+// it quiets a signalling NaN, so NaNs are rebuilt from their bits (sign,
+// all-ones exponent, the 10 payload bits shifted up), as F16.Float32.
+func sFromF16() {
+	TEXT("sFromF16", NOSPLIT, "func(d *float32, s *uint16, n int)")
+	Pragma("noescape")
+	Doc("sFromF16 sets d[i] to the float32 value of the binary16 bits s[i] for i < n, n a multiple of 16.")
+	d, src, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("s"), src)
+	Load(Param("n"), n)
+	mag, inf16, sgn16, man, exp32 := reg.Y15, reg.Y14, reg.Y13, reg.Y12, reg.Y11
+	konst(0x7FFF, mag)
+	konst(0x7C00, inf16)
+	konst(0x8000, sgn16)
+	konst(0x3FF, man)
+	konst(0x7F800000, exp32)
+	Label("sFromF16_loop")
+	CMPQ(n, U32(16))
+	JL(LabelRef("sFromF16_done"))
+	for k := 0; k < 2; k++ {
+		w, r, m, s, p := ys[5*k], ys[5*k+1], ys[5*k+2], ys[5*k+3], ys[5*k+4]
+		VPMOVZXWD(mem(src, 16*k), w)
+		VCVTPH2PS(mem(src, 16*k), r)
+		VPAND(mag, w, m)
+		VPCMPGTD(inf16, m, m) // a NaN
+		VPAND(sgn16, w, s)
+		VPSLLD(U8(16), s, s)
+		VPAND(man, w, p)
+		VPSLLD(U8(13), p, p)
+		VPOR(p, s, s)
+		VPOR(exp32, s, s)
+		VPBLENDVB(m, s, r, r) // r = m ? s : r
+		VMOVDQU(r, mem(d, 32*k))
+	}
+	ADDQ(U32(32), src)
+	ADDQ(U32(64), d)
+	SUBQ(U32(16), n)
+	JMP(LabelRef("sFromF16_loop"))
+	Label("sFromF16_done")
+	VZEROUPPER()
+	RET()
+}
+
 func main() {
 	ConstraintExpr("amd64,!purego")
 	for _, t := range []typ{f32, f64} {
@@ -623,5 +708,7 @@ func main() {
 	trans(f64, shuffle4D)
 	bf16FromS()
 	sFromBF16()
+	f16FromS()
+	sFromF16()
 	Generate()
 }
