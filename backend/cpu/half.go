@@ -91,17 +91,13 @@ func unaryBFloat16Rows(op backend.UnaryOp, d []backend.BF16, od, sd0, sd1 int, a
 	return true
 }
 
+// reluBF16 is without branches (signs are data): a negative h's bits are
+// cleared, a NaN's set.
 func reluBF16(d, a []backend.BF16) {
 	a = a[:len(d)]
 	for i, h := range a {
-		if h&0x8000 != 0 {
-			h = 0
-			if a[i]&0x7FFF > 0x7F80 {
-				h = 0xFFFF
-			}
-		} else if h > 0x7F80 {
-			h = 0xFFFF
-		}
-		d[i] = h
+		neg := backend.BF16(int16(h) >> 15)                    // 0xFFFF for a negative sign
+		nan := backend.BF16((0x7F80 - uint32(h&0x7FFF)) >> 31) // 1 for a NaN
+		d[i] = h&^neg | -nan
 	}
 }

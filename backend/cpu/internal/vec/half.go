@@ -110,3 +110,35 @@ func F32FromF16(dst []float32, src []backend.F16) {
 
 // p16 is the first element's address of a slice of two-byte elements.
 func p16[T ~uint16](s []T) *uint16 { return (*uint16)(unsafe.Pointer(unsafe.SliceData(s))) }
+
+// u16 views a slice of two-byte elements as []uint16.
+func u16[T any](s []T) []uint16 { return unsafe.Slice(p16u(s), len(s)) }
+
+func p16u[T any](s []T) *uint16 { return (*uint16)(unsafe.Pointer(unsafe.SliceData(s))) }
+
+// mask16 is 0xFFFF for true, 0 for false (a bool's byte is 0 or 1).
+func mask16(c *bool) uint16 { return -uint16(*(*uint8)(unsafe.Pointer(c))) }
+
+// where16 is Where on two-byte elements, without a branch per element
+// (the condition is data, often random: a ReLU's mask).
+func where16(d []uint16, c []bool, a, b []uint16) {
+	c, a, b = c[:len(d)], a[:len(d)], b[:len(d)]
+	for i := range d {
+		m := mask16(&c[i])
+		d[i] = a[i]&m | b[i]&^m
+	}
+}
+
+// where16s is WhereScalarB (d[i] = c[i] ? v[i] : s) when vFirst, else
+// WhereScalarA (d[i] = c[i] ? s : v[i]), on two-byte elements.
+func where16s(d []uint16, c []bool, v []uint16, s uint16, vFirst bool) {
+	c, v = c[:len(d)], v[:len(d)]
+	var flip uint16
+	if !vFirst {
+		flip = 0xFFFF
+	}
+	for i := range d {
+		m := mask16(&c[i]) ^ flip
+		d[i] = v[i]&m | s&^m
+	}
+}
