@@ -86,18 +86,7 @@ func unaryBFloat16Rows(op backend.UnaryOp, d []backend.BF16, od, sd0, sd1 int, a
 		return unaryBFloat16(op, d, od, sd0, sd1, a, oa, sa0, sa1, n0, n1, p1, p2, p3)
 	}
 	for r := 0; r < n0; r++ {
-		reluBF16(d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1])
+		vec.ReLUBF16(d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1])
 	}
 	return true
-}
-
-// reluBF16 is without branches (signs are data): a negative h's bits are
-// cleared, a NaN's set.
-func reluBF16(d, a []backend.BF16) {
-	a = a[:len(d)]
-	for i, h := range a {
-		neg := backend.BF16(int16(h) >> 15)                    // 0xFFFF for a negative sign
-		nan := backend.BF16((0x7F80 - uint32(h&0x7FFF)) >> 31) // 1 for a NaN
-		d[i] = h&^neg | -nan
-	}
 }

@@ -111,6 +111,22 @@ func F32FromF16(dst []float32, src []backend.F16) {
 // p16 is the first element's address of a slice of two-byte elements.
 func p16[T ~uint16](s []T) *uint16 { return (*uint16)(unsafe.Pointer(unsafe.SliceData(s))) }
 
+// ReLUBF16 sets d[i] = relu(a[i]) on bfloat16 bits: +0 for negatives and
+// -0, 0xFFFF for NaNs (what rounding a float32 ReLU gives), the rest
+// unchanged.
+func ReLUBF16(d, a []backend.BF16) {
+	a = a[:len(d)]
+	if n := len(d) &^ 15; useAsm && n > 0 {
+		reluBF16(p16(d), p16(a), n)
+		d, a = d[n:], a[n:]
+	}
+	for i, h := range a {
+		neg := backend.BF16(int16(h) >> 15)                    // 0xFFFF for a negative sign
+		nan := backend.BF16((0x7F80 - uint32(h&0x7FFF)) >> 31) // 1 for a NaN
+		d[i] = h&^neg | -nan
+	}
+}
+
 // u16 views a slice of two-byte elements as []uint16.
 func u16[T any](s []T) []uint16 { return unsafe.Slice(p16u(s), len(s)) }
 

@@ -145,6 +145,36 @@ func TestHalfSizes(t *testing.T) {
 	}
 }
 
+// ReLUBF16 on all 65536 patterns (at every length's end too) against
+// rounding the float32 ReLU.
+func TestHalfReLU(t *testing.T) {
+	a := make([]backend.BF16, 1<<16)
+	for i := range a {
+		a[i] = backend.BF16(i)
+	}
+	want := func(h backend.BF16) backend.BF16 {
+		x := h.Float32()
+		if x > 0 || x != x {
+			return backend.ToBF16(x)
+		}
+		return 0
+	}
+	for _, n := range []int{1 << 16, 1<<16 - 1, 1<<16 - 17, 33, 31, 16, 15, 1} {
+		check := func() {
+			d := make([]backend.BF16, n)
+			src := a[len(a)-n:]
+			ReLUBF16(d, src)
+			for i, h := range src {
+				if w := want(h); d[i] != w {
+					t.Fatalf("n %d: ReLUBF16(%#04x) = %#04x, want %#04x", n, h, d[i], w)
+				}
+			}
+		}
+		check()
+		withGo(check)
+	}
+}
+
 // Worked by hand: ties to even, overflow, NaN, subnormals.
 func TestHalfNarrowByHand(t *testing.T) {
 	src := []float32{1, 1 + 0x1p-8, 1 + 3*0x1p-8, 65504, 65520, float32(math.Inf(-1)), float32(math.NaN()), 0x1p-24, 0x1p-25, -0x1.8p-25}

@@ -213,3 +213,8 @@ func f16FromS(d *uint16, s *float32, n int)
 //
 //go:noescape
 func sFromF16(d *float32, s *uint16, n int)
+
+// reluBF16 sets d[i] to the bfloat16 bits of relu(a[i]) (+0 for negatives and -0, 0xFFFF for NaNs) for i < n, n a multiple of 16.
+//
+//go:noescape
+func reluBF16(d *uint16, a *uint16, n int)

@@ -2376,3 +2376,51 @@ sFromF16_loop:
 sFromF16_done:
 	VZEROUPPER
 	RET
+
+// func reluBF16(d *uint16, a *uint16, n int)
+// Requires: AVX, AVX2
+TEXT ·reluBF16(SB), NOSPLIT, $0-24
+	MOVQ         d+0(FP), DI
+	MOVQ         a+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VPXOR        Y15, Y15, Y15
+	MOVL         $0x7fff7fff, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x7f807f80, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+
+reluBF16_loop:
+	CMPQ     CX, $0x00000020
+	JL       reluBF16_x1
+	VMOVDQU  (SI), Y0
+	VPAND    Y14, Y0, Y1
+	VPCMPGTW Y13, Y1, Y1
+	VPMAXSW  Y15, Y0, Y0
+	VPOR     Y1, Y0, Y0
+	VMOVDQU  Y0, (DI)
+	VMOVDQU  32(SI), Y2
+	VPAND    Y14, Y2, Y3
+	VPCMPGTW Y13, Y3, Y3
+	VPMAXSW  Y15, Y2, Y2
+	VPOR     Y3, Y2, Y2
+	VMOVDQU  Y2, 32(DI)
+	ADDQ     $0x00000040, SI
+	ADDQ     $0x00000040, DI
+	SUBQ     $0x00000020, CX
+	JMP      reluBF16_loop
+
+reluBF16_x1:
+	CMPQ     CX, $0x00000010
+	JL       reluBF16_done
+	VMOVDQU  (SI), Y0
+	VPAND    Y14, Y0, Y1
+	VPCMPGTW Y13, Y1, Y1
+	VPMAXSW  Y15, Y0, Y0
+	VPOR     Y1, Y0, Y0
+	VMOVDQU  Y0, (DI)
+
+reluBF16_done:
+	VZEROUPPER
+	RET

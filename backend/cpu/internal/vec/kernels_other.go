@@ -35,6 +35,7 @@ func bf16FromS(d *uint16, s *float32, n int)                     {}
 func sFromBF16(d *float32, s *uint16, n int)                     {}
 func f16FromS(d *uint16, s *float32, n int)                      {}
 func sFromF16(d *float32, s *uint16, n int)                      {}
+func reluBF16(d, a *uint16, n int)                               {}
 func maxS(x *float32, n int, out *[32]float32) int               { return 0 }
 func minS(x *float32, n int, out *[32]float32) int               { return 0 }
 func maxD(x *float64, n int, out *[16]float64) int               { return 0 }

@@ -684,6 +684,52 @@ func sFromF16() {
 	RET()
 }
 
+// reluBF16 emits ReLU on bfloat16 bits, 16 elements at a time (n a
+// multiple of 16): a signed 16-bit max with 0 clears negatives and -0, and
+// NaNs (magnitude above 0x7F80) become 0xFFFF.
+func reluBF16() {
+	TEXT("reluBF16", NOSPLIT, "func(d, a *uint16, n int)")
+	Pragma("noescape")
+	Doc("reluBF16 sets d[i] to the bfloat16 bits of relu(a[i]) (+0 for negatives and -0, 0xFFFF for NaNs) for i < n, n a multiple of 16.")
+	d, a, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("a"), a)
+	Load(Param("n"), n)
+	zero, mag, inf := reg.Y15, reg.Y14, reg.Y13
+	VPXOR(zero, zero, zero)
+	konst(0x7FFF7FFF, mag)
+	konst(0x7F807F80, inf)
+	Label("reluBF16_loop")
+	CMPQ(n, U32(32))
+	JL(LabelRef("reluBF16_x1"))
+	for k := 0; k < 2; k++ {
+		h, m := ys[2*k], ys[2*k+1]
+		VMOVDQU(mem(a, 32*k), h)
+		VPAND(mag, h, m)
+		VPCMPGTW(inf, m, m) // a NaN
+		VPMAXSW(zero, h, h)
+		VPOR(m, h, h)
+		VMOVDQU(h, mem(d, 32*k))
+	}
+	ADDQ(U32(64), a)
+	ADDQ(U32(64), d)
+	SUBQ(U32(32), n)
+	JMP(LabelRef("reluBF16_loop"))
+	Label("reluBF16_x1")
+	CMPQ(n, U32(16))
+	JL(LabelRef("reluBF16_done"))
+	h, m := ys[0], ys[1]
+	VMOVDQU(mem(a, 0), h)
+	VPAND(mag, h, m)
+	VPCMPGTW(inf, m, m)
+	VPMAXSW(zero, h, h)
+	VPOR(m, h, h)
+	VMOVDQU(h, mem(d, 0))
+	Label("reluBF16_done")
+	VZEROUPPER()
+	RET()
+}
+
 func main() {
 	ConstraintExpr("amd64,!purego")
 	for _, t := range []typ{f32, f64} {
@@ -710,5 +756,6 @@ func main() {
 	sFromBF16()
 	f16FromS()
 	sFromF16()
+	reluBF16()
 	Generate()
 }
