@@ -477,7 +477,7 @@ func (Backend) Binary(op backend.BinaryOp, dst, a, b backend.View) {
 	case backend.Bool:
 		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, nil, binaryBoolBool)
 	case backend.BFloat16:
-		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, binaryBFloat16Rows, binaryBFloat16Bool)
+		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, binaryBFloat16Rows, binaryBFloat16BoolRows)
 	case backend.Float16:
 		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, binaryFloat16, binaryFloat16Bool)
 	}

@@ -90,3 +90,81 @@ func unaryBFloat16Rows(op backend.UnaryOp, d []backend.BF16, od, sd0, sd1 int, a
 	}
 	return true
 }
+
+// binaryBFloat16BoolRows is binaryBFloat16Bool with plain loops over rows
+// where dst and a are contiguous and b is contiguous or one broadcast
+// scalar, for the comparisons (exact in float32, as the element loops).
+func binaryBFloat16BoolRows(op backend.BinaryOp, d []bool, od, sd0, sd1 int, a []backend.BF16, oa, sa0, sa1 int, b []backend.BF16, ob, sb0, sb1, n0, n1 int) bool {
+	if op < backend.Eq || op > backend.Ge || n0 == 0 || sd1 != 1 || sa1 != 1 || sb1 < 0 || sb1 > 1 {
+		return binaryBFloat16Bool(op, d, od, sd0, sd1, a, oa, sa0, sa1, b, ob, sb0, sb1, n0, n1)
+	}
+	for r := 0; r < n0; r++ {
+		dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+		if sb1 == 1 {
+			cmpBF16(op, dd, aa, b[ob+r*sb0:][:n1])
+		} else {
+			cmpBF16Scalar(op, dd, aa, b[ob+r*sb0].Float32())
+		}
+	}
+	return true
+}
+
+func cmpBF16(op backend.BinaryOp, d []bool, a, b []backend.BF16) {
+	a, b = a[:len(d)], b[:len(d)]
+	switch op {
+	case backend.Eq:
+		for i := range d {
+			d[i] = a[i].Float32() == b[i].Float32()
+		}
+	case backend.Ne:
+		for i := range d {
+			d[i] = a[i].Float32() != b[i].Float32()
+		}
+	case backend.Lt:
+		for i := range d {
+			d[i] = a[i].Float32() < b[i].Float32()
+		}
+	case backend.Le:
+		for i := range d {
+			d[i] = a[i].Float32() <= b[i].Float32()
+		}
+	case backend.Gt:
+		for i := range d {
+			d[i] = a[i].Float32() > b[i].Float32()
+		}
+	case backend.Ge:
+		for i := range d {
+			d[i] = a[i].Float32() >= b[i].Float32()
+		}
+	}
+}
+
+func cmpBF16Scalar(op backend.BinaryOp, d []bool, a []backend.BF16, s float32) {
+	a = a[:len(d)]
+	switch op {
+	case backend.Eq:
+		for i := range d {
+			d[i] = a[i].Float32() == s
+		}
+	case backend.Ne:
+		for i := range d {
+			d[i] = a[i].Float32() != s
+		}
+	case backend.Lt:
+		for i := range d {
+			d[i] = a[i].Float32() < s
+		}
+	case backend.Le:
+		for i := range d {
+			d[i] = a[i].Float32() <= s
+		}
+	case backend.Gt:
+		for i := range d {
+			d[i] = a[i].Float32() > s
+		}
+	case backend.Ge:
+		for i := range d {
+			d[i] = a[i].Float32() >= s
+		}
+	}
+}

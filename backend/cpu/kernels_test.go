@@ -593,6 +593,15 @@ func TestHalfKernels(t *testing.T) {
 		case []backend.F16:
 			return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(d))), len(d))
 		}
+		if bs, ok := s.(*Storage).data.([]bool); ok {
+			u := make([]uint16, len(bs))
+			for i, b := range bs {
+				if b {
+					u[i] = 1
+				}
+			}
+			return u
+		}
 		f := s.(*Storage).data.([]float32)
 		u := make([]uint16, 2*len(f))
 		for i, x := range f {
@@ -650,15 +659,23 @@ func TestHalfKernels(t *testing.T) {
 			withThreads(threads, func() { Backend{}.Copy(f, h) })
 			sameBits(fmt.Sprintf("copy %s ← %s", describeView(f), describeView(h)), f.S, wantF.S)
 		case 1:
-			op := []backend.BinaryOp{backend.Add, backend.Sub, backend.Mul, backend.Div}[r.IntN(4)]
+			ops := []backend.BinaryOp{backend.Add, backend.Sub, backend.Mul, backend.Div, backend.Eq, backend.Ne, backend.Lt, backend.Le, backend.Gt, backend.Ge}
+			op := ops[r.IntN(len(ops))]
 			a, b := randView(r, dt, shape, true), randView(r, dt, shape, true)
+			if r.IntN(3) == 0 { // equal elements, for Eq, Le and Ge
+				b = a
+			}
 			switch r.IntN(4) {
 			case 0:
 				b.Strides = make([]int, len(shape))
 			case 1:
 				a.Strides = make([]int, len(shape))
 			}
-			dst := randView(r, dt, shape, false)
+			outDT := dt
+			if op.IsComparison() {
+				outDT = backend.Bool
+			}
+			dst := randView(r, outDT, shape, false)
 			want := clone(dst)
 			refBinary(op, want, a, b)
 			withThreads(threads, func() { Backend{}.Binary(op, dst, a, b) })
