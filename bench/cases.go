@@ -33,6 +33,9 @@ func SetThreads(n int) int {
 //	conv3x3                 ember.Conv2d 64→64, 3×3, padding 1, bias, on 8×64×56×56
 //	sum_16M                 Sum of 16M float32 (reads 64 MiB)
 //	axpb_16M                x.MulScalar(2).AddScalar(1) on 16M float32 (two ops, each reads and writes 64 MiB)
+//	cast_16M_bf16           Cast of 16M float32 to bfloat16 (reads 64 MiB, writes 32 MiB)
+//	axpb_16M_bf16           axpb_16M on bfloat16 (two ops, each reads and writes 32 MiB)
+//	sum_16M_bf16            Sum of 16M bfloat16 (reads 32 MiB; float32 accumulation, bfloat16 result)
 //	resnet18_fwd            ResNet-18 forward, batch 16, 3×224×224, eval mode, NoGrad
 //	cnn_train_step          models.SimpleCNN(1, 10) on 64×1×28×28: forward, cross entropy, backward, SGD step
 //	resnet18_finetune_step  ResNet-18, backbone frozen (requires_grad false), a new 10-class head, train
@@ -60,6 +63,9 @@ func Cases() []Case {
 		Case{Name: "conv3x3", Desc: "Conv2d 3×3 64→64 pad 1 on 8×64×56×56", Unit: FLOP, Setup: conv3x3},
 		Case{Name: "sum_16M", Desc: "Sum of 16M float32", Unit: Bytes, Setup: sum16M},
 		Case{Name: "axpb_16M", Desc: "x*2+1 (MulScalar, AddScalar) on 16M float32", Unit: Bytes, Setup: axpb16M},
+		Case{Name: "cast_16M_bf16", Desc: "Cast of 16M float32 to bfloat16", Unit: Bytes, Setup: cast16MBF16},
+		Case{Name: "axpb_16M_bf16", Desc: "x*2+1 (MulScalar, AddScalar) on 16M bfloat16", Unit: Bytes, Setup: axpb16MBF16},
+		Case{Name: "sum_16M_bf16", Desc: "Sum of 16M bfloat16", Unit: Bytes, Setup: sum16MBF16},
 		Case{Name: "resnet18_fwd", Desc: "ResNet-18 forward, batch 16, 224×224, eval, no grad", Unit: FLOP, Setup: resnet18Fwd},
 		Case{Name: "cnn_train_step", Desc: "SimpleCNN train step, batch 64, 28×28 (fwd, CE, bwd, SGD)", Unit: FLOP, Setup: cnnTrainStep},
 		Case{Name: "resnet18_finetune_step", Desc: "ResNet-18 frozen backbone, new 10-class head, batch 32, 64×64 (fwd, CE, bwd, SGD)", Unit: FLOP, Setup: resnet18FinetuneStep},
@@ -123,6 +129,32 @@ func axpb16M() (func() float64, error) {
 		t.AddScalar(1).Release()
 		t.Release()
 		return 2 * 2 * 4 * ElemN // two ops, each reads and writes 16M float32
+	}, nil
+}
+
+func cast16MBF16() (func() float64, error) {
+	x := ember.Rand(ember.Shape{ElemN})
+	return func() float64 {
+		x.Cast(ember.BFloat16).Release()
+		return (4 + 2) * ElemN // reads 16M float32, writes 16M bfloat16
+	}, nil
+}
+
+func axpb16MBF16() (func() float64, error) {
+	x := ember.Rand(ember.Shape{ElemN}).Cast(ember.BFloat16)
+	return func() float64 {
+		t := x.MulScalar(2)
+		t.AddScalar(1).Release()
+		t.Release()
+		return 2 * 2 * 2 * ElemN // two ops, each reads and writes 16M bfloat16
+	}, nil
+}
+
+func sum16MBF16() (func() float64, error) {
+	x := ember.Rand(ember.Shape{ElemN}).Cast(ember.BFloat16)
+	return func() float64 {
+		x.Sum().Release()
+		return 2 * ElemN
 	}, nil
 }
 

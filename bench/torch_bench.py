@@ -149,6 +149,21 @@ def axpb16m():
     return lambda: (x * 2 + 1, 2 * 2 * 4.0 * ELEM_N)[1]
 
 
+def cast16m_bf16():
+    x = torch.rand(ELEM_N)
+    return lambda: (x.to(torch.bfloat16), 6.0 * ELEM_N)[1]
+
+
+def axpb16m_bf16():
+    x = torch.rand(ELEM_N).to(torch.bfloat16)
+    return lambda: (x * 2 + 1, 2 * 2 * 2.0 * ELEM_N)[1]
+
+
+def sum16m_bf16():
+    x = torch.rand(ELEM_N).to(torch.bfloat16)
+    return lambda: (x.sum(), 2.0 * ELEM_N)[1]
+
+
 def resnet18_fwd():
     torch.manual_seed(1)
     m = ResNet().eval()
@@ -429,6 +444,9 @@ CASES = [(f"sgemm_{n}", "FLOP", sgemm(n)) for n in (256, 512, 1024, 2048)] + [
     ("conv3x3", "FLOP", conv3x3),
     ("sum_16M", "B", sum16m),
     ("axpb_16M", "B", axpb16m),
+    ("cast_16M_bf16", "B", cast16m_bf16),
+    ("axpb_16M_bf16", "B", axpb16m_bf16),
+    ("sum_16M_bf16", "B", sum16m_bf16),
     ("resnet18_fwd", "FLOP", resnet18_fwd),
     ("cnn_train_step", "FLOP", cnn_train_step),
     ("resnet18_finetune_step", "FLOP", resnet18_finetune_step),

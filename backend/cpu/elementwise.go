@@ -72,9 +72,9 @@ func (Backend) Copy(dst, src backend.View) {
 	case backend.Bool:
 		copyToBool(dst, src)
 	case backend.BFloat16:
-		copyToHalf(dst, src, backend.ToBF16)
+		copyToHalf(dst, src, backend.ToBF16, vec.BF16FromF32)
 	case backend.Float16:
-		copyToHalf(dst, src, backend.ToF16)
+		copyToHalf(dst, src, backend.ToF16, vec.F16FromF32)
 	}
 }
 
@@ -83,15 +83,15 @@ type halfT interface{ backend.BF16 | backend.F16 }
 
 // copyToHalf copies any dtype into a BFloat16 or Float16 view through
 // float32, rounding once with enc (float64 is rounded to float32 first, as
-// PyTorch's conversions do).
-func copyToHalf[H halfT](dst, src backend.View, enc func(float32) H) {
+// PyTorch's conversions do); encRow is enc over contiguous float32 rows.
+func copyToHalf[H halfT](dst, src backend.View, enc func(float32) H, encRow func([]H, []float32)) {
 	if src.S.DType() == dst.S.DType() {
 		copyView[H](dst, src)
 		return
 	}
 	switch src.S.DType() {
 	case backend.Float32:
-		mapView(dst, src, enc)
+		convView(dst, src, enc, encRow)
 	case backend.Float64:
 		mapView(dst, src, func(x float64) H { return enc(float32(x)) })
 	case backend.Int64:
@@ -113,6 +113,16 @@ func copyToHalf[H halfT](dst, src backend.View, enc func(float32) H) {
 }
 
 func copyTo[D numT](dst, src backend.View) {
+	if dst.S.DType() == backend.Float32 {
+		switch src.S.DType() {
+		case backend.BFloat16:
+			convView(dst, src, backend.BF16.Float32, vec.F32FromBF16)
+			return
+		case backend.Float16:
+			convView(dst, src, backend.F16.Float32, vec.F32FromF16)
+			return
+		}
+	}
 	switch src.S.DType() {
 	case backend.Float32:
 		castView[D, float32](dst, src)
@@ -379,6 +389,26 @@ func mapView[D, S any](dst, src backend.View, f func(S) D) {
 	})
 }
 
+// convView is mapView with row serving the rows where both operands are
+// contiguous (a tight conversion loop, package vec's) and f the others.
+func convView[D, S any](dst, src backend.View, f func(S) D, row func([]D, []S)) {
+	d, s := slice[D](dst.S), slice[S](src.S)
+	l := coalesce(dst.Shape, dst, src)
+	sd0, sd1, ss0, ss1 := l.outer(0), l.inner(0), l.outer(1), l.inner(1)
+	l.each(1, func(off []int, n0, n1 int) {
+		for r := 0; r < n0; r++ {
+			od, os := off[0]+r*sd0, off[1]+r*ss0
+			if sd1 == 1 && ss1 == 1 {
+				row(d[od:od+n1], s[os:os+n1])
+				continue
+			}
+			for i := 0; i < n1; i++ {
+				d[od+i*sd1] = f(s[os+i*ss1])
+			}
+		}
+	})
+}
+
 // Unary applies an elementwise function.
 func (Backend) Unary(op backend.UnaryOp, dst, src backend.View, p backend.Params) {
 	l := coalesce(dst.Shape, dst, src)
@@ -396,7 +426,7 @@ func (Backend) Unary(op backend.UnaryOp, dst, src backend.View, p backend.Params
 	case backend.Bool:
 		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryBool, unaryBoolPred)
 	case backend.BFloat16:
-		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryBFloat16, unaryBFloat16Pred)
+		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryBFloat16Rows, unaryBFloat16Pred)
 	case backend.Float16:
 		ok = unaryDispatch(l, cost, pred, op, dst, src, p, unaryFloat16, unaryFloat16Pred)
 	}
@@ -447,7 +477,7 @@ func (Backend) Binary(op backend.BinaryOp, dst, a, b backend.View) {
 	case backend.Bool:
 		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, nil, binaryBoolBool)
 	case backend.BFloat16:
-		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, binaryBFloat16, binaryBFloat16Bool)
+		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, binaryBFloat16Rows, binaryBFloat16BoolRows)
 	case backend.Float16:
 		ok = binaryDispatch(l, cost, cmp, op, dst, a, b, binaryFloat16, binaryFloat16Bool)
 	}

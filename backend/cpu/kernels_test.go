@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/emberml/ember/backend"
 )
@@ -101,6 +102,14 @@ func fillRandom(r *rand.Rand, st *Storage) {
 		for i := range d {
 			d[i] = r.IntN(2) == 0
 		}
+	case []backend.BF16: // any bits: NaNs, infinities, subnormals too
+		for i := range d {
+			d[i] = backend.BF16(r.Uint32())
+		}
+	case []backend.F16:
+		for i := range d {
+			d[i] = backend.F16(r.Uint32())
+		}
 	}
 }
 
@@ -139,6 +148,10 @@ func clone(v backend.View) backend.View {
 		copy(c.data.([]int32), d)
 	case []bool:
 		copy(c.data.([]bool), d)
+	case []backend.BF16:
+		copy(c.data.([]backend.BF16), d)
+	case []backend.F16:
+		copy(c.data.([]backend.F16), d)
 	}
 	v.S = c
 	return v
@@ -159,6 +172,10 @@ func at(s backend.Storage, off int) float64 {
 		if d[off] {
 			return 1
 		}
+	case []backend.BF16:
+		return float64(d[off].Float32())
+	case []backend.F16:
+		return float64(d[off].Float32())
 	}
 	return 0
 }
@@ -211,6 +228,10 @@ func refBinary(op backend.BinaryOp, dst, a, b backend.View) {
 		refBinaryT(op, dst, a, b, binaryInt32, binaryInt32Bool)
 	case backend.Bool:
 		refBinaryT(op, dst, a, b, nil, binaryBoolBool)
+	case backend.BFloat16:
+		refBinaryT(op, dst, a, b, binaryBFloat16, binaryBFloat16Bool)
+	case backend.Float16:
+		refBinaryT(op, dst, a, b, binaryFloat16, binaryFloat16Bool)
 	}
 }
 
@@ -243,6 +264,10 @@ func refUnary(op backend.UnaryOp, dst, a backend.View, p1, p2 float64) {
 			unaryInt64(op, slice[int64](dst.S), o, 0, 0, slice[int64](a.S), x, 0, 0, 1, 1, p1, p2, 0)
 		case backend.Int32:
 			unaryInt32(op, slice[int32](dst.S), o, 0, 0, slice[int32](a.S), x, 0, 0, 1, 1, p1, p2, 0)
+		case backend.BFloat16:
+			unaryBFloat16(op, slice[backend.BF16](dst.S), o, 0, 0, slice[backend.BF16](a.S), x, 0, 0, 1, 1, p1, p2, 0)
+		case backend.Float16:
+			unaryFloat16(op, slice[backend.F16](dst.S), o, 0, 0, slice[backend.F16](a.S), x, 0, 0, 1, 1, p1, p2, 0)
 		}
 	})
 }
@@ -260,6 +285,10 @@ func setAt(s backend.Storage, off int, v float64) {
 		d[off] = int32(v)
 	case []bool:
 		d[off] = v != 0
+	case []backend.BF16:
+		d[off] = backend.ToBF16(float32(v))
+	case []backend.F16:
+		d[off] = backend.ToF16(float32(v))
 	}
 }
 
@@ -548,4 +577,115 @@ func refReduce(op backend.ReduceOp, src backend.View, keep, red []int) (want, ma
 		}
 	}
 	return want, mag
+}
+
+// TestHalfKernels checks the bfloat16 and float16 fast paths (the row
+// conversions of Copy, the float32 chunks of Binary, ReLU on bits) on
+// random views of random bits against the element-at-a-time kernels:
+// every bit of the result, NaNs' included, as ToBF16/ToF16 give it.
+func TestHalfKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	halves := []backend.DType{backend.BFloat16, backend.Float16}
+	bits := func(s backend.Storage) []uint16 {
+		switch d := s.(*Storage).data.(type) {
+		case []backend.BF16:
+			return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(d))), len(d))
+		case []backend.F16:
+			return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(d))), len(d))
+		}
+		if bs, ok := s.(*Storage).data.([]bool); ok {
+			u := make([]uint16, len(bs))
+			for i, b := range bs {
+				if b {
+					u[i] = 1
+				}
+			}
+			return u
+		}
+		f := s.(*Storage).data.([]float32)
+		u := make([]uint16, 2*len(f))
+		for i, x := range f {
+			b := math.Float32bits(x)
+			u[2*i], u[2*i+1] = uint16(b), uint16(b>>16)
+		}
+		return u
+	}
+	sameBits := func(what string, got, want backend.Storage) {
+		t.Helper()
+		g, w := bits(got), bits(want)
+		for i := range g {
+			if g[i] != w[i] {
+				t.Fatalf("%s: storage bits %d = %#04x, want %#04x", what, i, g[i], w[i])
+			}
+		}
+	}
+	for iter := 0; iter < iters(600); iter++ {
+		shape := randKernelShape(r, iter%20 == 0)
+		if iter%5 == 0 { // long contiguous rows: several 256-element chunks
+			shape = []int{1 + r.IntN(3), 200 + r.IntN(900)}
+		}
+		dt := halves[r.IntN(2)]
+		threads := 1 + r.IntN(3)
+		switch iter % 3 {
+		case 0: // casts both ways
+			f := randView(r, backend.Float32, shape, true)
+			fd := f.S.(*Storage).data.([]float32)
+			for i := range fd {
+				fd[i] = math.Float32frombits(r.Uint32())
+				if r.IntN(2) == 0 { // values in (and around) binary16's range
+					fd[i] = float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(50)-30)))
+				}
+			}
+			h := randView(r, dt, shape, false)
+			want := clone(h)
+			var os []int
+			forEach(f, func(_, o int) { os = append(os, o) })
+			forEach(want, func(i, o int) { setAt(want.S, o, float64(slice[float32](f.S)[os[i]])) })
+			withThreads(threads, func() { Backend{}.Copy(h, f) })
+			sameBits(fmt.Sprintf("copy %s ← %s", describeView(h), describeView(f)), h.S, want.S)
+
+			h, f = randView(r, dt, shape, true), randView(r, backend.Float32, shape, false)
+			wantF := clone(f)
+			os = os[:0]
+			forEach(h, func(_, o int) { os = append(os, o) })
+			forEach(wantF, func(i, o int) { // not through float64, which quiets NaNs
+				switch d := h.S.(*Storage).data.(type) {
+				case []backend.BF16:
+					slice[float32](wantF.S)[o] = d[os[i]].Float32()
+				case []backend.F16:
+					slice[float32](wantF.S)[o] = d[os[i]].Float32()
+				}
+			})
+			withThreads(threads, func() { Backend{}.Copy(f, h) })
+			sameBits(fmt.Sprintf("copy %s ← %s", describeView(f), describeView(h)), f.S, wantF.S)
+		case 1:
+			ops := []backend.BinaryOp{backend.Add, backend.Sub, backend.Mul, backend.Div, backend.Eq, backend.Ne, backend.Lt, backend.Le, backend.Gt, backend.Ge}
+			op := ops[r.IntN(len(ops))]
+			a, b := randView(r, dt, shape, true), randView(r, dt, shape, true)
+			if r.IntN(3) == 0 { // equal elements, for Eq, Le and Ge
+				b = a
+			}
+			switch r.IntN(4) {
+			case 0:
+				b.Strides = make([]int, len(shape))
+			case 1:
+				a.Strides = make([]int, len(shape))
+			}
+			outDT := dt
+			if op.IsComparison() {
+				outDT = backend.Bool
+			}
+			dst := randView(r, outDT, shape, false)
+			want := clone(dst)
+			refBinary(op, want, a, b)
+			withThreads(threads, func() { Backend{}.Binary(op, dst, a, b) })
+			sameBits(fmt.Sprintf("%v %v: %s = %s, %s", op, dt, describeView(dst), describeView(a), describeView(b)), dst.S, want.S)
+		case 2:
+			a, dst := randView(r, dt, shape, true), randView(r, dt, shape, false)
+			want := clone(dst)
+			refUnary(backend.ReLU, want, a, 0, 0)
+			withThreads(threads, func() { Backend{}.Unary(backend.ReLU, dst, a, backend.Params{}) })
+			sameBits(fmt.Sprintf("relu %v: %s = %s", dt, describeView(dst), describeView(a)), dst.S, want.S)
+		}
+	}
 }

@@ -193,3 +193,28 @@ func transS(d *float32, ldd int, s *float32, lds int, nblk int)
 //
 //go:noescape
 func transD(d *float64, ldd int, s *float64, lds int, nblk int)
+
+// bf16FromS sets d[i] to the bfloat16 bits of s[i] (round to nearest even, NaN 0xFFFF) for i < n, n a multiple of 16.
+//
+//go:noescape
+func bf16FromS(d *uint16, s *float32, n int)
+
+// sFromBF16 sets d[i] to the float32 value of the bfloat16 bits s[i] for i < n, n a multiple of 32.
+//
+//go:noescape
+func sFromBF16(d *float32, s *uint16, n int)
+
+// f16FromS sets d[i] to the binary16 bits of s[i] (round to nearest even, a NaN 0x7E00 of its sign) for i < n, n a multiple of 16.
+//
+//go:noescape
+func f16FromS(d *uint16, s *float32, n int)
+
+// sFromF16 sets d[i] to the float32 value of the binary16 bits s[i] for i < n, n a multiple of 16.
+//
+//go:noescape
+func sFromF16(d *float32, s *uint16, n int)
+
+// reluBF16 sets d[i] to the bfloat16 bits of relu(a[i]) (+0 for negatives and -0, 0xFFFF for NaNs) for i < n, n a multiple of 16.
+//
+//go:noescape
+func reluBF16(d *uint16, a *uint16, n int)

@@ -2185,3 +2185,242 @@ transD_loop:
 transD_done:
 	VZEROUPPER
 	RET
+
+// func bf16FromS(d *uint16, s *float32, n int)
+// Requires: AVX, AVX2
+TEXT ·bf16FromS(SB), NOSPLIT, $0-24
+	MOVQ         d+0(FP), DI
+	MOVQ         s+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x00007fff, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $0x7f800000, AX
+	VMOVD        AX, X12
+	VPBROADCASTD X12, Y12
+	MOVL         $0x0000ffff, AX
+	VMOVD        AX, X11
+	VPBROADCASTD X11, Y11
+
+bf16FromS_loop:
+	CMPQ      CX, $0x00000010
+	JL        bf16FromS_done
+	VMOVDQU   (SI), Y0
+	VPSRLD    $0x10, Y0, Y2
+	VPAND     Y15, Y2, Y2
+	VPADDD    Y0, Y2, Y2
+	VPADDD    Y14, Y2, Y2
+	VPSRLD    $0x10, Y2, Y2
+	VPAND     Y13, Y0, Y4
+	VPCMPGTD  Y12, Y4, Y4
+	VPOR      Y4, Y2, Y2
+	VPAND     Y11, Y2, Y2
+	VMOVDQU   32(SI), Y1
+	VPSRLD    $0x10, Y1, Y3
+	VPAND     Y15, Y3, Y3
+	VPADDD    Y1, Y3, Y3
+	VPADDD    Y14, Y3, Y3
+	VPSRLD    $0x10, Y3, Y3
+	VPAND     Y13, Y1, Y5
+	VPCMPGTD  Y12, Y5, Y5
+	VPOR      Y5, Y3, Y3
+	VPAND     Y11, Y3, Y3
+	VPACKUSDW Y3, Y2, Y6
+	VPERMQ    $0xd8, Y6, Y6
+	VMOVDQU   Y6, (DI)
+	ADDQ      $0x00000040, SI
+	ADDQ      $0x00000020, DI
+	SUBQ      $0x00000010, CX
+	JMP       bf16FromS_loop
+
+bf16FromS_done:
+	VZEROUPPER
+	RET
+
+// func sFromBF16(d *float32, s *uint16, n int)
+// Requires: AVX, AVX2
+TEXT ·sFromBF16(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ s+8(FP), SI
+	MOVQ n+16(FP), CX
+
+sFromBF16_loop:
+	CMPQ      CX, $0x00000020
+	JL        sFromBF16_done
+	VPMOVZXWD (SI), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVDQU   Y0, (DI)
+	VPMOVZXWD 16(SI), Y1
+	VPSLLD    $0x10, Y1, Y1
+	VMOVDQU   Y1, 32(DI)
+	VPMOVZXWD 32(SI), Y2
+	VPSLLD    $0x10, Y2, Y2
+	VMOVDQU   Y2, 64(DI)
+	VPMOVZXWD 48(SI), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMOVDQU   Y3, 96(DI)
+	ADDQ      $0x00000040, SI
+	ADDQ      $0x00000080, DI
+	SUBQ      $0x00000020, CX
+	JMP       sFromBF16_loop
+
+sFromBF16_done:
+	VZEROUPPER
+	RET
+
+// func f16FromS(d *uint16, s *float32, n int)
+// Requires: AVX, AVX2, F16C
+TEXT ·f16FromS(SB), NOSPLIT, $0-24
+	MOVQ         d+0(FP), DI
+	MOVQ         s+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x7f800000, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x7fc00000, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X12
+	VPBROADCASTD X12, Y12
+
+f16FromS_loop:
+	CMPQ      CX, $0x00000010
+	JL        f16FromS_done
+	VMOVDQU   (SI), Y0
+	VPAND     Y15, Y0, Y1
+	VPCMPGTD  Y14, Y1, Y1
+	VPAND     Y12, Y0, Y2
+	VPOR      Y13, Y2, Y2
+	VPBLENDVB Y1, Y2, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (DI)
+	VMOVDQU   32(SI), Y3
+	VPAND     Y15, Y3, Y4
+	VPCMPGTD  Y14, Y4, Y4
+	VPAND     Y12, Y3, Y5
+	VPOR      Y13, Y5, Y5
+	VPBLENDVB Y4, Y5, Y3, Y3
+	VCVTPS2PH $0x00, Y3, 16(DI)
+	ADDQ      $0x00000040, SI
+	ADDQ      $0x00000020, DI
+	SUBQ      $0x00000010, CX
+	JMP       f16FromS_loop
+
+f16FromS_done:
+	VZEROUPPER
+	RET
+
+// func sFromF16(d *float32, s *uint16, n int)
+// Requires: AVX, AVX2, F16C
+TEXT ·sFromF16(SB), NOSPLIT, $0-24
+	MOVQ         d+0(FP), DI
+	MOVQ         s+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVL         $0x00007fff, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x00007c00, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x00008000, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $0x000003ff, AX
+	VMOVD        AX, X12
+	VPBROADCASTD X12, Y12
+	MOVL         $0x7f800000, AX
+	VMOVD        AX, X11
+	VPBROADCASTD X11, Y11
+
+sFromF16_loop:
+	CMPQ      CX, $0x00000010
+	JL        sFromF16_done
+	VPMOVZXWD (SI), Y0
+	VCVTPH2PS (SI), Y1
+	VPAND     Y15, Y0, Y2
+	VPCMPGTD  Y14, Y2, Y2
+	VPAND     Y13, Y0, Y3
+	VPSLLD    $0x10, Y3, Y3
+	VPAND     Y12, Y0, Y4
+	VPSLLD    $0x0d, Y4, Y4
+	VPOR      Y4, Y3, Y3
+	VPOR      Y11, Y3, Y3
+	VPBLENDVB Y2, Y3, Y1, Y1
+	VMOVDQU   Y1, (DI)
+	VPMOVZXWD 16(SI), Y5
+	VCVTPH2PS 16(SI), Y6
+	VPAND     Y15, Y5, Y7
+	VPCMPGTD  Y14, Y7, Y7
+	VPAND     Y13, Y5, Y8
+	VPSLLD    $0x10, Y8, Y8
+	VPAND     Y12, Y5, Y9
+	VPSLLD    $0x0d, Y9, Y9
+	VPOR      Y9, Y8, Y8
+	VPOR      Y11, Y8, Y8
+	VPBLENDVB Y7, Y8, Y6, Y6
+	VMOVDQU   Y6, 32(DI)
+	ADDQ      $0x00000020, SI
+	ADDQ      $0x00000040, DI
+	SUBQ      $0x00000010, CX
+	JMP       sFromF16_loop
+
+sFromF16_done:
+	VZEROUPPER
+	RET
+
+// func reluBF16(d *uint16, a *uint16, n int)
+// Requires: AVX, AVX2
+TEXT ·reluBF16(SB), NOSPLIT, $0-24
+	MOVQ         d+0(FP), DI
+	MOVQ         a+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VPXOR        Y15, Y15, Y15
+	MOVL         $0x7fff7fff, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x7f807f80, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+
+reluBF16_loop:
+	CMPQ     CX, $0x00000020
+	JL       reluBF16_x1
+	VMOVDQU  (SI), Y0
+	VPAND    Y14, Y0, Y1
+	VPCMPGTW Y13, Y1, Y1
+	VPMAXSW  Y15, Y0, Y0
+	VPOR     Y1, Y0, Y0
+	VMOVDQU  Y0, (DI)
+	VMOVDQU  32(SI), Y2
+	VPAND    Y14, Y2, Y3
+	VPCMPGTW Y13, Y3, Y3
+	VPMAXSW  Y15, Y2, Y2
+	VPOR     Y3, Y2, Y2
+	VMOVDQU  Y2, 32(DI)
+	ADDQ     $0x00000040, SI
+	ADDQ     $0x00000040, DI
+	SUBQ     $0x00000020, CX
+	JMP      reluBF16_loop
+
+reluBF16_x1:
+	CMPQ     CX, $0x00000010
+	JL       reluBF16_done
+	VMOVDQU  (SI), Y0
+	VPAND    Y14, Y0, Y1
+	VPCMPGTW Y13, Y1, Y1
+	VPMAXSW  Y15, Y0, Y0
+	VPOR     Y1, Y0, Y0
+	VMOVDQU  Y0, (DI)
+
+reluBF16_done:
+	VZEROUPPER
+	RET

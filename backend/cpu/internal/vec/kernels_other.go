@@ -5,6 +5,9 @@ package vec
 // No assembly here: every entry point takes its pure-Go loop.
 const hasAsm = false
 
+// hasF16C: the float16 conversions need F16C besides.
+const hasF16C = false
+
 var (
 	vvS [4]func(d, a, b *float32, n int)
 	vsS [4]func(d, a *float32, s float32, n int)
@@ -28,6 +31,11 @@ func transS(d *float32, ldd int, s *float32, lds int, nblk int)  {}
 func transD(d *float64, ldd int, s *float64, lds int, nblk int)  {}
 func sumS(x *float32, n int, acc *[32]float64)                   {}
 func sumD(x *float64, n int, acc *[16]float64)                   {}
+func bf16FromS(d *uint16, s *float32, n int)                     {}
+func sFromBF16(d *float32, s *uint16, n int)                     {}
+func f16FromS(d *uint16, s *float32, n int)                      {}
+func sFromF16(d *float32, s *uint16, n int)                      {}
+func reluBF16(d, a *uint16, n int)                               {}
 func maxS(x *float32, n int, out *[32]float32) int               { return 0 }
 func minS(x *float32, n int, out *[32]float32) int               { return 0 }
 func maxD(x *float64, n int, out *[16]float64) int               { return 0 }

@@ -168,7 +168,8 @@ func ReLU[T Float](d, a []T) {
 }
 
 // Where sets d[i] = a[i] if c[i] else b[i]. Elements of 4 and 8 bytes
-// (floats or integers: the blend moves bits) take the assembly loop.
+// (floats or integers: the blend moves bits) take the assembly loop, those
+// of 2 bytes (bfloat16, float16) a branch-free Go loop.
 func Where[T any](d []T, c []bool, a, b []T) {
 	n := len(d)
 	if n == 0 {
@@ -186,6 +187,9 @@ func Where[T any](d []T, c []bool, a, b []T) {
 			wherevvD(p64(d), unsafe.SliceData(c), p64(a), p64(b), n)
 			return
 		}
+	case 2:
+		where16(u16(d), c, u16(a), u16(b))
+		return
 	}
 	for i, t := range c {
 		if t {
@@ -214,6 +218,9 @@ func WhereScalarB[T any](d []T, c []bool, a []T, s T) {
 			wherevsD(p64(d), unsafe.SliceData(c), p64(a), *(*float64)(unsafe.Pointer(&s)), n)
 			return
 		}
+	case 2:
+		where16s(u16(d), c, u16(a), *(*uint16)(unsafe.Pointer(&s)), true)
+		return
 	}
 	for i, t := range c {
 		if t {
@@ -242,6 +249,9 @@ func WhereScalarA[T any](d []T, c []bool, s T, b []T) {
 			wheresvD(p64(d), unsafe.SliceData(c), *(*float64)(unsafe.Pointer(&s)), p64(b), n)
 			return
 		}
+	case 2:
+		where16s(u16(d), c, u16(b), *(*uint16)(unsafe.Pointer(&s)), false)
+		return
 	}
 	for i, t := range c {
 		if t {

@@ -520,6 +520,216 @@ func extreme(t typ, op string) {
 	RET()
 }
 
+// konst broadcasts the 32-bit constant c into every lane of y.
+func konst(c uint32, y reg.VecPhysical) {
+	MOVL(U32(c), reg.EAX)
+	VMOVD(reg.EAX, xmm(y))
+	VPBROADCASTD(xmm(y), y)
+}
+
+// bf16FromS emits the narrowing of float32 to bfloat16 bits, 16 elements
+// at a time (n a multiple of 16): h = (u + 0x7FFF + (u>>16)&1) >> 16,
+// 0xFFFF where |u| is a NaN, as backend.ToBF16.
+func bf16FromS() {
+	TEXT("bf16FromS", NOSPLIT, "func(d *uint16, s *float32, n int)")
+	Pragma("noescape")
+	Doc("bf16FromS sets d[i] to the bfloat16 bits of s[i] (round to nearest even, NaN 0xFFFF) for i < n, n a multiple of 16.")
+	d, src, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("s"), src)
+	Load(Param("n"), n)
+	one, bias, abs, inf, low := reg.Y15, reg.Y14, reg.Y13, reg.Y12, reg.Y11
+	konst(1, one)
+	konst(0x7FFF, bias)
+	konst(0x7FFFFFFF, abs)
+	konst(0x7F800000, inf)
+	konst(0xFFFF, low)
+	Label("bf16FromS_loop")
+	CMPQ(n, U32(16))
+	JL(LabelRef("bf16FromS_done"))
+	for k := 0; k < 2; k++ {
+		u, t, m := ys[k], ys[2+k], ys[4+k]
+		VMOVDQU(mem(src, 32*k), u)
+		VPSRLD(U8(16), u, t)
+		VPAND(one, t, t)
+		VPADDD(u, t, t)
+		VPADDD(bias, t, t)
+		VPSRLD(U8(16), t, t)
+		VPAND(abs, u, m)
+		VPCMPGTD(inf, m, m) // Intel: m = |u| > inf, a NaN
+		VPOR(m, t, t)
+		VPAND(low, t, t)
+	}
+	VPACKUSDW(ys[3], ys[2], ys[6]) // per 128-bit lane: elements 0-3, 8-11 | 4-7, 12-15
+	VPERMQ(U8(0xD8), ys[6], ys[6])
+	VMOVDQU(ys[6], mem(d, 0))
+	ADDQ(U32(64), src)
+	ADDQ(U32(32), d)
+	SUBQ(U32(16), n)
+	JMP(LabelRef("bf16FromS_loop"))
+	Label("bf16FromS_done")
+	VZEROUPPER()
+	RET()
+}
+
+// sFromBF16 emits the widening of bfloat16 bits to float32, 32 elements at
+// a time (n a multiple of 32): the bits shifted into the top half.
+func sFromBF16() {
+	TEXT("sFromBF16", NOSPLIT, "func(d *float32, s *uint16, n int)")
+	Pragma("noescape")
+	Doc("sFromBF16 sets d[i] to the float32 value of the bfloat16 bits s[i] for i < n, n a multiple of 32.")
+	d, src, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("s"), src)
+	Load(Param("n"), n)
+	Label("sFromBF16_loop")
+	CMPQ(n, U32(32))
+	JL(LabelRef("sFromBF16_done"))
+	for k := 0; k < 4; k++ {
+		VPMOVZXWD(mem(src, 16*k), ys[k])
+		VPSLLD(U8(16), ys[k], ys[k])
+		VMOVDQU(ys[k], mem(d, 32*k))
+	}
+	ADDQ(U32(64), src)
+	ADDQ(U32(128), d)
+	SUBQ(U32(32), n)
+	JMP(LabelRef("sFromBF16_loop"))
+	Label("sFromBF16_done")
+	VZEROUPPER()
+	RET()
+}
+
+// f16FromS emits the narrowing of float32 to binary16 bits with F16C, 16
+// elements at a time (n a multiple of 16): VCVTPS2PH rounding to nearest
+// even (subnormals, overflow to infinity as backend.ToF16), a NaN first
+// replaced by the quiet NaN of its sign without payload, so that it
+// becomes 0x7E00 or 0xFE00.
+func f16FromS() {
+	TEXT("f16FromS", NOSPLIT, "func(d *uint16, s *float32, n int)")
+	Pragma("noescape")
+	Doc("f16FromS sets d[i] to the binary16 bits of s[i] (round to nearest even, a NaN 0x7E00 of its sign) for i < n, n a multiple of 16.")
+	d, src, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("s"), src)
+	Load(Param("n"), n)
+	abs, inf, qnan, sgn := reg.Y15, reg.Y14, reg.Y13, reg.Y12
+	konst(0x7FFFFFFF, abs)
+	konst(0x7F800000, inf)
+	konst(0x7FC00000, qnan)
+	konst(0x80000000, sgn)
+	Label("f16FromS_loop")
+	CMPQ(n, U32(16))
+	JL(LabelRef("f16FromS_done"))
+	for k := 0; k < 2; k++ {
+		u, m, t := ys[3*k], ys[3*k+1], ys[3*k+2]
+		VMOVDQU(mem(src, 32*k), u)
+		VPAND(abs, u, m)
+		VPCMPGTD(inf, m, m) // a NaN
+		VPAND(sgn, u, t)
+		VPOR(qnan, t, t)
+		VPBLENDVB(m, t, u, u) // u = m ? t : u
+		VCVTPS2PH(U8(0), u, mem(d, 16*k))
+	}
+	ADDQ(U32(64), src)
+	ADDQ(U32(32), d)
+	SUBQ(U32(16), n)
+	JMP(LabelRef("f16FromS_loop"))
+	Label("f16FromS_done")
+	VZEROUPPER()
+	RET()
+}
+
+// sFromF16 emits the widening of binary16 bits to float32 with F16C, 16
+// elements at a time (n a multiple of 16): VCVTPH2PS is exact, except that
+// it quiets a signalling NaN, so NaNs are rebuilt from their bits (sign,
+// all-ones exponent, the 10 payload bits shifted up), as F16.Float32.
+func sFromF16() {
+	TEXT("sFromF16", NOSPLIT, "func(d *float32, s *uint16, n int)")
+	Pragma("noescape")
+	Doc("sFromF16 sets d[i] to the float32 value of the binary16 bits s[i] for i < n, n a multiple of 16.")
+	d, src, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("s"), src)
+	Load(Param("n"), n)
+	mag, inf16, sgn16, man, exp32 := reg.Y15, reg.Y14, reg.Y13, reg.Y12, reg.Y11
+	konst(0x7FFF, mag)
+	konst(0x7C00, inf16)
+	konst(0x8000, sgn16)
+	konst(0x3FF, man)
+	konst(0x7F800000, exp32)
+	Label("sFromF16_loop")
+	CMPQ(n, U32(16))
+	JL(LabelRef("sFromF16_done"))
+	for k := 0; k < 2; k++ {
+		w, r, m, s, p := ys[5*k], ys[5*k+1], ys[5*k+2], ys[5*k+3], ys[5*k+4]
+		VPMOVZXWD(mem(src, 16*k), w)
+		VCVTPH2PS(mem(src, 16*k), r)
+		VPAND(mag, w, m)
+		VPCMPGTD(inf16, m, m) // a NaN
+		VPAND(sgn16, w, s)
+		VPSLLD(U8(16), s, s)
+		VPAND(man, w, p)
+		VPSLLD(U8(13), p, p)
+		VPOR(p, s, s)
+		VPOR(exp32, s, s)
+		VPBLENDVB(m, s, r, r) // r = m ? s : r
+		VMOVDQU(r, mem(d, 32*k))
+	}
+	ADDQ(U32(32), src)
+	ADDQ(U32(64), d)
+	SUBQ(U32(16), n)
+	JMP(LabelRef("sFromF16_loop"))
+	Label("sFromF16_done")
+	VZEROUPPER()
+	RET()
+}
+
+// reluBF16 emits ReLU on bfloat16 bits, 16 elements at a time (n a
+// multiple of 16): a signed 16-bit max with 0 clears negatives and -0, and
+// NaNs (magnitude above 0x7F80) become 0xFFFF.
+func reluBF16() {
+	TEXT("reluBF16", NOSPLIT, "func(d, a *uint16, n int)")
+	Pragma("noescape")
+	Doc("reluBF16 sets d[i] to the bfloat16 bits of relu(a[i]) (+0 for negatives and -0, 0xFFFF for NaNs) for i < n, n a multiple of 16.")
+	d, a, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("a"), a)
+	Load(Param("n"), n)
+	zero, mag, inf := reg.Y15, reg.Y14, reg.Y13
+	VPXOR(zero, zero, zero)
+	konst(0x7FFF7FFF, mag)
+	konst(0x7F807F80, inf)
+	Label("reluBF16_loop")
+	CMPQ(n, U32(32))
+	JL(LabelRef("reluBF16_x1"))
+	for k := 0; k < 2; k++ {
+		h, m := ys[2*k], ys[2*k+1]
+		VMOVDQU(mem(a, 32*k), h)
+		VPAND(mag, h, m)
+		VPCMPGTW(inf, m, m) // a NaN
+		VPMAXSW(zero, h, h)
+		VPOR(m, h, h)
+		VMOVDQU(h, mem(d, 32*k))
+	}
+	ADDQ(U32(64), a)
+	ADDQ(U32(64), d)
+	SUBQ(U32(32), n)
+	JMP(LabelRef("reluBF16_loop"))
+	Label("reluBF16_x1")
+	CMPQ(n, U32(16))
+	JL(LabelRef("reluBF16_done"))
+	h, m := ys[0], ys[1]
+	VMOVDQU(mem(a, 0), h)
+	VPAND(mag, h, m)
+	VPCMPGTW(inf, m, m)
+	VPMAXSW(zero, h, h)
+	VPOR(m, h, h)
+	VMOVDQU(h, mem(d, 0))
+	Label("reluBF16_done")
+	VZEROUPPER()
+	RET()
+}
+
 func main() {
 	ConstraintExpr("amd64,!purego")
 	for _, t := range []typ{f32, f64} {
@@ -542,5 +752,10 @@ func main() {
 	sumD()
 	trans(f32, shuffle8S)
 	trans(f64, shuffle4D)
+	bf16FromS()
+	sFromBF16()
+	f16FromS()
+	sFromF16()
+	reluBF16()
 	Generate()
 }

@@ -1,0 +1,160 @@
+package vec
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/emberml/ember/backend"
+)
+
+// The two-byte float conversions over contiguous slices, element for
+// element the same bits as backend.ToBF16, backend.ToF16 and their Float32
+// methods, as tight pure-Go loops without a call per element. Each reads
+// len(dst) elements of src (src at least as long). They run AVX2 loops
+// (asm/) where the float32 ones do (float16 with F16C too), and Go loops
+// for the remainder of a block and elsewhere.
+
+// BF16FromF32 sets dst[i] = backend.ToBF16(src[i]): round to nearest, ties
+// to even, every NaN 0xFFFF.
+func BF16FromF32(dst []backend.BF16, src []float32) {
+	src = src[:len(dst)]
+	if n := len(dst) &^ 15; useAsm && n > 0 {
+		bf16FromS(p16(dst), p32(src), n)
+		dst, src = dst[n:], src[n:]
+	}
+	for i, f := range src {
+		u := math.Float32bits(f)
+		h := (u + 0x7FFF + (u>>16)&1) >> 16
+		if u&0x7FFFFFFF > 0x7F800000 {
+			h = 0xFFFF
+		}
+		dst[i] = backend.BF16(h)
+	}
+}
+
+// F32FromBF16 sets dst[i] = src[i].Float32().
+func F32FromBF16(dst []float32, src []backend.BF16) {
+	src = src[:len(dst)]
+	if n := len(dst) &^ 31; useAsm && n > 0 {
+		sFromBF16(p32(dst), p16(src), n)
+		dst, src = dst[n:], src[n:]
+	}
+	for i, h := range src {
+		dst[i] = math.Float32frombits(uint32(h) << 16)
+	}
+}
+
+// F16FromF32 sets dst[i] = backend.ToF16(src[i]): round to nearest, ties to
+// even, binary16 subnormals below 2⁻¹⁴, infinity from 65520 up, a NaN the
+// quiet NaN 0x7E00 of its sign. (The normal range adds the rounding bias in
+// the integer bits; the subnormal range lets a float32 addition of 0.5 do
+// the rounding, exact under Go's round-to-nearest float32 arithmetic.)
+func F16FromF32(dst []backend.F16, src []float32) {
+	src = src[:len(dst)]
+	if n := len(dst) &^ 15; useAsm && hasF16C && n > 0 {
+		f16FromS(p16(dst), p32(src), n)
+		dst, src = dst[n:], src[n:]
+	}
+	const (
+		inf32  = 0xFF << 23
+		max16  = (127 + 16) << 23               // 2¹⁶: from here on, infinity or NaN
+		min16  = 113 << 23                      // 2⁻¹⁴, the least normal binary16
+		magicU = (127 - 15 + 23 - 10 + 1) << 23 // 0.5: its ulp is 2⁻²⁴
+	)
+	magic := math.Float32frombits(magicU)
+	for i, f := range src {
+		u := math.Float32bits(f)
+		sign := uint16(u>>16) & 0x8000
+		u &= 0x7FFFFFFF
+		var h uint32
+		switch {
+		case u >= max16:
+			h = 0x7C00
+			if u > inf32 {
+				h = 0x7E00
+			}
+		case u < min16:
+			h = math.Float32bits(math.Float32frombits(u)+magic) - magicU
+		default:
+			odd := (u >> 13) & 1
+			h = (u - (127-15)<<23 + 0xFFF + odd) >> 13
+		}
+		dst[i] = backend.F16(uint16(h) | sign)
+	}
+}
+
+// F32FromF16 sets dst[i] = src[i].Float32().
+func F32FromF16(dst []float32, src []backend.F16) {
+	src = src[:len(dst)]
+	if n := len(dst) &^ 15; useAsm && hasF16C && n > 0 {
+		sFromF16(p32(dst), p16(src), n)
+		dst, src = dst[n:], src[n:]
+	}
+	const (
+		expMask = 0x7C00 << 13
+		magic   = 113 << 23 // 2⁻¹⁴
+	)
+	for i, h := range src {
+		o := uint32(h&0x7FFF) << 13
+		e := o & expMask
+		o += (127 - 15) << 23
+		switch e {
+		case expMask: // infinity or NaN
+			o += (128 - 16) << 23
+		case 0: // zero or subnormal: exact in float32
+			o = math.Float32bits(math.Float32frombits(o+1<<23) - math.Float32frombits(magic))
+		}
+		dst[i] = math.Float32frombits(o | uint32(h&0x8000)<<16)
+	}
+}
+
+// p16 is the first element's address of a slice of two-byte elements.
+func p16[T ~uint16](s []T) *uint16 { return (*uint16)(unsafe.Pointer(unsafe.SliceData(s))) }
+
+// ReLUBF16 sets d[i] = relu(a[i]) on bfloat16 bits: +0 for negatives and
+// -0, 0xFFFF for NaNs (what rounding a float32 ReLU gives), the rest
+// unchanged.
+func ReLUBF16(d, a []backend.BF16) {
+	a = a[:len(d)]
+	if n := len(d) &^ 15; useAsm && n > 0 {
+		reluBF16(p16(d), p16(a), n)
+		d, a = d[n:], a[n:]
+	}
+	for i, h := range a {
+		neg := backend.BF16(int16(h) >> 15)                    // 0xFFFF for a negative sign
+		nan := backend.BF16((0x7F80 - uint32(h&0x7FFF)) >> 31) // 1 for a NaN
+		d[i] = h&^neg | -nan
+	}
+}
+
+// u16 views a slice of two-byte elements as []uint16.
+func u16[T any](s []T) []uint16 { return unsafe.Slice(p16u(s), len(s)) }
+
+func p16u[T any](s []T) *uint16 { return (*uint16)(unsafe.Pointer(unsafe.SliceData(s))) }
+
+// mask16 is 0xFFFF for true, 0 for false (a bool's byte is 0 or 1).
+func mask16(c *bool) uint16 { return -uint16(*(*uint8)(unsafe.Pointer(c))) }
+
+// where16 is Where on two-byte elements, without a branch per element
+// (the condition is data, often random: a ReLU's mask).
+func where16(d []uint16, c []bool, a, b []uint16) {
+	c, a, b = c[:len(d)], a[:len(d)], b[:len(d)]
+	for i := range d {
+		m := mask16(&c[i])
+		d[i] = a[i]&m | b[i]&^m
+	}
+}
+
+// where16s is WhereScalarB (d[i] = c[i] ? v[i] : s) when vFirst, else
+// WhereScalarA (d[i] = c[i] ? s : v[i]), on two-byte elements.
+func where16s(d []uint16, c []bool, v []uint16, s uint16, vFirst bool) {
+	c, v = c[:len(d)], v[:len(d)]
+	var flip uint16
+	if !vFirst {
+		flip = 0xFFFF
+	}
+	for i := range d {
+		m := mask16(&c[i]) ^ flip
+		d[i] = v[i]&m | s&^m
+	}
+}

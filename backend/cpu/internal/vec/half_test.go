@@ -1,0 +1,222 @@
+package vec
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/emberml/ember/backend"
+)
+
+// Every one of the 65536 bit patterns widens to the bits of Float32.
+func TestHalfWidenExhaustive(t *testing.T) {
+	bf := make([]backend.BF16, 1<<16)
+	hf := make([]backend.F16, 1<<16)
+	for i := range bf {
+		bf[i], hf[i] = backend.BF16(i), backend.F16(i)
+	}
+	got := make([]float32, 1<<16)
+	F32FromBF16(got, bf)
+	for i, h := range bf {
+		if g, w := math.Float32bits(got[i]), math.Float32bits(h.Float32()); g != w {
+			t.Fatalf("F32FromBF16(%#04x) = %#08x, want %#08x", i, g, w)
+		}
+	}
+	F32FromF16(got, hf)
+	for i, h := range hf {
+		if g, w := math.Float32bits(got[i]), math.Float32bits(h.Float32()); g != w {
+			t.Fatalf("F32FromF16(%#04x) = %#08x, want %#08x", i, g, w)
+		}
+	}
+}
+
+// halfEdges is float32 bit patterns where rounding to bfloat16 or binary16
+// changes behaviour: around every half value and halfway point (both
+// formats' ties, overflow to infinity, the subnormal ranges), zeros,
+// infinities, NaNs of both signs and several payloads, float32
+// subnormals.
+func halfEdges() []uint32 {
+	var us []uint32
+	add := func(c uint32) {
+		for d := uint32(0); d <= 2; d++ {
+			us = append(us, c+d, c-d)
+		}
+	}
+	for h := uint32(0); h < 1<<16; h++ {
+		add(h << 16)        // bfloat16 values
+		add(h<<16 | 0x8000) // bfloat16 ties
+		f := math.Float32bits(backend.F16(h).Float32())
+		add(f)
+		// binary16 ties: halfway to the next value up in magnitude.
+		if h&0x7FFF < 0x7C00 {
+			next := math.Float32bits(backend.F16(h + 1).Float32())
+			if h&0x7FFF == 0x7BFF {
+				next = f + 0x2000 // 65520's neighbour: 65536
+			}
+			add(f + (next-f)/2)
+		}
+	}
+	for _, u := range []uint32{0, 1, 2, 0x7FFFFF, 0x400000, 0x7F800000, 0x7F800001, 0x7FC00000, 0x7FFFFFFF, 0x7FBFFFFF,
+		math.Float32bits(65504), math.Float32bits(65519.99), math.Float32bits(65520), math.Float32bits(65536),
+		math.Float32bits(0x1p-24), math.Float32bits(0x1p-25), math.Float32bits(0x1p-26), math.Float32bits(0x1.8p-25),
+		math.Float32bits(0x1p-14), math.Float32bits(math.MaxFloat32)} {
+		us = append(us, u, u|0x80000000)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1 << 20 {
+		us = append(us, r.Uint32())
+	}
+	return us
+}
+
+// Narrowing matches ToBF16 and ToF16 on the edges and on random bits.
+func TestHalfNarrow(t *testing.T) {
+	us := halfEdges()
+	src := make([]float32, len(us))
+	for i, u := range us {
+		src[i] = math.Float32frombits(u)
+	}
+	bf := make([]backend.BF16, len(src))
+	BF16FromF32(bf, src)
+	hf := make([]backend.F16, len(src))
+	F16FromF32(hf, src)
+	for i, f := range src {
+		if w := backend.ToBF16(f); bf[i] != w {
+			t.Fatalf("BF16FromF32(%#08x) = %#04x, want %#04x", us[i], bf[i], w)
+		}
+		if w := backend.ToF16(f); hf[i] != w {
+			t.Fatalf("F16FromF32(%#08x) = %#04x, want %#04x", us[i], hf[i], w)
+		}
+	}
+}
+
+// Every length and an unaligned start: the vector loops' blocks and the
+// Go remainder, with the Go loops alone too.
+func TestHalfSizes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	check := func(n int) {
+		src := make([]float32, n+1)[1:]
+		hs := make([]backend.BF16, n+1)[1:]
+		for i := range src {
+			src[i] = math.Float32frombits(r.Uint32())
+			hs[i] = backend.BF16(r.Uint32())
+		}
+		fullH, fullF := make([]backend.BF16, n+2), make([]float32, n+2)
+		gotH, gotF := fullH[1:n+1], fullF[1:n+1]
+		BF16FromF32(gotH, src)
+		F32FromBF16(gotF, hs)
+		if fullH[0] != 0 || fullH[n+1] != 0 || fullF[0] != 0 || fullF[n+1] != 0 {
+			t.Fatalf("n %d: wrote outside dst", n)
+		}
+		fs := make([]backend.F16, n+1)[1:]
+		for i := range fs {
+			fs[i] = backend.F16(hs[i])
+		}
+		fullG, fullE := make([]backend.F16, n+2), make([]float32, n+2)
+		gotG, gotE := fullG[1:n+1], fullE[1:n+1]
+		F16FromF32(gotG, src)
+		F32FromF16(gotE, fs)
+		if fullG[0] != 0 || fullG[n+1] != 0 || fullE[0] != 0 || fullE[n+1] != 0 {
+			t.Fatalf("n %d: wrote outside dst", n)
+		}
+		for i := range src {
+			if w := backend.ToF16(src[i]); gotG[i] != w {
+				t.Fatalf("n %d: F16FromF32(%#08x) at %d = %#04x, want %#04x", n, math.Float32bits(src[i]), i, gotG[i], w)
+			}
+			if g, w := math.Float32bits(gotE[i]), math.Float32bits(fs[i].Float32()); g != w {
+				t.Fatalf("n %d: F32FromF16(%#04x) at %d = %#08x, want %#08x", n, fs[i], i, g, w)
+			}
+		}
+		for i := range src {
+			if w := backend.ToBF16(src[i]); gotH[i] != w {
+				t.Fatalf("n %d: BF16FromF32(%#08x) at %d = %#04x, want %#04x", n, math.Float32bits(src[i]), i, gotH[i], w)
+			}
+			if g, w := math.Float32bits(gotF[i]), math.Float32bits(hs[i].Float32()); g != w {
+				t.Fatalf("n %d: F32FromBF16(%#04x) at %d = %#08x, want %#08x", n, hs[i], i, g, w)
+			}
+		}
+	}
+	for n := 0; n <= 100; n++ {
+		check(n)
+		withGo(func() { check(n) })
+	}
+	for _, n := range sizes {
+		check(n)
+	}
+}
+
+// ReLUBF16 on all 65536 patterns (at every length's end too) against
+// rounding the float32 ReLU.
+func TestHalfReLU(t *testing.T) {
+	a := make([]backend.BF16, 1<<16)
+	for i := range a {
+		a[i] = backend.BF16(i)
+	}
+	want := func(h backend.BF16) backend.BF16 {
+		x := h.Float32()
+		if x > 0 || x != x {
+			return backend.ToBF16(x)
+		}
+		return 0
+	}
+	for _, n := range []int{1 << 16, 1<<16 - 1, 1<<16 - 17, 33, 31, 16, 15, 1} {
+		check := func() {
+			d := make([]backend.BF16, n)
+			src := a[len(a)-n:]
+			ReLUBF16(d, src)
+			for i, h := range src {
+				if w := want(h); d[i] != w {
+					t.Fatalf("n %d: ReLUBF16(%#04x) = %#04x, want %#04x", n, h, d[i], w)
+				}
+			}
+		}
+		check()
+		withGo(check)
+	}
+}
+
+// Worked by hand: ties to even, overflow, NaN, subnormals.
+func TestHalfNarrowByHand(t *testing.T) {
+	src := []float32{1, 1 + 0x1p-8, 1 + 3*0x1p-8, 65504, 65520, float32(math.Inf(-1)), float32(math.NaN()), 0x1p-24, 0x1p-25, -0x1.8p-25}
+	bf := make([]backend.BF16, len(src))
+	hf := make([]backend.F16, len(src))
+	BF16FromF32(bf, src)
+	F16FromF32(hf, src)
+	wantB := []backend.BF16{0x3F80, 0x3F80, 0x3F82, 0x4780, 0x4780, 0xFF80, 0xFFFF, 0x3380, 0x3300, 0xB340}
+	wantH := []backend.F16{0x3C00, 0x3C04, 0x3C0C, 0x7BFF, 0x7C00, 0xFC00, 0x7E00, 0x0001, 0x0000, 0x8001}
+	for i := range src {
+		if bf[i] != wantB[i] || hf[i] != wantH[i] {
+			t.Errorf("%g: bf16 %#04x fp16 %#04x, want %#04x %#04x", src[i], bf[i], hf[i], wantB[i], wantH[i])
+		}
+	}
+}
+
+func BenchmarkHalf(b *testing.B) {
+	const n = 4096
+	f := make([]float32, n)
+	bf := make([]backend.BF16, n)
+	hf := make([]backend.F16, n)
+	for i := range f {
+		f[i] = float32(i) * 0.37
+	}
+	b.Run("BF16FromF32", func(b *testing.B) {
+		for b.Loop() {
+			BF16FromF32(bf, f)
+		}
+	})
+	b.Run("F32FromBF16", func(b *testing.B) {
+		for b.Loop() {
+			F32FromBF16(f, bf)
+		}
+	})
+	b.Run("F16FromF32", func(b *testing.B) {
+		for b.Loop() {
+			F16FromF32(hf, f)
+		}
+	})
+	b.Run("F32FromF16", func(b *testing.B) {
+		for b.Loop() {
+			F32FromF16(f, hf)
+		}
+	})
+}
