@@ -129,6 +129,7 @@ type kernelSet struct {
 	name string
 	s    *kernel[float32]
 	d    *kernel[float64]
+	b    *kernel[float32] // bfloat16 pairs (see Bgemm); nil: widen to float32
 }
 
 var (
@@ -144,6 +145,7 @@ func genericSet() *kernelSet {
 			generic4x8[float32], goDot[float32](2, 6, 1), false),
 		d: newKernel("generic", shape{mr: 4, nr: 8, mc: 64, kc: 256, nc: 256, dmr: 2, dnr: 6, dvw: 1, convNC: 256},
 			generic4x8[float64], goDot[float64](2, 6, 1), false),
+		b: bfGoKernel("generic"),
 	}
 }
 
@@ -267,6 +269,25 @@ type params[T float] struct {
 	beta           T
 	c              []T
 	ldc            int
+	bf             *bfPack // bfloat16 operands packed in pairs (a, b unused)
+}
+
+// packA packs rows i0..i0+mc and steps p0..p0+kc of op(A) into dst.
+func (p *params[T]) packA(dst []T, i0, mc, p0, kc int) {
+	if p.bf != nil {
+		p.bf.packA(any(dst).([]float32), i0, mc, p0, kc, p.kr.mr)
+		return
+	}
+	packA(dst, p.a, p.lda, p.transA, i0, mc, p0, kc, p.kr.mr, p.alpha, p.kr.simdPack)
+}
+
+// packB packs steps p0..p0+kc and columns j0..j0+nc of op(B) into dst.
+func (p *params[T]) packB(dst []T, p0, kc, j0, nc int) {
+	if p.bf != nil {
+		p.bf.packB(any(dst).([]float32), p0, kc, j0, nc, p.kr.nr)
+		return
+	}
+	packB(dst, p.b, p.ldb, p.transB, p0, kc, j0, nc, p.kr.nr, p.kr.simdPack)
 }
 
 // scale sets C[i0:i1, j0:j1] = beta*C (zero when beta == 0, ignoring NaNs).
@@ -310,10 +331,10 @@ func (p *params[T]) run(i0, i1, j0, j1 int) {
 				accum = 0
 			}
 			bb := buf.bOf(kc * ((nc + nr - 1) / nr * nr))
-			packB(bb, p.b, p.ldb, p.transB, pc, kc, jc, nc, nr, kr.simdPack)
+			p.packB(bb, pc, kc, jc, nc)
 			for ic := i0; ic < i1; ic += kr.mc {
 				mc := min(kr.mc, i1-ic)
-				packA(buf.a, p.a, p.lda, p.transA, ic, mc, pc, kc, mr, p.alpha, kr.simdPack)
+				p.packA(buf.a, ic, mc, pc, kc)
 				if !kr.streamB {
 					p.tileBlock(buf, buf.a, bb, ic, mc, jc, nc, kc, accum)
 					continue

@@ -19,6 +19,7 @@ import (
 	"strconv"
 
 	. "github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/ir"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 )
@@ -32,6 +33,10 @@ type spec struct {
 	pmr    int  // rows of the packed A panel (0: mr); an edge kernel computes mr < pmr of them
 	nv     int  // vectors per row of the tile (vector side)
 	unroll int  // k steps per loop iteration
+	// bf16: each packed element is a pair of bfloat16 values (two k
+	// steps, the lower k in the low half) and each step is a VDPBF16PS
+	// (AVX512_BF16) rather than an FMA; kc counts pairs. Needs zmm.
+	bf16 bool
 }
 
 func (s spec) elem() int {
@@ -74,12 +79,19 @@ func gen(s spec) {
 	if s.double {
 		typ = "float64"
 	}
+	if s.bf16 && (s.double || !s.zmm) {
+		panic(s.name + ": bf16 kernels are float32 zmm ones")
+	}
 	TEXT(s.name, NOSPLIT, fmt.Sprintf("func(kc int, a, b, c *%s, ldc int, accum int)", typ))
 	Pragma("noescape")
+	from := "packed panels"
+	if s.bf16 {
+		from = "panels of packed bfloat16 pairs with VDPBF16PS"
+	}
 	if s.pmr != 0 && s.pmr != s.mr {
-		Doc(fmt.Sprintf("%s computes the first %d rows of a %d×%d tile of C from packed panels (see package asm).", s.name, s.mr, s.pmr, s.nr()))
+		Doc(fmt.Sprintf("%s computes the first %d rows of a %d×%d tile of C from %s (see package asm).", s.name, s.mr, s.pmr, s.nr(), from))
 	} else {
-		Doc(fmt.Sprintf("%s computes a %d×%d tile of C from packed panels (see package asm).", s.name, s.mr, s.nr()))
+		Doc(fmt.Sprintf("%s computes a %d×%d tile of C from %s (see package asm).", s.name, s.mr, s.nr(), from))
 	}
 
 	nregs := 16
@@ -168,6 +180,10 @@ func gen(s spec) {
 			am := Mem{Base: pa, Disp: u*aStep + i*s.elem()}
 			if s.zmm {
 				for v := 0; v < s.nv; v++ {
+					if s.bf16 {
+						dpbf16bcst(am, bset(u, v), acc(i, v))
+						continue
+					}
 					if s.double {
 						VFMADD231PD_BCST(am, bset(u, v), acc(i, v))
 					} else {
@@ -255,6 +271,40 @@ func gen(s spec) {
 	}
 	VZEROUPPER()
 	RET()
+}
+
+// dpbf16bcst emits VDPBF16PS.BCST m32, b, acc (AVX512_BF16): for each of
+// the 16 float32 lanes i, acc += b.bf16[2i+1]·m.bf16[1] + b.bf16[2i]·m.bf16[0]
+// (see package gemm's bgemm.go for its rounding). Neither avo v0.5.0 nor
+// Go's assembler knows the instruction, so it is emitted as its bytes,
+// under a comment with its Go spelling: EVEX.512.F3.0F38.W0 52 /r with an
+// embedded broadcast, m = disp(base), disp a multiple of 4 below 512.
+func dpbf16bcst(m Mem, b, acc reg.VecPhysical) {
+	base := int(m.Base.(reg.Physical).PhysicalIndex())
+	r, v := int(acc.PhysicalIndex()), int(b.PhysicalIndex())
+	if m.Index != nil || base&7 == 4 || m.Disp%4 != 0 || m.Disp < 0 || m.Disp/4 > 127 {
+		panic(fmt.Sprintf("dpbf16bcst: operand %s not handled", m.Asm()))
+	}
+	inv := func(x, bit int) byte { return byte(^(x >> bit) & 1) }
+	p0 := inv(r, 3)<<7 | 1<<6 | inv(base, 3)<<5 | inv(r, 4)<<4 | 0b10 // R X B R' 00 mm=0F38
+	p1 := byte(^v&0xF)<<3 | 1<<2 | 0b10                               // W=0 vvvv 1 pp=F3
+	p2 := byte(0b10)<<5 | 1<<4 | inv(v, 4)<<3                         // z=0 L'L=512 b=1 V' aaa=0
+	modrm := byte(r&7)<<3 | byte(base&7)
+	code := []byte{0x62, p0, p1, p2, 0x52}
+	if m.Disp == 0 && base&7 != 5 {
+		code = append(code, modrm)
+	} else {
+		code = append(code, 0x40|modrm, byte(m.Disp/4)) // disp8·4
+	}
+	Comment(fmt.Sprintf("VDPBF16PS.BCST %s, %s, %s", m.Asm(), b.Asm(), acc.Asm()))
+	raw := func(op string, x Constant) { Instruction(&ir.Instruction{Opcode: op, Operands: []Op{x}}) }
+	raw("LONG", U32(uint32(code[0])|uint32(code[1])<<8|uint32(code[2])<<16|uint32(code[3])<<24))
+	if len(code) == 7 {
+		raw("WORD", U16(uint16(code[4])|uint16(code[5])<<8))
+		raw("BYTE", U8(code[6]))
+	} else {
+		raw("WORD", U16(uint16(code[4])|uint16(code[5])<<8))
+	}
 }
 
 // genPack generates the AVX-512 packing routines for one precision:
@@ -817,6 +867,12 @@ func main() {
 	// 4×14 + 8) costs r rows of FMAs, not 14.
 	for r := 1; r < 14; r++ {
 		gen(spec{name: fmt.Sprintf("sgemmAVX512r%d", r), zmm: true, mr: r, pmr: 14, nv: 2, unroll: 4})
+	}
+	// The bfloat16 kernel and its edge kernels: the float32 kernel's
+	// layout, one k pair per step.
+	gen(spec{name: "bgemmAVX512", zmm: true, mr: 14, nv: 2, unroll: 4, bf16: true})
+	for r := 1; r < 14; r++ {
+		gen(spec{name: fmt.Sprintf("bgemmAVX512r%d", r), zmm: true, mr: r, pmr: 14, nv: 2, unroll: 4, bf16: true})
 	}
 	genPack(false)
 	genPack(true)

@@ -1,0 +1,177 @@
+package gemm
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// bf is the bfloat16 bits of f (f must be one).
+func bf(f float32) uint16 {
+	u := math.Float32bits(f)
+	if u&0xFFFF != 0 {
+		panic("not a bfloat16")
+	}
+	return uint16(u >> 16)
+}
+
+func pair(lo, hi float32) uint32 { return uint32(bf(lo)) | uint32(bf(hi))<<16 }
+
+// TestBfDot checks VDPBF16PS's arithmetic, worked by hand.
+func TestBfDot(t *testing.T) {
+	p24 := float32(1 << 24)
+	for _, tc := range []struct {
+		name     string
+		acc      float32
+		a, b     uint32
+		want     float32
+		wantBits bool
+	}{
+		{"plain", 0, pair(1.5, 2), pair(2, -0.5), 2, false},
+		{"acc", 0.25, pair(3, 0.5), pair(0.5, 0.5), 2, false},
+		// high products first: 1 + 2^24 rounds (tie, even) to 2^24, then
+		// + 1 again; low first would give 2 + 2^24 exactly.
+		{"order", 1, pair(1, p24), pair(1, 1), p24, false},
+		// 0x0001 is a denormal (2^-133): read as zero, so 2^-133·2^126 adds nothing.
+		{"daz", 0, 0x0001, uint32(bf(0x1p126)), 0, false},
+		// 2^-100·2^-30 = 2^-130 is a denormal result: flushed to zero.
+		{"ftz", 0, uint32(bf(0x1p-100)), uint32(bf(0x1p-30)), 0, false},
+		// a negative denormal result flushes to -0
+		{"ftz-sign", 0, uint32(bf(-0x1p-100)), uint32(bf(0x1p-30)), float32(math.Copysign(0, -1)), true},
+		// the products are exact: (1+2^-7)^2 = 1 + 2^-6 + 2^-14
+		{"exact", 0, uint32(bf(1 + 0x1p-7)), uint32(bf(1 + 0x1p-7)), 1 + 0x1p-6 + 0x1p-14, false},
+	} {
+		got := bfDot(tc.acc, tc.a, tc.b)
+		if got != tc.want || (tc.wantBits && math.Float32bits(got) != math.Float32bits(tc.want)) {
+			t.Errorf("%s: bfDot = %v (%#x), want %v", tc.name, got, math.Float32bits(got), tc.want)
+		}
+	}
+}
+
+// randBF returns n bfloat16 values, uniform in (-1, 1) rounded down.
+func randBF(r *rand.Rand, n int) []uint16 {
+	s := make([]uint16, n)
+	for i := range s {
+		s[i] = uint16(math.Float32bits(float32(r.Float64()*2-1)) >> 16)
+	}
+	return s
+}
+
+func bfVal(h uint16) float64 { return float64(math.Float32frombits(uint32(h) << 16)) }
+
+type bgemmCase struct {
+	transA, transB bool
+	m, n, k, pad   int
+	threads        int
+}
+
+// bgemmRun runs one case on the kernel set in use and checks it against a
+// float64 product of the same bfloat16 values; it returns C.
+func bgemmRun(t *testing.T, tc bgemmCase, seed uint64) []float32 {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 9))
+	m, n, k, pad := tc.m, tc.n, tc.k, tc.pad
+	ar, ac := rowsCols(tc.transA, m, k)
+	br, bc := rowsCols(tc.transB, k, n)
+	lda, ldb, ldc := ac+pad, bc+pad, n+pad
+	a := randBF(r, ar*lda)
+	b := randBF(r, br*ldb)
+	c := make([]float32, m*ldc)
+	for i := range c {
+		c[i] = float32(math.NaN())
+	}
+	if tc.threads > 0 {
+		SetThreads(tc.threads)
+		defer SetThreads(0)
+	}
+	Bgemm(tc.transA, tc.transB, m, n, k, a, lda, b, ldb, c, ldc)
+	at := func(i, p int) float64 {
+		if tc.transA {
+			return bfVal(a[p*lda+i])
+		}
+		return bfVal(a[i*lda+p])
+	}
+	bt := func(p, j int) float64 {
+		if tc.transB {
+			return bfVal(b[j*ldb+p])
+		}
+		return bfVal(b[p*ldb+j])
+	}
+	for i := 0; i < m; i++ {
+		for j := 0; j < ldc; j++ {
+			got := c[i*ldc+j]
+			if j >= n {
+				if got == got {
+					t.Fatalf("%+v: c[%d][%d] (padding) written: %v", tc, i, j, got)
+				}
+				continue
+			}
+			var s, abs float64
+			for p := 0; p < k; p++ {
+				v := at(i, p) * bt(p, j)
+				s += v
+				abs += math.Abs(v)
+			}
+			if d := math.Abs(float64(got) - s); !(d <= 2*float64(k)*0x1p-24*abs) {
+				t.Fatalf("%+v: c[%d][%d] = %v, want %v (±%g)", tc, i, j, got, s, 2*float64(k)*0x1p-24*abs)
+			}
+		}
+	}
+	return c
+}
+
+var bgemmCases = func() []bgemmCase {
+	var cs []bgemmCase
+	for _, ta := range []bool{false, true} {
+		for _, tb := range []bool{false, true} {
+			for _, s := range [][4]int{{1, 1, 1, 0}, {3, 5, 7, 1}, {14, 32, 2, 0}, {15, 33, 3, 2}, {29, 70, 20, 0}, {2, 40, 771, 1}} {
+				cs = append(cs, bgemmCase{transA: ta, transB: tb, m: s[0], n: s[1], k: s[2], pad: s[3]})
+			}
+		}
+	}
+	// two column blocks and two k blocks, serial and on 3 goroutines
+	cs = append(cs, bgemmCase{m: 30, n: 800, k: 801, pad: 3}, bgemmCase{transB: true, m: 45, n: 800, k: 801, threads: 3},
+		bgemmCase{transA: true, m: 100, n: 130, k: 333, threads: 2})
+	return cs
+}()
+
+// TestBgemm runs Bgemm on every kernel set against float64 products; a set
+// with a bfloat16 kernel must also agree bit for bit with the pure-Go one
+// of the same shape (they share packing, blocking and arithmetic).
+func TestBgemm(t *testing.T) {
+	twin := map[int][]float32{}
+	var order []string
+	sets := testSets()
+	// the pure-Go twin first
+	for i, ks := range sets {
+		if ks.name == "avx512-go" {
+			sets[0], sets[i] = sets[i], sets[0]
+		}
+	}
+	for _, ks := range sets {
+		order = append(order, ks.name)
+		t.Run(ks.name, func(t *testing.T) {
+			old := current.Load()
+			current.Store(ks)
+			defer current.Store(old)
+			t.Logf("%s: %s", ks.name, BgemmPath())
+			for i, tc := range bgemmCases {
+				c := bgemmRun(t, tc, uint64(i))
+				if ks.name == "avx512-go" {
+					twin[i] = c
+					continue
+				}
+				if ks.b == nil || ks.b.mr != avx512S.mr || ks.b.kc != avx512S.kc {
+					continue
+				}
+				for j, v := range c {
+					w := twin[i][j]
+					if math.Float32bits(v) != math.Float32bits(w) && !(v != v && w != w) {
+						t.Fatalf("%+v: c[%d] = %v, the Go twin %v", tc, j, v, w)
+					}
+				}
+			}
+		})
+	}
+	t.Logf("sets %v", order)
+}
