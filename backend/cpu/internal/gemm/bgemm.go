@@ -44,7 +44,7 @@ type bfPack struct {
 
 // packA packs rows i0..i0+mc and pairs p0..p0+kc of op(A) into mr-row
 // micro-panels (see packA).
-func (q *bfPack) packA(dst []float32, i0, mc, p0, kc, mr int) {
+func (q *bfPack) packA(dst []float32, i0, mc, p0, kc, mr int, simd bool) {
 	d := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), len(dst))
 	k0, k1 := 2*p0, min(2*(p0+kc), q.k)
 	full := (k1 - k0) / 2 // pairs with both values
@@ -52,6 +52,29 @@ func (q *bfPack) packA(dst []float32, i0, mc, p0, kc, mr int) {
 	for ir := 0; ir < mc; ir += mr {
 		rows := min(mr, mc-ir)
 		dp := d[ir*kc : ir*kc+mr*kc]
+		if simd && full > 0 {
+			// the full pairs with AVX-512, an odd k's last one below
+			var ok bool
+			if !q.transA {
+				ok = bfPanelSIMD(dp, a, (i0+ir)*lda+k0, lda, rows, mr, full, true)
+			} else {
+				ok = bfPanelSIMD(dp, a, k0*lda+i0+ir, lda, rows, mr, full, false)
+			}
+			if ok {
+				if full < kc {
+					tail := dp[full*mr : full*mr+mr]
+					clear(tail)
+					for i := range rows {
+						if !q.transA {
+							tail[i] = uint32(a[(i0+ir+i)*lda+k0+2*full])
+						} else {
+							tail[i] = uint32(a[(k0+2*full)*lda+i0+ir+i])
+						}
+					}
+				}
+				continue
+			}
+		}
 		if rows < mr {
 			clear(dp)
 		}
@@ -89,7 +112,7 @@ func (q *bfPack) packA(dst []float32, i0, mc, p0, kc, mr int) {
 
 // packB packs pairs p0..p0+kc and columns j0..j0+nc of op(B) into
 // nr-column micro-panels (see packB).
-func (q *bfPack) packB(dst []float32, p0, kc, j0, nc, nr int) {
+func (q *bfPack) packB(dst []float32, p0, kc, j0, nc, nr int, simd bool) {
 	d := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), len(dst))
 	k0, k1 := 2*p0, min(2*(p0+kc), q.k)
 	full := (k1 - k0) / 2
@@ -97,6 +120,28 @@ func (q *bfPack) packB(dst []float32, p0, kc, j0, nc, nr int) {
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
 		dp := d[jr*kc : jr*kc+nr*kc]
+		if simd && full > 0 {
+			var ok bool
+			if q.transB {
+				ok = bfPanelSIMD(dp, b, (j0+jr)*ldb+k0, ldb, cols, nr, full, true)
+			} else {
+				ok = bfPanelSIMD(dp, b, k0*ldb+j0+jr, ldb, cols, nr, full, false)
+			}
+			if ok {
+				if full < kc {
+					tail := dp[full*nr : full*nr+nr]
+					clear(tail)
+					for j := range cols {
+						if q.transB {
+							tail[j] = uint32(b[(j0+jr+j)*ldb+k0+2*full])
+						} else {
+							tail[j] = uint32(b[(k0+2*full)*ldb+j0+jr+j])
+						}
+					}
+				}
+				continue
+			}
+		}
 		if cols < nr {
 			clear(dp)
 		}

@@ -275,7 +275,7 @@ type params[T float] struct {
 // packA packs rows i0..i0+mc and steps p0..p0+kc of op(A) into dst.
 func (p *params[T]) packA(dst []T, i0, mc, p0, kc int) {
 	if p.bf != nil {
-		p.bf.packA(any(dst).([]float32), i0, mc, p0, kc, p.kr.mr)
+		p.bf.packA(any(dst).([]float32), i0, mc, p0, kc, p.kr.mr, p.kr.simdPack)
 		return
 	}
 	packA(dst, p.a, p.lda, p.transA, i0, mc, p0, kc, p.kr.mr, p.alpha, p.kr.simdPack)
@@ -284,7 +284,7 @@ func (p *params[T]) packA(dst []T, i0, mc, p0, kc int) {
 // packB packs steps p0..p0+kc and columns j0..j0+nc of op(B) into dst.
 func (p *params[T]) packB(dst []T, p0, kc, j0, nc int) {
 	if p.bf != nil {
-		p.bf.packB(any(dst).([]float32), p0, kc, j0, nc, p.kr.nr)
+		p.bf.packB(any(dst).([]float32), p0, kc, j0, nc, p.kr.nr, p.kr.simdPack)
 		return
 	}
 	packB(dst, p.b, p.ldb, p.transB, p0, kc, j0, nc, p.kr.nr, p.kr.simdPack)

@@ -179,6 +179,16 @@ func packDGather(dst *float64, src *float64, idx *int32, kc int, ds int, lmask i
 //go:noescape
 func packDStrided(dst *float64, src *float64, ld int, kc int, ds int, lmask int, smask int, alpha float64)
 
+// packBGather packs bfloat16 pairs with AVX-512 (see genPackBF16 in package asm).
+//
+//go:noescape
+func packBGather(dst *uint32, src *uint16, idx *int32, kc int, ds int, lmask int, smask int)
+
+// packBInter packs bfloat16 pairs with AVX-512 (see genPackBF16 in package asm).
+//
+//go:noescape
+func packBInter(dst *uint32, src *uint16, ld int, kc int, ds int, lmask int, smask int)
+
 // copyRowsAVX copies n rows of width bytes from src+offs[i]<<shift to dst (see genCopyRows in package asm).
 //
 //go:noescape

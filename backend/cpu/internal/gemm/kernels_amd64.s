@@ -11449,6 +11449,102 @@ done:
 	VZEROUPPER
 	RET
 
+// func packBGather(dst *uint32, src *uint16, idx *int32, kc int, ds int, lmask int, smask int)
+// Requires: AVX, AVX512F
+TEXT ·packBGather(SB), NOSPLIT, $0-56
+	MOVQ      dst+0(FP), DI
+	MOVQ      src+8(FP), SI
+	MOVQ      kc+24(FP), CX
+	MOVQ      ds+32(FP), DX
+	SHLQ      $0x02, DX
+	MOVQ      lmask+40(FP), R8
+	MOVQ      smask+48(FP), AX
+	KMOVW     AX, K1
+	MOVQ      idx+16(FP), AX
+	VMOVDQU32 (AX), Z1
+
+loop:
+	CMPQ       CX, $0x02
+	JL         tail
+	VPXORD     Z0, Z0, Z0
+	KMOVW      R8, K2
+	VPGATHERDD (SI)(Z1*2), K2, Z0
+	ADDQ       $0x04, SI
+	VMOVDQU32  Z0, K1, (DI)
+	ADDQ       DX, DI
+	VPXORD     Z3, Z3, Z3
+	KMOVW      R8, K2
+	VPGATHERDD (SI)(Z1*2), K2, Z3
+	ADDQ       $0x04, SI
+	VMOVDQU32  Z3, K1, (DI)
+	ADDQ       DX, DI
+	SUBQ       $0x02, CX
+	JMP        loop
+
+tail:
+	TESTQ      CX, CX
+	JE         done
+	VPXORD     Z0, Z0, Z0
+	KMOVW      R8, K2
+	VPGATHERDD (SI)(Z1*2), K2, Z0
+	ADDQ       $0x04, SI
+	VMOVDQU32  Z0, K1, (DI)
+	ADDQ       DX, DI
+
+done:
+	VZEROUPPER
+	RET
+
+// func packBInter(dst *uint32, src *uint16, ld int, kc int, ds int, lmask int, smask int)
+// Requires: AVX, AVX512F
+TEXT ·packBInter(SB), NOSPLIT, $0-56
+	MOVQ  dst+0(FP), DI
+	MOVQ  src+8(FP), SI
+	MOVQ  kc+24(FP), CX
+	MOVQ  ds+32(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  lmask+40(FP), R8
+	MOVQ  smask+48(FP), AX
+	KMOVW AX, K1
+	MOVQ  ld+16(FP), R9
+	SHLQ  $0x01, R9
+	KMOVW R8, K3
+
+loop:
+	CMPQ        CX, $0x02
+	JL          tail
+	VPMOVZXWD.Z (SI), K3, Z0
+	VPMOVZXWD.Z (SI)(R9*1), K3, Z2
+	VPSLLD      $0x10, Z2, Z2
+	VPORD       Z2, Z0, Z0
+	LEAQ        (SI)(R9*2), SI
+	VMOVDQU32   Z0, K1, (DI)
+	ADDQ        DX, DI
+	VPMOVZXWD.Z (SI), K3, Z3
+	VPMOVZXWD.Z (SI)(R9*1), K3, Z4
+	VPSLLD      $0x10, Z4, Z4
+	VPORD       Z4, Z3, Z3
+	LEAQ        (SI)(R9*2), SI
+	VMOVDQU32   Z3, K1, (DI)
+	ADDQ        DX, DI
+	SUBQ        $0x02, CX
+	JMP         loop
+
+tail:
+	TESTQ       CX, CX
+	JE          done
+	VPMOVZXWD.Z (SI), K3, Z0
+	VPMOVZXWD.Z (SI)(R9*1), K3, Z2
+	VPSLLD      $0x10, Z2, Z2
+	VPORD       Z2, Z0, Z0
+	LEAQ        (SI)(R9*2), SI
+	VMOVDQU32   Z0, K1, (DI)
+	ADDQ        DX, DI
+
+done:
+	VZEROUPPER
+	RET
+
 // func copyRowsAVX(dst *byte, src *byte, offs *int, n int, shift int, width int)
 // Requires: AVX
 TEXT ·copyRowsAVX(SB), NOSPLIT, $0-48

@@ -75,3 +75,48 @@ func copyRows(dst, src unsafe.Pointer, offs []int, shift, width int) bool {
 }
 
 var hasAVX = cpu.X86.HasAVX
+
+// bfPanelSIMD packs a w-wide (w ≤ 32) panel of kc bfloat16 pair words (see
+// bfPack) with the AVX-512 routines. Lane i < rows of step p is, with
+// along (k runs along memory), the pair at s[off+i·is+2p:]; otherwise
+// s[off+2p·is+i] | s[off+(2p+1)·is+i]<<16. Lanes rows ≤ i < w are zero. It
+// reports false, having done nothing, when the panel cannot be packed so.
+func bfPanelSIMD(dst []uint32, s []uint16, off, is, rows, w, kc int, along bool) bool {
+	if kc == 0 || w > 32 || (along && 15*is > math.MaxInt32) {
+		return false
+	}
+	// Bounds: the last element read and written.
+	if rows > 0 {
+		if along {
+			_ = s[off+(rows-1)*is+2*kc-1]
+		} else {
+			_ = s[off+(2*kc-1)*is+rows-1]
+		}
+	}
+	_ = dst[kc*w-1]
+	var idx [16]int32
+	if along {
+		for i := range idx {
+			idx[i] = int32(i * is)
+		}
+	}
+	for g := 0; g < w; g += 16 {
+		n := min(16, w-g)
+		r := min(max(rows-g, 0), n)
+		lmask, smask := 1<<r-1, 1<<n-1
+		src := &s[off]
+		if r > 0 {
+			if along {
+				src = &s[off+g*is]
+			} else {
+				src = &s[off+g]
+			}
+		}
+		if along {
+			packBGather(&dst[g], src, &idx[0], kc, w, lmask, smask)
+		} else {
+			packBInter(&dst[g], src, is, kc, w, lmask, smask)
+		}
+	}
+	return true
+}

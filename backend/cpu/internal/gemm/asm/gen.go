@@ -418,6 +418,79 @@ func genPack(double bool) {
 	}
 }
 
+// genPackBF16 generates the AVX-512 packing routines of the bfloat16 GEMM,
+// which pack pair words (two consecutive k values, the lower k in the low
+// half) for up to 16 lanes i of a panel, for p < kc pairs:
+//
+//	packBGather: dst[p*ds+i] = the 32 bits at src + 2·idx[i] + 4p
+//	             (op(X)'s k runs along memory: A row-major, B transposed)
+//	packBInter:  dst[p*ds+i] = src[2p·ld+i] | src[(2p+1)·ld+i]<<16
+//	             (k runs across rows: two rows interleaved)
+//
+// src is a *uint16 and idx holds one int32 element offset per lane. Lanes
+// outside lmask are stored as zero; only lanes in smask are stored.
+func genPackBF16() {
+	for _, gather := range []bool{true, false} {
+		name := "packBInter"
+		sig := "func(dst *uint32, src *uint16, ld, kc, ds, lmask, smask int)"
+		if gather {
+			name = "packBGather"
+			sig = "func(dst *uint32, src *uint16, idx *int32, kc, ds, lmask, smask int)"
+		}
+		TEXT(name, NOSPLIT, sig)
+		Pragma("noescape")
+		Doc(name + " packs bfloat16 pairs with AVX-512 (see genPackBF16 in package asm).")
+		dst, src, kc, ds, lm, ld := reg.RDI, reg.RSI, reg.RCX, reg.RDX, reg.R8, reg.R9
+		Load(Param("dst"), dst)
+		Load(Param("src"), src)
+		Load(Param("kc"), kc)
+		Load(Param("ds"), ds)
+		SHLQ(U8(2), ds)
+		Load(Param("lmask"), lm)
+		Load(Param("smask"), reg.RAX)
+		KMOVW(reg.EAX, reg.K1)
+		if gather {
+			Load(Param("idx"), reg.RAX)
+			VMOVDQU32(Mem{Base: reg.RAX}, reg.Z1)
+		} else {
+			Load(Param("ld"), ld)
+			SHLQ(U8(1), ld) // bytes between rows
+			KMOVW(lm.As32(), reg.K3)
+		}
+		zs := [][2]reg.VecPhysical{{reg.Z0, reg.Z2}, {reg.Z3, reg.Z4}}
+		one := func(z [2]reg.VecPhysical) {
+			if gather {
+				VPXORD(z[0], z[0], z[0])
+				KMOVW(lm.As32(), reg.K2)
+				VPGATHERDD(Mem{Base: src, Index: reg.Z1, Scale: 2}, reg.K2, z[0])
+				ADDQ(U8(4), src)
+			} else {
+				VPMOVZXWD_Z(Mem{Base: src}, reg.K3, z[0])
+				VPMOVZXWD_Z(Mem{Base: src, Index: ld, Scale: 1}, reg.K3, z[1])
+				VPSLLD(U8(16), z[1], z[1])
+				VPORD(z[1], z[0], z[0])
+				LEAQ(Mem{Base: src, Index: ld, Scale: 2}, src)
+			}
+			VMOVDQU32(z[0], reg.K1, Mem{Base: dst})
+			ADDQ(ds, dst)
+		}
+		Label("loop")
+		CMPQ(kc, U8(2))
+		JL(LabelRef("tail"))
+		one(zs[0])
+		one(zs[1])
+		SUBQ(U8(2), kc)
+		JMP(LabelRef("loop"))
+		Label("tail")
+		TESTQ(kc, kc)
+		JE(LabelRef("done"))
+		one(zs[0])
+		Label("done")
+		VZEROUPPER()
+		RET()
+	}
+}
+
 // genCopyRows generates copyRowsAVX: for i < n, copy width bytes (32, 64 or
 // 128) from src + offs[i]<<shift (shift 2 or 3) to dst + i*width. It
 // gathers the rows of a convolution's B micro-panel, each a contiguous run
@@ -876,6 +949,7 @@ func main() {
 	}
 	genPack(false)
 	genPack(true)
+	genPackBF16()
 	genCopyRows()
 	genWinograd()
 	for _, d := range []dotSpec{
