@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"sync"
 	"unsafe"
 
 	"github.com/emberml/ember/backend"
@@ -65,20 +66,21 @@ func packed[T any](s []T, v backend.View, rows, cols int) []T {
 // bf16 mm does.
 func matmulBF16(dst, a, b backend.View) {
 	m, n := a.Shape[1], b.Shape[2]
-	var scratch []float32
-	matmul(dst, a, b, func(transA, transB bool, m2, n2, k int, a []backend.BF16, lda int, b []backend.BF16, ldb int, c []backend.BF16, ldc int) {
-		if scratch == nil {
-			scratch = make([]float32, m*n)
-		}
-		gemm.Bgemm(transA, transB, m2, n2, k, bf16Bits(a), lda, bf16Bits(b), ldb, scratch, n2)
-		out := c[:m2*n2]
-		parallelFor(len(out), 4, func(lo, hi int) {
-			for i, v := range scratch[lo:hi] {
-				out[lo+i] = backend.ToBF16(v)
-			}
-		})
+	sp := bf16Scratch.Get().(*[]float32)
+	defer bf16Scratch.Put(sp)
+	if cap(*sp) < m*n {
+		*sp = make([]float32, m*n)
+	}
+	scratch := (*sp)[:m*n]
+	matmul(dst, a, b, func(transA, transB bool, m, n, k int, a []backend.BF16, lda int, b []backend.BF16, ldb int, c []backend.BF16, ldc int) {
+		gemm.Bgemm(transA, transB, m, n, k, bf16Bits(a), lda, bf16Bits(b), ldb, scratch, n)
+		out := bf16Bits(c[:m*n]) // ldc == n
+		parallelFor(len(out), 1, func(lo, hi int) { gemm.RoundBF16(out[lo:hi], scratch[lo:hi]) })
 	})
 }
+
+// bf16Scratch holds float32 results of bfloat16 products between calls.
+var bf16Scratch = sync.Pool{New: func() any { return new([]float32) }}
 
 // BF16MatMulPath says how bfloat16 matrix products run with the GEMM
 // kernels in use: "bf16 GEMM with VDPBF16PS (AVX512_BF16)", "float32 GEMM

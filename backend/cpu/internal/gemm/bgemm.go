@@ -222,6 +222,26 @@ func Bgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ld
 	parallel(&p, m, n, t)
 }
 
+// RoundBF16 sets dst[i] to the bfloat16 nearest src[i], ties to even, for
+// i < len(src): infinities stay, values past the largest finite bfloat16
+// round to infinity, every NaN becomes 0xFFFF (package backend's ToBF16,
+// with AVX-512 where the CPU has it).
+func RoundBF16(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	done := roundBF16SIMD(dst, src)
+	for i, v := range src[done:] {
+		dst[done+i] = roundBF16(v)
+	}
+}
+
+func roundBF16(f float32) uint16 {
+	if f != f {
+		return 0xFFFF
+	}
+	u := math.Float32bits(f)
+	return uint16((u + 0x7FFF + (u>>16)&1) >> 16)
+}
+
 // BgemmPath says how Bgemm computes with the kernel set in use.
 func BgemmPath() string {
 	ks := current.Load()

@@ -175,3 +175,50 @@ func TestBgemm(t *testing.T) {
 	}
 	t.Logf("sets %v", order)
 }
+
+// TestRoundBF16 checks RoundBF16 (AVX-512 and Go tail) on values worked by
+// hand and on random bits against the scalar rounding.
+func TestRoundBF16(t *testing.T) {
+	cases := []struct {
+		f    float32
+		want uint16
+	}{
+		{1, 0x3F80},
+		{1 + 0x1p-8, 0x3F80},           // tie, even stays
+		{1 + 3*0x1p-8, 0x3F82},         // tie, odd rounds up
+		{1 + 0x1p-8 + 0x1p-20, 0x3F81}, // past the tie
+		{-2, 0xC000},
+		{float32(math.Inf(1)), 0x7F80},
+		{math.MaxFloat32, 0x7F80}, // past the largest finite: infinity
+		{float32(math.NaN()), 0xFFFF},
+		{math.Float32frombits(0xFF800001), 0xFFFF}, // a signalling NaN
+		{math.Float32frombits(0x00008000), 0x0000}, // denormal, tie to even 0
+		{math.Float32frombits(0x00018000), 0x0002}, // denormal, tie up to even
+	}
+	src := make([]float32, 0, 40)
+	for len(src) < 37 { // two SIMD blocks and a Go tail
+		for _, c := range cases {
+			src = append(src, c.f)
+		}
+	}
+	src = src[:37]
+	dst := make([]uint16, len(src))
+	RoundBF16(dst, src)
+	for i, v := range dst {
+		if w := cases[i%len(cases)].want; v != w {
+			t.Errorf("RoundBF16(%v) [%d] = %#04x, want %#04x", src[i], i, v, w)
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	src = make([]float32, 1000)
+	for i := range src {
+		src[i] = math.Float32frombits(r.Uint32())
+	}
+	dst = make([]uint16, len(src))
+	RoundBF16(dst, src)
+	for i, v := range dst {
+		if w := roundBF16(src[i]); v != w {
+			t.Fatalf("RoundBF16(%#x) = %#04x, want %#04x", math.Float32bits(src[i]), v, w)
+		}
+	}
+}

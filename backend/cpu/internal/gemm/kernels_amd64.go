@@ -189,6 +189,11 @@ func packBGather(dst *uint32, src *uint16, idx *int32, kc int, ds int, lmask int
 //go:noescape
 func packBInter(dst *uint32, src *uint16, ld int, kc int, ds int, lmask int, smask int)
 
+// roundBF16AVX512 rounds n float32 (a multiple of 16) to bfloat16 bits (see genRoundBF16 in package asm).
+//
+//go:noescape
+func roundBF16AVX512(dst *uint16, src *float32, n int)
+
 // copyRowsAVX copies n rows of width bytes from src+offs[i]<<shift to dst (see genCopyRows in package asm).
 //
 //go:noescape

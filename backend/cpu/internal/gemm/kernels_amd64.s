@@ -11545,6 +11545,40 @@ done:
 	VZEROUPPER
 	RET
 
+// func roundBF16AVX512(dst *uint16, src *float32, n int)
+// Requires: AVX, AVX512F
+TEXT ·roundBF16AVX512(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVL         $0x00000001, AX
+	VPBROADCASTD AX, Z29
+	MOVL         $0x00007fff, AX
+	VPBROADCASTD AX, Z30
+	MOVL         $0x0000ffff, AX
+	VPBROADCASTD AX, Z31
+
+loop:
+	CMPQ      CX, $0x10
+	JL        done
+	VMOVDQU32 (SI), Z0
+	VPSRLD    $0x10, Z0, Z1
+	VPANDD    Z29, Z1, Z1
+	VPADDD    Z30, Z1, Z1
+	VPADDD    Z0, Z1, Z1
+	VPSRLD    $0x10, Z1, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VMOVDQU32 Z31, K1, Z1
+	VPMOVDW   Z1, (DI)
+	ADDQ      $0x40, SI
+	ADDQ      $0x20, DI
+	SUBQ      $0x10, CX
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func copyRowsAVX(dst *byte, src *byte, offs *int, n int, shift int, width int)
 // Requires: AVX
 TEXT ·copyRowsAVX(SB), NOSPLIT, $0-48

@@ -120,3 +120,17 @@ func bfPanelSIMD(dst []uint32, s []uint16, off, is, rows, w, kc int, along bool)
 	}
 	return true
 }
+
+var hasAVX512 = cpu.X86.HasAVX512F
+
+// roundBF16SIMD rounds the longest prefix of src that is a multiple of 16
+// into dst with AVX-512 and returns its length (0 without AVX-512).
+func roundBF16SIMD(dst []uint16, src []float32) int {
+	n := len(src) &^ 15
+	if !hasAVX512 || n == 0 {
+		return 0
+	}
+	_ = dst[n-1]
+	roundBF16AVX512(&dst[0], &src[0], n)
+	return n
+}

@@ -491,6 +491,46 @@ func genPackBF16() {
 	}
 }
 
+// genRoundBF16 generates roundBF16AVX512: dst[i] = the bfloat16 nearest
+// src[i], ties to even, every NaN 0xFFFF (package backend's ToBF16), for
+// i < n, n a multiple of 16.
+func genRoundBF16() {
+	TEXT("roundBF16AVX512", NOSPLIT, "func(dst *uint16, src *float32, n int)")
+	Pragma("noescape")
+	Doc("roundBF16AVX512 rounds n float32 (a multiple of 16) to bfloat16 bits (see genRoundBF16 in package asm).")
+	dst, src, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("dst"), dst)
+	Load(Param("src"), src)
+	Load(Param("n"), n)
+	one, half, nan := reg.Z29, reg.Z30, reg.Z31
+	MOVL(U32(1), reg.EAX)
+	VPBROADCASTD(reg.EAX, one)
+	MOVL(U32(0x7FFF), reg.EAX)
+	VPBROADCASTD(reg.EAX, half)
+	MOVL(U32(0xFFFF), reg.EAX)
+	VPBROADCASTD(reg.EAX, nan)
+	Label("loop")
+	CMPQ(n, U8(16))
+	JL(LabelRef("done"))
+	x, r := reg.Z0, reg.Z1
+	VMOVDQU32(Mem{Base: src}, x)
+	VPSRLD(U8(16), x, r)
+	VPANDD(one, r, r)
+	VPADDD(half, r, r)
+	VPADDD(x, r, r)
+	VPSRLD(U8(16), r, r)
+	VCMPPS(U8(3), x, x, reg.K1) // unordered: NaN
+	VMOVDQU32(nan, reg.K1, r)
+	VPMOVDW(r, Mem{Base: dst})
+	ADDQ(U8(64), src)
+	ADDQ(U8(32), dst)
+	SUBQ(U8(16), n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
 // genCopyRows generates copyRowsAVX: for i < n, copy width bytes (32, 64 or
 // 128) from src + offs[i]<<shift (shift 2 or 3) to dst + i*width. It
 // gathers the rows of a convolution's B micro-panel, each a contiguous run
@@ -950,6 +990,7 @@ func main() {
 	genPack(false)
 	genPack(true)
 	genPackBF16()
+	genRoundBF16()
 	genCopyRows()
 	genWinograd()
 	for _, d := range []dotSpec{
