@@ -346,7 +346,7 @@ func bfTile(rows, mr, nr, kc int, a, b, c *float32, ldc int, accum int) {
 // bfGoKernel is the pure-Go bfloat16 kernel with the AVX-512 set's shape
 // and edge kernels.
 func bfGoKernel(name string) *kernel[float32] {
-	sh := avx512S
+	sh := avx512B
 	kr := newKernel(name, sh, bfKernel(sh.mr, sh.mr, sh.nr), nil, false)
 	kr.edge = make([]kernelFunc[float32], sh.mr)
 	for r := 1; r < sh.mr; r++ {

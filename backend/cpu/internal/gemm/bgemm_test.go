@@ -161,7 +161,7 @@ func TestBgemm(t *testing.T) {
 					twin[i] = c
 					continue
 				}
-				if ks.b == nil || ks.b.mr != avx512S.mr || ks.b.kc != avx512S.kc {
+				if ks.b == nil || ks.b.shape != avx512B {
 					continue
 				}
 				for j, v := range c {
