@@ -194,6 +194,11 @@ func packBInter(dst *uint32, src *uint16, ld int, kc int, ds int, lmask int, sma
 //go:noescape
 func roundBF16AVX512(dst *uint16, src *float32, n int)
 
+// packBTrans packs blocks of 16 bfloat16 pairs of 16 rows by transposing them (see genPackBTrans in package asm).
+//
+//go:noescape
+func packBTrans(dst *uint32, src *uint16, offs *int, nb int, ds int, lmask int, smask int)
+
 // copyRowsAVX copies n rows of width bytes from src+offs[i]<<shift to dst (see genCopyRows in package asm).
 //
 //go:noescape

@@ -113,7 +113,24 @@ func bfPanelSIMD(dst []uint32, s []uint16, off, is, rows, w, kc int, along bool)
 			}
 		}
 		if along {
-			packBGather(&dst[g], src, &idx[0], kc, w, lmask, smask)
+			// whole blocks of 16 pairs by transposing, the rest gathered
+			nb := kc / 16
+			if nb > 0 {
+				var offs [16]int
+				for i := range offs {
+					if i < r {
+						offs[i] = 2 * i * is
+					}
+				}
+				packBTrans(&dst[g], src, &offs[0], nb, w, lmask, smask)
+			}
+			if rest := kc - 16*nb; rest > 0 {
+				s2 := src
+				if r > 0 {
+					s2 = &s[off+g*is+32*nb]
+				}
+				packBGather(&dst[16*nb*w+g], s2, &idx[0], rest, w, lmask, smask)
+			}
 		} else {
 			packBInter(&dst[g], src, is, kc, w, lmask, smask)
 		}
