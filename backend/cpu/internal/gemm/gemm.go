@@ -1,5 +1,5 @@
-// Package gemm is ember's CPU matrix multiply: single and double precision
-// GEMM in pure Go with assembly micro-kernels (no cgo, no BLAS library).
+// Package gemm is ember's CPU matrix multiply: single, double and bfloat16
+// precision GEMM in pure Go with assembly micro-kernels (no cgo, no BLAS library).
 //
 // The structure is the BLIS one. op(B) is packed, KC rows by NC columns at
 // a time, into NR-column micro-panels; op(A) is packed, MC rows at a time,
@@ -24,6 +24,11 @@
 // The tests run every set this CPU offers and a pure-Go set with the
 // AVX-512 set's exact shapes and blocking, so the layout logic for those
 // shapes is proven on any machine (shapes_test.go).
+//
+// Bgemm is the bfloat16 product (float32 out): on a CPU with AVX512_BF16
+// a 14×32 VDPBF16PS kernel on operands packed in pairs of k values (see
+// bgemm.go, and its pure-Go twin, bit for bit the same arithmetic);
+// elsewhere the float32 kernels on widened operands.
 //
 // The package also computes 2-D convolutions as implicit GEMMs on the same
 // micro-kernels, and their gradients (conv.go, conv_grad.go).

@@ -10,7 +10,10 @@
 // The tile is accumulated in vector registers (NR is a whole number of
 // vectors; each A value is broadcast and fused-multiply-added against the
 // B vectors), then stored into C (row-major, ldc elements apart) either
-// overwriting it (accum == 0) or adding to it (accum != 0).
+// overwriting it (accum == 0) or adding to it (accum != 0). The bfloat16
+// kernels (bgemmAVX512*) have the float32 layout with pair words of
+// bfloat16 values and VDPBF16PS for the FMA; neither avo nor Go's
+// assembler has the instruction, so it is emitted as bytes (dpbf16bcst).
 package main
 
 import (
