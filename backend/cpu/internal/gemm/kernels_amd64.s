@@ -11496,35 +11496,47 @@ done:
 	RET
 
 // func packBInter(dst *uint32, src *uint16, ld int, kc int, ds int, lmask int, smask int)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512BW, AVX512F
 TEXT ·packBInter(SB), NOSPLIT, $0-56
-	MOVQ  dst+0(FP), DI
-	MOVQ  src+8(FP), SI
-	MOVQ  kc+24(FP), CX
-	MOVQ  ds+32(FP), DX
-	SHLQ  $0x02, DX
-	MOVQ  lmask+40(FP), R8
-	MOVQ  smask+48(FP), AX
-	KMOVW AX, K1
-	MOVQ  ld+16(FP), R9
-	SHLQ  $0x01, R9
-	KMOVW R8, K3
+	MOVQ     dst+0(FP), DI
+	MOVQ     src+8(FP), SI
+	MOVQ     kc+24(FP), CX
+	MOVQ     ds+32(FP), DX
+	SHLQ     $0x02, DX
+	MOVQ     lmask+40(FP), R8
+	MOVQ     smask+48(FP), AX
+	KMOVD    AX, K1
+	KSHIFTRD $0x10, K1, K5
+	MOVQ     ld+16(FP), R9
+	SHLQ     $0x01, R9
+	KMOVD    R8, K3
+	KSHIFTRD $0x10, K3, K4
 
 loop:
 	CMPQ        CX, $0x02
 	JL          tail
 	VPMOVZXWD.Z (SI), K3, Z0
 	VPMOVZXWD.Z (SI)(R9*1), K3, Z2
+	VPMOVZXWD.Z 32(SI), K4, Z5
+	VPMOVZXWD.Z 32(SI)(R9*1), K4, Z6
 	VPSLLD      $0x10, Z2, Z2
+	VPSLLD      $0x10, Z6, Z6
 	VPORD       Z2, Z0, Z0
+	VPORD       Z6, Z5, Z5
 	LEAQ        (SI)(R9*2), SI
+	VMOVDQU32   Z5, K5, 64(DI)
 	VMOVDQU32   Z0, K1, (DI)
 	ADDQ        DX, DI
 	VPMOVZXWD.Z (SI), K3, Z3
 	VPMOVZXWD.Z (SI)(R9*1), K3, Z4
+	VPMOVZXWD.Z 32(SI), K4, Z7
+	VPMOVZXWD.Z 32(SI)(R9*1), K4, Z8
 	VPSLLD      $0x10, Z4, Z4
+	VPSLLD      $0x10, Z8, Z8
 	VPORD       Z4, Z3, Z3
+	VPORD       Z8, Z7, Z7
 	LEAQ        (SI)(R9*2), SI
+	VMOVDQU32   Z7, K5, 64(DI)
 	VMOVDQU32   Z3, K1, (DI)
 	ADDQ        DX, DI
 	SUBQ        $0x02, CX
@@ -11535,9 +11547,14 @@ tail:
 	JE          done
 	VPMOVZXWD.Z (SI), K3, Z0
 	VPMOVZXWD.Z (SI)(R9*1), K3, Z2
+	VPMOVZXWD.Z 32(SI), K4, Z5
+	VPMOVZXWD.Z 32(SI)(R9*1), K4, Z6
 	VPSLLD      $0x10, Z2, Z2
+	VPSLLD      $0x10, Z6, Z6
 	VPORD       Z2, Z0, Z0
+	VPORD       Z6, Z5, Z5
 	LEAQ        (SI)(R9*2), SI
+	VMOVDQU32   Z5, K5, 64(DI)
 	VMOVDQU32   Z0, K1, (DI)
 	ADDQ        DX, DI
 

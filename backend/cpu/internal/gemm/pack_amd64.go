@@ -100,6 +100,13 @@ func bfPanelSIMD(dst []uint32, s []uint16, off, is, rows, w, kc int, along bool)
 			idx[i] = int32(i * is)
 		}
 	}
+	if !along {
+		// one pass of up to 32 lanes: each row's cache lines once
+		r := min(max(rows, 0), w)
+		src := &s[off]
+		packBInter(&dst[0], src, is, kc, w, 1<<r-1, 1<<w-1)
+		return true
+	}
 	for g := 0; g < w; g += 16 {
 		n := min(16, w-g)
 		r := min(max(rows-g, 0), n)

@@ -432,6 +432,7 @@ func genPack(double bool) {
 //
 // src is a *uint16 and idx holds one int32 element offset per lane. Lanes
 // outside lmask are stored as zero; only lanes in smask are stored.
+// packBInter packs up to 32 lanes (32-bit masks), packBGather 16.
 func genPackBF16() {
 	for _, gather := range []bool{true, false} {
 		name := "packBInter"
@@ -451,17 +452,24 @@ func genPackBF16() {
 		SHLQ(U8(2), ds)
 		Load(Param("lmask"), lm)
 		Load(Param("smask"), reg.RAX)
-		KMOVW(reg.EAX, reg.K1)
+		if gather {
+			KMOVW(reg.EAX, reg.K1)
+		} else {
+			// 32 lanes: the high 16 in K5 (stores) and K4 (loads)
+			KMOVD(reg.EAX, reg.K1)
+			KSHIFTRD(U8(16), reg.K1, reg.K5)
+		}
 		if gather {
 			Load(Param("idx"), reg.RAX)
 			VMOVDQU32(Mem{Base: reg.RAX}, reg.Z1)
 		} else {
 			Load(Param("ld"), ld)
 			SHLQ(U8(1), ld) // bytes between rows
-			KMOVW(lm.As32(), reg.K3)
+			KMOVD(lm.As32(), reg.K3)
+			KSHIFTRD(U8(16), reg.K3, reg.K4)
 		}
-		zs := [][2]reg.VecPhysical{{reg.Z0, reg.Z2}, {reg.Z3, reg.Z4}}
-		one := func(z [2]reg.VecPhysical) {
+		zs := [][4]reg.VecPhysical{{reg.Z0, reg.Z2, reg.Z5, reg.Z6}, {reg.Z3, reg.Z4, reg.Z7, reg.Z8}}
+		one := func(z [4]reg.VecPhysical) {
 			if gather {
 				VPXORD(z[0], z[0], z[0])
 				KMOVW(lm.As32(), reg.K2)
@@ -470,9 +478,14 @@ func genPackBF16() {
 			} else {
 				VPMOVZXWD_Z(Mem{Base: src}, reg.K3, z[0])
 				VPMOVZXWD_Z(Mem{Base: src, Index: ld, Scale: 1}, reg.K3, z[1])
+				VPMOVZXWD_Z(Mem{Base: src, Disp: 32}, reg.K4, z[2])
+				VPMOVZXWD_Z(Mem{Base: src, Index: ld, Scale: 1, Disp: 32}, reg.K4, z[3])
 				VPSLLD(U8(16), z[1], z[1])
+				VPSLLD(U8(16), z[3], z[3])
 				VPORD(z[1], z[0], z[0])
+				VPORD(z[3], z[2], z[2])
 				LEAQ(Mem{Base: src, Index: ld, Scale: 2}, src)
+				VMOVDQU32(z[2], reg.K5, Mem{Base: dst, Disp: 64})
 			}
 			VMOVDQU32(z[0], reg.K1, Mem{Base: dst})
 			ADDQ(ds, dst)
