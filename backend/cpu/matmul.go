@@ -73,9 +73,7 @@ func matmulBF16(dst, a, b backend.View) {
 	}
 	scratch := (*sp)[:m*n]
 	matmul(dst, a, b, func(transA, transB bool, m, n, k int, a []backend.BF16, lda int, b []backend.BF16, ldb int, c []backend.BF16, ldc int) {
-		gemm.Bgemm(transA, transB, m, n, k, bf16Bits(a), lda, bf16Bits(b), ldb, scratch, n)
-		out := bf16Bits(c[:m*n]) // ldc == n
-		parallelFor(len(out), 1, func(lo, hi int) { gemm.RoundBF16(out[lo:hi], scratch[lo:hi]) })
+		gemm.BgemmBF16(transA, transB, m, n, k, bf16Bits(a), lda, bf16Bits(b), ldb, bf16Bits(c), ldc, scratch)
 	})
 }
 

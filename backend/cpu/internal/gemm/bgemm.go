@@ -39,7 +39,20 @@ type bfPack struct {
 	b              []uint16
 	ldb            int
 	transA, transB bool
-	k              int // k in bfloat16 values (the params' k is pairs)
+	k              int      // k in bfloat16 values (the params' k is pairs)
+	out            []uint16 // with BgemmBF16: C rounded, ldo apart
+	ldo            int
+}
+
+// finish rounds the finished rows i0..i0+rows, columns j0..j0+cols of C
+// (float32, ldc apart) into out, while they are in cache.
+func (q *bfPack) finish(c []float32, ldc, i0, rows, j0, cols int) {
+	if q.out == nil {
+		return
+	}
+	for i := i0; i < i0+rows; i++ {
+		RoundBF16(q.out[i*q.ldo+j0:][:cols], c[i*ldc+j0:][:cols])
+	}
 }
 
 // packA packs rows i0..i0+mc and pairs p0..p0+kc of op(A) into mr-row
@@ -183,36 +196,45 @@ func (q *bfPack) packB(dst []float32, p0, kc, j0, nc, nr int, simd bool) {
 // element of C is a float32 accumulation of exact products (see the notes
 // above on VDPBF16PS's rounding where the CPU has it).
 func Bgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int) {
+	bgemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, nil, 0)
+}
+
+// BgemmBF16 is Bgemm with a bfloat16 result: C (ldc apart) is the float32
+// product rounded once (see RoundBF16). scratch holds the float32 product,
+// m×n (n apart); nil: allocated. Each part of C is rounded as soon as it is
+// finished, while it is in cache.
+func BgemmBF16(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []uint16, ldc int, scratch []float32) {
+	checkMatrix("c", m, n, ldc, len(c))
+	if scratch == nil {
+		scratch = make([]float32, m*n)
+	}
+	bgemm(transA, transB, m, n, k, a, lda, b, ldb, scratch, n, c, ldc)
+}
+
+func bgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int, out []uint16, ldo int) {
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", m, n, k))
 	}
-	ar, ac := m, k
-	if transA {
-		ar, ac = k, m
-	}
-	br, bc := k, n
-	if transB {
-		br, bc = n, k
-	}
+	ar, ac := rowsCols(transA, m, k)
+	br, bc := rowsCols(transB, k, n)
 	checkMatrix("a", ar, ac, lda, len(a))
 	checkMatrix("b", br, bc, ldb, len(b))
 	checkMatrix("c", m, n, ldc, len(c))
 	if m == 0 || n == 0 {
 		return
 	}
-	if k == 0 {
-		scale(0, c, ldc, 0, m, 0, n)
-		return
-	}
+	pk := &bfPack{a: a, lda: lda, b: b, ldb: ldb, transA: transA, transB: transB, k: k, out: out, ldo: ldo}
 	ks := current.Load()
-	if ks.b == nil {
-		ar, ac := rowsCols(transA, m, k)
-		br, bc := rowsCols(transB, k, n)
-		wa, wb := widen(a, ar, ac, lda), widen(b, br, bc, ldb)
-		gemm(ks.s, transA, transB, m, n, k, 1, wa, lda, wb, ldb, 0, c, ldc)
+	if k == 0 || ks.b == nil {
+		if k == 0 {
+			scale(0, c, ldc, 0, m, 0, n)
+		} else {
+			wa, wb := widen(a, ar, ac, lda), widen(b, br, bc, ldb)
+			gemm(ks.s, transA, transB, m, n, k, 1, wa, lda, wb, ldb, 0, c, ldc)
+		}
+		pk.finish(c, ldc, 0, m, 0, n)
 		return
 	}
-	pk := &bfPack{a: a, lda: lda, b: b, ldb: ldb, transA: transA, transB: transB, k: k}
 	p := params[float32]{kr: ks.b, k: (k + 1) / 2, alpha: 1, c: c, ldc: ldc, bf: pk}
 	t := numThreads()
 	if t <= 1 || float64(m)*float64(n)*float64(k) < 2*parallelFlops {

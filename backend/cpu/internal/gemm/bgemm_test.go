@@ -85,6 +85,23 @@ func bgemmRun(t *testing.T, tc bgemmCase, seed uint64) []float32 {
 		defer SetThreads(0)
 	}
 	Bgemm(tc.transA, tc.transB, m, n, k, a, lda, b, ldb, c, ldc)
+	// BgemmBF16 rounds the same float32 product as it goes
+	out := make([]uint16, m*ldc)
+	for i := range out {
+		out[i] = 0x1234
+	}
+	BgemmBF16(tc.transA, tc.transB, m, n, k, a, lda, b, ldb, out, ldc, nil)
+	for i := 0; i < m; i++ {
+		for j := 0; j < ldc; j++ {
+			want := uint16(0x1234)
+			if j < n {
+				want = roundBF16(c[i*ldc+j])
+			}
+			if got := out[i*ldc+j]; got != want {
+				t.Fatalf("%+v: BgemmBF16 c[%d][%d] = %#04x, want %#04x", tc, i, j, got, want)
+			}
+		}
+	}
 	at := func(i, p int) float64 {
 		if tc.transA {
 			return bfVal(a[p*lda+i])

@@ -340,12 +340,19 @@ func (p *params[T]) run(i0, i1, j0, j1 int) {
 			for ic := i0; ic < i1; ic += kr.mc {
 				mc := min(kr.mc, i1-ic)
 				p.packA(buf.a, ic, mc, pc, kc)
+				last := pc+kc == p.k
 				if !kr.streamB {
 					p.tileBlock(buf, buf.a, bb, ic, mc, jc, nc, kc, accum)
+					if last && p.bf != nil {
+						p.bf.finish(any(c).([]float32), ldc, ic, mc, jc, nc)
+					}
 					continue
 				}
 				for ir := 0; ir < mc; ir += mr {
 					p.tileBlock(buf, buf.a[ir*kc:], bb, ic+ir, min(mr, mc-ir), jc, nc, kc, accum)
+					if last && p.bf != nil {
+						p.bf.finish(any(c).([]float32), ldc, ic+ir, min(mr, mc-ir), jc, nc)
+					}
 				}
 			}
 		}
