@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu"
 )
 
@@ -122,6 +123,9 @@ func operand(t *testing.T, r *rand.Rand, shape []int, kind int, dtype ember.DTyp
 	mk := func(a arr) *ember.Tensor {
 		if dtype == ember.Int64 {
 			return a.i64()
+		}
+		if dtype == ember.BFloat16 {
+			return a.f32(t).Cast(ember.BFloat16) // small integers: exact
 		}
 		return a.f32(t)
 	}
@@ -291,7 +295,9 @@ func TestReduce(t *testing.T) {
 }
 
 // TestMatMul checks the GEMM paths (row-major, transposed, strided that
-// needs packing, batched with broadcast batch strides) against the naive product.
+// needs packing, batched with broadcast batch strides) against the naive
+// product, in float32, float64 and bfloat16 (exact float32 sums of small
+// integers, rounded once to bfloat16).
 func TestMatMul(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	sizes := []int{1, 2, 3, 5, 8, 13, 17, 33, 64, 65}
@@ -300,8 +306,11 @@ func TestMatMul(t *testing.T) {
 		batch := 1 + r.IntN(3)
 		ka, kb := r.IntN(3), r.IntN(3)
 		dt := ember.Float32
-		if iter%5 == 0 {
+		switch iter % 5 {
+		case 0:
 			dt = ember.Float64
+		case 2:
+			dt = ember.BFloat16
 		}
 		a, at := operand(t, r, []int{batch, m, k}, ka, dt)
 		var b arr
@@ -328,6 +337,9 @@ func TestMatMul(t *testing.T) {
 							bv = b.at([]int{bi, p, j})
 						}
 						s += a.at([]int{bi, i, p}) * bv
+					}
+					if dt == ember.BFloat16 {
+						s = float64(backend.ToBF16(float32(s)).Float32())
 					}
 					want[(bi*m+i)*n+j] = s
 				}

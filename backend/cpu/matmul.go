@@ -1,6 +1,9 @@
 package cpu
 
 import (
+	"sync"
+	"unsafe"
+
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu/internal/gemm"
 )
@@ -16,6 +19,8 @@ func (Backend) MatMul(dst, a, b backend.View) {
 		matmul(dst, a, b, gemmRef[int64])
 	case backend.Int32:
 		matmul(dst, a, b, gemmRef[int32])
+	case backend.BFloat16:
+		matmulBF16(dst, a, b)
 	default:
 		notImpl("matmul", a.S.DType())
 	}
@@ -23,7 +28,7 @@ func (Backend) MatMul(dst, a, b backend.View) {
 
 type gemmFn[T any] func(transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int)
 
-func matmul[T numT](dst, a, b backend.View, gemm gemmFn[T]) {
+func matmul[T any](dst, a, b backend.View, gemm gemmFn[T]) {
 	bs, m, k, n := a.Shape[0], a.Shape[1], a.Shape[2], b.Shape[2]
 	c := slice[T](dst.S)[dst.Offset:]
 	av, bv := slice[T](a.S), slice[T](b.S)
@@ -43,7 +48,7 @@ func matmul[T numT](dst, a, b backend.View, gemm gemmFn[T]) {
 }
 
 // packed copies a strided batch of matrices into a contiguous one.
-func packed[T numT](s []T, v backend.View, rows, cols int) []T {
+func packed[T any](s []T, v backend.View, rows, cols int) []T {
 	out := make([]T, v.Shape[0]*rows*cols)
 	for i := 0; i < v.Shape[0]; i++ {
 		for r := 0; r < rows; r++ {
@@ -53,6 +58,40 @@ func packed[T numT](s []T, v backend.View, rows, cols int) []T {
 		}
 	}
 	return out
+}
+
+// matmulBF16 is the bfloat16 product: gemm.Bgemm (VDPBF16PS where the CPU
+// has AVX512_BF16) accumulates each element in float32 from exact
+// products, and the result is rounded to bfloat16 once, as PyTorch's CPU
+// bf16 mm does.
+func matmulBF16(dst, a, b backend.View) {
+	m, n := a.Shape[1], b.Shape[2]
+	sp := bf16Scratch.Get().(*[]float32)
+	defer bf16Scratch.Put(sp)
+	if cap(*sp) < m*n {
+		*sp = make([]float32, m*n)
+	}
+	scratch := (*sp)[:m*n]
+	matmul(dst, a, b, func(transA, transB bool, m, n, k int, a []backend.BF16, lda int, b []backend.BF16, ldb int, c []backend.BF16, ldc int) {
+		gemm.BgemmBF16(transA, transB, m, n, k, bf16Bits(a), lda, bf16Bits(b), ldb, bf16Bits(c), ldc, scratch)
+	})
+}
+
+// bf16Scratch holds float32 results of bfloat16 products between calls.
+var bf16Scratch = sync.Pool{New: func() any { return new([]float32) }}
+
+// BF16MatMulPath says how bfloat16 matrix products run with the GEMM
+// kernels in use: "bf16 GEMM with VDPBF16PS (AVX512_BF16)", "float32 GEMM
+// on widened operands" (a CPU with AVX2 or AVX-512 float32 kernels but no
+// AVX512_BF16), or "bf16 GEMM in Go (VDPBF16PS's arithmetic)".
+func BF16MatMulPath() string { return gemm.BgemmPath() }
+
+// bf16Bits is s as its bits.
+func bf16Bits(s []backend.BF16) []uint16 {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&s[0])), len(s))
 }
 
 // gemmRef is C = op(A)·op(B), row-major, parallel over rows of C: the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/emberml/ember/backend/cpu"
 	"github.com/emberml/ember/internal/cuda/driver"
 	"github.com/emberml/ember/internal/cuda/libpath"
 	"github.com/emberml/ember/internal/sysinfo"
@@ -129,20 +130,16 @@ func (h *hostInfo) lines(bool) []infoLine {
 		{"CPU", h.CPU.Model},
 		{"logical cores", fmt.Sprint(h.CPU.LogicalCores)},
 		{"SIMD", simd},
-		{"half matmul", halfMatmulPath(h.CPU.Features)},
+		{"half matmul", halfMatmulPath()},
 	}
 }
 
-// halfMatmulPath says how the CPU runs bfloat16/float16 matrix products:
-// the float32 GEMM on widened operands, rounded once (an AVX512_BF16
-// VDPBF16PS kernel is not written yet; the line says when the CPU has one).
-func halfMatmulPath(features []string) string {
-	for _, f := range features {
-		if f == "AVX512BF16" {
-			return "float32 GEMM on widened operands, one rounding (the CPU has AVX512_BF16; ember has no VDPBF16PS kernel yet)"
-		}
-	}
-	return "float32 GEMM on widened operands, one rounding"
+// halfMatmulPath says how the CPU runs bfloat16 and float16 matrix
+// products: bfloat16 on the CPU backend's bf16 GEMM (VDPBF16PS where the
+// CPU has AVX512_BF16), float16 on the float32 GEMM on widened operands;
+// both accumulate in float32 and round once.
+func halfMatmulPath() string {
+	return "bf16: " + cpu.BF16MatMulPath() + "; fp16: float32 GEMM on widened operands; one rounding"
 }
 
 // cudaInfo is the CUDA driver section.

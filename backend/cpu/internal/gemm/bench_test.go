@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -64,6 +65,25 @@ func BenchmarkGonumSgemm(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				impl.Sgemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, x, n, y, n, 0, z, n)
+			}
+			reportGFLOPS(b, n)
+		})
+	}
+}
+
+func BenchmarkBgemm(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			x, y, z := benchData(n)
+			bx, by := make([]uint16, n*n), make([]uint16, n*n)
+			for i := range x {
+				bx[i] = uint16(math.Float32bits(x[i]) >> 16)
+				by[i] = uint16(math.Float32bits(y[i]) >> 16)
+			}
+			Bgemm(false, false, n, n, n, bx, n, by, n, z, n)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				Bgemm(false, false, n, n, n, bx, n, by, n, z, n)
 			}
 			reportGFLOPS(b, n)
 		})

@@ -1,5 +1,5 @@
-// Package gemm is ember's CPU matrix multiply: single and double precision
-// GEMM in pure Go with assembly micro-kernels (no cgo, no BLAS library).
+// Package gemm is ember's CPU matrix multiply: single, double and bfloat16
+// precision GEMM in pure Go with assembly micro-kernels (no cgo, no BLAS library).
 //
 // The structure is the BLIS one. op(B) is packed, KC rows by NC columns at
 // a time, into NR-column micro-panels; op(A) is packed, MC rows at a time,
@@ -24,6 +24,11 @@
 // The tests run every set this CPU offers and a pure-Go set with the
 // AVX-512 set's exact shapes and blocking, so the layout logic for those
 // shapes is proven on any machine (shapes_test.go).
+//
+// Bgemm is the bfloat16 product (float32 out): on a CPU with AVX512_BF16
+// a 14×32 VDPBF16PS kernel on operands packed in pairs of k values (see
+// bgemm.go, and its pure-Go twin, bit for bit the same arithmetic);
+// elsewhere the float32 kernels on widened operands.
 //
 // The package also computes 2-D convolutions as implicit GEMMs on the same
 // micro-kernels, and their gradients (conv.go, conv_grad.go).
@@ -129,6 +134,7 @@ type kernelSet struct {
 	name string
 	s    *kernel[float32]
 	d    *kernel[float64]
+	b    *kernel[float32] // bfloat16 pairs (see Bgemm); nil: widen to float32
 }
 
 var (
@@ -144,6 +150,7 @@ func genericSet() *kernelSet {
 			generic4x8[float32], goDot[float32](2, 6, 1), false),
 		d: newKernel("generic", shape{mr: 4, nr: 8, mc: 64, kc: 256, nc: 256, dmr: 2, dnr: 6, dvw: 1, convNC: 256},
 			generic4x8[float64], goDot[float64](2, 6, 1), false),
+		b: bfGoKernel("generic"),
 	}
 }
 
@@ -267,6 +274,25 @@ type params[T float] struct {
 	beta           T
 	c              []T
 	ldc            int
+	bf             *bfPack // bfloat16 operands packed in pairs (a, b unused)
+}
+
+// packA packs rows i0..i0+mc and steps p0..p0+kc of op(A) into dst.
+func (p *params[T]) packA(dst []T, i0, mc, p0, kc int) {
+	if p.bf != nil {
+		p.bf.packA(any(dst).([]float32), i0, mc, p0, kc, p.kr.mr, p.kr.simdPack)
+		return
+	}
+	packA(dst, p.a, p.lda, p.transA, i0, mc, p0, kc, p.kr.mr, p.alpha, p.kr.simdPack)
+}
+
+// packB packs steps p0..p0+kc and columns j0..j0+nc of op(B) into dst.
+func (p *params[T]) packB(dst []T, p0, kc, j0, nc int) {
+	if p.bf != nil {
+		p.bf.packB(any(dst).([]float32), p0, kc, j0, nc, p.kr.nr, p.kr.simdPack)
+		return
+	}
+	packB(dst, p.b, p.ldb, p.transB, p0, kc, j0, nc, p.kr.nr, p.kr.simdPack)
 }
 
 // scale sets C[i0:i1, j0:j1] = beta*C (zero when beta == 0, ignoring NaNs).
@@ -310,16 +336,23 @@ func (p *params[T]) run(i0, i1, j0, j1 int) {
 				accum = 0
 			}
 			bb := buf.bOf(kc * ((nc + nr - 1) / nr * nr))
-			packB(bb, p.b, p.ldb, p.transB, pc, kc, jc, nc, nr, kr.simdPack)
+			p.packB(bb, pc, kc, jc, nc)
 			for ic := i0; ic < i1; ic += kr.mc {
 				mc := min(kr.mc, i1-ic)
-				packA(buf.a, p.a, p.lda, p.transA, ic, mc, pc, kc, mr, p.alpha, kr.simdPack)
+				p.packA(buf.a, ic, mc, pc, kc)
+				last := pc+kc == p.k
 				if !kr.streamB {
 					p.tileBlock(buf, buf.a, bb, ic, mc, jc, nc, kc, accum)
+					if last && p.bf != nil {
+						p.bf.finish(any(c).([]float32), ldc, ic, mc, jc, nc)
+					}
 					continue
 				}
 				for ir := 0; ir < mc; ir += mr {
 					p.tileBlock(buf, buf.a[ir*kc:], bb, ic+ir, min(mr, mc-ir), jc, nc, kc, accum)
+					if last && p.bf != nil {
+						p.bf.finish(any(c).([]float32), ldc, ic+ir, min(mr, mc-ir), jc, nc)
+					}
 				}
 			}
 		}

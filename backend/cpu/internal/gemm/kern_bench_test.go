@@ -50,3 +50,20 @@ func BenchmarkKernelStream(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKernelBF16 measures the bfloat16 micro-kernel alone on
+// L1-resident panels (kc pairs: 2 flops per multiply-add, two per pair).
+func BenchmarkKernelBF16(b *testing.B) {
+	kr := current.Load().b
+	if kr == nil {
+		b.Skip("no bfloat16 kernel in this set")
+	}
+	kc := 256
+	a := make([]float32, kr.mr*kc)
+	bb := make([]float32, kr.nr*kc)
+	c := make([]float32, kr.mr*kr.nr)
+	for i := 0; i < b.N; i++ {
+		kr.fn(kc, &a[0], &bb[0], &c[0], kr.nr, 1)
+	}
+	b.ReportMetric(4*float64(kr.mr*kr.nr*kc)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}

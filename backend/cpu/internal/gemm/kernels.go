@@ -7,6 +7,8 @@ package gemm
 // archKernels); by default the set uses the AVX2 ones and their tile.
 var (
 	avx512S = shape{mr: 14, nr: 32, mc: 14 * 24, kc: 384, nc: 768, dmr: 4, dnr: 6, dvw: 16, streamB: true, convNC: 768}
+	// The bfloat16 kernel's: kc counts pairs (words of two k values).
+	avx512B = avx512S
 	avx512D = shape{mr: 14, nr: 16, mc: 14 * 24, kc: 256, nc: 512, dmr: 4, dnr: 6, dvw: 8, streamB: true, convNC: 512}
 	// BLIS's blocking for Zen 3 (config/zen3): the B micro-panel, 16 KiB,
 	// in a 32 KiB L1; the A block, 144 KiB, in a 512 KiB L2; the B block,

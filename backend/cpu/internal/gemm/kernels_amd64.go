@@ -89,6 +89,76 @@ func sgemmAVX512r12(kc int, a *float32, b *float32, c *float32, ldc int, accum i
 //go:noescape
 func sgemmAVX512r13(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
 
+// bgemmAVX512 computes a 14×32 tile of C from panels of packed bfloat16 pairs with VDPBF16PS (see package asm).
+//
+//go:noescape
+func bgemmAVX512(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// bgemmAVX512r1 computes the first 1 rows of a 14×32 tile of C from panels of packed bfloat16 pairs with VDPBF16PS (see package asm).
+//
+//go:noescape
+func bgemmAVX512r1(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// bgemmAVX512r2 computes the first 2 rows of a 14×32 tile of C from panels of packed bfloat16 pairs with VDPBF16PS (see package asm).
+//
+//go:noescape
+func bgemmAVX512r2(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// bgemmAVX512r3 computes the first 3 rows of a 14×32 tile of C from panels of packed bfloat16 pairs with VDPBF16PS (see package asm).
+//
+//go:noescape
+func bgemmAVX512r3(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// bgemmAVX512r4 computes the first 4 rows of a 14×32 tile of C from panels of packed bfloat16 pairs with VDPBF16PS (see package asm).
+//
+//go:noescape
+func bgemmAVX512r4(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// bgemmAVX512r5 computes the first 5 rows of a 14×32 tile of C from panels of packed bfloat16 pairs with VDPBF16PS (see package asm).
+//
+//go:noescape
+func bgemmAVX512r5(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// bgemmAVX512r6 computes the first 6 rows of a 14×32 tile of C from panels of packed bfloat16 pairs with VDPBF16PS (see package asm).
+//
+//go:noescape
+func bgemmAVX512r6(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// bgemmAVX512r7 computes the first 7 rows of a 14×32 tile of C from panels of packed bfloat16 pairs with VDPBF16PS (see package asm).
+//
+//go:noescape
+func bgemmAVX512r7(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// bgemmAVX512r8 computes the first 8 rows of a 14×32 tile of C from panels of packed bfloat16 pairs with VDPBF16PS (see package asm).
+//
+//go:noescape
+func bgemmAVX512r8(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// bgemmAVX512r9 computes the first 9 rows of a 14×32 tile of C from panels of packed bfloat16 pairs with VDPBF16PS (see package asm).
+//
+//go:noescape
+func bgemmAVX512r9(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// bgemmAVX512r10 computes the first 10 rows of a 14×32 tile of C from panels of packed bfloat16 pairs with VDPBF16PS (see package asm).
+//
+//go:noescape
+func bgemmAVX512r10(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// bgemmAVX512r11 computes the first 11 rows of a 14×32 tile of C from panels of packed bfloat16 pairs with VDPBF16PS (see package asm).
+//
+//go:noescape
+func bgemmAVX512r11(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// bgemmAVX512r12 computes the first 12 rows of a 14×32 tile of C from panels of packed bfloat16 pairs with VDPBF16PS (see package asm).
+//
+//go:noescape
+func bgemmAVX512r12(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
+// bgemmAVX512r13 computes the first 13 rows of a 14×32 tile of C from panels of packed bfloat16 pairs with VDPBF16PS (see package asm).
+//
+//go:noescape
+func bgemmAVX512r13(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
 // packSGather packs a panel with AVX-512 (see genPack in package asm).
 //
 //go:noescape
@@ -108,6 +178,26 @@ func packDGather(dst *float64, src *float64, idx *int32, kc int, ds int, lmask i
 //
 //go:noescape
 func packDStrided(dst *float64, src *float64, ld int, kc int, ds int, lmask int, smask int, alpha float64)
+
+// packBGather packs bfloat16 pairs with AVX-512 (see genPackBF16 in package asm).
+//
+//go:noescape
+func packBGather(dst *uint32, src *uint16, idx *int32, kc int, ds int, lmask int, smask int)
+
+// packBInter packs bfloat16 pairs with AVX-512 (see genPackBF16 in package asm).
+//
+//go:noescape
+func packBInter(dst *uint32, src *uint16, ld int, kc int, ds int, lmask int, smask int)
+
+// roundBF16AVX512 rounds n float32 (a multiple of 16) to bfloat16 bits (see genRoundBF16 in package asm).
+//
+//go:noescape
+func roundBF16AVX512(dst *uint16, src *float32, n int)
+
+// packBTrans packs blocks of 16 bfloat16 pairs of 16 rows by transposing them (see genPackBTrans in package asm).
+//
+//go:noescape
+func packBTrans(dst *uint32, src *uint16, offs *int, nb int, ds int, lmask int, smask int)
 
 // copyRowsAVX copies n rows of width bytes from src+offs[i]<<shift to dst (see genCopyRows in package asm).
 //

@@ -58,3 +58,73 @@ func TestEdgeKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestBgemmKernelAVX512 runs the VDPBF16PS kernel and its edge kernels
+// against the Go twin, bit for bit, on values that exercise the
+// instruction's rounding: wide exponent ranges (so that the order of the
+// two products matters), denormal inputs (read as zero) and denormal
+// results (flushed).
+func TestBgemmKernelAVX512(t *testing.T) {
+	if !cpu.X86.HasAVX512BF16 || !cpu.X86.HasAVX512F {
+		t.Skip("no AVX512_BF16")
+	}
+	kr := avx512Set(false).b
+	mr, nr := kr.mr, kr.nr
+	r := rand.New(rand.NewPCG(5, 6))
+	word := func() uint32 {
+		h := func() uint32 {
+			switch r.IntN(8) {
+			case 0:
+				return uint32(r.IntN(0x80)) | uint32(r.IntN(2))<<15 // denormal or zero
+			case 1:
+				return uint32(r.IntN(1<<16)) &^ 0x7F80 // denormal, any sign
+			default:
+				// exponents 2^-70..2^70 around 1, random sign and mantissa
+				e := 127 + r.IntN(141) - 70
+				return uint32(r.IntN(2))<<15 | uint32(e)<<7 | uint32(r.IntN(128))
+			}
+		}
+		return h() | h()<<16
+	}
+	words := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = math.Float32frombits(word())
+		}
+		return s
+	}
+	same := func(x, y float32) bool {
+		return math.Float32bits(x) == math.Float32bits(y) || (x != x && y != y)
+	}
+	for rows := 1; rows <= mr; rows++ {
+		fn, _ := kr.rowsFn(rows)
+		for _, kc := range []int{1, 2, 3, 4, 5, 17, 200} {
+			a, b := words(mr*kc), words(nr*kc)
+			const ldc = 40
+			for accum := range 2 {
+				got := randSlice[float32](r, mr*ldc)
+				want := append([]float32(nil), got...)
+				fn(kc, &a[0], &b[0], &got[0], ldc, accum)
+				bfKernel(rows, mr, nr)(kc, &a[0], &b[0], &want[0], ldc, accum)
+				for i := range got {
+					if !same(got[i], want[i]) {
+						t.Fatalf("rows %d kc %d accum %d: c[%d] = %v (%#x), the Go twin %v (%#x)", rows, kc, accum, i,
+							got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+					}
+				}
+			}
+		}
+	}
+	// TestBfDot's order case on the hardware: lane 0 of row 0 starts at
+	// zero, adds 1·1 (pair 0), then 2^24·1 and 1·1 (pair 1): high first
+	// gives 2^24, low first 2^24 + 2.
+	a := make([]float32, mr*2)
+	b := make([]float32, nr*2)
+	a[0], a[mr] = math.Float32frombits(pair(1, 0)), math.Float32frombits(pair(1, 1<<24))
+	b[0], b[nr] = math.Float32frombits(pair(1, 0)), math.Float32frombits(pair(1, 1))
+	c := make([]float32, mr*nr)
+	kr.fn(2, &a[0], &b[0], &c[0], nr, 0)
+	if c[0] != 1<<24 {
+		t.Errorf("order: c = %v, want 2^24 (%v)", c[0], float32(1<<24))
+	}
+}

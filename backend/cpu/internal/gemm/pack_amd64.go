@@ -75,3 +75,86 @@ func copyRows(dst, src unsafe.Pointer, offs []int, shift, width int) bool {
 }
 
 var hasAVX = cpu.X86.HasAVX
+
+// bfPanelSIMD packs a w-wide (w ≤ 32) panel of kc bfloat16 pair words (see
+// bfPack) with the AVX-512 routines. Lane i < rows of step p is, with
+// along (k runs along memory), the pair at s[off+i·is+2p:]; otherwise
+// s[off+2p·is+i] | s[off+(2p+1)·is+i]<<16. Lanes rows ≤ i < w are zero. It
+// reports false, having done nothing, when the panel cannot be packed so.
+func bfPanelSIMD(dst []uint32, s []uint16, off, is, rows, w, kc int, along bool) bool {
+	if kc == 0 || w > 32 || (along && 15*is > math.MaxInt32) {
+		return false
+	}
+	// Bounds: the last element read and written.
+	if rows > 0 {
+		if along {
+			_ = s[off+(rows-1)*is+2*kc-1]
+		} else {
+			_ = s[off+(2*kc-1)*is+rows-1]
+		}
+	}
+	_ = dst[kc*w-1]
+	var idx [16]int32
+	if along {
+		for i := range idx {
+			idx[i] = int32(i * is)
+		}
+	}
+	if !along {
+		// one pass of up to 32 lanes: each row's cache lines once
+		r := min(max(rows, 0), w)
+		src := &s[off]
+		packBInter(&dst[0], src, is, kc, w, 1<<r-1, 1<<w-1)
+		return true
+	}
+	for g := 0; g < w; g += 16 {
+		n := min(16, w-g)
+		r := min(max(rows-g, 0), n)
+		lmask, smask := 1<<r-1, 1<<n-1
+		src := &s[off]
+		if r > 0 {
+			if along {
+				src = &s[off+g*is]
+			} else {
+				src = &s[off+g]
+			}
+		}
+		if along {
+			// whole blocks of 16 pairs by transposing, the rest gathered
+			nb := kc / 16
+			if nb > 0 {
+				var offs [16]int
+				for i := range offs {
+					if i < r {
+						offs[i] = 2 * i * is
+					}
+				}
+				packBTrans(&dst[g], src, &offs[0], nb, w, lmask, smask)
+			}
+			if rest := kc - 16*nb; rest > 0 {
+				s2 := src
+				if r > 0 {
+					s2 = &s[off+g*is+32*nb]
+				}
+				packBGather(&dst[16*nb*w+g], s2, &idx[0], rest, w, lmask, smask)
+			}
+		} else {
+			packBInter(&dst[g], src, is, kc, w, lmask, smask)
+		}
+	}
+	return true
+}
+
+var hasAVX512 = cpu.X86.HasAVX512F
+
+// roundBF16SIMD rounds the longest prefix of src that is a multiple of 16
+// into dst with AVX-512 and returns its length (0 without AVX-512).
+func roundBF16SIMD(dst []uint16, src []float32) int {
+	n := len(src) &^ 15
+	if !hasAVX512 || n == 0 {
+		return 0
+	}
+	_ = dst[n-1]
+	roundBF16AVX512(&dst[0], &src[0], n)
+	return n
+}

@@ -140,7 +140,7 @@ func waitFor(v *atomic.Int64, want int64) {
 func (j *job[T]) runPart(int) {
 	p := &j.p
 	kr := p.kr
-	mr, nr := kr.mr, kr.nr
+	nr := kr.nr
 	buf := kr.buffers()
 	defer kr.bufs.put(buf)
 	b, base := 0, int64(0) // current block and its first item
@@ -166,7 +166,7 @@ func (j *job[T]) runPart(int) {
 			}
 			j0 := k * j.bg * nr
 			w := min(j.bg*nr, nc-j0)
-			packB(bp[j0*kc:], p.b, p.ldb, p.transB, pc, kc, jc+j0, w, nr, kr.simdPack)
+			p.packB(bp[j0*kc:], pc, kc, jc+j0, w)
 			j.packed[b].Add(1)
 			continue
 		}
@@ -182,11 +182,14 @@ func (j *job[T]) runPart(int) {
 				scale(p.beta, p.c, p.ldc, i, i+mrr, jc, jc+nc)
 			}
 		}
-		packA(buf.a, p.a, p.lda, p.transA, i, mrr, pc, kc, mr, p.alpha, kr.simdPack)
+		p.packA(buf.a, i, mrr, pc, kc)
 		waitFor(&j.packed[b], int64(groups))
 		// The previous k block adds into the same tiles of C.
 		waitFor(bd, int64(b%j.nk))
 		p.tileBlock(buf, buf.a, bp, i, mrr, jc, nc, kc, accum)
+		if p.bf != nil && pc+kc == p.k {
+			p.bf.finish(any(p.c).([]float32), p.ldc, i, mrr, jc, nc)
+		}
 		bd.Add(1)
 		j.computed[b].Add(1)
 	}

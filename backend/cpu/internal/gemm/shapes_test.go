@@ -26,6 +26,7 @@ func testSets() []*kernelSet {
 	for r := 1; r < avx512S.mr; r++ {
 		twin.s.edge[r] = goEdge[float32](r, avx512S.mr, avx512S.nr)
 	}
+	twin.b = bfGoKernel("avx512-go")
 	return append(sets, twin)
 }
 

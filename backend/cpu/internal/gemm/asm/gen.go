@@ -10,7 +10,10 @@
 // The tile is accumulated in vector registers (NR is a whole number of
 // vectors; each A value is broadcast and fused-multiply-added against the
 // B vectors), then stored into C (row-major, ldc elements apart) either
-// overwriting it (accum == 0) or adding to it (accum != 0).
+// overwriting it (accum == 0) or adding to it (accum != 0). The bfloat16
+// kernels (bgemmAVX512*) have the float32 layout with pair words of
+// bfloat16 values and VDPBF16PS for the FMA; neither avo nor Go's
+// assembler has the instruction, so it is emitted as bytes (dpbf16bcst).
 package main
 
 import (
@@ -19,6 +22,7 @@ import (
 	"strconv"
 
 	. "github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/ir"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 )
@@ -32,6 +36,10 @@ type spec struct {
 	pmr    int  // rows of the packed A panel (0: mr); an edge kernel computes mr < pmr of them
 	nv     int  // vectors per row of the tile (vector side)
 	unroll int  // k steps per loop iteration
+	// bf16: each packed element is a pair of bfloat16 values (two k
+	// steps, the lower k in the low half) and each step is a VDPBF16PS
+	// (AVX512_BF16) rather than an FMA; kc counts pairs. Needs zmm.
+	bf16 bool
 }
 
 func (s spec) elem() int {
@@ -74,12 +82,19 @@ func gen(s spec) {
 	if s.double {
 		typ = "float64"
 	}
+	if s.bf16 && (s.double || !s.zmm) {
+		panic(s.name + ": bf16 kernels are float32 zmm ones")
+	}
 	TEXT(s.name, NOSPLIT, fmt.Sprintf("func(kc int, a, b, c *%s, ldc int, accum int)", typ))
 	Pragma("noescape")
+	from := "packed panels"
+	if s.bf16 {
+		from = "panels of packed bfloat16 pairs with VDPBF16PS"
+	}
 	if s.pmr != 0 && s.pmr != s.mr {
-		Doc(fmt.Sprintf("%s computes the first %d rows of a %d×%d tile of C from packed panels (see package asm).", s.name, s.mr, s.pmr, s.nr()))
+		Doc(fmt.Sprintf("%s computes the first %d rows of a %d×%d tile of C from %s (see package asm).", s.name, s.mr, s.pmr, s.nr(), from))
 	} else {
-		Doc(fmt.Sprintf("%s computes a %d×%d tile of C from packed panels (see package asm).", s.name, s.mr, s.nr()))
+		Doc(fmt.Sprintf("%s computes a %d×%d tile of C from %s (see package asm).", s.name, s.mr, s.nr(), from))
 	}
 
 	nregs := 16
@@ -168,6 +183,10 @@ func gen(s spec) {
 			am := Mem{Base: pa, Disp: u*aStep + i*s.elem()}
 			if s.zmm {
 				for v := 0; v < s.nv; v++ {
+					if s.bf16 {
+						dpbf16bcst(am, bset(u, v), acc(i, v))
+						continue
+					}
 					if s.double {
 						VFMADD231PD_BCST(am, bset(u, v), acc(i, v))
 					} else {
@@ -255,6 +274,40 @@ func gen(s spec) {
 	}
 	VZEROUPPER()
 	RET()
+}
+
+// dpbf16bcst emits VDPBF16PS.BCST m32, b, acc (AVX512_BF16): for each of
+// the 16 float32 lanes i, acc += b.bf16[2i+1]·m.bf16[1] + b.bf16[2i]·m.bf16[0]
+// (see package gemm's bgemm.go for its rounding). Neither avo v0.5.0 nor
+// Go's assembler knows the instruction, so it is emitted as its bytes,
+// under a comment with its Go spelling: EVEX.512.F3.0F38.W0 52 /r with an
+// embedded broadcast, m = disp(base), disp a multiple of 4 below 512.
+func dpbf16bcst(m Mem, b, acc reg.VecPhysical) {
+	base := int(m.Base.(reg.Physical).PhysicalIndex())
+	r, v := int(acc.PhysicalIndex()), int(b.PhysicalIndex())
+	if m.Index != nil || base&7 == 4 || m.Disp%4 != 0 || m.Disp < 0 || m.Disp/4 > 127 {
+		panic(fmt.Sprintf("dpbf16bcst: operand %s not handled", m.Asm()))
+	}
+	inv := func(x, bit int) byte { return byte(^(x >> bit) & 1) }
+	p0 := inv(r, 3)<<7 | 1<<6 | inv(base, 3)<<5 | inv(r, 4)<<4 | 0b10 // R X B R' 00 mm=0F38
+	p1 := byte(^v&0xF)<<3 | 1<<2 | 0b10                               // W=0 vvvv 1 pp=F3
+	p2 := byte(0b10)<<5 | 1<<4 | inv(v, 4)<<3                         // z=0 L'L=512 b=1 V' aaa=0
+	modrm := byte(r&7)<<3 | byte(base&7)
+	code := []byte{0x62, p0, p1, p2, 0x52}
+	if m.Disp == 0 && base&7 != 5 {
+		code = append(code, modrm)
+	} else {
+		code = append(code, 0x40|modrm, byte(m.Disp/4)) // disp8·4
+	}
+	Comment(fmt.Sprintf("VDPBF16PS.BCST %s, %s, %s", m.Asm(), b.Asm(), acc.Asm()))
+	raw := func(op string, x Constant) { Instruction(&ir.Instruction{Opcode: op, Operands: []Op{x}}) }
+	raw("LONG", U32(uint32(code[0])|uint32(code[1])<<8|uint32(code[2])<<16|uint32(code[3])<<24))
+	if len(code) == 7 {
+		raw("WORD", U16(uint16(code[4])|uint16(code[5])<<8))
+		raw("BYTE", U8(code[6]))
+	} else {
+		raw("WORD", U16(uint16(code[4])|uint16(code[5])<<8))
+	}
 }
 
 // genPack generates the AVX-512 packing routines for one precision:
@@ -366,6 +419,205 @@ func genPack(double bool) {
 		VZEROUPPER()
 		RET()
 	}
+}
+
+// genPackBF16 generates the AVX-512 packing routines of the bfloat16 GEMM,
+// which pack pair words (two consecutive k values, the lower k in the low
+// half) for up to 16 lanes i of a panel, for p < kc pairs:
+//
+//	packBGather: dst[p*ds+i] = the 32 bits at src + 2·idx[i] + 4p
+//	             (op(X)'s k runs along memory: A row-major, B transposed)
+//	packBInter:  dst[p*ds+i] = src[2p·ld+i] | src[(2p+1)·ld+i]<<16
+//	             (k runs across rows: two rows interleaved)
+//
+// src is a *uint16 and idx holds one int32 element offset per lane. Lanes
+// outside lmask are stored as zero; only lanes in smask are stored.
+// packBInter packs up to 32 lanes (32-bit masks), packBGather 16.
+func genPackBF16() {
+	for _, gather := range []bool{true, false} {
+		name := "packBInter"
+		sig := "func(dst *uint32, src *uint16, ld, kc, ds, lmask, smask int)"
+		if gather {
+			name = "packBGather"
+			sig = "func(dst *uint32, src *uint16, idx *int32, kc, ds, lmask, smask int)"
+		}
+		TEXT(name, NOSPLIT, sig)
+		Pragma("noescape")
+		Doc(name + " packs bfloat16 pairs with AVX-512 (see genPackBF16 in package asm).")
+		dst, src, kc, ds, lm, ld := reg.RDI, reg.RSI, reg.RCX, reg.RDX, reg.R8, reg.R9
+		Load(Param("dst"), dst)
+		Load(Param("src"), src)
+		Load(Param("kc"), kc)
+		Load(Param("ds"), ds)
+		SHLQ(U8(2), ds)
+		Load(Param("lmask"), lm)
+		Load(Param("smask"), reg.RAX)
+		if gather {
+			KMOVW(reg.EAX, reg.K1)
+		} else {
+			// 32 lanes: the high 16 in K5 (stores) and K4 (loads)
+			KMOVD(reg.EAX, reg.K1)
+			KSHIFTRD(U8(16), reg.K1, reg.K5)
+		}
+		if gather {
+			Load(Param("idx"), reg.RAX)
+			VMOVDQU32(Mem{Base: reg.RAX}, reg.Z1)
+		} else {
+			Load(Param("ld"), ld)
+			SHLQ(U8(1), ld) // bytes between rows
+			KMOVD(lm.As32(), reg.K3)
+			KSHIFTRD(U8(16), reg.K3, reg.K4)
+		}
+		zs := [][4]reg.VecPhysical{{reg.Z0, reg.Z2, reg.Z5, reg.Z6}, {reg.Z3, reg.Z4, reg.Z7, reg.Z8}}
+		one := func(z [4]reg.VecPhysical) {
+			if gather {
+				VPXORD(z[0], z[0], z[0])
+				KMOVW(lm.As32(), reg.K2)
+				VPGATHERDD(Mem{Base: src, Index: reg.Z1, Scale: 2}, reg.K2, z[0])
+				ADDQ(U8(4), src)
+			} else {
+				VPMOVZXWD_Z(Mem{Base: src}, reg.K3, z[0])
+				VPMOVZXWD_Z(Mem{Base: src, Index: ld, Scale: 1}, reg.K3, z[1])
+				VPMOVZXWD_Z(Mem{Base: src, Disp: 32}, reg.K4, z[2])
+				VPMOVZXWD_Z(Mem{Base: src, Index: ld, Scale: 1, Disp: 32}, reg.K4, z[3])
+				VPSLLD(U8(16), z[1], z[1])
+				VPSLLD(U8(16), z[3], z[3])
+				VPORD(z[1], z[0], z[0])
+				VPORD(z[3], z[2], z[2])
+				LEAQ(Mem{Base: src, Index: ld, Scale: 2}, src)
+				VMOVDQU32(z[2], reg.K5, Mem{Base: dst, Disp: 64})
+			}
+			VMOVDQU32(z[0], reg.K1, Mem{Base: dst})
+			ADDQ(ds, dst)
+		}
+		Label("loop")
+		CMPQ(kc, U8(2))
+		JL(LabelRef("tail"))
+		one(zs[0])
+		one(zs[1])
+		SUBQ(U8(2), kc)
+		JMP(LabelRef("loop"))
+		Label("tail")
+		TESTQ(kc, kc)
+		JE(LabelRef("done"))
+		one(zs[0])
+		Label("done")
+		VZEROUPPER()
+		RET()
+	}
+}
+
+// genRoundBF16 generates roundBF16AVX512: dst[i] = the bfloat16 nearest
+// src[i], ties to even, every NaN 0xFFFF (package backend's ToBF16), for
+// i < n, n a multiple of 16.
+func genRoundBF16() {
+	TEXT("roundBF16AVX512", NOSPLIT, "func(dst *uint16, src *float32, n int)")
+	Pragma("noescape")
+	Doc("roundBF16AVX512 rounds n float32 (a multiple of 16) to bfloat16 bits (see genRoundBF16 in package asm).")
+	dst, src, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("dst"), dst)
+	Load(Param("src"), src)
+	Load(Param("n"), n)
+	one, half, nan := reg.Z29, reg.Z30, reg.Z31
+	MOVL(U32(1), reg.EAX)
+	VPBROADCASTD(reg.EAX, one)
+	MOVL(U32(0x7FFF), reg.EAX)
+	VPBROADCASTD(reg.EAX, half)
+	MOVL(U32(0xFFFF), reg.EAX)
+	VPBROADCASTD(reg.EAX, nan)
+	Label("loop")
+	CMPQ(n, U8(16))
+	JL(LabelRef("done"))
+	x, r := reg.Z0, reg.Z1
+	VMOVDQU32(Mem{Base: src}, x)
+	VPSRLD(U8(16), x, r)
+	VPANDD(one, r, r)
+	VPADDD(half, r, r)
+	VPADDD(x, r, r)
+	VPSRLD(U8(16), r, r)
+	VCMPPS(U8(3), x, x, reg.K1) // unordered: NaN
+	VMOVDQU32(nan, reg.K1, r)
+	VPMOVDW(r, Mem{Base: dst})
+	ADDQ(U8(64), src)
+	ADDQ(U8(32), dst)
+	SUBQ(U8(16), n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// genPackBTrans generates packBTrans, the gather-free form of packBGather
+// for whole blocks of 16 pairs: for nb blocks, the 16 rows at src + offs[i]
+// (byte offsets; 64 bytes, 16 pair words, each) are transposed in
+// registers (a 16×16 transpose of 32-bit words: unpacks of dwords and
+// qwords, then two rounds of 128-bit lane shuffles) and step p of the block
+// stored at dst + p·ds words; lanes outside lmask are zero, only lanes in
+// smask are stored; then src advances 64 bytes and dst 16·ds words.
+// Zen 4's VPGATHERDD takes about 1 ns a word; this, a few times less.
+func genPackBTrans() {
+	TEXT("packBTrans", NOSPLIT, "func(dst *uint32, src *uint16, offs *int, nb, ds, lmask, smask int)")
+	Pragma("noescape")
+	Doc("packBTrans packs blocks of 16 bfloat16 pairs of 16 rows by transposing them (see genPackBTrans in package asm).")
+	dst, src, offs, nb, ds, t := reg.RDI, reg.RSI, reg.RDX, reg.RCX, reg.R8, reg.R9
+	Load(Param("dst"), dst)
+	Load(Param("src"), src)
+	Load(Param("offs"), offs)
+	Load(Param("nb"), nb)
+	Load(Param("ds"), ds)
+	SHLQ(U8(2), ds)
+	Load(Param("lmask"), reg.RAX)
+	KMOVW(reg.EAX, reg.K2)
+	Load(Param("smask"), reg.RAX)
+	KMOVW(reg.EAX, reg.K1)
+	z := func(i int) reg.VecPhysical { return vec(spec{zmm: true}, i) }
+	Label("loop")
+	TESTQ(nb, nb)
+	JE(LabelRef("done"))
+	for i := 0; i < 16; i++ {
+		MOVQ(Mem{Base: offs, Disp: 8 * i}, t)
+		VMOVDQU32(Mem{Base: src, Index: t, Scale: 1}, z(i))
+	}
+	// rows 2i, 2i+1 → t[2i] = [a0 b0 a1 b1], t[2i+1] = [a2 b2 a3 b3] per 128-bit lane
+	for i := 0; i < 8; i++ {
+		VPUNPCKLDQ(z(2*i+1), z(2*i), z(16+2*i))
+		VPUNPCKHDQ(z(2*i+1), z(2*i), z(16+2*i+1))
+	}
+	// groups of four rows: v[g][j] = rows 4g..4g+3, word 4L+j in lane L
+	for g := 0; g < 4; g++ {
+		t0, t1, t2, t3 := z(16+4*g), z(16+4*g+1), z(16+4*g+2), z(16+4*g+3)
+		VPUNPCKLQDQ(t2, t0, z(4*g))
+		VPUNPCKHQDQ(t2, t0, z(4*g+1))
+		VPUNPCKLQDQ(t3, t1, z(4*g+2))
+		VPUNPCKHQDQ(t3, t1, z(4*g+3))
+	}
+	// across the four groups' 128-bit lanes
+	for j := 0; j < 4; j++ {
+		a, b, c, d := z(j), z(4+j), z(8+j), z(12+j)
+		VSHUFI32X4(U8(0x44), b, a, z(16+4*j))   // [A0 A1 B0 B1]
+		VSHUFI32X4(U8(0xEE), b, a, z(16+4*j+1)) // [A2 A3 B2 B3]
+		VSHUFI32X4(U8(0x44), d, c, z(16+4*j+2)) // [C0 C1 D0 D1]
+		VSHUFI32X4(U8(0xEE), d, c, z(16+4*j+3)) // [C2 C3 D2 D3]
+	}
+	for j := 0; j < 4; j++ {
+		x0, x1, y0, y1 := z(16+4*j), z(16+4*j+1), z(16+4*j+2), z(16+4*j+3)
+		// step 4L+j is lane L of every group
+		VSHUFI32X4_Z(U8(0x88), y0, x0, reg.K2, z(j))
+		VSHUFI32X4_Z(U8(0xDD), y0, x0, reg.K2, z(4+j))
+		VSHUFI32X4_Z(U8(0x88), y1, x1, reg.K2, z(8+j))
+		VSHUFI32X4_Z(U8(0xDD), y1, x1, reg.K2, z(12+j))
+	}
+	for s := 0; s < 16; s++ {
+		// out step s = 4L + j sits in z(4L + j)... which is z(s)
+		VMOVDQU32(z(s), reg.K1, Mem{Base: dst})
+		ADDQ(ds, dst)
+	}
+	ADDQ(U8(64), src)
+	DECQ(nb)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
 }
 
 // genCopyRows generates copyRowsAVX: for i < n, copy width bytes (32, 64 or
@@ -818,8 +1070,17 @@ func main() {
 	for r := 1; r < 14; r++ {
 		gen(spec{name: fmt.Sprintf("sgemmAVX512r%d", r), zmm: true, mr: r, pmr: 14, nv: 2, unroll: 4})
 	}
+	// The bfloat16 kernel and its edge kernels: the float32 kernel's
+	// layout, one k pair per step.
+	gen(spec{name: "bgemmAVX512", zmm: true, mr: 14, nv: 2, unroll: 4, bf16: true})
+	for r := 1; r < 14; r++ {
+		gen(spec{name: fmt.Sprintf("bgemmAVX512r%d", r), zmm: true, mr: r, pmr: 14, nv: 2, unroll: 4, bf16: true})
+	}
 	genPack(false)
 	genPack(true)
+	genPackBF16()
+	genRoundBF16()
+	genPackBTrans()
 	genCopyRows()
 	genWinograd()
 	for _, d := range []dotSpec{

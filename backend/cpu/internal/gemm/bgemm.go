@@ -1,0 +1,378 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+)
+
+// The bfloat16 GEMM. Its operands are bfloat16 bits (the top half of a
+// float32); its result is float32, each element a float32 sum of exact
+// products, rounded once by the caller if it wants bfloat16.
+//
+// Where the CPU has AVX512_BF16 it runs a micro-kernel built on VDPBF16PS,
+// which multiplies pairs of bfloat16 values and adds both products into a
+// float32 lane. The packing is the float32 GEMM's with one change: each
+// packed element is a 32-bit word holding two consecutive k values of op(A)
+// or op(B), the lower k in the low half (a zero past an odd k). So the
+// micro-kernel's layout and loops are the float32 kernel's (14×32 tiles),
+// with kc counting pairs, and the driver (blocking, threads, edge tiles)
+// is the float32 one run on words (see bfPack).
+//
+// VDPBF16PS rounds differently from a float32 FMA loop: per pair, lane
+// acc += a₁·b₁, then acc += a₀·b₀ (the higher k first), each an exact
+// product added with one round-to-nearest-even, with denormal inputs read
+// as zero and denormal results flushed to zero (DAZ and FTZ, whatever
+// MXCSR says). bfDot is that step in Go; the pure-Go kernel (bfTile) uses
+// it, so it computes bit for bit what the assembly does, and the tests
+// check that on a CPU with the instruction.
+//
+// Elsewhere: a CPU with the float32 assembly kernels (AVX2, AVX-512
+// without BF16) widens the operands to float32 and runs Sgemm (faster than
+// Go code); the pure-Go set runs bfTile.
+
+// bfPack packs bfloat16 operands into pair words for a kernel[float32]
+// whose k is the number of pairs.
+type bfPack struct {
+	a              []uint16
+	lda            int
+	b              []uint16
+	ldb            int
+	transA, transB bool
+	k              int      // k in bfloat16 values (the params' k is pairs)
+	out            []uint16 // with BgemmBF16: C rounded, ldo apart
+	ldo            int
+}
+
+// finish rounds the finished rows i0..i0+rows, columns j0..j0+cols of C
+// (float32, ldc apart) into out, while they are in cache.
+func (q *bfPack) finish(c []float32, ldc, i0, rows, j0, cols int) {
+	if q.out == nil {
+		return
+	}
+	for i := i0; i < i0+rows; i++ {
+		RoundBF16(q.out[i*q.ldo+j0:][:cols], c[i*ldc+j0:][:cols])
+	}
+}
+
+// packA packs rows i0..i0+mc and pairs p0..p0+kc of op(A) into mr-row
+// micro-panels (see packA).
+func (q *bfPack) packA(dst []float32, i0, mc, p0, kc, mr int, simd bool) {
+	d := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), len(dst))
+	k0, k1 := 2*p0, min(2*(p0+kc), q.k)
+	full := (k1 - k0) / 2 // pairs with both values
+	a, lda := q.a, q.lda
+	for ir := 0; ir < mc; ir += mr {
+		rows := min(mr, mc-ir)
+		dp := d[ir*kc : ir*kc+mr*kc]
+		if simd && full > 0 {
+			// the full pairs with AVX-512, an odd k's last one below
+			var ok bool
+			if !q.transA {
+				ok = bfPanelSIMD(dp, a, (i0+ir)*lda+k0, lda, rows, mr, full, true)
+			} else {
+				ok = bfPanelSIMD(dp, a, k0*lda+i0+ir, lda, rows, mr, full, false)
+			}
+			if ok {
+				if full < kc {
+					tail := dp[full*mr : full*mr+mr]
+					clear(tail)
+					for i := range rows {
+						if !q.transA {
+							tail[i] = uint32(a[(i0+ir+i)*lda+k0+2*full])
+						} else {
+							tail[i] = uint32(a[(k0+2*full)*lda+i0+ir+i])
+						}
+					}
+				}
+				continue
+			}
+		}
+		if rows < mr {
+			clear(dp)
+		}
+		if !q.transA {
+			for i := 0; i < rows; i++ {
+				row := a[(i0+ir+i)*lda+k0 : (i0+ir+i)*lda+k1]
+				for p := 0; p < full; p++ {
+					dp[p*mr+i] = uint32(row[2*p]) | uint32(row[2*p+1])<<16
+				}
+				if full < kc {
+					dp[full*mr+i] = uint32(row[2*full])
+				}
+			}
+			continue
+		}
+		// A stored k×m: interleave two rows of it.
+		c0 := i0 + ir
+		for p := 0; p < full; p++ {
+			r0 := a[(k0+2*p)*lda+c0:][:rows]
+			r1 := a[(k0+2*p+1)*lda+c0:][:rows]
+			out := dp[p*mr:][:rows]
+			for i := range out {
+				out[i] = uint32(r0[i]) | uint32(r1[i])<<16
+			}
+		}
+		if full < kc {
+			r0 := a[(k0+2*full)*lda+c0:][:rows]
+			out := dp[full*mr:][:rows]
+			for i := range out {
+				out[i] = uint32(r0[i])
+			}
+		}
+	}
+}
+
+// packB packs pairs p0..p0+kc and columns j0..j0+nc of op(B) into
+// nr-column micro-panels (see packB).
+func (q *bfPack) packB(dst []float32, p0, kc, j0, nc, nr int, simd bool) {
+	d := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), len(dst))
+	k0, k1 := 2*p0, min(2*(p0+kc), q.k)
+	full := (k1 - k0) / 2
+	b, ldb := q.b, q.ldb
+	for jr := 0; jr < nc; jr += nr {
+		cols := min(nr, nc-jr)
+		dp := d[jr*kc : jr*kc+nr*kc]
+		if simd && full > 0 {
+			var ok bool
+			if q.transB {
+				ok = bfPanelSIMD(dp, b, (j0+jr)*ldb+k0, ldb, cols, nr, full, true)
+			} else {
+				ok = bfPanelSIMD(dp, b, k0*ldb+j0+jr, ldb, cols, nr, full, false)
+			}
+			if ok {
+				if full < kc {
+					tail := dp[full*nr : full*nr+nr]
+					clear(tail)
+					for j := range cols {
+						if q.transB {
+							tail[j] = uint32(b[(j0+jr+j)*ldb+k0+2*full])
+						} else {
+							tail[j] = uint32(b[(k0+2*full)*ldb+j0+jr+j])
+						}
+					}
+				}
+				continue
+			}
+		}
+		if cols < nr {
+			clear(dp)
+		}
+		if q.transB {
+			// B stored n×k: each column's pairs are consecutive.
+			for j := 0; j < cols; j++ {
+				col := b[(j0+jr+j)*ldb+k0 : (j0+jr+j)*ldb+k1]
+				for p := 0; p < full; p++ {
+					dp[p*nr+j] = uint32(col[2*p]) | uint32(col[2*p+1])<<16
+				}
+				if full < kc {
+					dp[full*nr+j] = uint32(col[2*full])
+				}
+			}
+			continue
+		}
+		c0 := j0 + jr
+		for p := 0; p < full; p++ {
+			r0 := b[(k0+2*p)*ldb+c0:][:cols]
+			r1 := b[(k0+2*p+1)*ldb+c0:][:cols]
+			out := dp[p*nr:][:cols]
+			for j := range out {
+				out[j] = uint32(r0[j]) | uint32(r1[j])<<16
+			}
+		}
+		if full < kc {
+			r0 := b[(k0+2*full)*ldb+c0:][:cols]
+			out := dp[full*nr:][:cols]
+			for j := range out {
+				out[j] = uint32(r0[j])
+			}
+		}
+	}
+}
+
+// Bgemm computes C = op(A)·op(B), row-major, from bfloat16 operands (their
+// bits) into float32, overwriting C. op(A) is m×k, op(B) is k×n; transA:
+// A is stored k×m (lda ≥ m) and used transposed; likewise transB. Each
+// element of C is a float32 accumulation of exact products (see the notes
+// above on VDPBF16PS's rounding where the CPU has it).
+func Bgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int) {
+	bgemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, nil, 0)
+}
+
+// BgemmBF16 is Bgemm with a bfloat16 result: C (ldc apart) is the float32
+// product rounded once (see RoundBF16). scratch holds the float32 product,
+// m×n (n apart); nil: allocated. Each part of C is rounded as soon as it is
+// finished, while it is in cache.
+func BgemmBF16(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []uint16, ldc int, scratch []float32) {
+	checkMatrix("c", m, n, ldc, len(c))
+	if scratch == nil {
+		scratch = make([]float32, m*n)
+	}
+	bgemm(transA, transB, m, n, k, a, lda, b, ldb, scratch, n, c, ldc)
+}
+
+func bgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int, out []uint16, ldo int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", m, n, k))
+	}
+	ar, ac := rowsCols(transA, m, k)
+	br, bc := rowsCols(transB, k, n)
+	checkMatrix("a", ar, ac, lda, len(a))
+	checkMatrix("b", br, bc, ldb, len(b))
+	checkMatrix("c", m, n, ldc, len(c))
+	if m == 0 || n == 0 {
+		return
+	}
+	pk := &bfPack{a: a, lda: lda, b: b, ldb: ldb, transA: transA, transB: transB, k: k, out: out, ldo: ldo}
+	ks := current.Load()
+	if k == 0 || ks.b == nil {
+		if k == 0 {
+			scale(0, c, ldc, 0, m, 0, n)
+		} else {
+			wa, wb := widen(a, ar, ac, lda), widen(b, br, bc, ldb)
+			gemm(ks.s, transA, transB, m, n, k, 1, wa, lda, wb, ldb, 0, c, ldc)
+		}
+		pk.finish(c, ldc, 0, m, 0, n)
+		return
+	}
+	p := params[float32]{kr: ks.b, k: (k + 1) / 2, alpha: 1, c: c, ldc: ldc, bf: pk}
+	t := numThreads()
+	if t <= 1 || float64(m)*float64(n)*float64(k) < 2*parallelFlops {
+		p.run(0, m, 0, n)
+		return
+	}
+	parallel(&p, m, n, t)
+}
+
+// RoundBF16 sets dst[i] to the bfloat16 nearest src[i], ties to even, for
+// i < len(src): infinities stay, values past the largest finite bfloat16
+// round to infinity, every NaN becomes 0xFFFF (package backend's ToBF16,
+// with AVX-512 where the CPU has it).
+func RoundBF16(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	done := roundBF16SIMD(dst, src)
+	for i, v := range src[done:] {
+		dst[done+i] = roundBF16(v)
+	}
+}
+
+func roundBF16(f float32) uint16 {
+	if f != f {
+		return 0xFFFF
+	}
+	u := math.Float32bits(f)
+	return uint16((u + 0x7FFF + (u>>16)&1) >> 16)
+}
+
+// BgemmPath says how Bgemm computes with the kernel set in use.
+func BgemmPath() string {
+	ks := current.Load()
+	switch {
+	case ks.b == nil:
+		return "float32 GEMM on widened operands"
+	case ks.b.name == "avx512":
+		return "bf16 GEMM with VDPBF16PS (AVX512_BF16)"
+	default:
+		return "bf16 GEMM in Go (VDPBF16PS's arithmetic)"
+	}
+}
+
+func rowsCols(trans bool, r, c int) (int, int) {
+	if trans {
+		return c, r
+	}
+	return r, c
+}
+
+// widen returns a rows×cols bfloat16 matrix (ld apart) as float32, ld
+// apart (the elements between rows are not read: zero).
+func widen(s []uint16, rows, cols, ld int) []float32 {
+	w := make([]float32, (rows-1)*ld+cols)
+	for i := 0; i < rows; i++ {
+		src := s[i*ld : i*ld+cols]
+		dst := w[i*ld : i*ld+cols]
+		for j, v := range src {
+			dst[j] = math.Float32frombits(uint32(v) << 16)
+		}
+	}
+	return w
+}
+
+// bfWiden is the float32 value VDPBF16PS reads for a bfloat16: exact, with
+// denormals read as zero (of their sign).
+func bfWiden(h uint16) float32 {
+	if h&0x7F80 == 0 {
+		h &= 0x8000
+	}
+	return math.Float32frombits(uint32(h) << 16)
+}
+
+// bfAdd is acc + x·y (x and y bfloat16 values) rounded once to float32,
+// nearest even, a denormal result flushed to zero: the product is exact in
+// float64 and float64's 53 bits make the rounding through it innocuous
+// (at least 2·24+2 bits).
+func bfAdd(acc, x, y float32) float32 {
+	r := float32(float64(acc) + float64(x)*float64(y))
+	if math.Float32bits(r)&0x7F800000 == 0 {
+		r = math.Float32frombits(math.Float32bits(r) & 0x80000000)
+	}
+	return r
+}
+
+// bfDot is one VDPBF16PS lane: acc plus the products of the pair words a
+// and b, the high halves' first.
+func bfDot(acc float32, a, b uint32) float32 {
+	acc = bfAdd(acc, bfWiden(uint16(a>>16)), bfWiden(uint16(b>>16)))
+	return bfAdd(acc, bfWiden(uint16(a)), bfWiden(uint16(b)))
+}
+
+// bfKernel returns the pure-Go bfloat16 micro-kernel for mr×nr tiles
+// (mr·nr ≤ 512) computing the first rows rows (see kernel.edge).
+func bfKernel(rows, mr, nr int) kernelFunc[float32] {
+	if mr*nr > 512 {
+		panic("bfKernel: tile too large")
+	}
+	return func(kc int, a, b, c *float32, ldc int, accum int) { bfTile(rows, mr, nr, kc, a, b, c, ldc, accum) }
+}
+
+// bfTile is bfKernel's kernel: the assembly's arithmetic, lane by lane.
+//
+//go:norace
+func bfTile(rows, mr, nr, kc int, a, b, c *float32, ldc int, accum int) {
+	as := unsafe.Slice((*uint32)(unsafe.Pointer(a)), mr*kc)
+	bs := unsafe.Slice((*uint32)(unsafe.Pointer(b)), nr*kc)
+	var acc [512]float32
+	for p := 0; p < kc; p++ {
+		bp := bs[p*nr : p*nr+nr]
+		for i, av := range as[p*mr : p*mr+rows] {
+			row := acc[i*nr : i*nr+nr]
+			for j, bv := range bp {
+				row[j] = bfDot(row[j], av, bv)
+			}
+		}
+	}
+	cs := unsafe.Slice(c, (rows-1)*ldc+nr)
+	for i := 0; i < rows; i++ {
+		dst := cs[i*ldc : i*ldc+nr]
+		src := acc[i*nr : i*nr+nr]
+		if accum == 0 {
+			copy(dst, src)
+			continue
+		}
+		for j, v := range src {
+			dst[j] += v
+		}
+	}
+}
+
+// bfGoKernel is the pure-Go bfloat16 kernel with the AVX-512 set's shape
+// and edge kernels.
+func bfGoKernel(name string) *kernel[float32] {
+	sh := avx512B
+	kr := newKernel(name, sh, bfKernel(sh.mr, sh.mr, sh.nr), nil, false)
+	kr.edge = make([]kernelFunc[float32], sh.mr)
+	for r := 1; r < sh.mr; r++ {
+		kr.edge[r] = bfKernel(r, sh.mr, sh.nr)
+	}
+	return kr
+}
