@@ -172,6 +172,7 @@ func packWeights[T float](dst, w []T, wl wlayout, groups, rows, chans, kh, kw in
 	blocks := (k + kcb - 1) / kcb
 	panels := mpad / mr
 	total := groups * blocks * panels
+	contig := wl.ls == 1 && wl.ks == kw && wl.cs == kh*kw
 	runItems(total, workers(total, float64(mr*kcb)/4), func(_, it int) {
 		ir := it % panels * mr
 		b := it / panels % blocks
@@ -179,6 +180,19 @@ func packWeights[T float](dst, w []T, wl wlayout, groups, rows, chans, kh, kw in
 		pc := b * kcb
 		kc := min(kcb, k-pc)
 		d := dst[g*mpad*k+pc*mpad+ir*kc:][:mr*kc]
+		if contig && ir+mr <= rows {
+			// a whole panel with k along the rows: transpose the mr×kn
+			// block, row by row of the panel (sequential stores)
+			if kn := min(kc, kg-pc); kn > 0 {
+				transposePanel(d, w[wl.base+g*wl.gs+ir*wl.rs+pc:], wl.rs, mr, kn)
+			}
+			if kn := kg - pc; kn < kc {
+				for i := 0; i < mr; i++ {
+					d[kn*mr+i] = bias[g*rows+ir+i]
+				}
+			}
+			return
+		}
 		for i := 0; i < mr; i++ {
 			r := ir + i
 			if r >= rows {
@@ -187,7 +201,7 @@ func packWeights[T float](dst, w []T, wl wlayout, groups, rows, chans, kh, kw in
 				}
 				continue
 			}
-			if wl.ls == 1 && wl.ks == kw && wl.cs == kh*kw {
+			if contig {
 				// k runs along the row: a strided copy
 				src := w[wl.base+g*wl.gs+r*wl.rs+pc:][:min(kc, kg-pc)]
 				for p, v := range src {
@@ -533,4 +547,17 @@ func convKC(kc, nr, esz int) int {
 		return convKCOverride
 	}
 	return max(kc, (96<<10)/(nr*esz))
+}
+
+// transposePanel sets d[p·mr+i] = s[i·lds+p] for i < mr, p < n: an mr-row
+// block of a row-major matrix into a micro-panel.
+func transposePanel[T float](d, s []T, lds, mr, n int) {
+	_ = d[n*mr-1]
+	_ = s[(mr-1)*lds+n-1]
+	for p := 0; p < n; p++ {
+		dd := d[p*mr : p*mr+mr]
+		for i := range dd {
+			dd[i] = s[i*lds+p]
+		}
+	}
 }
