@@ -8,6 +8,9 @@ import "golang.org/x/sys/cpu"
 // where loops AVX2; x/sys/cpu also checks that the OS saves the registers).
 var hasAsm = cpu.X86.HasAVX && cpu.X86.HasAVX2
 
+// hasFMA reports whether the CPU has FMA3, which affineS/affineD need.
+var hasFMA = cpu.X86.HasFMA
+
 var (
 	vvS = [...]func(d, a, b *float32, n int){addvvS, subvvS, mulvvS, divvvS}
 	vsS = [...]func(d, a *float32, s float32, n int){addvsS, subvsS, mulvsS, divvsS}
