@@ -101,15 +101,73 @@ func newGeom(cv Conv) geom {
 // buildPhases fills xq (N images of g.img elements) from x with strides xs.
 func buildPhases[T float](cv Conv, g geom, x []T, xs [4]int, xq []T) {
 	rows := cv.N * cv.C * g.r.n * g.c.n
-	runItems(rows, workers(rows, float64(g.plane)/8), func(_, it int) {
-		b := it % g.c.n
-		a := it / g.c.n % g.r.n
-		nc := it / (g.c.n * g.r.n)
+	// items of at least phaseItem elements: small planes one per item would
+	// spend more on handing items out than on copying them
+	per := max(1, phaseItem/g.plane)
+	items := (rows + per - 1) / per
+	np := g.r.n * g.c.n
+	var maps [][]int32
+	if g.plane <= smallPlane && (cv.H-1)*xs[2]+(cv.W-1)*xs[3] < 1<<31 {
+		// small planes (the last ResNet stages' 4×4): copy each through
+		// its phase's map of source offsets (−1: padding), a loop of fixed
+		// length, rather than row by row a few elements at a time
+		maps = make([][]int32, np)
+		for ph := range maps {
+			maps[ph] = phaseMap(g.plane, xs[2], xs[3], cv.H, cv.W, g.r.q, g.c.q, cv.SH, cv.SW, g.r.val[ph/g.c.n]-cv.PH, g.c.val[ph%g.c.n]-cv.PW)
+		}
+	}
+	runItems(items, workers(items, float64(per*g.plane)/8), func(_, item int) {
+		it0 := item * per
+		// plane it is phase ph of channel c of image n: walk them in order
+		// rather than dividing per plane
+		ph, nc := it0%np, it0/np
 		n, c := nc/cv.C, nc%cv.C
-		dst := xq[it*g.plane : (it+1)*g.plane]
-		src := n*xs[0] + c*xs[1]
-		fillPhase(dst, x, src, xs[2], xs[3], cv.H, cv.W, g.r.q, g.c.q, cv.SH, cv.SW, g.r.val[a]-cv.PH, g.c.val[b]-cv.PW)
+		for it := it0; it < min(rows, it0+per); it++ {
+			dst := xq[it*g.plane : (it+1)*g.plane]
+			src := n*xs[0] + c*xs[1]
+			if maps != nil {
+				for k, o := range maps[ph][:len(dst)] {
+					if o < 0 {
+						dst[k] = 0
+					} else {
+						dst[k] = x[src+int(o)]
+					}
+				}
+			} else {
+				fillPhase(dst, x, src, xs[2], xs[3], cv.H, cv.W, g.r.q, g.c.q, cv.SH, cv.SW, g.r.val[ph/g.c.n]-cv.PH, g.c.val[ph%g.c.n]-cv.PW)
+			}
+			if ph++; ph == np {
+				ph = 0
+				if c++; c == cv.C {
+					c = 0
+					n++
+				}
+			}
+		}
 	})
+}
+
+// phaseItem is the fewest elements of xq one item of buildPhases fills.
+const phaseItem = 4096
+
+// smallPlane is the largest phase plane buildPhases copies through a map.
+const smallPlane = 256
+
+// phaseMap is fillPhase's source offset (from the plane's origin) for each
+// element of a plane, −1 where fillPhase writes 0.
+func phaseMap(plane, sr, sc, h, w, hq, wq, sh, sw, ph, pw int) []int32 {
+	m := make([]int32, plane)
+	for i := 0; i < hq; i++ {
+		for j := 0; j < wq; j++ {
+			ih, iw := i*sh+ph, j*sw+pw
+			if ih < 0 || ih >= h || iw < 0 || iw >= w {
+				m[i*wq+j] = -1
+			} else {
+				m[i*wq+j] = int32(ih*sr + iw*sc)
+			}
+		}
+	}
+	return m
 }
 
 // fillPhase writes dst[i·wq+j] = x[src + (i·sh+ph)·sr + (j·sw+pw)·sc]
