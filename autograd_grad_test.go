@@ -252,6 +252,7 @@ func TestGradcheckNN(t *testing.T) {
 	gradcheck(t, "avg_pool2d", func(xs []*Tensor) *Tensor { return AvgPool2d(xs[0], [2]int{3, 2}, [2]int{2, 1}, [2]int{1, 1}, true) }, x)
 	gradcheck(t, "avg_pool2d exclude pad", func(xs []*Tensor) *Tensor { return AvgPool2d(xs[0], [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}, false) }, x)
 	gradcheck(t, "adaptive_avg_pool2d", func(xs []*Tensor) *Tensor { return AdaptiveAvgPool2d(xs[0], 3, 2) }, x)
+	gradcheck(t, "adaptive_avg_pool2d global", func(xs []*Tensor) *Tensor { return AdaptiveAvgPool2d(xs[0], 1, 1) }, x)
 	gradcheck(t, "batch_norm train", func(xs []*Tensor) *Tensor {
 		return BatchNorm(xs[0], nil, nil, xs[1], xs[2], true, 0.1, 1e-5)
 	}, x, vals(Shape{4}, 0.5, 1.5, 2), vals(Shape{4}, -1, 1, 3))

@@ -97,6 +97,16 @@ func AdaptiveAvgPool2d(x *Tensor, outH, outW int) *Tensor {
 	if !x.dtype.IsFloat() {
 		panic(&DTypeError{Op: name, DTypes: []DType{x.dtype}, Msg: "adaptive_avg_pool2d needs a floating dtype"})
 	}
+	if outH == 1 && outW == 1 {
+		// global average pooling (ResNet's head): a mean over the plane,
+		// rather than two batched products of 1-row matrices
+		h, w := x4.shape[2], x4.shape[3]
+		out := x4.Detach().Mean(Dims(2, 3), KeepDim())
+		out = record("AdaptiveAvgPool2DBackward0", out, []*Tensor{x4}, nil, func(g *Tensor) []*Tensor {
+			return []*Tensor{g.DivScalar(float64(h * w)).Expand(x4.shape...).Contiguous()}
+		})
+		return undo(out)
+	}
 	ph := poolMatrix(x4.shape[2], outH, x.dtype, x.dev)
 	pw := poolMatrix(x4.shape[3], outW, x.dtype, x.dev)
 	out := ph.MatMul(x4.Detach().MatMul(pw.T()))

@@ -129,15 +129,14 @@ func channelAffine[T floatT](out, x, scale, shift backend.View) {
 	})
 }
 
-// affinePlane sets dst = src·a + b with the vectorised loops.
+// affinePlane sets dst = src·a + b with the vectorised loop (one pass, one
+// rounding).
 func affinePlane[T floatT](dst, src []T, a, b T) {
 	switch d := any(dst).(type) {
 	case []float32:
-		vec.BinaryScalar(vec.Mul, d, any(src).([]float32), float32(a))
-		vec.BinaryScalar(vec.Add, d, d, float32(b))
+		vec.Affine(d, any(src).([]float32), float32(a), float32(b))
 	case []float64:
-		vec.BinaryScalar(vec.Mul, d, any(src).([]float64), float64(a))
-		vec.BinaryScalar(vec.Add, d, d, float64(b))
+		vec.Affine(d, any(src).([]float64), float64(a), float64(b))
 	}
 }
 

@@ -226,6 +226,7 @@ func newBuffer(dt backend.DType, n int) (data any, cls int) {
 		if p == nil {
 			words := make([]uint64, cls/8)
 			p = unsafe.Pointer(unsafe.SliceData(words))
+			adviseHuge(p, cls)
 			if int64(cls) <= cacheLimit() { // larger ones could never be cached
 				arm(p, cls)
 			}

@@ -101,15 +101,73 @@ func newGeom(cv Conv) geom {
 // buildPhases fills xq (N images of g.img elements) from x with strides xs.
 func buildPhases[T float](cv Conv, g geom, x []T, xs [4]int, xq []T) {
 	rows := cv.N * cv.C * g.r.n * g.c.n
-	runItems(rows, workers(rows, float64(g.plane)/8), func(_, it int) {
-		b := it % g.c.n
-		a := it / g.c.n % g.r.n
-		nc := it / (g.c.n * g.r.n)
+	// items of at least phaseItem elements: small planes one per item would
+	// spend more on handing items out than on copying them
+	per := max(1, phaseItem/g.plane)
+	items := (rows + per - 1) / per
+	np := g.r.n * g.c.n
+	var maps [][]int32
+	if g.plane <= smallPlane && (cv.H-1)*xs[2]+(cv.W-1)*xs[3] < 1<<31 {
+		// small planes (the last ResNet stages' 4×4): copy each through
+		// its phase's map of source offsets (−1: padding), a loop of fixed
+		// length, rather than row by row a few elements at a time
+		maps = make([][]int32, np)
+		for ph := range maps {
+			maps[ph] = phaseMap(g.plane, xs[2], xs[3], cv.H, cv.W, g.r.q, g.c.q, cv.SH, cv.SW, g.r.val[ph/g.c.n]-cv.PH, g.c.val[ph%g.c.n]-cv.PW)
+		}
+	}
+	runItems(items, workers(items, float64(per*g.plane)/8), func(_, item int) {
+		it0 := item * per
+		// plane it is phase ph of channel c of image n: walk them in order
+		// rather than dividing per plane
+		ph, nc := it0%np, it0/np
 		n, c := nc/cv.C, nc%cv.C
-		dst := xq[it*g.plane : (it+1)*g.plane]
-		src := n*xs[0] + c*xs[1]
-		fillPhase(dst, x, src, xs[2], xs[3], cv.H, cv.W, g.r.q, g.c.q, cv.SH, cv.SW, g.r.val[a]-cv.PH, g.c.val[b]-cv.PW)
+		for it := it0; it < min(rows, it0+per); it++ {
+			dst := xq[it*g.plane : (it+1)*g.plane]
+			src := n*xs[0] + c*xs[1]
+			if maps != nil {
+				for k, o := range maps[ph][:len(dst)] {
+					if o < 0 {
+						dst[k] = 0
+					} else {
+						dst[k] = x[src+int(o)]
+					}
+				}
+			} else {
+				fillPhase(dst, x, src, xs[2], xs[3], cv.H, cv.W, g.r.q, g.c.q, cv.SH, cv.SW, g.r.val[ph/g.c.n]-cv.PH, g.c.val[ph%g.c.n]-cv.PW)
+			}
+			if ph++; ph == np {
+				ph = 0
+				if c++; c == cv.C {
+					c = 0
+					n++
+				}
+			}
+		}
 	})
+}
+
+// phaseItem is the fewest elements of xq one item of buildPhases fills.
+const phaseItem = 4096
+
+// smallPlane is the largest phase plane buildPhases copies through a map.
+const smallPlane = 256
+
+// phaseMap is fillPhase's source offset (from the plane's origin) for each
+// element of a plane, −1 where fillPhase writes 0.
+func phaseMap(plane, sr, sc, h, w, hq, wq, sh, sw, ph, pw int) []int32 {
+	m := make([]int32, plane)
+	for i := 0; i < hq; i++ {
+		for j := 0; j < wq; j++ {
+			ih, iw := i*sh+ph, j*sw+pw
+			if ih < 0 || ih >= h || iw < 0 || iw >= w {
+				m[i*wq+j] = -1
+			} else {
+				m[i*wq+j] = int32(ih*sr + iw*sc)
+			}
+		}
+	}
+	return m
 }
 
 // fillPhase writes dst[i·wq+j] = x[src + (i·sh+ph)·sr + (j·sw+pw)·sc]
@@ -172,6 +230,7 @@ func packWeights[T float](dst, w []T, wl wlayout, groups, rows, chans, kh, kw in
 	blocks := (k + kcb - 1) / kcb
 	panels := mpad / mr
 	total := groups * blocks * panels
+	contig := wl.ls == 1 && wl.ks == kw && wl.cs == kh*kw
 	runItems(total, workers(total, float64(mr*kcb)/4), func(_, it int) {
 		ir := it % panels * mr
 		b := it / panels % blocks
@@ -179,6 +238,19 @@ func packWeights[T float](dst, w []T, wl wlayout, groups, rows, chans, kh, kw in
 		pc := b * kcb
 		kc := min(kcb, k-pc)
 		d := dst[g*mpad*k+pc*mpad+ir*kc:][:mr*kc]
+		if contig && ir+mr <= rows {
+			// a whole panel with k along the rows: transpose the mr×kn
+			// block, row by row of the panel (sequential stores)
+			if kn := min(kc, kg-pc); kn > 0 {
+				transposePanel(d, w[wl.base+g*wl.gs+ir*wl.rs+pc:], wl.rs, mr, kn)
+			}
+			if kn := kg - pc; kn < kc {
+				for i := 0; i < mr; i++ {
+					d[kn*mr+i] = bias[g*rows+ir+i]
+				}
+			}
+			return
+		}
 		for i := 0; i < mr; i++ {
 			r := ir + i
 			if r >= rows {
@@ -187,7 +259,7 @@ func packWeights[T float](dst, w []T, wl wlayout, groups, rows, chans, kh, kw in
 				}
 				continue
 			}
-			if wl.ls == 1 && wl.ks == kw && wl.cs == kh*kw {
+			if contig {
 				// k runs along the row: a strided copy
 				src := w[wl.base+g*wl.gs+r*wl.rs+pc:][:min(kc, kg-pc)]
 				for p, v := range src {
@@ -533,4 +605,17 @@ func convKC(kc, nr, esz int) int {
 		return convKCOverride
 	}
 	return max(kc, (96<<10)/(nr*esz))
+}
+
+// transposePanel sets d[p·mr+i] = s[i·lds+p] for i < mr, p < n: an mr-row
+// block of a row-major matrix into a micro-panel.
+func transposePanel[T float](d, s []T, lds, mr, n int) {
+	_ = d[n*mr-1]
+	_ = s[(mr-1)*lds+n-1]
+	for p := 0; p < n; p++ {
+		dd := d[p*mr : p*mr+mr]
+		for i := range dd {
+			dd[i] = s[i*lds+p]
+		}
+	}
 }

@@ -59,6 +59,11 @@ func divsvS(d *float32, s float32, b *float32, n int)
 //go:noescape
 func reluS(d *float32, a *float32, n int)
 
+// affineS computes d[i] = a[i]·s + b, rounded once (FMA), for i < n.
+//
+//go:noescape
+func affineS(d *float32, a *float32, s float32, b float32, n int)
+
 // fillS sets d[i] = v for i < n.
 //
 //go:noescape
@@ -143,6 +148,11 @@ func divsvD(d *float64, s float64, b *float64, n int)
 //
 //go:noescape
 func reluD(d *float64, a *float64, n int)
+
+// affineD computes d[i] = a[i]·s + b, rounded once (FMA), for i < n.
+//
+//go:noescape
+func affineD(d *float64, a *float64, s float64, b float64, n int)
 
 // fillD sets d[i] = v for i < n.
 //

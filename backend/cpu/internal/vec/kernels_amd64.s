@@ -604,6 +604,61 @@ reluS_done:
 	VZEROUPPER
 	RET
 
+// func affineS(d *float32, a *float32, s float32, b float32, n int)
+// Requires: AVX, FMA3
+TEXT ·affineS(SB), NOSPLIT, $0-32
+	MOVQ         d+0(FP), DI
+	MOVQ         a+8(FP), SI
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS s+16(FP), Y14
+	VBROADCASTSS b+20(FP), Y15
+
+affineS_x4:
+	CMPQ        CX, $0x00000020
+	JL          affineS_x1
+	VMOVUPS     (SI), Y0
+	VFMADD213PS Y15, Y14, Y0
+	VMOVUPS     Y0, (DI)
+	VMOVUPS     32(SI), Y1
+	VFMADD213PS Y15, Y14, Y1
+	VMOVUPS     Y1, 32(DI)
+	VMOVUPS     64(SI), Y2
+	VFMADD213PS Y15, Y14, Y2
+	VMOVUPS     Y2, 64(DI)
+	VMOVUPS     96(SI), Y3
+	VFMADD213PS Y15, Y14, Y3
+	VMOVUPS     Y3, 96(DI)
+	ADDQ        $0x00000080, DI
+	ADDQ        $0x00000080, SI
+	SUBQ        $0x00000020, CX
+	JMP         affineS_x4
+
+affineS_x1:
+	CMPQ        CX, $0x00000008
+	JL          affineS_tail
+	VMOVUPS     (SI), Y0
+	VFMADD213PS Y15, Y14, Y0
+	VMOVUPS     Y0, (DI)
+	ADDQ        $0x00000020, DI
+	ADDQ        $0x00000020, SI
+	SUBQ        $0x00000008, CX
+	JMP         affineS_x1
+
+affineS_tail:
+	CMPQ        CX, $0x00000001
+	JL          affineS_done
+	VMOVSS      (SI), X0
+	VFMADD213SS X15, X14, X0
+	VMOVSS      X0, (DI)
+	ADDQ        $0x00000004, DI
+	ADDQ        $0x00000004, SI
+	SUBQ        $0x00000001, CX
+	JMP         affineS_tail
+
+affineS_done:
+	VZEROUPPER
+	RET
+
 // func fillS(d *float32, v float32, n int)
 // Requires: AVX
 TEXT ·fillS(SB), NOSPLIT, $0-24
@@ -1576,6 +1631,61 @@ reluD_tail:
 	JMP    reluD_tail
 
 reluD_done:
+	VZEROUPPER
+	RET
+
+// func affineD(d *float64, a *float64, s float64, b float64, n int)
+// Requires: AVX, FMA3
+TEXT ·affineD(SB), NOSPLIT, $0-40
+	MOVQ         d+0(FP), DI
+	MOVQ         a+8(FP), SI
+	MOVQ         n+32(FP), CX
+	VBROADCASTSD s+16(FP), Y14
+	VBROADCASTSD b+24(FP), Y15
+
+affineD_x4:
+	CMPQ        CX, $0x00000010
+	JL          affineD_x1
+	VMOVUPD     (SI), Y0
+	VFMADD213PD Y15, Y14, Y0
+	VMOVUPD     Y0, (DI)
+	VMOVUPD     32(SI), Y1
+	VFMADD213PD Y15, Y14, Y1
+	VMOVUPD     Y1, 32(DI)
+	VMOVUPD     64(SI), Y2
+	VFMADD213PD Y15, Y14, Y2
+	VMOVUPD     Y2, 64(DI)
+	VMOVUPD     96(SI), Y3
+	VFMADD213PD Y15, Y14, Y3
+	VMOVUPD     Y3, 96(DI)
+	ADDQ        $0x00000080, DI
+	ADDQ        $0x00000080, SI
+	SUBQ        $0x00000010, CX
+	JMP         affineD_x4
+
+affineD_x1:
+	CMPQ        CX, $0x00000004
+	JL          affineD_tail
+	VMOVUPD     (SI), Y0
+	VFMADD213PD Y15, Y14, Y0
+	VMOVUPD     Y0, (DI)
+	ADDQ        $0x00000020, DI
+	ADDQ        $0x00000020, SI
+	SUBQ        $0x00000004, CX
+	JMP         affineD_x1
+
+affineD_tail:
+	CMPQ        CX, $0x00000001
+	JL          affineD_done
+	VMOVSD      (SI), X0
+	VFMADD213SD X15, X14, X0
+	VMOVSD      X0, (DI)
+	ADDQ        $0x00000008, DI
+	ADDQ        $0x00000008, SI
+	SUBQ        $0x00000001, CX
+	JMP         affineD_tail
+
+affineD_done:
 	VZEROUPPER
 	RET
 

@@ -11,6 +11,9 @@ var hasAsm = cpu.X86.HasAVX && cpu.X86.HasAVX2
 // hasF16C: the float16 conversions need F16C besides.
 var hasF16C = cpu.X86.HasF16C
 
+// hasFMA reports whether the CPU has FMA3, which affineS/affineD need.
+var hasFMA = cpu.X86.HasFMA
+
 var (
 	vvS = [...]func(d, a, b *float32, n int){addvvS, subvvS, mulvvS, divvvS}
 	vsS = [...]func(d, a *float32, s float32, n int){addvsS, subvsS, mulvsS, divvsS}

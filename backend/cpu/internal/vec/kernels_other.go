@@ -3,7 +3,7 @@
 package vec
 
 // No assembly here: every entry point takes its pure-Go loop.
-const hasAsm = false
+const hasAsm, hasFMA = false, false
 
 // hasF16C: the float16 conversions need F16C besides.
 const hasF16C = false
@@ -19,6 +19,8 @@ func svS(op Op, d *float32, s float32, b *float32, n int)        {}
 func svD(op Op, d *float64, s float64, b *float64, n int)        {}
 func reluS(d, a *float32, n int)                                 {}
 func reluD(d, a *float64, n int)                                 {}
+func affineS(d, a *float32, s, b float32, n int)                 {}
+func affineD(d, a *float64, s, b float64, n int)                 {}
 func fillS(d *float32, v float32, n int)                         {}
 func fillD(d *float64, v float64, n int)                         {}
 func wherevvS(d *float32, c *bool, a, b *float32, n int)         {}

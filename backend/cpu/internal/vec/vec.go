@@ -143,6 +143,27 @@ func ScalarBinary[T Float](op Op, d []T, s T, b []T) {
 	}
 }
 
+// Affine sets d[i] = a[i]·s + b: with the assembly, rounded once (FMA),
+// as PyTorch's vectorised batch norm does.
+func Affine[T Float](d, a []T, s, b T) {
+	n := len(d)
+	if n == 0 {
+		return
+	}
+	a = a[:n]
+	if useAsm && hasFMA {
+		if is32[T]() {
+			affineS(p32(d), p32(a), float32(s), float32(b), n)
+		} else {
+			affineD(p64(d), p64(a), float64(s), float64(b), n)
+		}
+		return
+	}
+	for i, x := range a {
+		d[i] = x*s + b
+	}
+}
+
 // ReLU sets d[i] = max(a[i], 0): NaN stays NaN, -0 becomes +0.
 func ReLU[T Float](d, a []T) {
 	n := len(d)

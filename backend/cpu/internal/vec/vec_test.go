@@ -314,3 +314,46 @@ func testTranspose[T Float](t *testing.T) {
 		}
 	}
 }
+
+// TestAffine checks d = a·s + b against float64 arithmetic: within an ulp
+// of the result (the assembly rounds once, the Go loop may round twice).
+func TestAffine(t *testing.T) {
+	testAffine[float32](t, 0x1p-23)
+	testAffine[float64](t, 0x1p-52)
+}
+
+func testAffine[T Float](t *testing.T, ulp float64) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range sizes {
+		a := randSlice[T](r, n)
+		s, b := T(-1.75+r.Float64()), T(r.NormFloat64())
+		for _, useGo := range []bool{false, true} {
+			d := make([]T, n+1)
+			run := func() { Affine(d[:n], a, s, b) }
+			if useGo {
+				withGo(run)
+			} else {
+				run()
+			}
+			for i, x := range a {
+				want := math.FMA(float64(x), float64(s), float64(b))
+				tol := 2 * ulp * (math.Abs(float64(x)*float64(s)) + math.Abs(float64(b)))
+				if math.Abs(float64(d[i])-want) > tol {
+					t.Fatalf("%T n=%d go=%v: %v·%v + %v = %v, want %v", x, n, useGo, x, s, b, d[i], want)
+				}
+			}
+			if d[n] != 0 {
+				t.Fatalf("affine wrote past n")
+			}
+		}
+	}
+	// one rounding: (1 + 2⁻²³)·(1 − 2⁻²³) − 1 = −2⁻⁴⁶ exactly, which two
+	// roundings in float32 lose (the product rounds to 1)
+	if useAsm && hasFMA {
+		var d [1]float32
+		Affine(d[:], []float32{1 + 0x1p-23}, 1-0x1p-23, -1)
+		if d[0] != -0x1p-46 {
+			t.Fatalf("affineS rounds twice: got %g, want -2⁻⁴⁶", d[0])
+		}
+	}
+}

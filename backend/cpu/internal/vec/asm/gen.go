@@ -192,6 +192,45 @@ func relu(t typ) {
 	})
 }
 
+// affine emits d[i] = a[i]·s + b with one rounding (FMA).
+func affine(t typ) {
+	name := "affine" + t.sfx()
+	g := t.gotype()
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(d, a *%s, s, b %s, n int)", g, g))
+	Pragma("noescape")
+	Doc(name + " computes d[i] = a[i]·s + b, rounded once (FMA), for i < n.")
+	d, a, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("a"), a)
+	Load(Param("n"), n)
+	sv, bv := reg.Y14, reg.Y15
+	for _, x := range []struct {
+		name string
+		r    reg.VecPhysical
+	}{{"s", sv}, {"b", bv}} {
+		p, err := Param(x.name).Resolve()
+		if err != nil {
+			panic(err)
+		}
+		t.bcast(p.Addr, x.r)
+	}
+	fma, fmaS := VFMADD213PS, VFMADD213SS
+	if t.double {
+		fma, fmaS = VFMADD213PD, VFMADD213SD
+	}
+	loop(t, name, []reg.Register{d, a}, nil, func(i, disp int, scalar bool) {
+		y, s1, b1 := ys[i], sv, bv
+		mov, f := t.packed("mov"), fma
+		if scalar {
+			y, s1, b1 = xmm(y), xmm(sv), xmm(bv)
+			mov, f = t.scalar("mov"), fmaS
+		}
+		mov(mem(a, disp), y)
+		f(b1, s1, y) // y = s·y + b
+		mov(y, mem(d, disp))
+	})
+}
+
 // fill emits d[i] = v.
 func fill(t typ) {
 	name := "fill" + t.sfx()
@@ -741,6 +780,7 @@ func main() {
 			}
 		}
 		relu(t)
+		affine(t)
 		fill(t)
 		for _, form := range []string{"vv", "vs", "sv"} {
 			where(t, form)
