@@ -58,133 +58,73 @@ func (q *bfPack) finish(c []float32, ldc, i0, rows, j0, cols int) {
 // packA packs rows i0..i0+mc and pairs p0..p0+kc of op(A) into mr-row
 // micro-panels (see packA).
 func (q *bfPack) packA(dst []float32, i0, mc, p0, kc, mr int, simd bool) {
-	d := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), len(dst))
-	k0, k1 := 2*p0, min(2*(p0+kc), q.k)
-	full := (k1 - k0) / 2 // pairs with both values
-	a, lda := q.a, q.lda
-	for ir := 0; ir < mc; ir += mr {
-		rows := min(mr, mc-ir)
-		dp := d[ir*kc : ir*kc+mr*kc]
-		if simd && full > 0 {
-			// the full pairs with AVX-512, an odd k's last one below
-			var ok bool
-			if !q.transA {
-				ok = bfPanelSIMD(dp, a, (i0+ir)*lda+k0, lda, rows, mr, full, true)
-			} else {
-				ok = bfPanelSIMD(dp, a, k0*lda+i0+ir, lda, rows, mr, full, false)
-			}
-			if ok {
-				if full < kc {
-					tail := dp[full*mr : full*mr+mr]
-					clear(tail)
-					for i := range rows {
-						if !q.transA {
-							tail[i] = uint32(a[(i0+ir+i)*lda+k0+2*full])
-						} else {
-							tail[i] = uint32(a[(k0+2*full)*lda+i0+ir+i])
-						}
-					}
-				}
-				continue
-			}
-		}
-		if rows < mr {
-			clear(dp)
-		}
-		if !q.transA {
-			for i := 0; i < rows; i++ {
-				row := a[(i0+ir+i)*lda+k0 : (i0+ir+i)*lda+k1]
-				for p := 0; p < full; p++ {
-					dp[p*mr+i] = uint32(row[2*p]) | uint32(row[2*p+1])<<16
-				}
-				if full < kc {
-					dp[full*mr+i] = uint32(row[2*full])
-				}
-			}
-			continue
-		}
-		// A stored k×m: interleave two rows of it.
-		c0 := i0 + ir
-		for p := 0; p < full; p++ {
-			r0 := a[(k0+2*p)*lda+c0:][:rows]
-			r1 := a[(k0+2*p+1)*lda+c0:][:rows]
-			out := dp[p*mr:][:rows]
-			for i := range out {
-				out[i] = uint32(r0[i]) | uint32(r1[i])<<16
-			}
-		}
-		if full < kc {
-			r0 := a[(k0+2*full)*lda+c0:][:rows]
-			out := dp[full*mr:][:rows]
-			for i := range out {
-				out[i] = uint32(r0[i])
-			}
-		}
-	}
+	q.panels(dst, q.a, q.lda, !q.transA, i0, mc, p0, kc, mr, simd)
 }
 
 // packB packs pairs p0..p0+kc and columns j0..j0+nc of op(B) into
 // nr-column micro-panels (see packB).
 func (q *bfPack) packB(dst []float32, p0, kc, j0, nc, nr int, simd bool) {
+	q.panels(dst, q.b, q.ldb, q.transB, j0, nc, p0, kc, nr, simd)
+}
+
+// panels packs lines r0..r0+n (rows of A, columns of B) and pairs
+// p0..p0+kc of src into w-line micro-panels of k-pair words: panel-major,
+// then pair, then line, zero-padded past n and past an odd k. alongLine
+// says that a line's k values are consecutive in src (A stored m×k, B
+// stored n×k); otherwise two k values of a pair are ld apart.
+func (q *bfPack) panels(dst []float32, src []uint16, ld int, alongLine bool, r0, n, p0, kc, w int, simd bool) {
 	d := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), len(dst))
 	k0, k1 := 2*p0, min(2*(p0+kc), q.k)
-	full := (k1 - k0) / 2
-	b, ldb := q.b, q.ldb
-	for jr := 0; jr < nc; jr += nr {
-		cols := min(nr, nc-jr)
-		dp := d[jr*kc : jr*kc+nr*kc]
-		if simd && full > 0 {
-			var ok bool
-			if q.transB {
-				ok = bfPanelSIMD(dp, b, (j0+jr)*ldb+k0, ldb, cols, nr, full, true)
-			} else {
-				ok = bfPanelSIMD(dp, b, k0*ldb+j0+jr, ldb, cols, nr, full, false)
-			}
-			if ok {
-				if full < kc {
-					tail := dp[full*nr : full*nr+nr]
-					clear(tail)
-					for j := range cols {
-						if q.transB {
-							tail[j] = uint32(b[(j0+jr+j)*ldb+k0+2*full])
-						} else {
-							tail[j] = uint32(b[(k0+2*full)*ldb+j0+jr+j])
-						}
-					}
-				}
-				continue
-			}
+	full := (k1 - k0) / 2          // pairs with both values
+	at := func(line, kk int) int { // src index of (line, k)
+		if alongLine {
+			return line*ld + kk
 		}
-		if cols < nr {
-			clear(dp)
-		}
-		if q.transB {
-			// B stored n×k: each column's pairs are consecutive.
-			for j := 0; j < cols; j++ {
-				col := b[(j0+jr+j)*ldb+k0 : (j0+jr+j)*ldb+k1]
-				for p := 0; p < full; p++ {
-					dp[p*nr+j] = uint32(col[2*p]) | uint32(col[2*p+1])<<16
-				}
-				if full < kc {
-					dp[full*nr+j] = uint32(col[2*full])
+		return kk*ld + line
+	}
+	for ir := 0; ir < n; ir += w {
+		lines := min(w, n-ir)
+		dp := d[ir*kc : ir*kc+w*kc]
+		if simd && full > 0 && bfPanelSIMD(dp, src, at(r0+ir, k0), ld, lines, w, full, alongLine) {
+			// the full pairs with AVX-512, an odd k's last one here
+			if full < kc {
+				tail := dp[full*w : full*w+w]
+				clear(tail)
+				for i := range lines {
+					tail[i] = uint32(src[at(r0+ir+i, k0+2*full)])
 				}
 			}
 			continue
 		}
-		c0 := j0 + jr
+		if lines < w {
+			clear(dp)
+		}
+		if alongLine {
+			for i := 0; i < lines; i++ {
+				line := src[at(r0+ir+i, k0):at(r0+ir+i, k1)]
+				for p := 0; p < full; p++ {
+					dp[p*w+i] = uint32(line[2*p]) | uint32(line[2*p+1])<<16
+				}
+				if full < kc {
+					dp[full*w+i] = uint32(line[2*full])
+				}
+			}
+			continue
+		}
+		// two rows of src make a pair row of the panel
 		for p := 0; p < full; p++ {
-			r0 := b[(k0+2*p)*ldb+c0:][:cols]
-			r1 := b[(k0+2*p+1)*ldb+c0:][:cols]
-			out := dp[p*nr:][:cols]
-			for j := range out {
-				out[j] = uint32(r0[j]) | uint32(r1[j])<<16
+			s0 := src[at(r0+ir, k0+2*p):][:lines]
+			s1 := src[at(r0+ir, k0+2*p+1):][:lines]
+			out := dp[p*w:][:lines]
+			for i := range out {
+				out[i] = uint32(s0[i]) | uint32(s1[i])<<16
 			}
 		}
 		if full < kc {
-			r0 := b[(k0+2*full)*ldb+c0:][:cols]
-			out := dp[full*nr:][:cols]
-			for j := range out {
-				out[j] = uint32(r0[j])
+			s0 := src[at(r0+ir, k0+2*full):][:lines]
+			out := dp[full*w:][:lines]
+			for i := range out {
+				out[i] = uint32(s0[i])
 			}
 		}
 	}
