@@ -59,6 +59,9 @@ func (Backend) ReduceHalf(op backend.ReduceOp, dst, src backend.View) bool {
 	}
 	d := slice[float32](dst.S)
 	rs := red.Strides[0][0]
+	if nRed == 1 { // one element a run (size-1 dims): any stride
+		rs = 1
+	}
 
 	if rs == 1 {
 		// One output (or very few): fixed blocks across workers, merged in
