@@ -13,32 +13,43 @@ var _ backend.HalfReducer = Backend{}
 // (a 4 KiB buffer).
 const redChunk = 1024
 
-// redBufs holds the float32 chunks (a chunk on the stack would escape
-// through the widener's call).
+// redBufs holds the float32 chunks (vec.Binary's function tables would
+// move a chunk on the stack to the heap).
 var redBufs = sync.Pool{New: func() any { return new([redChunk]float32) }}
 
-// widener converts n two-byte elements of the source from off into dst.
-type widener func(dst []float32, off int)
+// halfSrc is a two-byte source: one of its slices is set.
+type halfSrc struct {
+	bf  []backend.BF16
+	f16 []backend.F16
+}
 
-func halfWidener(src backend.View) (widener, bool) {
+func halfSource(src backend.View) (halfSrc, bool) {
 	switch src.S.DType() {
 	case backend.BFloat16:
-		s := slice[backend.BF16](src.S)
-		return func(dst []float32, off int) { vec.F32FromBF16(dst, s[off:off+len(dst)]) }, true
+		return halfSrc{bf: slice[backend.BF16](src.S)}, true
 	case backend.Float16:
-		s := slice[backend.F16](src.S)
-		return func(dst []float32, off int) { vec.F32FromF16(dst, s[off:off+len(dst)]) }, true
+		return halfSrc{f16: slice[backend.F16](src.S)}, true
 	}
-	return nil, false
+	return halfSrc{}, false
+}
+
+// widen converts len(dst) elements from off into dst.
+func (h halfSrc) widen(dst []float32, off int) {
+	if h.bf != nil {
+		vec.F32FromBF16(dst, h.bf[off:off+len(dst)])
+	} else {
+		vec.F32FromF16(dst, h.f16[off:off+len(dst)])
+	}
 }
 
 // ReduceHalf reduces a bfloat16 or float16 src into a float32 dst, reading
-// the two-byte data in chunks widened on the stack (backend.HalfReducer):
+// the two-byte data in chunks widened to float32 (backend.HalfReducer):
 // the reduced elements must form one run, contiguous (a full reduction of
 // a contiguous tensor, the last dims) or rows of a contiguous innermost
 // kept dim (the leading dims); other layouts return false. Sums add in
 // float32 lanes into float64 partials as Reduce's float32 sum does; Prod,
-// Max and Min accumulate in float32, exactly as on a float32 copy.
+// Max and Min accumulate in float32, exactly as on a float32 copy
+// (bfloat16 sums widen in registers, vec.SumBF16).
 func (Backend) ReduceHalf(op backend.ReduceOp, dst, src backend.View) bool {
 	switch op {
 	case backend.Sum, backend.Prod, backend.Max, backend.Min:
@@ -48,7 +59,7 @@ func (Backend) ReduceHalf(op backend.ReduceOp, dst, src backend.View) bool {
 	if dst.S.DType() != backend.Float32 {
 		return false
 	}
-	widen, ok := halfWidener(src)
+	h, ok := halfSource(src)
 	if !ok {
 		return false
 	}
@@ -73,7 +84,7 @@ func (Backend) ReduceHalf(op backend.ReduceOp, dst, src backend.View) bool {
 				parallelFor(nb, sumBlock, func(lo, hi int) {
 					buf := redBufs.Get().(*[redChunk]float32)
 					for b := lo; b < hi; b++ {
-						parts[b] = halfRun(op, widen, buf, os+b*sumBlock, min(sumBlock, nRed-b*sumBlock))
+						parts[b] = halfRun(op, h, buf, os+b*sumBlock, min(sumBlock, nRed-b*sumBlock))
 					}
 					redBufs.Put(buf)
 				})
@@ -91,7 +102,7 @@ func (Backend) ReduceHalf(op backend.ReduceOp, dst, src backend.View) bool {
 			for r := 0; r < n0; r++ {
 				od, os := off[0]+r*sd0, off[1]+r*ss0
 				for j := 0; j < n1; j++ {
-					d[od+j*sd1] = float32(halfRun(op, widen, buf, os+j*ss1, nRed))
+					d[od+j*sd1] = float32(halfRun(op, h, buf, os+j*ss1, nRed))
 				}
 			}
 			redBufs.Put(buf)
@@ -110,10 +121,10 @@ func (Backend) ReduceHalf(op backend.ReduceOp, dst, src backend.View) bool {
 				out, base := d[off[0]+r*sd0:][:n1], off[1]+r*ss0
 				for c := 0; c < n1; c += redChunk {
 					o := out[c:min(n1, c+redChunk)]
-					widen(o, base+c)
+					h.widen(o, base+c)
 					t := buf[:len(o)]
 					for i := 1; i < nRed; i++ {
-						widen(t, base+i*rs+c)
+						h.widen(t, base+i*rs+c)
 						switch op {
 						case backend.Sum:
 							vec.Binary(vec.Add, o, o, t)
@@ -133,12 +144,15 @@ func (Backend) ReduceHalf(op backend.ReduceOp, dst, src backend.View) bool {
 
 // halfRun reduces the n > 0 contiguous elements from off, widened a chunk
 // at a time: a float64 total for Sum, else the float32 result.
-func halfRun(op backend.ReduceOp, widen widener, buf *[redChunk]float32, off, n int) float64 {
+func halfRun(op backend.ReduceOp, h halfSrc, buf *[redChunk]float32, off, n int) float64 {
+	if op == backend.Sum && h.bf != nil { // widened in registers
+		return vec.SumBF16(h.bf[off : off+n])
+	}
 	if op == backend.Sum {
 		var tot float64
 		for i := 0; i < n; i += redChunk {
 			b := buf[:min(redChunk, n-i)]
-			widen(b, off+i)
+			h.widen(b, off+i)
 			tot += vec.Sum(b)
 		}
 		return tot
@@ -146,7 +160,7 @@ func halfRun(op backend.ReduceOp, widen widener, buf *[redChunk]float32, off, n 
 	acc := identity[float32](op)
 	for i := 0; i < n; i += redChunk {
 		b := buf[:min(redChunk, n-i)]
-		widen(b, off+i)
+		h.widen(b, off+i)
 		acc = combine(op, acc, b, 0, 1, len(b))
 	}
 	return float64(acc)
