@@ -85,30 +85,50 @@ func finalShape(keep Shape, red []bool, keepdim bool) Shape {
 func (t *Tensor) reduce(op backend.ReduceOp, name string, outDT DType, opts []ReduceOption) *Tensor {
 	t.live(name)
 	o, red, keep := t.reduction(name, opts)
+	arg := op == backend.ArgMax || op == backend.ArgMin
 	src := t
-	if src.dtype != outDT && op != backend.ArgMax && op != backend.ArgMin && op != backend.Any && op != backend.All {
+	switch {
+	case op == backend.Any || op == backend.All:
+		src = t.Cast(Bool)
+	case arg:
+	case t.dtype.IsHalf() && (outDT == t.dtype || outDT == Float32):
+		// accumulated in float32 below
+	case src.dtype != outDT:
 		src = t.Cast(outDT)
 	}
-	if op == backend.Any || op == backend.All {
-		src = t.Cast(Bool)
+	finish := func(out *Tensor) *Tensor {
+		res := out.as(finalShape(keep, red, o.keep), nil, 0)
+		res.strides = backend.ContiguousStrides(res.shape)
+		return res
 	}
 	if src.dtype.IsHalf() {
-		// bfloat16 and float16 reduce in float32 and round once, as PyTorch
-		// accumulates them: on every backend, through a float32 copy.
-		src = src.Cast(Float32)
-		if outDT.IsHalf() {
-			out := empty(keep, Float32, t.dev)
-			out.be().Reduce(op, out.view(), src.view())
-			res := out.Cast(outDT).as(finalShape(keep, red, o.keep), nil, 0)
-			res.strides = backend.ContiguousStrides(res.shape)
-			return res
+		if !arg {
+			// bfloat16 and float16 reduce in float32 and round once, as
+			// PyTorch accumulates them.
+			out := src.reduceHalf(op, keep)
+			if outDT.IsHalf() {
+				out = out.Cast(outDT)
+			}
+			return finish(out)
 		}
+		src = src.Cast(Float32)
 	}
 	out := empty(keep, outDT, t.dev)
 	out.be().Reduce(op, out.view(), src.view())
-	res := out.as(finalShape(keep, red, o.keep), nil, 0)
-	res.strides = backend.ContiguousStrides(res.shape)
-	return res
+	return finish(out)
+}
+
+// reduceHalf reduces the bfloat16 or float16 t into a new float32 tensor of
+// the keepdim shape keep, unrounded: straight from the two-byte data where
+// the backend can (backend.HalfReducer), else through a float32 copy.
+func (t *Tensor) reduceHalf(op backend.ReduceOp, keep Shape) *Tensor {
+	out := empty(keep, Float32, t.dev)
+	if hr, ok := t.be().(backend.HalfReducer); ok && hr.ReduceHalf(op, out.view(), t.view()) {
+		return out
+	}
+	f := t.Cast(Float32)
+	out.be().Reduce(op, out.view(), f.view())
+	return out
 }
 
 func sumType(dt DType) DType {
@@ -121,6 +141,9 @@ func sumType(dt DType) DType {
 // Sum adds elements over dims (all by default). Integers and bools sum to Int64.
 func (t *Tensor) Sum(opts ...ReduceOption) *Tensor {
 	if autocastF32(t) {
+		if !needsGrad(t) { // the float32 sum, without a float32 copy
+			return t.reduce(backend.Sum, "sum", Float32, opts)
+		}
 		return t.Cast(Float32).Sum(opts...)
 	}
 	return recordSum(t, t.reduce(backend.Sum, "sum", sumType(t.dtype), opts), opts)
@@ -149,7 +172,7 @@ func (t *Tensor) Mean(opts ...ReduceOption) *Tensor {
 	}
 	n := t.reducedCount(opts)
 	if t.dtype.IsHalf() { // sum and divide in float32, round once
-		m := t.Detach().Cast(Float32).Sum(opts...).DivScalar(float64(n)).Cast(t.dtype)
+		m := t.Detach().reduce(backend.Sum, "mean", Float32, opts).DivScalar(float64(n)).Cast(t.dtype)
 		return recordMean(t, m, opts, n)
 	}
 	s := t.Detach().Sum(opts...)

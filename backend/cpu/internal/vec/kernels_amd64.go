@@ -189,6 +189,11 @@ func minD(x *float64, n int, out *[16]float64) int
 //go:noescape
 func sumS(x *float32, n int, acc *[32]float64)
 
+// sumBF16 adds the bfloat16 x[:n] (n a multiple of 32) into 32 float64 partial sums (float32 lanes over blocks of 2048).
+//
+//go:noescape
+func sumBF16(x *uint16, n int, acc *[32]float64)
+
 // sumD adds x[:n] (n a multiple of 16) into 16 partial sums.
 //
 //go:noescape

@@ -35,6 +35,7 @@ func sumS(x *float32, n int, acc *[32]float64)                   {}
 func sumD(x *float64, n int, acc *[16]float64)                   {}
 func bf16FromS(d *uint16, s *float32, n int)                     {}
 func sFromBF16(d *float32, s *uint16, n int)                     {}
+func sumBF16(x *uint16, n int, acc *[32]float64)                 {}
 func f16FromS(d *uint16, s *float32, n int)                      {}
 func sFromF16(d *float32, s *uint16, n int)                      {}
 func reluBF16(d, a *uint16, n int)                               {}

@@ -431,35 +431,58 @@ func shuffle4D(r []reg.VecPhysical) []reg.VecPhysical {
 // sumS adds n (a multiple of 32) float32 in 32 float32 lanes over blocks
 // of at most 2048 elements (64 per lane), each block's lanes then added
 // into 32 float64 lanes: acc receives those 32 partial sums.
-func sumS() {
-	TEXT("sumS", NOSPLIT, "func(x *float32, n int, acc *[32]float64)")
-	Pragma("noescape")
-	Doc("sumS adds x[:n] (n a multiple of 32) into 32 float64 partial sums (float32 lanes over blocks of 2048).")
+func sumS() { sumLanes("sumS", false) }
+
+// sumBF16 is sumS on bfloat16 bits, each widened in its register (the bits
+// shifted into the top half): the same lanes, blocks and partial sums as
+// sumS on the widened float32 copy.
+func sumBF16() { sumLanes("sumBF16", true) }
+
+// sumLanes emits sumS, or sumBF16 when bf16.
+func sumLanes(name string, bf16 bool) {
+	if bf16 {
+		TEXT(name, NOSPLIT, "func(x *uint16, n int, acc *[32]float64)")
+		Pragma("noescape")
+		Doc(name + " adds the bfloat16 x[:n] (n a multiple of 32) into 32 float64 partial sums (float32 lanes over blocks of 2048).")
+	} else {
+		TEXT(name, NOSPLIT, "func(x *float32, n int, acc *[32]float64)")
+		Pragma("noescape")
+		Doc(name + " adds x[:n] (n a multiple of 32) into 32 float64 partial sums (float32 lanes over blocks of 2048).")
+	}
 	x, n, k, p := reg.RSI, reg.RCX, reg.RDX, reg.RDI
 	Load(Param("x"), x)
 	Load(Param("n"), n)
 	for i := 8; i < 16; i++ {
 		VXORPD(ys[i], ys[i], ys[i])
 	}
-	Label("sumS_block")
+	Label(name + "_block")
 	TESTQ(n, n)
-	JE(LabelRef("sumS_done"))
+	JE(LabelRef(name + "_done"))
 	MOVQ(n, k)
 	CMPQ(k, U32(2048))
-	JLE(LabelRef("sumS_k"))
+	JLE(LabelRef(name + "_k"))
 	MOVQ(U32(2048), k)
-	Label("sumS_k")
+	Label(name + "_k")
 	SUBQ(k, n)
 	for i := 0; i < 4; i++ {
 		VXORPS(ys[i], ys[i], ys[i])
 	}
-	Label("sumS_inner")
-	for i := 0; i < 4; i++ {
-		VADDPS(mem(x, 32*i), ys[i], ys[i])
+	Label(name + "_inner")
+	if bf16 {
+		for i := 0; i < 4; i++ {
+			VPMOVZXWD(mem(x, 16*i), ys[4+i])
+			VPSLLD(U8(16), ys[4+i], ys[4+i])
+			VADDPS(ys[4+i], ys[i], ys[i])
+		}
+		ADDQ(U32(64), x)
+	} else {
+		for i := 0; i < 4; i++ {
+			VADDPS(mem(x, 32*i), ys[i], ys[i])
+		}
+		ADDQ(U32(128), x)
 	}
-	ADDQ(U32(128), x)
 	SUBQ(U32(32), k)
-	JNE(LabelRef("sumS_inner"))
+	JNE(LabelRef(name + "_inner"))
 	for i := 0; i < 4; i++ {
 		lo, hi := ys[8+2*i], ys[9+2*i]
 		VCVTPS2PD(xmm(ys[i]), reg.Y4)
@@ -468,8 +491,8 @@ func sumS() {
 		VCVTPS2PD(reg.X5, reg.Y5)
 		VADDPD(reg.Y5, hi, hi)
 	}
-	JMP(LabelRef("sumS_block"))
-	Label("sumS_done")
+	JMP(LabelRef(name + "_block"))
+	Label(name + "_done")
 	Load(Param("acc"), p)
 	for i := 0; i < 8; i++ {
 		VMOVUPD(ys[8+i], mem(p, 32*i))
@@ -789,6 +812,7 @@ func main() {
 		extreme(t, "min")
 	}
 	sumS()
+	sumBF16()
 	sumD()
 	trans(f32, shuffle8S)
 	trans(f64, shuffle4D)
