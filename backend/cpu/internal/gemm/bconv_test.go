@@ -58,9 +58,9 @@ var bconvCases = []bconvCase{
 	{n: 2, c: 4, h: 14, w: 14, o: 6, kh: 3, kw: 3, g: 1, s: 1, p: 2, d: 2, bias: true},
 	{n: 2, c: 6, h: 10, w: 9, o: 9, kh: 3, kw: 2, g: 3, s: 1, p: 1, d: 1, bias: true},
 	{n: 2, c: 8, h: 8, w: 8, o: 8, kh: 3, kw: 3, g: 8, s: 2, p: 1, d: 1, bias: true, strided: true}, // depthwise
-	{n: 2, c: 3, h: 23, w: 23, o: 8, kh: 7, kw: 7, g: 1, s: 2, p: 3, d: 1, bias: true},             // ResNet's stem, small
-	{n: 4, c: 33, h: 4, w: 4, o: 30, kh: 1, kw: 1, g: 1, s: 1, p: 0, d: 1, bias: true},             // 1×1, odd channels
-	{n: 2, c: 64, h: 7, w: 7, o: 40, kh: 3, kw: 3, g: 1, s: 1, p: 1, d: 1},                         // k in several blocks
+	{n: 2, c: 3, h: 23, w: 23, o: 8, kh: 7, kw: 7, g: 1, s: 2, p: 3, d: 1, bias: true},              // ResNet's stem, small
+	{n: 4, c: 33, h: 4, w: 4, o: 30, kh: 1, kw: 1, g: 1, s: 1, p: 0, d: 1, bias: true},              // 1×1, odd channels
+	{n: 2, c: 64, h: 7, w: 7, o: 40, kh: 3, kw: 3, g: 1, s: 1, p: 1, d: 1},                          // k in several blocks
 	{n: 2, c: 300, h: 6, w: 6, o: 20, kh: 3, kw: 3, g: 2, s: 1, p: 1, d: 1, bias: true},
 }
 
