@@ -48,7 +48,8 @@ func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, group
 	if dt, ok := autocastLow(x, w, b); ok {
 		return k.Conv2d(castFloat(x, dt), castFloat(w, dt), castFloat(b, dt), stride, padding, dilation, groups)
 	}
-	if x.dtype.IsHalf() { // two-byte floats: float32 products of the rounded inputs, rounded once
+	if x.dtype.IsHalf() && !nativeBF16Conv(k, x, w, b) {
+		// two-byte floats: float32 products of the rounded inputs, rounded once
 		var out *Tensor
 		AutocastDisabled(func() {
 			out = k.Conv2d(castFloat(x, Float32), castFloat(w, Float32), castFloat(b, Float32), stride, padding, dilation, groups).Cast(x.dtype)
@@ -79,4 +80,14 @@ func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, group
 	ow := outSize(name, wd, kw, stride[1], padding[1], dilation[1])
 	p := backend.Conv2dParams{Stride: stride, Padding: padding, Dilation: dilation, Groups: groups}
 	return undo(k.conv(x).conv2d(x4, w, b, p, Shape{n, o, oh, ow}))
+}
+
+// nativeBF16Conv reports whether a bfloat16 Conv2d runs on the backend's
+// own bfloat16 kernels: the CPU backend's native kernels (float32 sums of
+// exact products on the bfloat16 GEMM, rounded once; the gradients widen
+// to float32 in the backend) with all operands bfloat16. Everything else
+// two-byte computes in float32 on the rounded inputs.
+func nativeBF16Conv(k Kernels, x, w, b *Tensor) bool {
+	return x.dtype == BFloat16 && x.dev.Type == backend.CPUType && k != GenericKernels &&
+		w != nil && w.dtype == BFloat16 && (b == nil || b.dtype == BFloat16)
 }
