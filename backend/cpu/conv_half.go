@@ -3,6 +3,7 @@ package cpu
 import (
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu/internal/gemm"
+	"github.com/emberml/ember/backend/cpu/internal/vec"
 )
 
 // bfloat16 convolutions. The forward runs on the bfloat16 GEMM kernels
@@ -33,6 +34,11 @@ func conv2dGradWeightBF16(cv gemm.Conv, gw, x, gout backend.View) {
 		for c := 0; c < cv.C; c++ {
 			for h := 0; h < cv.H; h++ {
 				o := n*xs[0] + c*xs[1] + h*xs[2]
+				if xs[3] == 1 {
+					vec.F32FromBF16(xf[i:i+cv.W], xd[o:o+cv.W])
+					i += cv.W
+					continue
+				}
 				for j := 0; j < cv.W; j++ {
 					xf[i] = xd[o+j*xs[3]].Float32()
 					i++
@@ -49,8 +55,6 @@ func conv2dGradWeightBF16(cv gemm.Conv, gw, x, gout backend.View) {
 // widenBF16 returns s as float32 (exact).
 func widenBF16(s []backend.BF16) []float32 {
 	f := make([]float32, len(s))
-	for i, v := range s {
-		f[i] = v.Float32()
-	}
+	vec.F32FromBF16(f, s)
 	return f
 }
