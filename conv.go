@@ -37,7 +37,11 @@ func batched4d(op string, x *Tensor) (*Tensor, func(*Tensor) *Tensor) {
 
 // Conv2d is the 2-D cross-correlation torch.nn.functional.conv2d: x is
 // [N, C, H, W] (or unbatched [C, H, W]), w is [O, C/groups, KH, KW], b is
-// [O] or nil. It records ConvolutionBackward0.
+// [O] or nil. It records ConvolutionBackward0. Two-byte floats: on the CPU,
+// bfloat16 operands run on the bfloat16 GEMM (each output a float32 sum of
+// exact products and the bias, rounded once; the gradients are float32
+// computations on the rounded operands, rounded once); float16, and
+// bfloat16 elsewhere, compute in float32 on the rounded inputs.
 func Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tensor {
 	return NativeKernels.Conv2d(x, w, b, stride, padding, dilation, groups)
 }
