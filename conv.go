@@ -39,9 +39,10 @@ func batched4d(op string, x *Tensor) (*Tensor, func(*Tensor) *Tensor) {
 // [N, C, H, W] (or unbatched [C, H, W]), w is [O, C/groups, KH, KW], b is
 // [O] or nil. It records ConvolutionBackward0. Two-byte floats: on the CPU,
 // bfloat16 operands run on the bfloat16 GEMM (each output a float32 sum of
-// exact products and the bias, rounded once; the gradients are float32
-// computations on the rounded operands, rounded once); float16, and
-// bfloat16 elsewhere, compute in float32 on the rounded inputs.
+// exact products and the bias, rounded once; so is the input gradient of
+// a stride-1 convolution, the other gradients are float32 computations on
+// the rounded operands, rounded once); float16, and bfloat16 elsewhere,
+// compute in float32 on the rounded inputs.
 func Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tensor {
 	return NativeKernels.Conv2d(x, w, b, stride, padding, dilation, groups)
 }
@@ -88,9 +89,10 @@ func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, group
 
 // nativeBF16Conv reports whether a bfloat16 Conv2d runs on the backend's
 // own bfloat16 kernels: the CPU backend's native kernels (float32 sums of
-// exact products on the bfloat16 GEMM, rounded once; the gradients widen
-// to float32 in the backend) with all operands bfloat16. Everything else
-// two-byte computes in float32 on the rounded inputs.
+// exact products on the bfloat16 GEMM, rounded once; the gradients other
+// than a stride-1 convolution's input gradient widen to float32 in the
+// backend) with all operands bfloat16. Everything else two-byte computes
+// in float32 on the rounded inputs.
 func nativeBF16Conv(k Kernels, x, w, b *Tensor) bool {
 	return x.dtype == BFloat16 && x.dev.Type == backend.CPUType && k != GenericKernels &&
 		w != nil && w.dtype == BFloat16 && (b == nil || b.dtype == BFloat16)

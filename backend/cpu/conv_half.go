@@ -8,10 +8,12 @@ import (
 
 // bfloat16 convolutions. The forward runs on the bfloat16 GEMM kernels
 // (gemm.ConvForwardBF16: VDPBF16PS where the CPU has AVX512_BF16), each
-// output a float32 sum of exact products and the bias, rounded once. The
-// gradients widen their operands to float32, run the float32 kernels and
-// round once: what ember computes for a bfloat16 convolution on a backend
-// without bfloat16 kernels (float32 on the rounded inputs).
+// output a float32 sum of exact products and the bias, rounded once; so
+// does the input gradient of a stride-1 convolution
+// (gemm.ConvGradInputBF16). The other gradients widen their operands to
+// float32, run the float32 kernels and round once: what ember computes for
+// a bfloat16 convolution on a backend without bfloat16 kernels (float32
+// on the rounded inputs).
 
 func conv2dBF16(cv gemm.Conv, out, x, w, bias backend.View) {
 	gemm.ConvForwardBF16(cv, bf16Bits(data[backend.BF16](x)), strides4(x), bf16Bits(data[backend.BF16](w)),
@@ -19,11 +21,7 @@ func conv2dBF16(cv gemm.Conv, out, x, w, bias backend.View) {
 }
 
 func conv2dGradInputBF16(cv gemm.Conv, gx, gout, w backend.View) {
-	g := widenBF16(data[backend.BF16](gout)[:cv.N*cv.O*cv.OH*cv.OW])
-	wf := widenBF16(data[backend.BF16](w)[:cv.O*cv.C/cv.G*cv.KH*cv.KW])
-	f := make([]float32, cv.N*cv.C*cv.H*cv.W)
-	gemm.ConvGradInput(cv, g, wf, f)
-	gemm.RoundBF16(bf16Bits(data[backend.BF16](gx)), f)
+	gemm.ConvGradInputBF16(cv, bf16Bits(data[backend.BF16](gout)), bf16Bits(data[backend.BF16](w)), bf16Bits(data[backend.BF16](gx)))
 }
 
 func conv2dGradWeightBF16(cv gemm.Conv, gw, x, gout backend.View) {

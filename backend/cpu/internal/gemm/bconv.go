@@ -376,3 +376,53 @@ func convForwardPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, w, bi
 		}
 	})
 }
+
+// ConvGradInputBF16 is ConvGradInput on bfloat16 operands (their bits):
+// gout a contiguous [N, O, OH, OW], w a contiguous [O, C/G, KH, KW], into
+// the contiguous gx [N, C, H, W], each element a float32 sum of exact
+// products rounded once. A stride-1 convolution's runs on the bfloat16
+// kernels as the forward convolution of gout with the flipped, transposed
+// weight (see ConvGradInput); other strides, and kernel sets without a
+// bfloat16 kernel, widen to float32.
+func ConvGradInputBF16(cv Conv, gout, w, gx []uint16) {
+	cv.Check()
+	if cv.N == 0 {
+		return
+	}
+	kr := current.Load().b
+	cg, og, kk := cv.C/cv.G, cv.O/cv.G, cv.KH*cv.KW
+	nw := cv.O * cg * kk
+	if kr == nil || cv.SH != 1 || cv.SW != 1 {
+		g := widenBits(gout[:cv.N*cv.O*cv.OH*cv.OW])
+		f := getScratch[float32](cv.N * cv.C * cv.H * cv.W)
+		defer putScratch(f)
+		ConvGradInput(cv, g, widenBits(w[:nw]), f)
+		RoundBF16(gx[:len(f)], f)
+		return
+	}
+	// wt[g·cg+c][o][ki][kj] = w[g·og+o][c][KH−1−ki][KW−1−kj]
+	wt := make([]uint16, nw)
+	for g := 0; g < cv.G; g++ {
+		for o := 0; o < og; o++ {
+			for c := 0; c < cg; c++ {
+				src := w[((g*og+o)*cg+c)*kk:][:kk]
+				dst := wt[((g*cg+c)*og+o)*kk:][:kk]
+				for i, v := range src {
+					dst[kk-1-i] = v
+				}
+			}
+		}
+	}
+	t := Conv{N: cv.N, C: cv.O, H: cv.OH, W: cv.OW, O: cv.C, KH: cv.KH, KW: cv.KW, G: cv.G,
+		SH: 1, SW: 1, PH: cv.DH*(cv.KH-1) - cv.PH, PW: cv.DW*(cv.KW-1) - cv.PW, DH: cv.DH, DW: cv.DW, OH: cv.H, OW: cv.W}
+	convForwardPairs(kr, t, gout, [4]int{cv.O * cv.OH * cv.OW, cv.OH * cv.OW, cv.OW, 1}, wt, nil, gx)
+}
+
+// widenBits returns the bfloat16 bits s as float32 (exact).
+func widenBits(s []uint16) []float32 {
+	d := make([]float32, len(s))
+	for i, v := range s {
+		d[i] = math.Float32frombits(uint32(v) << 16)
+	}
+	return d
+}

@@ -147,3 +147,84 @@ func TestConvForwardBF16(t *testing.T) {
 		})
 	}
 }
+
+// TestConvGradInputBF16 checks ConvGradInputBF16 on every kernel set
+// against the chain rule on the definition in float64, and the bfloat16
+// kernels bit for bit against the Go twin.
+func TestConvGradInputBF16(t *testing.T) {
+	sets := testSets()
+	for i, ks := range sets {
+		if ks.name == "avx512-go" {
+			sets[0], sets[i] = sets[i], sets[0]
+		}
+	}
+	twin := map[int][]uint16{}
+	for _, ks := range sets {
+		t.Run(ks.name, func(t *testing.T) {
+			old := current.Load()
+			current.Store(ks)
+			defer current.Store(old)
+			for ci, tc := range bconvCases {
+				r := rand.New(rand.NewPCG(uint64(ci), 5))
+				cv := Conv{N: tc.n, C: tc.c, H: tc.h, W: tc.w, O: tc.o, KH: tc.kh, KW: tc.kw, G: tc.g,
+					SH: tc.s, SW: tc.s, PH: tc.p, PW: tc.p, DH: tc.d, DW: tc.d}
+				cv.OH = OutSize(cv.H, cv.KH, cv.SH, cv.PH, cv.DH)
+				cv.OW = OutSize(cv.W, cv.KW, cv.SW, cv.PW, cv.DW)
+				cg, og := cv.C/cv.G, cv.O/cv.G
+				gout := randBF(r, cv.N*cv.O*cv.OH*cv.OW)
+				w := randBF(r, cv.O*cg*cv.KH*cv.KW)
+				gx := make([]uint16, cv.N*cv.C*cv.H*cv.W)
+				for i := range gx {
+					gx[i] = 0x7FC1
+				}
+				ConvGradInputBF16(cv, gout, w, gx)
+				ref := make([]float64, len(gx))
+				abs := make([]float64, len(gx))
+				terms := make([]float64, len(gx))
+				for n := 0; n < cv.N; n++ {
+					for o := 0; o < cv.O; o++ {
+						g := o / og
+						for oh := 0; oh < cv.OH; oh++ {
+							for ow := 0; ow < cv.OW; ow++ {
+								gv := bfVal(gout[((n*cv.O+o)*cv.OH+oh)*cv.OW+ow])
+								for c := 0; c < cg; c++ {
+									for ki := 0; ki < cv.KH; ki++ {
+										for kj := 0; kj < cv.KW; kj++ {
+											ih, iw := oh*cv.SH+ki*cv.DH-cv.PH, ow*cv.SW+kj*cv.DW-cv.PW
+											if ih < 0 || ih >= cv.H || iw < 0 || iw >= cv.W {
+												continue
+											}
+											xi := ((n*cv.C+g*cg+c)*cv.H+ih)*cv.W + iw
+											v := gv * bfVal(w[((o*cg+c)*cv.KH+ki)*cv.KW+kj])
+											ref[xi] += v
+											abs[xi] += math.Abs(v)
+											terms[xi]++
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+				for i, v := range gx {
+					e := 2 * (terms[i] + 1) * 0x1p-24 * abs[i]
+					if d := math.Abs(bfVal(v) - ref[i]); !(d <= 0x1p-8*math.Abs(ref[i])+2*e) {
+						t.Fatalf("%+v: gx[%d] = %v (%#04x), want %v", tc, i, bfVal(v), v, ref[i])
+					}
+				}
+				if ks.name == "avx512-go" {
+					twin[ci] = gx
+					continue
+				}
+				if ks.b == nil || ks.b.shape != avx512B {
+					continue
+				}
+				for i, v := range gx {
+					if v != twin[ci][i] {
+						t.Fatalf("%+v: gx[%d] = %#04x, the Go twin %#04x", tc, i, v, twin[ci][i])
+					}
+				}
+			}
+		})
+	}
+}
