@@ -94,6 +94,10 @@ func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, group
 // backend) with all operands bfloat16. Everything else two-byte computes
 // in float32 on the rounded inputs.
 func nativeBF16Conv(k Kernels, x, w, b *Tensor) bool {
-	return x.dtype == BFloat16 && x.dev.Type == backend.CPUType && k != GenericKernels &&
-		w != nil && w.dtype == BFloat16 && (b == nil || b.dtype == BFloat16)
+	if x.dtype != BFloat16 || x.dev.Type != backend.CPUType || k == GenericKernels ||
+		w == nil || w.dtype != BFloat16 || (b != nil && b.dtype != BFloat16) {
+		return false
+	}
+	_, ok := k.conv(x).(nativeConv)
+	return ok
 }
