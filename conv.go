@@ -37,7 +37,12 @@ func batched4d(op string, x *Tensor) (*Tensor, func(*Tensor) *Tensor) {
 
 // Conv2d is the 2-D cross-correlation torch.nn.functional.conv2d: x is
 // [N, C, H, W] (or unbatched [C, H, W]), w is [O, C/groups, KH, KW], b is
-// [O] or nil. It records ConvolutionBackward0.
+// [O] or nil. It records ConvolutionBackward0. Two-byte floats: on the CPU,
+// bfloat16 operands run on the bfloat16 GEMM (each output a float32 sum of
+// exact products and the bias, rounded once; so is the input gradient of
+// a stride-1 convolution, the other gradients are float32 computations on
+// the rounded operands, rounded once); float16, and bfloat16 elsewhere,
+// compute in float32 on the rounded inputs.
 func Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tensor {
 	return NativeKernels.Conv2d(x, w, b, stride, padding, dilation, groups)
 }
@@ -48,7 +53,8 @@ func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, group
 	if dt, ok := autocastLow(x, w, b); ok {
 		return k.Conv2d(castFloat(x, dt), castFloat(w, dt), castFloat(b, dt), stride, padding, dilation, groups)
 	}
-	if x.dtype.IsHalf() { // two-byte floats: float32 products of the rounded inputs, rounded once
+	if x.dtype.IsHalf() && !nativeBF16Conv(k, x, w, b) {
+		// two-byte floats: float32 products of the rounded inputs, rounded once
 		var out *Tensor
 		AutocastDisabled(func() {
 			out = k.Conv2d(castFloat(x, Float32), castFloat(w, Float32), castFloat(b, Float32), stride, padding, dilation, groups).Cast(x.dtype)
@@ -79,4 +85,19 @@ func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, group
 	ow := outSize(name, wd, kw, stride[1], padding[1], dilation[1])
 	p := backend.Conv2dParams{Stride: stride, Padding: padding, Dilation: dilation, Groups: groups}
 	return undo(k.conv(x).conv2d(x4, w, b, p, Shape{n, o, oh, ow}))
+}
+
+// nativeBF16Conv reports whether a bfloat16 Conv2d runs on the backend's
+// own bfloat16 kernels: the CPU backend's native kernels (float32 sums of
+// exact products on the bfloat16 GEMM, rounded once; the gradients other
+// than a stride-1 convolution's input gradient widen to float32 in the
+// backend) with all operands bfloat16. Everything else two-byte computes
+// in float32 on the rounded inputs.
+func nativeBF16Conv(k Kernels, x, w, b *Tensor) bool {
+	if x.dtype != BFloat16 || x.dev.Type != backend.CPUType || k == GenericKernels ||
+		w == nil || w.dtype != BFloat16 || (b != nil && b.dtype != BFloat16) {
+		return false
+	}
+	_, ok := k.conv(x).(nativeConv)
+	return ok
 }

@@ -6,7 +6,8 @@ import (
 )
 
 // The CPU backend's convolutions are implicit GEMMs on the assembly GEMM's
-// micro-kernels (see package gemm): no im2col buffer.
+// micro-kernels (see package gemm): no im2col buffer. float32 and float64,
+// and bfloat16 (conv_half.go).
 
 var _ backend.Convolver = Backend{}
 
@@ -26,12 +27,20 @@ func strides4(v backend.View) [4]int { return [4]int(v.Strides) }
 // Conv2d is the convolution's forward pass.
 func (Backend) Conv2d(out, x, w, bias backend.View, p backend.Conv2dParams) {
 	cv := convOf(x.Shape, w.Shape, p)
+	if x.S.DType() == backend.BFloat16 {
+		conv2dBF16(cv, out, x, w, bias)
+		return
+	}
 	floatKernel("conv2d", x.S.DType(), func() { convForward[float32](cv, out, x, w, bias) }, func() { convForward[float64](cv, out, x, w, bias) })
 }
 
 // Conv2dGradInput is the gradient of the convolution's input.
 func (Backend) Conv2dGradInput(gx, gout, w backend.View, p backend.Conv2dParams) {
 	cv := convOf(gx.Shape, w.Shape, p)
+	if gx.S.DType() == backend.BFloat16 {
+		conv2dGradInputBF16(cv, gx, gout, w)
+		return
+	}
 	floatKernel("conv2d backward", gx.S.DType(),
 		func() { gemm.ConvGradInput(cv, data[float32](gout), data[float32](w), data[float32](gx)) },
 		func() { gemm.ConvGradInput(cv, data[float64](gout), data[float64](w), data[float64](gx)) })
@@ -40,6 +49,10 @@ func (Backend) Conv2dGradInput(gx, gout, w backend.View, p backend.Conv2dParams)
 // Conv2dGradWeight is the gradient of the convolution's weight.
 func (Backend) Conv2dGradWeight(gw, x, gout backend.View, p backend.Conv2dParams) {
 	cv := convOf(x.Shape, gw.Shape, p)
+	if x.S.DType() == backend.BFloat16 {
+		conv2dGradWeightBF16(cv, gw, x, gout)
+		return
+	}
 	floatKernel("conv2d backward", x.S.DType(),
 		func() { gemm.ConvGradWeight(cv, data[float32](x), strides4(x), data[float32](gout), data[float32](gw)) },
 		func() { gemm.ConvGradWeight(cv, data[float64](x), strides4(x), data[float64](gout), data[float64](gw)) })

@@ -1,0 +1,58 @@
+package cpu
+
+import (
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cpu/internal/gemm"
+	"github.com/emberml/ember/backend/cpu/internal/vec"
+)
+
+// bfloat16 convolutions. The forward runs on the bfloat16 GEMM kernels
+// (gemm.ConvForwardBF16: VDPBF16PS where the CPU has AVX512_BF16), each
+// output a float32 sum of exact products and the bias, rounded once; so
+// does the input gradient of a stride-1 convolution
+// (gemm.ConvGradInputBF16). The other gradients widen their operands to
+// float32, run the float32 kernels and round once: what ember computes for
+// a bfloat16 convolution on a backend without bfloat16 kernels (float32
+// on the rounded inputs).
+
+func conv2dBF16(cv gemm.Conv, out, x, w, bias backend.View) {
+	gemm.ConvForwardBF16(cv, bf16Bits(data[backend.BF16](x)), strides4(x), bf16Bits(data[backend.BF16](w)),
+		bf16Bits(vector[backend.BF16](bias)), bf16Bits(data[backend.BF16](out)))
+}
+
+func conv2dGradInputBF16(cv gemm.Conv, gx, gout, w backend.View) {
+	gemm.ConvGradInputBF16(cv, bf16Bits(data[backend.BF16](gout)), bf16Bits(data[backend.BF16](w)), bf16Bits(data[backend.BF16](gx)))
+}
+
+func conv2dGradWeightBF16(cv gemm.Conv, gw, x, gout backend.View) {
+	xd, xs := data[backend.BF16](x), strides4(x)
+	xf := make([]float32, cv.N*cv.C*cv.H*cv.W)
+	i := 0
+	for n := 0; n < cv.N; n++ {
+		for c := 0; c < cv.C; c++ {
+			for h := 0; h < cv.H; h++ {
+				o := n*xs[0] + c*xs[1] + h*xs[2]
+				if xs[3] == 1 {
+					vec.F32FromBF16(xf[i:i+cv.W], xd[o:o+cv.W])
+					i += cv.W
+					continue
+				}
+				for j := 0; j < cv.W; j++ {
+					xf[i] = xd[o+j*xs[3]].Float32()
+					i++
+				}
+			}
+		}
+	}
+	g := widenBF16(data[backend.BF16](gout)[:cv.N*cv.O*cv.OH*cv.OW])
+	f := make([]float32, cv.O*cv.C/cv.G*cv.KH*cv.KW)
+	gemm.ConvGradWeight(cv, xf, [4]int{cv.C * cv.H * cv.W, cv.H * cv.W, cv.W, 1}, g, f)
+	gemm.RoundBF16(bf16Bits(data[backend.BF16](gw)), f)
+}
+
+// widenBF16 returns s as float32 (exact).
+func widenBF16(s []backend.BF16) []float32 {
+	f := make([]float32, len(s))
+	vec.F32FromBF16(f, s)
+	return f
+}

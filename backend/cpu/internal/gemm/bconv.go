@@ -1,0 +1,428 @@
+package gemm
+
+import (
+	"math"
+	"unsafe"
+)
+
+// The bfloat16 convolution: convForward's implicit GEMM on the bfloat16
+// micro-kernel (see Bgemm), whose packed elements are 32-bit words each
+// holding two k values.
+//
+// The pairs are input channels: pair channel P of group g holds channels
+// 2P and 2P+1 of the group (the high one zero past an odd count). The
+// phase image (see convForward) is built over pair channels, each element
+// a word with channel 2P's value in the low half and 2P+1's in the high
+// half, so a row of cols for pair (P, ki, kj) is again a contiguous run of
+// the phase image, and packing a micro-panel of B is convForward's
+// fixed-size copy of words. The weight is packed with the same pairs; the
+// bias is one more pair, bias·1 in the high halves (copyPanel's bias row
+// of float32 ones is, as words, bfloat16 1 in the high half and 0 in the
+// low one). So each output is a float32 sum of exact products (bias
+// included), rounded once to bfloat16 as soon as its item is finished.
+//
+// A kernel set without a bfloat16 kernel widens the operands to float32,
+// runs ConvForward and rounds its result.
+
+// ConvForwardBF16 is ConvForward on bfloat16 operands (their bits): x with
+// strides xs, a contiguous weight [O, C/G, KH, KW], bias [O] or nil, into
+// the contiguous out. Each output is accumulated in float32 and rounded
+// once (see RoundBF16).
+func ConvForwardBF16(cv Conv, x []uint16, xs [4]int, w, bias, out []uint16) {
+	cv.Check()
+	if cv.N == 0 {
+		return
+	}
+	kr := current.Load().b
+	if kr == nil {
+		convForwardWidened(cv, x, xs, w, bias, out)
+		return
+	}
+	convForwardPairs(kr, cv, x, xs, w, bias, out)
+}
+
+// ConvBF16Path says how ConvForwardBF16 computes with the kernel set in use
+// (see BgemmPath).
+func ConvBF16Path() string { return BgemmPath() }
+
+// convForwardWidened is ConvForwardBF16 through the float32 convolution.
+func convForwardWidened(cv Conv, x []uint16, xs [4]int, w, bias, out []uint16) {
+	xw := make([]float32, cv.N*cv.C*cv.H*cv.W)
+	i := 0
+	for n := 0; n < cv.N; n++ {
+		for c := 0; c < cv.C; c++ {
+			for h := 0; h < cv.H; h++ {
+				o := n*xs[0] + c*xs[1] + h*xs[2]
+				for j := 0; j < cv.W; j++ {
+					xw[i] = math.Float32frombits(uint32(x[o+j*xs[3]]) << 16)
+					i++
+				}
+			}
+		}
+	}
+	widenAll := func(s []uint16) []float32 {
+		if s == nil {
+			return nil
+		}
+		d := make([]float32, len(s))
+		for i, v := range s {
+			d[i] = math.Float32frombits(uint32(v) << 16)
+		}
+		return d
+	}
+	nw := cv.O * cv.C / cv.G * cv.KH * cv.KW
+	fo := make([]float32, cv.N*cv.O*cv.OH*cv.OW)
+	ConvForward(cv, xw, [4]int{cv.C * cv.H * cv.W, cv.H * cv.W, cv.W, 1}, widenAll(w[:nw]), widenAll(bias), fo)
+	RoundBF16(out[:len(fo)], fo)
+}
+
+// words is s as 32-bit words.
+func words(s []float32) []uint32 {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&s[0])), len(s))
+}
+
+// buildPairPhases fills xq (N images of g.img words, g the geometry over
+// pc pair channels) from the bfloat16 x with strides xs: pair channel P
+// (group P/cgp) interleaves channels 2·(P%cgp) and one more of its group.
+func buildPairPhases(cv Conv, g geom, cgp int, x []uint16, xs [4]int, xq []uint32) {
+	cg := cv.C / cv.G
+	np := g.r.n * g.c.n
+	pcs := cv.G * cgp
+	rows := cv.N * pcs * np
+	per := max(1, phaseItem/g.plane)
+	items := (rows + per - 1) / per
+	runItems(items, workers(items, float64(per*g.plane)/4), func(_, item int) {
+		for it := item * per; it < min(rows, (item+1)*per); it++ {
+			ph := it % np
+			p := it / np % pcs
+			n := it / (np * pcs)
+			c0 := p/cgp*cg + 2*(p%cgp)
+			s0 := n*xs[0] + c0*xs[1]
+			s1 := -1
+			if 2*(p%cgp)+1 < cg {
+				s1 = s0 + xs[1]
+			}
+			fillPairPhase(xq[it*g.plane:(it+1)*g.plane], x, s0, s1, xs[2], xs[3], cv.H, cv.W, g.r.q, g.c.q, cv.SH, cv.SW,
+				g.r.val[ph/g.c.n]-cv.PH, g.c.val[ph%g.c.n]-cv.PW)
+		}
+	})
+}
+
+// fillPairPhase is fillPhase for pair words: dst[i·wq+j] holds
+// x[s0+o] | x[s1+o]<<16 with o = (i·sh+ph)·sr + (j·sw+pw)·sc (high half
+// zero when s1 < 0), zero outside [0,h)×[0,w).
+func fillPairPhase(dst []uint32, x []uint16, s0, s1, sr, sc, h, w, hq, wq, sh, sw, ph, pw int) {
+	j0 := 0
+	if pw < 0 {
+		j0 = (-pw + sw - 1) / sw
+	}
+	j1 := 0
+	if w-pw > 0 {
+		j1 = (w - pw + sw - 1) / sw
+	}
+	j0, j1 = min(j0, wq), min(j1, wq)
+	st := sw * sc
+	for i := 0; i < hq; i++ {
+		row := dst[i*wq : (i+1)*wq]
+		ih := i*sh + ph
+		if ih < 0 || ih >= h || j0 >= j1 {
+			clear(row)
+			continue
+		}
+		clear(row[:j0])
+		clear(row[j1:])
+		o := ih*sr + (j0*sw+pw)*sc
+		d := row[j0:j1]
+		if s1 < 0 {
+			s := s0 + o
+			for j := range d {
+				d[j] = uint32(x[s])
+				s += st
+			}
+			continue
+		}
+		if st == 1 {
+			interleave(d, x, s0+o, s1-s0)
+			continue
+		}
+		a, b := s0+o, s1+o
+		for j := range d {
+			d[j] = uint32(x[a]) | uint32(x[b])<<16
+			a += st
+			b += st
+		}
+	}
+}
+
+// interleaveGo sets d[j] = x[a+j] | x[a+ld+j]<<16.
+func interleaveGo(d []uint32, x []uint16, a, ld int) {
+	lo, hi := x[a:][:len(d)], x[a+ld:][:len(d)]
+	for j := range d {
+		d[j] = uint32(lo[j]) | uint32(hi[j])<<16
+	}
+}
+
+// packPairWeights packs each group's [og × k] pair matrix A (k = cgp·KH·KW
+// pairs, and one more holding bias<<16 when bias != nil) into mr-row
+// micro-panels, K block by K block, as packWeights lays them out.
+func packPairWeights(dst []uint32, cv Conv, cgp int, w, bias []uint16, mr, kcb int) {
+	cg, og := cv.C/cv.G, cv.O/cv.G
+	kk := cv.KH * cv.KW
+	kg := cgp * kk
+	k := kg
+	if bias != nil {
+		k++
+	}
+	mpad := (og + mr - 1) / mr * mr
+	blocks := (k + kcb - 1) / kcb
+	panels := mpad / mr
+	total := cv.G * blocks * panels
+	runItems(total, workers(total, float64(mr*kcb)/2), func(_, it int) {
+		ir := it % panels * mr
+		b := it / panels % blocks
+		g := it / (panels * blocks)
+		pc := b * kcb
+		kc := min(kcb, k-pc)
+		d := dst[g*mpad*k+pc*mpad+ir*kc:][:mr*kc]
+		for i := 0; i < mr; i++ {
+			r := ir + i
+			if r >= og {
+				for p := 0; p < kc; p++ {
+					d[p*mr+i] = 0
+				}
+				continue
+			}
+			row := w[(g*og+r)*cg*kk:][:cg*kk]
+			for p := 0; p < kc; p++ {
+				pp := pc + p
+				if pp == kg {
+					d[p*mr+i] = uint32(bias[g*og+r]) << 16
+					continue
+				}
+				c, t := 2*(pp/kk), pp%kk
+				v := uint32(row[c*kk+t])
+				if c+1 < cg {
+					v |= uint32(row[(c+1)*kk+t]) << 16
+				}
+				d[p*mr+i] = v
+			}
+		}
+	})
+}
+
+// convForwardPairs is ConvForwardBF16 on the bfloat16 kernel kr: the loop
+// of convForward over pair words, into a float32 scratch output rounded
+// item by item.
+func convForwardPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, w, bias, out []uint16) {
+	mr, nr := kr.mr, kr.nr
+	cg, og := cv.C/cv.G, cv.O/cv.G
+	cgp := (cg + 1) / 2
+	pcv := cv
+	pcv.C = cv.G * cgp
+	g := newGeom(pcv)
+	xq := getScratch[float32](cv.N*g.img + nr)
+	defer putScratch(xq)
+	buildPairPhases(cv, g, cgp, x, xs, words(xq))
+	img, chStride, wq := g.img, g.chStride, g.c.q
+
+	kk := cv.KH * cv.KW
+	kg := cgp * kk
+	k := kg
+	if bias != nil {
+		k++
+	}
+	offs := make([]int, k)
+	for kx := 0; kx < kg; kx++ {
+		c, t := kx/kk, kx%kk
+		ki, kj := t/cv.KW, t%cv.KW
+		offs[kx] = c*chStride + (g.r.idx[ki]*g.c.n+g.c.idx[kj])*g.plane + g.r.off[ki]*wq + g.c.off[kj]
+	}
+	maxOff := 0
+	for _, o := range offs[:kg] {
+		maxOff = max(maxOff, o)
+	}
+	if bias != nil {
+		offs[kg] = -1
+	}
+	kcb := balance(k, convKC(kr.kc, nr, 4), 1)
+	mpad := (og + mr - 1) / mr * mr
+	ap := getScratch[float32](cv.G * mpad * k)
+	defer putScratch(ap)
+	packPairWeights(words(ap), cv, cgp, w, bias, mr, kcb)
+
+	l := cv.OH * cv.OW
+	fo := getScratch[float32](cv.N * cv.O * l)
+	defer putScratch(fo)
+	lq := (cv.OH-1)*wq + cv.OW
+	panels := (lq + nr - 1) / nr
+	exact := float64(l) < exactBelow*float64(panels*nr)
+	imgs := cv.N
+	if exact {
+		imgs, panels = 1, (cv.N*l+nr-1)/nr
+	}
+	t := numThreads()
+	cpMax := max(1, min(kr.convNC/nr, (64<<10)/(og*nr), panels))
+	cp, best := cpMax, 0
+	for c := cpMax; c >= max(1, cpMax/4); c-- {
+		items := imgs * cv.G * ((panels + c - 1) / c)
+		if load := (items + t - 1) / t * c; best == 0 || load < best {
+			cp, best = c, load
+		}
+	}
+	chunks := (panels + cp - 1) / cp
+	rb := 1
+	if items := imgs * cv.G * chunks; items < 2*t {
+		rb = min(mpad/mr, (2*t+items-1)/items)
+	}
+	rowPanels := (mpad/mr + rb - 1) / rb
+	total := imgs * cv.G * chunks * rb
+	cost := 2 * float64(og) * float64(k) * float64(cp*nr) / float64(rb)
+	t = workers(total, cost)
+	var colBase [][]int
+	if exact {
+		colBase = make([][]int, t)
+		for i := range colBase {
+			colBase[i] = make([]int, cp*nr)
+		}
+	}
+	// valid is the number of outputs of an image before column q of the
+	// phase plane (q mode).
+	valid := func(q int) int { return min(l, q/wq*cv.OW+min(q%wq, cv.OW)) }
+	runItems(total, t, func(wk, it int) {
+		r := it % rb
+		it /= rb
+		ch := it % chunks
+		it /= chunks
+		gi, n := it%cv.G, it/cv.G
+		buf := kr.buffers()
+		defer kr.bufs.put(buf)
+		bb := buf.bOf(kcb * nr)
+		i0 := r * rowPanels * mr
+		i1 := min(og, i0+rowPanels*mr)
+		q0 := ch * cp * nr
+		q1 := min(q0+cp*nr, panels*nr)
+		xb := n*img + gi*cgp*chStride
+		ob := (n*cv.O + gi*og) * l
+		var cb []int
+		if exact {
+			cb = colBase[wk][:q1-q0]
+			for j := range cb {
+				jj := q0 + j
+				if jj >= cv.N*l {
+					cb[j] = -1
+					continue
+				}
+				ni, li := jj/l, jj%l
+				cb[j] = ni*img + gi*cgp*chStride + li/cv.OW*wq + li%cv.OW
+			}
+		}
+		for pc := 0; pc < k; pc += kcb {
+			kc := min(kcb, k-pc)
+			apb := ap[gi*mpad*k+pc*mpad:]
+			accum := 0
+			if pc > 0 {
+				accum = 1
+			}
+			for jr := q0; jr < q1; jr += nr {
+				var direct bool
+				var o0 int
+				if exact {
+					gatherPanel(bb, xq, cb[jr-q0:jr-q0+nr], offs[pc:pc+kc], nr)
+					ni, li := jr/l, jr%l
+					direct = li+nr <= l
+					o0 = (ni*cv.O+gi*og)*l + li
+				} else {
+					copyPanel(bb, xq, xb+jr, offs[pc:pc+kc], maxOff, nr)
+					oh, ow := jr/wq, jr%wq
+					direct = ow+nr <= cv.OW
+					o0 = ob + oh*cv.OW + ow
+				}
+				for ir := i0; ir < i1; ir += mr {
+					a := &apb[ir*kc]
+					fn, whole := kr.rowsFn(og - ir)
+					if direct && whole {
+						fn(kc, a, &bb[0], &fo[o0+ir*l], l, accum)
+						continue
+					}
+					fn(kc, a, &bb[0], &buf.t[0], nr, 0)
+					if exact {
+						mergeExact(fo, cv.O*l, (gi*og+ir)*l, l, buf.t, min(mr, og-ir), nr, jr, cv.N*l, accum)
+					} else {
+						mergeTile(fo, ob+ir*l, l, buf.t, min(mr, og-ir), nr, jr, wq, cv.OH, cv.OW, accum)
+					}
+				}
+			}
+		}
+		// round the item's finished outputs while they are in cache
+		if !exact {
+			a, b := valid(q0), valid(q1)
+			for i := i0; i < i1; i++ {
+				o := ob + i*l
+				RoundBF16(out[o+a:o+b], fo[o+a:o+b])
+			}
+			return
+		}
+		for jj := q0; jj < min(q1, cv.N*l); {
+			ni, li := jj/l, jj%l
+			cnt := min(min(q1, cv.N*l)-jj, l-li)
+			for i := i0; i < i1; i++ {
+				o := (ni*cv.O+gi*og+i)*l + li
+				RoundBF16(out[o:o+cnt], fo[o:o+cnt])
+			}
+			jj += cnt
+		}
+	})
+}
+
+// ConvGradInputBF16 is ConvGradInput on bfloat16 operands (their bits):
+// gout a contiguous [N, O, OH, OW], w a contiguous [O, C/G, KH, KW], into
+// the contiguous gx [N, C, H, W], each element a float32 sum of exact
+// products rounded once. A stride-1 convolution's runs on the bfloat16
+// kernels as the forward convolution of gout with the flipped, transposed
+// weight (see ConvGradInput); other strides, and kernel sets without a
+// bfloat16 kernel, widen to float32.
+func ConvGradInputBF16(cv Conv, gout, w, gx []uint16) {
+	cv.Check()
+	if cv.N == 0 {
+		return
+	}
+	kr := current.Load().b
+	cg, og, kk := cv.C/cv.G, cv.O/cv.G, cv.KH*cv.KW
+	nw := cv.O * cg * kk
+	if kr == nil || cv.SH != 1 || cv.SW != 1 {
+		g := widenBits(gout[:cv.N*cv.O*cv.OH*cv.OW])
+		f := getScratch[float32](cv.N * cv.C * cv.H * cv.W)
+		defer putScratch(f)
+		ConvGradInput(cv, g, widenBits(w[:nw]), f)
+		RoundBF16(gx[:len(f)], f)
+		return
+	}
+	// wt[g·cg+c][o][ki][kj] = w[g·og+o][c][KH−1−ki][KW−1−kj]
+	wt := make([]uint16, nw)
+	for g := 0; g < cv.G; g++ {
+		for o := 0; o < og; o++ {
+			for c := 0; c < cg; c++ {
+				src := w[((g*og+o)*cg+c)*kk:][:kk]
+				dst := wt[((g*cg+c)*og+o)*kk:][:kk]
+				for i, v := range src {
+					dst[kk-1-i] = v
+				}
+			}
+		}
+	}
+	t := Conv{N: cv.N, C: cv.O, H: cv.OH, W: cv.OW, O: cv.C, KH: cv.KH, KW: cv.KW, G: cv.G,
+		SH: 1, SW: 1, PH: cv.DH*(cv.KH-1) - cv.PH, PW: cv.DW*(cv.KW-1) - cv.PW, DH: cv.DH, DW: cv.DW, OH: cv.H, OW: cv.W}
+	convForwardPairs(kr, t, gout, [4]int{cv.O * cv.OH * cv.OW, cv.OH * cv.OW, cv.OW, 1}, wt, nil, gx)
+}
+
+// widenBits returns the bfloat16 bits s as float32 (exact).
+func widenBits(s []uint16) []float32 {
+	d := make([]float32, len(s))
+	for i, v := range s {
+		d[i] = math.Float32frombits(uint32(v) << 16)
+	}
+	return d
+}

@@ -1,0 +1,230 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// bconvRef is the bfloat16 convolution by its definition in float64 (the
+// bias included): out[oi] and Σ|terms| per output.
+func bconvRef(cv Conv, x []uint16, xs [4]int, w, bias []uint16) (ref, abs []float64) {
+	cg, og := cv.C/cv.G, cv.O/cv.G
+	l := cv.OH * cv.OW
+	ref = make([]float64, cv.N*cv.O*l)
+	abs = make([]float64, len(ref))
+	for n := 0; n < cv.N; n++ {
+		for o := 0; o < cv.O; o++ {
+			g := o / og
+			for oh := 0; oh < cv.OH; oh++ {
+				for ow := 0; ow < cv.OW; ow++ {
+					oi := (n*cv.O+o)*l + oh*cv.OW + ow
+					var s, a float64
+					if bias != nil {
+						s, a = bfVal(bias[o]), math.Abs(bfVal(bias[o]))
+					}
+					for c := 0; c < cg; c++ {
+						for ki := 0; ki < cv.KH; ki++ {
+							ih := oh*cv.SH + ki*cv.DH - cv.PH
+							for kj := 0; kj < cv.KW; kj++ {
+								iw := ow*cv.SW + kj*cv.DW - cv.PW
+								if ih < 0 || ih >= cv.H || iw < 0 || iw >= cv.W {
+									continue
+								}
+								v := bfVal(w[((o*cg+c)*cv.KH+ki)*cv.KW+kj]) * bfVal(x[n*xs[0]+(g*cg+c)*xs[1]+ih*xs[2]+iw*xs[3]])
+								s += v
+								a += math.Abs(v)
+							}
+						}
+					}
+					ref[oi], abs[oi] = s, a
+				}
+			}
+		}
+	}
+	return ref, abs
+}
+
+type bconvCase struct {
+	n, c, h, w, o, kh, kw, g, s, p, d int
+	bias, strided                     bool
+}
+
+var bconvCases = []bconvCase{
+	{n: 2, c: 3, h: 9, w: 11, o: 5, kh: 3, kw: 3, g: 1, s: 1, p: 1, d: 1, bias: true},
+	{n: 1, c: 8, h: 12, w: 12, o: 16, kh: 3, kw: 3, g: 1, s: 1, p: 0, d: 1},
+	{n: 3, c: 5, h: 15, w: 13, o: 17, kh: 3, kw: 3, g: 1, s: 2, p: 1, d: 1, bias: true, strided: true},
+	{n: 2, c: 4, h: 14, w: 14, o: 6, kh: 3, kw: 3, g: 1, s: 1, p: 2, d: 2, bias: true},
+	{n: 2, c: 6, h: 10, w: 9, o: 9, kh: 3, kw: 2, g: 3, s: 1, p: 1, d: 1, bias: true},
+	{n: 2, c: 8, h: 8, w: 8, o: 8, kh: 3, kw: 3, g: 8, s: 2, p: 1, d: 1, bias: true, strided: true}, // depthwise
+	{n: 2, c: 3, h: 23, w: 23, o: 8, kh: 7, kw: 7, g: 1, s: 2, p: 3, d: 1, bias: true},              // ResNet's stem, small
+	{n: 4, c: 33, h: 4, w: 4, o: 30, kh: 1, kw: 1, g: 1, s: 1, p: 0, d: 1, bias: true},              // 1×1, odd channels
+	{n: 2, c: 64, h: 7, w: 7, o: 40, kh: 3, kw: 3, g: 1, s: 1, p: 1, d: 1},                          // k in several blocks
+	{n: 2, c: 300, h: 6, w: 6, o: 20, kh: 3, kw: 3, g: 2, s: 1, p: 1, d: 1, bias: true},
+}
+
+// bconvRun runs one case on the kernel set in use and checks every output
+// against the float64 definition: within one bfloat16 rounding of a float32
+// accumulation.
+func bconvRun(t *testing.T, tc bconvCase, seed uint64) []uint16 {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 3))
+	cv := Conv{N: tc.n, C: tc.c, H: tc.h, W: tc.w, O: tc.o, KH: tc.kh, KW: tc.kw, G: tc.g,
+		SH: tc.s, SW: tc.s, PH: tc.p, PW: tc.p, DH: tc.d, DW: tc.d}
+	cv.OH = OutSize(cv.H, cv.KH, cv.SH, cv.PH, cv.DH)
+	cv.OW = OutSize(cv.W, cv.KW, cv.SW, cv.PW, cv.DW)
+	xs := [4]int{cv.C * cv.H * cv.W, cv.H * cv.W, cv.W, 1}
+	if tc.strided { // channels last, a gap between images
+		xs = [4]int{cv.H*cv.W*cv.C + 5, 1, cv.W * cv.C, cv.C}
+	}
+	x := randBF(r, cv.N*xs[0]+cv.C*cv.H*cv.W)
+	w := randBF(r, cv.O*cv.C/cv.G*cv.KH*cv.KW)
+	var bias []uint16
+	if tc.bias {
+		bias = randBF(r, cv.O)
+	}
+	out := make([]uint16, cv.N*cv.O*cv.OH*cv.OW)
+	for i := range out {
+		out[i] = 0x7FC1
+	}
+	ConvForwardBF16(cv, x, xs, w, bias, out)
+	ref, abs := bconvRef(cv, x, xs, w, bias)
+	k := float64(cv.C/cv.G*cv.KH*cv.KW + 1)
+	for i, v := range out {
+		got := bfVal(v)
+		e := 2 * k * 0x1p-24 * abs[i]
+		if d := math.Abs(got - ref[i]); !(d <= 0x1p-8*math.Abs(ref[i])+2*e) {
+			t.Fatalf("%+v: out[%d] = %v (%#04x), want %v (±%g)", tc, i, got, v, ref[i], 0x1p-8*math.Abs(ref[i])+2*e)
+		}
+	}
+	return out
+}
+
+// TestConvForwardBF16 runs the bfloat16 convolution on every kernel set, in
+// both column modes and on 1 and 3 threads, against the float64
+// definition; a set with a bfloat16 kernel must agree bit for bit with the
+// pure-Go twin.
+func TestConvForwardBF16(t *testing.T) {
+	sets := testSets()
+	for i, ks := range sets {
+		if ks.name == "avx512-go" {
+			sets[0], sets[i] = sets[i], sets[0]
+		}
+	}
+	twin := map[string][]uint16{}
+	oldExact := exactBelow
+	defer func() { exactBelow = oldExact }()
+	for _, ks := range sets {
+		t.Run(ks.name, func(t *testing.T) {
+			old := current.Load()
+			current.Store(ks)
+			defer current.Store(old)
+			t.Logf("%s: %s", ks.name, ConvBF16Path())
+			for _, mode := range []float64{0, 2} {
+				for _, th := range []int{1, 3} {
+					exactBelow = mode
+					SetThreads(th)
+					for i, tc := range bconvCases {
+						out := bconvRun(t, tc, uint64(i))
+						key := fmt.Sprint(mode, th, i)
+						if ks.name == "avx512-go" {
+							twin[key] = out
+							continue
+						}
+						if ks.b == nil || ks.b.shape != avx512B {
+							continue
+						}
+						for j, v := range out {
+							if v != twin[key][j] {
+								t.Fatalf("%+v (exactBelow %v, %d threads): out[%d] = %#04x, the Go twin %#04x", tc, mode, th, j, v, twin[key][j])
+							}
+						}
+					}
+				}
+			}
+			SetThreads(0)
+		})
+	}
+}
+
+// TestConvGradInputBF16 checks ConvGradInputBF16 on every kernel set
+// against the chain rule on the definition in float64, and the bfloat16
+// kernels bit for bit against the Go twin.
+func TestConvGradInputBF16(t *testing.T) {
+	sets := testSets()
+	for i, ks := range sets {
+		if ks.name == "avx512-go" {
+			sets[0], sets[i] = sets[i], sets[0]
+		}
+	}
+	twin := map[int][]uint16{}
+	for _, ks := range sets {
+		t.Run(ks.name, func(t *testing.T) {
+			old := current.Load()
+			current.Store(ks)
+			defer current.Store(old)
+			for ci, tc := range bconvCases {
+				r := rand.New(rand.NewPCG(uint64(ci), 5))
+				cv := Conv{N: tc.n, C: tc.c, H: tc.h, W: tc.w, O: tc.o, KH: tc.kh, KW: tc.kw, G: tc.g,
+					SH: tc.s, SW: tc.s, PH: tc.p, PW: tc.p, DH: tc.d, DW: tc.d}
+				cv.OH = OutSize(cv.H, cv.KH, cv.SH, cv.PH, cv.DH)
+				cv.OW = OutSize(cv.W, cv.KW, cv.SW, cv.PW, cv.DW)
+				cg, og := cv.C/cv.G, cv.O/cv.G
+				gout := randBF(r, cv.N*cv.O*cv.OH*cv.OW)
+				w := randBF(r, cv.O*cg*cv.KH*cv.KW)
+				gx := make([]uint16, cv.N*cv.C*cv.H*cv.W)
+				for i := range gx {
+					gx[i] = 0x7FC1
+				}
+				ConvGradInputBF16(cv, gout, w, gx)
+				ref := make([]float64, len(gx))
+				abs := make([]float64, len(gx))
+				terms := make([]float64, len(gx))
+				for n := 0; n < cv.N; n++ {
+					for o := 0; o < cv.O; o++ {
+						g := o / og
+						for oh := 0; oh < cv.OH; oh++ {
+							for ow := 0; ow < cv.OW; ow++ {
+								gv := bfVal(gout[((n*cv.O+o)*cv.OH+oh)*cv.OW+ow])
+								for c := 0; c < cg; c++ {
+									for ki := 0; ki < cv.KH; ki++ {
+										for kj := 0; kj < cv.KW; kj++ {
+											ih, iw := oh*cv.SH+ki*cv.DH-cv.PH, ow*cv.SW+kj*cv.DW-cv.PW
+											if ih < 0 || ih >= cv.H || iw < 0 || iw >= cv.W {
+												continue
+											}
+											xi := ((n*cv.C+g*cg+c)*cv.H+ih)*cv.W + iw
+											v := gv * bfVal(w[((o*cg+c)*cv.KH+ki)*cv.KW+kj])
+											ref[xi] += v
+											abs[xi] += math.Abs(v)
+											terms[xi]++
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+				for i, v := range gx {
+					e := 2 * (terms[i] + 1) * 0x1p-24 * abs[i]
+					if d := math.Abs(bfVal(v) - ref[i]); !(d <= 0x1p-8*math.Abs(ref[i])+2*e) {
+						t.Fatalf("%+v: gx[%d] = %v (%#04x), want %v", tc, i, bfVal(v), v, ref[i])
+					}
+				}
+				if ks.name == "avx512-go" {
+					twin[ci] = gx
+					continue
+				}
+				if ks.b == nil || ks.b.shape != avx512B {
+					continue
+				}
+				for i, v := range gx {
+					if v != twin[ci][i] {
+						t.Fatalf("%+v: gx[%d] = %#04x, the Go twin %#04x", tc, i, v, twin[ci][i])
+					}
+				}
+			}
+		})
+	}
+}
