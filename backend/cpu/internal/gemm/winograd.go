@@ -114,10 +114,7 @@ func convWinograd[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, o
 	xpAll := getScratch[T](cv.N*cv.C*hp*wp + 2*winoSlack)
 	defer putScratch(xpAll)
 	xp := xpAll[winoSlack : winoSlack+cv.N*cv.C*hp*wp]
-	runItems(cv.N*cv.C, workers(cv.N*cv.C, float64(hp*wp)/8), func(_, it int) {
-		n, c := it/cv.C, it%cv.C
-		fillPhase(xp[it*hp*wp:(it+1)*hp*wp], x, n*xs[0]+c*xs[1], xs[2], xs[3], cv.H, cv.W, hp, wp, 1, 1, -cv.PH, -cv.PW)
-	})
+	padPlanes(cv, x, xs, xp, hp, wp)
 
 	kcb := balance(cg, convKC(kr.kc, nr, int(sizeOf[T]())), 1)
 	mpad := (og + mr - 1) / mr * mr
