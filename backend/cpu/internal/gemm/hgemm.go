@@ -98,18 +98,33 @@ func (q *hPack) packA(dst []float32, i0, mc, p0, kc, mr int, simd bool) {
 // then packed from it.
 func (q *hPack) packB(dst []float32, p0, kc, j0, nc, nr int, simd bool) {
 	if !q.transB {
+		// a row of B at a time, converted whole, then scattered
+		sp := hGetScratch(nc)
+		t := (*sp)[:nc]
 		full := nc / nr * nr
 		for p := 0; p < kc; p++ {
-			src := q.b[(p0+p)*q.ldb+j0:][:nc]
-			for jr := 0; jr < full; jr += nr {
-				widenRun(dst[jr*kc+p*nr:][:nr], src[jr:jr+nr])
+			widenRun(t, q.b[(p0+p)*q.ldb+j0:][:nc])
+			switch nr {
+			case 32:
+				for jr := 0; jr < full; jr += nr {
+					*(*[32]float32)(dst[jr*kc+p*nr:]) = *(*[32]float32)(t[jr:])
+				}
+			case 16:
+				for jr := 0; jr < full; jr += nr {
+					*(*[16]float32)(dst[jr*kc+p*nr:]) = *(*[16]float32)(t[jr:])
+				}
+			default:
+				for jr := 0; jr < full; jr += nr {
+					copy(dst[jr*kc+p*nr:][:nr], t[jr:jr+nr])
+				}
 			}
 			if full < nc {
 				dp := dst[full*kc+p*nr:][:nr]
-				widenRun(dp[:nc-full], src[full:])
+				copy(dp, t[full:])
 				clear(dp[nc-full:])
 			}
 		}
+		hScratch.Put(sp)
 		return
 	}
 	sp := hGetScratch(nr * kc)
