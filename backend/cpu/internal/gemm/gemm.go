@@ -28,7 +28,10 @@
 // Bgemm is the bfloat16 product (float32 out): on a CPU with AVX512_BF16
 // a 14×32 VDPBF16PS kernel on operands packed in pairs of k values (see
 // bgemm.go, and its pure-Go twin, bit for bit the same arithmetic);
-// elsewhere the float32 kernels on widened operands.
+// elsewhere the float32 kernels on widened operands. Hgemm is the float16
+// product: the float32 kernels and driver with packers that widen float16
+// (F16C) while packing, bit for bit Sgemm on the widened operands
+// (hgemm.go).
 //
 // The package also computes 2-D convolutions as implicit GEMMs on the same
 // micro-kernels, and their gradients (conv.go, conv_grad.go).
