@@ -16,12 +16,11 @@ func (t *Tensor) MatMul(o *Tensor) *Tensor {
 	if dt, ok := autocastLow(t, o); ok {
 		return t.Cast(dt).MatMul(o.Cast(dt))
 	}
-	if t.dtype.IsHalf() && t.dtype == o.dtype && t.dev.Type != backend.CUDAType &&
-		!(t.dtype == BFloat16 && t.dev.Type == backend.CPUType) {
-		// float16 off CUDA (which runs cublasGemmEx; the CPU backend runs
-		// bfloat16 natively, VDPBF16PS where it can): float32 products of
-		// the (already rounded) operands, accumulated in float32 and
-		// rounded once.
+	if t.dtype.IsHalf() && t.dtype == o.dtype && t.dev.Type != backend.CUDAType && t.dev.Type != backend.CPUType {
+		// half off CUDA (cublasGemmEx) and the CPU (bfloat16 natively,
+		// VDPBF16PS where it can; float16 on the float32 kernels, widened
+		// while packing): float32 products of the (already rounded)
+		// operands, accumulated in float32 and rounded once.
 		var out *Tensor
 		AutocastDisabled(func() { out = t.Cast(Float32).MatMul(o.Cast(Float32)).Cast(t.dtype) })
 		return out

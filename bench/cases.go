@@ -48,6 +48,7 @@ func SetThreads(n int) int {
 //	onnx_resnet18           resnet18_fwd's model exported by torch.onnx.export, run by package onnx
 //	                        (batch 16, 224×224); PyTorch runs the same module eagerly
 //	bgemm_1024              MatMul of two 1024×1024 bfloat16 matrices, bfloat16 out (torch.mm on bf16)
+//	hgemm_1024              MatMul of two 1024×1024 float16 matrices, float16 out (torch.mm on fp16)
 //	resnet18_fwd_bf16       resnet18_fwd under Autocast(CPU, BFloat16)
 //	cnn_train_step_amp      cnn_train_step with the forward and loss under Autocast(CPU, BFloat16)
 //
@@ -77,6 +78,7 @@ func Cases() []Case {
 		Case{Name: "gpt_train_step", Desc: "nanoGPT shape (4 layers, 4 heads, 128 wide, block 128, vocab 256), batch 32: fwd, CE, bwd, clip, AdamW", Unit: FLOP, Setup: gptTrainStep},
 		Case{Name: "onnx_resnet18", Desc: "ResNet-18 from torch.onnx.export run by package onnx, batch 16, 224×224", Unit: FLOP, Setup: onnxResNet18},
 		Case{Name: "bgemm_1024", Desc: "MatMul 1024×1024·1024×1024 bfloat16 in and out (float32 accumulation)", Unit: FLOP, Setup: bgemm(1024)},
+		Case{Name: "hgemm_1024", Desc: "MatMul 1024×1024·1024×1024 float16 in and out (float32 accumulation)", Unit: FLOP, Setup: hgemm(1024)},
 		Case{Name: "resnet18_fwd_bf16", Desc: "ResNet-18 forward, batch 16, 224×224, eval, no grad, under Autocast(bfloat16)", Unit: FLOP, Setup: resnet18FwdBF16},
 		Case{Name: "cnn_train_step_amp", Desc: "SimpleCNN train step, batch 64, 28×28, forward and loss under Autocast(bfloat16)", Unit: FLOP, Setup: cnnTrainStepAMP},
 	)
@@ -362,6 +364,20 @@ func bgemm(n int) func() (func() float64, error) {
 		ember.ManualSeed(1)
 		a := ember.Randn(ember.Shape{n, n}).Cast(ember.BFloat16)
 		b := ember.Randn(ember.Shape{n, n}).Cast(ember.BFloat16)
+		flops := 2 * float64(n) * float64(n) * float64(n)
+		return func() float64 {
+			a.MatMul(b).Release()
+			return flops
+		}, nil
+	}
+}
+
+// hgemm is torch.mm on float16 operands: fp16 in, fp16 out.
+func hgemm(n int) func() (func() float64, error) {
+	return func() (func() float64, error) {
+		ember.ManualSeed(1)
+		a := ember.Randn(ember.Shape{n, n}).Cast(ember.Float16)
+		b := ember.Randn(ember.Shape{n, n}).Cast(ember.Float16)
 		flops := 2 * float64(n) * float64(n) * float64(n)
 		return func() float64 {
 			a.MatMul(b).Release()

@@ -910,6 +910,12 @@ def gen_half():
     ma = torch.randn(16, 96, generator=g).bfloat16()
     mb = torch.randn(96, 24, generator=g).bfloat16()
     cases.append({"name": "mm_bfloat16", "op": "mm", "dtype": "bfloat16", "a": u16(hbits(ma)), "b": u16(hbits(mb)), "out": u16(hbits(torch.mm(ma, mb)))})
+    # float16: torch 1.13 has no CPU fp16 mm; PyTorch's fp16 mm elsewhere
+    # (cuBLAS, later CPU releases) is the float32 product of the values,
+    # rounded once: that
+    ha = torch.randn(16, 96, generator=g).half()
+    hb = torch.randn(96, 24, generator=g).half()
+    cases.append({"name": "mm_float16", "op": "mm", "dtype": "float16", "a": u16(hbits(ha)), "b": u16(hbits(hb)), "out": u16(hbits(torch.mm(ha.float(), hb.float()).half()))})
     with open(os.path.join(OUT, "half", "half.json"), "w") as f:
         json.dump({"torch": torch.__version__, "cases": cases, "print": prints, "promote": proms, "weights": weights}, f, indent=0)
         f.write("\n")

@@ -21,6 +21,8 @@ func (Backend) MatMul(dst, a, b backend.View) {
 		matmul(dst, a, b, gemmRef[int32])
 	case backend.BFloat16:
 		matmulBF16(dst, a, b)
+	case backend.Float16:
+		matmulF16(dst, a, b)
 	default:
 		notImpl("matmul", a.S.DType())
 	}
@@ -77,7 +79,36 @@ func matmulBF16(dst, a, b backend.View) {
 	})
 }
 
-// bf16Scratch holds float32 results of bfloat16 products between calls.
+// matmulF16 is the float16 product: gemm.HgemmF16 runs the float32 GEMM
+// with the operands widened (F16C where the CPU has it) while they are
+// packed, and rounds the float32 result to float16 once, bit for bit the
+// float32 product of the widened operands, rounded.
+func matmulF16(dst, a, b backend.View) {
+	m, n := a.Shape[1], b.Shape[2]
+	sp := bf16Scratch.Get().(*[]float32)
+	defer bf16Scratch.Put(sp)
+	if cap(*sp) < m*n {
+		*sp = make([]float32, m*n)
+	}
+	scratch := (*sp)[:m*n]
+	matmul(dst, a, b, func(transA, transB bool, m, n, k int, a []backend.F16, lda int, b []backend.F16, ldb int, c []backend.F16, ldc int) {
+		gemm.HgemmF16(transA, transB, m, n, k, halfBits(a), lda, halfBits(b), ldb, halfBits(c), ldc, scratch)
+	})
+}
+
+// F16MatMulPath says how float16 matrix products run: the float32 GEMM
+// kernels, with F16C (or Go) widening while packing.
+func F16MatMulPath() string { return gemm.HgemmPath() }
+
+// halfBits is s as its bits.
+func halfBits[T ~uint16](s []T) []uint16 {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&s[0])), len(s))
+}
+
+// bf16Scratch holds float32 results of half products between calls.
 var bf16Scratch = sync.Pool{New: func() any { return new([]float32) }}
 
 // BF16MatMulPath says how bfloat16 matrix products run with the GEMM

@@ -136,10 +136,11 @@ func (h *hostInfo) lines(bool) []infoLine {
 
 // halfMatmulPath says how the CPU runs bfloat16 and float16 matrix
 // products: bfloat16 on the CPU backend's bf16 GEMM (VDPBF16PS where the
-// CPU has AVX512_BF16), float16 on the float32 GEMM on widened operands;
-// both accumulate in float32 and round once.
+// CPU has AVX512_BF16), float16 on the float32 GEMM kernels with the
+// operands converted (F16C) while packing; both accumulate in float32 and
+// round once.
 func halfMatmulPath() string {
-	return "bf16: " + cpu.BF16MatMulPath() + "; fp16: float32 GEMM on widened operands; one rounding"
+	return "bf16: " + cpu.BF16MatMulPath() + "; fp16: " + cpu.F16MatMulPath() + "; one rounding"
 }
 
 // cudaInfo is the CUDA driver section.

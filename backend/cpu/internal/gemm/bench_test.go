@@ -89,3 +89,30 @@ func BenchmarkBgemm(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHgemm times HgemmF16 (float16 in and out, widened while
+// packing) against what it replaced: both operands widened whole, Sgemm,
+// the result rounded.
+func BenchmarkHgemm(b *testing.B) {
+	for _, n := range benchSizes {
+		x, y, _ := benchData(n)
+		hx, hy := make([]uint16, n*n), make([]uint16, n*n)
+		RoundF16(hx, x)
+		RoundF16(hy, y)
+		out, scratch := make([]uint16, n*n), make([]float32, n*n)
+		b.Run(fmt.Sprintf("packed/%d", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				HgemmF16(false, false, n, n, n, hx, n, hy, n, out, n, scratch)
+			}
+			reportGFLOPS(b, n)
+		})
+		b.Run(fmt.Sprintf("widened/%d", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				wx, wy := widenF16(hx, n, n, n), widenF16(hy, n, n, n)
+				Sgemm(false, false, n, n, n, 1, wx, n, wy, n, 0, scratch, n)
+				RoundF16(out, scratch)
+			}
+			reportGFLOPS(b, n)
+		})
+	}
+}

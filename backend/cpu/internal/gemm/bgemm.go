@@ -175,7 +175,7 @@ func bgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ld
 		pk.finish(c, ldc, 0, m, 0, n)
 		return
 	}
-	p := params[float32]{kr: ks.b, k: (k + 1) / 2, alpha: 1, c: c, ldc: ldc, bf: pk}
+	p := params[float32]{kr: ks.b, k: (k + 1) / 2, alpha: 1, c: c, ldc: ldc, ext: pk}
 	t := numThreads()
 	if t <= 1 || float64(m)*float64(n)*float64(k) < 2*parallelFlops {
 		p.run(0, m, 0, n)

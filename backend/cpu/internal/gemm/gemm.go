@@ -28,7 +28,10 @@
 // Bgemm is the bfloat16 product (float32 out): on a CPU with AVX512_BF16
 // a 14×32 VDPBF16PS kernel on operands packed in pairs of k values (see
 // bgemm.go, and its pure-Go twin, bit for bit the same arithmetic);
-// elsewhere the float32 kernels on widened operands.
+// elsewhere the float32 kernels on widened operands. Hgemm is the float16
+// product: the float32 kernels and driver with packers that widen float16
+// (F16C) while packing, bit for bit Sgemm on the widened operands
+// (hgemm.go).
 //
 // The package also computes 2-D convolutions as implicit GEMMs on the same
 // micro-kernels, and their gradients (conv.go, conv_grad.go).
@@ -274,13 +277,13 @@ type params[T float] struct {
 	beta           T
 	c              []T
 	ldc            int
-	bf             *bfPack // bfloat16 operands packed in pairs (a, b unused)
+	ext            extPack // operands packed by a half GEMM's packer (a, b unused)
 }
 
 // packA packs rows i0..i0+mc and steps p0..p0+kc of op(A) into dst.
 func (p *params[T]) packA(dst []T, i0, mc, p0, kc int) {
-	if p.bf != nil {
-		p.bf.packA(any(dst).([]float32), i0, mc, p0, kc, p.kr.mr, p.kr.simdPack)
+	if p.ext != nil {
+		p.ext.packA(any(dst).([]float32), i0, mc, p0, kc, p.kr.mr, p.kr.simdPack)
 		return
 	}
 	packA(dst, p.a, p.lda, p.transA, i0, mc, p0, kc, p.kr.mr, p.alpha, p.kr.simdPack)
@@ -288,8 +291,8 @@ func (p *params[T]) packA(dst []T, i0, mc, p0, kc int) {
 
 // packB packs steps p0..p0+kc and columns j0..j0+nc of op(B) into dst.
 func (p *params[T]) packB(dst []T, p0, kc, j0, nc int) {
-	if p.bf != nil {
-		p.bf.packB(any(dst).([]float32), p0, kc, j0, nc, p.kr.nr, p.kr.simdPack)
+	if p.ext != nil {
+		p.ext.packB(any(dst).([]float32), p0, kc, j0, nc, p.kr.nr, p.kr.simdPack)
 		return
 	}
 	packB(dst, p.b, p.ldb, p.transB, p0, kc, j0, nc, p.kr.nr, p.kr.simdPack)
@@ -343,15 +346,15 @@ func (p *params[T]) run(i0, i1, j0, j1 int) {
 				last := pc+kc == p.k
 				if !kr.streamB {
 					p.tileBlock(buf, buf.a, bb, ic, mc, jc, nc, kc, accum)
-					if last && p.bf != nil {
-						p.bf.finish(any(c).([]float32), ldc, ic, mc, jc, nc)
+					if last && p.ext != nil {
+						p.ext.finish(any(c).([]float32), ldc, ic, mc, jc, nc)
 					}
 					continue
 				}
 				for ir := 0; ir < mc; ir += mr {
 					p.tileBlock(buf, buf.a[ir*kc:], bb, ic+ir, min(mr, mc-ir), jc, nc, kc, accum)
-					if last && p.bf != nil {
-						p.bf.finish(any(c).([]float32), ldc, ic+ir, min(mr, mc-ir), jc, nc)
+					if last && p.ext != nil {
+						p.ext.finish(any(c).([]float32), ldc, ic+ir, min(mr, mc-ir), jc, nc)
 					}
 				}
 			}

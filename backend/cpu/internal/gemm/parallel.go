@@ -187,8 +187,8 @@ func (j *job[T]) runPart(int) {
 		// The previous k block adds into the same tiles of C.
 		waitFor(bd, int64(b%j.nk))
 		p.tileBlock(buf, buf.a, bp, i, mrr, jc, nc, kc, accum)
-		if p.bf != nil && pc+kc == p.k {
-			p.bf.finish(any(p.c).([]float32), p.ldc, i, mrr, jc, nc)
+		if p.ext != nil && pc+kc == p.k {
+			p.ext.finish(any(p.c).([]float32), p.ldc, i, mrr, jc, nc)
 		}
 		bd.Add(1)
 		j.computed[b].Add(1)

@@ -180,3 +180,7 @@ func SumBF16(x []backend.BF16) float64 {
 	}
 	return total
 }
+
+// F16CAccelerated reports whether F32FromF16 and F16FromF32 run F16C
+// instructions (else Go loops).
+func F16CAccelerated() bool { return useAsm && hasF16C }
