@@ -228,136 +228,21 @@ func convForwardPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, w, bi
 	buildPairPhases(cv, g, cgp, x, xs, words(xq))
 	img, chStride, wq := g.img, g.chStride, g.c.q
 
-	kk := cv.KH * cv.KW
-	kg := cgp * kk
-	k := kg
-	if bias != nil {
-		k++
-	}
-	offs := make([]int, k)
-	for kx := 0; kx < kg; kx++ {
-		c, t := kx/kk, kx%kk
-		ki, kj := t/cv.KW, t%cv.KW
-		offs[kx] = c*chStride + (g.r.idx[ki]*g.c.n+g.c.idx[kj])*g.plane + g.r.off[ki]*wq + g.c.off[kj]
-	}
-	maxOff := 0
-	for _, o := range offs[:kg] {
-		maxOff = max(maxOff, o)
-	}
-	if bias != nil {
-		offs[kg] = -1
-	}
-	kcb := balance(k, convKC(kr.kc, nr, 4), 1)
-	mpad := (og + mr - 1) / mr * mr
-	ap := getScratch[float32](cv.G * mpad * k)
+	p := newConvPlan(kr, cv, g, img, chStride, wq, cgp, bias != nil, 4, 2)
+	ap := getScratch[float32](cv.G * p.mpad * p.k)
 	defer putScratch(ap)
-	packPairWeights(words(ap), cv, cgp, w, bias, mr, kcb)
+	packPairWeights(words(ap), cv, cgp, w, bias, mr, p.kcb)
 
-	l := cv.OH * cv.OW
+	l := p.l
 	fo := getScratch[float32](cv.N * cv.O * l)
 	defer putScratch(fo)
-	lq := (cv.OH-1)*wq + cv.OW
-	panels := (lq + nr - 1) / nr
-	exact := float64(l) < exactBelow*float64(panels*nr)
-	imgs := cv.N
-	if exact {
-		imgs, panels = 1, (cv.N*l+nr-1)/nr
-	}
-	t := numThreads()
-	cpMax := max(1, min(kr.convNC/nr, (64<<10)/(og*nr), panels))
-	cp, best := cpMax, 0
-	for c := cpMax; c >= max(1, cpMax/4); c-- {
-		items := imgs * cv.G * ((panels + c - 1) / c)
-		if load := (items + t - 1) / t * c; best == 0 || load < best {
-			cp, best = c, load
-		}
-	}
-	chunks := (panels + cp - 1) / cp
-	rb := 1
-	if items := imgs * cv.G * chunks; items < 2*t {
-		rb = min(mpad/mr, (2*t+items-1)/items)
-	}
-	rowPanels := (mpad/mr + rb - 1) / rb
-	total := imgs * cv.G * chunks * rb
-	cost := 2 * float64(og) * float64(k) * float64(cp*nr) / float64(rb)
-	t = workers(total, cost)
-	var colBase [][]int
-	if exact {
-		colBase = make([][]int, t)
-		for i := range colBase {
-			colBase[i] = make([]int, cp*nr)
-		}
-	}
 	// valid is the number of outputs of an image before column q of the
 	// phase plane (q mode).
 	valid := func(q int) int { return min(l, q/wq*cv.OW+min(q%wq, cv.OW)) }
-	runItems(total, t, func(wk, it int) {
-		r := it % rb
-		it /= rb
-		ch := it % chunks
-		it /= chunks
-		gi, n := it%cv.G, it/cv.G
-		buf := kr.buffers()
-		defer kr.bufs.put(buf)
-		bb := buf.bOf(kcb * nr)
-		i0 := r * rowPanels * mr
-		i1 := min(og, i0+rowPanels*mr)
-		q0 := ch * cp * nr
-		q1 := min(q0+cp*nr, panels*nr)
-		xb := n*img + gi*cgp*chStride
-		ob := (n*cv.O + gi*og) * l
-		var cb []int
-		if exact {
-			cb = colBase[wk][:q1-q0]
-			for j := range cb {
-				jj := q0 + j
-				if jj >= cv.N*l {
-					cb[j] = -1
-					continue
-				}
-				ni, li := jj/l, jj%l
-				cb[j] = ni*img + gi*cgp*chStride + li/cv.OW*wq + li%cv.OW
-			}
-		}
-		for pc := 0; pc < k; pc += kcb {
-			kc := min(kcb, k-pc)
-			apb := ap[gi*mpad*k+pc*mpad:]
-			accum := 0
-			if pc > 0 {
-				accum = 1
-			}
-			for jr := q0; jr < q1; jr += nr {
-				var direct bool
-				var o0 int
-				if exact {
-					gatherPanel(bb, xq, cb[jr-q0:jr-q0+nr], offs[pc:pc+kc], nr)
-					ni, li := jr/l, jr%l
-					direct = li+nr <= l
-					o0 = (ni*cv.O+gi*og)*l + li
-				} else {
-					copyPanel(bb, xq, xb+jr, offs[pc:pc+kc], maxOff, nr)
-					oh, ow := jr/wq, jr%wq
-					direct = ow+nr <= cv.OW
-					o0 = ob + oh*cv.OW + ow
-				}
-				for ir := i0; ir < i1; ir += mr {
-					a := &apb[ir*kc]
-					fn, whole := kr.rowsFn(og - ir)
-					if direct && whole {
-						fn(kc, a, &bb[0], &fo[o0+ir*l], l, accum)
-						continue
-					}
-					fn(kc, a, &bb[0], &buf.t[0], nr, 0)
-					if exact {
-						mergeExact(fo, cv.O*l, (gi*og+ir)*l, l, buf.t, min(mr, og-ir), nr, jr, cv.N*l, accum)
-					} else {
-						mergeTile(fo, ob+ir*l, l, buf.t, min(mr, og-ir), nr, jr, wq, cv.OH, cv.OW, accum)
-					}
-				}
-			}
-		}
-		// round the item's finished outputs while they are in cache
-		if !exact {
+	// round each item's finished outputs while they are in cache
+	p.run(xq, ap, fo, func(i0, i1, q0, q1, gi, n int) {
+		if !p.exact {
+			ob := (n*cv.O + gi*og) * l
 			a, b := valid(q0), valid(q1)
 			for i := i0; i < i1; i++ {
 				o := ob + i*l

@@ -425,10 +425,48 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 	}
 
 	cg, og := cv.C/cv.G, cv.O/cv.G
+	p := newConvPlan(kr, cv, g, img, chStride, wq, cg, bias != nil, int(unsafe.Sizeof(w[0])), 1)
+	ap := getScratch[T](cv.G * p.mpad * p.k)
+	defer putScratch(ap)
+	packWeights(ap, w, wl, cv.G, og, cg, cv.KH, cv.KW, bias, mr, p.kcb)
+	p.run(xq, ap, out, nil)
+}
+
+// convPlan is the blocking and threading of a direct convolution on the
+// kernel kr, shared by convForward and convForwardPairs: the GEMM of each
+// group's packed weight [og × k] with the columns of the phase image xq,
+// item by item.
+type convPlan[T float] struct {
+	kr          *kernel[T]
+	cv          Conv
+	img, chs    int // image stride and channel stride of xq
+	wq          int // row stride of a phase plane
+	cs          int // channels of a group in xq (strides of the groups)
+	offs        []int
+	maxOff      int
+	k, kcb      int
+	og, mpad, l int
+	panels      int
+	exact       bool
+	cp, chunks  int
+	rb, rowPans int
+	total, t    int
+	colBase     [][]int // per worker, exact mode: xq offset of each column
+}
+
+// newConvPlan plans the convolution cv over xq (its layout g, with image
+// stride img, channel stride chStride and row stride wq; cs channels a
+// group), k = cs·KH·KW rows of B, and one more when hasBias. esz is the
+// size of an element of the packed operands for the K block, and costF
+// scales the work of an item (for the thread count).
+func newConvPlan[T float](kr *kernel[T], cv Conv, g geom, img, chStride, wq, cs int, hasBias bool, esz int, costF float64) *convPlan[T] {
+	mr, nr := kr.mr, kr.nr
+	p := &convPlan[T]{kr: kr, cv: cv, img: img, chs: chStride, wq: wq, cs: cs}
+	og := cv.O / cv.G
 	kk := cv.KH * cv.KW
-	kg := cg * kk
+	kg := cs * kk
 	k := kg
-	if bias != nil {
+	if hasBias {
 		k++
 	}
 	// Row offsets of cols in the phase image, per k of a group.
@@ -442,14 +480,11 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 	for _, o := range offs[:kg] {
 		maxOff = max(maxOff, o)
 	}
-	if bias != nil {
+	if hasBias {
 		offs[kg] = -1
 	}
-	kcb := balance(k, convKC(kr.kc, nr, int(unsafe.Sizeof(w[0]))), 1)
+	kcb := balance(k, convKC(kr.kc, nr, esz), 1)
 	mpad := (og + mr - 1) / mr * mr
-	ap := getScratch[T](cv.G * mpad * k)
-	defer putScratch(ap)
-	packWeights(ap, w, wl, cv.G, og, cg, cv.KH, cv.KW, bias, mr, kcb)
 
 	// Columns: in q mode, each image's q range [0, lq) in panels of nr (B
 	// rows are contiguous runs of xq; the columns past OW are thrown away).
@@ -482,16 +517,33 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 	}
 	rowPanels := (mpad/mr + rb - 1) / rb
 	total := imgs * cv.G * chunks * rb
-	cost := float64(og) * float64(k) * float64(cp*nr) / float64(rb)
+	cost := costF * float64(og) * float64(k) * float64(cp*nr) / float64(rb)
 	t = workers(total, cost)
-	var colBase [][]int // per worker, exact mode: xq offset of each column
 	if exact {
-		colBase = make([][]int, t)
-		for i := range colBase {
-			colBase[i] = make([]int, cp*nr)
+		p.colBase = make([][]int, t)
+		for i := range p.colBase {
+			p.colBase[i] = make([]int, cp*nr)
 		}
 	}
-	runItems(total, t, func(wk, it int) {
+	p.offs, p.maxOff, p.k, p.kcb = offs, maxOff, k, kcb
+	p.og, p.mpad, p.l = og, mpad, l
+	p.panels, p.exact, p.cp, p.chunks = panels, exact, cp, chunks
+	p.rb, p.rowPans, p.total, p.t = rb, rowPanels, total, t
+	return p
+}
+
+// run computes out (a contiguous [N, O, OH, OW]) from xq and ap, the
+// weights packed in K blocks of kcb. After each item's last K block,
+// finish (when not nil) is called with the item's output rows [i0, i1)
+// of group gi and its columns [q0, q1) (of image n in q mode, of the
+// N·L positions in exact mode).
+func (p *convPlan[T]) run(xq, ap, out []T, finish func(i0, i1, q0, q1, gi, n int)) {
+	kr, cv := p.kr, p.cv
+	mr, nr := kr.mr, kr.nr
+	og, k, kcb, mpad, l, wq := p.og, p.k, p.kcb, p.mpad, p.l, p.wq
+	offs, maxOff, exact := p.offs, p.maxOff, p.exact
+	rb, chunks, cp := p.rb, p.chunks, p.cp
+	runItems(p.total, p.t, func(wk, it int) {
 		r := it % rb
 		it /= rb
 		ch := it % chunks
@@ -500,16 +552,16 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 		buf := kr.buffers()
 		defer kr.bufs.put(buf)
 		bb := buf.bOf(kcb * nr)
-		i0 := r * rowPanels * mr
-		i1 := min(og, i0+rowPanels*mr)
+		i0 := r * p.rowPans * mr
+		i1 := min(og, i0+p.rowPans*mr)
 		q0 := ch * cp * nr
-		q1 := min(q0+cp*nr, panels*nr)
-		xb := n*img + gi*cg*chStride
+		q1 := min(q0+cp*nr, p.panels*nr)
+		xb := n*p.img + gi*p.cs*p.chs
 		ob := (n*cv.O + gi*og) * l
 		var cb []int
 		if exact {
 			// column j is output position j%l of image j/l
-			cb = colBase[wk][:q1-q0]
+			cb = p.colBase[wk][:q1-q0]
 			for j := range cb {
 				jj := q0 + j
 				if jj >= cv.N*l {
@@ -517,7 +569,7 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 					continue
 				}
 				ni, li := jj/l, jj%l
-				cb[j] = ni*img + gi*cg*chStride + li/cv.OW*wq + li%cv.OW
+				cb[j] = ni*p.img + gi*p.cs*p.chs + li/cv.OW*wq + li%cv.OW
 			}
 		}
 		for pc := 0; pc < k; pc += kcb {
@@ -556,6 +608,9 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 					}
 				}
 			}
+		}
+		if finish != nil {
+			finish(i0, i1, q0, q1, gi, n)
 		}
 	})
 }
