@@ -73,6 +73,16 @@ func (k Kernels) pool(x *Tensor) poolKernel {
 	return generic{}
 }
 
+// poolsHalf reports whether k's max pooling takes x's two-byte dtype as it
+// is (no float32 copy).
+func (k Kernels) poolsHalf(x *Tensor) bool {
+	if _, ok := k.pool(x).(nativePool); !ok {
+		return false
+	}
+	hp, ok := x.be().(backend.HalfPooler)
+	return ok && hp.PoolsHalf(x.dtype)
+}
+
 // batchNorm returns the batch norm kernel for x under k.
 func (k Kernels) batchNorm(x *Tensor) batchNormKernel {
 	if bn, ok := x.be().(backend.BatchNormer); ok && k != GenericKernels && x.dtype.IsFloat() {
