@@ -93,8 +93,19 @@ func maxPoolHalf[H halfT](g poolGeom, out, idx, x backend.View, widen func([]flo
 		if sw != 1 {
 			gather = make([]H, g.w)
 		}
+		var plane []float32
+		if sw == 1 && sh == g.w {
+			plane = make([]float32, g.h*g.w)
+		}
 		for pl := lo; pl < hi; pl++ {
 			src := pl/g.c*x.Strides[0] + pl%g.c*x.Strides[1]
+			if plane != nil {
+				// contiguous planes: widened in one call (rows are short)
+				widen(plane, xd[src:][:len(plane)])
+				maxPlane(g, &s, func(i, _ int) []float32 { return plane[i*g.w:][:g.w] }, o, planeIdx(id, pl, g), w0s, w1s)
+				narrow(od[pl*g.oh*g.ow:][:g.oh*g.ow], o)
+				continue
+			}
 			row := func(i, slot int) []float32 {
 				r := src + i*sh
 				hr := xd[r:]
@@ -360,8 +371,17 @@ func maxPoolBackHalf[H halfT](gx, gout, idx backend.View, widen func(H) float32,
 			ix := id[pl*oh*ow:][:oh*ow]
 			src := pl/c*sn + pl%c*sc
 			for y := 0; y < oh; y++ {
-				for x := 0; x < ow; x++ {
-					d[ix[y*ow+x]] += widen(gs[src+y*sh+x*sw])
+				iy, gy := ix[y*ow:][:ow], gs[src+y*sh:]
+				if bf, ok := any(gy).([]backend.BF16); ok && sw == 1 {
+					// bfloat16 widened inline, the common case
+					bf = bf[:ow]
+					for x, at := range iy {
+						d[at] += math.Float32frombits(uint32(bf[x]) << 16)
+					}
+					continue
+				}
+				for x, at := range iy {
+					d[at] += widen(gy[x*sw])
 				}
 			}
 			narrow(gd[pl*hw:][:hw], d)
