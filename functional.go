@@ -20,6 +20,9 @@ func Linear(x, w, b *Tensor) *Tensor {
 	if x.dtype.IsHalf() && w.dtype == x.dtype && (b == nil || b.dtype == x.dtype) {
 		// two-byte floats: product and bias in float32, rounded once (as
 		// PyTorch's bf16 addmm)
+		if x.Dim() == 2 && b != nil && w.Dim() == 2 && x.shape[1] == w.shape[1] {
+			return linearHalf(x, w, b)
+		}
 		var out *Tensor
 		AutocastDisabled(func() { out = Linear(x.Cast(Float32), w.Cast(Float32), castFloat(b, Float32)).Cast(x.dtype) })
 		return out
@@ -119,5 +122,25 @@ func embedding(idx, weight *Tensor, pad int) *Tensor {
 		z := Zeros(weight.shape, On(g.dev), Dtype(g.dtype))
 		scatterRaw(z, 0, lineIndex(flat, 0, g2.shape), g2.view(), true)
 		return []*Tensor{z}
+	})
+}
+
+// linearHalf is Linear on two-byte x [N, in], w and b: the forward in
+// float32 rounded once; the backward as PyTorch's bf16 AddmmBackward0, each
+// gradient a two-byte product (or sum) of the two-byte operands, accumulated
+// in float32 and rounded once, without float32 copies.
+func linearHalf(x, w, b *Tensor) *Tensor {
+	sameDevice("linear", x, w, b)
+	xd, wd, bd := x.Detach(), w.Detach(), b.Detach()
+	var out *Tensor
+	AutocastDisabled(func() { out = Linear(xd.Cast(Float32), wd.Cast(Float32), bd.Cast(Float32)).Cast(x.dtype) })
+	return record("AddmmBackward0", out, []*Tensor{b, x, w}, savedIf(wd, x, xd, w), func(g *Tensor) []*Tensor {
+		var gx, gw, gb *Tensor
+		AutocastDisabled(func() {
+			gb = gradIf(b, func() *Tensor { return g.Sum(Dims(0)) })
+			gx = gradIf(x, func() *Tensor { return g.MatMul(wd) })
+			gw = gradIf(w, func() *Tensor { return g.T().MatMul(xd) })
+		})
+		return []*Tensor{gb, gx, gw}
 	})
 }

@@ -355,3 +355,22 @@ func recordCat(ts []*Tensor, out *Tensor, d int) *Tensor {
 		return gs
 	})
 }
+
+// reluGradHalf is ReLU's gradient (zero where the output y is zero) in one
+// pass on a backend's HalfReLUGrader, for two-byte g and y of one shape
+// when no graph of the gradient is wanted; nil otherwise.
+func reluGradHalf(g, y *Tensor) *Tensor {
+	if !g.dtype.IsHalf() || g.dtype != y.dtype || !g.shape.Equal(y.shape) || g.dev != y.dev || needsGrad(g, y) {
+		return nil
+	}
+	rg, ok := y.be().(backend.HalfReLUGrader)
+	if !ok {
+		return nil
+	}
+	d := empty(y.shape, y.dtype, y.dev)
+	if !rg.ReLUGradHalf(d.view(), g.view(), y.view()) {
+		d.Release()
+		return nil
+	}
+	return d
+}

@@ -73,6 +73,26 @@ func (k Kernels) pool(x *Tensor) poolKernel {
 	return generic{}
 }
 
+// poolsHalf reports whether k's max pooling takes x's two-byte dtype as it
+// is (no float32 copy).
+func (k Kernels) poolsHalf(x *Tensor) bool {
+	if _, ok := k.pool(x).(nativePool); !ok {
+		return false
+	}
+	hp, ok := x.be().(backend.HalfPooler)
+	return ok && hp.PoolsHalf(x.dtype)
+}
+
+// batchNormsHalf reports whether k's batch norm takes x's two-byte dtype
+// as it is (float32 per-channel operands, no float32 copy of x).
+func (k Kernels) batchNormsHalf(x *Tensor) bool {
+	if _, ok := k.batchNorm(x).(nativeBatchNorm); !ok {
+		return false
+	}
+	hb, ok := x.be().(backend.HalfBatchNormer)
+	return ok && hb.BatchNormsHalf(x.dtype)
+}
+
 // batchNorm returns the batch norm kernel for x under k.
 func (k Kernels) batchNorm(x *Tensor) batchNormKernel {
 	if bn, ok := x.be().(backend.BatchNormer); ok && k != GenericKernels && x.dtype.IsFloat() {

@@ -77,11 +77,16 @@ func (k nativeBatchNorm) batchNorm(x, runningMean, runningVar, weight, bias *Ten
 	bn := k.bn
 	c := x.shape[1]
 	xc := x.Detach().Contiguous()
-	perC := func(t *Tensor) *Tensor { return t.Detach().Cast(x.dtype).Reshape(c) }
+	// per-channel operands: float32 for a two-byte x (HalfBatchNormer)
+	pdt := x.dtype
+	if pdt.IsHalf() {
+		pdt = Float32
+	}
+	perC := func(t *Tensor) *Tensor { return t.Detach().Cast(pdt).Reshape(c) }
 	var mean, invstd *Tensor
 	if training {
-		mean = empty(Shape{c}, x.dtype, x.dev)
-		v := empty(Shape{c}, x.dtype, x.dev)
+		mean = empty(Shape{c}, pdt, x.dev)
+		v := empty(Shape{c}, pdt, x.dev)
 		bn.ChannelStats(mean.view(), v.view(), xc.view())
 		invstd = v.AddScalar(eps).Rsqrt()
 		updateRunning(runningMean, runningVar, mean, v, x.NumElements()/c, momentum)
@@ -102,8 +107,8 @@ func (k nativeBatchNorm) batchNorm(x, runningMean, runningVar, weight, bias *Ten
 	bn.ChannelAffine(out.view(), xc.view(), scale.view(), shift.view())
 	return record("NativeBatchNormBackward0", out, []*Tensor{x, weight, bias}, []*Tensor{x, weight}, func(g *Tensor) []*Tensor {
 		gc := g.Contiguous()
-		sumG := empty(Shape{c}, x.dtype, x.dev)
-		sumGX := empty(Shape{c}, x.dtype, x.dev)
+		sumG := empty(Shape{c}, pdt, x.dev)
+		sumGX := empty(Shape{c}, pdt, x.dev)
 		bn.ChannelGradSums(sumG.view(), sumGX.view(), gc.view(), xc.view(), mean.view())
 		gx := gradIf(x, func() *Tensor {
 			gx := empty(x.shape, x.dtype, x.dev)
@@ -121,10 +126,10 @@ func (k nativeBatchNorm) batchNorm(x, runningMean, runningVar, weight, bias *Ten
 		})
 		var gw, gb *Tensor
 		if weight != nil {
-			gw = gradIf(weight, func() *Tensor { return sumGX.Mul(invstd).Reshape(weight.shape...) })
+			gw = gradIf(weight, func() *Tensor { return sumGX.Mul(invstd).Reshape(weight.shape...).Cast(weight.dtype) })
 		}
 		if bias != nil {
-			gb = gradIf(bias, func() *Tensor { return sumG.Reshape(bias.shape...) })
+			gb = gradIf(bias, func() *Tensor { return sumG.Reshape(bias.shape...).Cast(bias.dtype) })
 		}
 		return []*Tensor{gx, gw, gb}
 	})

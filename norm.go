@@ -20,7 +20,7 @@ func BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, 
 func (k Kernels) BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
 	const name = "batch_norm"
 	x.live(name)
-	if x.dtype.IsHalf() { // float32 statistics (the running ones stay float32), rounded output
+	if x.dtype.IsHalf() && !k.batchNormsHalf(x) { // float32 statistics (the running ones stay float32), rounded output
 		return inFloat32(x.dtype, func() *Tensor {
 			return k.BatchNorm(x.Cast(Float32), runningMean, runningVar, castFloat(weight, Float32), castFloat(bias, Float32), training, momentum, eps)
 		})

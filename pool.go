@@ -34,7 +34,7 @@ func MaxPool2d(x *Tensor, kernel, stride, padding [2]int) *Tensor {
 // MaxPool2d is the package's MaxPool2d run with k's kernels.
 func (k Kernels) MaxPool2d(x *Tensor, kernel, stride, padding [2]int) *Tensor {
 	const name = "max_pool2d"
-	if x.dtype.IsHalf() {
+	if x.dtype.IsHalf() && !k.poolsHalf(x) {
 		return inFloat32(x.dtype, func() *Tensor { return k.MaxPool2d(x.Cast(Float32), kernel, stride, padding) })
 	}
 	x4, undo := batched4d(name, x)

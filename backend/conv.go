@@ -74,3 +74,11 @@ type BatchNormer interface {
 	// out's shape).
 	ChannelAffine2(out, g, x, a, b, d View)
 }
+
+// HalfBatchNormer is implemented by backends whose BatchNormer kernels also
+// take x, out and g of the two-byte float dt with the per-channel operands
+// (mean, variance, scale, shift, sums, a, b, d) float32: they compute as
+// on x and g widened to float32 and round out once to dt.
+type HalfBatchNormer interface {
+	BatchNormsHalf(dt DType) bool
+}

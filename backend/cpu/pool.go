@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cpu/internal/vec"
 )
 
 // Pooling kernels: one pass over each input plane, planes split across
@@ -29,64 +30,153 @@ func window(o, s, p, k, size int) (int, int) {
 	return max(h0, 0), min(h0+k, size)
 }
 
-// MaxPool2d writes window maxima and their plane indices.
+// MaxPool2d writes window maxima and their plane indices. Besides float32
+// and float64 it takes bfloat16 and float16 views (out of x's dtype):
+// their rows are widened to float32 (exactly), pooled there and the
+// maxima narrowed back, which is exact too.
 func (Backend) MaxPool2d(out, idx, x backend.View, p backend.Pool2dParams) {
 	g := poolOf(x.Shape, out.Shape, p)
+	switch x.S.DType() {
+	case backend.BFloat16:
+		maxPoolHalf(g, out, idx, x, vec.F32FromBF16, vec.BF16FromF32)
+		return
+	case backend.Float16:
+		maxPoolHalf(g, out, idx, x, vec.F32FromF16, vec.F16FromF32)
+		return
+	}
 	floatKernel("max_pool2d", x.S.DType(), func() { maxPool[float32](g, out, idx, x) }, func() { maxPool[float64](g, out, idx, x) })
 }
+
+// PoolsHalf reports that MaxPool2d and MaxPool2dBackward take bfloat16 and
+// float16 views (backend.HalfPooler).
+func (Backend) PoolsHalf(dt backend.DType) bool { return dt.IsHalf() }
 
 // maxPool works one output row at a time: first the maximum of each input
 // column over the window's rows (and the row it is in), then each window's
 // maximum over those. Both passes are branch-free in the common case.
 func maxPool[T floatT](g poolGeom, out, idx, x backend.View) {
 	xd, od := data[T](x), data[T](out)
-	var id []int64
-	if idx.S != nil {
-		id = data[int64](idx)
-	}
-	// output column windows
-	w0s, w1s := make([]int, g.ow), make([]int, g.ow)
-	for ox := range w0s {
-		w0s[ox], w1s[ox] = window(ox, g.sw, g.pw, g.kw, g.w)
-	}
+	id := poolIdx(idx)
+	w0s, w1s := colWindows(g)
+	sh, sw := x.Strides[2], x.Strides[3]
 	parallelFor(g.n*g.c, g.oh*g.ow*g.kh*g.kw, func(lo, hi int) {
-		s := maxScratch[T]{vm: make([]T, g.w), vr: make([]int, g.w), row: make([]T, g.w)}
+		s := newMaxScratch[T](g.w)
 		for pl := lo; pl < hi; pl++ {
-			n, c := pl/g.c, pl%g.c
-			src := n*x.Strides[0] + c*x.Strides[1]
-			o := od[pl*g.oh*g.ow:][:g.oh*g.ow]
-			var ix []int64
-			if id != nil {
-				ix = id[pl*g.oh*g.ow:][:g.oh*g.ow]
+			src := pl/g.c*x.Strides[0] + pl%g.c*x.Strides[1]
+			row := func(i, slot int) []T {
+				r := src + i*sh
+				if sw == 1 {
+					return xd[r : r+g.w]
+				}
+				d := s.rows[slot]
+				for j := range d {
+					d[j] = xd[r+j*sw]
+				}
+				return d
 			}
-			maxPlane(g, &s, xd, src, x.Strides[2], x.Strides[3], o, ix, w0s, w1s)
+			maxPlane(g, &s, row, od[pl*g.oh*g.ow:][:g.oh*g.ow], planeIdx(id, pl, g), w0s, w1s)
 		}
 	})
 }
 
-type maxScratch[T floatT] struct {
-	vm  []T   // column maxima over one output row's window rows
-	vr  []int // and their rows: the first
-	row []T   // a strided input row, gathered
+// maxPoolHalf is maxPool on two-byte floats: each input row is widened to
+// float32 as it is read and each plane's maxima are narrowed back.
+func maxPoolHalf[H halfT](g poolGeom, out, idx, x backend.View, widen func([]float32, []H), narrow func([]H, []float32)) {
+	xd, od := data[H](x), data[H](out)
+	id := poolIdx(idx)
+	w0s, w1s := colWindows(g)
+	sh, sw := x.Strides[2], x.Strides[3]
+	parallelFor(g.n*g.c, g.oh*g.ow*g.kh*g.kw, func(lo, hi int) {
+		s := newMaxScratch[float32](g.w)
+		o := make([]float32, g.oh*g.ow)
+		var gather []H
+		if sw != 1 {
+			gather = make([]H, g.w)
+		}
+		var plane []float32
+		if sw == 1 && sh == g.w {
+			plane = make([]float32, g.h*g.w)
+		}
+		for pl := lo; pl < hi; pl++ {
+			src := pl/g.c*x.Strides[0] + pl%g.c*x.Strides[1]
+			if plane != nil {
+				// contiguous planes: widened in one call (rows are short)
+				widen(plane, xd[src:][:len(plane)])
+				maxPlane(g, &s, func(i, _ int) []float32 { return plane[i*g.w:][:g.w] }, o, planeIdx(id, pl, g), w0s, w1s)
+				narrow(od[pl*g.oh*g.ow:][:g.oh*g.ow], o)
+				continue
+			}
+			row := func(i, slot int) []float32 {
+				r := src + i*sh
+				hr := xd[r:]
+				if sw != 1 {
+					for j := range gather {
+						gather[j] = xd[r+j*sw]
+					}
+					hr = gather
+				}
+				d := s.rows[slot]
+				widen(d, hr)
+				return d
+			}
+			maxPlane(g, &s, row, o, planeIdx(id, pl, g), w0s, w1s)
+			narrow(od[pl*g.oh*g.ow:][:g.oh*g.ow], o)
+		}
+	})
 }
 
-// maxPlane pools one plane (rows sh, columns sw apart from src) into o and,
-// when ix is not nil, the indices.
-func maxPlane[T floatT](g poolGeom, s *maxScratch[T], xd []T, src, sh, sw int, o []T, ix []int64, w0s, w1s []int) {
-	vm, vr := s.vm, s.vr
-	row := func(i int) []T {
-		r := src + i*sh
-		if sw == 1 {
-			return xd[r : r+g.w]
-		}
-		for j := range s.row {
-			s.row[j] = xd[r+j*sw]
-		}
-		return s.row
+func poolIdx(idx backend.View) []int64 {
+	if idx.S == nil {
+		return nil
 	}
+	return data[int64](idx)
+}
+
+func planeIdx(id []int64, pl int, g poolGeom) []int64 {
+	if id == nil {
+		return nil
+	}
+	return id[pl*g.oh*g.ow:][:g.oh*g.ow]
+}
+
+// colWindows returns the output columns' input windows [w0s[ox], w1s[ox]).
+func colWindows(g poolGeom) (w0s, w1s []int) {
+	w0s, w1s = make([]int, g.ow), make([]int, g.ow)
+	for ox := range w0s {
+		w0s[ox], w1s[ox] = window(ox, g.sw, g.pw, g.kw, g.w)
+	}
+	return w0s, w1s
+}
+
+type maxScratch[T floatT] struct {
+	vm   []T    // column maxima over one output row's window rows
+	vr   []int  // and their rows: the first
+	rows [2][]T // input rows, gathered or widened
+}
+
+func newMaxScratch[T floatT](w int) maxScratch[T] {
+	return maxScratch[T]{vm: make([]T, w), vr: make([]int, w), rows: [2][]T{make([]T, w), make([]T, w)}}
+}
+
+// maxPlane pools one plane, whose input row i is row(i, slot) (slot 0 or
+// 1: a row of slot 0 stays valid until the next of slot 0), into o and,
+// when ix is not nil, the indices.
+func maxPlane[T floatT](g poolGeom, s *maxScratch[T], row func(i, slot int) []T, o []T, ix []int64, w0s, w1s []int) {
+	if g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 {
+		for oy := 0; oy < g.oh; oy++ {
+			var irow []int64
+			if ix != nil {
+				irow = ix[oy*g.ow:][:g.ow]
+			}
+			max2x2Row(o[oy*g.ow:][:g.ow], irow, row(2*oy, 0), row(2*oy+1, 1), 2*oy, g.w)
+		}
+		return
+	}
+	vm, vr := s.vm, s.vr
+	row0 := func(i int) []T { return row(i, 0) }
 	for oy := 0; oy < g.oh; oy++ {
 		h0, h1 := window(oy, g.sh, g.ph, g.kh, g.h)
-		copy(vm, row(h0))
+		copy(vm, row0(h0))
 		if ix != nil {
 			for j := range vr {
 				vr[j] = h0
@@ -94,9 +184,9 @@ func maxPlane[T floatT](g poolGeom, s *maxScratch[T], xd []T, src, sh, sw int, o
 		}
 		for i := h0 + 1; i < h1; i++ {
 			if ix == nil {
-				colMax(vm, row(i))
+				colMax(vm, row0(i))
 			} else {
-				colMaxRow(vm, vr, row(i), i)
+				colMaxRow(vm, vr, row0(i), i)
 			}
 		}
 		orow := o[oy*g.ow:][:g.ow]
@@ -110,9 +200,52 @@ func maxPlane[T floatT](g poolGeom, s *maxScratch[T], xd []T, src, sh, sw int, o
 		rowArgMax(orow, irow, vm, vr, w0s, w1s, g.w)
 		for ox, at := range irow {
 			if at < 0 {
-				irow[ox] = lastNaN(row, h0, h1, w0s[ox], w1s[ox], g.w)
+				irow[ox] = lastNaN(row0, h0, h1, w0s[ox], w1s[ox], g.w)
 			}
 		}
+	}
+}
+
+// max2x2Row pools input rows r0 (row y0 of a plane w wide) and r1 (row
+// y0+1) with 2×2 windows at stride 2 into o and, when ix is not nil, ix:
+// the first maximum in row-major order, or the last NaN of a window that
+// has one, as PyTorch's kernel picks.
+func max2x2Row[T floatT](o []T, ix []int64, r0, r1 []T, y0, w int) {
+	r0, r1 = r0[:2*len(o)], r1[:2*len(o)]
+	if ix == nil {
+		for ox := range o {
+			o[ox] = max(max(r0[2*ox], r0[2*ox+1]), max(r1[2*ox], r1[2*ox+1]))
+		}
+		return
+	}
+	ix = ix[:len(o)]
+	for ox := range o {
+		j := 2 * ox
+		a, b, c, d := r0[j], r0[j+1], r1[j], r1[j+1]
+		m := max(max(a, b), max(c, d))
+		// the first equal to m, as conditional moves
+		k := w + 1
+		if c == m {
+			k = w
+		}
+		if b == m {
+			k = 1
+		}
+		if a == m {
+			k = 0
+		}
+		if m != m {
+			k = 0 // the last NaN: a is one if no other is
+			switch {
+			case d != d:
+				k = w + 1
+			case c != c:
+				k = w
+			case b != b:
+				k = 1
+			}
+		}
+		o[ox], ix[ox] = m, int64(y0*w+j+k)
 	}
 }
 
@@ -191,8 +324,18 @@ func lastNaN[T floatT](row func(i int) []T, h0, h1, w0, w1, w int) int64 {
 	return int64(at)
 }
 
-// MaxPool2dBackward scatters gout to the recorded maxima.
+// MaxPool2dBackward scatters gout to the recorded maxima. For bfloat16
+// and float16 each plane is summed in float32 and rounded once, as the
+// gradient of a float32 pool of the widened input would be.
 func (Backend) MaxPool2dBackward(gx, gout, idx backend.View) {
+	switch gx.S.DType() {
+	case backend.BFloat16:
+		maxPoolBackHalf(gx, gout, idx, backend.BF16.Float32, vec.BF16FromF32)
+		return
+	case backend.Float16:
+		maxPoolBackHalf(gx, gout, idx, backend.F16.Float32, vec.F16FromF32)
+		return
+	}
 	floatKernel("max_pool2d backward", gx.S.DType(), func() { maxPoolBack[float32](gx, gout, idx) }, func() { maxPoolBack[float64](gx, gout, idx) })
 }
 
@@ -212,6 +355,36 @@ func maxPoolBack[T floatT](gx, gout, idx backend.View) {
 					d[ix[y*ow+x]] += gs[src+y*sh+x*sw]
 				}
 			}
+		}
+	})
+}
+
+func maxPoolBackHalf[H halfT](gx, gout, idx backend.View, widen func(H) float32, narrow func([]H, []float32)) {
+	c, hw := gx.Shape[1], gx.Shape[2]*gx.Shape[3]
+	oh, ow := gout.Shape[2], gout.Shape[3]
+	gd, gs, id := data[H](gx), data[H](gout), data[int64](idx)
+	sn, sc, sh, sw := gout.Strides[0], gout.Strides[1], gout.Strides[2], gout.Strides[3]
+	parallelFor(gx.Shape[0]*c, hw+oh*ow, func(lo, hi int) {
+		d := make([]float32, hw)
+		for pl := lo; pl < hi; pl++ {
+			clear(d)
+			ix := id[pl*oh*ow:][:oh*ow]
+			src := pl/c*sn + pl%c*sc
+			for y := 0; y < oh; y++ {
+				iy, gy := ix[y*ow:][:ow], gs[src+y*sh:]
+				if bf, ok := any(gy).([]backend.BF16); ok && sw == 1 {
+					// bfloat16 widened inline, the common case
+					bf = bf[:ow]
+					for x, at := range iy {
+						d[at] += math.Float32frombits(uint32(bf[x]) << 16)
+					}
+					continue
+				}
+				for x, at := range iy {
+					d[at] += widen(gy[x*sw])
+				}
+			}
+			narrow(gd[pl*hw:][:hw], d)
 		}
 	})
 }

@@ -89,3 +89,23 @@ func BenchmarkBatchNormTrain(b *testing.B) {
 		be.ChannelAffine2(out, g, x, m, v, s1)
 	})
 }
+
+// BenchmarkMaxPoolHalf is SimpleCNN's first pool on bfloat16, forward
+// with indices and backward.
+func BenchmarkMaxPoolHalf(b *testing.B) {
+	var be Backend
+	x32 := benchView(backend.Float32, 64, 32, 28, 28)
+	be.Random(x32, 1, 0, true)
+	x := benchView(backend.BFloat16, 64, 32, 28, 28)
+	be.Copy(x, x32)
+	out, idx := benchView(backend.BFloat16, 64, 32, 14, 14), benchView(backend.Int64, 64, 32, 14, 14)
+	p := backend.Pool2dParams{Kernel: [2]int{2, 2}, Stride: [2]int{2, 2}}
+	b.Run("forward", func(b *testing.B) {
+		cpuLoop(b, func() { be.MaxPool2d(out, idx, x, p) })
+	})
+	be.MaxPool2d(out, idx, x, p)
+	gx := benchView(backend.BFloat16, 64, 32, 28, 28)
+	b.Run("backward", func(b *testing.B) {
+		cpuLoop(b, func() { be.MaxPool2dBackward(gx, out, idx) })
+	})
+}
