@@ -1,7 +1,6 @@
 package gemm
 
 import (
-	"fmt"
 	"math"
 	"unsafe"
 )
@@ -152,15 +151,7 @@ func BgemmBF16(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16
 }
 
 func bgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int, out []uint16, ldo int) {
-	if m < 0 || n < 0 || k < 0 {
-		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", m, n, k))
-	}
-	ar, ac := rowsCols(transA, m, k)
-	br, bc := rowsCols(transB, k, n)
-	checkMatrix("a", ar, ac, lda, len(a))
-	checkMatrix("b", br, bc, ldb, len(b))
-	checkMatrix("c", m, n, ldc, len(c))
-	if m == 0 || n == 0 {
+	if checkArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc) {
 		return
 	}
 	pk := &bfPack{a: a, lda: lda, b: b, ldb: ldb, transA: transA, transB: transB, k: k, out: out, ldo: ldo}
@@ -169,6 +160,8 @@ func bgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ld
 		if k == 0 {
 			scale(0, c, ldc, 0, m, 0, n)
 		} else {
+			ar, ac := rowsCols(transA, m, k)
+			br, bc := rowsCols(transB, k, n)
 			wa, wb := widen(a, ar, ac, lda), widen(b, br, bc, ldb)
 			gemm(ks.s, transA, transB, m, n, k, 1, wa, lda, wb, ldb, 0, c, ldc)
 		}

@@ -227,22 +227,22 @@ func checkMatrix(name string, rows, cols, ld, length int) {
 // goroutines.
 const parallelFlops = 1 << 21
 
-func gemm[T float](kr *kernel[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+// checkArgs panics on a negative dimension or an operand too short for its
+// shape and leading dimension, and reports whether C is empty (m or n 0).
+func checkArgs(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) (empty bool) {
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", m, n, k))
 	}
-	ar, ac := m, k
-	if transA {
-		ar, ac = k, m
-	}
-	br, bc := k, n
-	if transB {
-		br, bc = n, k
-	}
-	checkMatrix("a", ar, ac, lda, len(a))
-	checkMatrix("b", br, bc, ldb, len(b))
-	checkMatrix("c", m, n, ldc, len(c))
-	if m == 0 || n == 0 {
+	ar, ac := rowsCols(transA, m, k)
+	br, bc := rowsCols(transB, k, n)
+	checkMatrix("a", ar, ac, lda, la)
+	checkMatrix("b", br, bc, ldb, lb)
+	checkMatrix("c", m, n, ldc, lc)
+	return m == 0 || n == 0
+}
+
+func gemm[T float](kr *kernel[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if checkArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc) {
 		return
 	}
 	if k == 0 || alpha == 0 {

@@ -1,7 +1,6 @@
 package gemm
 
 import (
-	"fmt"
 	"sync"
 	"unsafe"
 
@@ -160,15 +159,7 @@ func HgemmF16(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16,
 }
 
 func hgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int, out []uint16, ldo int) {
-	if m < 0 || n < 0 || k < 0 {
-		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", m, n, k))
-	}
-	ar, ac := rowsCols(transA, m, k)
-	br, bc := rowsCols(transB, k, n)
-	checkMatrix("a", ar, ac, lda, len(a))
-	checkMatrix("b", br, bc, ldb, len(b))
-	checkMatrix("c", m, n, ldc, len(c))
-	if m == 0 || n == 0 {
+	if checkArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc) {
 		return
 	}
 	pk := &hPack{a: a, lda: lda, b: b, ldb: ldb, transA: transA, transB: transB, out: out, ldo: ldo}
@@ -182,6 +173,8 @@ func hgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ld
 	t := numThreads()
 	if m == 1 && n*k >= gemvMin {
 		// a row: gemv, memory-bound, on the widened operands
+		ar, ac := rowsCols(transA, m, k)
+		br, bc := rowsCols(transB, k, n)
 		wa, wb := widenF16(a, ar, ac, lda), widenF16(b, br, bc, ldb)
 		gemm(ks.s, transA, transB, m, n, k, 1, wa, lda, wb, ldb, 0, c, ldc)
 		pk.finish(c, ldc, 0, m, 0, n)
