@@ -25,25 +25,11 @@ func conv2dGradInputBF16(cv gemm.Conv, gx, gout, w backend.View) {
 }
 
 func conv2dGradWeightBF16(cv gemm.Conv, gw, x, gout backend.View) {
-	xd, xs := data[backend.BF16](x), strides4(x)
-	xf := make([]float32, cv.N*cv.C*cv.H*cv.W)
-	i := 0
-	for n := 0; n < cv.N; n++ {
-		for c := 0; c < cv.C; c++ {
-			for h := 0; h < cv.H; h++ {
-				o := n*xs[0] + c*xs[1] + h*xs[2]
-				if xs[3] == 1 {
-					vec.F32FromBF16(xf[i:i+cv.W], xd[o:o+cv.W])
-					i += cv.W
-					continue
-				}
-				for j := 0; j < cv.W; j++ {
-					xf[i] = xd[o+j*xs[3]].Float32()
-					i++
-				}
-			}
-		}
-	}
+	// x widened into a contiguous float32 copy (Copy's conversion loops)
+	xs := newStorage(backend.Float32, cv.N*cv.C*cv.H*cv.W)
+	defer xs.Release()
+	copyTo[float32](backend.View{S: xs, Shape: x.Shape, Strides: backend.ContiguousStrides(x.Shape)}, x)
+	xf := slice[float32](xs)
 	g := widenBF16(data[backend.BF16](gout)[:cv.N*cv.O*cv.OH*cv.OW])
 	f := make([]float32, cv.O*cv.C/cv.G*cv.KH*cv.KW)
 	gemm.ConvGradWeight(cv, xf, [4]int{cv.C * cv.H * cv.W, cv.H * cv.W, cv.W, 1}, g, f)
