@@ -53,7 +53,7 @@ func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, group
 	if dt, ok := autocastLow(x, w, b); ok {
 		return k.Conv2d(castFloat(x, dt), castFloat(w, dt), castFloat(b, dt), stride, padding, dilation, groups)
 	}
-	if x.dtype.IsHalf() && !nativeBF16Conv(k, x, w, b) {
+	if x.dtype.IsHalf() && !k.convsHalf(x, w, b) {
 		// two-byte floats: float32 products of the rounded inputs, rounded once
 		var out *Tensor
 		AutocastDisabled(func() {
@@ -87,17 +87,3 @@ func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, group
 	return undo(k.conv(x).conv2d(x4, w, b, p, Shape{n, o, oh, ow}))
 }
 
-// nativeBF16Conv reports whether a bfloat16 Conv2d runs on the backend's
-// own bfloat16 kernels: the CPU backend's native kernels (float32 sums of
-// exact products on the bfloat16 GEMM, rounded once; the gradients other
-// than a stride-1 convolution's input gradient widen to float32 in the
-// backend) with all operands bfloat16. Everything else two-byte computes
-// in float32 on the rounded inputs.
-func nativeBF16Conv(k Kernels, x, w, b *Tensor) bool {
-	if x.dtype != BFloat16 || x.dev.Type != backend.CPUType || k == GenericKernels ||
-		w == nil || w.dtype != BFloat16 || (b != nil && b.dtype != BFloat16) {
-		return false
-	}
-	_, ok := k.conv(x).(nativeConv)
-	return ok
-}

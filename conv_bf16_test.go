@@ -63,8 +63,8 @@ func TestConv2dBF16AsTorch(t *testing.T) {
 				b = FromBits(c.B, BFloat16, Shape{c.Wshape[0]}).SetRequiresGrad(true)
 			}
 			s, p, d := [2]int{c.Stride, c.Stride}, [2]int{c.Padding, c.Padding}, [2]int{c.Dilation, c.Dilation}
-			if native := nativeBF16Conv(k, x, w, b); native != (k == NativeKernels) {
-				t.Fatalf("%v: nativeBF16Conv = %v", k, native)
+			if native := k.convsHalf(x, w, b); native != (k == NativeKernels) {
+				t.Fatalf("%v: convsHalf = %v", k, native)
 			}
 			y := k.Conv2d(x, w, b, s, p, d, c.Groups)
 			if y.DType() != BFloat16 || !y.Shape().Equal(Shape(c.Oshape)) {

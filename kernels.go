@@ -73,6 +73,19 @@ func (k Kernels) pool(x *Tensor) poolKernel {
 	return generic{}
 }
 
+// convsHalf reports whether k's convolution takes x's two-byte dtype as it
+// is, with w and b of that dtype (no float32 copies).
+func (k Kernels) convsHalf(x, w, b *Tensor) bool {
+	if w == nil || w.dtype != x.dtype || (b != nil && b.dtype != x.dtype) {
+		return false
+	}
+	if _, ok := k.conv(x).(nativeConv); !ok {
+		return false
+	}
+	hc, ok := x.be().(backend.HalfConvolver)
+	return ok && hc.ConvsHalf(x.dtype)
+}
+
 // poolsHalf reports whether k's max pooling takes x's two-byte dtype as it
 // is (no float32 copy).
 func (k Kernels) poolsHalf(x *Tensor) bool {

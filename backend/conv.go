@@ -82,3 +82,10 @@ type BatchNormer interface {
 type HalfBatchNormer interface {
 	BatchNormsHalf(dt DType) bool
 }
+
+// HalfConvolver is implemented by backends whose Convolver also takes x,
+// w, bias, out and the gradients of the two-byte float dt, each element a
+// float32 computation on the two-byte operands rounded once to dt.
+type HalfConvolver interface {
+	ConvsHalf(dt DType) bool
+}

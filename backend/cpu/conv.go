@@ -24,6 +24,10 @@ func data[T any](v backend.View) []T { return slice[T](v.S)[v.Offset:] }
 
 func strides4(v backend.View) [4]int { return [4]int(v.Strides) }
 
+// ConvsHalf reports that the convolutions take bfloat16 (conv_half.go);
+// float16 is left to the caller's float32 copies.
+func (Backend) ConvsHalf(dt backend.DType) bool { return dt == backend.BFloat16 }
+
 // Conv2d is the convolution's forward pass.
 func (Backend) Conv2d(out, x, w, bias backend.View, p backend.Conv2dParams) {
 	cv := convOf(x.Shape, w.Shape, p)
