@@ -86,4 +86,3 @@ func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, group
 	p := backend.Conv2dParams{Stride: stride, Padding: padding, Dilation: dilation, Groups: groups}
 	return undo(k.conv(x).conv2d(x4, w, b, p, Shape{n, o, oh, ow}))
 }
-
