@@ -272,3 +272,46 @@ func TestHalfReduceNativeNaN(t *testing.T) {
 		}
 	}
 }
+
+// TestHalfReduceNativeAsCopy: where the CPU backend reduces a two-byte
+// tensor natively, its unrounded float32 result is bit for bit that of the
+// float32 Reduce on the tensor's float32 copy (the path it replaces): short
+// runs, runs across the widening chunks, long runs in parallel blocks, and
+// leading dims.
+func TestHalfReduceNativeAsCopy(t *testing.T) {
+	hr := backendOf(CPU).(backend.HalfReducer)
+	rng := rand.New(rand.NewSource(23))
+	cases := []struct {
+		shape Shape
+		dims  []int // nil: all
+	}{
+		{Shape{64, 16}, []int{1}}, {Shape{64, 24}, []int{1}}, {Shape{64, 31}, []int{1}}, {Shape{64, 33}, []int{1}},
+		{Shape{8, 3000}, []int{1}}, {Shape{5, 4100}, []int{1}}, {Shape{3, 70001}, []int{1}},
+		{Shape{70001}, nil}, {Shape{2, 40000}, nil}, {Shape{300, 7}, []int{0}}, {Shape{9, 5000}, []int{0}},
+	}
+	for _, dt := range []DType{BFloat16, Float16} {
+		for _, c := range cases {
+			for _, op := range []backend.ReduceOp{backend.Sum, backend.Max, backend.Min} {
+				_, x := halfValues(rng, dt, c.shape, -3, 3)
+				var opts []ReduceOption
+				if c.dims != nil {
+					opts = append(opts, Dims(c.dims...))
+				}
+				_, _, keep := x.reduction("test", opts)
+				got := empty(keep, Float32, CPU)
+				if !hr.ReduceHalf(op, got.view(), x.view()) {
+					t.Fatalf("%v %v %v dims %v: ReduceHalf declined", dt, op, c.shape, c.dims)
+				}
+				want := empty(keep, Float32, CPU)
+				f := x.Cast(Float32)
+				f.be().Reduce(op, want.view(), f.view())
+				g, w := got.Float32s(), want.Float32s()
+				for i := range w {
+					if math.Float32bits(g[i]) != math.Float32bits(w[i]) {
+						t.Fatalf("%v %v %v dims %v: [%d] = %v, the float32 copy's %v", dt, op, c.shape, c.dims, i, g[i], w[i])
+					}
+				}
+			}
+		}
+	}
+}

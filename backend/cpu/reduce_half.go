@@ -10,8 +10,8 @@ import (
 var _ backend.HalfReducer = Backend{}
 
 // redChunk is how many two-byte elements are widened to float32 at a time
-// (a 4 KiB buffer).
-const redChunk = 1024
+// (an 8 KiB buffer: vec.SumWiden wants whole SumBlocks).
+const redChunk = vec.SumBlock
 
 // redBufs holds the float32 chunks (vec.Binary's function tables would
 // move a chunk on the stack to the heap).
@@ -145,17 +145,22 @@ func (Backend) ReduceHalf(op backend.ReduceOp, dst, src backend.View) bool {
 // halfRun reduces the n > 0 contiguous elements from off, widened a chunk
 // at a time: a float64 total for Sum, else the float32 result.
 func halfRun(op backend.ReduceOp, h halfSrc, buf *[redChunk]float32, off, n int) float64 {
-	if op == backend.Sum && h.bf != nil { // widened in registers
-		return vec.SumBF16(h.bf[off : off+n])
-	}
 	if op == backend.Sum {
-		var tot float64
-		for i := 0; i < n; i += redChunk {
-			b := buf[:min(redChunk, n-i)]
-			h.widen(b, off+i)
-			tot += vec.Sum(b)
+		// as sumRun on the float32 copy: a float64 loop for a short run,
+		// else vec.Sum's blocks and lanes
+		if n < 32 {
+			b := buf[:n]
+			h.widen(b, off)
+			var t float64
+			for _, x := range b {
+				t += float64(x)
+			}
+			return t
 		}
-		return tot
+		if h.bf != nil { // widened in registers
+			return vec.SumBF16(h.bf[off : off+n])
+		}
+		return vec.SumWiden(n, buf[:], func(d []float32, o int) { h.widen(d, off+o) })
 	}
 	acc := identity[float32](op)
 	for i := 0; i < n; i += redChunk {

@@ -159,26 +159,21 @@ func where16s(d []uint16, c []bool, v []uint16, s uint16, vFirst bool) {
 	}
 }
 
-// SumBF16 is Sum of the bfloat16 values of x, reading the two-byte data
-// once: with the AVX2 loops the same float32 lanes over blocks and float64
-// partial sums, so the same bits, as Sum on their float32 copy; elsewhere
-// Sum over chunks of 256 widened on the stack.
+// SumBF16 is Sum of the bfloat16 values of x, bit for bit Sum on their
+// float32 copy, reading the two-byte data once: with the AVX2 loops the
+// same float32 lanes over blocks and float64 partial sums, widened in
+// registers; elsewhere SumWiden over chunks widened on the stack.
 func SumBF16(x []backend.BF16) float64 {
-	var total float64
 	if m := len(x) &^ 31; useAsm && m > 0 {
 		var acc [32]float64
 		sumBF16(p16(x), m, &acc)
-		total = addLanes(acc[:])
-		x = x[m:]
+		var tail [32]float32
+		t := tail[:len(x)-m]
+		F32FromBF16(t, x[m:])
+		return addLanes(acc[:]) + sumGo(t)
 	}
-	var buf [256]float32
-	for len(x) > 0 { // the remainder, or all of x without the AVX2 loops
-		b := buf[:min(len(x), len(buf))]
-		F32FromBF16(b, x)
-		total += Sum(b)
-		x = x[len(b):]
-	}
-	return total
+	var buf [SumBlock]float32
+	return SumWiden(len(x), buf[:], func(d []float32, off int) { F32FromBF16(d, x[off:off+len(d)]) })
 }
 
 // F16CAccelerated reports whether F32FromF16 and F16FromF32 run F16C

@@ -2067,16 +2067,17 @@ minD_done:
 // func sumS(x *float32, n int, acc *[32]float64)
 // Requires: AVX
 TEXT ·sumS(SB), NOSPLIT, $0-24
-	MOVQ   x+0(FP), SI
-	MOVQ   n+8(FP), CX
-	VXORPD Y8, Y8, Y8
-	VXORPD Y9, Y9, Y9
-	VXORPD Y10, Y10, Y10
-	VXORPD Y11, Y11, Y11
-	VXORPD Y12, Y12, Y12
-	VXORPD Y13, Y13, Y13
-	VXORPD Y14, Y14, Y14
-	VXORPD Y15, Y15, Y15
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	MOVQ    acc+16(FP), DI
+	VMOVUPD (DI), Y8
+	VMOVUPD 32(DI), Y9
+	VMOVUPD 64(DI), Y10
+	VMOVUPD 96(DI), Y11
+	VMOVUPD 128(DI), Y12
+	VMOVUPD 160(DI), Y13
+	VMOVUPD 192(DI), Y14
+	VMOVUPD 224(DI), Y15
 
 sumS_block:
 	TESTQ CX, CX
@@ -2124,7 +2125,6 @@ sumS_inner:
 	JMP          sumS_block
 
 sumS_done:
-	MOVQ    acc+16(FP), DI
 	VMOVUPD Y8, (DI)
 	VMOVUPD Y9, 32(DI)
 	VMOVUPD Y10, 64(DI)
@@ -2139,16 +2139,17 @@ sumS_done:
 // func sumBF16(x *uint16, n int, acc *[32]float64)
 // Requires: AVX, AVX2
 TEXT ·sumBF16(SB), NOSPLIT, $0-24
-	MOVQ   x+0(FP), SI
-	MOVQ   n+8(FP), CX
-	VXORPD Y8, Y8, Y8
-	VXORPD Y9, Y9, Y9
-	VXORPD Y10, Y10, Y10
-	VXORPD Y11, Y11, Y11
-	VXORPD Y12, Y12, Y12
-	VXORPD Y13, Y13, Y13
-	VXORPD Y14, Y14, Y14
-	VXORPD Y15, Y15, Y15
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	MOVQ    acc+16(FP), DI
+	VMOVUPD (DI), Y8
+	VMOVUPD 32(DI), Y9
+	VMOVUPD 64(DI), Y10
+	VMOVUPD 96(DI), Y11
+	VMOVUPD 128(DI), Y12
+	VMOVUPD 160(DI), Y13
+	VMOVUPD 192(DI), Y14
+	VMOVUPD 224(DI), Y15
 
 sumBF16_block:
 	TESTQ CX, CX
@@ -2204,7 +2205,6 @@ sumBF16_inner:
 	JMP          sumBF16_block
 
 sumBF16_done:
-	MOVQ    acc+16(FP), DI
 	VMOVUPD Y8, (DI)
 	VMOVUPD Y9, 32(DI)
 	VMOVUPD Y10, 64(DI)

@@ -395,8 +395,50 @@ func addLanes(a []float64) float64 {
 	return a[0]
 }
 
-func sumGo[T Float](x []T) float64 {
+func sumGo[T Float](x []T) float64 { return sumGoFrom(0, x) }
+
+// SumBlock is the chunk length SumWiden needs: a whole number of sumS's
+// blocks (2048) and of sumGo's (1024), so that chunks meet where blocks do.
+const SumBlock = 2048
+
+// SumWiden is Sum of the n float32 values that widen writes a chunk at a
+// time into buf (its length a multiple of SumBlock): widen(dst, off) fills
+// dst with values off..off+len(dst). The chunks are added in Sum's blocks,
+// lanes and order, so the result is Sum's on the whole widened slice, bit
+// for bit, without that slice.
+func SumWiden(n int, buf []float32, widen func(dst []float32, off int)) float64 {
+	if len(buf) == 0 || len(buf)%SumBlock != 0 {
+		panic("vec: SumWiden's buffer is not a multiple of SumBlock")
+	}
+	var acc [32]float64
 	var total float64
+	lanes := false
+	for off := 0; off < n; off += len(buf) {
+		b := buf[:min(len(buf), n-off)]
+		widen(b, off)
+		if useAsm {
+			if m := len(b) &^ 31; m > 0 {
+				sumS(p32(b), m, &acc)
+				lanes = true
+				b = b[m:]
+			}
+			if len(b) == 0 {
+				continue
+			}
+		}
+		total = sumGoFrom(total, b) // the asm's tail (last chunk) or all
+	}
+	if lanes { // Sum: the lanes' total first, then the tail's
+		var tail float64
+		tail, total = total, addLanes(acc[:])
+		return total + tail
+	}
+	return total
+}
+
+// sumGoFrom is sumGo adding into total: 8 lanes of T over blocks of 1024,
+// each block's total added in order, then a last few alone.
+func sumGoFrom[T Float](total float64, x []T) float64 {
 	for len(x) >= 8 {
 		blk := x[:min(len(x), 1024)&^7]
 		x = x[len(blk):]

@@ -357,3 +357,22 @@ func testAffine[T Float](t *testing.T, ulp float64) {
 		}
 	}
 }
+
+// TestSumWiden: SumWiden over chunks gives Sum's bits on the whole slice,
+// at every length around its blocks and lanes, with 1- and 2-block buffers.
+func TestSumWiden(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	x := make([]float32, 70001)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * 1e3)
+	}
+	for _, bl := range []int{SumBlock, 2 * SumBlock} {
+		buf := make([]float32, bl)
+		for _, n := range []int{0, 1, 7, 8, 31, 32, 33, 1023, 1024, 2047, 2048, 2049, 4096, 4127, 5000, 70001} {
+			got := SumWiden(n, buf, func(d []float32, off int) { copy(d, x[off:off+len(d)]) })
+			if want := Sum(x[:n]); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("buffer %d, n %d: SumWiden = %v, Sum = %v", bl, n, got, want)
+			}
+		}
+	}
+}

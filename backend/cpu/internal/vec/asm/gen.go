@@ -452,8 +452,9 @@ func sumLanes(name string, bf16 bool) {
 	x, n, k, p := reg.RSI, reg.RCX, reg.RDX, reg.RDI
 	Load(Param("x"), x)
 	Load(Param("n"), n)
-	for i := 8; i < 16; i++ {
-		VXORPD(ys[i], ys[i], ys[i])
+	Load(Param("acc"), p)
+	for i := 0; i < 8; i++ { // the partial sums so far: x is added to them
+		VMOVUPD(mem(p, 32*i), ys[8+i])
 	}
 	Label(name + "_block")
 	TESTQ(n, n)
@@ -493,7 +494,6 @@ func sumLanes(name string, bf16 bool) {
 	}
 	JMP(LabelRef(name + "_block"))
 	Label(name + "_done")
-	Load(Param("acc"), p)
 	for i := 0; i < 8; i++ {
 		VMOVUPD(ys[8+i], mem(p, 32*i))
 	}
