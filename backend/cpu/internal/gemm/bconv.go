@@ -228,7 +228,7 @@ func convForwardPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, w, bi
 	buildPairPhases(cv, g, cgp, x, xs, words(xq))
 	img, chStride, wq := g.img, g.chStride, g.c.q
 
-	p := newConvPlan(kr, cv, g, img, chStride, wq, cgp, bias != nil, 4, 2)
+	p := newConvPlan(kr, cv, g, img, chStride, wq, cgp, bias != nil, 2)
 	ap := getScratch[float32](cv.G * p.mpad * p.k)
 	defer putScratch(ap)
 	packPairWeights(words(ap), cv, cgp, w, bias, mr, p.kcb)

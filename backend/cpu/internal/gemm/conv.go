@@ -425,7 +425,7 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 	}
 
 	cg, og := cv.C/cv.G, cv.O/cv.G
-	p := newConvPlan(kr, cv, g, img, chStride, wq, cg, bias != nil, int(unsafe.Sizeof(w[0])), 1)
+	p := newConvPlan(kr, cv, g, img, chStride, wq, cg, bias != nil, 1)
 	ap := getScratch[T](cv.G * p.mpad * p.k)
 	defer putScratch(ap)
 	packWeights(ap, w, wl, cv.G, og, cg, cv.KH, cv.KW, bias, mr, p.kcb)
@@ -456,10 +456,9 @@ type convPlan[T float] struct {
 
 // newConvPlan plans the convolution cv over xq (its layout g, with image
 // stride img, channel stride chStride and row stride wq; cs channels a
-// group), k = cs·KH·KW rows of B, and one more when hasBias. esz is the
-// size of an element of the packed operands for the K block, and costF
-// scales the work of an item (for the thread count).
-func newConvPlan[T float](kr *kernel[T], cv Conv, g geom, img, chStride, wq, cs int, hasBias bool, esz int, costF float64) *convPlan[T] {
+// group), k = cs·KH·KW rows of B, and one more when hasBias. costF scales
+// the work of an item (for the thread count).
+func newConvPlan[T float](kr *kernel[T], cv Conv, g geom, img, chStride, wq, cs int, hasBias bool, costF float64) *convPlan[T] {
 	mr, nr := kr.mr, kr.nr
 	p := &convPlan[T]{kr: kr, cv: cv, img: img, chs: chStride, wq: wq, cs: cs}
 	og := cv.O / cv.G
@@ -483,7 +482,7 @@ func newConvPlan[T float](kr *kernel[T], cv Conv, g geom, img, chStride, wq, cs 
 	if hasBias {
 		offs[kg] = -1
 	}
-	kcb := balance(k, convKC(kr.kc, nr, esz), 1)
+	kcb := balance(k, convKC(kr.kc, nr, int(sizeOf[T]())), 1)
 	mpad := (og + mr - 1) / mr * mr
 
 	// Columns: in q mode, each image's q range [0, lq) in panels of nr (B

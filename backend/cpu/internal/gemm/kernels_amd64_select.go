@@ -49,7 +49,7 @@ func avx512Set(dot512 bool) *kernelSet {
 	ks.s.edge = []kernelFunc[float32]{nil, sgemmAVX512r1, sgemmAVX512r2, sgemmAVX512r3, sgemmAVX512r4,
 		sgemmAVX512r5, sgemmAVX512r6, sgemmAVX512r7, sgemmAVX512r8, sgemmAVX512r9, sgemmAVX512r10,
 		sgemmAVX512r11, sgemmAVX512r12, sgemmAVX512r13}
-	if cpu.X86.HasAVX512BF16 {
+	if cpu.X86.HasAVX512BF16 && cpu.X86.HasAVX512BW { // the packers use 32-bit masks (BW)
 		ks.b = newKernel("avx512", avx512B, bgemmAVX512, nil, true)
 		ks.b.edge = []kernelFunc[float32]{nil, bgemmAVX512r1, bgemmAVX512r2, bgemmAVX512r3, bgemmAVX512r4,
 			bgemmAVX512r5, bgemmAVX512r6, bgemmAVX512r7, bgemmAVX512r8, bgemmAVX512r9, bgemmAVX512r10,

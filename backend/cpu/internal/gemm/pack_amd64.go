@@ -94,18 +94,15 @@ func bfPanelSIMD(dst []uint32, s []uint16, off, is, rows, w, kc int, along bool)
 		}
 	}
 	_ = dst[kc*w-1]
-	var idx [16]int32
-	if along {
-		for i := range idx {
-			idx[i] = int32(i * is)
-		}
-	}
 	if !along {
 		// one pass of up to 32 lanes: each row's cache lines once
 		r := min(max(rows, 0), w)
-		src := &s[off]
-		packBInter(&dst[0], src, is, kc, w, 1<<r-1, 1<<w-1)
+		packBInter(&dst[0], &s[off], is, kc, w, 1<<r-1, 1<<w-1)
 		return true
+	}
+	var idx [16]int32
+	for i := range idx {
+		idx[i] = int32(i * is)
 	}
 	for g := 0; g < w; g += 16 {
 		n := min(16, w-g)
@@ -113,33 +110,25 @@ func bfPanelSIMD(dst []uint32, s []uint16, off, is, rows, w, kc int, along bool)
 		lmask, smask := 1<<r-1, 1<<n-1
 		src := &s[off]
 		if r > 0 {
-			if along {
-				src = &s[off+g*is]
-			} else {
-				src = &s[off+g]
-			}
+			src = &s[off+g*is]
 		}
-		if along {
-			// whole blocks of 16 pairs by transposing, the rest gathered
-			nb := kc / 16
-			if nb > 0 {
-				var offs [16]int
-				for i := range offs {
-					if i < r {
-						offs[i] = 2 * i * is
-					}
+		// whole blocks of 16 pairs by transposing, the rest gathered
+		nb := kc / 16
+		if nb > 0 {
+			var offs [16]int
+			for i := range offs {
+				if i < r {
+					offs[i] = 2 * i * is
 				}
-				packBTrans(&dst[g], src, &offs[0], nb, w, lmask, smask)
 			}
-			if rest := kc - 16*nb; rest > 0 {
-				s2 := src
-				if r > 0 {
-					s2 = &s[off+g*is+32*nb]
-				}
-				packBGather(&dst[16*nb*w+g], s2, &idx[0], rest, w, lmask, smask)
+			packBTrans(&dst[g], src, &offs[0], nb, w, lmask, smask)
+		}
+		if rest := kc - 16*nb; rest > 0 {
+			s2 := src
+			if r > 0 {
+				s2 = &s[off+g*is+32*nb]
 			}
-		} else {
-			packBInter(&dst[g], src, is, kc, w, lmask, smask)
+			packBGather(&dst[16*nb*w+g], s2, &idx[0], rest, w, lmask, smask)
 		}
 	}
 	return true
