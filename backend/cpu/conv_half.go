@@ -16,12 +16,12 @@ import (
 // on the rounded inputs).
 
 func conv2dBF16(cv gemm.Conv, out, x, w, bias backend.View) {
-	gemm.ConvForwardBF16(cv, bf16Bits(data[backend.BF16](x)), strides4(x), bf16Bits(data[backend.BF16](w)),
-		bf16Bits(vector[backend.BF16](bias)), bf16Bits(data[backend.BF16](out)))
+	gemm.ConvForwardBF16(cv, halfBits(data[backend.BF16](x)), strides4(x), halfBits(data[backend.BF16](w)),
+		halfBits(vector[backend.BF16](bias)), halfBits(data[backend.BF16](out)))
 }
 
 func conv2dGradInputBF16(cv gemm.Conv, gx, gout, w backend.View) {
-	gemm.ConvGradInputBF16(cv, bf16Bits(data[backend.BF16](gout)), bf16Bits(data[backend.BF16](w)), bf16Bits(data[backend.BF16](gx)))
+	gemm.ConvGradInputBF16(cv, halfBits(data[backend.BF16](gout)), halfBits(data[backend.BF16](w)), halfBits(data[backend.BF16](gx)))
 }
 
 func conv2dGradWeightBF16(cv gemm.Conv, gw, x, gout backend.View) {
@@ -33,7 +33,7 @@ func conv2dGradWeightBF16(cv gemm.Conv, gw, x, gout backend.View) {
 	g := widenBF16(data[backend.BF16](gout)[:cv.N*cv.O*cv.OH*cv.OW])
 	f := make([]float32, cv.O*cv.C/cv.G*cv.KH*cv.KW)
 	gemm.ConvGradWeight(cv, xf, [4]int{cv.C * cv.H * cv.W, cv.H * cv.W, cv.W, 1}, g, f)
-	gemm.RoundBF16(bf16Bits(data[backend.BF16](gw)), f)
+	gemm.RoundBF16(halfBits(data[backend.BF16](gw)), f)
 }
 
 // widenBF16 returns s as float32 (exact).

@@ -62,37 +62,34 @@ func packed[T any](s []T, v backend.View, rows, cols int) []T {
 	return out
 }
 
-// matmulBF16 is the bfloat16 product: gemm.Bgemm (VDPBF16PS where the CPU
-// has AVX512_BF16) accumulates each element in float32 from exact
+// matmulBF16 is the bfloat16 product: gemm.BgemmBF16 (VDPBF16PS where the
+// CPU has AVX512_BF16) accumulates each element in float32 from exact
 // products, and the result is rounded to bfloat16 once, as PyTorch's CPU
 // bf16 mm does.
-func matmulBF16(dst, a, b backend.View) {
-	m, n := a.Shape[1], b.Shape[2]
-	sp := bf16Scratch.Get().(*[]float32)
-	defer bf16Scratch.Put(sp)
-	if cap(*sp) < m*n {
-		*sp = make([]float32, m*n)
-	}
-	scratch := (*sp)[:m*n]
-	matmul(dst, a, b, func(transA, transB bool, m, n, k int, a []backend.BF16, lda int, b []backend.BF16, ldb int, c []backend.BF16, ldc int) {
-		gemm.BgemmBF16(transA, transB, m, n, k, bf16Bits(a), lda, bf16Bits(b), ldb, bf16Bits(c), ldc, scratch)
-	})
-}
+func matmulBF16(dst, a, b backend.View) { matmulHalf[backend.BF16](dst, a, b, gemm.BgemmBF16) }
 
 // matmulF16 is the float16 product: gemm.HgemmF16 runs the float32 GEMM
 // with the operands widened (F16C where the CPU has it) while they are
 // packed, and rounds the float32 result to float16 once, bit for bit the
 // float32 product of the widened operands, rounded.
-func matmulF16(dst, a, b backend.View) {
+func matmulF16(dst, a, b backend.View) { matmulHalf[backend.F16](dst, a, b, gemm.HgemmF16) }
+
+// halfGemm is gemm.BgemmBF16's or gemm.HgemmF16's signature: two-byte
+// operands and result (bits), a float32 scratch for the product.
+type halfGemm func(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []uint16, ldc int, scratch []float32)
+
+// matmulHalf runs a batch of two-byte products on hg with one float32
+// scratch of m×n (the batch's products run one after another).
+func matmulHalf[H halfT](dst, a, b backend.View, hg halfGemm) {
 	m, n := a.Shape[1], b.Shape[2]
-	sp := bf16Scratch.Get().(*[]float32)
-	defer bf16Scratch.Put(sp)
+	sp := halfScratch.Get().(*[]float32)
+	defer halfScratch.Put(sp)
 	if cap(*sp) < m*n {
 		*sp = make([]float32, m*n)
 	}
 	scratch := (*sp)[:m*n]
-	matmul(dst, a, b, func(transA, transB bool, m, n, k int, a []backend.F16, lda int, b []backend.F16, ldb int, c []backend.F16, ldc int) {
-		gemm.HgemmF16(transA, transB, m, n, k, halfBits(a), lda, halfBits(b), ldb, halfBits(c), ldc, scratch)
+	matmul(dst, a, b, func(transA, transB bool, m, n, k int, a []H, lda int, b []H, ldb int, c []H, ldc int) {
+		hg(transA, transB, m, n, k, halfBits(a), lda, halfBits(b), ldb, halfBits(c), ldc, scratch)
 	})
 }
 
@@ -108,22 +105,14 @@ func halfBits[T ~uint16](s []T) []uint16 {
 	return unsafe.Slice((*uint16)(unsafe.Pointer(&s[0])), len(s))
 }
 
-// bf16Scratch holds float32 results of half products between calls.
-var bf16Scratch = sync.Pool{New: func() any { return new([]float32) }}
+// halfScratch holds float32 results of half products between calls.
+var halfScratch = sync.Pool{New: func() any { return new([]float32) }}
 
 // BF16MatMulPath says how bfloat16 matrix products run with the GEMM
 // kernels in use: "bf16 GEMM with VDPBF16PS (AVX512_BF16)", "float32 GEMM
 // on widened operands" (a CPU with AVX2 or AVX-512 float32 kernels but no
 // AVX512_BF16), or "bf16 GEMM in Go (VDPBF16PS's arithmetic)".
 func BF16MatMulPath() string { return gemm.BgemmPath() }
-
-// bf16Bits is s as its bits.
-func bf16Bits(s []backend.BF16) []uint16 {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*uint16)(unsafe.Pointer(&s[0])), len(s))
-}
 
 // gemmRef is C = op(A)·op(B), row-major, parallel over rows of C: the
 // reference path, and the one used for integer types.

@@ -54,11 +54,7 @@ func reluGrad16(d, g, y []uint16) {
 // bits16 is a two-byte float view's data (from its offset) as bits.
 func bits16(v backend.View) []uint16 {
 	if v.S.DType() == backend.Float16 {
-		f := data[backend.F16](v)
-		if len(f) == 0 {
-			return nil
-		}
-		return unsafe.Slice((*uint16)(unsafe.Pointer(&f[0])), len(f))
+		return halfBits(data[backend.F16](v))
 	}
-	return bf16Bits(data[backend.BF16](v))
+	return halfBits(data[backend.BF16](v))
 }

@@ -128,9 +128,9 @@ func ReLUBF16(d, a []backend.BF16) {
 }
 
 // u16 views a slice of two-byte elements as []uint16.
-func u16[T any](s []T) []uint16 { return unsafe.Slice(p16u(s), len(s)) }
-
-func p16u[T any](s []T) *uint16 { return (*uint16)(unsafe.Pointer(unsafe.SliceData(s))) }
+func u16[T any](s []T) []uint16 {
+	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
 
 // mask16 is 0xFFFF for true, 0 for false (a bool's byte is 0 or 1).
 func mask16(c *bool) uint16 { return -uint16(*(*uint8)(unsafe.Pointer(c))) }
