@@ -54,11 +54,11 @@ func channelAffineHalf[H halfT](out, x, scale, shift backend.View, widen func([]
 	n, c, s := planes(x.Shape)
 	xd, od, sd, td := data[H](x), data[H](out), data[float32](scale), data[float32](shift)
 	parallelFor(n*c, s, func(lo, hi int) {
-		buf, res := make([]float32, s), make([]float32, s)
+		buf := make([]float32, s)
 		for p := lo; p < hi; p++ {
 			widen(buf, xd[p*s:][:s])
-			vec.Affine(res, buf, sd[p%c], td[p%c])
-			narrow(od[p*s:][:s], res)
+			vec.Affine(buf, buf, sd[p%c], td[p%c]) // in place
+			narrow(od[p*s:][:s], buf)
 		}
 	})
 }
@@ -87,15 +87,15 @@ func channelAffine2Half[H halfT](out, g, x, a, b, d backend.View, widen func([]f
 	xd, gd, od := data[H](x), data[H](g), data[H](out)
 	ad, bd, dd := data[float32](a), data[float32](b), data[float32](d)
 	parallelFor(n*c, 2*s, func(lo, hi int) {
-		gs, xs, dst := make([]float32, s), make([]float32, s), make([]float32, s)
+		gs, xs := make([]float32, s), make([]float32, s)
 		for p := lo; p < hi; p++ {
 			ka, kb, kd := ad[p%c], bd[p%c], dd[p%c]
 			widen(gs, gd[p*s:][:s])
 			widen(xs, xd[p*s:][:s])
-			for i, gv := range gs {
-				dst[i] = gv*ka + xs[i]*kb + kd
+			for i, gv := range gs { // the result in place of g
+				gs[i] = gv*ka + xs[i]*kb + kd
 			}
-			narrow(od[p*s:][:s], dst)
+			narrow(od[p*s:][:s], gs)
 		}
 	})
 }

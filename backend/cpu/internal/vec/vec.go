@@ -143,8 +143,8 @@ func ScalarBinary[T Float](op Op, d []T, s T, b []T) {
 	}
 }
 
-// Affine sets d[i] = a[i]·s + b: with the assembly, rounded once (FMA),
-// as PyTorch's vectorised batch norm does.
+// Affine sets d[i] = a[i]·s + b (d may be a): with the assembly, rounded
+// once (FMA), as PyTorch's vectorised batch norm does.
 func Affine[T Float](d, a []T, s, b T) {
 	n := len(d)
 	if n == 0 {

@@ -345,6 +345,19 @@ func testAffine[T Float](t *testing.T, ulp float64) {
 			if d[n] != 0 {
 				t.Fatalf("affine wrote past n")
 			}
+			// in place: the same values
+			in := append([]T(nil), a...)
+			run = func() { Affine(in, in, s, b) }
+			if useGo {
+				withGo(run)
+			} else {
+				run()
+			}
+			for i := range in {
+				if in[i] != d[i] {
+					t.Fatalf("%T n=%d go=%v: in place [%d] = %v, want %v", in[i], n, useGo, i, in[i], d[i])
+				}
+			}
 		}
 	}
 	// one rounding: (1 + 2⁻²³)·(1 − 2⁻²³) − 1 = −2⁻⁴⁶ exactly, which two
