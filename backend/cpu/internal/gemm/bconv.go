@@ -60,19 +60,9 @@ func convForwardWidened(cv Conv, x []uint16, xs [4]int, w, bias, out []uint16) {
 			}
 		}
 	}
-	widenAll := func(s []uint16) []float32 {
-		if s == nil {
-			return nil
-		}
-		d := make([]float32, len(s))
-		for i, v := range s {
-			d[i] = math.Float32frombits(uint32(v) << 16)
-		}
-		return d
-	}
 	nw := cv.O * cv.C / cv.G * cv.KH * cv.KW
 	fo := make([]float32, cv.N*cv.O*cv.OH*cv.OW)
-	ConvForward(cv, xw, [4]int{cv.C * cv.H * cv.W, cv.H * cv.W, cv.W, 1}, widenAll(w[:nw]), widenAll(bias), fo)
+	ConvForward(cv, xw, [4]int{cv.C * cv.H * cv.W, cv.H * cv.W, cv.W, 1}, widenBits(w[:nw]), widenBits(bias), fo)
 	RoundBF16(out[:len(fo)], fo)
 }
 
@@ -301,13 +291,4 @@ func ConvGradInputBF16(cv Conv, gout, w, gx []uint16) {
 	t := Conv{N: cv.N, C: cv.O, H: cv.OH, W: cv.OW, O: cv.C, KH: cv.KH, KW: cv.KW, G: cv.G,
 		SH: 1, SW: 1, PH: cv.DH*(cv.KH-1) - cv.PH, PW: cv.DW*(cv.KW-1) - cv.PW, DH: cv.DH, DW: cv.DW, OH: cv.H, OW: cv.W}
 	convForwardPairs(kr, t, gout, [4]int{cv.O * cv.OH * cv.OW, cv.OH * cv.OW, cv.OW, 1}, wt, nil, gx)
-}
-
-// widenBits returns the bfloat16 bits s as float32 (exact).
-func widenBits(s []uint16) []float32 {
-	d := make([]float32, len(s))
-	for i, v := range s {
-		d[i] = math.Float32frombits(uint32(v) << 16)
-	}
-	return d
 }

@@ -108,7 +108,7 @@ func BenchmarkHgemm(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("widened/%d", n), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				wx, wy := widenF16(hx, n, n, n), widenF16(hy, n, n, n)
+				wx, wy := widenMatrix(hx, n, n, n, widenRun), widenMatrix(hy, n, n, n, widenRun)
 				Sgemm(false, false, n, n, n, 1, wx, n, wy, n, 0, scratch, n)
 				RoundF16(out, scratch)
 			}

@@ -3,6 +3,9 @@ package gemm
 import (
 	"math"
 	"unsafe"
+
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cpu/internal/vec"
 )
 
 // The bfloat16 GEMM. Its operands are bfloat16 bits (the top half of a
@@ -162,7 +165,7 @@ func bgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ld
 		} else {
 			ar, ac := rowsCols(transA, m, k)
 			br, bc := rowsCols(transB, k, n)
-			wa, wb := widen(a, ar, ac, lda), widen(b, br, bc, ldb)
+			wa, wb := widenMatrix(a, ar, ac, lda, bf16Run), widenMatrix(b, br, bc, ldb, bf16Run)
 			gemm(ks.s, transA, transB, m, n, k, 1, wa, lda, wb, ldb, 0, c, ldc)
 		}
 		pk.finish(c, ldc, 0, m, 0, n)
@@ -217,18 +220,28 @@ func rowsCols(trans bool, r, c int) (int, int) {
 	return r, c
 }
 
-// widen returns a rows×cols bfloat16 matrix (ld apart) as float32, ld
-// apart (the elements between rows are not read: zero).
-func widen(s []uint16, rows, cols, ld int) []float32 {
+// widenMatrix returns a rows×cols matrix of two-byte bits (ld apart),
+// widened by run, as float32, ld apart (the elements between rows are not
+// read: zero).
+func widenMatrix(s []uint16, rows, cols, ld int, run func([]float32, []uint16)) []float32 {
 	w := make([]float32, (rows-1)*ld+cols)
 	for i := 0; i < rows; i++ {
-		src := s[i*ld : i*ld+cols]
-		dst := w[i*ld : i*ld+cols]
-		for j, v := range src {
-			dst[j] = math.Float32frombits(uint32(v) << 16)
-		}
+		run(w[i*ld:i*ld+cols], s[i*ld:i*ld+cols])
 	}
 	return w
+}
+
+// bf16Run widens the bfloat16 bits src into dst (exact; vec's loops).
+func bf16Run(dst []float32, src []uint16) {
+	vec.F32FromBF16(dst, unsafe.Slice((*backend.BF16)(unsafe.Pointer(unsafe.SliceData(src))), len(src)))
+}
+
+// widenBits returns the bfloat16 bits s as float32 (nil for nil).
+func widenBits(s []uint16) []float32 {
+	if s == nil {
+		return nil
+	}
+	return widenMatrix(s, 1, len(s), len(s), bf16Run)
 }
 
 // bfWiden is the float32 value VDPBF16PS reads for a bfloat16: exact, with

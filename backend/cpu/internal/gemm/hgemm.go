@@ -175,7 +175,7 @@ func hgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ld
 		// a row: gemv, memory-bound, on the widened operands
 		ar, ac := rowsCols(transA, m, k)
 		br, bc := rowsCols(transB, k, n)
-		wa, wb := widenF16(a, ar, ac, lda), widenF16(b, br, bc, ldb)
+		wa, wb := widenMatrix(a, ar, ac, lda, widenRun), widenMatrix(b, br, bc, ldb, widenRun)
 		gemm(ks.s, transA, transB, m, n, k, 1, wa, lda, wb, ldb, 0, c, ldc)
 		pk.finish(c, ldc, 0, m, 0, n)
 		return
@@ -186,16 +186,6 @@ func hgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ld
 		return
 	}
 	parallel(&p, m, n, t)
-}
-
-// widenF16 returns a rows×cols float16 matrix (ld apart) as float32, ld
-// apart (the elements between rows are not read: zero).
-func widenF16(s []uint16, rows, cols, ld int) []float32 {
-	w := make([]float32, (rows-1)*ld+cols)
-	for i := 0; i < rows; i++ {
-		widenRun(w[i*ld:i*ld+cols], s[i*ld:i*ld+cols])
-	}
-	return w
 }
 
 // RoundF16 sets dst[i] to backend.ToF16(src[i]), the float16 nearest, ties
