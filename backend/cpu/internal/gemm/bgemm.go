@@ -33,28 +33,35 @@ import (
 // without BF16) widens the operands to float32 and runs Sgemm (faster than
 // Go code); the pure-Go set runs bfTile.
 
-// bfPack packs bfloat16 operands into pair words for a kernel[float32]
-// whose k is the number of pairs.
-type bfPack struct {
+// halfOps are a two-byte GEMM's operands (bits) and, with BgemmBF16 or
+// HgemmF16, where C goes rounded.
+type halfOps struct {
 	a              []uint16
 	lda            int
 	b              []uint16
 	ldb            int
 	transA, transB bool
-	k              int      // k in bfloat16 values (the params' k is pairs)
-	out            []uint16 // with BgemmBF16: C rounded, ldo apart
+	out            []uint16 // C rounded by round, ldo apart; nil: C stays float32
 	ldo            int
+	round          func(dst []uint16, src []float32)
 }
 
 // finish rounds the finished rows i0..i0+rows, columns j0..j0+cols of C
 // (float32, ldc apart) into out, while they are in cache.
-func (q *bfPack) finish(c []float32, ldc, i0, rows, j0, cols int) {
+func (q *halfOps) finish(c []float32, ldc, i0, rows, j0, cols int) {
 	if q.out == nil {
 		return
 	}
 	for i := i0; i < i0+rows; i++ {
-		RoundBF16(q.out[i*q.ldo+j0:][:cols], c[i*ldc+j0:][:cols])
+		q.round(q.out[i*q.ldo+j0:][:cols], c[i*ldc+j0:][:cols])
 	}
+}
+
+// bfPack packs bfloat16 operands into pair words for a kernel[float32]
+// whose k is the number of pairs.
+type bfPack struct {
+	halfOps
+	k int // k in bfloat16 values (the params' k is pairs)
 }
 
 // packA packs rows i0..i0+mc and pairs p0..p0+kc of op(A) into mr-row
@@ -157,7 +164,7 @@ func bgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ld
 	if checkArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc) {
 		return
 	}
-	pk := &bfPack{a: a, lda: lda, b: b, ldb: ldb, transA: transA, transB: transB, k: k, out: out, ldo: ldo}
+	pk := &bfPack{halfOps{a, lda, b, ldb, transA, transB, out, ldo, RoundBF16}, k}
 	ks := current.Load()
 	if k == 0 || ks.b == nil {
 		if k == 0 {

@@ -27,15 +27,7 @@ type extPack interface {
 }
 
 // hPack packs float16 operands as float32 for the float32 kernels.
-type hPack struct {
-	a              []uint16
-	lda            int
-	b              []uint16
-	ldb            int
-	transA, transB bool
-	out            []uint16 // with HgemmF16: C rounded, ldo apart
-	ldo            int
-}
+type hPack struct{ halfOps }
 
 // hScratch holds float32 conversions of operand parts between packings.
 var hScratch = sync.Pool{New: func() any { return new([]float32) }}
@@ -51,17 +43,6 @@ func hGetScratch(n int) *[]float32 {
 // widenRun sets dst[i] to the float32 value of the float16 src[i].
 func widenRun(dst []float32, src []uint16) {
 	vec.F32FromF16(dst, unsafe.Slice((*backend.F16)(unsafe.Pointer(unsafe.SliceData(src))), len(src)))
-}
-
-// finish rounds the finished rows i0..i0+rows, columns j0..j0+cols of C
-// (float32, ldc apart) into out, while they are in cache.
-func (q *hPack) finish(c []float32, ldc, i0, rows, j0, cols int) {
-	if q.out == nil {
-		return
-	}
-	for i := i0; i < i0+rows; i++ {
-		RoundF16(q.out[i*q.ldo+j0:][:cols], c[i*ldc+j0:][:cols])
-	}
 }
 
 // packA packs rows i0..i0+mc and steps p0..p0+kc of op(A) as packA does
@@ -162,7 +143,7 @@ func hgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ld
 	if checkArgs(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc) {
 		return
 	}
-	pk := &hPack{a: a, lda: lda, b: b, ldb: ldb, transA: transA, transB: transB, out: out, ldo: ldo}
+	pk := &hPack{halfOps{a, lda, b, ldb, transA, transB, out, ldo, RoundF16}}
 	ks := current.Load()
 	// gemm's choices, so that the arithmetic is Sgemm's
 	if k == 0 {
