@@ -41,10 +41,6 @@ func ConvForwardBF16(cv Conv, x []uint16, xs [4]int, w, bias, out []uint16) {
 	convForwardPairs(kr, cv, x, xs, w, bias, out)
 }
 
-// ConvBF16Path says how ConvForwardBF16 computes with the kernel set in use
-// (see BgemmPath).
-func ConvBF16Path() string { return BgemmPath() }
-
 // convForwardWidened is ConvForwardBF16 through the float32 convolution.
 func convForwardWidened(cv Conv, x []uint16, xs [4]int, w, bias, out []uint16) {
 	xw := make([]float32, cv.N*cv.C*cv.H*cv.W)

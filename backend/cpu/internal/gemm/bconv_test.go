@@ -120,7 +120,7 @@ func TestConvForwardBF16(t *testing.T) {
 			old := current.Load()
 			current.Store(ks)
 			defer current.Store(old)
-			t.Logf("%s: %s", ks.name, ConvBF16Path())
+			t.Logf("%s: %s", ks.name, BgemmPath())
 			for _, mode := range []float64{0, 2} {
 				for _, th := range []int{1, 3} {
 					exactBelow = mode
