@@ -11,12 +11,3 @@ package backend
 type HalfReducer interface {
 	ReduceHalf(op ReduceOp, dst, src View) bool
 }
-
-// HalfPooler is implemented by backends whose Pooler's MaxPool2d and
-// MaxPool2dBackward take views of the two-byte float dt (x, out, gx and
-// gout of dt; idx Int64) and give what pooling the float32 widening of x
-// would, rounded once to dt: the maxima exactly, each gradient element
-// summed in float32.
-type HalfPooler interface {
-	PoolsHalf(dt DType) bool
-}

@@ -388,23 +388,28 @@ func accumulateRows[T numT](op backend.ReduceOp, out, s []T, base, rs, n int) {
 	}
 	copy(out, s[base:base+len(out)])
 	for r := 1; r < n; r++ {
-		row := s[base+r*rs:][:len(out)]
-		switch op {
-		case backend.Sum:
-			switch o := any(out).(type) {
-			case []float32:
-				vec.Binary(vec.Add, o, o, any(row).([]float32))
-			case []float64:
-				vec.Binary(vec.Add, o, o, any(row).([]float64))
-			default:
-				for i, x := range row {
-					out[i] += x
-				}
-			}
+		mergeRow(op, out, s[base+r*rs:][:len(out)])
+	}
+}
+
+// mergeRow merges row into out elementwise: out += row for Sum (vec's loops
+// for floats), else merge2.
+func mergeRow[T numT](op backend.ReduceOp, out, row []T) {
+	switch op {
+	case backend.Sum:
+		switch o := any(out).(type) {
+		case []float32:
+			vec.Binary(vec.Add, o, o, any(row).([]float32))
+		case []float64:
+			vec.Binary(vec.Add, o, o, any(row).([]float64))
 		default:
 			for i, x := range row {
-				out[i] = merge2(op, out[i], x)
+				out[i] += x
 			}
+		}
+	default:
+		for i, x := range row {
+			out[i] = merge2(op, out[i], x)
 		}
 	}
 }

@@ -125,14 +125,7 @@ func (Backend) ReduceHalf(op backend.ReduceOp, dst, src backend.View) bool {
 					t := buf[:len(o)]
 					for i := 1; i < nRed; i++ {
 						h.widen(t, base+i*rs+c)
-						switch op {
-						case backend.Sum:
-							vec.Binary(vec.Add, o, o, t)
-						default:
-							for k, x := range t {
-								o[k] = merge2(op, o[k], x)
-							}
-						}
+						mergeRow(op, o, t)
 					}
 				}
 			}
