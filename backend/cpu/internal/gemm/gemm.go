@@ -467,32 +467,38 @@ func pack6[T float](d, a []T, off, lda, kc int, alpha T) {
 // packB packs rows p0..p0+kc and columns j0..j0+nc of op(B) into nr-column
 // micro-panels: panel q holds, for each of the kc steps, the nr values of its
 // columns (zero past the last column).
+// scatterRow writes src, row p of a KC×NC block of op(B), over its nr-column
+// micro-panels in dst (each kc×nr), zero-padding the last.
+func scatterRow[T float](dst, src []T, p, kc, nr int) {
+	nc := len(src)
+	full := nc / nr * nr
+	switch nr {
+	case 32:
+		for jr := 0; jr < full; jr += nr {
+			*(*[32]T)(dst[jr*kc+p*nr:]) = *(*[32]T)(src[jr:])
+		}
+	case 16:
+		for jr := 0; jr < full; jr += nr {
+			*(*[16]T)(dst[jr*kc+p*nr:]) = *(*[16]T)(src[jr:])
+		}
+	default:
+		for jr := 0; jr < full; jr += nr {
+			copy(dst[jr*kc+p*nr:][:nr], src[jr:jr+nr])
+		}
+	}
+	if full < nc {
+		dp := dst[full*kc+p*nr:][:nr]
+		copy(dp, src[full:])
+		clear(dp[nc-full:])
+	}
+}
+
 func packB[T float](dst, b []T, ldb int, trans bool, p0, kc, j0, nc, nr int, simd bool) {
 	if !trans {
 		// Walk B along its rows, which the hardware prefetchers follow,
 		// scattering each row over the micro-panels.
-		full := nc / nr * nr
 		for p := 0; p < kc; p++ {
-			src := b[(p0+p)*ldb+j0:][:nc]
-			switch nr {
-			case 32:
-				for jr := 0; jr < full; jr += nr {
-					*(*[32]T)(dst[jr*kc+p*nr:]) = *(*[32]T)(src[jr:])
-				}
-			case 16:
-				for jr := 0; jr < full; jr += nr {
-					*(*[16]T)(dst[jr*kc+p*nr:]) = *(*[16]T)(src[jr:])
-				}
-			default:
-				for jr := 0; jr < full; jr += nr {
-					copy(dst[jr*kc+p*nr:][:nr], src[jr:jr+nr])
-				}
-			}
-			if full < nc {
-				dp := dst[full*kc+p*nr:][:nr]
-				copy(dp, src[full:])
-				clear(dp[nc-full:])
-			}
+			scatterRow(dst, b[(p0+p)*ldb+j0:][:nc], p, kc, nr)
 		}
 		return
 	}

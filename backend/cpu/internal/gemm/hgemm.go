@@ -81,28 +81,9 @@ func (q *hPack) packB(dst []float32, p0, kc, j0, nc, nr int, simd bool) {
 		// a row of B at a time, converted whole, then scattered
 		sp := hGetScratch(nc)
 		t := (*sp)[:nc]
-		full := nc / nr * nr
 		for p := 0; p < kc; p++ {
 			widenRun(t, q.b[(p0+p)*q.ldb+j0:][:nc])
-			switch nr {
-			case 32:
-				for jr := 0; jr < full; jr += nr {
-					*(*[32]float32)(dst[jr*kc+p*nr:]) = *(*[32]float32)(t[jr:])
-				}
-			case 16:
-				for jr := 0; jr < full; jr += nr {
-					*(*[16]float32)(dst[jr*kc+p*nr:]) = *(*[16]float32)(t[jr:])
-				}
-			default:
-				for jr := 0; jr < full; jr += nr {
-					copy(dst[jr*kc+p*nr:][:nr], t[jr:jr+nr])
-				}
-			}
-			if full < nc {
-				dp := dst[full*kc+p*nr:][:nr]
-				copy(dp, t[full:])
-				clear(dp[nc-full:])
-			}
+			scatterRow(dst, t, p, kc, nr)
 		}
 		hScratch.Put(sp)
 		return
