@@ -187,3 +187,35 @@ func TestCacheRecyclesCollected(t *testing.T) {
 	b.Release()
 	Backend{}.EmptyCache(backend.Device{})
 }
+
+// TestPaceStartsCollections: storages dropped without Release start a
+// collection once their bytes have grown by gcGrowth, so their buffers come
+// back to the cache; storages released at once never start one.
+func TestPaceStartsCollections(t *testing.T) {
+	defer func(g int64) { gcGrowth = g }(gcGrowth)
+	gcGrowth = 8 << 20
+	for gcRunning.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	gcBase.Store(liveBytes.Load())
+	started := gcStarted.Load()
+	for range 64 { // 64 MiB, each buffer released
+		alloc(t, backend.Float32, 1<<18).Release()
+	}
+	if n := gcStarted.Load() - started; n != 0 {
+		t.Fatalf("released storages started %d collections, want none", n)
+	}
+	var keep []*Storage
+	for range 20 { // 20 MiB kept alive: more than twice gcGrowth
+		keep = append(keep, alloc(t, backend.Float32, 1<<18))
+		for gcRunning.Load() { // let each collection finish before the next can start
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if n := gcStarted.Load() - started; n < 2 {
+		t.Fatalf("20 MiB of new storages started %d collections, want at least 2 (every 8 MiB)", n)
+	}
+	for _, s := range keep {
+		s.Release()
+	}
+}

@@ -4,7 +4,9 @@ package cpu
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -114,12 +116,66 @@ var (
 
 func account(delta int64) {
 	v := liveBytes.Add(delta)
+	pace(v, delta)
 	for {
 		p := peakBytes.Load()
 		if v <= p || peakBytes.CompareAndSwap(p, v) {
 			return
 		}
 	}
+}
+
+// Go's garbage collector paces itself by the whole Go heap, in which the
+// buffers of live tensors and the buffer cache count as live: with GOGC's
+// default a program may allocate as much again as all of them before the
+// next collection finds its dropped tensors. Until then every allocation
+// misses the cache and takes fresh memory that Go must zero and the kernel
+// must fault in, so a training loop's memory and time grow for tens of
+// steps before it settles (on a VM whose page faults are slow, a step ran
+// 2–5× slower while it grew). So the backend paces collections by its own
+// storages too: once the bytes of unreleased storages have grown by
+// gcGrowth since the lowest they have been since the last collection it
+// started (a quarter of that, when larger), it starts one in the
+// background, whose finalizers return the dropped tensors' buffers to the
+// cache. Collections are cheap here: tensor buffers hold no pointers and
+// are not scanned. EMBER_CPU_GC_MB sets gcGrowth in MiB (0: leave pacing to
+// Go alone).
+var (
+	gcGrowth  = int64(envMB("EMBER_CPU_GC_MB", 64)) << 20
+	gcBase    atomic.Int64 // the lowest liveBytes since the last collection started
+	gcRunning atomic.Bool
+	gcStarted atomic.Int64 // collections started by pace (tests)
+)
+
+func envMB(k string, d int) int {
+	if v, err := strconv.Atoi(os.Getenv(k)); err == nil && v >= 0 {
+		return v
+	}
+	return d
+}
+
+func pace(v, delta int64) {
+	if gcGrowth == 0 {
+		return
+	}
+	if delta < 0 {
+		for {
+			b := gcBase.Load()
+			if v >= b || gcBase.CompareAndSwap(b, v) {
+				return
+			}
+		}
+	}
+	b := gcBase.Load()
+	if v-b < max(gcGrowth, b/4) || !gcRunning.CompareAndSwap(false, true) {
+		return
+	}
+	gcBase.Store(v)
+	gcStarted.Add(1)
+	go func() {
+		runtime.GC()
+		gcRunning.Store(false)
+	}()
 }
 
 // LiveBytes is the number of bytes held by storages not yet released
