@@ -39,6 +39,7 @@ type node struct {
 	saved    []savedVar
 	freed    bool
 	retained *autograd // the output's autograd when RetainGrad was called
+	custom   bool      // recorded by Apply: backward is user code (see runGraph's ownership)
 }
 
 // edge leads from a node to the node (or leaf) of one input.
@@ -299,8 +300,19 @@ func (t *Tensor) backward(grad *Tensor, retain bool, op string) {
 // leaf's Grad (a fresh tensor: grads never alias), then runs leaf's
 // post-accumulate-grad hooks.
 func accumulate(leaf *Tensor, g *Tensor, p *pass) {
+	accumulateOwned(leaf, g, false, p)
+}
+
+// accumulateOwned is accumulate; with own, g belongs to the engine alone
+// (nothing else references its storage) and becomes the leaf's Grad
+// without a copy when it is a whole, contiguous storage.
+func accumulateOwned(leaf *Tensor, g *Tensor, own bool, p *pass) {
 	if leaf.ag.grad == nil {
-		leaf.ag.grad = g.Clone()
+		if own && g.wholeStorage() {
+			leaf.ag.grad = g
+		} else {
+			leaf.ag.grad = g.Clone()
+		}
 	} else {
 		leaf.ag.grad = leaf.ag.grad.Add(g)
 	}
@@ -448,11 +460,16 @@ func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
 			}
 		}
 	}
+	own := newGradOwner()
 	leafGrads := map[*Tensor]*Tensor{}
 	toLeaf := func(leaf, g *Tensor) {
 		if g != nil {
 			if prev := leafGrads[leaf]; prev != nil {
-				g = prev.Add(g)
+				sum := prev.Add(g)
+				own.hold(sum)
+				own.drop(prev)
+				own.drop(g)
+				g = sum
 			}
 			leafGrads[leaf] = g
 		}
@@ -461,7 +478,13 @@ func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
 		}
 		if sum := leafGrads[leaf]; sum != nil {
 			delete(leafGrads, leaf)
-			accumulate(leaf, sum, p)
+			sole := own.sole(sum)
+			accumulateOwned(leaf, sum, sole, p)
+			if sole && leaf.ag.grad == sum {
+				own.give(sum)
+			} else {
+				own.drop(sum)
+			}
 		}
 	}
 	grads := map[*node]*Tensor{root: grad}
@@ -492,11 +515,20 @@ func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
 				panic(&AutogradError{Op: "backward", Msg: fmt.Sprintf("one of the variables needed for gradient computation has been modified by an inplace operation: is at version %d; expected version %d instead (grad_fn=<%s>)", s.st.version.Load(), s.version, n.name)})
 			}
 		}
-		gs := n.backward(g)
+		var gs []*Tensor
+		if n.custom {
+			own.escape(g) // user code may keep the gradient it is given
+			gs = n.backward(g)
+		} else {
+			// A built-in backward keeps nothing it makes but what it
+			// returns: free its temporaries at once.
+			Scope(func() { gs = n.backward(g); Keep(gs...) })
+		}
 		if !retain && len(n.saved) > 0 {
 			n.freed = true
 			n.backward = nil
 		}
+		var spent []*Tensor // fresh results that fitGrad replaced
 		for j, e := range n.edges {
 			if !e.live() {
 				continue
@@ -504,6 +536,12 @@ func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
 			var gj *Tensor
 			if j < len(gs) && gs[j] != nil {
 				gj = fitGrad(gs[j].Detach(), e)
+				if !n.custom {
+					own.hold(gj)
+					if gj.st != gs[j].st {
+						spent = append(spent, gs[j])
+					}
+				}
 			}
 			if e.leaf != nil {
 				toLeaf(e.leaf, gj)
@@ -513,10 +551,102 @@ func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
 				continue
 			}
 			if prev := grads[e.fn]; prev != nil {
-				grads[e.fn] = prev.Add(gj)
+				sum := prev.Add(gj)
+				own.hold(sum)
+				own.drop(prev)
+				own.drop(gj)
+				grads[e.fn] = sum
 			} else {
 				grads[e.fn] = gj
 			}
 		}
+		for _, t := range spent {
+			own.discard(t)
+		}
+		own.drop(g)
 	}
+}
+
+// gradOwner tracks the gradient buffers one backward pass made itself, so
+// that it can free each as soon as no gradient it still holds uses it,
+// instead of leaving a step's gradients to the garbage collector (which
+// made memory, and a VM's page faults, grow with the model). The
+// temporaries of a built-in backward function go sooner still: it runs in
+// a Scope that keeps only what it returns.
+//
+// A buffer is the pass's own when its storage was created after the pass
+// began by a built-in op's backward or by the engine (fitGrad, the sums of
+// gradients): such storages did not exist when the graph was recorded, so
+// no saved tensor, input or output can be one, and built-in backward
+// functions keep no reference to what they return. refs counts the
+// references the engine holds (a storage can be held several times: a
+// backward may return its incoming gradient, or views of it, for several
+// inputs); at zero the storage is released. Gradients that reach a
+// Function's Backward (user code, which may keep them) and what it returns
+// are never released.
+type gradOwner struct {
+	start   uint64 // storages with a larger id were made during the pass
+	refs    map[*storage]int
+	escaped map[*storage]bool
+}
+
+func newGradOwner() *gradOwner {
+	return &gradOwner{start: nextID.Load(), refs: map[*storage]int{}, escaped: map[*storage]bool{}}
+}
+
+func (o *gradOwner) owns(t *Tensor) bool {
+	return t != nil && t.st.id > o.start && !o.escaped[t.st]
+}
+
+// hold counts one more engine reference to t's storage, if the pass owns it.
+func (o *gradOwner) hold(t *Tensor) {
+	if o.owns(t) {
+		o.refs[t.st]++
+	}
+}
+
+// drop removes one engine reference, releasing the storage at the last.
+func (o *gradOwner) drop(t *Tensor) {
+	if t == nil {
+		return
+	}
+	c, ok := o.refs[t.st]
+	if !ok {
+		return
+	}
+	if c > 1 {
+		o.refs[t.st] = c - 1
+		return
+	}
+	delete(o.refs, t.st)
+	t.Release()
+}
+
+// sole reports whether t's storage is the pass's own and held once.
+func (o *gradOwner) sole(t *Tensor) bool { return o.refs[t.st] == 1 && !o.escaped[t.st] }
+
+// give hands t's storage over (to a leaf's Grad): the engine forgets it.
+func (o *gradOwner) give(t *Tensor) { delete(o.refs, t.st) }
+
+// escape marks t's storage as referenced outside the engine: never released.
+func (o *gradOwner) escape(t *Tensor) {
+	if t != nil {
+		o.escaped[t.st] = true
+		delete(o.refs, t.st)
+	}
+}
+
+// discard releases t, a fresh result of a built-in backward that nothing
+// holds (fitGrad made another tensor of it).
+func (o *gradOwner) discard(t *Tensor) {
+	if o.owns(t) && o.refs[t.st] == 0 {
+		t.Release()
+	}
+}
+
+// wholeStorage reports whether t is contiguous and spans its whole storage,
+// so it can be handed over as a Grad (in-place updates of the Grad then
+// touch nothing else).
+func (t *Tensor) wholeStorage() bool {
+	return t.offset == 0 && t.IsContiguous() && t.st.s.Len() == t.NumElements()
 }

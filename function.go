@@ -82,7 +82,7 @@ func Apply(fn Function, inputs ...*Tensor) *Tensor {
 	}
 	out.live(name)
 	out = out.Detach() // a fresh tensor: Forward may return an input or an already recorded result
-	return record(name, out, inputs, ctx.saved, func(g *Tensor) []*Tensor {
+	out = record(name, out, inputs, ctx.saved, func(g *Tensor) []*Tensor {
 		gs := fn.Backward(ctx, g)
 		if len(gs) != len(inputs) {
 			panic(&AutogradError{Op: name, Msg: fmt.Sprintf("function %s returned an incorrect number of gradients (expected %d, got %d)", name, len(inputs), len(gs))})
@@ -101,6 +101,10 @@ func Apply(fn Function, inputs ...*Tensor) *Tensor {
 		}
 		return gs
 	})
+	if out.ag != nil && out.ag.node != nil {
+		out.ag.node.custom = true
+	}
+	return out
 }
 
 // broadcastsTo reports whether a gradient of shape g can be summed to an
