@@ -57,3 +57,17 @@ func BenchmarkConvBF16(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPackPairWeights packs ResNet-18's layer-4 3×3 weight (512→512)
+// as its bfloat16 convolution does, on one goroutine.
+func BenchmarkPackPairWeights(b *testing.B) {
+	defer SetThreads(0)
+	SetThreads(1)
+	cv := Conv{N: 1, C: 512, H: 7, W: 7, O: 512, KH: 3, KW: 3, G: 1, SH: 1, SW: 1, DH: 1, DW: 1}
+	r := rand.New(rand.NewPCG(1, 2))
+	w, bias := randBF(r, 512*512*9), randBF(r, 512)
+	dst := make([]uint32, 518*(256*9+1))
+	for b.Loop() {
+		packPairWeights(dst, cv, 256, w, bias, 14, 768)
+	}
+}

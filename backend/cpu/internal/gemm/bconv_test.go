@@ -228,3 +228,86 @@ func TestConvGradInputBF16(t *testing.T) {
 		})
 	}
 }
+
+// packPairWeights gives the element-by-element packing's words on shapes
+// with groups, odd channel counts, partial panels, bias and several K
+// blocks.
+func TestPackPairWeights(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, s := range []struct{ c, o, k, g, mr, kcb int }{
+		{64, 64, 3, 1, 14, 100}, {5, 17, 3, 1, 14, 7}, {6, 9, 3, 3, 14, 5}, {3, 64, 7, 1, 14, 768},
+		{33, 30, 1, 1, 8, 4}, {512, 40, 3, 1, 14, 1000}, {1, 32, 3, 1, 14, 3}, {8, 8, 1, 8, 6, 2},
+	} {
+		cv := Conv{N: 1, C: s.c, H: 4, W: 4, O: s.o, KH: s.k, KW: s.k, G: s.g, SH: 1, SW: 1, DH: 1, DW: 1}
+		cg := s.c / s.g
+		cgp := (cg + 1) / 2
+		w := randBF(r, s.o*cg*s.k*s.k)
+		for _, bias := range [][]uint16{nil, randBF(r, s.o)} {
+			k := cgp * s.k * s.k
+			if bias != nil {
+				k++
+			}
+			mpad := (s.o/s.g + s.mr - 1) / s.mr * s.mr
+			got, want := make([]uint32, s.g*mpad*k), make([]uint32, s.g*mpad*k)
+			for i := range got {
+				got[i], want[i] = 0xDEADBEEF, 0xDEADBEEF
+			}
+			packPairWeights(got, cv, cgp, w, bias, s.mr, s.kcb)
+			packPairWeightsRef(want, cv, cgp, w, bias, s.mr, s.kcb)
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%+v bias %v: word %d = %#x, want %#x", s, bias != nil, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// packPairWeightsRef is the first packPairWeights, element by element: the
+// reference for its panel-by-panel form. It packs each group's [og × k] pair matrix A (k = cgp·KH·KW
+// pairs, and one more holding bias<<16 when bias != nil) into mr-row
+// micro-panels, K block by K block, as packWeights lays them out.
+func packPairWeightsRef(dst []uint32, cv Conv, cgp int, w, bias []uint16, mr, kcb int) {
+	cg, og := cv.C/cv.G, cv.O/cv.G
+	kk := cv.KH * cv.KW
+	kg := cgp * kk
+	k := kg
+	if bias != nil {
+		k++
+	}
+	mpad := (og + mr - 1) / mr * mr
+	blocks := (k + kcb - 1) / kcb
+	panels := mpad / mr
+	total := cv.G * blocks * panels
+	runItems(total, workers(total, float64(mr*kcb)/2), func(_, it int) {
+		ir := it % panels * mr
+		b := it / panels % blocks
+		g := it / (panels * blocks)
+		pc := b * kcb
+		kc := min(kcb, k-pc)
+		d := dst[g*mpad*k+pc*mpad+ir*kc:][:mr*kc]
+		for i := 0; i < mr; i++ {
+			r := ir + i
+			if r >= og {
+				for p := 0; p < kc; p++ {
+					d[p*mr+i] = 0
+				}
+				continue
+			}
+			row := w[(g*og+r)*cg*kk:][:cg*kk]
+			for p := 0; p < kc; p++ {
+				pp := pc + p
+				if pp == kg {
+					d[p*mr+i] = uint32(bias[g*og+r]) << 16
+					continue
+				}
+				c, t := 2*(pp/kk), pp%kk
+				v := uint32(row[c*kk+t])
+				if c+1 < cg {
+					v |= uint32(row[(c+1)*kk+t]) << 16
+				}
+				d[p*mr+i] = v
+			}
+		}
+	})
+}
