@@ -35,10 +35,12 @@ func BenchmarkConvBF16(b *testing.B) {
 		flops := 2 * float64(cv.N*cv.O*cv.OH*cv.OW) * float64(cv.C*cv.KH*cv.KW)
 		out := make([]uint16, cv.N*cv.O*cv.OH*cv.OW)
 		b.Run("bf16/"+s.name, func(b *testing.B) {
+			c0 := cpuTime()
 			for b.Loop() {
 				ConvForwardBF16(cv, x, xs, w, bias, out)
 			}
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			b.ReportMetric(float64((cpuTime()-c0).Microseconds())/1e3/float64(b.N), "cpu-ms/op")
 		})
 		f := func(s []uint16) []float32 {
 			d := make([]float32, len(s))
