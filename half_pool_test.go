@@ -1,10 +1,14 @@
 package ember
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
+
+	"github.com/emberml/ember/backend"
 )
 
 // TestNativeMaxPoolHalf checks the CPU backend's bfloat16 and float16 max
@@ -69,6 +73,103 @@ func TestNativeMaxPoolHalfIndices(t *testing.T) {
 			for i, v := range g {
 				if want := map[bool]float64{true: 1}[i == c.want]; v != want {
 					t.Fatalf("max_pool2d %v %v: gradient %v, want 1 at %d", c.in, dt, g, c.want)
+				}
+			}
+		}
+	}
+}
+
+// TestMaxPoolBF16AsTorch pools bfloat16 tensors (values in few levels,
+// with infinities) as torch.nn.functional.max_pool2d does
+// (testdata/fixtures/half/maxpool_bf16.json,
+// testdata/gen_pool_bf16_fixtures.py), bit for bit: without gradient (the
+// CPU's order-key kernel) and with it (the widening kernel with indices),
+// contiguous and channels-last, native and generic kernels.
+func TestMaxPoolBF16AsTorch(t *testing.T) {
+	raw, err := os.ReadFile("testdata/fixtures/half/maxpool_bf16.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Cases []struct {
+			Shape, Kernel, Stride, Padding, Oshape []int
+			X, Out                                 []uint16
+		}
+	}
+	if err := json.Unmarshal(raw, &fx); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range fx.Cases {
+		k, s, p := [2]int{c.Kernel[0], c.Kernel[1]}, [2]int{c.Stride[0], c.Stride[1]}, [2]int{c.Padding[0], c.Padding[1]}
+		for _, kern := range []Kernels{NativeKernels, GenericKernels} {
+			for _, grad := range []bool{false, true} {
+				for _, channelsLast := range []bool{false, true} {
+					x := FromBits(c.X, BFloat16, Shape(c.Shape))
+					if channelsLast {
+						x = x.Permute(0, 2, 3, 1).Contiguous().Permute(0, 3, 1, 2)
+					}
+					var y *Tensor
+					if grad {
+						y = kern.MaxPool2d(x.SetRequiresGrad(true), k, s, p)
+					} else {
+						NoGrad(func() { y = kern.MaxPool2d(x, k, s, p) })
+					}
+					what := fmt.Sprintf("case %d %v grad %v channels-last %v", i, kern, grad, channelsLast)
+					if y.DType() != BFloat16 || !y.Shape().Equal(Shape(c.Oshape)) {
+						t.Fatalf("%s: %v %v, want bfloat16 %v", what, y.DType(), y.Shape(), c.Oshape)
+					}
+					for j, b := range y.Contiguous().Bits() {
+						if b != c.Out[j] {
+							t.Fatalf("%s: out[%d] = %#04x, torch %#04x", what, j, b, c.Out[j])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMaxPoolBF16NaN: without gradient, a bfloat16 window with a NaN of
+// either sign pools to NaN (0xFFFF, the bits of a rounded float32 NaN;
+// torch writes 0x7FC0), and ±0 ties give +0, as the float32 pool; the
+// other windows their maximum.
+func TestMaxPoolBF16NaN(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	x := make([]uint16, 2*3*21*40)
+	for i := range x {
+		switch u := r.IntN(50); {
+		case u == 0:
+			x[i] = 0x7FC1
+		case u == 1:
+			x[i] = 0xFF90
+		case u < 6:
+			x[i] = 0x8000
+		default:
+			x[i] = uint16(backend.ToBF16(float32(r.NormFloat64() * 2)))
+		}
+	}
+	xt := FromBits(x, BFloat16, Shape{2, 3, 21, 40})
+	var y *Tensor
+	NoGrad(func() { y = MaxPool2d(xt, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}) })
+	got := y.Bits()
+	oh, ow := y.Shape()[2], y.Shape()[3]
+	for pl := range 6 {
+		for oy := range oh {
+			for ox := range ow {
+				m := math.Inf(-1)
+				for i := max(2*oy-1, 0); i < min(2*oy+2, 21); i++ {
+					for j := max(2*ox-1, 0); j < min(2*ox+2, 40); j++ {
+						v := float64(backend.BF16(x[pl*21*40+i*40+j]).Float32())
+						if v != v || m != m {
+							m = math.NaN()
+						} else if v > m || v == m && !math.Signbit(v) {
+							m = v
+						}
+					}
+				}
+				want := uint16(backend.ToBF16(float32(m)))
+				if g := got[(pl*oh+oy)*ow+ox]; g != want {
+					t.Fatalf("plane %d (%d, %d): %#04x, want %#04x", pl, oy, ox, g, want)
 				}
 			}
 		}

@@ -126,8 +126,10 @@ func (t *Tensor) reduceHalf(op backend.ReduceOp, keep Shape) *Tensor {
 	if hr, ok := t.be().(backend.HalfReducer); ok && hr.ReduceHalf(op, out.view(), t.view()) {
 		return out
 	}
-	f := t.Cast(Float32)
+	// a float32 copy for the float32 kernels, handed back at once
+	f := t.Detach().Cast(Float32)
 	out.be().Reduce(op, out.view(), f.view())
+	f.Release()
 	return out
 }
 

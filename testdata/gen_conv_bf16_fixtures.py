@@ -32,6 +32,9 @@ def main():
         (1, 3, 17, 17, 8, 7, 2, 3, 1, 1, True),
         (2, 33, 4, 4, 30, 1, 1, 0, 1, 1, True),
         (1, 40, 6, 6, 24, 3, 1, 1, 1, 1, False),
+        # weight gradients on the bfloat16 GEMM (16+ channels per group)
+        (3, 32, 14, 14, 64, 3, 1, 1, 1, 1, True),
+        (2, 32, 9, 9, 20, 3, 2, 1, 1, 1, True),
     ]:
         x = (torch.randn(n, c, h, w, generator=g) * 2).bfloat16().requires_grad_()
         wt = (torch.randn(o, c // gr, k, k, generator=g) / (c // gr * k * k) ** 0.5).bfloat16().requires_grad_()

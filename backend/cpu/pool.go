@@ -38,6 +38,10 @@ func (Backend) MaxPool2d(out, idx, x backend.View, p backend.Pool2dParams) {
 	g := poolOf(x.Shape, out.Shape, p)
 	switch x.S.DType() {
 	case backend.BFloat16:
+		if idx.S == nil {
+			maxPoolKeysBF16(g, out, x)
+			return
+		}
 		maxPoolHalf(g, out, idx, x, vec.F32FromBF16, vec.BF16FromF32)
 		return
 	case backend.Float16:
@@ -121,6 +125,48 @@ func maxPoolHalf[H halfT](g poolGeom, out, idx, x backend.View, widen func([]flo
 			}
 			maxPlane(g, &s, row, o, planeIdx(id, pl, g), w0s, w1s)
 			narrow(od[pl*g.oh*g.ow:][:g.oh*g.ow], o)
+		}
+	})
+}
+
+// maxPoolKeysBF16 is maxPool on bfloat16 without indices (inference): on
+// order keys (vec.KeyBF16), so that each output row is the integer
+// maxima of its window rows, then of each window along the row, with no
+// widening; the same bits as maxPoolHalf.
+func maxPoolKeysBF16(g poolGeom, out, x backend.View) {
+	xd, od := data[backend.BF16](x), data[backend.BF16](out)
+	sh, sw := x.Strides[2], x.Strides[3]
+	// keys of the padded row: pw guards of the lowest key on the left, and
+	// on the right as far as the last window reaches, plus one that the
+	// stride-2 loop reads
+	kn := max(g.w+g.pw, g.sw*(g.ow-1)+g.kw) + 1
+	parallelFor(g.n*g.c, g.oh*g.ow*g.kh*g.kw, func(lo, hi int) {
+		keys := make([]int16, kn)
+		for i := range keys {
+			keys[i] = math.MinInt16
+		}
+		vm := keys[g.pw:][:g.w]
+		var gather []backend.BF16
+		if sw != 1 {
+			gather = make([]backend.BF16, g.w)
+		}
+		for pl := lo; pl < hi; pl++ {
+			src := pl/g.c*x.Strides[0] + pl%g.c*x.Strides[1]
+			o := od[pl*g.oh*g.ow:][:g.oh*g.ow]
+			for oy := 0; oy < g.oh; oy++ {
+				h0, h1 := window(oy, g.sh, g.ph, g.kh, g.h)
+				for i := h0; i < h1; i++ {
+					r := xd[src+i*sh:]
+					if sw != 1 {
+						for j := range gather {
+							gather[j] = xd[src+i*sh+j*sw]
+						}
+						r = gather
+					}
+					vec.MaxKeysBF16(vm, r, i > h0)
+				}
+				vec.WindowMaxBF16(o[oy*g.ow:][:g.ow], keys, g.kw, g.sw)
+			}
 		}
 	})
 }

@@ -109,3 +109,22 @@ func BenchmarkMaxPoolHalf(b *testing.B) {
 		cpuLoop(b, func() { be.MaxPool2dBackward(gx, out, idx) })
 	})
 }
+
+// BenchmarkMaxPoolResNetHalf is ResNet-18's max pool at batch 16 on
+// bfloat16 (3×3, stride 2, padding 1, 64×112×112 planes), values only as
+// in inference.
+func BenchmarkMaxPoolResNetHalf(b *testing.B) {
+	var be Backend
+	x32 := benchView(backend.Float32, 16, 64, 112, 112)
+	be.Random(x32, 1, 0, true)
+	x := benchView(backend.BFloat16, 16, 64, 112, 112)
+	be.Copy(x, x32)
+	out, idx := benchView(backend.BFloat16, 16, 64, 56, 56), benchView(backend.Int64, 16, 64, 56, 56)
+	p := backend.Pool2dParams{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}}
+	b.Run("values", func(b *testing.B) {
+		cpuLoop(b, func() { be.MaxPool2d(out, backend.View{}, x, p) })
+	})
+	b.Run("indices", func(b *testing.B) {
+		cpuLoop(b, func() { be.MaxPool2d(out, idx, x, p) })
+	})
+}

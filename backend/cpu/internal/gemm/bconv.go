@@ -153,7 +153,9 @@ func interleaveGo(d []uint32, x []uint16, a, ld int) {
 
 // packPairWeights packs each group's [og × k] pair matrix A (k = cgp·KH·KW
 // pairs, and one more holding bias<<16 when bias != nil) into mr-row
-// micro-panels, K block by K block, as packWeights lays them out.
+// micro-panels, K block by K block, as packWeights lays them out. Each
+// panel is written k by k (sequential stores), its rows read at the
+// weight's row stride.
 func packPairWeights(dst []uint32, cv Conv, cgp int, w, bias []uint16, mr, kcb int) {
 	cg, og := cv.C/cv.G, cv.O/cv.G
 	kk := cv.KH * cv.KW
@@ -162,6 +164,7 @@ func packPairWeights(dst []uint32, cv Conv, cgp int, w, bias []uint16, mr, kcb i
 	if bias != nil {
 		k++
 	}
+	rs := cg * kk // the weight's row stride
 	mpad := (og + mr - 1) / mr * mr
 	blocks := (k + kcb - 1) / kcb
 	panels := mpad / mr
@@ -173,28 +176,33 @@ func packPairWeights(dst []uint32, cv Conv, cgp int, w, bias []uint16, mr, kcb i
 		pc := b * kcb
 		kc := min(kcb, k-pc)
 		d := dst[g*mpad*k+pc*mpad+ir*kc:][:mr*kc]
-		for i := 0; i < mr; i++ {
-			r := ir + i
-			if r >= og {
-				for p := 0; p < kc; p++ {
-					d[p*mr+i] = 0
+		rows := min(mr, og-ir)
+		kn := min(kc, kg-pc) // pairs from the weight; the bias pair after them
+		ws := w[(g*og+ir)*rs:][:(rows-1)*rs+cg*kk]
+		c, t := 2*(pc/kk), pc%kk
+		for p := 0; p < kn; p++ {
+			dd := d[p*mr:][:mr]
+			lo := c*kk + t
+			if c+1 < cg {
+				for i := range rows {
+					dd[i] = uint32(ws[lo+i*rs]) | uint32(ws[lo+kk+i*rs])<<16
 				}
-				continue
+			} else {
+				for i := range rows {
+					dd[i] = uint32(ws[lo+i*rs])
+				}
 			}
-			row := w[(g*og+r)*cg*kk:][:cg*kk]
-			for p := 0; p < kc; p++ {
-				pp := pc + p
-				if pp == kg {
-					d[p*mr+i] = uint32(bias[g*og+r]) << 16
-					continue
-				}
-				c, t := 2*(pp/kk), pp%kk
-				v := uint32(row[c*kk+t])
-				if c+1 < cg {
-					v |= uint32(row[(c+1)*kk+t]) << 16
-				}
-				d[p*mr+i] = v
+			clear(dd[rows:])
+			if t++; t == kk {
+				t, c = 0, c+2
 			}
+		}
+		if kn < kc {
+			dd := d[kn*mr:][:mr]
+			for i := range rows {
+				dd[i] = uint32(bias[g*og+ir+i]) << 16
+			}
+			clear(dd[rows:])
 		}
 	})
 }

@@ -35,10 +35,12 @@ func BenchmarkConvBF16(b *testing.B) {
 		flops := 2 * float64(cv.N*cv.O*cv.OH*cv.OW) * float64(cv.C*cv.KH*cv.KW)
 		out := make([]uint16, cv.N*cv.O*cv.OH*cv.OW)
 		b.Run("bf16/"+s.name, func(b *testing.B) {
+			c0 := cpuTime()
 			for b.Loop() {
 				ConvForwardBF16(cv, x, xs, w, bias, out)
 			}
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			b.ReportMetric(float64((cpuTime()-c0).Microseconds())/1e3/float64(b.N), "cpu-ms/op")
 		})
 		f := func(s []uint16) []float32 {
 			d := make([]float32, len(s))
@@ -55,5 +57,19 @@ func BenchmarkConvBF16(b *testing.B) {
 			}
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
+	}
+}
+
+// BenchmarkPackPairWeights packs ResNet-18's layer-4 3×3 weight (512→512)
+// as its bfloat16 convolution does, on one goroutine.
+func BenchmarkPackPairWeights(b *testing.B) {
+	defer SetThreads(0)
+	SetThreads(1)
+	cv := Conv{N: 1, C: 512, H: 7, W: 7, O: 512, KH: 3, KW: 3, G: 1, SH: 1, SW: 1, DH: 1, DW: 1}
+	r := rand.New(rand.NewPCG(1, 2))
+	w, bias := randBF(r, 512*512*9), randBF(r, 512)
+	dst := make([]uint32, 518*(256*9+1))
+	for b.Loop() {
+		packPairWeights(dst, cv, 256, w, bias, 14, 768)
 	}
 }

@@ -228,3 +228,195 @@ func TestConvGradInputBF16(t *testing.T) {
 		})
 	}
 }
+
+// packPairWeights gives the element-by-element packing's words on shapes
+// with groups, odd channel counts, partial panels, bias and several K
+// blocks.
+func TestPackPairWeights(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, s := range []struct{ c, o, k, g, mr, kcb int }{
+		{64, 64, 3, 1, 14, 100}, {5, 17, 3, 1, 14, 7}, {6, 9, 3, 3, 14, 5}, {3, 64, 7, 1, 14, 768},
+		{33, 30, 1, 1, 8, 4}, {512, 40, 3, 1, 14, 1000}, {1, 32, 3, 1, 14, 3}, {8, 8, 1, 8, 6, 2},
+	} {
+		cv := Conv{N: 1, C: s.c, H: 4, W: 4, O: s.o, KH: s.k, KW: s.k, G: s.g, SH: 1, SW: 1, DH: 1, DW: 1}
+		cg := s.c / s.g
+		cgp := (cg + 1) / 2
+		w := randBF(r, s.o*cg*s.k*s.k)
+		for _, bias := range [][]uint16{nil, randBF(r, s.o)} {
+			k := cgp * s.k * s.k
+			if bias != nil {
+				k++
+			}
+			mpad := (s.o/s.g + s.mr - 1) / s.mr * s.mr
+			got, want := make([]uint32, s.g*mpad*k), make([]uint32, s.g*mpad*k)
+			for i := range got {
+				got[i], want[i] = 0xDEADBEEF, 0xDEADBEEF
+			}
+			packPairWeights(got, cv, cgp, w, bias, s.mr, s.kcb)
+			packPairWeightsRef(want, cv, cgp, w, bias, s.mr, s.kcb)
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%+v bias %v: word %d = %#x, want %#x", s, bias != nil, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// packPairWeightsRef is the first packPairWeights, element by element: the
+// reference for its panel-by-panel form. It packs each group's [og × k] pair matrix A (k = cgp·KH·KW
+// pairs, and one more holding bias<<16 when bias != nil) into mr-row
+// micro-panels, K block by K block, as packWeights lays them out.
+func packPairWeightsRef(dst []uint32, cv Conv, cgp int, w, bias []uint16, mr, kcb int) {
+	cg, og := cv.C/cv.G, cv.O/cv.G
+	kk := cv.KH * cv.KW
+	kg := cgp * kk
+	k := kg
+	if bias != nil {
+		k++
+	}
+	mpad := (og + mr - 1) / mr * mr
+	blocks := (k + kcb - 1) / kcb
+	panels := mpad / mr
+	total := cv.G * blocks * panels
+	runItems(total, workers(total, float64(mr*kcb)/2), func(_, it int) {
+		ir := it % panels * mr
+		b := it / panels % blocks
+		g := it / (panels * blocks)
+		pc := b * kcb
+		kc := min(kcb, k-pc)
+		d := dst[g*mpad*k+pc*mpad+ir*kc:][:mr*kc]
+		for i := 0; i < mr; i++ {
+			r := ir + i
+			if r >= og {
+				for p := 0; p < kc; p++ {
+					d[p*mr+i] = 0
+				}
+				continue
+			}
+			row := w[(g*og+r)*cg*kk:][:cg*kk]
+			for p := 0; p < kc; p++ {
+				pp := pc + p
+				if pp == kg {
+					d[p*mr+i] = uint32(bias[g*og+r]) << 16
+					continue
+				}
+				c, t := 2*(pp/kk), pp%kk
+				v := uint32(row[c*kk+t])
+				if c+1 < cg {
+					v |= uint32(row[(c+1)*kk+t]) << 16
+				}
+				d[p*mr+i] = v
+			}
+		}
+	})
+}
+
+// TestConvGradWeightBF16 checks ConvGradWeightBF16 (the float32 sums,
+// before rounding) on every kernel set with a bfloat16 kernel, on the
+// GEMM it picks and forced onto every case, on 1 and 3 threads, against
+// the definition in float64: within a float32 accumulation's error. On one
+// thread the assembly must agree bit for bit with the pure-Go twin (with
+// more, the per-goroutine sums depend on which items each took).
+func TestConvGradWeightBF16(t *testing.T) {
+	sets := testSets()
+	for i, ks := range sets {
+		if ks.name == "avx512-go" {
+			sets[0], sets[i] = sets[i], sets[0]
+		}
+	}
+	cases := append([]bconvCase{
+		{n: 3, c: 32, h: 9, w: 9, o: 20, kh: 3, kw: 3, g: 1, s: 2, p: 1, d: 1, strided: true}, // odd position count
+		{n: 2, c: 48, h: 9, w: 7, o: 33, kh: 3, kw: 3, g: 1, s: 1, p: 1, d: 1},
+		{n: 41, c: 16, h: 7, w: 7, o: 14, kh: 3, kw: 3, g: 1, s: 1, p: 0, d: 1}, // two position blocks, the second odd
+	}, bconvCases...)
+	twin := map[int][]float32{}
+	defer func(m int) { weightGradMode = m }(weightGradMode)
+	defer SetThreads(0)
+	for _, ks := range sets {
+		if ks.b == nil {
+			continue
+		}
+		t.Run(ks.name, func(t *testing.T) {
+			old := current.Load()
+			current.Store(ks)
+			defer current.Store(old)
+			for _, mode := range []int{0, 1} {
+				weightGradMode = mode
+				for _, th := range []int{1, 3} {
+					SetThreads(th)
+					for ci, tc := range cases {
+						r := rand.New(rand.NewPCG(uint64(ci), 6))
+						cv := Conv{N: tc.n, C: tc.c, H: tc.h, W: tc.w, O: tc.o, KH: tc.kh, KW: tc.kw, G: tc.g,
+							SH: tc.s, SW: tc.s, PH: tc.p, PW: tc.p, DH: tc.d, DW: tc.d}
+						cv.OH = OutSize(cv.H, cv.KH, cv.SH, cv.PH, cv.DH)
+						cv.OW = OutSize(cv.W, cv.KW, cv.SW, cv.PW, cv.DW)
+						cg, og := cv.C/cv.G, cv.O/cv.G
+						x := randBF(r, cv.N*cv.C*cv.H*cv.W)
+						xs := [4]int{cv.C * cv.H * cv.W, cv.H * cv.W, cv.W, 1}
+						if tc.strided { // channels-last
+							xs = [4]int{cv.C * cv.H * cv.W, 1, cv.W * cv.C, cv.C}
+						}
+						gout := randBF(r, cv.N*cv.O*cv.OH*cv.OW)
+						gw := make([]float32, cv.O*cg*cv.KH*cv.KW)
+						for i := range gw {
+							gw[i] = float32(math.NaN())
+						}
+						if !ConvGradWeightBF16(cv, x, xs, gout, gw) {
+							continue
+						}
+						ref := make([]float64, len(gw))
+						abs := make([]float64, len(gw))
+						terms := cv.N * cv.OH * cv.OW
+						for n := 0; n < cv.N; n++ {
+							for o := 0; o < cv.O; o++ {
+								g := o / og
+								for oh := 0; oh < cv.OH; oh++ {
+									for ow := 0; ow < cv.OW; ow++ {
+										gv := bfVal(gout[((n*cv.O+o)*cv.OH+oh)*cv.OW+ow])
+										for c := 0; c < cg; c++ {
+											for ki := 0; ki < cv.KH; ki++ {
+												for kj := 0; kj < cv.KW; kj++ {
+													ih, iw := oh*cv.SH+ki*cv.DH-cv.PH, ow*cv.SW+kj*cv.DW-cv.PW
+													if ih < 0 || ih >= cv.H || iw < 0 || iw >= cv.W {
+														continue
+													}
+													v := gv * bfVal(x[n*xs[0]+(g*cg+c)*xs[1]+ih*xs[2]+iw*xs[3]])
+													wi := ((o*cg+c)*cv.KH+ki)*cv.KW + kj
+													ref[wi] += v
+													abs[wi] += math.Abs(v)
+												}
+											}
+										}
+									}
+								}
+							}
+						}
+						for i, v := range gw {
+							e := 2 * float64(terms+1) * 0x1p-24 * abs[i]
+							if d := math.Abs(float64(v) - ref[i]); !(d <= e) {
+								t.Fatalf("mode %d, %d threads, %+v: gw[%d] = %v, want %v (±%g)", mode, th, tc, i, v, ref[i], e)
+							}
+						}
+						if th != 1 {
+							continue
+						}
+						key := mode*1000 + ci
+						if ks.name == "avx512-go" {
+							twin[key] = gw
+							continue
+						}
+						if ks.b.shape != avx512B {
+							continue
+						}
+						for i, v := range gw {
+							if math.Float32bits(v) != math.Float32bits(twin[key][i]) {
+								t.Fatalf("mode %d, %+v: gw[%d] = %v, the Go twin %v", mode, tc, i, v, twin[key][i])
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}

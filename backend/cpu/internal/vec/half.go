@@ -179,3 +179,78 @@ func SumBF16(x []backend.BF16) float64 {
 // F16CAccelerated reports whether F32FromF16 and F16FromF32 run F16C
 // instructions (else Go loops).
 func F16CAccelerated() bool { return useAsm && hasF16C }
+
+// Max pooling of bfloat16 on order keys: int16s that compare as the
+// values do, so that window maxima are integer maxima (VPMAXSW) with no
+// widening. The key of a non-NaN h is h with the magnitude bits flipped
+// when the sign is set (-0 sorts below +0, as Go's max has it); every NaN
+// is the largest key 0x7FFF, which comes back as 0xFFFF, the bits
+// ToBF16 gives a NaN: the same bits as widening, pooling with max and
+// rounding back.
+
+// KeyBF16 is the order key of h.
+func KeyBF16(h backend.BF16) int16 {
+	k := int16(h) ^ (int16(h) >> 15 & 0x7FFF)
+	if h&0x7FFF > 0x7F80 {
+		k = 0x7FFF
+	}
+	return k
+}
+
+// BF16OfKey is the bfloat16 whose key is k (0xFFFF for the NaN key).
+func BF16OfKey(k int16) backend.BF16 {
+	h := backend.BF16(k ^ (k >> 15 & 0x7FFF))
+	if k == 0x7FFF {
+		h = 0xFFFF
+	}
+	return h
+}
+
+// MaxKeysBF16 sets k[i] to the key of s[i] or, with acc, to the larger of
+// k[i] and that key; it reads len(k) elements of s.
+func MaxKeysBF16(k []int16, s []backend.BF16, acc bool) {
+	s = s[:len(k)]
+	if n := len(k) &^ 15; useAsm && n > 0 {
+		if acc {
+			maxKeysBF16(&k[0], p16(s), n)
+		} else {
+			keysBF16(&k[0], p16(s), n)
+		}
+		k, s = k[n:], s[n:]
+	}
+	for i, h := range s {
+		v := KeyBF16(h)
+		if acc {
+			v = max(v, k[i])
+		}
+		k[i] = v
+	}
+}
+
+// WindowMaxBF16 sets o[j] to the bfloat16 whose key is the largest of
+// k[sw*j : sw*j+kw] (kw ≥ 1, sw ≥ 1).
+func WindowMaxBF16(o []backend.BF16, k []int16, kw, sw int) {
+	_ = k[sw*(len(o)-1)+kw-1]
+	if useAsm && (sw == 1 || sw == 2) {
+		n := len(o)
+		if sw == 2 {
+			n = min(n, (len(k)-kw+1)/2) // the loop reads k[2n+kw-2]
+		}
+		if n &^= 15; n > 0 {
+			if sw == 1 {
+				windowMaxS1BF16(p16(o), &k[0], n, kw)
+			} else {
+				windowMaxS2BF16(p16(o), &k[0], n, kw)
+			}
+			o, k = o[n:], k[sw*n:]
+		}
+	}
+	for j := range o {
+		w := k[sw*j:][:kw]
+		m := w[0]
+		for _, v := range w[1:] {
+			m = max(m, v)
+		}
+		o[j] = BF16OfKey(m)
+	}
+}

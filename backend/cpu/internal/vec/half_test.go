@@ -257,3 +257,124 @@ func TestSumBF16(t *testing.T) {
 		t.Errorf("a NaN in the sum: got %v", got)
 	}
 }
+
+// The order keys round-trip every bit pattern (NaNs to 0xFFFF) and order
+// the values as float64 does, -0 below +0; MaxKeysBF16's loops give the
+// Go function's keys on all 65536 patterns, first and accumulated.
+func TestKeysBF16(t *testing.T) {
+	all := make([]backend.BF16, 1<<16)
+	for i := range all {
+		all[i] = backend.BF16(i)
+	}
+	less := func(a, b backend.BF16) bool { // float64's order, -0 < +0, NaN above all
+		fa, fb := float64(a.Float32()), float64(b.Float32())
+		switch {
+		case fb != fb:
+			return fa == fa
+		case fa != fa:
+			return false
+		case fa == fb:
+			return math.Signbit(fa) && !math.Signbit(fb)
+		}
+		return fa < fb
+	}
+	for _, h := range all {
+		want := h
+		if h.Float32() != h.Float32() {
+			want = 0xFFFF
+		}
+		if got := BF16OfKey(KeyBF16(h)); got != want {
+			t.Fatalf("BF16OfKey(KeyBF16(%#04x)) = %#04x, want %#04x", h, got, want)
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 200000 {
+		a, b := all[r.IntN(1<<16)], all[r.IntN(1<<16)]
+		if r.IntN(8) == 0 {
+			b = a ^ 0x8000
+		}
+		nan := a.Float32() != a.Float32() && b.Float32() != b.Float32()
+		if got, want := KeyBF16(a) < KeyBF16(b), less(a, b); got != want && !nan {
+			t.Fatalf("key(%#04x) < key(%#04x) = %v, want %v", a, b, got, want)
+		}
+	}
+	for _, acc := range []bool{false, true} {
+		shuf := append([]backend.BF16(nil), all...)
+		r.Shuffle(len(shuf), func(i, j int) { shuf[i], shuf[j] = shuf[j], shuf[i] })
+		for _, n := range []int{1 << 16, 1<<16 - 5, 37, 3} {
+			k := make([]int16, n)
+			for i := range k {
+				k[i] = int16(r.Uint32())
+			}
+			want := append([]int16(nil), k...)
+			for i := range want {
+				want[i] = KeyBF16(shuf[i])
+				if acc {
+					want[i] = max(want[i], k[i])
+				}
+			}
+			got := append([]int16(nil), k...)
+			MaxKeysBF16(got, shuf, acc)
+			gogot := append([]int16(nil), k...)
+			withGo(func() { MaxKeysBF16(gogot, shuf, acc) })
+			for i := range want {
+				if got[i] != want[i] || gogot[i] != want[i] {
+					t.Fatalf("acc %v n %d: MaxKeysBF16[%d] = %#04x (Go loop %#04x), want %#04x", acc, n, i, got[i], gogot[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// WindowMaxBF16 at strides 1 to 3 and windows 1 to 4, assembly and Go,
+// against window maxima in float64 rounded back: values in few levels
+// (ties), ±0, infinities and NaNs of both signs.
+func TestWindowMaxBF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	vals := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 2.5, -3, float32(math.Inf(1)), float32(math.Inf(-1))}
+	for it := range 400 {
+		sw, kw := 1+it%3, 1+(it/3)%4
+		no := r.IntN(70)
+		if no == 0 {
+			no = 1
+		}
+		nk := sw*(no-1) + kw + r.IntN(3)
+		x := make([]backend.BF16, nk)
+		for i := range x {
+			switch u := r.IntN(40); {
+			case u == 0:
+				x[i] = 0x7FC1
+			case u == 1:
+				x[i] = 0xFF81
+			case u < 12:
+				x[i] = backend.ToBF16(vals[r.IntN(len(vals))])
+			default:
+				x[i] = backend.ToBF16(float32(r.NormFloat64()))
+			}
+		}
+		want := make([]backend.BF16, no)
+		for j := range want {
+			m := math.Inf(-1)
+			for _, h := range x[sw*j:][:kw] {
+				f := float64(h.Float32())
+				switch {
+				case f != f || m != m:
+					m = math.NaN()
+				case f > m || f == m && !math.Signbit(f):
+					m = f
+				}
+			}
+			want[j] = backend.ToBF16(float32(m))
+		}
+		k := make([]int16, nk)
+		MaxKeysBF16(k, x, false)
+		got, gogot := make([]backend.BF16, no), make([]backend.BF16, no)
+		WindowMaxBF16(got, k, kw, sw)
+		withGo(func() { WindowMaxBF16(gogot, k, kw, sw) })
+		for j := range want {
+			if got[j] != want[j] || gogot[j] != want[j] {
+				t.Fatalf("sw %d kw %d, %d outputs: o[%d] = %#04x (Go loop %#04x), want %#04x", sw, kw, no, j, got[j], gogot[j], want[j])
+			}
+		}
+	}
+}

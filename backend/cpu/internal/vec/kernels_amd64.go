@@ -233,3 +233,23 @@ func sFromF16(d *float32, s *uint16, n int)
 //
 //go:noescape
 func reluBF16(d *uint16, a *uint16, n int)
+
+// keysBF16 sets k[i] to the order key of the bfloat16 bits s[i] (signed, ordered as the values, -0 below +0, NaN 0x7FFF) for i < n, n a multiple of 16.
+//
+//go:noescape
+func keysBF16(k *int16, s *uint16, n int)
+
+// maxKeysBF16 sets k[i] = max(k[i], the order key of the bfloat16 bits s[i]) for i < n, n a multiple of 16.
+//
+//go:noescape
+func maxKeysBF16(k *int16, s *uint16, n int)
+
+// windowMaxS1BF16 sets o[j] to the bfloat16 bits of max(k[1*j : 1*j+kw]) (order keys; NaN 0xFFFF) for j < n, n a multiple of 16, kw ≥ 1.
+//
+//go:noescape
+func windowMaxS1BF16(o *uint16, k *int16, n int, kw int)
+
+// windowMaxS2BF16 sets o[j] to the bfloat16 bits of max(k[2*j : 2*j+kw]) (order keys; NaN 0xFFFF) for j < n, n a multiple of 16, kw ≥ 1; it reads k[2n+kw-2] too.
+//
+//go:noescape
+func windowMaxS2BF16(o *uint16, k *int16, n int, kw int)

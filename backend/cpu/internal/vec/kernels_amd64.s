@@ -2614,3 +2614,255 @@ reluBF16_x1:
 reluBF16_done:
 	VZEROUPPER
 	RET
+
+// func keysBF16(k *int16, s *uint16, n int)
+// Requires: AVX, AVX2
+TEXT ·keysBF16(SB), NOSPLIT, $0-24
+	MOVQ         k+0(FP), DI
+	MOVQ         s+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVL         $0x7fff7fff, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x7f807f80, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+
+keysBF16_x4:
+	CMPQ      CX, $0x00000040
+	JL        keysBF16_x1
+	VMOVDQU   (SI), Y0
+	VPSRAW    $0x0f, Y0, Y1
+	VPAND     Y15, Y1, Y1
+	VPAND     Y15, Y0, Y2
+	VPXOR     Y1, Y0, Y0
+	VPCMPGTW  Y14, Y2, Y2
+	VPBLENDVB Y2, Y15, Y0, Y0
+	VMOVDQU   Y0, (DI)
+	VMOVDQU   32(SI), Y3
+	VPSRAW    $0x0f, Y3, Y4
+	VPAND     Y15, Y4, Y4
+	VPAND     Y15, Y3, Y5
+	VPXOR     Y4, Y3, Y3
+	VPCMPGTW  Y14, Y5, Y5
+	VPBLENDVB Y5, Y15, Y3, Y3
+	VMOVDQU   Y3, 32(DI)
+	VMOVDQU   64(SI), Y6
+	VPSRAW    $0x0f, Y6, Y7
+	VPAND     Y15, Y7, Y7
+	VPAND     Y15, Y6, Y8
+	VPXOR     Y7, Y6, Y6
+	VPCMPGTW  Y14, Y8, Y8
+	VPBLENDVB Y8, Y15, Y6, Y6
+	VMOVDQU   Y6, 64(DI)
+	VMOVDQU   96(SI), Y9
+	VPSRAW    $0x0f, Y9, Y10
+	VPAND     Y15, Y10, Y10
+	VPAND     Y15, Y9, Y11
+	VPXOR     Y10, Y9, Y9
+	VPCMPGTW  Y14, Y11, Y11
+	VPBLENDVB Y11, Y15, Y9, Y9
+	VMOVDQU   Y9, 96(DI)
+	ADDQ      $0x00000080, SI
+	ADDQ      $0x00000080, DI
+	SUBQ      $0x00000040, CX
+	JMP       keysBF16_x4
+
+keysBF16_x1:
+	CMPQ      CX, $0x00000010
+	JL        keysBF16_done
+	VMOVDQU   (SI), Y0
+	VPSRAW    $0x0f, Y0, Y1
+	VPAND     Y15, Y1, Y1
+	VPAND     Y15, Y0, Y2
+	VPXOR     Y1, Y0, Y0
+	VPCMPGTW  Y14, Y2, Y2
+	VPBLENDVB Y2, Y15, Y0, Y0
+	VMOVDQU   Y0, (DI)
+	ADDQ      $0x00000020, SI
+	ADDQ      $0x00000020, DI
+	SUBQ      $0x00000010, CX
+	JMP       keysBF16_x1
+
+keysBF16_done:
+	VZEROUPPER
+	RET
+
+// func maxKeysBF16(k *int16, s *uint16, n int)
+// Requires: AVX, AVX2
+TEXT ·maxKeysBF16(SB), NOSPLIT, $0-24
+	MOVQ         k+0(FP), DI
+	MOVQ         s+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVL         $0x7fff7fff, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x7f807f80, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+
+maxKeysBF16_x4:
+	CMPQ      CX, $0x00000040
+	JL        maxKeysBF16_x1
+	VMOVDQU   (SI), Y0
+	VPSRAW    $0x0f, Y0, Y1
+	VPAND     Y15, Y1, Y1
+	VPAND     Y15, Y0, Y2
+	VPXOR     Y1, Y0, Y0
+	VPCMPGTW  Y14, Y2, Y2
+	VPBLENDVB Y2, Y15, Y0, Y0
+	VPMAXSW   (DI), Y0, Y0
+	VMOVDQU   Y0, (DI)
+	VMOVDQU   32(SI), Y3
+	VPSRAW    $0x0f, Y3, Y4
+	VPAND     Y15, Y4, Y4
+	VPAND     Y15, Y3, Y5
+	VPXOR     Y4, Y3, Y3
+	VPCMPGTW  Y14, Y5, Y5
+	VPBLENDVB Y5, Y15, Y3, Y3
+	VPMAXSW   32(DI), Y3, Y3
+	VMOVDQU   Y3, 32(DI)
+	VMOVDQU   64(SI), Y6
+	VPSRAW    $0x0f, Y6, Y7
+	VPAND     Y15, Y7, Y7
+	VPAND     Y15, Y6, Y8
+	VPXOR     Y7, Y6, Y6
+	VPCMPGTW  Y14, Y8, Y8
+	VPBLENDVB Y8, Y15, Y6, Y6
+	VPMAXSW   64(DI), Y6, Y6
+	VMOVDQU   Y6, 64(DI)
+	VMOVDQU   96(SI), Y9
+	VPSRAW    $0x0f, Y9, Y10
+	VPAND     Y15, Y10, Y10
+	VPAND     Y15, Y9, Y11
+	VPXOR     Y10, Y9, Y9
+	VPCMPGTW  Y14, Y11, Y11
+	VPBLENDVB Y11, Y15, Y9, Y9
+	VPMAXSW   96(DI), Y9, Y9
+	VMOVDQU   Y9, 96(DI)
+	ADDQ      $0x00000080, SI
+	ADDQ      $0x00000080, DI
+	SUBQ      $0x00000040, CX
+	JMP       maxKeysBF16_x4
+
+maxKeysBF16_x1:
+	CMPQ      CX, $0x00000010
+	JL        maxKeysBF16_done
+	VMOVDQU   (SI), Y0
+	VPSRAW    $0x0f, Y0, Y1
+	VPAND     Y15, Y1, Y1
+	VPAND     Y15, Y0, Y2
+	VPXOR     Y1, Y0, Y0
+	VPCMPGTW  Y14, Y2, Y2
+	VPBLENDVB Y2, Y15, Y0, Y0
+	VPMAXSW   (DI), Y0, Y0
+	VMOVDQU   Y0, (DI)
+	ADDQ      $0x00000020, SI
+	ADDQ      $0x00000020, DI
+	SUBQ      $0x00000010, CX
+	JMP       maxKeysBF16_x1
+
+maxKeysBF16_done:
+	VZEROUPPER
+	RET
+
+// func windowMaxS1BF16(o *uint16, k *int16, n int, kw int)
+// Requires: AVX, AVX2
+TEXT ·windowMaxS1BF16(SB), NOSPLIT, $0-32
+	MOVQ         o+0(FP), DI
+	MOVQ         k+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVQ         kw+24(FP), DX
+	MOVL         $0x7fff7fff, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+
+windowMaxS1BF16_loop:
+	CMPQ    CX, $0x00000010
+	JL      windowMaxS1BF16_done
+	VMOVDQU (SI), Y0
+	MOVQ    SI, R9
+	MOVQ    $0x00000001, R8
+
+windowMaxS1BF16_win:
+	CMPQ    R8, DX
+	JGE     windowMaxS1BF16_out
+	ADDQ    $0x00000002, R9
+	VPMAXSW (R9), Y0, Y0
+	INCQ    R8
+	JMP     windowMaxS1BF16_win
+
+windowMaxS1BF16_out:
+	VPCMPEQW Y15, Y0, Y2
+	VPSRAW   $0x0f, Y0, Y1
+	VPAND    Y15, Y1, Y1
+	VPXOR    Y1, Y0, Y0
+	VPOR     Y2, Y0, Y0
+	VMOVDQU  Y0, (DI)
+	ADDQ     $0x00000020, SI
+	ADDQ     $0x00000020, DI
+	SUBQ     $0x00000010, CX
+	JMP      windowMaxS1BF16_loop
+
+windowMaxS1BF16_done:
+	VZEROUPPER
+	RET
+
+// func windowMaxS2BF16(o *uint16, k *int16, n int, kw int)
+// Requires: AVX, AVX2
+TEXT ·windowMaxS2BF16(SB), NOSPLIT, $0-32
+	MOVQ         o+0(FP), DI
+	MOVQ         k+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVQ         kw+24(FP), DX
+	MOVL         $0x7fff7fff, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+
+windowMaxS2BF16_loop:
+	CMPQ    CX, $0x00000010
+	JL      windowMaxS2BF16_done
+	VMOVDQU (SI), Y0
+	VMOVDQU 32(SI), Y1
+	VPSLLD  $0x10, Y0, Y0
+	VPSLLD  $0x10, Y1, Y1
+	MOVQ    SI, R9
+	MOVQ    $0x00000001, R8
+
+windowMaxS2BF16_win:
+	CMPQ    R8, DX
+	JGE     windowMaxS2BF16_out
+	ADDQ    $0x00000002, R9
+	VMOVDQU (R9), Y2
+	VMOVDQU 32(R9), Y3
+	VPSLLD  $0x10, Y2, Y2
+	VPSLLD  $0x10, Y3, Y3
+	VPMAXSW Y2, Y0, Y0
+	VPMAXSW Y3, Y1, Y1
+	INCQ    R8
+	JMP     windowMaxS2BF16_win
+
+windowMaxS2BF16_out:
+	VPCMPEQW  Y15, Y0, Y4
+	VPSRAW    $0x0f, Y0, Y2
+	VPAND     Y15, Y2, Y2
+	VPXOR     Y2, Y0, Y0
+	VPOR      Y4, Y0, Y0
+	VPCMPEQW  Y15, Y1, Y5
+	VPSRAW    $0x0f, Y1, Y3
+	VPAND     Y15, Y3, Y3
+	VPXOR     Y3, Y1, Y1
+	VPOR      Y5, Y1, Y1
+	VPSRLD    $0x10, Y0, Y0
+	VPSRLD    $0x10, Y1, Y1
+	VPACKUSDW Y1, Y0, Y0
+	VPERMQ    $0xd8, Y0, Y0
+	VMOVDQU   Y0, (DI)
+	ADDQ      $0x00000040, SI
+	ADDQ      $0x00000020, DI
+	SUBQ      $0x00000010, CX
+	JMP       windowMaxS2BF16_loop
+
+windowMaxS2BF16_done:
+	VZEROUPPER
+	RET

@@ -43,3 +43,7 @@ func maxS(x *float32, n int, out *[32]float32) int               { return 0 }
 func minS(x *float32, n int, out *[32]float32) int               { return 0 }
 func maxD(x *float64, n int, out *[16]float64) int               { return 0 }
 func minD(x *float64, n int, out *[16]float64) int               { return 0 }
+func keysBF16(k *int16, s *uint16, n int)                        {}
+func maxKeysBF16(k *int16, s *uint16, n int)                     {}
+func windowMaxS1BF16(o *uint16, k *int16, n, kw int)             {}
+func windowMaxS2BF16(o *uint16, k *int16, n, kw int)             {}

@@ -792,6 +792,157 @@ func reluBF16() {
 	RET()
 }
 
+// bf16Key turns the bfloat16 bits in y into order keys in place: signed
+// 16-bit integers that compare as the values do (-0 below +0), a NaN the
+// largest key 0x7FFF. t and m are scratch; mag, inf and top hold 0x7FFF,
+// 0x7F80 and 0x7FFF in every word.
+func bf16Key(y, t, m, mag, inf reg.VecPhysical) {
+	VPSRAW(U8(15), y, t)
+	VPAND(mag, t, t)
+	VPAND(mag, y, m)
+	VPXOR(t, y, y)
+	VPCMPGTW(inf, m, m) // a NaN
+	VPBLENDVB(m, mag, y, y)
+}
+
+// maxKeysBF16 emits the order keys of bfloat16 rows, 16 elements at a
+// time (n a multiple of 16): k[i] = key(s[i]), or max(k[i], key(s[i]))
+// with acc.
+func maxKeysBF16(acc bool) {
+	name := map[bool]string{false: "keysBF16", true: "maxKeysBF16"}[acc]
+	TEXT(name, NOSPLIT, "func(k *int16, s *uint16, n int)")
+	Pragma("noescape")
+	if acc {
+		Doc(name + " sets k[i] = max(k[i], the order key of the bfloat16 bits s[i]) for i < n, n a multiple of 16.")
+	} else {
+		Doc(name + " sets k[i] to the order key of the bfloat16 bits s[i] (signed, ordered as the values, -0 below +0, NaN 0x7FFF) for i < n, n a multiple of 16.")
+	}
+	k, src, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("k"), k)
+	Load(Param("s"), src)
+	Load(Param("n"), n)
+	mag, inf := reg.Y15, reg.Y14
+	konst(0x7FFF7FFF, mag)
+	konst(0x7F807F80, inf)
+	step := func(regs int) {
+		for r := 0; r < regs; r++ {
+			y, t, m := ys[3*r], ys[3*r+1], ys[3*r+2]
+			VMOVDQU(mem(src, 32*r), y)
+			bf16Key(y, t, m, mag, inf)
+			if acc {
+				VPMAXSW(mem(k, 32*r), y, y)
+			}
+			VMOVDQU(y, mem(k, 32*r))
+		}
+		ADDQ(U32(32*regs), src)
+		ADDQ(U32(32*regs), k)
+		SUBQ(U32(16*regs), n)
+	}
+	Label(name + "_x4")
+	CMPQ(n, U32(64))
+	JL(LabelRef(name + "_x1"))
+	step(4)
+	JMP(LabelRef(name + "_x4"))
+	Label(name + "_x1")
+	CMPQ(n, U32(16))
+	JL(LabelRef(name + "_done"))
+	step(1)
+	JMP(LabelRef(name + "_x1"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// keysToBF16 turns order keys in y back into bfloat16 bits in place, the
+// NaN key into 0xFFFF. t and e are scratch; mag holds 0x7FFF in every word.
+func keysToBF16(y, t, e, mag reg.VecPhysical) {
+	VPCMPEQW(mag, y, e) // the NaN key, which is its own inverse
+	VPSRAW(U8(15), y, t)
+	VPAND(mag, t, t)
+	VPXOR(t, y, y)
+	VPOR(e, y, y)
+}
+
+// windowMaxBF16 emits window maxima of a row of order keys at stride sw
+// (1 or 2), 16 outputs at a time (n a multiple of 16): o[j] = the
+// bfloat16 bits of max(k[sw*j : sw*j+kw]), kw ≥ 1. At stride 2 it reads
+// k[2n+kw-2] besides, one key past the last window.
+func windowMaxBF16(sw int) {
+	name := fmt.Sprintf("windowMaxS%dBF16", sw)
+	TEXT(name, NOSPLIT, "func(o *uint16, k *int16, n, kw int)")
+	Pragma("noescape")
+	extra := ""
+	if sw == 2 {
+		extra = "; it reads k[2n+kw-2] too"
+	}
+	Doc(fmt.Sprintf("%s sets o[j] to the bfloat16 bits of max(k[%d*j : %d*j+kw]) (order keys; NaN 0xFFFF) for j < n, n a multiple of 16, kw ≥ 1%s.", name, sw, sw, extra))
+	o, k, n, kw, t, p := reg.RDI, reg.RSI, reg.RCX, reg.RDX, reg.R8, reg.R9
+	Load(Param("o"), o)
+	Load(Param("k"), k)
+	Load(Param("n"), n)
+	Load(Param("kw"), kw)
+	mag := reg.Y15
+	konst(0x7FFF7FFF, mag)
+	Label(name + "_loop")
+	CMPQ(n, U32(16))
+	JL(LabelRef(name + "_done"))
+	if sw == 1 {
+		a, v, e := ys[0], ys[1], ys[2]
+		VMOVDQU(mem(k, 0), a)
+		MOVQ(k, p)
+		MOVQ(U32(1), t)
+		Label(name + "_win")
+		CMPQ(t, kw)
+		JGE(LabelRef(name + "_out"))
+		ADDQ(U32(2), p)
+		VPMAXSW(mem(p, 0), a, a)
+		INCQ(t)
+		JMP(LabelRef(name + "_win"))
+		Label(name + "_out")
+		keysToBF16(a, v, e, mag)
+		VMOVDQU(a, mem(o, 0))
+		ADDQ(U32(32), k)
+	} else {
+		// as dwords, window element t of output j is the low word of the
+		// dword at key 2j+t: shifted into the high word (the low one
+		// zero), the word maxima keep it
+		a0, a1, v0, v1 := ys[0], ys[1], ys[2], ys[3]
+		VMOVDQU(mem(k, 0), a0)
+		VMOVDQU(mem(k, 32), a1)
+		VPSLLD(U8(16), a0, a0)
+		VPSLLD(U8(16), a1, a1)
+		MOVQ(k, p)
+		MOVQ(U32(1), t)
+		Label(name + "_win")
+		CMPQ(t, kw)
+		JGE(LabelRef(name + "_out"))
+		ADDQ(U32(2), p)
+		VMOVDQU(mem(p, 0), v0)
+		VMOVDQU(mem(p, 32), v1)
+		VPSLLD(U8(16), v0, v0)
+		VPSLLD(U8(16), v1, v1)
+		VPMAXSW(v0, a0, a0)
+		VPMAXSW(v1, a1, a1)
+		INCQ(t)
+		JMP(LabelRef(name + "_win"))
+		Label(name + "_out")
+		keysToBF16(a0, v0, ys[4], mag)
+		keysToBF16(a1, v1, ys[5], mag)
+		VPSRLD(U8(16), a0, a0)
+		VPSRLD(U8(16), a1, a1)
+		VPACKUSDW(a1, a0, a0) // per 128-bit lane: outputs 0-3, 8-11 | 4-7, 12-15
+		VPERMQ(U8(0xD8), a0, a0)
+		VMOVDQU(a0, mem(o, 0))
+		ADDQ(U32(64), k)
+	}
+	ADDQ(U32(32), o)
+	SUBQ(U32(16), n)
+	JMP(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
 func main() {
 	ConstraintExpr("amd64,!purego")
 	for _, t := range []typ{f32, f64} {
@@ -821,5 +972,9 @@ func main() {
 	f16FromS()
 	sFromF16()
 	reluBF16()
+	maxKeysBF16(false)
+	maxKeysBF16(true)
+	windowMaxBF16(1)
+	windowMaxBF16(2)
 	Generate()
 }
