@@ -3,9 +3,10 @@
 // CNN's training step) that bench/torch_bench.py repeats with PyTorch under
 // the same names, so bench/compare.sh can join the two.
 //
-// Each case is set up once (inputs allocated outside the timing), run once to
-// warm up, then timed over N runs; the reported time is the median. N adapts
-// so a case takes about two seconds (Options.Quick: one run).
+// Each case is set up once (inputs allocated outside the timing), warmed up
+// (up to three runs, stopping once a second has passed), then timed over N
+// runs; the reported time is the median. N adapts so a case takes about two
+// seconds (Options.Quick: one warm-up and one timed run).
 package bench
 
 import (
@@ -65,7 +66,7 @@ type Result struct {
 	Unit Unit   `json:"unit"`
 	// Seconds is the median time of one run.
 	Seconds float64 `json:"seconds"`
-	// Runs is how many timed runs the median is over (after one warm-up).
+	// Runs is how many timed runs the median is over (after the warm-up).
 	Runs int `json:"runs"`
 	// Work is the FLOP or byte count of one run.
 	Work float64 `json:"work"`
@@ -118,7 +119,14 @@ func Select(names []string) ([]Case, error) {
 	return out, nil
 }
 
-// Runs returns N, the number of timed runs for a case whose warm-up run
+// warmRuns and warmFor bound a case's warm-up: up to warmRuns runs,
+// stopping once warmFor has passed (bench/torch_bench.py does the same).
+const (
+	warmRuns = 3
+	warmFor  = time.Second
+)
+
+// Runs returns N, the number of timed runs for a case whose last warm-up run
 // took warm: enough to fill target, at least 1 and at most maxRuns.
 func Runs(warm, target time.Duration, maxRuns int) int {
 	if warm <= 0 {
@@ -143,9 +151,19 @@ func Measure(c Case, o Options) Result {
 		return r
 	}
 	if err := catch(func() {
-		t0 := time.Now()
-		r.Work = run()
-		warm := time.Since(t0)
+		// Warm up: up to warmRuns runs, stopping once warmFor has passed
+		// (one with Quick). Steady state needs more than one: the first
+		// runs of a training step fill the buffer cache and grow the heap.
+		var warm time.Duration
+		start := time.Now()
+		for i := 0; i < warmRuns; i++ {
+			t0 := time.Now()
+			r.Work = run()
+			warm = time.Since(t0)
+			if o.Quick || time.Since(start) >= warmFor {
+				break
+			}
+		}
 		n := 1
 		if !o.Quick {
 			n = Runs(warm, o.Target, o.MaxRuns)

@@ -2,8 +2,9 @@
 """The cases of `ember bench` (package bench) timed with PyTorch on the CPU.
 
 Same case names, work counts and protocol: each case is set up outside the
-timing, run once to warm up, then timed over N runs (N = round(2 s / warm-up
-time), 1..50; --quick: 1) and the median reported. Prints JSON in the layout
+timing, warmed up (up to 3 runs, stopping once 1 s has passed; --quick: 1),
+then timed over N runs (N = round(2 s / the last warm-up run's time), 1..50;
+--quick: 1) and the median reported. Prints JSON in the layout
 of `ember bench --json` on stdout, progress on stderr.
 
     /usr/bin/python3 bench/torch_bench.py --threads 2 [--quick] [--cases a,b]
@@ -466,9 +467,14 @@ def measure(name, unit, setup, quick, target=2.0, max_runs=50):
     r = {"name": name, "unit": unit}
     try:
         run = setup()
-        t0 = time.perf_counter()
-        work = run()
-        warm = time.perf_counter() - t0
+        # warm up: up to 3 runs, stopping once 1 s has passed (bench.Measure's rule)
+        start = time.perf_counter()
+        for i in range(3):
+            t0 = time.perf_counter()
+            work = run()
+            warm = time.perf_counter() - t0
+            if quick or time.perf_counter() - start >= 1.0:
+                break
         n = 1 if quick else max(1, min(max_runs, round(target / warm) if warm > 0 else max_runs))
         times = []
         for _ in range(n):

@@ -24,8 +24,9 @@ var benchFlags struct {
 var benchCmd = &cobra.Command{
 	Use:   "bench",
 	Short: "Time ember's CPU kernels and models (GEMM, conv, reductions, ResNet-18, a CNN training step)",
-	Long: `bench times a fixed set of CPU cases: each is set up, run once to warm up, then
-timed over N runs (N so that a case takes about 2 s; --quick: one run); the
+	Long: `bench times a fixed set of CPU cases: each is set up, warmed up (up to 3 runs,
+stopping once 1 s has passed), then timed over N runs (N so that a case takes
+about 2 s; --quick: one warm-up and one timed run); the
 median is reported with its GFLOP/s or GB/s. bench/torch_bench.py times the
 same cases with PyTorch and bench/compare.sh joins the two.
 
