@@ -267,7 +267,9 @@ func packWeights[T float](dst, w []T, wl wlayout, groups, rows, chans, kh, kw in
 	panels := mpad / mr
 	total := groups * blocks * panels
 	contig := wl.ls == 1 && wl.ks == kw && wl.cs == kh*kw
-	runItems(total, workers(total, float64(mr*kcb)/4), func(_, it int) {
+	simd := kernelOf[T]().simdPack
+	// an item moves mr·kcb elements: worth a second thread from ~256K
+	runItems(total, workers(total, float64(mr*kcb)*8), func(_, it int) {
 		ir := it % panels * mr
 		b := it / panels % blocks
 		g := it / (panels * blocks)
@@ -278,7 +280,10 @@ func packWeights[T float](dst, w []T, wl wlayout, groups, rows, chans, kh, kw in
 			// a whole panel with k along the rows: transpose the mr×kn
 			// block, row by row of the panel (sequential stores)
 			if kn := min(kc, kg-pc); kn > 0 {
-				transposePanel(d, w[wl.base+g*wl.gs+ir*wl.rs+pc:], wl.rs, mr, kn)
+				off := wl.base + g*wl.gs + ir*wl.rs + pc
+				if !simd || !packPanelSIMD(d[:kn*mr], w, off, wl.rs, 1, mr, mr, kn, 1) {
+					transposePanel(d, w[off:], wl.rs, mr, kn)
+				}
 			}
 			if kn := kg - pc; kn < kc {
 				for i := 0; i < mr; i++ {
