@@ -429,6 +429,7 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 		buildPhases(cv, g, x, xs, xq)
 	}
 
+	// Small images: float32 runs on the GEMM's driver (conv_exact.go).
 	if exactCols(cv, wq, nr) && convForwardExact(cv, g, xq, img, chStride, wq, w, wl, bias, out) {
 		return
 	}
