@@ -15,7 +15,7 @@ import "unsafe"
 // stages at 64×64: 128 or 512 columns).
 
 // exactGEMMMode lets tests force the choice: 0 chooses (float32), 1 never
-// (convPlan's exact mode).
+// (convPlan's exact mode), 2 always for float32 (small groups too).
 var exactGEMMMode = 0
 
 // convExact is the packer of one group's product (an extPack).
@@ -116,24 +116,27 @@ func (e *convExact) finish(c []float32, ldc, i0, rows, j0, cols int) {
 
 // convForwardExact is convForward in exact mode for float32: xq is the
 // phase image (layout g, image stride img, channel stride chStride, row
-// stride wq); it reports false, having done nothing, for float64.
+// stride wq). It reports false, having done nothing, for float64, and for
+// several groups whose products are each too small to share out (groups
+// run one after the other here; convPlan shares them out).
 func convForwardExact[T float](cv Conv, g geom, xq []T, img, chStride, wq int, w []T, wl wlayout, bias, out []T) bool {
 	var z T
-	if unsafe.Sizeof(z) != 4 || exactGEMMMode == 1 {
+	cg, og := cv.C/cv.G, cv.O/cv.G
+	l := cv.OH * cv.OW
+	cols := cv.N * l
+	kg := cg * cv.KH * cv.KW
+	flops := float64(og) * float64(cols) * float64(kg)
+	if unsafe.Sizeof(z) != 4 || exactGEMMMode == 1 || (cv.G > 1 && flops < parallelFlops && exactGEMMMode != 2) {
 		return false
 	}
 	xs, ws := any(xq).([]float32), any(w).([]float32)
 	bs, os := any(bias).([]float32), any(out).([]float32)
 	kr := kernelOf[float32]()
-	cg, og := cv.C/cv.G, cv.O/cv.G
-	l := cv.OH * cv.OW
-	cols := cv.N * l
 	cb := make([]int, cols)
 	for j := range cb {
 		n, li := j/l, j%l
 		cb[j] = n*img + li/cv.OW*wq + li%cv.OW
 	}
-	kg := cg * cv.KH * cv.KW
 	e := &convExact{cv: cv, w: ws, wl: wl, og: og, kg: kg, xq: xs,
 		offs: colOffsets(cv, g, chStride, wq, kg, kg), cb: cb, out: os, bias: bs, l: l}
 	c := getScratch[float32](og * cols)
@@ -142,7 +145,7 @@ func convForwardExact[T float](cv Conv, g geom, xq []T, img, chStride, wq int, w
 	for gi := 0; gi < cv.G; gi++ {
 		e.gi, e.xb = gi, gi*cg*chStride
 		p := params[float32]{kr: kr, k: kg, alpha: 1, c: c, ldc: cols, ext: e}
-		if t <= 1 || float64(og)*float64(cols)*float64(kg) < parallelFlops {
+		if t <= 1 || flops < parallelFlops {
 			p.run(0, og, 0, cols)
 		} else {
 			parallel(&p, og, cols, t)

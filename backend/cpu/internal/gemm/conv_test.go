@@ -274,7 +274,7 @@ func TestConv(t *testing.T) {
 			wino   int
 			kc     int // K block of the forward products (0: chosen)
 			egemm  int // exactGEMMMode
-		}{{"auto", exactBelow, 0, 0, 0, 0}, {"q,gemm,winograd,kc7", 0, 1, 2, 7, 0}, {"exact,dot,direct,kc13", 2, 2, 1, 13, 0},
+		}{{"auto", exactBelow, 0, 0, 0, 0}, {"q,gemm,winograd,kc7", 0, 1, 2, 7, 0}, {"exact,dot,direct,kc13", 2, 2, 1, 13, 2},
 			{"exact-plan,direct", 2, 0, 1, 0, 1}} {
 			t.Run(mode.name, func(t *testing.T) {
 				prevB, prevW, prevV, prevK, prevE := exactBelow, weightGradMode, winogradMode, convKCOverride, exactGEMMMode
