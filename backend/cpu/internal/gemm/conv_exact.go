@@ -80,9 +80,13 @@ func (e *convExact) packA(dst []float32, i0, mc, p0, kc, mr int, simd bool) {
 // nr-column micro-panels (zero past the last column).
 func (e *convExact) packB(dst []float32, p0, kc, j0, nc, nr int, _ bool) {
 	xq := e.xq[e.xb:]
+	ow := e.cv.OW
 	for jr := 0; jr < nc; jr += nr {
 		cb := e.cb[j0+jr : j0+min(jr+nr, nc)]
 		d := dst[jr*kc : jr*kc+nr*kc]
+		if len(cb) == nr && nr%ow == 0 && (j0+jr)%ow == 0 && packRuns(d, xq, cb, e.offs[p0:p0+kc], ow) {
+			continue
+		}
 		for p, off := range e.offs[p0 : p0+kc] {
 			dp := d[p*nr : p*nr+nr]
 			for t, c := range cb {
@@ -91,6 +95,28 @@ func (e *convExact) packB(dst []float32, p0, kc, j0, nc, nr int, _ bool) {
 			clear(dp[len(cb):])
 		}
 	}
+}
+
+// packRuns fills the whole micro-panel d (len(cb) columns) whose columns
+// are runs of ow consecutive ones (output rows: cb[t+1] = cb[t]+1 within a
+// run), row p from xq[cb[t]+offs[p]], each run with one vector move; it
+// reports false, having done nothing, where copyRows cannot move a run.
+func packRuns(d, xq []float32, cb, offs []int, ow int) bool {
+	runs := len(cb) / ow
+	var buf [4 * 384]int
+	if ow*4 != 32 && ow*4 != 64 && ow*4 != 128 || len(offs)*runs > len(buf) || len(offs) == 0 {
+		return false
+	}
+	so := buf[:len(offs)*runs]
+	i := 0
+	for _, off := range offs {
+		for r := 0; r < runs; r++ {
+			so[i] = cb[r*ow] + off
+			i++
+		}
+	}
+	_ = d[len(offs)*len(cb)-1]
+	return copyRows(unsafe.Pointer(&d[0]), unsafe.Pointer(&xq[0]), so, 2, ow*4)
 }
 
 // finish writes rows i0..i0+rows, columns j0..j0+cols of the product

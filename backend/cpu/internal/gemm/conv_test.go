@@ -175,6 +175,9 @@ func fixedConvs() []convCase {
 		mk(8, 128, 2, 75, 3, 1, 1, 1),
 		mk(6, 128, 4, 90, 3, 2, 1, 1),
 		mk(16, 256, 2, 64, 3, 1, 1, 2),
+		// exact columns in runs of whole output rows of 8 and 16
+		mk(2, 16, 16, 24, 3, 2, 1, 1),
+		mk(2, 32, 16, 40, 3, 1, 1, 1),
 	}
 }
 
