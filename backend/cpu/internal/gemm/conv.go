@@ -267,7 +267,9 @@ func packWeights[T float](dst, w []T, wl wlayout, groups, rows, chans, kh, kw in
 	panels := mpad / mr
 	total := groups * blocks * panels
 	contig := wl.ls == 1 && wl.ks == kw && wl.cs == kh*kw
-	runItems(total, workers(total, float64(mr*kcb)/4), func(_, it int) {
+	simd := kernelOf[T]().simdPack
+	// an item moves mr·kcb elements: worth a second thread from ~256K
+	runItems(total, workers(total, float64(mr*kcb)*8), func(_, it int) {
 		ir := it % panels * mr
 		b := it / panels % blocks
 		g := it / (panels * blocks)
@@ -278,7 +280,10 @@ func packWeights[T float](dst, w []T, wl wlayout, groups, rows, chans, kh, kw in
 			// a whole panel with k along the rows: transpose the mr×kn
 			// block, row by row of the panel (sequential stores)
 			if kn := min(kc, kg-pc); kn > 0 {
-				transposePanel(d, w[wl.base+g*wl.gs+ir*wl.rs+pc:], wl.rs, mr, kn)
+				off := wl.base + g*wl.gs + ir*wl.rs + pc
+				if !simd || !packPanelSIMD(d[:kn*mr], w, off, wl.rs, 1, mr, mr, kn, 1) {
+					transposePanel(d, w[off:], wl.rs, mr, kn)
+				}
 			}
 			if kn := kg - pc; kn < kc {
 				for i := 0; i < mr; i++ {
@@ -424,6 +429,10 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 		buildPhases(cv, g, x, xs, xq)
 	}
 
+	// Small images: float32 runs on the GEMM's driver (conv_exact.go).
+	if exactCols(cv, wq, nr) && convForwardExact(cv, g, xq, img, chStride, wq, w, wl, bias, out) {
+		return
+	}
 	cg, og := cv.C/cv.G, cv.O/cv.G
 	p := newConvPlan(kr, cv, g, img, chStride, wq, cg, bias != nil, 1)
 	ap := getScratch[T](cv.G * p.mpad * p.k)
@@ -468,19 +477,10 @@ func newConvPlan[T float](kr *kernel[T], cv Conv, g geom, img, chStride, wq, cs 
 	if hasBias {
 		k++
 	}
-	// Row offsets of cols in the phase image, per k of a group.
-	offs := make([]int, k)
-	for kx := 0; kx < kg; kx++ {
-		c, t := kx/kk, kx%kk
-		ki, kj := t/cv.KW, t%cv.KW
-		offs[kx] = c*chStride + (g.r.idx[ki]*g.c.n+g.c.idx[kj])*g.plane + g.r.off[ki]*wq + g.c.off[kj]
-	}
+	offs := colOffsets(cv, g, chStride, wq, kg, k)
 	maxOff := 0
 	for _, o := range offs[:kg] {
 		maxOff = max(maxOff, o)
-	}
-	if hasBias {
-		offs[kg] = -1
 	}
 	kcb := balance(k, convKC(kr.kc, nr, int(sizeOf[T]())), 1)
 	mpad := (og + mr - 1) / mr * mr
@@ -490,9 +490,8 @@ func newConvPlan[T float](kr *kernel[T], cv Conv, g geom, img, chStride, wq, cs 
 	// When that wastes too much (small images), exact mode: the N·L output
 	// positions of all images in a row, panels gathered element by element.
 	l := cv.OH * cv.OW
-	lq := (cv.OH-1)*wq + cv.OW // columns of q with outputs
-	panels := (lq + nr - 1) / nr
-	exact := float64(l) < exactBelow*float64(panels*nr)
+	panels := qPanels(cv, wq, nr)
+	exact := exactCols(cv, wq, nr)
 	imgs := cv.N // images with their own panels
 	if exact {
 		imgs, panels = 1, (cv.N*l+nr-1)/nr
@@ -529,6 +528,38 @@ func newConvPlan[T float](kr *kernel[T], cv Conv, g geom, img, chStride, wq, cs 
 	p.panels, p.exact, p.cp, p.chunks = panels, exact, cp, chunks
 	p.rb, p.rowPans, p.total, p.t = rb, rowPanels, total, t
 	return p
+}
+
+// colOffsets returns the offsets in the phase image (layout g, channel
+// stride chStride, row stride wq) of the rows of cols, k of them: the kg
+// rows of a group's channels and taps, and -1 for any after (the bias row).
+func colOffsets(cv Conv, g geom, chStride, wq, kg, k int) []int {
+	kk := cv.KH * cv.KW
+	offs := make([]int, k)
+	for kx := range offs {
+		c, t := kx/kk, kx%kk
+		if kx >= kg {
+			offs[kx] = -1
+			continue
+		}
+		ki, kj := t/cv.KW, t%cv.KW
+		offs[kx] = c*chStride + (g.r.idx[ki]*g.c.n+g.c.idx[kj])*g.plane + g.r.off[ki]*wq + g.c.off[kj]
+	}
+	return offs
+}
+
+// qPanels is how many nr-column panels cover one image's outputs in q
+// mode, phase rows wq wide (the columns past OW are thrown away).
+func qPanels(cv Conv, wq, nr int) int {
+	lq := (cv.OH-1)*wq + cv.OW // columns of q with outputs
+	return (lq + nr - 1) / nr
+}
+
+// exactCols reports whether the forward product gathers the exact output
+// positions as columns (exact mode) rather than contiguous runs of q,
+// which would waste too many columns (small images).
+func exactCols(cv Conv, wq, nr int) bool {
+	return float64(cv.OH*cv.OW) < exactBelow*float64(qPanels(cv, wq, nr)*nr)
 }
 
 // run computes out (a contiguous [N, O, OH, OW]) from xq and ap, the

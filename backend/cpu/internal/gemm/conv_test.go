@@ -169,6 +169,15 @@ func fixedConvs() []convCase {
 		mk(2, 20, 7, 16, 3, 1, 0, 1),
 		mk(1, 16, 6, 20, 3, 1, 2, 1),
 		mk(3, 32, 5, 32, 3, 1, 1, 2),
+		// ResNet-18's last stages at 64×64, smaller: few columns, products
+		// large enough for the parallel GEMM driver (O past whole panels)
+		mk(4, 128, 4, 100, 3, 1, 1, 1),
+		mk(8, 128, 2, 75, 3, 1, 1, 1),
+		mk(6, 128, 4, 90, 3, 2, 1, 1),
+		mk(16, 256, 2, 64, 3, 1, 1, 2),
+		// exact columns in runs of whole output rows of 8 and 16
+		mk(2, 16, 16, 24, 3, 2, 1, 1),
+		mk(2, 32, 16, 40, 3, 1, 1, 1),
 	}
 }
 
@@ -258,19 +267,24 @@ func testConv[T float](t *testing.T, cases []convData[T], tol float64) {
 func TestConv(t *testing.T) {
 	c32, c64 := convCases[float32](), convCases[float64]()
 	forEachKernel(t, func(t *testing.T) {
-		// forward: q or exact columns, Winograd or not, K blocks; weight
-		// gradient: GEMM or dot products
+		// forward: q or exact columns (float32's exact on the GEMM driver
+		// or convPlan), Winograd or not, K blocks; weight gradient: GEMM
+		// or dot products
 		for _, mode := range []struct {
 			name   string
 			below  float64
 			weight int
 			wino   int
 			kc     int // K block of the forward products (0: chosen)
-		}{{"auto", exactBelow, 0, 0, 0}, {"q,gemm,winograd,kc7", 0, 1, 2, 7}, {"exact,dot,direct,kc13", 2, 2, 1, 13}} {
+			egemm  int // exactGEMMMode
+		}{{"auto", exactBelow, 0, 0, 0, 0}, {"q,gemm,winograd,kc7", 0, 1, 2, 7, 0}, {"exact,dot,direct,kc13", 2, 2, 1, 13, 2},
+			{"exact-plan,direct", 2, 0, 1, 0, 1}} {
 			t.Run(mode.name, func(t *testing.T) {
-				prevB, prevW, prevV, prevK := exactBelow, weightGradMode, winogradMode, convKCOverride
-				exactBelow, weightGradMode, winogradMode, convKCOverride = mode.below, mode.weight, mode.wino, mode.kc
-				defer func() { exactBelow, weightGradMode, winogradMode, convKCOverride = prevB, prevW, prevV, prevK }()
+				prevB, prevW, prevV, prevK, prevE := exactBelow, weightGradMode, winogradMode, convKCOverride, exactGEMMMode
+				exactBelow, weightGradMode, winogradMode, convKCOverride, exactGEMMMode = mode.below, mode.weight, mode.wino, mode.kc, mode.egemm
+				defer func() {
+					exactBelow, weightGradMode, winogradMode, convKCOverride, exactGEMMMode = prevB, prevW, prevV, prevK, prevE
+				}()
 				t.Run("float32", func(t *testing.T) { testConv(t, c32, 1e-5) })
 				t.Run("float64", func(t *testing.T) { testConv(t, c64, 1e-12) })
 			})

@@ -13,8 +13,8 @@
 // share each packed block of B and take bands of C rows from an atomic
 // counter (see parallel.go); packing buffers come from free lists that
 // outlive garbage collections, so steady-state calls do not allocate. On
-// AVX-512 the packing itself uses gathers and masked loads generated
-// alongside the kernels.
+// AVX-512 the packing itself uses 16×16 register transposes, gathers and
+// masked loads generated alongside the kernels.
 //
 // The micro-kernel is chosen at init from the CPU's features: AVX-512
 // (14×32 float32, 14×16 float64), AVX2+FMA (6×16, 6×8), or a pure-Go one.
@@ -34,7 +34,9 @@
 // (hgemm.go).
 //
 // The package also computes 2-D convolutions as implicit GEMMs on the same
-// micro-kernels, and their gradients (conv.go, conv_grad.go).
+// micro-kernels, and their gradients (conv.go, conv_grad.go); float32
+// convolutions of small images run on the GEMM's own driver with a packer
+// of their own (conv_exact.go).
 package gemm
 
 import (

@@ -199,6 +199,11 @@ func roundBF16AVX512(dst *uint16, src *float32, n int)
 //go:noescape
 func packBTrans(dst *uint32, src *uint16, offs *int, nb int, ds int, lmask int, smask int)
 
+// packSTrans packs blocks of 16 k steps of 16 float32 rows by transposing them (see genPackSTrans in package asm).
+//
+//go:noescape
+func packSTrans(dst *float32, src *float32, offs *int, nb int, ds int, lmask int, smask int, alpha float32)
+
 // copyRowsAVX copies n rows of width bytes from src+offs[i]<<shift to dst (see genCopyRows in package asm).
 //
 //go:noescape

@@ -11749,6 +11749,175 @@ done:
 	VZEROUPPER
 	RET
 
+// func packSTrans(dst *float32, src *float32, offs *int, nb int, ds int, lmask int, smask int, alpha float32)
+// Requires: AVX, AVX512F
+TEXT ·packSTrans(SB), NOSPLIT, $0-60
+	MOVQ  dst+0(FP), DI
+	MOVQ  src+8(FP), SI
+	MOVQ  offs+16(FP), DX
+	MOVQ  nb+24(FP), CX
+	MOVQ  ds+32(FP), R8
+	SHLQ  $0x02, R8
+	MOVQ  lmask+40(FP), AX
+	KMOVW AX, K2
+	MOVQ  smask+48(FP), AX
+	KMOVW AX, K1
+
+loop:
+	TESTQ        CX, CX
+	JE           done
+	MOVQ         (DX), R9
+	VMOVUPS      (SI)(R9*1), Z0
+	MOVQ         8(DX), R9
+	VMOVUPS      (SI)(R9*1), Z1
+	MOVQ         16(DX), R9
+	VMOVUPS      (SI)(R9*1), Z2
+	MOVQ         24(DX), R9
+	VMOVUPS      (SI)(R9*1), Z3
+	MOVQ         32(DX), R9
+	VMOVUPS      (SI)(R9*1), Z4
+	MOVQ         40(DX), R9
+	VMOVUPS      (SI)(R9*1), Z5
+	MOVQ         48(DX), R9
+	VMOVUPS      (SI)(R9*1), Z6
+	MOVQ         56(DX), R9
+	VMOVUPS      (SI)(R9*1), Z7
+	MOVQ         64(DX), R9
+	VMOVUPS      (SI)(R9*1), Z8
+	MOVQ         72(DX), R9
+	VMOVUPS      (SI)(R9*1), Z9
+	MOVQ         80(DX), R9
+	VMOVUPS      (SI)(R9*1), Z10
+	MOVQ         88(DX), R9
+	VMOVUPS      (SI)(R9*1), Z11
+	MOVQ         96(DX), R9
+	VMOVUPS      (SI)(R9*1), Z12
+	MOVQ         104(DX), R9
+	VMOVUPS      (SI)(R9*1), Z13
+	MOVQ         112(DX), R9
+	VMOVUPS      (SI)(R9*1), Z14
+	MOVQ         120(DX), R9
+	VMOVUPS      (SI)(R9*1), Z15
+	VUNPCKLPS    Z1, Z0, Z16
+	VUNPCKHPS    Z1, Z0, Z17
+	VUNPCKLPS    Z3, Z2, Z18
+	VUNPCKHPS    Z3, Z2, Z19
+	VUNPCKLPS    Z5, Z4, Z20
+	VUNPCKHPS    Z5, Z4, Z21
+	VUNPCKLPS    Z7, Z6, Z22
+	VUNPCKHPS    Z7, Z6, Z23
+	VUNPCKLPS    Z9, Z8, Z24
+	VUNPCKHPS    Z9, Z8, Z25
+	VUNPCKLPS    Z11, Z10, Z26
+	VUNPCKHPS    Z11, Z10, Z27
+	VUNPCKLPS    Z13, Z12, Z28
+	VUNPCKHPS    Z13, Z12, Z29
+	VUNPCKLPS    Z15, Z14, Z30
+	VUNPCKHPS    Z15, Z14, Z31
+	VUNPCKLPD    Z18, Z16, Z0
+	VUNPCKHPD    Z18, Z16, Z1
+	VUNPCKLPD    Z19, Z17, Z2
+	VUNPCKHPD    Z19, Z17, Z3
+	VUNPCKLPD    Z22, Z20, Z4
+	VUNPCKHPD    Z22, Z20, Z5
+	VUNPCKLPD    Z23, Z21, Z6
+	VUNPCKHPD    Z23, Z21, Z7
+	VUNPCKLPD    Z26, Z24, Z8
+	VUNPCKHPD    Z26, Z24, Z9
+	VUNPCKLPD    Z27, Z25, Z10
+	VUNPCKHPD    Z27, Z25, Z11
+	VUNPCKLPD    Z30, Z28, Z12
+	VUNPCKHPD    Z30, Z28, Z13
+	VUNPCKLPD    Z31, Z29, Z14
+	VUNPCKHPD    Z31, Z29, Z15
+	VSHUFF32X4   $0x44, Z4, Z0, Z16
+	VSHUFF32X4   $0xee, Z4, Z0, Z17
+	VSHUFF32X4   $0x44, Z12, Z8, Z18
+	VSHUFF32X4   $0xee, Z12, Z8, Z19
+	VSHUFF32X4   $0x44, Z5, Z1, Z20
+	VSHUFF32X4   $0xee, Z5, Z1, Z21
+	VSHUFF32X4   $0x44, Z13, Z9, Z22
+	VSHUFF32X4   $0xee, Z13, Z9, Z23
+	VSHUFF32X4   $0x44, Z6, Z2, Z24
+	VSHUFF32X4   $0xee, Z6, Z2, Z25
+	VSHUFF32X4   $0x44, Z14, Z10, Z26
+	VSHUFF32X4   $0xee, Z14, Z10, Z27
+	VSHUFF32X4   $0x44, Z7, Z3, Z28
+	VSHUFF32X4   $0xee, Z7, Z3, Z29
+	VSHUFF32X4   $0x44, Z15, Z11, Z30
+	VSHUFF32X4   $0xee, Z15, Z11, Z31
+	VSHUFF32X4.Z $0x88, Z18, Z16, K2, Z0
+	VSHUFF32X4.Z $0xdd, Z18, Z16, K2, Z4
+	VSHUFF32X4.Z $0x88, Z19, Z17, K2, Z8
+	VSHUFF32X4.Z $0xdd, Z19, Z17, K2, Z12
+	VSHUFF32X4.Z $0x88, Z22, Z20, K2, Z1
+	VSHUFF32X4.Z $0xdd, Z22, Z20, K2, Z5
+	VSHUFF32X4.Z $0x88, Z23, Z21, K2, Z9
+	VSHUFF32X4.Z $0xdd, Z23, Z21, K2, Z13
+	VSHUFF32X4.Z $0x88, Z26, Z24, K2, Z2
+	VSHUFF32X4.Z $0xdd, Z26, Z24, K2, Z6
+	VSHUFF32X4.Z $0x88, Z27, Z25, K2, Z10
+	VSHUFF32X4.Z $0xdd, Z27, Z25, K2, Z14
+	VSHUFF32X4.Z $0x88, Z30, Z28, K2, Z3
+	VSHUFF32X4.Z $0xdd, Z30, Z28, K2, Z7
+	VSHUFF32X4.Z $0x88, Z31, Z29, K2, Z11
+	VSHUFF32X4.Z $0xdd, Z31, Z29, K2, Z15
+	VMULPS.BCST  alpha+56(FP), Z0, Z0
+	VMOVUPS      Z0, K1, (DI)
+	ADDQ         R8, DI
+	VMULPS.BCST  alpha+56(FP), Z1, Z1
+	VMOVUPS      Z1, K1, (DI)
+	ADDQ         R8, DI
+	VMULPS.BCST  alpha+56(FP), Z2, Z2
+	VMOVUPS      Z2, K1, (DI)
+	ADDQ         R8, DI
+	VMULPS.BCST  alpha+56(FP), Z3, Z3
+	VMOVUPS      Z3, K1, (DI)
+	ADDQ         R8, DI
+	VMULPS.BCST  alpha+56(FP), Z4, Z4
+	VMOVUPS      Z4, K1, (DI)
+	ADDQ         R8, DI
+	VMULPS.BCST  alpha+56(FP), Z5, Z5
+	VMOVUPS      Z5, K1, (DI)
+	ADDQ         R8, DI
+	VMULPS.BCST  alpha+56(FP), Z6, Z6
+	VMOVUPS      Z6, K1, (DI)
+	ADDQ         R8, DI
+	VMULPS.BCST  alpha+56(FP), Z7, Z7
+	VMOVUPS      Z7, K1, (DI)
+	ADDQ         R8, DI
+	VMULPS.BCST  alpha+56(FP), Z8, Z8
+	VMOVUPS      Z8, K1, (DI)
+	ADDQ         R8, DI
+	VMULPS.BCST  alpha+56(FP), Z9, Z9
+	VMOVUPS      Z9, K1, (DI)
+	ADDQ         R8, DI
+	VMULPS.BCST  alpha+56(FP), Z10, Z10
+	VMOVUPS      Z10, K1, (DI)
+	ADDQ         R8, DI
+	VMULPS.BCST  alpha+56(FP), Z11, Z11
+	VMOVUPS      Z11, K1, (DI)
+	ADDQ         R8, DI
+	VMULPS.BCST  alpha+56(FP), Z12, Z12
+	VMOVUPS      Z12, K1, (DI)
+	ADDQ         R8, DI
+	VMULPS.BCST  alpha+56(FP), Z13, Z13
+	VMOVUPS      Z13, K1, (DI)
+	ADDQ         R8, DI
+	VMULPS.BCST  alpha+56(FP), Z14, Z14
+	VMOVUPS      Z14, K1, (DI)
+	ADDQ         R8, DI
+	VMULPS.BCST  alpha+56(FP), Z15, Z15
+	VMOVUPS      Z15, K1, (DI)
+	ADDQ         R8, DI
+	ADDQ         $0x40, SI
+	DECQ         CX
+	JMP          loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func copyRowsAVX(dst *byte, src *byte, offs *int, n int, shift int, width int)
 // Requires: AVX
 TEXT ·copyRowsAVX(SB), NOSPLIT, $0-48

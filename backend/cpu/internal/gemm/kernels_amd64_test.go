@@ -128,3 +128,59 @@ func TestBgemmKernelAVX512(t *testing.T) {
 		t.Errorf("order: c = %v, want 2^24 (%v)", c[0], float32(1<<24))
 	}
 }
+
+// TestPackSTrans packs float32 panels whose k runs along memory (A
+// row-major, B transposed) through packPanelSIMD, by 16×16 transposes
+// (packSTrans) and by gathers alone, and checks both against the
+// definition dst[p·w+i] = alpha·s[off+i·is+p], bit for bit, and zero for
+// rows ≤ i < w (of either sign: the padding is scaled by alpha too), and
+// that nothing past the panel is written.
+func TestPackSTrans(t *testing.T) {
+	if !cpu.X86.HasAVX512F {
+		t.Skip("no AVX-512")
+	}
+	defer func() { transposePack = true }()
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, w := range []int{14, 16, 32} {
+		for _, rows := range []int{1, 5, 13, 14, 16, 17, 31, 32} {
+			if rows > w {
+				continue
+			}
+			for _, kc := range []int{1, 15, 16, 17, 47, 48, 100} {
+				for _, alpha := range []float32{1, -0.5} {
+					is := kc + r.IntN(9)
+					off := r.IntN(5)
+					s := randSlice[float32](r, off+(rows-1)*is+kc)
+					want := make([]float32, kc*w)
+					for p := 0; p < kc; p++ {
+						for i := 0; i < rows; i++ {
+							want[p*w+i] = alpha * s[off+i*is+p]
+						}
+					}
+					for _, trans := range []bool{true, false} {
+						transposePack = trans
+						got := randSlice[float32](r, kc*w+8)
+						guard := append([]float32(nil), got[kc*w:]...)
+						for i := range got[:kc*w] {
+							got[i] = float32(math.NaN())
+						}
+						if !packPanelSIMD(got[:kc*w], s, off, is, 1, rows, w, kc, alpha) {
+							t.Fatalf("w %d rows %d kc %d: not packed", w, rows, kc)
+						}
+						for i, v := range want {
+							if math.Float32bits(got[i]) != math.Float32bits(v) && (i%w < rows || got[i] != 0) {
+								t.Fatalf("w %d rows %d kc %d alpha %v transpose %v: dst[%d] (step %d, lane %d) = %v, want %v",
+									w, rows, kc, alpha, trans, i, i/w, i%w, got[i], v)
+							}
+						}
+						for i, v := range guard {
+							if got[kc*w+i] != v {
+								t.Fatalf("w %d rows %d kc %d transpose %v: wrote past the panel", w, rows, kc, trans)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -41,10 +41,31 @@ func packPanelSIMD[T float](dst, s []T, off, is, ps, rows, w, kc int, alpha T) b
 		if lanes == 16 {
 			d, src, alpha := (*float32)(unsafe.Pointer(d)), (*float32)(unsafe.Pointer(src)), float32(alpha)
 			if gather {
+				// whole blocks of 16 steps by transposing, the rest
+				// gathered
+				nb := kc / 16
+				if r == 0 || !transposePack {
+					nb = 0
+				}
+				if nb > 0 {
+					var offs [16]int
+					for i := range offs[:r] {
+						offs[i] = 4 * i * is
+					}
+					packSTrans(d, src, &offs[0], nb, w, lmask, smask, alpha)
+				}
+				rest := kc - 16*nb
+				if rest == 0 {
+					continue
+				}
 				for i := range idx {
 					idx[i] = int32(i * is)
 				}
-				packSGather(d, src, &idx[0], kc, w, lmask, smask, alpha)
+				if r > 0 {
+					src = (*float32)(unsafe.Pointer(&s[off+g*is+16*nb]))
+				}
+				d = (*float32)(unsafe.Pointer(&dst[16*nb*w+g]))
+				packSGather(d, src, &idx[0], rest, w, lmask, smask, alpha)
 			} else {
 				packSStrided(d, src, ps, kc, w, lmask, smask, alpha)
 			}
@@ -75,6 +96,11 @@ func copyRows(dst, src unsafe.Pointer, offs []int, shift, width int) bool {
 }
 
 var hasAVX = cpu.X86.HasAVX
+
+// transposePack packs float32 panels whose k runs along memory by 16×16
+// register transposes (packSTrans) rather than gathers; tests clear it to
+// compare the two.
+var transposePack = true
 
 // bfPanelSIMD packs a w-wide (w ≤ 32) panel of kc bfloat16 pair words (see
 // bfPack) with the AVX-512 routines. Lane i < rows of step p is, with

@@ -127,11 +127,14 @@ func parallel[T float](p *params[T], m, n, t int) {
 	jobList[T]().put(j)
 }
 
-// waitFor spins until v reaches want.
+// waitFor spins until v reaches want. Every 16 polls it yields the P, and
+// the CPU (sched_yield): on a busy machine the goroutine it waits for may
+// be on a thread that is waiting for a CPU, which spinning would keep.
 func waitFor(v *atomic.Int64, want int64) {
 	for i := 0; v.Load() < want; i++ {
 		if i%16 == 15 {
 			runtime.Gosched()
+			osYield()
 		}
 	}
 }

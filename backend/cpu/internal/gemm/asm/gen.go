@@ -620,6 +620,84 @@ func genPackBTrans() {
 	RET()
 }
 
+// genPackSTrans generates packSTrans, the float32 panel packer for operands
+// whose k runs along memory (A row-major, B transposed): for each of nb
+// blocks of 16 k steps it loads 16 values of each of 16 rows (row i at
+// src + offs[i] bytes), transposes the 16×16 block in registers and stores
+// step p's 16 lanes, times alpha, at dst + p·ds elements. Lanes outside
+// lmask are zero; only lanes in smask are stored. src advances 64 bytes a
+// block. It does what packSGather does with 16 row loads, 64 shuffles and
+// 16 stores per block rather than 16 gathers, which read each cache line
+// once per lane.
+func genPackSTrans() {
+	TEXT("packSTrans", NOSPLIT, "func(dst, src *float32, offs *int, nb, ds, lmask, smask int, alpha float32)")
+	Pragma("noescape")
+	Doc("packSTrans packs blocks of 16 k steps of 16 float32 rows by transposing them (see genPackSTrans in package asm).")
+	dst, src, offs, nb, ds, t := reg.RDI, reg.RSI, reg.RDX, reg.RCX, reg.R8, reg.R9
+	Load(Param("dst"), dst)
+	Load(Param("src"), src)
+	Load(Param("offs"), offs)
+	Load(Param("nb"), nb)
+	Load(Param("ds"), ds)
+	SHLQ(U8(2), ds)
+	Load(Param("lmask"), reg.RAX)
+	KMOVW(reg.EAX, reg.K2)
+	Load(Param("smask"), reg.RAX)
+	KMOVW(reg.EAX, reg.K1)
+	alpha, err := Param("alpha").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	z := func(i int) reg.VecPhysical { return vec(spec{zmm: true}, i) }
+	Label("loop")
+	TESTQ(nb, nb)
+	JE(LabelRef("done"))
+	for i := 0; i < 16; i++ {
+		MOVQ(Mem{Base: offs, Disp: 8 * i}, t)
+		VMOVUPS(Mem{Base: src, Index: t, Scale: 1}, z(i))
+	}
+	// rows 2i, 2i+1 → t[2i] = [a0 b0 a1 b1], t[2i+1] = [a2 b2 a3 b3] per 128-bit lane
+	for i := 0; i < 8; i++ {
+		VUNPCKLPS(z(2*i+1), z(2*i), z(16+2*i))
+		VUNPCKHPS(z(2*i+1), z(2*i), z(16+2*i+1))
+	}
+	// groups of four rows: v[g][j] = rows 4g..4g+3, step 4L+j in lane L
+	for g := 0; g < 4; g++ {
+		t0, t1, t2, t3 := z(16+4*g), z(16+4*g+1), z(16+4*g+2), z(16+4*g+3)
+		VUNPCKLPD(t2, t0, z(4*g))
+		VUNPCKHPD(t2, t0, z(4*g+1))
+		VUNPCKLPD(t3, t1, z(4*g+2))
+		VUNPCKHPD(t3, t1, z(4*g+3))
+	}
+	// across the four groups' 128-bit lanes
+	for j := 0; j < 4; j++ {
+		a, b, c, d := z(j), z(4+j), z(8+j), z(12+j)
+		VSHUFF32X4(U8(0x44), b, a, z(16+4*j))   // [A0 A1 B0 B1]
+		VSHUFF32X4(U8(0xEE), b, a, z(16+4*j+1)) // [A2 A3 B2 B3]
+		VSHUFF32X4(U8(0x44), d, c, z(16+4*j+2)) // [C0 C1 D0 D1]
+		VSHUFF32X4(U8(0xEE), d, c, z(16+4*j+3)) // [C2 C3 D2 D3]
+	}
+	for j := 0; j < 4; j++ {
+		x0, x1, y0, y1 := z(16+4*j), z(16+4*j+1), z(16+4*j+2), z(16+4*j+3)
+		// step 4L+j is lane L of every group
+		VSHUFF32X4_Z(U8(0x88), y0, x0, reg.K2, z(j))
+		VSHUFF32X4_Z(U8(0xDD), y0, x0, reg.K2, z(4+j))
+		VSHUFF32X4_Z(U8(0x88), y1, x1, reg.K2, z(8+j))
+		VSHUFF32X4_Z(U8(0xDD), y1, x1, reg.K2, z(12+j))
+	}
+	for s := 0; s < 16; s++ {
+		VMULPS_BCST(alpha.Addr, z(s), z(s))
+		VMOVUPS(z(s), reg.K1, Mem{Base: dst})
+		ADDQ(ds, dst)
+	}
+	ADDQ(U8(64), src)
+	DECQ(nb)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
 // genCopyRows generates copyRowsAVX: for i < n, copy width bytes (32, 64 or
 // 128) from src + offs[i]<<shift (shift 2 or 3) to dst + i*width. It
 // gathers the rows of a convolution's B micro-panel, each a contiguous run
@@ -1081,6 +1159,7 @@ func main() {
 	genPackBF16()
 	genRoundBF16()
 	genPackBTrans()
+	genPackSTrans()
 	genCopyRows()
 	genWinograd()
 	for _, d := range []dotSpec{
