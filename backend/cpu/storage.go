@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -254,8 +253,10 @@ func Threads() int { return int(threads.Load()) }
 // Threads() goroutines when the work (total × cost per element) is large
 // enough: the caller runs ranges too, and the ranges (four per worker) are
 // taken in turn, so a helper that starts late (waking a parked thread can
-// take tens of µs) costs nothing but its share. Which goroutine runs a range
-// never changes a result.
+// take tens of µs) costs nothing but its share. The helpers are the GEMM's
+// pool workers (gemm.RunItems), which poll for work a while after each job:
+// between two convolutions the next elementwise op gets its second thread
+// at once. Which goroutine runs a range never changes a result.
 func parallelFor(total, cost int, fn func(lo, hi int)) {
 	w := Threads()
 	if work := total * cost; work/grain < w {
@@ -269,26 +270,7 @@ func parallelFor(total, cost int, fn func(lo, hi int)) {
 		return
 	}
 	chunks := min(total, 4*w)
-	var next atomic.Int64
-	run := func() {
-		for {
-			c := int(next.Add(1) - 1)
-			if c >= chunks {
-				return
-			}
-			fn(total*c/chunks, total*(c+1)/chunks)
-		}
-	}
-	var wg sync.WaitGroup
-	wg.Add(w - 1)
-	for i := 1; i < w; i++ {
-		go func() {
-			defer wg.Done()
-			run()
-		}()
-	}
-	run()
-	wg.Wait()
+	gemm.RunItems(chunks, w, func(_, c int) { fn(total*c/chunks, total*(c+1)/chunks) })
 }
 
 // layout is backend.Layout, the coalesced iteration space, with the CPU's

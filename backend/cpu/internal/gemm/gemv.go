@@ -1,7 +1,5 @@
 package gemm
 
-import "sync"
-
 // gemvMin is the n·k from which a one-row product (m == 1: a decoding
 // step's x·Wᵀ) skips packing: packing B costs as much as the product
 // itself when A has a single row, and the tiled kernels' threads spend
@@ -47,16 +45,8 @@ func gemv[T float](p params[T], n, t int) {
 	// column blocks of a multiple of 64, one per thread
 	per := (n + t - 1) / t
 	per = (per + 63) / 64 * 64
-	var wg sync.WaitGroup
-	for j0 := per; j0 < n; j0 += per {
-		wg.Add(1)
-		go func(j0 int) {
-			defer wg.Done()
-			run(j0, min(n, j0+per))
-		}(j0)
-	}
-	run(0, min(n, per))
-	wg.Wait()
+	blocks := (n + per - 1) / per
+	runItems(blocks, blocks, func(_, b int) { run(b*per, min(n, b*per+per)) })
 }
 
 // combine is v + beta·c, with beta 0 ignoring c (NaNs included), as BLAS.

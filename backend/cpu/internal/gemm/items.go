@@ -10,10 +10,11 @@ import (
 // calling goroutine and t-1 pool workers; fn runs item it on worker w
 // (0 ≤ w < t), so per-worker state can live in a slice indexed by w.
 type itemsJob struct {
-	next  atomic.Int64
-	total int64
-	fn    func(w, it int)
-	wg    sync.WaitGroup
+	next    atomic.Int64
+	total   int64
+	fn      func(w, it int)
+	wg      sync.WaitGroup
+	tickets []ticket
 }
 
 func (j *itemsJob) runPart(w int) {
@@ -38,9 +39,9 @@ func workers(total int, cost float64) int {
 	return max(t, 1)
 }
 
-// runItems runs fn over items 0..total-1 on t goroutines (the caller and
-// t-1 workers of the pool shared with the GEMM). fn must not start another
-// parallel job.
+// runItems runs fn over items 0..total-1 on up to t goroutines (the caller
+// and t-1 workers of the pool shared with the GEMM, as many as are free).
+// fn may start other parallel jobs.
 func runItems(total, t int, fn func(w, it int)) {
 	t = min(t, total)
 	if t <= 1 {
@@ -50,14 +51,19 @@ func runItems(total, t int, fn func(w, it int)) {
 		return
 	}
 	j := &itemsJob{total: int64(total), fn: fn}
-	startWorkers(t - 1)
 	j.wg.Add(t - 1)
-	for i := 1; i < t; i++ {
-		workCh <- work{p: j, i: i}
-	}
+	offer(j, t, &j.tickets)
 	j.runPart(0)
+	withdraw(j.tickets)
 	j.wg.Wait()
 }
+
+// RunItems is runItems for the CPU backend's own loops, so that they share
+// the GEMM's workers: a worker that has just finished a product polls for
+// more work before it parks (parallel.go), and a goroutine started afresh
+// would wait behind it (the poller keeps its P) or for a parked thread to
+// wake, and the caller would run every item alone.
+func RunItems(total, t int, fn func(w, it int)) { runItems(total, t, fn) }
 
 // Scratch buffers (the convolutions' rearranged inputs, packed weights),
 // cached by power-of-two capacity so that layers of different sizes reuse

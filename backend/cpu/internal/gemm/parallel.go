@@ -43,6 +43,7 @@ type job[T float] struct {
 	computed []atomic.Int64
 	bandDone []atomic.Int64 // per column block and band of rows: k blocks finished
 	wg       sync.WaitGroup
+	tickets  []ticket
 }
 
 var (
@@ -116,12 +117,10 @@ func parallel[T float](p *params[T], m, n, t int) {
 	}
 	j.next.Store(0)
 
-	startWorkers(t - 1)
 	j.wg.Add(t - 1)
-	for i := 1; i < t; i++ {
-		workCh <- work{p: j}
-	}
+	offer(j, t, &j.tickets)
 	j.runPart(0)
+	withdraw(j.tickets)
 	j.wg.Wait()
 	j.p = params[T]{}
 	jobList[T]().put(j)
@@ -206,13 +205,73 @@ type part interface {
 	done()
 }
 
-type work struct {
-	p part
-	i int
+// ticket is part i of a job offered to the pool. A worker takes it, or the
+// job's caller withdraws it once its own part is done, whichever comes
+// first: a job never waits for a worker that has not started on it (the
+// workers may all be busy, one of them with the very item that started
+// this job: parallel jobs nest), and a worker never touches a job whose
+// ticket it did not win (a finished job may already serve another call).
+type ticket struct {
+	state atomic.Int32 // ticketOffered, ticketTaken or ticketWithdrawn
+	p     part
+	i     int
+}
+
+const (
+	ticketOffered = iota
+	ticketTaken
+	ticketWithdrawn
+)
+
+// offer hands parts 1..t-1 of p to the pool through ts, which it resizes
+// to t-1 tickets (a job keeps its tickets for its next call: steady-state
+// products do not allocate). p.done is called once for each part, by the
+// worker that runs it or by withdraw (at once when the queue is full).
+//
+// A ticket is reused only once its previous offer is settled (after the
+// job's wait), so an old queue entry that still points at it can only
+// take, or find taken, the new offer: either way one worker runs each part.
+func offer(p part, t int, ts *[]ticket) {
+	startWorkers(t - 1)
+	if cap(*ts) < t-1 {
+		*ts = make([]ticket, t-1)
+	}
+	*ts = (*ts)[:t-1]
+	for i := range *ts {
+		tk := &(*ts)[i]
+		tk.p, tk.i = p, i+1
+		tk.state.Store(ticketOffered)
+		select {
+		case workCh <- tk:
+		default:
+			tk.state.Store(ticketWithdrawn)
+			p.done()
+		}
+	}
+}
+
+// withdraw takes back the tickets no worker has taken: their parts count
+// as done (the caller has run all the items they would have).
+func withdraw(ts []ticket) {
+	for i := range ts {
+		if tk := &ts[i]; tk.state.CompareAndSwap(ticketOffered, ticketWithdrawn) {
+			tk.p.done()
+		}
+	}
+}
+
+// take runs the ticket's part unless it was withdrawn. It reads the part
+// only after winning the ticket, and not the ticket after done.
+func (tk *ticket) take() {
+	if tk.state.CompareAndSwap(ticketOffered, ticketTaken) {
+		p := tk.p
+		p.runPart(tk.i)
+		p.done()
+	}
 }
 
 var (
-	workCh     = make(chan work, 64)
+	workCh     = make(chan *ticket, 64)
 	workersMu  sync.Mutex
 	numWorkers int
 )
@@ -244,8 +303,7 @@ func worker() {
 	for {
 		w := <-workCh
 		for {
-			w.p.runPart(w.i)
-			w.p.done()
+			w.take()
 			t0 := time.Now()
 			if !poll(&w, spin) {
 				w = <-workCh
@@ -273,7 +331,7 @@ func nextSpin(spin, d time.Duration) time.Duration {
 }
 
 // poll waits up to d for more work without parking.
-func poll(w *work, d time.Duration) bool {
+func poll(w **ticket, d time.Duration) bool {
 	start := time.Now()
 	for {
 		select {
