@@ -168,9 +168,14 @@ func Measure(c Case, o Options) Result {
 		if !o.Quick {
 			n = Runs(warm, o.Target, o.MaxRuns)
 		}
+		// One collection before the timed runs, none between them: the
+		// runs pay for their own garbage as PyTorch's pay for their frees
+		// (the CPU backend paces collections by its own allocations), and a
+		// collection between runs let the GEMM's pool workers park, so
+		// each short product paid for waking a thread.
+		runtime.GC()
 		times := make([]float64, n)
 		for i := range times {
-			runtime.GC() // do not charge one run for the garbage of the others
 			t := time.Now()
 			run()
 			times[i] = time.Since(t).Seconds()
