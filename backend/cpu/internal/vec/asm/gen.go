@@ -943,6 +943,236 @@ func windowMaxBF16(sw int) {
 	RET()
 }
 
+// widenBF16 loads 8 bfloat16 at m into y as float32 (the bits shifted
+// into the top half).
+func widenBF16(m Mem, y reg.VecPhysical) {
+	VPMOVZXWD(m, y)
+	VPSLLD(U8(16), y, y)
+}
+
+// bf16Consts holds the registers of the narrowing constants.
+type bf16Consts struct{ one, bias, abs, inf, low reg.VecPhysical }
+
+func newBF16Consts(one, bias, abs, inf, low reg.VecPhysical) bf16Consts {
+	konst(1, one)
+	konst(0x7FFF, bias)
+	konst(0x7FFFFFFF, abs)
+	konst(0x7F800000, inf)
+	konst(0xFFFF, low)
+	return bf16Consts{one, bias, abs, inf, low}
+}
+
+// narrowBF16 rounds the float32 in u0 (elements 0-7) and u1 (8-15) to
+// bfloat16 bits as bf16FromS does and stores them at dst; s holds four
+// scratch registers. u0 and u1 are clobbered.
+func narrowBF16(c bf16Consts, u0, u1 reg.VecPhysical, s [4]reg.VecPhysical, dst Mem) {
+	for k, u := range []reg.VecPhysical{u0, u1} {
+		t, m := s[k], s[2+k]
+		VPSRLD(U8(16), u, t)
+		VPAND(c.one, t, t)
+		VPADDD(u, t, t)
+		VPADDD(c.bias, t, t)
+		VPSRLD(U8(16), t, t)
+		VPAND(c.abs, u, m)
+		VPCMPGTD(c.inf, m, m) // a NaN
+		VPOR(m, t, t)
+		VPAND(c.low, t, t)
+	}
+	VPACKUSDW(s[1], s[0], u0) // per 128-bit lane: elements 0-3, 8-11 | 4-7, 12-15
+	VPERMQ(U8(0xD8), u0, u0)
+	VMOVDQU(u0, dst)
+}
+
+// bcastParam broadcasts the float32 parameter name into y.
+func bcastParam(name string, y reg.VecPhysical) {
+	p, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	VBROADCASTSS(p.Addr, y)
+}
+
+// lanesToAcc adds the float32 lanes in rs (8 each) to the float64
+// partial sums at acc (lane j of rs[i] into acc[8i+j]).
+func lanesToAcc(rs []reg.VecPhysical, acc reg.Register, t0, t1 reg.VecPhysical) {
+	for i, r := range rs {
+		VCVTPS2PD(xmm(r), t0)
+		VADDPD(mem(acc, 64*i), t0, t0)
+		VMOVUPD(t0, mem(acc, 64*i))
+		VEXTRACTF128(U8(1), r, xmm(t1))
+		VCVTPS2PD(xmm(t1), t1)
+		VADDPD(mem(acc, 64*i+32), t1, t1)
+		VMOVUPD(t1, mem(acc, 64*i+32))
+	}
+}
+
+// sqDevBF16 emits Σ (x−m)² over bfloat16 x in 32 float32 lanes over blocks
+// of 2048 elements, each block's lanes added into 32 float64 partial sums
+// (as sumBF16; the square and the sum rounded separately, no FMA).
+func sqDevBF16() {
+	const name = "sqDevBF16"
+	TEXT(name, NOSPLIT, "func(x *uint16, n int, m float32, acc *[32]float64)")
+	Pragma("noescape")
+	Doc(name + " adds (x[i]−m)² of the bfloat16 x[:n] (n a multiple of 32) into 32 float64 partial sums (float32 lanes over blocks of 2048).")
+	x, n, k, p := reg.RSI, reg.RCX, reg.RDX, reg.RDI
+	Load(Param("x"), x)
+	Load(Param("n"), n)
+	Load(Param("acc"), p)
+	mv := reg.Y15
+	bcastParam("m", mv)
+	Label(name + "_block")
+	TESTQ(n, n)
+	JE(LabelRef(name + "_done"))
+	MOVQ(n, k)
+	CMPQ(k, U32(2048))
+	JLE(LabelRef(name + "_k"))
+	MOVQ(U32(2048), k)
+	Label(name + "_k")
+	SUBQ(k, n)
+	for i := 0; i < 4; i++ {
+		VXORPS(ys[i], ys[i], ys[i])
+	}
+	Label(name + "_inner")
+	for i := 0; i < 4; i++ {
+		y := ys[4+i]
+		widenBF16(mem(x, 16*i), y)
+		VSUBPS(mv, y, y)
+		VMULPS(y, y, y)
+		VADDPS(y, ys[i], ys[i])
+	}
+	ADDQ(U32(64), x)
+	SUBQ(U32(32), k)
+	JNE(LabelRef(name + "_inner"))
+	lanesToAcc(ys[:4], p, reg.Y4, reg.Y5)
+	JMP(LabelRef(name + "_block"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// gradSumsBF16 emits Σ g and Σ g·(x−m) over bfloat16 g and x, each in 16
+// float32 lanes over blocks of 2048 elements, each block's lanes added
+// into float64 partial sums: acc[0:16] for Σ g, acc[16:32] for Σ g·(x−m)
+// (no FMA).
+func gradSumsBF16() {
+	const name = "gradSumsBF16"
+	TEXT(name, NOSPLIT, "func(gr, x *uint16, n int, m float32, acc *[32]float64)")
+	Pragma("noescape")
+	Doc(name + " adds g[i] and g[i]·(x[i]−m) of the bfloat16 g[:n] and x[:n] (n a multiple of 16) into float64 partial sums acc[0:16] and acc[16:32] (float32 lanes over blocks of 2048).")
+	g, x, n, k, p := reg.RSI, reg.RBX, reg.RCX, reg.RDX, reg.RDI
+	Load(Param("gr"), g)
+	Load(Param("x"), x)
+	Load(Param("n"), n)
+	Load(Param("acc"), p)
+	mv := reg.Y15
+	bcastParam("m", mv)
+	Label(name + "_block")
+	TESTQ(n, n)
+	JE(LabelRef(name + "_done"))
+	MOVQ(n, k)
+	CMPQ(k, U32(2048))
+	JLE(LabelRef(name + "_k"))
+	MOVQ(U32(2048), k)
+	Label(name + "_k")
+	SUBQ(k, n)
+	for i := 0; i < 4; i++ {
+		VXORPS(ys[i], ys[i], ys[i])
+	}
+	Label(name + "_inner")
+	for i := 0; i < 2; i++ {
+		gv, xv := ys[4+i], ys[6+i]
+		widenBF16(mem(g, 16*i), gv)
+		widenBF16(mem(x, 16*i), xv)
+		VADDPS(gv, ys[i], ys[i])
+		VSUBPS(mv, xv, xv)
+		VMULPS(gv, xv, xv)
+		VADDPS(xv, ys[2+i], ys[2+i])
+	}
+	ADDQ(U32(32), g)
+	ADDQ(U32(32), x)
+	SUBQ(U32(16), k)
+	JNE(LabelRef(name + "_inner"))
+	lanesToAcc(ys[:4], p, reg.Y4, reg.Y5)
+	JMP(LabelRef(name + "_block"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// affine2BF16 emits d = bfloat16(g·a + x·b + c) over bfloat16 g and x, 16
+// elements at a time: ((g·a) + (x·b)) + c, each step rounded to float32
+// (no FMA), then to bfloat16 as bf16FromS.
+func affine2BF16() {
+	const name = "affine2BF16"
+	TEXT(name, NOSPLIT, "func(d, gr, x *uint16, n int, a, b, c float32)")
+	Pragma("noescape")
+	Doc(name + " sets d[i] to the bfloat16 bits of ((g[i]·a) + (x[i]·b)) + c (float32 steps, round to nearest even, NaN 0xFFFF) for i < n, n a multiple of 16.")
+	d, g, x, n := reg.RDI, reg.RSI, reg.RBX, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("gr"), g)
+	Load(Param("x"), x)
+	Load(Param("n"), n)
+	av, bv, cv := reg.Y13, reg.Y14, reg.Y15
+	bcastParam("a", av)
+	bcastParam("b", bv)
+	bcastParam("c", cv)
+	cs := newBF16Consts(reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12)
+	Label(name + "_loop")
+	CMPQ(n, U32(16))
+	JL(LabelRef(name + "_done"))
+	for k := 0; k < 2; k++ {
+		gv, xv := ys[k], ys[2+k]
+		widenBF16(mem(g, 16*k), gv)
+		widenBF16(mem(x, 16*k), xv)
+		VMULPS(av, gv, gv)
+		VMULPS(bv, xv, xv)
+		VADDPS(xv, gv, gv)
+		VADDPS(cv, gv, gv)
+	}
+	narrowBF16(cs, ys[0], ys[1], [4]reg.VecPhysical{ys[4], ys[5], ys[6], ys[7]}, mem(d, 0))
+	ADDQ(U32(32), g)
+	ADDQ(U32(32), x)
+	ADDQ(U32(32), d)
+	SUBQ(U32(16), n)
+	JMP(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// affineBF16 emits d = bfloat16(x·a + b) over bfloat16 x, 16 elements at a
+// time: x·a + b rounded once to float32 (FMA), then to bfloat16 as
+// bf16FromS.
+func affineBF16() {
+	const name = "affineBF16"
+	TEXT(name, NOSPLIT, "func(d, x *uint16, n int, a, b float32)")
+	Pragma("noescape")
+	Doc(name + " sets d[i] to the bfloat16 bits of x[i]·a + b (FMA, then round to nearest even, NaN 0xFFFF) for i < n, n a multiple of 16.")
+	d, x, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("x"), x)
+	Load(Param("n"), n)
+	av, bv := reg.Y14, reg.Y15
+	bcastParam("a", av)
+	bcastParam("b", bv)
+	cs := newBF16Consts(reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12)
+	Label(name + "_loop")
+	CMPQ(n, U32(16))
+	JL(LabelRef(name + "_done"))
+	for k := 0; k < 2; k++ {
+		widenBF16(mem(x, 16*k), ys[k])
+		VFMADD213PS(bv, av, ys[k]) // y = a·y + b
+	}
+	narrowBF16(cs, ys[0], ys[1], [4]reg.VecPhysical{ys[4], ys[5], ys[6], ys[7]}, mem(d, 0))
+	ADDQ(U32(32), x)
+	ADDQ(U32(32), d)
+	SUBQ(U32(16), n)
+	JMP(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
 func main() {
 	ConstraintExpr("amd64,!purego")
 	for _, t := range []typ{f32, f64} {
@@ -976,5 +1206,9 @@ func main() {
 	maxKeysBF16(true)
 	windowMaxBF16(1)
 	windowMaxBF16(2)
+	sqDevBF16()
+	gradSumsBF16()
+	affine2BF16()
+	affineBF16()
 	Generate()
 }
