@@ -3165,3 +3165,162 @@ affineBF16_loop:
 affineBF16_done:
 	VZEROUPPER
 	RET
+
+// func maxPool2x2BF16(o *uint16, ix *int64, x *uint16, oh int, ow int, w int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2
+TEXT ·maxPool2x2BF16(SB), NOSPLIT, $0-48
+	MOVQ         o+0(FP), DI
+	MOVQ         ix+8(FP), R8
+	MOVQ         x+16(FP), SI
+	MOVQ         oh+24(FP), R9
+	MOVQ         ow+32(FP), R10
+	MOVQ         w+40(FP), R11
+	MOVL         $0x00007fff, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x00007f80, AX
+	VPBROADCASTD AX, Z30
+	VPTERNLOGD   $0xff, Z29, Z29, Z29
+	MOVQ         $0x00000001, AX
+	VPBROADCASTQ AX, Z28
+	VPBROADCASTQ R11, Z27
+	MOVQ         $0x00000020, AX
+	VPBROADCASTQ AX, Z25
+	VMOVDQU64    maxPool2x2Iota<>+0(SB), Z26
+	XORQ         BX, BX
+	TESTQ        R10, R10
+	JE           maxPool2x2BF16_done
+
+maxPool2x2BF16_row:
+	TESTQ        R9, R9
+	JE           maxPool2x2BF16_done
+	LEAQ         (SI)(BX*2), R12
+	LEAQ         (R12)(R11*2), R13
+	VPBROADCASTQ BX, Z24
+	VPADDQ       Z26, Z24, Z24
+	MOVQ         $0x00000010, AX
+	VPBROADCASTQ AX, Z23
+	VPADDQ       Z24, Z23, Z23
+	MOVQ         R10, DX
+
+maxPool2x2BF16_group:
+	MOVQ DX, CX
+	CMPQ CX, $0x00000010
+	JLE  maxPool2x2BF16_n
+	MOVQ $0x00000010, CX
+
+maxPool2x2BF16_n:
+	MOVL        $0xffffffff, AX
+	SHLQ        $0x01, CX
+	BZHIL       CX, AX, AX
+	SHRQ        $0x01, CX
+	KMOVD       AX, K1
+	VMOVDQU16.Z (R12), K1, Z0
+	VMOVDQU16.Z (R13), K1, Z1
+	VPSLLD      $0x10, Z0, Z2
+	VPSRAD      $0x10, Z2, Z2
+	VPSRAD      $0x10, Z0, Z3
+	VPSLLD      $0x10, Z1, Z4
+	VPSRAD      $0x10, Z4, Z4
+	VPSRAD      $0x10, Z1, Z5
+	VPANDD      Z31, Z2, Z7
+	VPCMPGTD    Z30, Z7, K2
+	VPSRAD      $0x1f, Z2, Z6
+	VPANDD      Z31, Z6, Z6
+	VPXORD      Z6, Z2, Z2
+	VMOVDQA32   Z31, K2, Z2
+	VPANDD      Z31, Z3, Z7
+	VPCMPGTD    Z30, Z7, K2
+	VPSRAD      $0x1f, Z3, Z6
+	VPANDD      Z31, Z6, Z6
+	VPXORD      Z6, Z3, Z3
+	VMOVDQA32   Z31, K2, Z3
+	VPANDD      Z31, Z4, Z7
+	VPCMPGTD    Z30, Z7, K2
+	VPSRAD      $0x1f, Z4, Z6
+	VPANDD      Z31, Z6, Z6
+	VPXORD      Z6, Z4, Z4
+	VMOVDQA32   Z31, K2, Z4
+	VPANDD      Z31, Z5, Z7
+	VPCMPGTD    Z30, Z7, K2
+	VPSRAD      $0x1f, Z5, Z6
+	VPANDD      Z31, Z6, Z6
+	VPXORD      Z6, Z5, Z5
+	VMOVDQA32   Z31, K2, Z5
+	VPMAXSD     Z2, Z3, Z8
+	VPMAXSD     Z4, Z5, Z9
+	VPMAXSD     Z9, Z8, Z8
+	VMOVDQA32   Z8, Z9
+	VPSRAD      $0x1f, Z2, Z6
+	VPSUBD      Z6, Z2, Z2
+	VPSRAD      $0x1f, Z3, Z6
+	VPSUBD      Z6, Z3, Z3
+	VPSRAD      $0x1f, Z4, Z6
+	VPSUBD      Z6, Z4, Z4
+	VPSRAD      $0x1f, Z5, Z6
+	VPSUBD      Z6, Z5, Z5
+	VPSRAD      $0x1f, Z9, Z6
+	VPSUBD      Z6, Z9, Z9
+	VPCMPEQD    Z9, Z2, K1
+	VPCMPEQD    Z9, Z3, K2
+	VPCMPEQD    Z9, Z4, K3
+	VPCMPEQD    Z9, Z5, K4
+	VPCMPEQD    Z31, Z8, K5
+	VPSRAD      $0x1f, Z8, Z6
+	VPANDD      Z31, Z6, Z6
+	VPXORD      Z6, Z8, Z8
+	VMOVDQA32   Z29, K5, Z8
+	KORW        K1, K2, K6
+	KNOTW       K6, K6
+	KANDNW      K6, K5, K6
+	KORW        K4, K3, K7
+	KANDW       K7, K5, K7
+	KORW        K6, K7, K6
+	KANDNW      K2, K3, K7
+	KORW        K7, K4, K7
+	KANDW       K7, K5, K7
+	KANDNW      K3, K2, K0
+	KORW        K0, K1, K0
+	KNOTW       K0, K0
+	KANDNW      K0, K5, K0
+	KORW        K0, K7, K7
+	VMOVDQA64   Z24, Z10
+	VMOVDQA64   Z23, Z11
+	VPADDQ      Z28, Z10, K7, Z10
+	VPADDQ      Z27, Z10, K6, Z10
+	KSHIFTRW    $0x08, K7, K7
+	KSHIFTRW    $0x08, K6, K6
+	VPADDQ      Z28, Z11, K7, Z11
+	VPADDQ      Z27, Z11, K6, Z11
+	MOVL        $0x0000ffff, AX
+	BZHIL       CX, AX, AX
+	KMOVW       AX, K1
+	KSHIFTRW    $0x08, K1, K2
+	VPMOVDW     Z8, Y8
+	VMOVDQU16   Y8, K1, (DI)
+	VMOVDQU64   Z10, K1, (R8)
+	VMOVDQU64   Z11, K2, 64(R8)
+	LEAQ        (DI)(CX*2), DI
+	LEAQ        (R8)(CX*8), R8
+	ADDQ        $0x00000040, R12
+	ADDQ        $0x00000040, R13
+	VPADDQ      Z25, Z24, Z24
+	VPADDQ      Z25, Z23, Z23
+	SUBQ        CX, DX
+	JNE         maxPool2x2BF16_group
+	LEAQ        (BX)(R11*2), BX
+	DECQ        R9
+	JMP         maxPool2x2BF16_row
+
+maxPool2x2BF16_done:
+	VZEROUPPER
+	RET
+
+DATA maxPool2x2Iota<>+0(SB)/8, $0x0000000000000000
+DATA maxPool2x2Iota<>+8(SB)/8, $0x0000000000000002
+DATA maxPool2x2Iota<>+16(SB)/8, $0x0000000000000004
+DATA maxPool2x2Iota<>+24(SB)/8, $0x0000000000000006
+DATA maxPool2x2Iota<>+32(SB)/8, $0x0000000000000008
+DATA maxPool2x2Iota<>+40(SB)/8, $0x000000000000000a
+DATA maxPool2x2Iota<>+48(SB)/8, $0x000000000000000c
+DATA maxPool2x2Iota<>+56(SB)/8, $0x000000000000000e
+GLOBL maxPool2x2Iota<>(SB), RODATA|NOPTR, $64

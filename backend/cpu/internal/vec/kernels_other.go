@@ -8,6 +8,8 @@ const hasAsm, hasFMA = false, false
 // hasF16C: the float16 conversions need F16C besides.
 const hasF16C = false
 
+const hasAVX512BW = false
+
 var (
 	vvS [4]func(d, a, b *float32, n int)
 	vsS [4]func(d, a *float32, s float32, n int)
@@ -51,3 +53,4 @@ func sqDevBF16(x *uint16, n int, m float32, acc *[32]float64)       {}
 func gradSumsBF16(g, x *uint16, n int, m float32, acc *[32]float64) {}
 func affine2BF16(d, g, x *uint16, n int, a, b, c float32)           {}
 func affineBF16(d, x *uint16, n int, a, b float32)                  {}
+func maxPool2x2BF16(o *uint16, ix *int64, x *uint16, oh, ow, w int) {}
