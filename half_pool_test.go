@@ -94,7 +94,7 @@ func TestMaxPoolBF16AsTorch(t *testing.T) {
 	var fx struct {
 		Cases []struct {
 			Shape, Kernel, Stride, Padding, Oshape []int
-			X, Out, Grad                           []uint16
+			X, Out, Grad, Gy, Gx                   []uint16
 		}
 	}
 	if err := json.Unmarshal(raw, &fx); err != nil {
@@ -129,6 +129,15 @@ func TestMaxPoolBF16AsTorch(t *testing.T) {
 						for j, b := range x.Grad().Contiguous().Bits() {
 							if b != c.Grad[j] {
 								t.Fatalf("%s: grad[%d] = %#04x, torch %#04x", what, j, b, c.Grad[j])
+							}
+						}
+						// and of an output gradient with -0s
+						x.SetGrad(nil)
+						y = kern.MaxPool2d(x, k, s, p)
+						y.BackwardWith(FromBits(c.Gy, BFloat16, Shape(c.Oshape)))
+						for j, b := range x.Grad().Contiguous().Bits() {
+							if b != c.Gx[j] {
+								t.Fatalf("%s: gx[%d] = %#04x, torch %#04x", what, j, b, c.Gx[j])
 							}
 						}
 					}

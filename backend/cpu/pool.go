@@ -399,6 +399,10 @@ func lastNaN[T floatT](row func(i int) []T, h0, h1, w0, w1, w int) int64 {
 func (Backend) MaxPool2dBackward(gx, gout, idx backend.View) {
 	switch gx.S.DType() {
 	case backend.BFloat16:
+		if gout.Strides[3] == 1 && gout.Strides[2] == gout.Shape[3] {
+			maxPoolBackBF16(gx, gout, idx)
+			return
+		}
 		maxPoolBackHalf(gx, gout, idx, backend.BF16.Float32, vec.BF16FromF32)
 		return
 	case backend.Float16:
@@ -424,6 +428,57 @@ func maxPoolBack[T floatT](gx, gout, idx backend.View) {
 					d[ix[y*ow+x]] += gs[src+y*sh+x*sw]
 				}
 			}
+		}
+	})
+}
+
+// maxPoolBackBF16 is maxPoolBackHalf on bfloat16 planes of gout with
+// contiguous rows. Where a plane's indices strictly increase (windows that
+// do not overlap, as 2×2 at stride 2), no element receives two gradients,
+// and each gradient is written as its float32 sum with +0 rounds it: the
+// same bits, -0 as +0, a NaN as 0xFFFF; other planes take the float32
+// sums.
+func maxPoolBackBF16(gx, gout, idx backend.View) {
+	c, hw := gx.Shape[1], gx.Shape[2]*gx.Shape[3]
+	oh, ow := gout.Shape[2], gout.Shape[3]
+	gd, gs, id := data[backend.BF16](gx), data[backend.BF16](gout), data[int64](idx)
+	sn, sc := gout.Strides[0], gout.Strides[1]
+	parallelFor(gx.Shape[0]*c, hw+oh*ow, func(lo, hi int) {
+		var d []float32
+		for pl := lo; pl < hi; pl++ {
+			dst := gd[pl*hw:][:hw]
+			clear(dst)
+			ix := id[pl*oh*ow:][:oh*ow]
+			src := gs[pl/c*sn+pl%c*sc:][:oh*ow]
+			prev := int64(-1)
+			ok := true
+			for j, at := range ix {
+				if at <= prev {
+					ok = false
+					break
+				}
+				prev = at
+				h := src[j]
+				if h == 0x8000 {
+					h = 0
+				}
+				if h&0x7FFF > 0x7F80 {
+					h = 0xFFFF
+				}
+				dst[at] = h
+			}
+			if ok {
+				continue
+			}
+			// a plane whose windows share elements: float32 sums
+			if d == nil {
+				d = make([]float32, hw)
+			}
+			clear(d)
+			for j, at := range ix {
+				d[at] += src[j].Float32()
+			}
+			vec.BF16FromF32(dst, d)
 		}
 	})
 }
