@@ -1,6 +1,10 @@
 package ember
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/emberml/ember/backend"
+)
 
 // Differentiable building blocks of neural networks (torch.nn.functional);
 // the losses are in loss.go, GELU in activations.go, convolution, pooling
@@ -125,15 +129,44 @@ func embedding(idx, weight *Tensor, pad int) *Tensor {
 	})
 }
 
+// linearHalfF32 is x·wᵀ in float32, unrounded, from two-byte x [N, in]
+// and w [out, in] on the backend's half GEMM (backend.HalfMatMuler), or nil
+// where it has none for them.
+func linearHalfF32(x, w *Tensor) *Tensor {
+	hm, ok := x.be().(backend.HalfMatMuler)
+	if !ok {
+		return nil
+	}
+	n, in, o := x.shape[0], x.shape[1], w.shape[0]
+	xv, wv := x.view(), w.view()
+	xv.Shape, xv.Strides = []int{1, n, in}, []int{n * in, x.strides[0], x.strides[1]}
+	wv.Shape, wv.Strides = []int{1, in, o}, []int{in * o, w.strides[1], w.strides[0]}
+	out := empty(Shape{n, o}, Float32, x.dev)
+	ov := out.view()
+	ov.Shape, ov.Strides = []int{1, n, o}, []int{n * o, o, 1}
+	if !hm.MatMulHalfF32(ov, xv, wv) {
+		out.Release()
+		return nil
+	}
+	return out
+}
+
 // linearHalf is Linear on two-byte x [N, in], w and b: the forward in
-// float32 rounded once; the backward as PyTorch's bf16 AddmmBackward0, each
+// float32 (on the backend's half GEMM where it has one), rounded once; the backward as PyTorch's bf16 AddmmBackward0, each
 // gradient a two-byte product (or sum) of the two-byte operands, accumulated
 // in float32 and rounded once, without float32 copies.
 func linearHalf(x, w, b *Tensor) *Tensor {
 	sameDevice("linear", x, w, b)
 	xd, wd, bd := x.Detach(), w.Detach(), b.Detach()
 	var out *Tensor
-	AutocastDisabled(func() { out = Linear(xd.Cast(Float32), wd.Cast(Float32), bd.Cast(Float32)).Cast(x.dtype) })
+	AutocastDisabled(func() {
+		if p := linearHalfF32(xd, wd); p != nil { // the product in float32 from the two-byte operands
+			out = p.Add(bd).Cast(x.dtype)
+			p.Release()
+			return
+		}
+		out = Linear(xd.Cast(Float32), wd.Cast(Float32), bd.Cast(Float32)).Cast(x.dtype)
+	})
 	return record("AddmmBackward0", out, []*Tensor{b, x, w}, savedIf(wd, x, xd, w), func(g *Tensor) []*Tensor {
 		var gx, gw, gb *Tensor
 		AutocastDisabled(func() {

@@ -83,8 +83,9 @@ func TestNativeMaxPoolHalfIndices(t *testing.T) {
 // with infinities) as torch.nn.functional.max_pool2d does
 // (testdata/fixtures/half/maxpool_bf16.json,
 // testdata/gen_pool_bf16_fixtures.py), bit for bit: without gradient (the
-// CPU's order-key kernel) and with it (the widening kernel with indices),
-// contiguous and channels-last, native and generic kernels.
+// CPU's order-key kernel) and with it (the kernels with indices, checked
+// through the input's gradient of the sum), contiguous and channels-last,
+// native and generic kernels.
 func TestMaxPoolBF16AsTorch(t *testing.T) {
 	raw, err := os.ReadFile("testdata/fixtures/half/maxpool_bf16.json")
 	if err != nil {
@@ -93,7 +94,7 @@ func TestMaxPoolBF16AsTorch(t *testing.T) {
 	var fx struct {
 		Cases []struct {
 			Shape, Kernel, Stride, Padding, Oshape []int
-			X, Out                                 []uint16
+			X, Out, Grad, Gy, Gx                   []uint16
 		}
 	}
 	if err := json.Unmarshal(raw, &fx); err != nil {
@@ -121,6 +122,23 @@ func TestMaxPoolBF16AsTorch(t *testing.T) {
 					for j, b := range y.Contiguous().Bits() {
 						if b != c.Out[j] {
 							t.Fatalf("%s: out[%d] = %#04x, torch %#04x", what, j, b, c.Out[j])
+						}
+					}
+					if grad { // the indices, through the gradient of the sum
+						y.Sum().Backward()
+						for j, b := range x.Grad().Contiguous().Bits() {
+							if b != c.Grad[j] {
+								t.Fatalf("%s: grad[%d] = %#04x, torch %#04x", what, j, b, c.Grad[j])
+							}
+						}
+						// and of an output gradient with -0s
+						x.SetGrad(nil)
+						y = kern.MaxPool2d(x, k, s, p)
+						y.BackwardWith(FromBits(c.Gy, BFloat16, Shape(c.Oshape)))
+						for j, b := range x.Grad().Contiguous().Bits() {
+							if b != c.Gx[j] {
+								t.Fatalf("%s: gx[%d] = %#04x, torch %#04x", what, j, b, c.Gx[j])
+							}
 						}
 					}
 				}

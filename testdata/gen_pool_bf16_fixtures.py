@@ -3,7 +3,10 @@
 on bfloat16 CPU tensors (values in few levels, so that windows tie, with
 infinities; no -0, whose ties with +0 ember
 resolves to +0 and PyTorch to the first) over kernel, stride and padding choices, ResNet's 3×3 stride 2
-padding 1 among them. Values are bfloat16 bits (ints). Run from the
+padding 1 among them, the input's gradient of the output's sum (which
+windows pick which element: the indices) and of a random output gradient
+gy (halves and -0, whose sums are exact). Values are bfloat16 bits
+(ints). Run from the
 repository root:
 
     /usr/bin/python3 testdata/gen_pool_bf16_fixtures.py
@@ -23,6 +26,7 @@ def bits(t):
 
 def main():
     g = torch.Generator().manual_seed(15)
+    g2 = torch.Generator().manual_seed(16)  # the output gradients
     cases = []
     # n, c, h, w, kernel, stride, padding
     for n, c, h, w, k, s, p in [
@@ -38,10 +42,20 @@ def main():
         x = (torch.randn(n, c, h, w, generator=g) * 3).round() / 2 + 0.0
         x[torch.rand(x.shape, generator=g) < 0.01] = float("inf")
         x[torch.rand(x.shape, generator=g) < 0.01] = float("-inf")
-        x = x.bfloat16()
+        x = x.bfloat16().requires_grad_()
         y = torch.nn.functional.max_pool2d(x, k, s, p)
+        # the gradient of the sum: how many windows pick each element
+        y.sum().backward(retain_graph=True)
+        grad = bits(x.grad)
+        # and of a random output gradient in halves, with -0 (sums exact)
+        x.grad = None
+        gy = (torch.randn(y.shape, generator=g2) * 3).round() / 2
+        gy[torch.rand(gy.shape, generator=g2) < 0.05] = -0.0
+        gy = gy.bfloat16()
+        y.backward(gy)
         cases.append({"shape": [n, c, h, w], "kernel": list(k), "stride": list(s), "padding": list(p),
-                      "x": bits(x), "out": bits(y), "oshape": list(y.shape)})
+                      "x": bits(x), "out": bits(y), "oshape": list(y.shape), "grad": grad,
+                      "gy": bits(gy), "gx": bits(x.grad)})
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w") as f:
         json.dump({"torch": torch.__version__, "cases": cases}, f)

@@ -23,7 +23,7 @@ func planes(shape []int) (n, c, s int) {
 
 // ChannelStats writes each channel's mean and biased variance.
 func (Backend) ChannelStats(mean, variance, x backend.View) {
-	if halfBN(x.S.DType(), func() { channelStatsHalf(mean, variance, x, vec.F32FromBF16) }, func() { channelStatsHalf(mean, variance, x, vec.F32FromF16) }) {
+	if halfBN(x.S.DType(), func() { channelStatsBF16(mean, variance, x) }, func() { channelStatsHalf(mean, variance, x, vec.F32FromF16) }) {
 		return
 	}
 	floatKernel("batch_norm", x.S.DType(), func() { channelStats[float32](mean, variance, x) }, func() { channelStats[float64](mean, variance, x) })
@@ -119,7 +119,7 @@ func gradSums64[T floatT](g, x []T, m64 float64) (float64, float64) {
 
 // ChannelAffine writes out = x·scale[c] + shift[c].
 func (Backend) ChannelAffine(out, x, scale, shift backend.View) {
-	if halfBN(x.S.DType(), func() { channelAffineHalf(out, x, scale, shift, vec.F32FromBF16, vec.BF16FromF32) }, func() { channelAffineHalf(out, x, scale, shift, vec.F32FromF16, vec.F16FromF32) }) {
+	if halfBN(x.S.DType(), func() { channelAffineBF16(out, x, scale, shift) }, func() { channelAffineHalf(out, x, scale, shift, vec.F32FromF16, vec.F16FromF32) }) {
 		return
 	}
 	floatKernel("batch_norm", x.S.DType(), func() { channelAffine[float32](out, x, scale, shift) }, func() { channelAffine[float64](out, x, scale, shift) })
@@ -156,7 +156,7 @@ func planeSum[T floatT](v []T) float64 {
 
 // ChannelGradSums writes Σ g and Σ g·(x − mean) per channel.
 func (Backend) ChannelGradSums(sumG, sumGX, g, x, mean backend.View) {
-	if halfBN(x.S.DType(), func() { channelGradSumsHalf(sumG, sumGX, g, x, mean, vec.F32FromBF16) }, func() { channelGradSumsHalf(sumG, sumGX, g, x, mean, vec.F32FromF16) }) {
+	if halfBN(x.S.DType(), func() { channelGradSumsBF16(sumG, sumGX, g, x, mean) }, func() { channelGradSumsHalf(sumG, sumGX, g, x, mean, vec.F32FromF16) }) {
 		return
 	}
 	floatKernel("batch_norm backward", x.S.DType(), func() { channelGradSums[float32](sumG, sumGX, g, x, mean) }, func() { channelGradSums[float64](sumG, sumGX, g, x, mean) })
@@ -180,7 +180,7 @@ func channelGradSums[T floatT](sumG, sumGX, g, x, mean backend.View) {
 
 // ChannelAffine2 writes out = g·a[c] + x·b[c] + d[c].
 func (Backend) ChannelAffine2(out, g, x, a, b, d backend.View) {
-	if halfBN(x.S.DType(), func() { channelAffine2Half(out, g, x, a, b, d, vec.F32FromBF16, vec.BF16FromF32) }, func() { channelAffine2Half(out, g, x, a, b, d, vec.F32FromF16, vec.F16FromF32) }) {
+	if halfBN(x.S.DType(), func() { channelAffine2BF16(out, g, x, a, b, d) }, func() { channelAffine2Half(out, g, x, a, b, d, vec.F32FromF16, vec.F16FromF32) }) {
 		return
 	}
 	floatKernel("batch_norm backward", x.S.DType(), func() { channelAffine2[float32](out, g, x, a, b, d) }, func() { channelAffine2[float64](out, g, x, a, b, d) })

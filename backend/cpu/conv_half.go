@@ -33,15 +33,49 @@ func conv2dGradWeightBF16(cv gemm.Conv, gw, x, gout backend.View) {
 	f := slice[float32](fs)
 	gb := halfBits(data[backend.BF16](gout)[:cv.N*cv.O*cv.OH*cv.OW])
 	if !gemm.ConvGradWeightBF16(cv, halfBits(data[backend.BF16](x)), strides4(x), gb, f) {
-		// x and gout widened into float32 copies (Copy's conversion loops)
-		xs := newStorage(backend.Float32, cv.N*cv.C*cv.H*cv.W)
-		defer xs.Release()
-		copyTo[float32](backend.View{S: xs, Shape: x.Shape, Strides: backend.ContiguousStrides(x.Shape)}, x)
-		gs := newStorage(backend.Float32, len(gb))
-		defer gs.Release()
-		g := slice[float32](gs)
-		vec.F32FromBF16(g, data[backend.BF16](gout)[:len(g)])
-		gemm.ConvGradWeight(cv, slice[float32](xs), [4]int{cv.C * cv.H * cv.W, cv.H * cv.W, cv.W, 1}, g, f)
+		convGradWeightWidened(cv, f, x, data[backend.BF16](gout))
 	}
 	gemm.RoundBF16(halfBits(data[backend.BF16](gw)), f)
 }
+
+// convGradWeightWidened is the float32 weight gradient of widened copies
+// of x and gout (Copy's conversion loops), a chunk of images at a time
+// (about gradChunkBytes of float32 gout), so that the copies stay in the
+// caches; the chunks' gradients are added in float32 (SimpleCNN's first
+// layer, 64 images of 1 channel: ~1.6 → ~1.25 ms on one or two cores).
+func convGradWeightWidened(cv gemm.Conv, f []float32, x backend.View, gout []backend.BF16) {
+	l, xi := cv.O*cv.OH*cv.OW, cv.C*cv.H*cv.W
+	per := max(1, min(cv.N, gradChunkBytes/(4*l)))
+	xs := newStorage(backend.Float32, per*xi)
+	defer xs.Release()
+	gs := newStorage(backend.Float32, per*l)
+	defer gs.Release()
+	var part []float32
+	if per < cv.N {
+		ps := newStorage(backend.Float32, len(f))
+		defer ps.Release()
+		part = slice[float32](ps)
+	}
+	for n0 := 0; n0 < cv.N; n0 += per {
+		cc := cv
+		cc.N = min(per, cv.N-n0)
+		xv := x
+		xv.Offset += n0 * x.Strides[0]
+		xv.Shape = []int{cc.N, cv.C, cv.H, cv.W}
+		copyTo[float32](backend.View{S: xs, Shape: xv.Shape, Strides: backend.ContiguousStrides(xv.Shape)}, xv)
+		g := slice[float32](gs)[:cc.N*l]
+		vec.F32FromBF16(g, gout[n0*l:][:len(g)])
+		dst := f
+		if n0 > 0 {
+			dst = part
+		}
+		gemm.ConvGradWeight(cc, slice[float32](xs), [4]int{xi, cv.H * cv.W, cv.W, 1}, g, dst)
+		if n0 > 0 {
+			vec.Binary(vec.Add, f, f, part)
+		}
+	}
+}
+
+// gradChunkBytes bounds the float32 output gradient that
+// convGradWeightWidened widens at a time (at least one image).
+var gradChunkBytes = 256 << 10

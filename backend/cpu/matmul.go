@@ -154,3 +154,27 @@ func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 func dgemm(transA, transB bool, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
 	gemm.Dgemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
 }
+
+var _ backend.HalfMatMuler = Backend{}
+
+// MatMulHalfF32 multiplies bfloat16 a and b into the float32 dst on the
+// bfloat16 GEMM (gemm.Bgemm: VDPBF16PS where the CPU has AVX512_BF16),
+// unrounded (backend.HalfMatMuler); operands that are not matrices with a
+// unit stride are left to the caller.
+func (Backend) MatMulHalfF32(dst, a, b backend.View) bool {
+	if a.S.DType() != backend.BFloat16 || b.S.DType() != backend.BFloat16 || dst.S.DType() != backend.Float32 {
+		return false
+	}
+	bs, m, k, n := a.Shape[0], a.Shape[1], a.Shape[2], b.Shape[2]
+	ta, lda, okA := backend.GemmOperand(m, k, a.Strides[1], a.Strides[2])
+	tb, ldb, okB := backend.GemmOperand(k, n, b.Strides[1], b.Strides[2])
+	if !okA || !okB {
+		return false
+	}
+	c := slice[float32](dst.S)[dst.Offset:]
+	av, bv := halfBits(slice[backend.BF16](a.S)), halfBits(slice[backend.BF16](b.S))
+	for i := 0; i < bs; i++ {
+		gemm.Bgemm(ta, tb, m, n, k, av[a.Offset+i*a.Strides[0]:], lda, bv[b.Offset+i*b.Strides[0]:], ldb, c[i*m*n:], n)
+	}
+	return true
+}

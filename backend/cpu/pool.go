@@ -42,6 +42,10 @@ func (Backend) MaxPool2d(out, idx, x backend.View, p backend.Pool2dParams) {
 			maxPoolKeysBF16(g, out, x)
 			return
 		}
+		if g.is2x2() && x.Strides[3] == 1 && x.Strides[2] == g.w {
+			maxPool2x2BF16(g, out, idx, x)
+			return
+		}
 		maxPoolHalf(g, out, idx, x, vec.F32FromBF16, vec.BF16FromF32)
 		return
 	case backend.Float16:
@@ -129,6 +133,25 @@ func maxPoolHalf[H halfT](g poolGeom, out, idx, x backend.View, widen func([]flo
 	})
 }
 
+// is2x2 reports whether the windows are 2×2 at stride 2 without padding.
+func (g poolGeom) is2x2() bool {
+	return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0
+}
+
+// maxPool2x2BF16 is maxPoolHalf for 2×2 windows at stride 2 on bfloat16
+// planes whose rows are contiguous: one vec.MaxPool2x2BF16 a plane, on
+// the two-byte data (order keys), the same bits and indices.
+func maxPool2x2BF16(g poolGeom, out, idx, x backend.View) {
+	xd, od, id := data[backend.BF16](x), data[backend.BF16](out), data[int64](idx)
+	parallelFor(g.n*g.c, g.oh*g.ow*4, func(lo, hi int) {
+		for pl := lo; pl < hi; pl++ {
+			src := pl/g.c*x.Strides[0] + pl%g.c*x.Strides[1]
+			at := pl * g.oh * g.ow
+			vec.MaxPool2x2BF16(od[at:][:g.oh*g.ow], id[at:][:g.oh*g.ow], xd[src:], g.oh, g.ow, g.w)
+		}
+	})
+}
+
 // maxPoolKeysBF16 is maxPool on bfloat16 without indices (inference): on
 // order keys (vec.KeyBF16), so that each output row is the integer
 // maxima of its window rows, then of each window along the row, with no
@@ -208,7 +231,7 @@ func newMaxScratch[T floatT](w int) maxScratch[T] {
 // 1: a row of slot 0 stays valid until the next of slot 0), into o and,
 // when ix is not nil, the indices.
 func maxPlane[T floatT](g poolGeom, s *maxScratch[T], row func(i, slot int) []T, o []T, ix []int64, w0s, w1s []int) {
-	if g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 {
+	if g.is2x2() {
 		for oy := 0; oy < g.oh; oy++ {
 			var irow []int64
 			if ix != nil {
@@ -376,6 +399,10 @@ func lastNaN[T floatT](row func(i int) []T, h0, h1, w0, w1, w int) int64 {
 func (Backend) MaxPool2dBackward(gx, gout, idx backend.View) {
 	switch gx.S.DType() {
 	case backend.BFloat16:
+		if gout.Strides[3] == 1 && gout.Strides[2] == gout.Shape[3] {
+			maxPoolBackBF16(gx, gout, idx)
+			return
+		}
 		maxPoolBackHalf(gx, gout, idx, backend.BF16.Float32, vec.BF16FromF32)
 		return
 	case backend.Float16:
@@ -401,6 +428,57 @@ func maxPoolBack[T floatT](gx, gout, idx backend.View) {
 					d[ix[y*ow+x]] += gs[src+y*sh+x*sw]
 				}
 			}
+		}
+	})
+}
+
+// maxPoolBackBF16 is maxPoolBackHalf on bfloat16 planes of gout with
+// contiguous rows. Where a plane's indices strictly increase (windows that
+// do not overlap, as 2×2 at stride 2), no element receives two gradients,
+// and each gradient is written as its float32 sum with +0 rounds it: the
+// same bits, -0 as +0, a NaN as 0xFFFF; other planes take the float32
+// sums.
+func maxPoolBackBF16(gx, gout, idx backend.View) {
+	c, hw := gx.Shape[1], gx.Shape[2]*gx.Shape[3]
+	oh, ow := gout.Shape[2], gout.Shape[3]
+	gd, gs, id := data[backend.BF16](gx), data[backend.BF16](gout), data[int64](idx)
+	sn, sc := gout.Strides[0], gout.Strides[1]
+	parallelFor(gx.Shape[0]*c, hw+oh*ow, func(lo, hi int) {
+		var d []float32
+		for pl := lo; pl < hi; pl++ {
+			dst := gd[pl*hw:][:hw]
+			clear(dst)
+			ix := id[pl*oh*ow:][:oh*ow]
+			src := gs[pl/c*sn+pl%c*sc:][:oh*ow]
+			prev := int64(-1)
+			ok := true
+			for j, at := range ix {
+				if at <= prev {
+					ok = false
+					break
+				}
+				prev = at
+				h := src[j]
+				if h == 0x8000 {
+					h = 0
+				}
+				if h&0x7FFF > 0x7F80 {
+					h = 0xFFFF
+				}
+				dst[at] = h
+			}
+			if ok {
+				continue
+			}
+			// a plane whose windows share elements: float32 sums
+			if d == nil {
+				d = make([]float32, hw)
+			}
+			clear(d)
+			for j, at := range ix {
+				d[at] += src[j].Float32()
+			}
+			vec.BF16FromF32(dst, d)
 		}
 	})
 }

@@ -46,7 +46,9 @@ func (h halfSrc) widen(dst []float32, off int) {
 // the two-byte data in chunks widened to float32 (backend.HalfReducer):
 // the reduced elements must form one run, contiguous (a full reduction of
 // a contiguous tensor, the last dims) or rows of a contiguous innermost
-// kept dim (the leading dims); other layouts return false. Sums add in
+// kept dim (the leading dims), or two runs of reduced dims of which the
+// inner one is contiguous (planes: [N, C, H, W] over N, H and W); other
+// layouts return false. Sums add in
 // float32 lanes into float64 partials as Reduce's float32 sum does; Prod,
 // Max and Min accumulate in float32, exactly as on a float32 copy
 // (bfloat16 sums widen in registers, vec.SumBF16).
@@ -65,10 +67,16 @@ func (Backend) ReduceHalf(op backend.ReduceOp, dst, src backend.View) bool {
 	}
 	kept, red := split(dst, src)
 	nOut, nRed := kept.total(), red.total()
-	if len(red.Shape) != 1 || nRed == 0 || nOut == 0 {
+	if nRed == 0 || nOut == 0 {
 		return false
 	}
 	d := slice[float32](dst.S)
+	if len(red.Shape) == 2 && red.Strides[0][1] == 1 {
+		return halfPlanes(op, h, d, kept, red)
+	}
+	if len(red.Shape) != 1 {
+		return false
+	}
 	rs := red.Strides[0][0]
 	if nRed == 1 { // one element a run (size-1 dims): any stride
 		rs = 1
@@ -132,7 +140,33 @@ func (Backend) ReduceHalf(op backend.ReduceOp, dst, src backend.View) bool {
 		})
 		return true
 	}
+
 	return false
+}
+
+// halfPlanes reduces two reduced dims whose inner one is contiguous:
+// planes, as a [N, C, H, W] sum over N, H and W (a convolution's bias
+// gradient). Each kept element reduces its planes' runs in turn (halfRun's
+// results merged in order: Sum's float64 totals).
+func halfPlanes(op backend.ReduceOp, h halfSrc, d []float32, kept, red layout) bool {
+	np, run, ps := red.Shape[0], red.Shape[1], red.Strides[0][0]
+	sd0, sd1, ss0, ss1 := kept.outer(0), kept.inner(0), kept.outer(1), kept.inner(1)
+	kept.each(np*run, func(off []int, n0, n1 int) {
+		buf := redBufs.Get().(*[redChunk]float32)
+		for r := 0; r < n0; r++ {
+			od, os := off[0]+r*sd0, off[1]+r*ss0
+			for j := 0; j < n1; j++ {
+				at := os + j*ss1
+				acc := halfRun(op, h, buf, at, run)
+				for p := 1; p < np; p++ {
+					acc = mergeF(op, acc, halfRun(op, h, buf, at+p*ps, run))
+				}
+				d[od+j*sd1] = float32(acc)
+			}
+		}
+		redBufs.Put(buf)
+	})
+	return true
 }
 
 // halfRun reduces the n > 0 contiguous elements from off, widened a chunk

@@ -102,7 +102,8 @@ func bconvRun(t *testing.T, tc bconvCase, seed uint64) []uint16 {
 }
 
 // TestConvForwardBF16 runs the bfloat16 convolution on every kernel set, in
-// both column modes and on 1 and 3 threads, against the float64
+// both column modes, on 1 and 3 threads, every other case one image a
+// chunk (convForwardPairs), against the float64
 // definition; a set with a bfloat16 kernel must agree bit for bit with the
 // pure-Go twin.
 func TestConvForwardBF16(t *testing.T) {
@@ -126,7 +127,12 @@ func TestConvForwardBF16(t *testing.T) {
 					exactBelow = mode
 					SetThreads(th)
 					for i, tc := range bconvCases {
+						// whole batches and one image a chunk
+						if i%2 == 1 {
+							pairChunkBytes, pairChunkMin = 1, 0
+						}
 						out := bconvRun(t, tc, uint64(i))
+						pairChunkBytes, pairChunkMin = 2<<20, 8<<20
 						key := fmt.Sprint(mode, th, i)
 						if ks.name == "avx512-go" {
 							twin[key] = out
@@ -177,7 +183,11 @@ func TestConvGradInputBF16(t *testing.T) {
 				for i := range gx {
 					gx[i] = 0x7FC1
 				}
+				if ci%2 == 1 { // one image a chunk (convForwardPairs)
+					pairChunkBytes, pairChunkMin = 1, 0
+				}
 				ConvGradInputBF16(cv, gout, w, gx)
+				pairChunkBytes, pairChunkMin = 2<<20, 8<<20
 				ref := make([]float64, len(gx))
 				abs := make([]float64, len(gx))
 				terms := make([]float64, len(gx))

@@ -254,3 +254,50 @@ func WindowMaxBF16(o []backend.BF16, k []int16, kw, sw int) {
 		o[j] = BF16OfKey(m)
 	}
 }
+
+// MaxPool2x2BF16 max-pools the bfloat16 plane x (rows w wide, at least
+// 2·oh rows) with 2×2 windows at stride 2, no padding, into o[:oh·ow] and
+// the plane indices ix[:oh·ow] (row·w + column): the first maximum of each
+// window in row-major order, comparing as float32 does (-0 equals +0; the
+// value +0 if the window has one), or, when the window has a NaN, the last
+// NaN, whose bits become 0xFFFF. These are the bits and indices of a
+// float32 max pool of the widened plane, rounded back (PyTorch's choice of
+// index). AVX-512 loops where the CPU has them (16 outputs at a time,
+// order keys in dword lanes), else Go on order keys.
+func MaxPool2x2BF16(o []backend.BF16, ix []int64, x []backend.BF16, oh, ow, w int) {
+	if oh == 0 || ow == 0 {
+		return
+	}
+	o, ix = o[:oh*ow], ix[:oh*ow]
+	_ = x[(2*oh-1)*w+2*ow-1]
+	if useAsm && hasAVX512BW {
+		maxPool2x2BF16(p16(o), &ix[0], p16(x), oh, ow, w)
+		return
+	}
+	for oy := range oh {
+		r0, r1 := x[2*oy*w:][:2*ow], x[(2*oy+1)*w:][:2*ow]
+		oo, io := o[oy*ow:][:ow], ix[oy*ow:][:ow]
+		for ox := range oo {
+			ka, kb := int32(KeyBF16(r0[2*ox])), int32(KeyBF16(r0[2*ox+1]))
+			kc, kd := int32(KeyBF16(r1[2*ox])), int32(KeyBF16(r1[2*ox+1]))
+			m := max(ka, kb, kc, kd)
+			fold := func(k int32) int32 { return k - k>>31 } // -0 meets +0
+			fm := fold(m)
+			ea, eb, ec, ed := fold(ka) == fm, fold(kb) == fm, fold(kc) == fm, fold(kd) == fm
+			var col, row bool
+			if m == 0x7FFF { // the last NaN
+				row, col = ed || ec, ed || eb && !ec
+			} else { // the first maximum
+				row, col = !ea && !eb, !ea && (eb || !ec)
+			}
+			at := 2*oy*w + 2*ox
+			if col {
+				at++
+			}
+			if row {
+				at += w
+			}
+			oo[ox], io[ox] = BF16OfKey(int16(m)), int64(at)
+		}
+	}
+}

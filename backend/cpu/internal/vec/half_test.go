@@ -378,3 +378,70 @@ func TestWindowMaxBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxPool2x2BF16 checks MaxPool2x2BF16, its AVX-512 loop and its Go
+// twin, against a float32 2×2 max pool of the widened plane (Go's max,
+// the first window element equal to the maximum, the last NaN of a window
+// with one) rounded back: planes of ties, ±0, infinities and NaNs, rows
+// of every length around the 16-output groups, odd widths.
+func TestMaxPool2x2BF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 2))
+	special := []backend.BF16{0, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC1, 0x7F81, 0x3F80, 0xBF80, 0x0001, 0x8001}
+	for rep := range 16 {
+		ow := []int{1, 2, 3, 7, 8, 14, 15, 16, 17, 31, 32, 33, 56}[rep%13]
+		for _, odd := range []int{0, 1} {
+			oh, w := 1+r.IntN(5), 2*ow+odd
+			x := make([]backend.BF16, (2*oh+odd)*w)
+			for i := range x {
+				switch r.IntN(4) {
+				case 0:
+					x[i] = special[r.IntN(len(special))]
+				case 1:
+					x[i] = backend.BF16(0x3F80 + r.IntN(3)) // ties
+				default:
+					x[i] = backend.ToBF16(float32(r.NormFloat64()))
+				}
+			}
+			wo, wi := make([]backend.BF16, oh*ow), make([]int64, oh*ow)
+			for oy := range oh {
+				for ox := range ow {
+					at := [4]int{2*oy*w + 2*ox, 2*oy*w + 2*ox + 1, (2*oy+1)*w + 2*ox, (2*oy+1)*w + 2*ox + 1}
+					var v [4]float32
+					for k, a := range at {
+						v[k] = x[a].Float32()
+					}
+					m := max(max(v[0], v[1]), max(v[2], v[3]))
+					k := 3
+					if m != m {
+						for k = 3; k > 0 && v[k] == v[k]; k-- {
+						}
+					} else {
+						for k = 0; v[k] != m; k++ {
+						}
+					}
+					var h [1]backend.BF16
+					BF16FromF32(h[:], []float32{m})
+					wo[oy*ow+ox], wi[oy*ow+ox] = h[0], int64(at[k])
+				}
+			}
+			for _, useGo := range []bool{false, true} {
+				o, ix := make([]backend.BF16, oh*ow+1), make([]int64, oh*ow+1)
+				run := func() { MaxPool2x2BF16(o[:oh*ow], ix[:oh*ow], x, oh, ow, w) }
+				if useGo {
+					withGo(run)
+				} else {
+					run()
+				}
+				if o[oh*ow] != 0 || ix[oh*ow] != 0 {
+					t.Fatalf("ow=%d go=%v: wrote past the outputs", ow, useGo)
+				}
+				for i := range wo {
+					if o[i] != wo[i] || ix[i] != wi[i] {
+						t.Fatalf("ow=%d w=%d go=%v: output %d = %#x at %d, want %#x at %d", ow, w, useGo, i, o[i], ix[i], wo[i], wi[i])
+					}
+				}
+			}
+		}
+	}
+	t.Logf("AVX-512 loop: %v", useAsm && hasAVX512BW)
+}

@@ -253,3 +253,28 @@ func windowMaxS1BF16(o *uint16, k *int16, n int, kw int)
 //
 //go:noescape
 func windowMaxS2BF16(o *uint16, k *int16, n int, kw int)
+
+// sqDevBF16 adds (x[i]−m)² of the bfloat16 x[:n] (n a multiple of 32) into 32 float64 partial sums (float32 lanes over blocks of 2048).
+//
+//go:noescape
+func sqDevBF16(x *uint16, n int, m float32, acc *[32]float64)
+
+// gradSumsBF16 adds g[i] and g[i]·(x[i]−m) of the bfloat16 g[:n] and x[:n] (n a multiple of 16) into float64 partial sums acc[0:16] and acc[16:32] (float32 lanes over blocks of 2048).
+//
+//go:noescape
+func gradSumsBF16(gr *uint16, x *uint16, n int, m float32, acc *[32]float64)
+
+// affine2BF16 sets d[i] to the bfloat16 bits of ((g[i]·a) + (x[i]·b)) + c (float32 steps, round to nearest even, NaN 0xFFFF) for i < n, n a multiple of 16.
+//
+//go:noescape
+func affine2BF16(d *uint16, gr *uint16, x *uint16, n int, a float32, b float32, c float32)
+
+// affineBF16 sets d[i] to the bfloat16 bits of x[i]·a + b (FMA, then round to nearest even, NaN 0xFFFF) for i < n, n a multiple of 16.
+//
+//go:noescape
+func affineBF16(d *uint16, x *uint16, n int, a float32, b float32)
+
+// maxPool2x2BF16 pools the bfloat16 plane x (rows w wide) with 2×2 windows at stride 2 into o[oh·ow] and the plane indices ix[oh·ow]: the first maximum of each window in row-major order, or its last NaN (AVX-512 F and BW).
+//
+//go:noescape
+func maxPool2x2BF16(o *uint16, ix *int64, x *uint16, oh int, ow int, w int)

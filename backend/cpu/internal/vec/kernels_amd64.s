@@ -2866,3 +2866,461 @@ windowMaxS2BF16_out:
 windowMaxS2BF16_done:
 	VZEROUPPER
 	RET
+
+// func sqDevBF16(x *uint16, n int, m float32, acc *[32]float64)
+// Requires: AVX, AVX2
+TEXT ·sqDevBF16(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVQ         acc+24(FP), DI
+	VBROADCASTSS m+16(FP), Y15
+
+sqDevBF16_block:
+	TESTQ CX, CX
+	JE    sqDevBF16_done
+	MOVQ  CX, DX
+	CMPQ  DX, $0x00000800
+	JLE   sqDevBF16_k
+	MOVQ  $0x00000800, DX
+
+sqDevBF16_k:
+	SUBQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+sqDevBF16_inner:
+	VPMOVZXWD    (SI), Y4
+	VPSLLD       $0x10, Y4, Y4
+	VSUBPS       Y15, Y4, Y4
+	VMULPS       Y4, Y4, Y4
+	VADDPS       Y4, Y0, Y0
+	VPMOVZXWD    16(SI), Y5
+	VPSLLD       $0x10, Y5, Y5
+	VSUBPS       Y15, Y5, Y5
+	VMULPS       Y5, Y5, Y5
+	VADDPS       Y5, Y1, Y1
+	VPMOVZXWD    32(SI), Y6
+	VPSLLD       $0x10, Y6, Y6
+	VSUBPS       Y15, Y6, Y6
+	VMULPS       Y6, Y6, Y6
+	VADDPS       Y6, Y2, Y2
+	VPMOVZXWD    48(SI), Y7
+	VPSLLD       $0x10, Y7, Y7
+	VSUBPS       Y15, Y7, Y7
+	VMULPS       Y7, Y7, Y7
+	VADDPS       Y7, Y3, Y3
+	ADDQ         $0x00000040, SI
+	SUBQ         $0x00000020, DX
+	JNE          sqDevBF16_inner
+	VCVTPS2PD    X0, Y4
+	VADDPD       (DI), Y4, Y4
+	VMOVUPD      Y4, (DI)
+	VEXTRACTF128 $0x01, Y0, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       32(DI), Y5, Y5
+	VMOVUPD      Y5, 32(DI)
+	VCVTPS2PD    X1, Y4
+	VADDPD       64(DI), Y4, Y4
+	VMOVUPD      Y4, 64(DI)
+	VEXTRACTF128 $0x01, Y1, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       96(DI), Y5, Y5
+	VMOVUPD      Y5, 96(DI)
+	VCVTPS2PD    X2, Y4
+	VADDPD       128(DI), Y4, Y4
+	VMOVUPD      Y4, 128(DI)
+	VEXTRACTF128 $0x01, Y2, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       160(DI), Y5, Y5
+	VMOVUPD      Y5, 160(DI)
+	VCVTPS2PD    X3, Y4
+	VADDPD       192(DI), Y4, Y4
+	VMOVUPD      Y4, 192(DI)
+	VEXTRACTF128 $0x01, Y3, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       224(DI), Y5, Y5
+	VMOVUPD      Y5, 224(DI)
+	JMP          sqDevBF16_block
+
+sqDevBF16_done:
+	VZEROUPPER
+	RET
+
+// func gradSumsBF16(gr *uint16, x *uint16, n int, m float32, acc *[32]float64)
+// Requires: AVX, AVX2
+TEXT ·gradSumsBF16(SB), NOSPLIT, $0-40
+	MOVQ         gr+0(FP), SI
+	MOVQ         x+8(FP), BX
+	MOVQ         n+16(FP), CX
+	MOVQ         acc+32(FP), DI
+	VBROADCASTSS m+24(FP), Y15
+
+gradSumsBF16_block:
+	TESTQ CX, CX
+	JE    gradSumsBF16_done
+	MOVQ  CX, DX
+	CMPQ  DX, $0x00000800
+	JLE   gradSumsBF16_k
+	MOVQ  $0x00000800, DX
+
+gradSumsBF16_k:
+	SUBQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+gradSumsBF16_inner:
+	VPMOVZXWD    (SI), Y4
+	VPSLLD       $0x10, Y4, Y4
+	VPMOVZXWD    (BX), Y6
+	VPSLLD       $0x10, Y6, Y6
+	VADDPS       Y4, Y0, Y0
+	VSUBPS       Y15, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VADDPS       Y6, Y2, Y2
+	VPMOVZXWD    16(SI), Y5
+	VPSLLD       $0x10, Y5, Y5
+	VPMOVZXWD    16(BX), Y7
+	VPSLLD       $0x10, Y7, Y7
+	VADDPS       Y5, Y1, Y1
+	VSUBPS       Y15, Y7, Y7
+	VMULPS       Y5, Y7, Y7
+	VADDPS       Y7, Y3, Y3
+	ADDQ         $0x00000020, SI
+	ADDQ         $0x00000020, BX
+	SUBQ         $0x00000010, DX
+	JNE          gradSumsBF16_inner
+	VCVTPS2PD    X0, Y4
+	VADDPD       (DI), Y4, Y4
+	VMOVUPD      Y4, (DI)
+	VEXTRACTF128 $0x01, Y0, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       32(DI), Y5, Y5
+	VMOVUPD      Y5, 32(DI)
+	VCVTPS2PD    X1, Y4
+	VADDPD       64(DI), Y4, Y4
+	VMOVUPD      Y4, 64(DI)
+	VEXTRACTF128 $0x01, Y1, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       96(DI), Y5, Y5
+	VMOVUPD      Y5, 96(DI)
+	VCVTPS2PD    X2, Y4
+	VADDPD       128(DI), Y4, Y4
+	VMOVUPD      Y4, 128(DI)
+	VEXTRACTF128 $0x01, Y2, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       160(DI), Y5, Y5
+	VMOVUPD      Y5, 160(DI)
+	VCVTPS2PD    X3, Y4
+	VADDPD       192(DI), Y4, Y4
+	VMOVUPD      Y4, 192(DI)
+	VEXTRACTF128 $0x01, Y3, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       224(DI), Y5, Y5
+	VMOVUPD      Y5, 224(DI)
+	JMP          gradSumsBF16_block
+
+gradSumsBF16_done:
+	VZEROUPPER
+	RET
+
+// func affine2BF16(d *uint16, gr *uint16, x *uint16, n int, a float32, b float32, c float32)
+// Requires: AVX, AVX2
+TEXT ·affine2BF16(SB), NOSPLIT, $0-44
+	MOVQ         d+0(FP), DI
+	MOVQ         gr+8(FP), SI
+	MOVQ         x+16(FP), BX
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS a+32(FP), Y13
+	VBROADCASTSS b+36(FP), Y14
+	VBROADCASTSS c+40(FP), Y15
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X8
+	VPBROADCASTD X8, Y8
+	MOVL         $0x00007fff, AX
+	VMOVD        AX, X9
+	VPBROADCASTD X9, Y9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X10
+	VPBROADCASTD X10, Y10
+	MOVL         $0x7f800000, AX
+	VMOVD        AX, X11
+	VPBROADCASTD X11, Y11
+	MOVL         $0x0000ffff, AX
+	VMOVD        AX, X12
+	VPBROADCASTD X12, Y12
+
+affine2BF16_loop:
+	CMPQ      CX, $0x00000010
+	JL        affine2BF16_done
+	VPMOVZXWD (SI), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VPMOVZXWD (BX), Y2
+	VPSLLD    $0x10, Y2, Y2
+	VMULPS    Y13, Y0, Y0
+	VMULPS    Y14, Y2, Y2
+	VADDPS    Y2, Y0, Y0
+	VADDPS    Y15, Y0, Y0
+	VPMOVZXWD 16(SI), Y1
+	VPSLLD    $0x10, Y1, Y1
+	VPMOVZXWD 16(BX), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y13, Y1, Y1
+	VMULPS    Y14, Y3, Y3
+	VADDPS    Y3, Y1, Y1
+	VADDPS    Y15, Y1, Y1
+	VPSRLD    $0x10, Y0, Y4
+	VPAND     Y8, Y4, Y4
+	VPADDD    Y0, Y4, Y4
+	VPADDD    Y9, Y4, Y4
+	VPSRLD    $0x10, Y4, Y4
+	VPAND     Y10, Y0, Y6
+	VPCMPGTD  Y11, Y6, Y6
+	VPOR      Y6, Y4, Y4
+	VPAND     Y12, Y4, Y4
+	VPSRLD    $0x10, Y1, Y5
+	VPAND     Y8, Y5, Y5
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y9, Y5, Y5
+	VPSRLD    $0x10, Y5, Y5
+	VPAND     Y10, Y1, Y7
+	VPCMPGTD  Y11, Y7, Y7
+	VPOR      Y7, Y5, Y5
+	VPAND     Y12, Y5, Y5
+	VPACKUSDW Y5, Y4, Y0
+	VPERMQ    $0xd8, Y0, Y0
+	VMOVDQU   Y0, (DI)
+	ADDQ      $0x00000020, SI
+	ADDQ      $0x00000020, BX
+	ADDQ      $0x00000020, DI
+	SUBQ      $0x00000010, CX
+	JMP       affine2BF16_loop
+
+affine2BF16_done:
+	VZEROUPPER
+	RET
+
+// func affineBF16(d *uint16, x *uint16, n int, a float32, b float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·affineBF16(SB), NOSPLIT, $0-32
+	MOVQ         d+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS a+24(FP), Y14
+	VBROADCASTSS b+28(FP), Y15
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X8
+	VPBROADCASTD X8, Y8
+	MOVL         $0x00007fff, AX
+	VMOVD        AX, X9
+	VPBROADCASTD X9, Y9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X10
+	VPBROADCASTD X10, Y10
+	MOVL         $0x7f800000, AX
+	VMOVD        AX, X11
+	VPBROADCASTD X11, Y11
+	MOVL         $0x0000ffff, AX
+	VMOVD        AX, X12
+	VPBROADCASTD X12, Y12
+
+affineBF16_loop:
+	CMPQ        CX, $0x00000010
+	JL          affineBF16_done
+	VPMOVZXWD   (SI), Y0
+	VPSLLD      $0x10, Y0, Y0
+	VFMADD213PS Y15, Y14, Y0
+	VPMOVZXWD   16(SI), Y1
+	VPSLLD      $0x10, Y1, Y1
+	VFMADD213PS Y15, Y14, Y1
+	VPSRLD      $0x10, Y0, Y4
+	VPAND       Y8, Y4, Y4
+	VPADDD      Y0, Y4, Y4
+	VPADDD      Y9, Y4, Y4
+	VPSRLD      $0x10, Y4, Y4
+	VPAND       Y10, Y0, Y6
+	VPCMPGTD    Y11, Y6, Y6
+	VPOR        Y6, Y4, Y4
+	VPAND       Y12, Y4, Y4
+	VPSRLD      $0x10, Y1, Y5
+	VPAND       Y8, Y5, Y5
+	VPADDD      Y1, Y5, Y5
+	VPADDD      Y9, Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VPAND       Y10, Y1, Y7
+	VPCMPGTD    Y11, Y7, Y7
+	VPOR        Y7, Y5, Y5
+	VPAND       Y12, Y5, Y5
+	VPACKUSDW   Y5, Y4, Y0
+	VPERMQ      $0xd8, Y0, Y0
+	VMOVDQU     Y0, (DI)
+	ADDQ        $0x00000020, SI
+	ADDQ        $0x00000020, DI
+	SUBQ        $0x00000010, CX
+	JMP         affineBF16_loop
+
+affineBF16_done:
+	VZEROUPPER
+	RET
+
+// func maxPool2x2BF16(o *uint16, ix *int64, x *uint16, oh int, ow int, w int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2
+TEXT ·maxPool2x2BF16(SB), NOSPLIT, $0-48
+	MOVQ         o+0(FP), DI
+	MOVQ         ix+8(FP), R8
+	MOVQ         x+16(FP), SI
+	MOVQ         oh+24(FP), R9
+	MOVQ         ow+32(FP), R10
+	MOVQ         w+40(FP), R11
+	MOVL         $0x00007fff, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x00007f80, AX
+	VPBROADCASTD AX, Z30
+	VPTERNLOGD   $0xff, Z29, Z29, Z29
+	MOVQ         $0x00000001, AX
+	VPBROADCASTQ AX, Z28
+	VPBROADCASTQ R11, Z27
+	MOVQ         $0x00000020, AX
+	VPBROADCASTQ AX, Z25
+	VMOVDQU64    maxPool2x2Iota<>+0(SB), Z26
+	XORQ         BX, BX
+	TESTQ        R10, R10
+	JE           maxPool2x2BF16_done
+
+maxPool2x2BF16_row:
+	TESTQ        R9, R9
+	JE           maxPool2x2BF16_done
+	LEAQ         (SI)(BX*2), R12
+	LEAQ         (R12)(R11*2), R13
+	VPBROADCASTQ BX, Z24
+	VPADDQ       Z26, Z24, Z24
+	MOVQ         $0x00000010, AX
+	VPBROADCASTQ AX, Z23
+	VPADDQ       Z24, Z23, Z23
+	MOVQ         R10, DX
+
+maxPool2x2BF16_group:
+	MOVQ DX, CX
+	CMPQ CX, $0x00000010
+	JLE  maxPool2x2BF16_n
+	MOVQ $0x00000010, CX
+
+maxPool2x2BF16_n:
+	MOVL        $0xffffffff, AX
+	SHLQ        $0x01, CX
+	BZHIL       CX, AX, AX
+	SHRQ        $0x01, CX
+	KMOVD       AX, K1
+	VMOVDQU16.Z (R12), K1, Z0
+	VMOVDQU16.Z (R13), K1, Z1
+	VPSLLD      $0x10, Z0, Z2
+	VPSRAD      $0x10, Z2, Z2
+	VPSRAD      $0x10, Z0, Z3
+	VPSLLD      $0x10, Z1, Z4
+	VPSRAD      $0x10, Z4, Z4
+	VPSRAD      $0x10, Z1, Z5
+	VPANDD      Z31, Z2, Z7
+	VPCMPGTD    Z30, Z7, K2
+	VPSRAD      $0x1f, Z2, Z6
+	VPANDD      Z31, Z6, Z6
+	VPXORD      Z6, Z2, Z2
+	VMOVDQA32   Z31, K2, Z2
+	VPANDD      Z31, Z3, Z7
+	VPCMPGTD    Z30, Z7, K2
+	VPSRAD      $0x1f, Z3, Z6
+	VPANDD      Z31, Z6, Z6
+	VPXORD      Z6, Z3, Z3
+	VMOVDQA32   Z31, K2, Z3
+	VPANDD      Z31, Z4, Z7
+	VPCMPGTD    Z30, Z7, K2
+	VPSRAD      $0x1f, Z4, Z6
+	VPANDD      Z31, Z6, Z6
+	VPXORD      Z6, Z4, Z4
+	VMOVDQA32   Z31, K2, Z4
+	VPANDD      Z31, Z5, Z7
+	VPCMPGTD    Z30, Z7, K2
+	VPSRAD      $0x1f, Z5, Z6
+	VPANDD      Z31, Z6, Z6
+	VPXORD      Z6, Z5, Z5
+	VMOVDQA32   Z31, K2, Z5
+	VPMAXSD     Z2, Z3, Z8
+	VPMAXSD     Z4, Z5, Z9
+	VPMAXSD     Z9, Z8, Z8
+	VMOVDQA32   Z8, Z9
+	VPSRAD      $0x1f, Z2, Z6
+	VPSUBD      Z6, Z2, Z2
+	VPSRAD      $0x1f, Z3, Z6
+	VPSUBD      Z6, Z3, Z3
+	VPSRAD      $0x1f, Z4, Z6
+	VPSUBD      Z6, Z4, Z4
+	VPSRAD      $0x1f, Z5, Z6
+	VPSUBD      Z6, Z5, Z5
+	VPSRAD      $0x1f, Z9, Z6
+	VPSUBD      Z6, Z9, Z9
+	VPCMPEQD    Z9, Z2, K1
+	VPCMPEQD    Z9, Z3, K2
+	VPCMPEQD    Z9, Z4, K3
+	VPCMPEQD    Z9, Z5, K4
+	VPCMPEQD    Z31, Z8, K5
+	VPSRAD      $0x1f, Z8, Z6
+	VPANDD      Z31, Z6, Z6
+	VPXORD      Z6, Z8, Z8
+	VMOVDQA32   Z29, K5, Z8
+	KORW        K1, K2, K6
+	KNOTW       K6, K6
+	KANDNW      K6, K5, K6
+	KORW        K4, K3, K7
+	KANDW       K7, K5, K7
+	KORW        K6, K7, K6
+	KANDNW      K2, K3, K7
+	KORW        K7, K4, K7
+	KANDW       K7, K5, K7
+	KANDNW      K3, K2, K0
+	KORW        K0, K1, K0
+	KNOTW       K0, K0
+	KANDNW      K0, K5, K0
+	KORW        K0, K7, K7
+	VMOVDQA64   Z24, Z10
+	VMOVDQA64   Z23, Z11
+	VPADDQ      Z28, Z10, K7, Z10
+	VPADDQ      Z27, Z10, K6, Z10
+	KSHIFTRW    $0x08, K7, K7
+	KSHIFTRW    $0x08, K6, K6
+	VPADDQ      Z28, Z11, K7, Z11
+	VPADDQ      Z27, Z11, K6, Z11
+	MOVL        $0x0000ffff, AX
+	BZHIL       CX, AX, AX
+	KMOVW       AX, K1
+	KSHIFTRW    $0x08, K1, K2
+	VPMOVDW     Z8, Y8
+	VMOVDQU16   Y8, K1, (DI)
+	VMOVDQU64   Z10, K1, (R8)
+	VMOVDQU64   Z11, K2, 64(R8)
+	LEAQ        (DI)(CX*2), DI
+	LEAQ        (R8)(CX*8), R8
+	ADDQ        $0x00000040, R12
+	ADDQ        $0x00000040, R13
+	VPADDQ      Z25, Z24, Z24
+	VPADDQ      Z25, Z23, Z23
+	SUBQ        CX, DX
+	JNE         maxPool2x2BF16_group
+	LEAQ        (BX)(R11*2), BX
+	DECQ        R9
+	JMP         maxPool2x2BF16_row
+
+maxPool2x2BF16_done:
+	VZEROUPPER
+	RET
+
+DATA maxPool2x2Iota<>+0(SB)/8, $0x0000000000000000
+DATA maxPool2x2Iota<>+8(SB)/8, $0x0000000000000002
+DATA maxPool2x2Iota<>+16(SB)/8, $0x0000000000000004
+DATA maxPool2x2Iota<>+24(SB)/8, $0x0000000000000006
+DATA maxPool2x2Iota<>+32(SB)/8, $0x0000000000000008
+DATA maxPool2x2Iota<>+40(SB)/8, $0x000000000000000a
+DATA maxPool2x2Iota<>+48(SB)/8, $0x000000000000000c
+DATA maxPool2x2Iota<>+56(SB)/8, $0x000000000000000e
+GLOBL maxPool2x2Iota<>(SB), RODATA|NOPTR, $64

@@ -11,6 +11,10 @@ var hasAsm = cpu.X86.HasAVX && cpu.X86.HasAVX2
 // hasF16C: the float16 conversions need F16C besides.
 var hasF16C = cpu.X86.HasF16C
 
+// hasAVX512BW: the max pooling with indices needs AVX-512 F and BW (and
+// BZHI, which every such CPU has).
+var hasAVX512BW = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasBMI2
+
 // hasFMA reports whether the CPU has FMA3, which affineS/affineD need.
 var hasFMA = cpu.X86.HasFMA
 

@@ -943,6 +943,392 @@ func windowMaxBF16(sw int) {
 	RET()
 }
 
+// widenBF16 loads 8 bfloat16 at m into y as float32 (the bits shifted
+// into the top half).
+func widenBF16(m Mem, y reg.VecPhysical) {
+	VPMOVZXWD(m, y)
+	VPSLLD(U8(16), y, y)
+}
+
+// bf16Consts holds the registers of the narrowing constants.
+type bf16Consts struct{ one, bias, abs, inf, low reg.VecPhysical }
+
+func newBF16Consts(one, bias, abs, inf, low reg.VecPhysical) bf16Consts {
+	konst(1, one)
+	konst(0x7FFF, bias)
+	konst(0x7FFFFFFF, abs)
+	konst(0x7F800000, inf)
+	konst(0xFFFF, low)
+	return bf16Consts{one, bias, abs, inf, low}
+}
+
+// narrowBF16 rounds the float32 in u0 (elements 0-7) and u1 (8-15) to
+// bfloat16 bits as bf16FromS does and stores them at dst; s holds four
+// scratch registers. u0 and u1 are clobbered.
+func narrowBF16(c bf16Consts, u0, u1 reg.VecPhysical, s [4]reg.VecPhysical, dst Mem) {
+	for k, u := range []reg.VecPhysical{u0, u1} {
+		t, m := s[k], s[2+k]
+		VPSRLD(U8(16), u, t)
+		VPAND(c.one, t, t)
+		VPADDD(u, t, t)
+		VPADDD(c.bias, t, t)
+		VPSRLD(U8(16), t, t)
+		VPAND(c.abs, u, m)
+		VPCMPGTD(c.inf, m, m) // a NaN
+		VPOR(m, t, t)
+		VPAND(c.low, t, t)
+	}
+	VPACKUSDW(s[1], s[0], u0) // per 128-bit lane: elements 0-3, 8-11 | 4-7, 12-15
+	VPERMQ(U8(0xD8), u0, u0)
+	VMOVDQU(u0, dst)
+}
+
+// bcastParam broadcasts the float32 parameter name into y.
+func bcastParam(name string, y reg.VecPhysical) {
+	p, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	VBROADCASTSS(p.Addr, y)
+}
+
+// lanesToAcc adds the float32 lanes in rs (8 each) to the float64
+// partial sums at acc (lane j of rs[i] into acc[8i+j]).
+func lanesToAcc(rs []reg.VecPhysical, acc reg.Register, t0, t1 reg.VecPhysical) {
+	for i, r := range rs {
+		VCVTPS2PD(xmm(r), t0)
+		VADDPD(mem(acc, 64*i), t0, t0)
+		VMOVUPD(t0, mem(acc, 64*i))
+		VEXTRACTF128(U8(1), r, xmm(t1))
+		VCVTPS2PD(xmm(t1), t1)
+		VADDPD(mem(acc, 64*i+32), t1, t1)
+		VMOVUPD(t1, mem(acc, 64*i+32))
+	}
+}
+
+// sqDevBF16 emits Σ (x−m)² over bfloat16 x in 32 float32 lanes over blocks
+// of 2048 elements, each block's lanes added into 32 float64 partial sums
+// (as sumBF16; the square and the sum rounded separately, no FMA).
+func sqDevBF16() {
+	const name = "sqDevBF16"
+	TEXT(name, NOSPLIT, "func(x *uint16, n int, m float32, acc *[32]float64)")
+	Pragma("noescape")
+	Doc(name + " adds (x[i]−m)² of the bfloat16 x[:n] (n a multiple of 32) into 32 float64 partial sums (float32 lanes over blocks of 2048).")
+	x, n, k, p := reg.RSI, reg.RCX, reg.RDX, reg.RDI
+	Load(Param("x"), x)
+	Load(Param("n"), n)
+	Load(Param("acc"), p)
+	mv := reg.Y15
+	bcastParam("m", mv)
+	Label(name + "_block")
+	TESTQ(n, n)
+	JE(LabelRef(name + "_done"))
+	MOVQ(n, k)
+	CMPQ(k, U32(2048))
+	JLE(LabelRef(name + "_k"))
+	MOVQ(U32(2048), k)
+	Label(name + "_k")
+	SUBQ(k, n)
+	for i := 0; i < 4; i++ {
+		VXORPS(ys[i], ys[i], ys[i])
+	}
+	Label(name + "_inner")
+	for i := 0; i < 4; i++ {
+		y := ys[4+i]
+		widenBF16(mem(x, 16*i), y)
+		VSUBPS(mv, y, y)
+		VMULPS(y, y, y)
+		VADDPS(y, ys[i], ys[i])
+	}
+	ADDQ(U32(64), x)
+	SUBQ(U32(32), k)
+	JNE(LabelRef(name + "_inner"))
+	lanesToAcc(ys[:4], p, reg.Y4, reg.Y5)
+	JMP(LabelRef(name + "_block"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// gradSumsBF16 emits Σ g and Σ g·(x−m) over bfloat16 g and x, each in 16
+// float32 lanes over blocks of 2048 elements, each block's lanes added
+// into float64 partial sums: acc[0:16] for Σ g, acc[16:32] for Σ g·(x−m)
+// (no FMA).
+func gradSumsBF16() {
+	const name = "gradSumsBF16"
+	TEXT(name, NOSPLIT, "func(gr, x *uint16, n int, m float32, acc *[32]float64)")
+	Pragma("noescape")
+	Doc(name + " adds g[i] and g[i]·(x[i]−m) of the bfloat16 g[:n] and x[:n] (n a multiple of 16) into float64 partial sums acc[0:16] and acc[16:32] (float32 lanes over blocks of 2048).")
+	g, x, n, k, p := reg.RSI, reg.RBX, reg.RCX, reg.RDX, reg.RDI
+	Load(Param("gr"), g)
+	Load(Param("x"), x)
+	Load(Param("n"), n)
+	Load(Param("acc"), p)
+	mv := reg.Y15
+	bcastParam("m", mv)
+	Label(name + "_block")
+	TESTQ(n, n)
+	JE(LabelRef(name + "_done"))
+	MOVQ(n, k)
+	CMPQ(k, U32(2048))
+	JLE(LabelRef(name + "_k"))
+	MOVQ(U32(2048), k)
+	Label(name + "_k")
+	SUBQ(k, n)
+	for i := 0; i < 4; i++ {
+		VXORPS(ys[i], ys[i], ys[i])
+	}
+	Label(name + "_inner")
+	for i := 0; i < 2; i++ {
+		gv, xv := ys[4+i], ys[6+i]
+		widenBF16(mem(g, 16*i), gv)
+		widenBF16(mem(x, 16*i), xv)
+		VADDPS(gv, ys[i], ys[i])
+		VSUBPS(mv, xv, xv)
+		VMULPS(gv, xv, xv)
+		VADDPS(xv, ys[2+i], ys[2+i])
+	}
+	ADDQ(U32(32), g)
+	ADDQ(U32(32), x)
+	SUBQ(U32(16), k)
+	JNE(LabelRef(name + "_inner"))
+	lanesToAcc(ys[:4], p, reg.Y4, reg.Y5)
+	JMP(LabelRef(name + "_block"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// affine2BF16 emits d = bfloat16(g·a + x·b + c) over bfloat16 g and x, 16
+// elements at a time: ((g·a) + (x·b)) + c, each step rounded to float32
+// (no FMA), then to bfloat16 as bf16FromS.
+func affine2BF16() {
+	const name = "affine2BF16"
+	TEXT(name, NOSPLIT, "func(d, gr, x *uint16, n int, a, b, c float32)")
+	Pragma("noescape")
+	Doc(name + " sets d[i] to the bfloat16 bits of ((g[i]·a) + (x[i]·b)) + c (float32 steps, round to nearest even, NaN 0xFFFF) for i < n, n a multiple of 16.")
+	d, g, x, n := reg.RDI, reg.RSI, reg.RBX, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("gr"), g)
+	Load(Param("x"), x)
+	Load(Param("n"), n)
+	av, bv, cv := reg.Y13, reg.Y14, reg.Y15
+	bcastParam("a", av)
+	bcastParam("b", bv)
+	bcastParam("c", cv)
+	cs := newBF16Consts(reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12)
+	Label(name + "_loop")
+	CMPQ(n, U32(16))
+	JL(LabelRef(name + "_done"))
+	for k := 0; k < 2; k++ {
+		gv, xv := ys[k], ys[2+k]
+		widenBF16(mem(g, 16*k), gv)
+		widenBF16(mem(x, 16*k), xv)
+		VMULPS(av, gv, gv)
+		VMULPS(bv, xv, xv)
+		VADDPS(xv, gv, gv)
+		VADDPS(cv, gv, gv)
+	}
+	narrowBF16(cs, ys[0], ys[1], [4]reg.VecPhysical{ys[4], ys[5], ys[6], ys[7]}, mem(d, 0))
+	ADDQ(U32(32), g)
+	ADDQ(U32(32), x)
+	ADDQ(U32(32), d)
+	SUBQ(U32(16), n)
+	JMP(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// affineBF16 emits d = bfloat16(x·a + b) over bfloat16 x, 16 elements at a
+// time: x·a + b rounded once to float32 (FMA), then to bfloat16 as
+// bf16FromS.
+func affineBF16() {
+	const name = "affineBF16"
+	TEXT(name, NOSPLIT, "func(d, x *uint16, n int, a, b float32)")
+	Pragma("noescape")
+	Doc(name + " sets d[i] to the bfloat16 bits of x[i]·a + b (FMA, then round to nearest even, NaN 0xFFFF) for i < n, n a multiple of 16.")
+	d, x, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("x"), x)
+	Load(Param("n"), n)
+	av, bv := reg.Y14, reg.Y15
+	bcastParam("a", av)
+	bcastParam("b", bv)
+	cs := newBF16Consts(reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12)
+	Label(name + "_loop")
+	CMPQ(n, U32(16))
+	JL(LabelRef(name + "_done"))
+	for k := 0; k < 2; k++ {
+		widenBF16(mem(x, 16*k), ys[k])
+		VFMADD213PS(bv, av, ys[k]) // y = a·y + b
+	}
+	narrowBF16(cs, ys[0], ys[1], [4]reg.VecPhysical{ys[4], ys[5], ys[6], ys[7]}, mem(d, 0))
+	ADDQ(U32(32), x)
+	ADDQ(U32(32), d)
+	SUBQ(U32(16), n)
+	JMP(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// maxPool2x2BF16 emits max pooling of a bfloat16 plane with 2×2 windows
+// at stride 2 and their indices, 16 outputs at a time with AVX-512 masks
+// (a row's last, partial group masked: nothing read or written past it).
+// Each window's values a, b (row 2y) and c, d (row 2y+1) become dword
+// order keys (vec.KeyBF16, sign-extended); the maximum key gives the
+// output's bits; the index is the first of a, b, c, d equal to it as
+// floats (keys folded so that -0 equals +0), or, for a NaN maximum, the
+// last NaN.
+func maxPool2x2BF16() {
+	const name = "maxPool2x2BF16"
+	TEXT(name, NOSPLIT, "func(o *uint16, ix *int64, x *uint16, oh, ow, w int)")
+	Pragma("noescape")
+	Doc(name + " pools the bfloat16 plane x (rows w wide) with 2×2 windows at stride 2 into o[oh·ow] and the plane indices ix[oh·ow]: the first maximum of each window in row-major order, or its last NaN (AVX-512 F and BW).")
+	o, ix, x, oh, ow, w := reg.RDI, reg.R8, reg.RSI, reg.R9, reg.R10, reg.R11
+	r0, r1, base, rem, n, t := reg.R12, reg.R13, reg.RBX, reg.RDX, reg.RCX, reg.RAX
+	Load(Param("o"), o)
+	Load(Param("ix"), ix)
+	Load(Param("x"), x)
+	Load(Param("oh"), oh)
+	Load(Param("ow"), ow)
+	Load(Param("w"), w)
+	Z := []reg.VecPhysical{reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7, reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
+		reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23, reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31}
+	mag, inf, ones, one, wq, iota, step, b0, b1 := Z[31], Z[30], Z[29], Z[28], Z[27], Z[26], Z[25], Z[24], Z[23]
+	MOVL(U32(0x7FFF), t.As32())
+	VPBROADCASTD(t.As32(), mag)
+	MOVL(U32(0x7F80), t.As32())
+	VPBROADCASTD(t.As32(), inf)
+	VPTERNLOGD(U8(0xFF), ones, ones, ones)
+	MOVQ(U32(1), t)
+	VPBROADCASTQ(t, one)
+	VPBROADCASTQ(w, wq)
+	MOVQ(U32(32), t)
+	VPBROADCASTQ(t, step)
+	iotaMem := GLOBL("maxPool2x2Iota", RODATA|NOPTR)
+	for i := 0; i < 8; i++ {
+		DATA(8*i, U64(2*i))
+	}
+	VMOVDQU64(iotaMem, iota)
+	XORQ(base, base)
+	TESTQ(ow, ow)
+	JE(LabelRef(name + "_done"))
+	Label(name + "_row")
+	TESTQ(oh, oh)
+	JE(LabelRef(name + "_done"))
+	LEAQ(Mem{Base: x, Index: base, Scale: 2}, r0)
+	LEAQ(Mem{Base: r0, Index: w, Scale: 2}, r1)
+	VPBROADCASTQ(base, b0)
+	VPADDQ(iota, b0, b0)
+	MOVQ(U32(16), t)
+	VPBROADCASTQ(t, b1)
+	VPADDQ(b0, b1, b1)
+	MOVQ(ow, rem)
+	Label(name + "_group")
+	MOVQ(rem, n)
+	CMPQ(n, U32(16))
+	JLE(LabelRef(name + "_n"))
+	MOVQ(U32(16), n)
+	Label(name + "_n")
+	// the input mask: 2n words
+	MOVL(U32(0xFFFFFFFF), t.As32())
+	SHLQ(U8(1), n)
+	BZHIL(n.As32(), t.As32(), t.As32())
+	SHRQ(U8(1), n)
+	KMOVD(t.As32(), reg.K1)
+	VMOVDQU16_Z(Mem{Base: r0}, reg.K1, Z[0])
+	VMOVDQU16_Z(Mem{Base: r1}, reg.K1, Z[1])
+	a, b, c, d, tmp, u := Z[2], Z[3], Z[4], Z[5], Z[6], Z[7]
+	VPSLLD(U8(16), Z[0], a)
+	VPSRAD(U8(16), a, a)
+	VPSRAD(U8(16), Z[0], b)
+	VPSLLD(U8(16), Z[1], c)
+	VPSRAD(U8(16), c, c)
+	VPSRAD(U8(16), Z[1], d)
+	for _, v := range []reg.VecPhysical{a, b, c, d} { // order keys
+		VPANDD(mag, v, u)
+		VPCMPGTD(inf, u, reg.K2) // a NaN
+		VPSRAD(U8(31), v, tmp)
+		VPANDD(mag, tmp, tmp)
+		VPXORD(tmp, v, v)
+		VMOVDQA32(mag, reg.K2, v)
+	}
+	m, fm := Z[8], Z[9]
+	VPMAXSD(a, b, m)
+	VPMAXSD(c, d, fm)
+	VPMAXSD(fm, m, m)
+	// folded keys: negative ones up by one, so that -0 meets +0
+	VMOVDQA32(m, fm)
+	for _, v := range []reg.VecPhysical{a, b, c, d, fm} {
+		VPSRAD(U8(31), v, tmp)
+		VPSUBD(tmp, v, v)
+	}
+	ea, eb, ec, ed, nan := reg.K1, reg.K2, reg.K3, reg.K4, reg.K5
+	VPCMPEQD(fm, a, ea)
+	VPCMPEQD(fm, b, eb)
+	VPCMPEQD(fm, c, ec)
+	VPCMPEQD(fm, d, ed)
+	VPCMPEQD(mag, m, nan)
+	// the output bits: keys back to bfloat16, the NaN key 0xFFFF
+	VPSRAD(U8(31), m, tmp)
+	VPANDD(mag, tmp, tmp)
+	VPXORD(tmp, m, m)
+	VMOVDQA32(ones, nan, m)
+	// andn(x, y, dst): dst = x &^ y
+	andn := func(x, y, dst reg.Register) { KANDNW(x, y, dst) }
+	k6, k7, k0 := reg.K6, reg.K7, reg.K0
+	// row: a NaN maximum ? ed|ec : !(ea|eb)
+	KORW(ea, eb, k6)
+	KNOTW(k6, k6)
+	andn(k6, nan, k6)
+	KORW(ed, ec, k7)
+	KANDW(k7, nan, k7)
+	KORW(k6, k7, k6) // the row bit
+	// col: a NaN maximum ? ed | (eb &^ ec) : !(ea | (ec &^ eb))
+	andn(eb, ec, k7)
+	KORW(k7, ed, k7)
+	KANDW(k7, nan, k7)
+	andn(ec, eb, k0)
+	KORW(k0, ea, k0)
+	KNOTW(k0, k0)
+	andn(k0, nan, k0)
+	KORW(k0, k7, k7) // the column bit
+	lo, hi := Z[10], Z[11]
+	VMOVDQA64(b0, lo)
+	VMOVDQA64(b1, hi)
+	VPADDQ(one, lo, k7, lo)
+	VPADDQ(wq, lo, k6, lo)
+	KSHIFTRW(U8(8), k7, k7)
+	KSHIFTRW(U8(8), k6, k6)
+	VPADDQ(one, hi, k7, hi)
+	VPADDQ(wq, hi, k6, hi)
+	// the output mask: n elements
+	MOVL(U32(0xFFFF), t.As32())
+	BZHIL(n.As32(), t.As32(), t.As32())
+	KMOVW(t.As32(), reg.K1)
+	KSHIFTRW(U8(8), reg.K1, reg.K2)
+	VPMOVDW(m, m.AsY())
+	VMOVDQU16(m.AsY(), reg.K1, Mem{Base: o})
+	VMOVDQU64(lo, reg.K1, Mem{Base: ix})
+	VMOVDQU64(hi, reg.K2, Mem{Base: ix, Disp: 64})
+	LEAQ(Mem{Base: o, Index: n, Scale: 2}, o)
+	LEAQ(Mem{Base: ix, Index: n, Scale: 8}, ix)
+	ADDQ(U32(64), r0)
+	ADDQ(U32(64), r1)
+	VPADDQ(step, b0, b0)
+	VPADDQ(step, b1, b1)
+	SUBQ(n, rem)
+	JNE(LabelRef(name + "_group"))
+	LEAQ(Mem{Base: base, Index: w, Scale: 2}, base) // two input rows on
+	DECQ(oh)
+	JMP(LabelRef(name + "_row"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
 func main() {
 	ConstraintExpr("amd64,!purego")
 	for _, t := range []typ{f32, f64} {
@@ -976,5 +1362,10 @@ func main() {
 	maxKeysBF16(true)
 	windowMaxBF16(1)
 	windowMaxBF16(2)
+	sqDevBF16()
+	gradSumsBF16()
+	affine2BF16()
+	affineBF16()
+	maxPool2x2BF16()
 	Generate()
 }

@@ -1,0 +1,156 @@
+package vec
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/emberml/ember/backend"
+)
+
+func randBF16(r *rand.Rand, n int, scale float64) []backend.BF16 {
+	x := make([]backend.BF16, n+1) // +1: start one element in, unaligned
+	for i := range x {
+		x[i] = backend.ToBF16(float32(r.NormFloat64()*scale + 1))
+	}
+	return x[1:]
+}
+
+// TestBatchNormBF16Loops checks SumBF16Lanes, SqDevBF16Lanes,
+// GradSumsBF16Lanes and Affine2BF16:
+// the assembly and its Go twin give the same bits at every length around
+// the lanes and blocks, and the sums are within float32 accumulation
+// error of float64 sums, the affine map a correctly rounded bfloat16 of
+// the float32 steps.
+func TestBatchNormBF16Loops(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	for _, n := range sizes {
+		x, g := randBF16(r, n, 3), randBF16(r, n, 0.01)
+		m := float32(r.NormFloat64())
+		var sq, sg, sgx, mag, magx float64
+		for i := range x {
+			d := float64(x[i].Float32()) - float64(m)
+			sq += d * d
+			sg += float64(g[i].Float32())
+			sgx += float64(g[i].Float32()) * d
+			mag += math.Abs(float64(g[i].Float32()))
+			magx += math.Abs(float64(g[i].Float32()) * d)
+		}
+		a, b, c := float32(r.NormFloat64()), float32(r.NormFloat64()*100), float32(r.NormFloat64())
+		type res struct {
+			sq, sg, sgx, sum float64
+			d                []backend.BF16
+		}
+		run := func() res {
+			d := make([]backend.BF16, n+1)
+			Affine2BF16(d[:n], g, x, a, b, c)
+			if d[n] != 0 {
+				t.Fatalf("n=%d: Affine2BF16 wrote past n", n)
+			}
+			// two calls into the same lanes: the halves
+			var l, q, sl Lanes
+			h := n / 2
+			GradSumsBF16Lanes(&l, g[:h], x[:h], m)
+			GradSumsBF16Lanes(&l, g[h:], x[h:], m)
+			SqDevBF16Lanes(&q, x[:h], m)
+			SqDevBF16Lanes(&q, x[h:], m)
+			SumBF16Lanes(&sl, x)
+			if n > 0 && math.Abs(sl.Sum(0, 32)-SumBF16(x)) > 1e-6*math.Abs(SumBF16(x))+1e-9 {
+				t.Fatalf("n=%d: SumBF16Lanes %v, SumBF16 %v", n, sl.Sum(0, 32), SumBF16(x))
+			}
+			return res{q.Sum(0, 32), l.Sum(0, 16), l.Sum(16, 32), sl.Sum(0, 32), d[:n]}
+		}
+		as := run()
+		var gs res
+		withGo(func() { gs = run() })
+		if as.sq != gs.sq || as.sg != gs.sg || as.sgx != gs.sgx || as.sum != gs.sum {
+			t.Fatalf("n=%d: assembly sums %v %v %v, Go %v %v %v", n, as.sq, as.sg, as.sgx, gs.sq, gs.sg, gs.sgx)
+		}
+		for i := range as.d {
+			if as.d[i] != gs.d[i] {
+				t.Fatalf("n=%d: Affine2BF16[%d] = %#x, Go %#x", n, i, as.d[i], gs.d[i])
+			}
+		}
+		if math.Abs(as.sq-sq) > 1e-6*sq || math.Abs(as.sg-sg) > 1e-6*mag || math.Abs(as.sgx-sgx) > 1e-6*magx {
+			t.Fatalf("n=%d: sums %v %v %v, float64 %v %v %v", n, as.sq, as.sg, as.sgx, sq, sg, sgx)
+		}
+		for i := range as.d {
+			v := float32(float32(g[i].Float32()*a)+float32(x[i].Float32()*b)) + c
+			if want := backend.ToBF16(v); as.d[i] != want && !(math.IsNaN(float64(v)) && as.d[i] == 0xFFFF) {
+				t.Fatalf("n=%d: Affine2BF16[%d] = %#x, want %#x", n, i, as.d[i], want)
+			}
+		}
+	}
+	// NaNs and infinities: NaN bits 0xFFFF, an infinity stays one
+	g := make([]backend.BF16, 40)
+	x := make([]backend.BF16, 40)
+	g[3], x[20] = 0x7FC1, backend.ToBF16(float32(math.Inf(-1)))
+	d := make([]backend.BF16, 40)
+	Affine2BF16(d, g, x, 1, 1, 0)
+	if d[3] != 0xFFFF || d[20] != 0xFF80 || d[0] != 0 {
+		t.Fatalf("Affine2BF16 NaN/Inf: %#x %#x %#x", d[3], d[20], d[0])
+	}
+}
+
+// TestFMA32 checks fma32, AffineBF16's Go twin, against exact rounding:
+// random operands and sums that land halfway between two float32 once
+// rounded to float64 (x·a + b = 2²⁴ + 1 + 2⁻³⁰, whose float64 is the
+// float32 midpoint 2²⁴ + 1).
+func TestFMA32(t *testing.T) {
+	exact := func(x, a, b float32) float32 {
+		p := new(big.Float).SetPrec(200).SetFloat64(float64(x))
+		p.Mul(p, new(big.Float).SetFloat64(float64(a)))
+		p.Add(p, new(big.Float).SetFloat64(float64(b)))
+		f, _ := p.Float32()
+		return f
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	cases := [][3]float32{
+		{205, 5237765 * 0x1p-30, 0x1p24},
+		{205, -5237765 * 0x1p-30, 0x1p24},
+		{-205, 5237765 * 0x1p-30, -0x1p24},
+		{205, 5237765 * 0x1p-30, 0x1p24 + 2},
+		{1, 1, 0}, {0, 5, -0}, {3, 0x1p127, 0x1p127},
+	}
+	for range 100000 {
+		x := backend.ToBF16(float32(r.NormFloat64() * math.Exp2(float64(r.IntN(40)-20)))).Float32()
+		a := float32(r.NormFloat64() * math.Exp2(float64(r.IntN(40)-20)))
+		b := float32(r.NormFloat64() * math.Exp2(float64(r.IntN(40)-20)))
+		cases = append(cases, [3]float32{x, a, b})
+	}
+	for _, c := range cases {
+		got, want := fma32(c[0], c[1], c[2]), exact(c[0], c[1], c[2])
+		if got != want && !(got == 0 && want == 0) {
+			t.Fatalf("fma32(%g, %g, %g) = %g, want %g", c[0], c[1], c[2], got, want)
+		}
+	}
+	if got := fma32(205, 5237765*0x1p-30, 0x1p24); got != 0x1p24+2 {
+		t.Fatalf("fma32 double-rounds: %g", got)
+	}
+}
+
+// TestAffineBF16 checks AffineBF16: the assembly and its Go twin give
+// the same bits, those of fma32 rounded to bfloat16.
+func TestAffineBF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range sizes {
+		x := randBF16(r, n, 5)
+		if n > 3 {
+			x[1], x[2], x[3] = 0x7FC1, 0xFF80, 0x8000
+		}
+		a, b := float32(r.NormFloat64()), float32(r.NormFloat64())
+		d, e := make([]backend.BF16, n+1), make([]backend.BF16, n)
+		AffineBF16(d[:n], x, a, b)
+		withGo(func() { AffineBF16(e, x, a, b) })
+		if d[n] != 0 {
+			t.Fatalf("n=%d: AffineBF16 wrote past n", n)
+		}
+		for i := range e {
+			want := toBF16(fma32(x[i].Float32(), a, b))
+			if d[i] != e[i] || e[i] != want {
+				t.Fatalf("n=%d: AffineBF16[%d] of %#x = %#x, Go %#x, want %#x", n, i, x[i], d[i], e[i], want)
+			}
+		}
+	}
+}
