@@ -85,7 +85,7 @@ type Options struct {
 	Quick bool
 	// Target is the time each case aims to spend in timed runs (default 2s).
 	Target time.Duration
-	// MaxRuns caps N (default 50).
+	// MaxRuns caps N (default 1000).
 	MaxRuns int
 	// Progress, when set, receives one line per case as it finishes.
 	Progress io.Writer
@@ -142,7 +142,7 @@ func Measure(c Case, o Options) Result {
 		o.Target = 2 * time.Second
 	}
 	if o.MaxRuns <= 0 {
-		o.MaxRuns = 50
+		o.MaxRuns = 1000
 	}
 	r := Result{Name: c.Name, Desc: c.Desc, Unit: c.Unit}
 	run, err := c.Setup()

@@ -3,7 +3,7 @@
 
 Same case names, work counts and protocol: each case is set up outside the
 timing, warmed up (up to 3 runs, stopping once 1 s has passed; --quick: 1),
-then timed over N runs (N = round(2 s / the last warm-up run's time), 1..50;
+then timed over N runs (N = round(2 s / the last warm-up run's time), 1..1000;
 --quick: 1) and the median reported. Prints JSON in the layout
 of `ember bench --json` on stdout, progress on stderr.
 
@@ -463,7 +463,7 @@ CASES = [(f"sgemm_{n}", "FLOP", sgemm(n)) for n in (256, 512, 1024, 2048)] + [
 ]
 
 
-def measure(name, unit, setup, quick, target=2.0, max_runs=50):
+def measure(name, unit, setup, quick, target=2.0, max_runs=1000):
     r = {"name": name, "unit": unit}
     try:
         run = setup()
