@@ -300,7 +300,7 @@ func TestCopyRows(t *testing.T) {
 		src[i] = float64(i)
 	}
 	offs := []int{5, 0, 200, 37}
-	for _, width := range []int{32, 64, 128} {
+	for _, width := range []int{8, 16, 32, 64, 128} {
 		for _, shift := range []int{2, 3} {
 			esz := 1 << shift
 			per := width / esz
@@ -310,12 +310,20 @@ func TestCopyRows(t *testing.T) {
 			for _, o := range offs {
 				want = append(want, srcB[o*esz:o*esz+width]...)
 			}
-			got = make([]byte, len(offs)*width)
+			got = make([]byte, len(offs)*width+64) // a guard past the rows
+			for i := range got {
+				got[i] = 0xAA
+			}
 			if !copyRows(unsafe.Pointer(&got[0]), unsafe.Pointer(&src[0]), offs, shift, width) {
 				t.Skip("copyRows needs AVX")
 			}
-			if string(got) != string(want) {
+			if string(got[:len(want)]) != string(want) {
 				t.Fatalf("width %d shift %d (%d elements): rows differ", width, shift, per)
+			}
+			for i, b := range got[len(want):] {
+				if b != 0xAA {
+					t.Fatalf("width %d shift %d: byte %d past the rows written", width, shift, i)
+				}
 			}
 		}
 	}

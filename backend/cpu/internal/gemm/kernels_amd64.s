@@ -11945,6 +11945,18 @@ s2w64no:
 	JE   s2w32
 
 s2w32no:
+	CMPQ R8, $0x02
+	JNE  s2w16no
+	CMPQ R9, $0x10
+	JE   s2w16
+
+s2w16no:
+	CMPQ R8, $0x02
+	JNE  s2w8no
+	CMPQ R9, $0x08
+	JE   s2w8
+
+s2w8no:
 	CMPQ R8, $0x03
 	JNE  s3w128no
 	CMPQ R9, $0x80
@@ -11963,6 +11975,18 @@ s3w64no:
 	JE   s3w32
 
 s3w32no:
+	CMPQ R8, $0x03
+	JNE  s3w16no
+	CMPQ R9, $0x10
+	JE   s3w16
+
+s3w16no:
+	CMPQ R8, $0x03
+	JNE  s3w8no
+	CMPQ R9, $0x08
+	JE   s3w8
+
+s3w8no:
 	RET
 
 s2w128:
@@ -12006,6 +12030,28 @@ s2w32:
 	DECQ    CX
 	JMP     s2w32
 
+s2w16:
+	TESTQ   CX, CX
+	JE      done
+	MOVQ    (DX), AX
+	VMOVUPS (SI)(AX*4), X0
+	VMOVUPS X0, (DI)
+	ADDQ    $0x08, DX
+	ADDQ    $0x00000010, DI
+	DECQ    CX
+	JMP     s2w16
+
+s2w8:
+	TESTQ CX, CX
+	JE    done
+	MOVQ  (DX), AX
+	MOVQ  (SI)(AX*4), AX
+	MOVQ  AX, (DI)
+	ADDQ  $0x08, DX
+	ADDQ  $0x00000008, DI
+	DECQ  CX
+	JMP   s2w8
+
 s3w128:
 	TESTQ   CX, CX
 	JE      done
@@ -12046,6 +12092,28 @@ s3w32:
 	ADDQ    $0x00000020, DI
 	DECQ    CX
 	JMP     s3w32
+
+s3w16:
+	TESTQ   CX, CX
+	JE      done
+	MOVQ    (DX), AX
+	VMOVUPS (SI)(AX*8), X0
+	VMOVUPS X0, (DI)
+	ADDQ    $0x08, DX
+	ADDQ    $0x00000010, DI
+	DECQ    CX
+	JMP     s3w16
+
+s3w8:
+	TESTQ CX, CX
+	JE    done
+	MOVQ  (DX), AX
+	MOVQ  (SI)(AX*8), AX
+	MOVQ  AX, (DI)
+	ADDQ  $0x08, DX
+	ADDQ  $0x00000008, DI
+	DECQ  CX
+	JMP   s3w8
 
 done:
 	VZEROUPPER

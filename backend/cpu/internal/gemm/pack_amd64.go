@@ -88,11 +88,16 @@ func packPanelSIMD[T float](dst, s []T, off, is, ps, rows, w, kc int, alpha T) b
 // to dst + i·width with AVX moves; it reports false, having done nothing,
 // when the CPU or the width does not allow it.
 func copyRows(dst, src unsafe.Pointer, offs []int, shift, width int) bool {
-	if !hasAVX || (width != 32 && width != 64 && width != 128) || len(offs) == 0 {
+	if !canCopyRows(width) || len(offs) == 0 {
 		return false
 	}
 	copyRowsAVX((*byte)(dst), (*byte)(src), &offs[0], len(offs), shift, width)
 	return true
+}
+
+// canCopyRows reports whether copyRows moves rows of width bytes.
+func canCopyRows(width int) bool {
+	return hasAVX && (width == 8 || width == 16 || width == 32 || width == 64 || width == 128)
 }
 
 var hasAVX = cpu.X86.HasAVX

@@ -8,6 +8,8 @@ func packPanelSIMD[T float](dst, s []T, off, is, ps, rows, w, kc int, alpha T) b
 
 func copyRows(dst, src unsafe.Pointer, offs []int, shift, width int) bool { return false }
 
+func canCopyRows(width int) bool { return false }
+
 func bfPanelSIMD(dst []uint32, s []uint16, off, is, rows, w, kc int, along bool) bool { return false }
 
 func roundBF16SIMD(dst []uint16, src []float32) int { return 0 }

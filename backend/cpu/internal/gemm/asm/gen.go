@@ -698,10 +698,11 @@ func genPackSTrans() {
 	RET()
 }
 
-// genCopyRows generates copyRowsAVX: for i < n, copy width bytes (32, 64 or
-// 128) from src + offs[i]<<shift (shift 2 or 3) to dst + i*width. It
-// gathers the rows of a convolution's B micro-panel, each a contiguous run
-// of the input.
+// genCopyRows generates copyRowsAVX: for i < n, copy width bytes (8, 16,
+// 32, 64 or 128) from src + offs[i]<<shift (shift 2 or 3) to dst + i*width.
+// It gathers the rows of a convolution's B micro-panel, each a contiguous
+// run of the input (8 and 16 bytes: the output rows of 2×2 and 4×4 float32
+// images).
 func genCopyRows() {
 	TEXT("copyRowsAVX", NOSPLIT, "func(dst, src *byte, offs *int, n, shift, width int)")
 	Pragma("noescape")
@@ -717,7 +718,7 @@ func genCopyRows() {
 	type variant struct{ shift, width int }
 	var vs []variant
 	for _, shift := range []int{2, 3} {
-		for _, width := range []int{128, 64, 32} {
+		for _, width := range []int{128, 64, 32, 16, 8} {
 			vs = append(vs, variant{shift, width})
 		}
 	}
@@ -735,12 +736,23 @@ func genCopyRows() {
 		TESTQ(n, n)
 		JE(LabelRef("done"))
 		MOVQ(Mem{Base: offs}, t)
-		nv := v.width / 32
-		for i := 0; i < nv; i++ {
-			VMOVUPS(Mem{Base: src, Index: t, Scale: uint8(1 << v.shift), Disp: 32 * i}, ys[i])
-		}
-		for i := 0; i < nv; i++ {
-			VMOVUPS(ys[i], Mem{Base: dst, Disp: 32 * i})
+		at := Mem{Base: src, Index: t, Scale: uint8(1 << v.shift)}
+		switch v.width {
+		case 8: // one quadword through a general register
+			MOVQ(at, t)
+			MOVQ(t, Mem{Base: dst})
+		case 16:
+			VMOVUPS(at, reg.X0)
+			VMOVUPS(reg.X0, Mem{Base: dst})
+		default:
+			nv := v.width / 32
+			for i := 0; i < nv; i++ {
+				at.Disp = 32 * i
+				VMOVUPS(at, ys[i])
+			}
+			for i := 0; i < nv; i++ {
+				VMOVUPS(ys[i], Mem{Base: dst, Disp: 32 * i})
+			}
 		}
 		ADDQ(U8(8), offs)
 		ADDQ(U32(v.width), dst)
