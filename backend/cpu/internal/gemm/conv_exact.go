@@ -100,29 +100,20 @@ func (e *convExact) packB(dst []float32, p0, kc, j0, nc, nr int, _ bool) {
 // packRuns fills the whole micro-panel d (len(cb) columns) whose columns
 // are runs of ow consecutive ones (output rows: cb[t+1] = cb[t]+1 within a
 // run), row p from xq[cb[t]+offs[p]], each run with one move (ow of 2, 4,
-// 8, 16 or 32 float32), a bounded number of rows at a time; it reports
-// false, having done nothing, where copyRows cannot move a run.
+// 8, 16 or 32 float32); it reports false, having done nothing, where
+// copyRuns cannot move a run.
 func packRuns(d, xq []float32, cb, offs []int, ow int) bool {
 	runs := len(cb) / ow
-	var buf [1536]int
+	var buf [64]int
 	if len(offs) == 0 || runs > len(buf) || !canCopyRows(ow*4) {
 		return false
 	}
 	_ = d[len(offs)*len(cb)-1]
-	step := len(buf) / runs // rows of d a batch
-	for p0 := 0; p0 < len(offs); p0 += step {
-		rows := offs[p0:min(p0+step, len(offs))]
-		so := buf[:len(rows)*runs]
-		i := 0
-		for _, off := range rows {
-			for r := 0; r < runs; r++ {
-				so[i] = cb[r*ow] + off
-				i++
-			}
-		}
-		copyRows(unsafe.Pointer(&d[p0*len(cb)]), unsafe.Pointer(&xq[0]), so, 2, ow*4)
+	bases := buf[:runs]
+	for r := range bases {
+		bases[r] = cb[r*ow]
 	}
-	return true
+	return copyRuns(unsafe.Pointer(&d[0]), unsafe.Pointer(&xq[0]), offs, bases, 2, ow*4)
 }
 
 // finish writes rows i0..i0+rows, columns j0..j0+cols of the product

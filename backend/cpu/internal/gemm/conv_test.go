@@ -329,6 +329,44 @@ func TestCopyRows(t *testing.T) {
 	}
 }
 
+// copyRuns at every width and element size it supports: row p·len(bases)+r
+// from offs[p]+bases[r], nothing written past the rows.
+func TestCopyRuns(t *testing.T) {
+	src := make([]float64, 1024)
+	for i := range src {
+		src[i] = float64(i)
+	}
+	offs := []int{5, 0, 300, 37, 2}
+	bases := []int{0, 64, 8, 130}
+	srcB := unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), len(src)*8)
+	for _, width := range []int{8, 16, 32, 64, 128} {
+		for _, shift := range []int{2, 3} {
+			esz := 1 << shift
+			var want []byte
+			for _, o := range offs {
+				for _, b := range bases {
+					want = append(want, srcB[(o+b)*esz:(o+b)*esz+width]...)
+				}
+			}
+			got := make([]byte, len(want)+64)
+			for i := range got {
+				got[i] = 0xAA
+			}
+			if !copyRuns(unsafe.Pointer(&got[0]), unsafe.Pointer(&src[0]), offs, bases, shift, width) {
+				t.Skip("copyRuns needs AVX")
+			}
+			if string(got[:len(want)]) != string(want) {
+				t.Fatalf("width %d shift %d: rows differ", width, shift)
+			}
+			for i, b := range got[len(want):] {
+				if b != 0xAA {
+					t.Fatalf("width %d shift %d: byte %d past the rows written", width, shift, i)
+				}
+			}
+		}
+	}
+}
+
 // TestDot checks each set's dot-product kernels against sums worked out
 // directly: tiles over several images, A rows repeated (lda 0) or apart,
 // B rows at scattered offsets, C rows apart with untouched gaps.

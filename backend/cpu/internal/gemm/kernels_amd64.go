@@ -209,6 +209,11 @@ func packSTrans(dst *float32, src *float32, offs *int, nb int, ds int, lmask int
 //go:noescape
 func copyRowsAVX(dst *byte, src *byte, offs *int, n int, shift int, width int)
 
+// copyRunsAVX copies n·nb rows of width bytes from src+(offs[p]+bases[r])<<shift to dst (see genCopyRuns in package asm).
+//
+//go:noescape
+func copyRunsAVX(dst *byte, src *byte, offs *int, n int, bases *int, nb int, shift int, width int)
+
 // winoInAVX2 is Winograd F(2×2,3×3)'s input transform for eight tiles (see genWinograd in package asm).
 //
 //go:noescape

@@ -12119,6 +12119,319 @@ done:
 	VZEROUPPER
 	RET
 
+// func copyRunsAVX(dst *byte, src *byte, offs *int, n int, bases *int, nb int, shift int, width int)
+// Requires: AVX
+TEXT ·copyRunsAVX(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ offs+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ bases+32(FP), R10
+	MOVQ nb+40(FP), R11
+	MOVQ shift+48(FP), R8
+	MOVQ width+56(FP), R9
+	CMPQ R8, $0x02
+	JNE  runs2w128no
+	CMPQ R9, $0x80
+	JE   runs2w128
+
+runs2w128no:
+	CMPQ R8, $0x02
+	JNE  runs2w64no
+	CMPQ R9, $0x40
+	JE   runs2w64
+
+runs2w64no:
+	CMPQ R8, $0x02
+	JNE  runs2w32no
+	CMPQ R9, $0x20
+	JE   runs2w32
+
+runs2w32no:
+	CMPQ R8, $0x02
+	JNE  runs2w16no
+	CMPQ R9, $0x10
+	JE   runs2w16
+
+runs2w16no:
+	CMPQ R8, $0x02
+	JNE  runs2w8no
+	CMPQ R9, $0x08
+	JE   runs2w8
+
+runs2w8no:
+	CMPQ R8, $0x03
+	JNE  runs3w128no
+	CMPQ R9, $0x80
+	JE   runs3w128
+
+runs3w128no:
+	CMPQ R8, $0x03
+	JNE  runs3w64no
+	CMPQ R9, $0x40
+	JE   runs3w64
+
+runs3w64no:
+	CMPQ R8, $0x03
+	JNE  runs3w32no
+	CMPQ R9, $0x20
+	JE   runs3w32
+
+runs3w32no:
+	CMPQ R8, $0x03
+	JNE  runs3w16no
+	CMPQ R9, $0x10
+	JE   runs3w16
+
+runs3w16no:
+	CMPQ R8, $0x03
+	JNE  runs3w8no
+	CMPQ R9, $0x08
+	JE   runs3w8
+
+runs3w8no:
+	RET
+
+runs2w128:
+	TESTQ CX, CX
+	JE    runsdone
+	MOVQ  (DX), AX
+	XORQ  R12, R12
+
+runs2w128run:
+	CMPQ    R12, R11
+	JE      runs2w128next
+	MOVQ    (R10)(R12*8), BX
+	ADDQ    AX, BX
+	VMOVUPS (SI)(BX*4), Y0
+	VMOVUPS 32(SI)(BX*4), Y1
+	VMOVUPS 64(SI)(BX*4), Y2
+	VMOVUPS 96(SI)(BX*4), Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $0x00000080, DI
+	INCQ    R12
+	JMP     runs2w128run
+
+runs2w128next:
+	ADDQ $0x08, DX
+	DECQ CX
+	JMP  runs2w128
+
+runs2w64:
+	TESTQ CX, CX
+	JE    runsdone
+	MOVQ  (DX), AX
+	XORQ  R12, R12
+
+runs2w64run:
+	CMPQ    R12, R11
+	JE      runs2w64next
+	MOVQ    (R10)(R12*8), BX
+	ADDQ    AX, BX
+	VMOVUPS (SI)(BX*4), Y0
+	VMOVUPS 32(SI)(BX*4), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	INCQ    R12
+	JMP     runs2w64run
+
+runs2w64next:
+	ADDQ $0x08, DX
+	DECQ CX
+	JMP  runs2w64
+
+runs2w32:
+	TESTQ CX, CX
+	JE    runsdone
+	MOVQ  (DX), AX
+	XORQ  R12, R12
+
+runs2w32run:
+	CMPQ    R12, R11
+	JE      runs2w32next
+	MOVQ    (R10)(R12*8), BX
+	ADDQ    AX, BX
+	VMOVUPS (SI)(BX*4), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $0x00000020, DI
+	INCQ    R12
+	JMP     runs2w32run
+
+runs2w32next:
+	ADDQ $0x08, DX
+	DECQ CX
+	JMP  runs2w32
+
+runs2w16:
+	TESTQ CX, CX
+	JE    runsdone
+	MOVQ  (DX), AX
+	XORQ  R12, R12
+
+runs2w16run:
+	CMPQ    R12, R11
+	JE      runs2w16next
+	MOVQ    (R10)(R12*8), BX
+	ADDQ    AX, BX
+	VMOVUPS (SI)(BX*4), X0
+	VMOVUPS X0, (DI)
+	ADDQ    $0x00000010, DI
+	INCQ    R12
+	JMP     runs2w16run
+
+runs2w16next:
+	ADDQ $0x08, DX
+	DECQ CX
+	JMP  runs2w16
+
+runs2w8:
+	TESTQ CX, CX
+	JE    runsdone
+	MOVQ  (DX), AX
+	XORQ  R12, R12
+
+runs2w8run:
+	CMPQ R12, R11
+	JE   runs2w8next
+	MOVQ (R10)(R12*8), BX
+	ADDQ AX, BX
+	MOVQ (SI)(BX*4), BX
+	MOVQ BX, (DI)
+	ADDQ $0x00000008, DI
+	INCQ R12
+	JMP  runs2w8run
+
+runs2w8next:
+	ADDQ $0x08, DX
+	DECQ CX
+	JMP  runs2w8
+
+runs3w128:
+	TESTQ CX, CX
+	JE    runsdone
+	MOVQ  (DX), AX
+	XORQ  R12, R12
+
+runs3w128run:
+	CMPQ    R12, R11
+	JE      runs3w128next
+	MOVQ    (R10)(R12*8), BX
+	ADDQ    AX, BX
+	VMOVUPS (SI)(BX*8), Y0
+	VMOVUPS 32(SI)(BX*8), Y1
+	VMOVUPS 64(SI)(BX*8), Y2
+	VMOVUPS 96(SI)(BX*8), Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $0x00000080, DI
+	INCQ    R12
+	JMP     runs3w128run
+
+runs3w128next:
+	ADDQ $0x08, DX
+	DECQ CX
+	JMP  runs3w128
+
+runs3w64:
+	TESTQ CX, CX
+	JE    runsdone
+	MOVQ  (DX), AX
+	XORQ  R12, R12
+
+runs3w64run:
+	CMPQ    R12, R11
+	JE      runs3w64next
+	MOVQ    (R10)(R12*8), BX
+	ADDQ    AX, BX
+	VMOVUPS (SI)(BX*8), Y0
+	VMOVUPS 32(SI)(BX*8), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	INCQ    R12
+	JMP     runs3w64run
+
+runs3w64next:
+	ADDQ $0x08, DX
+	DECQ CX
+	JMP  runs3w64
+
+runs3w32:
+	TESTQ CX, CX
+	JE    runsdone
+	MOVQ  (DX), AX
+	XORQ  R12, R12
+
+runs3w32run:
+	CMPQ    R12, R11
+	JE      runs3w32next
+	MOVQ    (R10)(R12*8), BX
+	ADDQ    AX, BX
+	VMOVUPS (SI)(BX*8), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $0x00000020, DI
+	INCQ    R12
+	JMP     runs3w32run
+
+runs3w32next:
+	ADDQ $0x08, DX
+	DECQ CX
+	JMP  runs3w32
+
+runs3w16:
+	TESTQ CX, CX
+	JE    runsdone
+	MOVQ  (DX), AX
+	XORQ  R12, R12
+
+runs3w16run:
+	CMPQ    R12, R11
+	JE      runs3w16next
+	MOVQ    (R10)(R12*8), BX
+	ADDQ    AX, BX
+	VMOVUPS (SI)(BX*8), X0
+	VMOVUPS X0, (DI)
+	ADDQ    $0x00000010, DI
+	INCQ    R12
+	JMP     runs3w16run
+
+runs3w16next:
+	ADDQ $0x08, DX
+	DECQ CX
+	JMP  runs3w16
+
+runs3w8:
+	TESTQ CX, CX
+	JE    runsdone
+	MOVQ  (DX), AX
+	XORQ  R12, R12
+
+runs3w8run:
+	CMPQ R12, R11
+	JE   runs3w8next
+	MOVQ (R10)(R12*8), BX
+	ADDQ AX, BX
+	MOVQ (SI)(BX*8), BX
+	MOVQ BX, (DI)
+	ADDQ $0x00000008, DI
+	INCQ R12
+	JMP  runs3w8run
+
+runs3w8next:
+	ADDQ $0x08, DX
+	DECQ CX
+	JMP  runs3w8
+
+runsdone:
+	VZEROUPPER
+	RET
+
 // func winoInAVX2(dst *float32, ds int, src *float32, soff int, ws int, mask *int32, n int, sstep int, dstep int)
 // Requires: AVX, AVX2, MMX+
 TEXT ·winoInAVX2(SB), NOSPLIT, $0-72

@@ -95,7 +95,19 @@ func copyRows(dst, src unsafe.Pointer, offs []int, shift, width int) bool {
 	return true
 }
 
-// canCopyRows reports whether copyRows moves rows of width bytes.
+// copyRuns copies len(offs)·len(bases) rows of width bytes, row p·len(bases)+r
+// from src + (offs[p]+bases[r])·2^shift, to dst one after another; it
+// reports false, having done nothing, when the CPU or the width does not
+// allow it.
+func copyRuns(dst, src unsafe.Pointer, offs, bases []int, shift, width int) bool {
+	if !canCopyRows(width) || len(offs) == 0 || len(bases) == 0 {
+		return false
+	}
+	copyRunsAVX((*byte)(dst), (*byte)(src), &offs[0], len(offs), &bases[0], len(bases), shift, width)
+	return true
+}
+
+// canCopyRows reports whether copyRows and copyRuns move rows of width bytes.
 func canCopyRows(width int) bool {
 	return hasAVX && (width == 8 || width == 16 || width == 32 || width == 64 || width == 128)
 }

@@ -10,6 +10,8 @@ func copyRows(dst, src unsafe.Pointer, offs []int, shift, width int) bool { retu
 
 func canCopyRows(width int) bool { return false }
 
+func copyRuns(dst, src unsafe.Pointer, offs, bases []int, shift, width int) bool { return false }
+
 func bfPanelSIMD(dst []uint32, s []uint16, off, is, rows, w, kc int, along bool) bool { return false }
 
 func roundBF16SIMD(dst []uint16, src []float32) int { return 0 }

@@ -764,6 +764,86 @@ func genCopyRows() {
 	RET()
 }
 
+// genCopyRuns generates copyRunsAVX: for p < n and r < nb, copy width
+// bytes (8, 16, 32, 64 or 128) from src + (offs[p]+bases[r])<<shift (shift
+// 2 or 3) to dst, rows one after another. It packs a small-image
+// convolution's B micro-panel, whose columns are runs of whole output rows
+// (bases: their offsets) and whose rows are taps (offs), without a list of
+// every row's offset.
+func genCopyRuns() {
+	TEXT("copyRunsAVX", NOSPLIT, "func(dst, src *byte, offs *int, n int, bases *int, nb, shift, width int)")
+	Pragma("noescape")
+	Doc("copyRunsAVX copies n·nb rows of width bytes from src+(offs[p]+bases[r])<<shift to dst (see genCopyRuns in package asm).")
+	dst, src, offs, n, bases, nb := reg.RDI, reg.RSI, reg.RDX, reg.RCX, reg.R10, reg.R11
+	sh, w, o, t, r := reg.R8, reg.R9, reg.RAX, reg.RBX, reg.R12
+	Load(Param("dst"), dst)
+	Load(Param("src"), src)
+	Load(Param("offs"), offs)
+	Load(Param("n"), n)
+	Load(Param("bases"), bases)
+	Load(Param("nb"), nb)
+	Load(Param("shift"), sh)
+	Load(Param("width"), w)
+	ys := []reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3}
+	type variant struct{ shift, width int }
+	var vs []variant
+	for _, shift := range []int{2, 3} {
+		for _, width := range []int{128, 64, 32, 16, 8} {
+			vs = append(vs, variant{shift, width})
+		}
+	}
+	name := func(v variant) string { return fmt.Sprintf("runs%dw%d", v.shift, v.width) }
+	for _, v := range vs {
+		CMPQ(sh, U8(v.shift))
+		JNE(LabelRef(name(v) + "no"))
+		CMPQ(w, U8(v.width))
+		JE(LabelRef(name(v)))
+		Label(name(v) + "no")
+	}
+	RET()
+	for _, v := range vs {
+		// for each tap p: o = offs[p]; for each run r: copy from o+bases[r]
+		Label(name(v))
+		TESTQ(n, n)
+		JE(LabelRef("runsdone"))
+		MOVQ(Mem{Base: offs}, o)
+		XORQ(r, r)
+		Label(name(v) + "run")
+		CMPQ(r, nb)
+		JE(LabelRef(name(v) + "next"))
+		MOVQ(Mem{Base: bases, Index: r, Scale: 8}, t)
+		ADDQ(o, t)
+		at := Mem{Base: src, Index: t, Scale: uint8(1 << v.shift)}
+		switch v.width {
+		case 8:
+			MOVQ(at, t)
+			MOVQ(t, Mem{Base: dst})
+		case 16:
+			VMOVUPS(at, reg.X0)
+			VMOVUPS(reg.X0, Mem{Base: dst})
+		default:
+			nv := v.width / 32
+			for i := 0; i < nv; i++ {
+				at.Disp = 32 * i
+				VMOVUPS(at, ys[i])
+			}
+			for i := 0; i < nv; i++ {
+				VMOVUPS(ys[i], Mem{Base: dst, Disp: 32 * i})
+			}
+		}
+		ADDQ(U32(v.width), dst)
+		INCQ(r)
+		JMP(LabelRef(name(v) + "run"))
+		Label(name(v) + "next")
+		ADDQ(U8(8), offs)
+		DECQ(n)
+		JMP(LabelRef(name(v)))
+	}
+	Label("runsdone")
+	VZEROUPPER()
+	RET()
+}
+
 // dotSpec describes one dot-product kernel: a tile of mr rows of A by nr
 // rows of B, each entry a dot product along contiguous memory.
 type dotSpec struct {
@@ -1173,6 +1253,7 @@ func main() {
 	genPackBTrans()
 	genPackSTrans()
 	genCopyRows()
+	genCopyRuns()
 	genWinograd()
 	for _, d := range []dotSpec{
 		{name: "sdotAVX2", mr: 2, nr: 6},
