@@ -51,6 +51,15 @@ type bconvCase struct {
 	bias, strided                     bool
 }
 
+// conv is the case's convolution, its output size filled in.
+func (tc bconvCase) conv() Conv {
+	cv := Conv{N: tc.n, C: tc.c, H: tc.h, W: tc.w, O: tc.o, KH: tc.kh, KW: tc.kw, G: tc.g,
+		SH: tc.s, SW: tc.s, PH: tc.p, PW: tc.p, DH: tc.d, DW: tc.d}
+	cv.OH = OutSize(cv.H, cv.KH, cv.SH, cv.PH, cv.DH)
+	cv.OW = OutSize(cv.W, cv.KW, cv.SW, cv.PW, cv.DW)
+	return cv
+}
+
 var bconvCases = []bconvCase{
 	{n: 2, c: 3, h: 9, w: 11, o: 5, kh: 3, kw: 3, g: 1, s: 1, p: 1, d: 1, bias: true},
 	{n: 1, c: 8, h: 12, w: 12, o: 16, kh: 3, kw: 3, g: 1, s: 1, p: 0, d: 1},
@@ -70,10 +79,7 @@ var bconvCases = []bconvCase{
 func bconvRun(t *testing.T, tc bconvCase, seed uint64) []uint16 {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 3))
-	cv := Conv{N: tc.n, C: tc.c, H: tc.h, W: tc.w, O: tc.o, KH: tc.kh, KW: tc.kw, G: tc.g,
-		SH: tc.s, SW: tc.s, PH: tc.p, PW: tc.p, DH: tc.d, DW: tc.d}
-	cv.OH = OutSize(cv.H, cv.KH, cv.SH, cv.PH, cv.DH)
-	cv.OW = OutSize(cv.W, cv.KW, cv.SW, cv.PW, cv.DW)
+	cv := tc.conv()
 	xs := [4]int{cv.C * cv.H * cv.W, cv.H * cv.W, cv.W, 1}
 	if tc.strided { // channels last, a gap between images
 		xs = [4]int{cv.H*cv.W*cv.C + 5, 1, cv.W * cv.C, cv.C}
@@ -172,10 +178,7 @@ func TestConvGradInputBF16(t *testing.T) {
 			defer current.Store(old)
 			for ci, tc := range bconvCases {
 				r := rand.New(rand.NewPCG(uint64(ci), 5))
-				cv := Conv{N: tc.n, C: tc.c, H: tc.h, W: tc.w, O: tc.o, KH: tc.kh, KW: tc.kw, G: tc.g,
-					SH: tc.s, SW: tc.s, PH: tc.p, PW: tc.p, DH: tc.d, DW: tc.d}
-				cv.OH = OutSize(cv.H, cv.KH, cv.SH, cv.PH, cv.DH)
-				cv.OW = OutSize(cv.W, cv.KW, cv.SW, cv.PW, cv.DW)
+				cv := tc.conv()
 				cg := cv.C / cv.G
 				gout := randBF(r, cv.N*cv.O*cv.OH*cv.OW)
 				w := randBF(r, cv.O*cg*cv.KH*cv.KW)
@@ -338,10 +341,7 @@ func TestConvGradWeightBF16(t *testing.T) {
 					SetThreads(th)
 					for ci, tc := range cases {
 						r := rand.New(rand.NewPCG(uint64(ci), 6))
-						cv := Conv{N: tc.n, C: tc.c, H: tc.h, W: tc.w, O: tc.o, KH: tc.kh, KW: tc.kw, G: tc.g,
-							SH: tc.s, SW: tc.s, PH: tc.p, PW: tc.p, DH: tc.d, DW: tc.d}
-						cv.OH = OutSize(cv.H, cv.KH, cv.SH, cv.PH, cv.DH)
-						cv.OW = OutSize(cv.W, cv.KW, cv.SW, cv.PW, cv.DW)
+						cv := tc.conv()
 						cg := cv.C / cv.G
 						x := randBF(r, cv.N*cv.C*cv.H*cv.W)
 						xs := [4]int{cv.C * cv.H * cv.W, cv.H * cv.W, cv.W, 1}
