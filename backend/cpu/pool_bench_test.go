@@ -18,6 +18,17 @@ func benchView(dt backend.DType, shape ...int) backend.View {
 	return backend.View{S: s, Shape: shape, Strides: backend.ContiguousStrides(shape)}
 }
 
+// benchHalf allocates a contiguous bfloat16 view of random values
+// (Random's normal float32 values, seed 1, rounded).
+func benchHalf(shape ...int) backend.View {
+	var be Backend
+	x32 := benchView(backend.Float32, shape...)
+	be.Random(x32, 1, 0, true)
+	x := benchView(backend.BFloat16, shape...)
+	be.Copy(x, x32)
+	return x
+}
+
 // cpuLoop runs f b.N times and reports the CPU time per run (cpu-ms/op),
 // which says more than wall time on a loaded machine.
 func cpuLoop(b *testing.B, f func()) {
@@ -94,10 +105,7 @@ func BenchmarkBatchNormTrain(b *testing.B) {
 // with indices and backward.
 func BenchmarkMaxPoolHalf(b *testing.B) {
 	var be Backend
-	x32 := benchView(backend.Float32, 64, 32, 28, 28)
-	be.Random(x32, 1, 0, true)
-	x := benchView(backend.BFloat16, 64, 32, 28, 28)
-	be.Copy(x, x32)
+	x := benchHalf(64, 32, 28, 28)
 	out, idx := benchView(backend.BFloat16, 64, 32, 14, 14), benchView(backend.Int64, 64, 32, 14, 14)
 	p := backend.Pool2dParams{Kernel: [2]int{2, 2}, Stride: [2]int{2, 2}}
 	b.Run("forward", func(b *testing.B) {
@@ -115,10 +123,7 @@ func BenchmarkMaxPoolHalf(b *testing.B) {
 // in inference.
 func BenchmarkMaxPoolResNetHalf(b *testing.B) {
 	var be Backend
-	x32 := benchView(backend.Float32, 16, 64, 112, 112)
-	be.Random(x32, 1, 0, true)
-	x := benchView(backend.BFloat16, 16, 64, 112, 112)
-	be.Copy(x, x32)
+	x := benchHalf(16, 64, 112, 112)
 	out, idx := benchView(backend.BFloat16, 16, 64, 56, 56), benchView(backend.Int64, 16, 64, 56, 56)
 	p := backend.Pool2dParams{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}}
 	b.Run("values", func(b *testing.B) {

@@ -44,57 +44,11 @@ func convGradWeightPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, go
 	xhs := getScratch[float32]((cv.N*g.img + 1) / 2)
 	defer putScratch(xhs)
 	xh := unsafe.Slice((*uint16)(unsafe.Pointer(&xhs[0])), cv.N*g.img)
-	planes := cv.N * g.r.n * g.c.n
-	runItems(planes*g.r.q, workers(planes*g.r.q, float64(g.c.q*cv.C)/8), func(_, it int) {
-		i := it % g.r.q
-		pl := it / g.r.q
-		b := pl % g.c.n
-		a := pl / g.c.n % g.r.n
-		n := pl / (g.c.n * g.r.n)
-		dst := xh[(pl*g.r.q+i)*g.c.q*cv.C:][:g.c.q*cv.C]
-		ih := i*cv.SH + g.r.val[a] - cv.PH
-		if ih < 0 || ih >= cv.H {
-			clear(dst)
-			return
-		}
-		for j := 0; j < g.c.q; j++ {
-			d := dst[j*cv.C : (j+1)*cv.C]
-			iw := j*cv.SW + g.c.val[b] - cv.PW
-			if iw < 0 || iw >= cv.W {
-				clear(d)
-				continue
-			}
-			s := n*xs[0] + ih*xs[2] + iw*xs[3]
-			for c := range d {
-				d[c] = x[s]
-				s += xs[1]
-			}
-		}
-	})
+	channelLast(cv, g, x, xs, xh)
 
 	// Column m = tap·cg + c of a group's [og × kg] product, in panels of nr
-	// columns: runs of one tap and each column's xh offset, as
-	// convGradWeightGEMM has them.
-	type run struct{ off, n int }
-	var runs [][]run
-	var lanes [][]int
-	for m0 := 0; m0 < kg; m0 += nr {
-		var rs []run
-		var ls []int
-		for m := m0; m < min(kg, m0+nr); {
-			tap, c := m/cg, m%cg
-			n := min(cg-c, m0+nr-m)
-			ki, kj := tap/cv.KW, tap%cv.KW
-			off := (((g.r.idx[ki]*g.c.n+g.c.idx[kj])*g.r.q+g.r.off[ki])*g.c.q+g.c.off[kj])*cv.C + c
-			rs = append(rs, run{off, n})
-			for i := range n {
-				ls = append(ls, off+i)
-			}
-			m += n
-		}
-		runs = append(runs, rs)
-		lanes = append(lanes, ls)
-	}
+	// columns, as convGradWeightGEMM has them
+	runs, lanes := gradPanels(cv, g, nr)
 
 	l := cv.OH * cv.OW
 	total := cv.N * l
@@ -123,12 +77,7 @@ func convGradWeightPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, go
 		p0 := it * kcb
 		kc := min(kcb, total-p0)
 		kp := (kc + 1) / 2
-		for p := 0; p < kc; p++ {
-			n, r := (p0+p)/l, (p0+p)%l
-			oh, ow := r/cv.OW, r%cv.OW
-			s.pos[p] = n*g.img + (oh*g.c.q+ow)*cv.C
-			s.gpos[p] = n*cv.O*l + r
-		}
+		gradPositions(cv, g, p0, s.pos[:kc], s.gpos[:kc])
 		pos, gpos := s.pos[:kc], s.gpos[:kc]
 		full := kc / 2 // pairs with both positions
 		aw := words(s.a)
@@ -185,23 +134,7 @@ func convGradWeightPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, go
 					clear(d[len(ls):])
 				}
 				j := jp * nr
-				cols := min(nr, kg-j)
-				bb := (*float32)(unsafe.Pointer(&bp[0]))
-				for ir := 0; ir < og; ir += mr {
-					fn, whole := kr.rowsFn(og - ir)
-					a := &s.a[ir*kp]
-					if whole && cols == nr {
-						fn(kp, a, bb, &ga[ir*kg+j], kg, 1)
-						continue
-					}
-					fn(kp, a, bb, &buf.t[0], nr, 0)
-					for r := 0; r < min(mr, og-ir); r++ {
-						dst := ga[(ir+r)*kg+j:][:cols]
-						for c, v := range buf.t[r*nr : r*nr+cols] {
-							dst[c] += v
-						}
-					}
-				}
+				addGradPanel(kr, kp, s.a, (*float32)(unsafe.Pointer(&bp[0])), buf.t, ga, og, kg, j, min(nr, kg-j))
 			}
 		}
 	})
@@ -210,16 +143,5 @@ func convGradWeightPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, go
 			putScratch(st[wk].a)
 		}
 	}
-	// gw[o][c][tap] = Σ_wk acc[wk][o][tap][c]
-	for o := 0; o < cv.O; o++ {
-		for tap := 0; tap < kk; tap++ {
-			for c := 0; c < cg; c++ {
-				var v float32
-				for wk := 0; wk < t; wk++ {
-					v += acc[wk*accSize+o*kg+tap*cg+c]
-				}
-				gw[o*kg+c*kk+tap] = v
-			}
-		}
-	}
+	sumGradAccs(cv, acc, t, accSize, gw)
 }

@@ -51,6 +51,15 @@ type bconvCase struct {
 	bias, strided                     bool
 }
 
+// conv is the case's convolution, its output size filled in.
+func (tc bconvCase) conv() Conv {
+	cv := Conv{N: tc.n, C: tc.c, H: tc.h, W: tc.w, O: tc.o, KH: tc.kh, KW: tc.kw, G: tc.g,
+		SH: tc.s, SW: tc.s, PH: tc.p, PW: tc.p, DH: tc.d, DW: tc.d}
+	cv.OH = OutSize(cv.H, cv.KH, cv.SH, cv.PH, cv.DH)
+	cv.OW = OutSize(cv.W, cv.KW, cv.SW, cv.PW, cv.DW)
+	return cv
+}
+
 var bconvCases = []bconvCase{
 	{n: 2, c: 3, h: 9, w: 11, o: 5, kh: 3, kw: 3, g: 1, s: 1, p: 1, d: 1, bias: true},
 	{n: 1, c: 8, h: 12, w: 12, o: 16, kh: 3, kw: 3, g: 1, s: 1, p: 0, d: 1},
@@ -70,10 +79,7 @@ var bconvCases = []bconvCase{
 func bconvRun(t *testing.T, tc bconvCase, seed uint64) []uint16 {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 3))
-	cv := Conv{N: tc.n, C: tc.c, H: tc.h, W: tc.w, O: tc.o, KH: tc.kh, KW: tc.kw, G: tc.g,
-		SH: tc.s, SW: tc.s, PH: tc.p, PW: tc.p, DH: tc.d, DW: tc.d}
-	cv.OH = OutSize(cv.H, cv.KH, cv.SH, cv.PH, cv.DH)
-	cv.OW = OutSize(cv.W, cv.KW, cv.SW, cv.PW, cv.DW)
+	cv := tc.conv()
 	xs := [4]int{cv.C * cv.H * cv.W, cv.H * cv.W, cv.W, 1}
 	if tc.strided { // channels last, a gap between images
 		xs = [4]int{cv.H*cv.W*cv.C + 5, 1, cv.W * cv.C, cv.C}
@@ -172,11 +178,8 @@ func TestConvGradInputBF16(t *testing.T) {
 			defer current.Store(old)
 			for ci, tc := range bconvCases {
 				r := rand.New(rand.NewPCG(uint64(ci), 5))
-				cv := Conv{N: tc.n, C: tc.c, H: tc.h, W: tc.w, O: tc.o, KH: tc.kh, KW: tc.kw, G: tc.g,
-					SH: tc.s, SW: tc.s, PH: tc.p, PW: tc.p, DH: tc.d, DW: tc.d}
-				cv.OH = OutSize(cv.H, cv.KH, cv.SH, cv.PH, cv.DH)
-				cv.OW = OutSize(cv.W, cv.KW, cv.SW, cv.PW, cv.DW)
-				cg, og := cv.C/cv.G, cv.O/cv.G
+				cv := tc.conv()
+				cg := cv.C / cv.G
 				gout := randBF(r, cv.N*cv.O*cv.OH*cv.OW)
 				w := randBF(r, cv.O*cg*cv.KH*cv.KW)
 				gx := make([]uint16, cv.N*cv.C*cv.H*cv.W)
@@ -191,31 +194,12 @@ func TestConvGradInputBF16(t *testing.T) {
 				ref := make([]float64, len(gx))
 				abs := make([]float64, len(gx))
 				terms := make([]float64, len(gx))
-				for n := 0; n < cv.N; n++ {
-					for o := 0; o < cv.O; o++ {
-						g := o / og
-						for oh := 0; oh < cv.OH; oh++ {
-							for ow := 0; ow < cv.OW; ow++ {
-								gv := bfVal(gout[((n*cv.O+o)*cv.OH+oh)*cv.OW+ow])
-								for c := 0; c < cg; c++ {
-									for ki := 0; ki < cv.KH; ki++ {
-										for kj := 0; kj < cv.KW; kj++ {
-											ih, iw := oh*cv.SH+ki*cv.DH-cv.PH, ow*cv.SW+kj*cv.DW-cv.PW
-											if ih < 0 || ih >= cv.H || iw < 0 || iw >= cv.W {
-												continue
-											}
-											xi := ((n*cv.C+g*cg+c)*cv.H+ih)*cv.W + iw
-											v := gv * bfVal(w[((o*cg+c)*cv.KH+ki)*cv.KW+kj])
-											ref[xi] += v
-											abs[xi] += math.Abs(v)
-											terms[xi]++
-										}
-									}
-								}
-							}
-						}
-					}
-				}
+				convTerms(cv, [4]int{}, func(oi, wi, _, xi int) {
+					v := bfVal(gout[oi]) * bfVal(w[wi])
+					ref[xi] += v
+					abs[xi] += math.Abs(v)
+					terms[xi]++
+				})
 				for i, v := range gx {
 					e := 2 * (terms[i] + 1) * 0x1p-24 * abs[i]
 					if d := math.Abs(bfVal(v) - ref[i]); !(d <= 0x1p-8*math.Abs(ref[i])+2*e) {
@@ -357,11 +341,8 @@ func TestConvGradWeightBF16(t *testing.T) {
 					SetThreads(th)
 					for ci, tc := range cases {
 						r := rand.New(rand.NewPCG(uint64(ci), 6))
-						cv := Conv{N: tc.n, C: tc.c, H: tc.h, W: tc.w, O: tc.o, KH: tc.kh, KW: tc.kw, G: tc.g,
-							SH: tc.s, SW: tc.s, PH: tc.p, PW: tc.p, DH: tc.d, DW: tc.d}
-						cv.OH = OutSize(cv.H, cv.KH, cv.SH, cv.PH, cv.DH)
-						cv.OW = OutSize(cv.W, cv.KW, cv.SW, cv.PW, cv.DW)
-						cg, og := cv.C/cv.G, cv.O/cv.G
+						cv := tc.conv()
+						cg := cv.C / cv.G
 						x := randBF(r, cv.N*cv.C*cv.H*cv.W)
 						xs := [4]int{cv.C * cv.H * cv.W, cv.H * cv.W, cv.W, 1}
 						if tc.strided { // channels-last
@@ -378,30 +359,11 @@ func TestConvGradWeightBF16(t *testing.T) {
 						ref := make([]float64, len(gw))
 						abs := make([]float64, len(gw))
 						terms := cv.N * cv.OH * cv.OW
-						for n := 0; n < cv.N; n++ {
-							for o := 0; o < cv.O; o++ {
-								g := o / og
-								for oh := 0; oh < cv.OH; oh++ {
-									for ow := 0; ow < cv.OW; ow++ {
-										gv := bfVal(gout[((n*cv.O+o)*cv.OH+oh)*cv.OW+ow])
-										for c := 0; c < cg; c++ {
-											for ki := 0; ki < cv.KH; ki++ {
-												for kj := 0; kj < cv.KW; kj++ {
-													ih, iw := oh*cv.SH+ki*cv.DH-cv.PH, ow*cv.SW+kj*cv.DW-cv.PW
-													if ih < 0 || ih >= cv.H || iw < 0 || iw >= cv.W {
-														continue
-													}
-													v := gv * bfVal(x[n*xs[0]+(g*cg+c)*xs[1]+ih*xs[2]+iw*xs[3]])
-													wi := ((o*cg+c)*cv.KH+ki)*cv.KW + kj
-													ref[wi] += v
-													abs[wi] += math.Abs(v)
-												}
-											}
-										}
-									}
-								}
-							}
-						}
+						convTerms(cv, xs, func(oi, wi, xi, _ int) {
+							v := bfVal(gout[oi]) * bfVal(x[xi])
+							ref[wi] += v
+							abs[wi] += math.Abs(v)
+						})
 						for i, v := range gw {
 							e := 2 * float64(terms+1) * 0x1p-24 * abs[i]
 							if d := math.Abs(float64(v) - ref[i]); !(d <= e) {

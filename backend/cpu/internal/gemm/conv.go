@@ -245,6 +245,30 @@ func fillPhase[T float](dst, x []T, src, sr, sc, h, w, hq, wq, sh, sw, ph, pw in
 // element (g, r, c, ki, kj) is w[base + g·gs + r·rs + c·cs + ki·ks + kj·ls].
 type wlayout struct{ base, gs, rs, cs, ks, ls int }
 
+// at starts a walk over row r of group g's k = (c, ki, kj) (kh×kw taps)
+// at k: ki, kj and the element's index.
+func (wl wlayout) at(g, r, k, kh, kw int) (ki, kj, idx int) {
+	c, t := k/(kh*kw), k%(kh*kw)
+	ki, kj = t/kw, t%kw
+	return ki, kj, wl.base + g*wl.gs + r*wl.rs + c*wl.cs + ki*wl.ks + kj*wl.ls
+}
+
+// next moves such a walk one k on.
+func (wl wlayout) next(ki, kj, idx, kh, kw int) (int, int, int) {
+	kj++
+	idx += wl.ls
+	if kj == kw {
+		kj = 0
+		ki++
+		idx += wl.ks - kw*wl.ls
+		if ki == kh {
+			ki = 0
+			idx += wl.cs - kh*wl.ks
+		}
+	}
+	return ki, kj, idx
+}
+
 // forwardLayout is the layout of a contiguous [O, C/G, KH, KW] weight.
 func forwardLayout(cv Conv) wlayout {
 	kk := cv.KH * cv.KW
@@ -312,26 +336,14 @@ func packWeights[T float](dst, w []T, wl wlayout, groups, rows, chans, kh, kw in
 				continue
 			}
 			// walk (c, ki, kj) from k = pc
-			c, t := pc/(kh*kw), pc%(kh*kw)
-			ki, kj := t/kw, t%kw
-			idx := wl.base + g*wl.gs + r*wl.rs + c*wl.cs + ki*wl.ks + kj*wl.ls
+			ki, kj, idx := wl.at(g, r, pc, kh, kw)
 			for p := 0; p < kc; p++ {
 				if pc+p == kg {
 					d[p*mr+i] = bias[g*rows+r]
 					break
 				}
 				d[p*mr+i] = w[idx]
-				kj++
-				idx += wl.ls
-				if kj == kw {
-					kj = 0
-					ki++
-					idx += wl.ks - kw*wl.ls
-					if ki == kh {
-						ki = 0
-						idx += wl.cs - kh*wl.ks
-					}
-				}
+				ki, kj, idx = wl.next(ki, kj, idx, kh, kw)
 			}
 		}
 	})

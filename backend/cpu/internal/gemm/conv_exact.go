@@ -55,22 +55,10 @@ func (e *convExact) packA(dst []float32, i0, mc, p0, kc, mr int, simd bool) {
 				continue
 			}
 			// walk (c, ki, kj) from k = p0
-			c, t := p0/(kh*kw), p0%(kh*kw)
-			ki, kj := t/kw, t%kw
-			idx := wl.base + e.gi*wl.gs + r*wl.rs + c*wl.cs + ki*wl.ks + kj*wl.ls
+			ki, kj, idx := wl.at(e.gi, r, p0, kh, kw)
 			for p := 0; p < kc; p++ {
 				d[p*mr+i] = e.w[idx]
-				kj++
-				idx += wl.ls
-				if kj == kw {
-					kj = 0
-					ki++
-					idx += wl.ks - kw*wl.ls
-					if ki == kh {
-						ki = 0
-						idx += wl.cs - kh*wl.ks
-					}
-				}
+				ki, kj, idx = wl.next(ki, kj, idx, kh, kw)
 			}
 		}
 	}

@@ -270,57 +270,11 @@ func convGradWeightGEMM[T float](cv Conv, x []T, xs [4]int, gout, gw []T) {
 	// xh[n][a][b][i][j][c]
 	xh := getScratch[T](cv.N * g.img)
 	defer putScratch(xh)
-	planes := cv.N * g.r.n * g.c.n
-	runItems(planes*g.r.q, workers(planes*g.r.q, float64(g.c.q*cv.C)/8), func(_, it int) {
-		i := it % g.r.q
-		pl := it / g.r.q
-		b := pl % g.c.n
-		a := pl / g.c.n % g.r.n
-		n := pl / (g.c.n * g.r.n)
-		dst := xh[(pl*g.r.q+i)*g.c.q*cv.C:][:g.c.q*cv.C]
-		ih := i*cv.SH + g.r.val[a] - cv.PH
-		if ih < 0 || ih >= cv.H {
-			clear(dst)
-			return
-		}
-		for j := 0; j < g.c.q; j++ {
-			d := dst[j*cv.C : (j+1)*cv.C]
-			iw := j*cv.SW + g.c.val[b] - cv.PW
-			if iw < 0 || iw >= cv.W {
-				clear(d)
-				continue
-			}
-			s := n*xs[0] + ih*xs[2] + iw*xs[3]
-			for c := range d {
-				d[c] = x[s]
-				s += xs[1]
-			}
-		}
-	})
+	channelLast(cv, g, x, xs, xh)
 
-	// Column m = tap·cg + c of a group's [og × kg] product; panels of nr
-	// columns split into runs of one tap, and each column's xh offset
-	// (tap, channel).
-	type run struct{ off, t0, n int } // xh offset, first lane, lanes
-	var runs [][]run
-	var lanes [][]int
-	for m0 := 0; m0 < kg; m0 += nr {
-		var rs []run
-		var ls []int
-		for m := m0; m < min(kg, m0+nr); {
-			tap, c := m/cg, m%cg
-			n := min(cg-c, m0+nr-m)
-			ki, kj := tap/cv.KW, tap%cv.KW
-			off := (((g.r.idx[ki]*g.c.n+g.c.idx[kj])*g.r.q+g.r.off[ki])*g.c.q+g.c.off[kj])*cv.C + c
-			rs = append(rs, run{off, m - m0, n})
-			for i := range n {
-				ls = append(ls, off+i)
-			}
-			m += n
-		}
-		runs = append(runs, rs)
-		lanes = append(lanes, ls)
-	}
+	// Column m = tap·cg + c of a group's [og × kg] product, in panels of nr
+	// columns
+	runs, lanes := gradPanels(cv, g, nr)
 
 	l := cv.OH * cv.OW
 	total := cv.N * l
@@ -351,12 +305,7 @@ func convGradWeightGEMM[T float](cv Conv, x []T, xs [4]int, gout, gw []T) {
 		defer kr.bufs.put(buf)
 		p0 := it * kcb
 		kc := min(kcb, total-p0)
-		for p := 0; p < kc; p++ {
-			n, r := (p0+p)/l, (p0+p)%l
-			oh, ow := r/cv.OW, r%cv.OW
-			s.pos[p] = n*g.img + (oh*g.c.q+ow)*cv.C
-			s.gpos[p] = n*cv.O*l + r
-		}
+		gradPositions(cv, g, p0, s.pos[:kc], s.gpos[:kc])
 		pos, gpos := s.pos[:kc], s.gpos[:kc]
 		myAcc := acc[wk*accSize : (wk+1)*accSize]
 		for gi := 0; gi < cv.G; gi++ {
@@ -406,21 +355,7 @@ func convGradWeightGEMM[T float](cv Conv, x []T, xs [4]int, gout, gw []T) {
 					}
 				}
 				j := jp * nr
-				cols := min(nr, kg-j)
-				for ir := 0; ir < og; ir += mr {
-					fn, whole := kr.rowsFn(og - ir)
-					if whole && cols == nr {
-						fn(kc, &s.a[ir*kc], &bp[0], &ga[ir*kg+j], kg, 1)
-						continue
-					}
-					fn(kc, &s.a[ir*kc], &bp[0], &buf.t[0], nr, 0)
-					for r := 0; r < min(mr, og-ir); r++ {
-						dst := ga[(ir+r)*kg+j:][:cols]
-						for c, v := range buf.t[r*nr : r*nr+cols] {
-							dst[c] += v
-						}
-					}
-				}
+				addGradPanel(kr, kc, s.a, &bp[0], buf.t, ga, og, kg, j, min(nr, kg-j))
 			}
 		}
 	})
@@ -429,7 +364,111 @@ func convGradWeightGEMM[T float](cv Conv, x []T, xs [4]int, gout, gw []T) {
 			putScratch(st[wk].a)
 		}
 	}
-	// gw[o][c][tap] = Σ_wk acc[wk][o][tap][c]
+	sumGradAccs(cv, acc, t, accSize, gw)
+}
+
+// channelLast rearranges x (strides xs) into g's phase images with the
+// channel last, xh[n][a][b][i][j][c], zero where the input is padding:
+// the B operand of the weight gradient's GEMM, whose row for one position
+// and tap is a contiguous run of channels.
+func channelLast[E any](cv Conv, g geom, x []E, xs [4]int, xh []E) {
+	planes := cv.N * g.r.n * g.c.n
+	runItems(planes*g.r.q, workers(planes*g.r.q, float64(g.c.q*cv.C)/8), func(_, it int) {
+		i := it % g.r.q
+		pl := it / g.r.q
+		b := pl % g.c.n
+		a := pl / g.c.n % g.r.n
+		n := pl / (g.c.n * g.r.n)
+		dst := xh[(pl*g.r.q+i)*g.c.q*cv.C:][:g.c.q*cv.C]
+		ih := i*cv.SH + g.r.val[a] - cv.PH
+		if ih < 0 || ih >= cv.H {
+			clear(dst)
+			return
+		}
+		for j := 0; j < g.c.q; j++ {
+			d := dst[j*cv.C : (j+1)*cv.C]
+			iw := j*cv.SW + g.c.val[b] - cv.PW
+			if iw < 0 || iw >= cv.W {
+				clear(d)
+				continue
+			}
+			s := n*xs[0] + ih*xs[2] + iw*xs[3]
+			for c := range d {
+				d[c] = x[s]
+				s += xs[1]
+			}
+		}
+	})
+}
+
+// gradRun is a run of one tap among a weight-gradient panel's columns:
+// its xh offset and its length.
+type gradRun struct{ off, n int }
+
+// gradPanels splits the columns m = tap·cg + c of a group's [og × kg]
+// weight gradient into panels of nr: per panel, its runs of one tap and
+// each column's xh offset (tap, channel).
+func gradPanels(cv Conv, g geom, nr int) (runs [][]gradRun, lanes [][]int) {
+	cg := cv.C / cv.G
+	kg := cg * cv.KH * cv.KW
+	for m0 := 0; m0 < kg; m0 += nr {
+		var rs []gradRun
+		var ls []int
+		for m := m0; m < min(kg, m0+nr); {
+			tap, c := m/cg, m%cg
+			n := min(cg-c, m0+nr-m)
+			ki, kj := tap/cv.KW, tap%cv.KW
+			off := (((g.r.idx[ki]*g.c.n+g.c.idx[kj])*g.r.q+g.r.off[ki])*g.c.q+g.c.off[kj])*cv.C + c
+			rs = append(rs, gradRun{off, n})
+			for i := range n {
+				ls = append(ls, off+i)
+			}
+			m += n
+		}
+		runs = append(runs, rs)
+		lanes = append(lanes, ls)
+	}
+	return runs, lanes
+}
+
+// gradPositions sets pos[p] and gpos[p] to the xh and the gout offsets of
+// output position p0+p (over the N·OH·OW positions), for p < len(pos).
+func gradPositions(cv Conv, g geom, p0 int, pos, gpos []int) {
+	l := cv.OH * cv.OW
+	for p := range pos {
+		n, r := (p0+p)/l, (p0+p)%l
+		oh, ow := r/cv.OW, r%cv.OW
+		pos[p] = n*g.img + (oh*g.c.q+ow)*cv.C
+		gpos[p] = n*cv.O*l + r
+	}
+}
+
+// addGradPanel adds the product of a (og gout rows packed in mr-row
+// panels of k steps) and the B panel b (nr columns, cols of them real)
+// into columns j.. of ga (rows kg apart), through t for a partial tile.
+func addGradPanel[T float](kr *kernel[T], k int, a []T, b *T, t, ga []T, og, kg, j, cols int) {
+	mr, nr := kr.mr, kr.nr
+	for ir := 0; ir < og; ir += mr {
+		fn, whole := kr.rowsFn(og - ir)
+		if whole && cols == nr {
+			fn(k, &a[ir*k], b, &ga[ir*kg+j], kg, 1)
+			continue
+		}
+		fn(k, &a[ir*k], b, &t[0], nr, 0)
+		for r := 0; r < min(mr, og-ir); r++ {
+			dst := ga[(ir+r)*kg+j:][:cols]
+			for c, v := range t[r*nr : r*nr+cols] {
+				dst[c] += v
+			}
+		}
+	}
+}
+
+// sumGradAccs sets gw[o][c][tap] = Σ_wk acc[wk][o][tap][c] over the t
+// accumulators of accSize elements each.
+func sumGradAccs[T float](cv Conv, acc []T, t, accSize int, gw []T) {
+	cg, kk := cv.C/cv.G, cv.KH*cv.KW
+	kg := cg * kk
 	for o := 0; o < cv.O; o++ {
 		for tap := 0; tap < kk; tap++ {
 			for c := 0; c < cg; c++ {

@@ -559,65 +559,11 @@ func genPackBTrans() {
 	TEXT("packBTrans", NOSPLIT, "func(dst *uint32, src *uint16, offs *int, nb, ds, lmask, smask int)")
 	Pragma("noescape")
 	Doc("packBTrans packs blocks of 16 bfloat16 pairs of 16 rows by transposing them (see genPackBTrans in package asm).")
-	dst, src, offs, nb, ds, t := reg.RDI, reg.RSI, reg.RDX, reg.RCX, reg.R8, reg.R9
-	Load(Param("dst"), dst)
-	Load(Param("src"), src)
-	Load(Param("offs"), offs)
-	Load(Param("nb"), nb)
-	Load(Param("ds"), ds)
-	SHLQ(U8(2), ds)
-	Load(Param("lmask"), reg.RAX)
-	KMOVW(reg.EAX, reg.K2)
-	Load(Param("smask"), reg.RAX)
-	KMOVW(reg.EAX, reg.K1)
-	z := func(i int) reg.VecPhysical { return vec(spec{zmm: true}, i) }
-	Label("loop")
-	TESTQ(nb, nb)
-	JE(LabelRef("done"))
-	for i := 0; i < 16; i++ {
-		MOVQ(Mem{Base: offs, Disp: 8 * i}, t)
-		VMOVDQU32(Mem{Base: src, Index: t, Scale: 1}, z(i))
-	}
-	// rows 2i, 2i+1 → t[2i] = [a0 b0 a1 b1], t[2i+1] = [a2 b2 a3 b3] per 128-bit lane
-	for i := 0; i < 8; i++ {
-		VPUNPCKLDQ(z(2*i+1), z(2*i), z(16+2*i))
-		VPUNPCKHDQ(z(2*i+1), z(2*i), z(16+2*i+1))
-	}
-	// groups of four rows: v[g][j] = rows 4g..4g+3, word 4L+j in lane L
-	for g := 0; g < 4; g++ {
-		t0, t1, t2, t3 := z(16+4*g), z(16+4*g+1), z(16+4*g+2), z(16+4*g+3)
-		VPUNPCKLQDQ(t2, t0, z(4*g))
-		VPUNPCKHQDQ(t2, t0, z(4*g+1))
-		VPUNPCKLQDQ(t3, t1, z(4*g+2))
-		VPUNPCKHQDQ(t3, t1, z(4*g+3))
-	}
-	// across the four groups' 128-bit lanes
-	for j := 0; j < 4; j++ {
-		a, b, c, d := z(j), z(4+j), z(8+j), z(12+j)
-		VSHUFI32X4(U8(0x44), b, a, z(16+4*j))   // [A0 A1 B0 B1]
-		VSHUFI32X4(U8(0xEE), b, a, z(16+4*j+1)) // [A2 A3 B2 B3]
-		VSHUFI32X4(U8(0x44), d, c, z(16+4*j+2)) // [C0 C1 D0 D1]
-		VSHUFI32X4(U8(0xEE), d, c, z(16+4*j+3)) // [C2 C3 D2 D3]
-	}
-	for j := 0; j < 4; j++ {
-		x0, x1, y0, y1 := z(16+4*j), z(16+4*j+1), z(16+4*j+2), z(16+4*j+3)
-		// step 4L+j is lane L of every group
-		VSHUFI32X4_Z(U8(0x88), y0, x0, reg.K2, z(j))
-		VSHUFI32X4_Z(U8(0xDD), y0, x0, reg.K2, z(4+j))
-		VSHUFI32X4_Z(U8(0x88), y1, x1, reg.K2, z(8+j))
-		VSHUFI32X4_Z(U8(0xDD), y1, x1, reg.K2, z(12+j))
-	}
-	for s := 0; s < 16; s++ {
-		// out step s = 4L + j sits in z(4L + j)... which is z(s)
-		VMOVDQU32(z(s), reg.K1, Mem{Base: dst})
-		ADDQ(ds, dst)
-	}
-	ADDQ(U8(64), src)
-	DECQ(nb)
-	JMP(LabelRef("loop"))
-	Label("done")
-	VZEROUPPER()
-	RET()
+	packTrans(transOps{
+		load: VMOVDQU32, store: VMOVDQU32,
+		lo32: VPUNPCKLDQ, hi32: VPUNPCKHDQ, lo64: VPUNPCKLQDQ, hi64: VPUNPCKHQDQ,
+		shuf: VSHUFI32X4, shufZ: VSHUFI32X4_Z,
+	}, nil)
 }
 
 // genPackSTrans generates packSTrans, the float32 panel packer for operands
@@ -633,6 +579,28 @@ func genPackSTrans() {
 	TEXT("packSTrans", NOSPLIT, "func(dst, src *float32, offs *int, nb, ds, lmask, smask int, alpha float32)")
 	Pragma("noescape")
 	Doc("packSTrans packs blocks of 16 k steps of 16 float32 rows by transposing them (see genPackSTrans in package asm).")
+	alpha, err := Param("alpha").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	packTrans(transOps{
+		load: VMOVUPS, store: VMOVUPS,
+		lo32: VUNPCKLPS, hi32: VUNPCKHPS, lo64: VUNPCKLPD, hi64: VUNPCKHPD,
+		shuf: VSHUFF32X4, shufZ: VSHUFF32X4_Z,
+	}, func(z reg.VecPhysical) { VMULPS_BCST(alpha.Addr, z, z) })
+}
+
+// transOps are the instructions of packTrans's 16×16 transpose of 32-bit
+// words, of the integer or of the float domain.
+type transOps struct {
+	load, store, lo32, hi32, lo64, hi64, shuf func(...Op)
+	shufZ                                     func(imm, a, b, k, dst Op)
+}
+
+// packTrans emits the body of packBTrans and packSTrans (see
+// genPackBTrans) with op's instructions; scale, when not nil, is applied
+// to each step's register before it is stored.
+func packTrans(op transOps, scale func(z reg.VecPhysical)) {
 	dst, src, offs, nb, ds, t := reg.RDI, reg.RSI, reg.RDX, reg.RCX, reg.R8, reg.R9
 	Load(Param("dst"), dst)
 	Load(Param("src"), src)
@@ -644,50 +612,49 @@ func genPackSTrans() {
 	KMOVW(reg.EAX, reg.K2)
 	Load(Param("smask"), reg.RAX)
 	KMOVW(reg.EAX, reg.K1)
-	alpha, err := Param("alpha").Resolve()
-	if err != nil {
-		panic(err)
-	}
 	z := func(i int) reg.VecPhysical { return vec(spec{zmm: true}, i) }
 	Label("loop")
 	TESTQ(nb, nb)
 	JE(LabelRef("done"))
 	for i := 0; i < 16; i++ {
 		MOVQ(Mem{Base: offs, Disp: 8 * i}, t)
-		VMOVUPS(Mem{Base: src, Index: t, Scale: 1}, z(i))
+		op.load(Mem{Base: src, Index: t, Scale: 1}, z(i))
 	}
 	// rows 2i, 2i+1 → t[2i] = [a0 b0 a1 b1], t[2i+1] = [a2 b2 a3 b3] per 128-bit lane
 	for i := 0; i < 8; i++ {
-		VUNPCKLPS(z(2*i+1), z(2*i), z(16+2*i))
-		VUNPCKHPS(z(2*i+1), z(2*i), z(16+2*i+1))
+		op.lo32(z(2*i+1), z(2*i), z(16+2*i))
+		op.hi32(z(2*i+1), z(2*i), z(16+2*i+1))
 	}
-	// groups of four rows: v[g][j] = rows 4g..4g+3, step 4L+j in lane L
+	// groups of four rows: v[g][j] = rows 4g..4g+3, word 4L+j in lane L
 	for g := 0; g < 4; g++ {
 		t0, t1, t2, t3 := z(16+4*g), z(16+4*g+1), z(16+4*g+2), z(16+4*g+3)
-		VUNPCKLPD(t2, t0, z(4*g))
-		VUNPCKHPD(t2, t0, z(4*g+1))
-		VUNPCKLPD(t3, t1, z(4*g+2))
-		VUNPCKHPD(t3, t1, z(4*g+3))
+		op.lo64(t2, t0, z(4*g))
+		op.hi64(t2, t0, z(4*g+1))
+		op.lo64(t3, t1, z(4*g+2))
+		op.hi64(t3, t1, z(4*g+3))
 	}
 	// across the four groups' 128-bit lanes
 	for j := 0; j < 4; j++ {
 		a, b, c, d := z(j), z(4+j), z(8+j), z(12+j)
-		VSHUFF32X4(U8(0x44), b, a, z(16+4*j))   // [A0 A1 B0 B1]
-		VSHUFF32X4(U8(0xEE), b, a, z(16+4*j+1)) // [A2 A3 B2 B3]
-		VSHUFF32X4(U8(0x44), d, c, z(16+4*j+2)) // [C0 C1 D0 D1]
-		VSHUFF32X4(U8(0xEE), d, c, z(16+4*j+3)) // [C2 C3 D2 D3]
+		op.shuf(U8(0x44), b, a, z(16+4*j))   // [A0 A1 B0 B1]
+		op.shuf(U8(0xEE), b, a, z(16+4*j+1)) // [A2 A3 B2 B3]
+		op.shuf(U8(0x44), d, c, z(16+4*j+2)) // [C0 C1 D0 D1]
+		op.shuf(U8(0xEE), d, c, z(16+4*j+3)) // [C2 C3 D2 D3]
 	}
 	for j := 0; j < 4; j++ {
 		x0, x1, y0, y1 := z(16+4*j), z(16+4*j+1), z(16+4*j+2), z(16+4*j+3)
 		// step 4L+j is lane L of every group
-		VSHUFF32X4_Z(U8(0x88), y0, x0, reg.K2, z(j))
-		VSHUFF32X4_Z(U8(0xDD), y0, x0, reg.K2, z(4+j))
-		VSHUFF32X4_Z(U8(0x88), y1, x1, reg.K2, z(8+j))
-		VSHUFF32X4_Z(U8(0xDD), y1, x1, reg.K2, z(12+j))
+		op.shufZ(U8(0x88), y0, x0, reg.K2, z(j))
+		op.shufZ(U8(0xDD), y0, x0, reg.K2, z(4+j))
+		op.shufZ(U8(0x88), y1, x1, reg.K2, z(8+j))
+		op.shufZ(U8(0xDD), y1, x1, reg.K2, z(12+j))
 	}
 	for s := 0; s < 16; s++ {
-		VMULPS_BCST(alpha.Addr, z(s), z(s))
-		VMOVUPS(z(s), reg.K1, Mem{Base: dst})
+		// step s = 4L + j sits in z(4L + j), which is z(s)
+		if scale != nil {
+			scale(z(s))
+		}
+		op.store(z(s), reg.K1, Mem{Base: dst})
 		ADDQ(ds, dst)
 	}
 	ADDQ(U8(64), src)

@@ -81,29 +81,80 @@ func mem(base reg.Register, disp int) Mem { return Mem{Base: base, Disp: disp} }
 func loop(t typ, name string, ptrs []reg.Register, sizes map[reg.Register]int, body func(i, disp int, scalar bool)) {
 	n := reg.RCX
 	vb := 32
-	stage := func(label string, regs, elems int, scalar bool, next string) {
-		Label(name + label)
-		CMPQ(n, U32(elems))
-		JL(LabelRef(name + next))
-		for i := 0; i < regs; i++ {
-			body(i, i*vb, scalar)
-		}
+	st := func(label string, regs, elems int, scalar bool, next string) {
+		var adv []advance
 		for _, p := range ptrs {
 			size, ok := sizes[p]
 			if !ok {
 				size = t.size()
 			}
-			ADDQ(U32(elems*size), p)
+			adv = append(adv, advance{p, elems * size})
 		}
-		SUBQ(U32(elems), n)
-		JMP(LabelRef(name + label))
+		stage(name, label, next, n, elems, adv, func() {
+			for i := 0; i < regs; i++ {
+				body(i, i*vb, scalar)
+			}
+		})
 	}
-	stage("_x4", 4, 4*t.lanes(), false, "_x1")
-	stage("_x1", 1, t.lanes(), false, "_tail")
-	stage("_tail", 1, 1, true, "_done")
+	st("_x4", 4, 4*t.lanes(), false, "_x1")
+	st("_x1", 1, t.lanes(), false, "_tail")
+	st("_tail", 1, 1, true, "_done")
+	done(name)
+}
+
+// advance is a pointer and the bytes it moves on by in one pass of a loop.
+type advance struct {
+	p     reg.Register
+	bytes int
+}
+
+// stage emits a loop at name+label: while n ≥ elems, body, the pointers
+// moved on and n reduced by elems; then on to name+next.
+func stage(name, label, next string, n reg.Register, elems int, ptrs []advance, body func()) {
+	Label(name + label)
+	CMPQ(n, U32(elems))
+	JL(LabelRef(name + next))
+	body()
+	for _, s := range ptrs {
+		ADDQ(U32(s.bytes), s.p)
+	}
+	SUBQ(U32(elems), n)
+	JMP(LabelRef(name + label))
+}
+
+// done emits name_done and the return.
+func done(name string) {
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// blocks emits a loop over n elements (k scratch) in blocks of at most
+// 2048: per block, the float32 lanes ys[0:4] zeroed, body run per elems
+// elements (the pointers moved on), then flush; it ends at name_done.
+func blocks(name string, n, k reg.Register, elems int, ptrs []advance, body, flush func()) {
+	Label(name + "_block")
+	TESTQ(n, n)
+	JE(LabelRef(name + "_done"))
+	MOVQ(n, k)
+	CMPQ(k, U32(2048))
+	JLE(LabelRef(name + "_k"))
+	MOVQ(U32(2048), k)
+	Label(name + "_k")
+	SUBQ(k, n)
+	for i := 0; i < 4; i++ {
+		VXORPS(ys[i], ys[i], ys[i])
+	}
+	Label(name + "_inner")
+	body()
+	for _, s := range ptrs {
+		ADDQ(U32(s.bytes), s.p)
+	}
+	SUBQ(U32(elems), k)
+	JNE(LabelRef(name + "_inner"))
+	flush()
+	JMP(LabelRef(name + "_block"))
+	Label(name + "_done")
 }
 
 // binary emits d[i] = a[i] op b[i] (form "vv"), a[i] op s ("vs") or
@@ -456,44 +507,31 @@ func sumLanes(name string, bf16 bool) {
 	for i := 0; i < 8; i++ { // the partial sums so far: x is added to them
 		VMOVUPD(mem(p, 32*i), ys[8+i])
 	}
-	Label(name + "_block")
-	TESTQ(n, n)
-	JE(LabelRef(name + "_done"))
-	MOVQ(n, k)
-	CMPQ(k, U32(2048))
-	JLE(LabelRef(name + "_k"))
-	MOVQ(U32(2048), k)
-	Label(name + "_k")
-	SUBQ(k, n)
-	for i := 0; i < 4; i++ {
-		VXORPS(ys[i], ys[i], ys[i])
-	}
-	Label(name + "_inner")
-	if bf16 {
-		for i := 0; i < 4; i++ {
-			VPMOVZXWD(mem(x, 16*i), ys[4+i])
-			VPSLLD(U8(16), ys[4+i], ys[4+i])
-			VADDPS(ys[4+i], ys[i], ys[i])
-		}
-		ADDQ(U32(64), x)
-	} else {
+	body := func() {
 		for i := 0; i < 4; i++ {
 			VADDPS(mem(x, 32*i), ys[i], ys[i])
 		}
-		ADDQ(U32(128), x)
 	}
-	SUBQ(U32(32), k)
-	JNE(LabelRef(name + "_inner"))
-	for i := 0; i < 4; i++ {
-		lo, hi := ys[8+2*i], ys[9+2*i]
-		VCVTPS2PD(xmm(ys[i]), reg.Y4)
-		VADDPD(reg.Y4, lo, lo)
-		VEXTRACTF128(U8(1), ys[i], reg.X5)
-		VCVTPS2PD(reg.X5, reg.Y5)
-		VADDPD(reg.Y5, hi, hi)
+	xb := 128 // bytes of x a pass
+	if bf16 {
+		body = func() {
+			for i := 0; i < 4; i++ {
+				widenBF16(mem(x, 16*i), ys[4+i])
+				VADDPS(ys[4+i], ys[i], ys[i])
+			}
+		}
+		xb = 64
 	}
-	JMP(LabelRef(name + "_block"))
-	Label(name + "_done")
+	blocks(name, n, k, 32, []advance{{x, xb}}, body, func() {
+		for i := 0; i < 4; i++ {
+			lo, hi := ys[8+2*i], ys[9+2*i]
+			VCVTPS2PD(xmm(ys[i]), reg.Y4)
+			VADDPD(reg.Y4, lo, lo)
+			VEXTRACTF128(U8(1), ys[i], reg.X5)
+			VCVTPS2PD(reg.X5, reg.Y5)
+			VADDPD(reg.Y5, hi, hi)
+		}
+	})
 	for i := 0; i < 8; i++ {
 		VMOVUPD(ys[8+i], mem(p, 32*i))
 	}
@@ -824,33 +862,22 @@ func maxKeysBF16(acc bool) {
 	mag, inf := reg.Y15, reg.Y14
 	konst(0x7FFF7FFF, mag)
 	konst(0x7F807F80, inf)
-	step := func(regs int) {
-		for r := 0; r < regs; r++ {
-			y, t, m := ys[3*r], ys[3*r+1], ys[3*r+2]
-			VMOVDQU(mem(src, 32*r), y)
-			bf16Key(y, t, m, mag, inf)
-			if acc {
-				VPMAXSW(mem(k, 32*r), y, y)
+	keys := func(label, next string, regs int) {
+		stage(name, label, next, n, 16*regs, []advance{{src, 32 * regs}, {k, 32 * regs}}, func() {
+			for r := 0; r < regs; r++ {
+				y, t, m := ys[3*r], ys[3*r+1], ys[3*r+2]
+				VMOVDQU(mem(src, 32*r), y)
+				bf16Key(y, t, m, mag, inf)
+				if acc {
+					VPMAXSW(mem(k, 32*r), y, y)
+				}
+				VMOVDQU(y, mem(k, 32*r))
 			}
-			VMOVDQU(y, mem(k, 32*r))
-		}
-		ADDQ(U32(32*regs), src)
-		ADDQ(U32(32*regs), k)
-		SUBQ(U32(16*regs), n)
+		})
 	}
-	Label(name + "_x4")
-	CMPQ(n, U32(64))
-	JL(LabelRef(name + "_x1"))
-	step(4)
-	JMP(LabelRef(name + "_x4"))
-	Label(name + "_x1")
-	CMPQ(n, U32(16))
-	JL(LabelRef(name + "_done"))
-	step(1)
-	JMP(LabelRef(name + "_x1"))
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
+	keys("_x4", "_x1", 4)
+	keys("_x1", "_done", 1)
+	done(name)
 }
 
 // keysToBF16 turns order keys in y back into bfloat16 bits in place, the
@@ -883,49 +910,45 @@ func windowMaxBF16(sw int) {
 	Load(Param("kw"), kw)
 	mag := reg.Y15
 	konst(0x7FFF7FFF, mag)
-	Label(name + "_loop")
-	CMPQ(n, U32(16))
-	JL(LabelRef(name + "_done"))
-	if sw == 1 {
-		a, v, e := ys[0], ys[1], ys[2]
-		VMOVDQU(mem(k, 0), a)
+	// window emits the pass over keys 1..kw-1 of each window, p at key t
+	// of output 0's
+	window := func(each func()) {
 		MOVQ(k, p)
 		MOVQ(U32(1), t)
 		Label(name + "_win")
 		CMPQ(t, kw)
 		JGE(LabelRef(name + "_out"))
 		ADDQ(U32(2), p)
-		VPMAXSW(mem(p, 0), a, a)
+		each()
 		INCQ(t)
 		JMP(LabelRef(name + "_win"))
 		Label(name + "_out")
-		keysToBF16(a, v, e, mag)
-		VMOVDQU(a, mem(o, 0))
-		ADDQ(U32(32), k)
-	} else {
+	}
+	stage(name, "_loop", "_done", n, 16, []advance{{k, 32 * sw}, {o, 32}}, func() {
+		if sw == 1 {
+			a, v, e := ys[0], ys[1], ys[2]
+			VMOVDQU(mem(k, 0), a)
+			window(func() { VPMAXSW(mem(p, 0), a, a) })
+			keysToBF16(a, v, e, mag)
+			VMOVDQU(a, mem(o, 0))
+			return
+		}
 		// as dwords, window element t of output j is the low word of the
 		// dword at key 2j+t: shifted into the high word (the low one
 		// zero), the word maxima keep it
 		a0, a1, v0, v1 := ys[0], ys[1], ys[2], ys[3]
-		VMOVDQU(mem(k, 0), a0)
-		VMOVDQU(mem(k, 32), a1)
-		VPSLLD(U8(16), a0, a0)
-		VPSLLD(U8(16), a1, a1)
-		MOVQ(k, p)
-		MOVQ(U32(1), t)
-		Label(name + "_win")
-		CMPQ(t, kw)
-		JGE(LabelRef(name + "_out"))
-		ADDQ(U32(2), p)
-		VMOVDQU(mem(p, 0), v0)
-		VMOVDQU(mem(p, 32), v1)
-		VPSLLD(U8(16), v0, v0)
-		VPSLLD(U8(16), v1, v1)
-		VPMAXSW(v0, a0, a0)
-		VPMAXSW(v1, a1, a1)
-		INCQ(t)
-		JMP(LabelRef(name + "_win"))
-		Label(name + "_out")
+		load := func(at reg.Register, r0, r1 reg.VecPhysical) {
+			VMOVDQU(mem(at, 0), r0)
+			VMOVDQU(mem(at, 32), r1)
+			VPSLLD(U8(16), r0, r0)
+			VPSLLD(U8(16), r1, r1)
+		}
+		load(k, a0, a1)
+		window(func() {
+			load(p, v0, v1)
+			VPMAXSW(v0, a0, a0)
+			VPMAXSW(v1, a1, a1)
+		})
 		keysToBF16(a0, v0, ys[4], mag)
 		keysToBF16(a1, v1, ys[5], mag)
 		VPSRLD(U8(16), a0, a0)
@@ -933,14 +956,8 @@ func windowMaxBF16(sw int) {
 		VPACKUSDW(a1, a0, a0) // per 128-bit lane: outputs 0-3, 8-11 | 4-7, 12-15
 		VPERMQ(U8(0xD8), a0, a0)
 		VMOVDQU(a0, mem(o, 0))
-		ADDQ(U32(64), k)
-	}
-	ADDQ(U32(32), o)
-	SUBQ(U32(16), n)
-	JMP(LabelRef(name + "_loop"))
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
+	})
+	done(name)
 }
 
 // widenBF16 loads 8 bfloat16 at m into y as float32 (the bits shifted
@@ -1020,32 +1037,15 @@ func sqDevBF16() {
 	Load(Param("acc"), p)
 	mv := reg.Y15
 	bcastParam("m", mv)
-	Label(name + "_block")
-	TESTQ(n, n)
-	JE(LabelRef(name + "_done"))
-	MOVQ(n, k)
-	CMPQ(k, U32(2048))
-	JLE(LabelRef(name + "_k"))
-	MOVQ(U32(2048), k)
-	Label(name + "_k")
-	SUBQ(k, n)
-	for i := 0; i < 4; i++ {
-		VXORPS(ys[i], ys[i], ys[i])
-	}
-	Label(name + "_inner")
-	for i := 0; i < 4; i++ {
-		y := ys[4+i]
-		widenBF16(mem(x, 16*i), y)
-		VSUBPS(mv, y, y)
-		VMULPS(y, y, y)
-		VADDPS(y, ys[i], ys[i])
-	}
-	ADDQ(U32(64), x)
-	SUBQ(U32(32), k)
-	JNE(LabelRef(name + "_inner"))
-	lanesToAcc(ys[:4], p, reg.Y4, reg.Y5)
-	JMP(LabelRef(name + "_block"))
-	Label(name + "_done")
+	blocks(name, n, k, 32, []advance{{x, 64}}, func() {
+		for i := 0; i < 4; i++ {
+			y := ys[4+i]
+			widenBF16(mem(x, 16*i), y)
+			VSUBPS(mv, y, y)
+			VMULPS(y, y, y)
+			VADDPS(y, ys[i], ys[i])
+		}
+	}, func() { lanesToAcc(ys[:4], p, reg.Y4, reg.Y5) })
 	VZEROUPPER()
 	RET()
 }
@@ -1066,35 +1066,17 @@ func gradSumsBF16() {
 	Load(Param("acc"), p)
 	mv := reg.Y15
 	bcastParam("m", mv)
-	Label(name + "_block")
-	TESTQ(n, n)
-	JE(LabelRef(name + "_done"))
-	MOVQ(n, k)
-	CMPQ(k, U32(2048))
-	JLE(LabelRef(name + "_k"))
-	MOVQ(U32(2048), k)
-	Label(name + "_k")
-	SUBQ(k, n)
-	for i := 0; i < 4; i++ {
-		VXORPS(ys[i], ys[i], ys[i])
-	}
-	Label(name + "_inner")
-	for i := 0; i < 2; i++ {
-		gv, xv := ys[4+i], ys[6+i]
-		widenBF16(mem(g, 16*i), gv)
-		widenBF16(mem(x, 16*i), xv)
-		VADDPS(gv, ys[i], ys[i])
-		VSUBPS(mv, xv, xv)
-		VMULPS(gv, xv, xv)
-		VADDPS(xv, ys[2+i], ys[2+i])
-	}
-	ADDQ(U32(32), g)
-	ADDQ(U32(32), x)
-	SUBQ(U32(16), k)
-	JNE(LabelRef(name + "_inner"))
-	lanesToAcc(ys[:4], p, reg.Y4, reg.Y5)
-	JMP(LabelRef(name + "_block"))
-	Label(name + "_done")
+	blocks(name, n, k, 16, []advance{{g, 32}, {x, 32}}, func() {
+		for i := 0; i < 2; i++ {
+			gv, xv := ys[4+i], ys[6+i]
+			widenBF16(mem(g, 16*i), gv)
+			widenBF16(mem(x, 16*i), xv)
+			VADDPS(gv, ys[i], ys[i])
+			VSUBPS(mv, xv, xv)
+			VMULPS(gv, xv, xv)
+			VADDPS(xv, ys[2+i], ys[2+i])
+		}
+	}, func() { lanesToAcc(ys[:4], p, reg.Y4, reg.Y5) })
 	VZEROUPPER()
 	RET()
 }
@@ -1116,28 +1098,29 @@ func affine2BF16() {
 	bcastParam("a", av)
 	bcastParam("b", bv)
 	bcastParam("c", cv)
+	affineLoopBF16(name, n, []advance{{g, 32}, {x, 32}, {d, 32}}, mem(d, 0), func() {
+		for k := 0; k < 2; k++ {
+			gv, xv := ys[k], ys[2+k]
+			widenBF16(mem(g, 16*k), gv)
+			widenBF16(mem(x, 16*k), xv)
+			VMULPS(av, gv, gv)
+			VMULPS(bv, xv, xv)
+			VADDPS(xv, gv, gv)
+			VADDPS(cv, gv, gv)
+		}
+	})
+}
+
+// affineLoopBF16 emits the loop of affine2BF16 and affineBF16, 16
+// elements a pass: body leaves them as float32 in ys[0:2], narrowed to
+// bfloat16 at dst (ys[4:8] scratch).
+func affineLoopBF16(name string, n reg.Register, ptrs []advance, dst Mem, body func()) {
 	cs := newBF16Consts(reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12)
-	Label(name + "_loop")
-	CMPQ(n, U32(16))
-	JL(LabelRef(name + "_done"))
-	for k := 0; k < 2; k++ {
-		gv, xv := ys[k], ys[2+k]
-		widenBF16(mem(g, 16*k), gv)
-		widenBF16(mem(x, 16*k), xv)
-		VMULPS(av, gv, gv)
-		VMULPS(bv, xv, xv)
-		VADDPS(xv, gv, gv)
-		VADDPS(cv, gv, gv)
-	}
-	narrowBF16(cs, ys[0], ys[1], [4]reg.VecPhysical{ys[4], ys[5], ys[6], ys[7]}, mem(d, 0))
-	ADDQ(U32(32), g)
-	ADDQ(U32(32), x)
-	ADDQ(U32(32), d)
-	SUBQ(U32(16), n)
-	JMP(LabelRef(name + "_loop"))
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
+	stage(name, "_loop", "_done", n, 16, ptrs, func() {
+		body()
+		narrowBF16(cs, ys[0], ys[1], [4]reg.VecPhysical{ys[4], ys[5], ys[6], ys[7]}, dst)
+	})
+	done(name)
 }
 
 // affineBF16 emits d = bfloat16(x·a + b) over bfloat16 x, 16 elements at a
@@ -1155,22 +1138,12 @@ func affineBF16() {
 	av, bv := reg.Y14, reg.Y15
 	bcastParam("a", av)
 	bcastParam("b", bv)
-	cs := newBF16Consts(reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12)
-	Label(name + "_loop")
-	CMPQ(n, U32(16))
-	JL(LabelRef(name + "_done"))
-	for k := 0; k < 2; k++ {
-		widenBF16(mem(x, 16*k), ys[k])
-		VFMADD213PS(bv, av, ys[k]) // y = a·y + b
-	}
-	narrowBF16(cs, ys[0], ys[1], [4]reg.VecPhysical{ys[4], ys[5], ys[6], ys[7]}, mem(d, 0))
-	ADDQ(U32(32), x)
-	ADDQ(U32(32), d)
-	SUBQ(U32(16), n)
-	JMP(LabelRef(name + "_loop"))
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
+	affineLoopBF16(name, n, []advance{{x, 32}, {d, 32}}, mem(d, 0), func() {
+		for k := 0; k < 2; k++ {
+			widenBF16(mem(x, 16*k), ys[k])
+			VFMADD213PS(bv, av, ys[k]) // y = a·y + b
+		}
+	})
 }
 
 // maxPool2x2BF16 emits max pooling of a bfloat16 plane with 2×2 windows
@@ -1324,9 +1297,7 @@ func maxPool2x2BF16() {
 	LEAQ(Mem{Base: base, Index: w, Scale: 2}, base) // two input rows on
 	DECQ(oh)
 	JMP(LabelRef(name + "_row"))
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
+	done(name)
 }
 
 func main() {
