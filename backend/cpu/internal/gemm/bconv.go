@@ -233,10 +233,24 @@ func convForwardPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, w, bi
 	fo := getScratch[float32](per * cv.O * l)
 	defer putScratch(fo)
 	var ap []float32
+	exact := exactCols(cv, wq, nr) && useBconvExact(cv, cgp)
 	for n0 := 0; n0 < cv.N; n0 += per {
 		cc := cv
 		cc.N = min(per, cv.N-n0)
 		buildPairPhases(cc, g, cgp, x[n0*xs[0]:], xs, words(xq))
+		if exact {
+			k := cgp * cv.KH * cv.KW
+			if bias != nil {
+				k++
+			}
+			if ap == nil { // the pair rows, built once
+				ap = getScratch[float32](cv.O * k)
+				defer putScratch(ap)
+				pairRows(words(ap), cv, cgp, w, bias, k)
+			}
+			bconvForwardExact(kr, cc, g, cgp, xq, words(ap), k, out[n0*cv.O*l:])
+			continue
+		}
 		p := newConvPlan(kr, cc, g, img, chStride, wq, cgp, bias != nil, 2)
 		if ap == nil { // the K blocks depend on k alone: packed once
 			ap = getScratch[float32](cv.G * p.mpad * p.k)

@@ -20,3 +20,78 @@ func interleave(d []uint32, x []uint16, a, ld int) {
 		packBInter(&d[j], &x[a+j], ld, 1, 32, m, m)
 	}
 }
+
+// pairRow sets d[P·kk+t] = w[2P·kk+t] | w[(2P+1)·kk+t]<<16 for P < np,
+// t < kk, with packBInter, 32 taps at a time.
+func pairRow(d []uint32, w []uint16, np, kk int) {
+	if !hasAVX512BW || np == 0 {
+		pairRowGo(d, w, np, kk)
+		return
+	}
+	_ = d[np*kk-1]
+	_ = w[2*np*kk-1]
+	for t := 0; t < kk; t += 32 {
+		m := 1<<min(32, kk-t) - 1
+		packBInter(&d[t], &w[t], kk, np, kk, m, m)
+	}
+}
+
+// gatherPanelSIMD is gatherPanel for panels of up to 32 columns whose
+// rows of offs are all at least 0 but for trailing bias rows (−1), with
+// AVX-512: each run of up to 16 consecutive columns (cb[t+1] = cb[t]+1) is
+// one masked move a row (gatherSegsAVX512). It reports false, having done
+// nothing, where it cannot be used.
+func gatherPanelSIMD(dst, src []float32, cb, offs []int, nr int) bool {
+	if !hasAVX512 || nr > 32 || len(offs) == 0 {
+		return false
+	}
+	n := len(offs)
+	for n > 0 && offs[n-1] < 0 {
+		n--
+	}
+	maxOff := 0
+	for _, o := range offs[:n] {
+		if o < 0 {
+			return false
+		}
+		maxOff = max(maxOff, o)
+	}
+	valid := len(cb)
+	for valid > 0 && cb[valid-1] < 0 {
+		valid--
+	}
+	var segs [34][4]int64
+	ns, maxC := 0, 0
+	for t := 0; t < valid; {
+		if cb[t] < 0 {
+			return false
+		}
+		e := t + 1
+		for e < valid && e-t < 16 && cb[e] == cb[e-1]+1 {
+			e++
+		}
+		m := int64(1)<<(e-t) - 1
+		segs[ns] = [4]int64{int64(cb[t]), int64(t), m, m}
+		ns++
+		maxC = max(maxC, cb[e-1])
+		t = e
+	}
+	for t := valid; t < nr; t += 16 { // zero columns
+		segs[ns] = [4]int64{0, int64(t), 0, int64(1)<<min(16, nr-t) - 1}
+		ns++
+	}
+	_ = dst[len(offs)*nr-1]
+	if n > 0 {
+		if valid > 0 {
+			_ = src[maxC+maxOff]
+		}
+		gatherSegsAVX512(&words(dst)[0], &words(src)[0], &offs[0], n, &segs[0][0], ns, nr)
+	}
+	for p := n; p < len(offs); p++ {
+		d := dst[p*nr : p*nr+nr]
+		for i := range d {
+			d[i] = 1
+		}
+	}
+	return true
+}

@@ -4,3 +4,10 @@ package gemm
 
 // interleave sets d[j] = x[a+j] | x[a+ld+j]<<16.
 func interleave(d []uint32, x []uint16, a, ld int) { interleaveGo(d, x, a, ld) }
+
+// pairRow sets d[P·kk+t] = w[2P·kk+t] | w[(2P+1)·kk+t]<<16 for P < np,
+// t < kk.
+func pairRow(d []uint32, w []uint16, np, kk int) { pairRowGo(d, w, np, kk) }
+
+// gatherPanelSIMD reports false: gatherPanel does the work.
+func gatherPanelSIMD(dst, src []float32, cb, offs []int, nr int) bool { return false }

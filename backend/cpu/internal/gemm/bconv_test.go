@@ -120,17 +120,22 @@ func TestConvForwardBF16(t *testing.T) {
 		}
 	}
 	twin := map[string][]uint16{}
-	oldExact := exactBelow
-	defer func() { exactBelow = oldExact }()
+	oldExact, oldEGEMM := exactBelow, exactGEMMMode
+	defer func() { exactBelow, exactGEMMMode = oldExact, oldEGEMM }()
 	for _, ks := range sets {
 		t.Run(ks.name, func(t *testing.T) {
 			old := current.Load()
 			current.Store(ks)
 			defer current.Store(old)
 			t.Logf("%s: %s", ks.name, BgemmPath())
-			for _, mode := range []float64{0, 2} {
+			// q mode, and exact mode with its choice of driver, convPlan's
+			// and the GEMM's for all
+			for _, mode := range []struct {
+				below float64
+				egemm int
+			}{{0, 0}, {2, 0}, {2, 1}, {2, 2}} {
 				for _, th := range []int{1, 3} {
-					exactBelow = mode
+					exactBelow, exactGEMMMode = mode.below, mode.egemm
 					SetThreads(th)
 					for i, tc := range bconvCases {
 						// whole batches and one image a chunk
@@ -149,7 +154,7 @@ func TestConvForwardBF16(t *testing.T) {
 						}
 						for j, v := range out {
 							if v != twin[key][j] {
-								t.Fatalf("%+v (exactBelow %v, %d threads): out[%d] = %#04x, the Go twin %#04x", tc, mode, th, j, v, twin[key][j])
+								t.Fatalf("%+v (exactBelow, exactGEMMMode %v, %d threads): out[%d] = %#04x, the Go twin %#04x", tc, mode, th, j, v, twin[key][j])
 							}
 						}
 					}
@@ -390,5 +395,28 @@ func TestConvGradWeightBF16(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPairRow checks pairRow (packBInter where the CPU has AVX-512)
+// against its Go twin, pairRowGo, for tap counts below, at and past one
+// 32-lane pass.
+func TestPairRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, kk := range []int{1, 2, 9, 25, 32, 33, 49} {
+		for _, np := range []int{1, 2, 3, 17} {
+			w := randBF(r, 2*np*kk+3)
+			got := make([]uint32, np*kk+2)
+			want := make([]uint32, np*kk+2)
+			got[np*kk], got[np*kk+1] = 0xDEAD, 0xBEEF
+			copy(want[np*kk:], got[np*kk:])
+			pairRow(got[:np*kk], w, np, kk)
+			pairRowGo(want[:np*kk], w, np, kk)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("kk %d, np %d: word %d = %#08x, want %#08x", kk, np, i, got[i], want[i])
+				}
+			}
+		}
 	}
 }

@@ -214,6 +214,11 @@ func copyRowsAVX(dst *byte, src *byte, offs *int, n int, shift int, width int)
 //go:noescape
 func copyRunsAVX(dst *byte, src *byte, offs *int, n int, bases *int, nb int, shift int, width int)
 
+// gatherSegsAVX512 copies runs of words into micro-panel columns (see genGatherSegs in package asm).
+//
+//go:noescape
+func gatherSegsAVX512(dst *uint32, src *uint32, offs *int, n int, segs *int64, ns int, ds int)
+
 // winoInAVX2 is Winograd F(2×2,3×3)'s input transform for eight tiles (see genWinograd in package asm).
 //
 //go:noescape

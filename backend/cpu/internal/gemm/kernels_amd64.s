@@ -12432,6 +12432,66 @@ runsdone:
 	VZEROUPPER
 	RET
 
+// func gatherSegsAVX512(dst *uint32, src *uint32, offs *int, n int, segs *int64, ns int, ds int)
+// Requires: AVX, AVX512F
+TEXT ·gatherSegsAVX512(SB), NOSPLIT, $0-56
+	MOVQ  dst+0(FP), DI
+	MOVQ  src+8(FP), SI
+	MOVQ  offs+16(FP), DX
+	MOVQ  n+24(FP), CX
+	MOVQ  segs+32(FP), R8
+	MOVQ  ns+40(FP), R9
+	MOVQ  ds+48(FP), R10
+	SHLQ  $0x02, R10
+	TESTQ CX, CX
+	JE    gsdone
+
+gsseg:
+	TESTQ R9, R9
+	JE    gsdone
+	MOVQ  (R8), R11
+	MOVQ  8(R8), R12
+	LEAQ  (DI)(R12*4), R12
+	MOVQ  16(R8), AX
+	KMOVW AX, K1
+	MOVQ  24(R8), AX
+	KMOVW AX, K2
+	MOVQ  DX, R13
+	MOVQ  CX, R14
+
+gsrow2:
+	CMPQ        R14, $0x02
+	JL          gsrow1
+	MOVQ        (R13), AX
+	MOVQ        8(R13), BX
+	ADDQ        R11, AX
+	ADDQ        R11, BX
+	VMOVDQU32.Z (SI)(AX*4), K1, Z0
+	VMOVDQU32.Z (SI)(BX*4), K1, Z1
+	VMOVDQU32   Z0, K2, (R12)
+	VMOVDQU32   Z1, K2, (R12)(R10*1)
+	LEAQ        (R12)(R10*2), R12
+	ADDQ        $0x10, R13
+	SUBQ        $0x02, R14
+	JMP         gsrow2
+
+gsrow1:
+	TESTQ       R14, R14
+	JE          gsnext
+	MOVQ        (R13), AX
+	ADDQ        R11, AX
+	VMOVDQU32.Z (SI)(AX*4), K1, Z0
+	VMOVDQU32   Z0, K2, (R12)
+
+gsnext:
+	ADDQ $0x20, R8
+	DECQ R9
+	JMP  gsseg
+
+gsdone:
+	VZEROUPPER
+	RET
+
 // func winoInAVX2(dst *float32, ds int, src *float32, soff int, ws int, mask *int32, n int, sstep int, dstep int)
 // Requires: AVX, AVX2, MMX+
 TEXT ·winoInAVX2(SB), NOSPLIT, $0-72

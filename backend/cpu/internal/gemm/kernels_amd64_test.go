@@ -184,3 +184,61 @@ func TestPackSTrans(t *testing.T) {
 		}
 	}
 }
+
+// TestGatherPanelSIMD checks gatherPanelSIMD (gatherSegsAVX512) against
+// its Go twin, gatherPanel, on panels of columns in runs of assorted
+// lengths (short panels, unused columns at the end, a bias row).
+func TestGatherPanelSIMD(t *testing.T) {
+	if !hasAVX512 {
+		t.Skip("no AVX-512 assembly")
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	src := make([]float32, 5000)
+	for i := range src {
+		src[i] = math.Float32frombits(r.Uint32())
+	}
+	for trial := 0; trial < 400; trial++ {
+		nr := []int{32, 16, 8}[trial%3]
+		cols := 1 + r.IntN(nr)
+		cb := make([]int, nr)
+		run := 1 + r.IntN(20)
+		c := r.IntN(100)
+		for j := range cb {
+			if j >= cols {
+				cb[j] = -1
+				continue
+			}
+			if j%run == 0 {
+				c += 1 + r.IntN(30)
+			}
+			cb[j] = c
+			c++
+		}
+		kc := 1 + r.IntN(40)
+		offs := make([]int, kc)
+		for p := range offs {
+			offs[p] = r.IntN(3000)
+		}
+		if trial%2 == 0 {
+			offs[kc-1] = -1
+		}
+		got := make([]float32, kc*nr+1)
+		want := make([]float32, kc*nr+1)
+		for i := range got {
+			got[i], want[i] = 7, 7
+		}
+		use := cb
+		if trial%4 == 1 {
+			use = cb[:cols] // no unused columns passed
+		}
+		if !gatherPanelSIMD(got[:kc*nr], src, use, offs, nr) {
+			t.Fatalf("trial %d: gatherPanelSIMD declined", trial)
+		}
+		gatherPanel(want[:kc*nr], src, use, offs, nr)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("trial %d (nr %d, cols %d, runs of %d): element %d = %#x, want %#x", trial, nr, cols, run, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+			}
+		}
+	}
+}

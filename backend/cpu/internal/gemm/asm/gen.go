@@ -811,6 +811,76 @@ func genCopyRuns() {
 	RET()
 }
 
+// genGatherSegs generates gatherSegsAVX512, which fills columns of a
+// micro-panel of 32-bit words from runs of consecutive words: for each of
+// ns segments s (four int64s: source word offset, destination word offset,
+// load mask, store mask; at most 16 words), and each row p < n,
+//
+//	dst[p·ds + s.dst + i] = src[offs[p] + s.src + i]  for lane i in s.lmask
+//	                        0                          for other lanes in s.smask
+//
+// (offs[p] ≥ 0; masked loads read only the lanes of lmask). The loop runs
+// down a segment's column, one masked load and store a row.
+func genGatherSegs() {
+	TEXT("gatherSegsAVX512", NOSPLIT, "func(dst, src *uint32, offs *int, n int, segs *int64, ns, ds int)")
+	Pragma("noescape")
+	Doc("gatherSegsAVX512 copies runs of words into micro-panel columns (see genGatherSegs in package asm).")
+	dst, src, offs, n, segs, ns, ds := reg.RDI, reg.RSI, reg.RDX, reg.RCX, reg.R8, reg.R9, reg.R10
+	so, d, op, cnt, t, u := reg.R11, reg.R12, reg.R13, reg.R14, reg.RAX, reg.RBX
+	Load(Param("dst"), dst)
+	Load(Param("src"), src)
+	Load(Param("offs"), offs)
+	Load(Param("n"), n)
+	Load(Param("segs"), segs)
+	Load(Param("ns"), ns)
+	Load(Param("ds"), ds)
+	SHLQ(U8(2), ds)
+	TESTQ(n, n)
+	JE(LabelRef("gsdone"))
+	Label("gsseg")
+	TESTQ(ns, ns)
+	JE(LabelRef("gsdone"))
+	MOVQ(Mem{Base: segs}, so)
+	MOVQ(Mem{Base: segs, Disp: 8}, d)
+	LEAQ(Mem{Base: dst, Index: d, Scale: 4}, d)
+	MOVQ(Mem{Base: segs, Disp: 16}, t)
+	KMOVW(t.As32(), reg.K1)
+	MOVQ(Mem{Base: segs, Disp: 24}, t)
+	KMOVW(t.As32(), reg.K2)
+	MOVQ(offs, op)
+	MOVQ(n, cnt)
+	// two rows an iteration, alternating registers
+	Label("gsrow2")
+	CMPQ(cnt, U8(2))
+	JL(LabelRef("gsrow1"))
+	MOVQ(Mem{Base: op}, t)
+	MOVQ(Mem{Base: op, Disp: 8}, u)
+	ADDQ(so, t)
+	ADDQ(so, u)
+	VMOVDQU32_Z(Mem{Base: src, Index: t, Scale: 4}, reg.K1, reg.Z0)
+	VMOVDQU32_Z(Mem{Base: src, Index: u, Scale: 4}, reg.K1, reg.Z1)
+	VMOVDQU32(reg.Z0, reg.K2, Mem{Base: d})
+	VMOVDQU32(reg.Z1, reg.K2, Mem{Base: d, Index: ds, Scale: 1})
+	LEAQ(Mem{Base: d, Index: ds, Scale: 2}, d)
+	ADDQ(U8(16), op)
+	SUBQ(U8(2), cnt)
+	JMP(LabelRef("gsrow2"))
+	Label("gsrow1")
+	TESTQ(cnt, cnt)
+	JE(LabelRef("gsnext"))
+	MOVQ(Mem{Base: op}, t)
+	ADDQ(so, t)
+	VMOVDQU32_Z(Mem{Base: src, Index: t, Scale: 4}, reg.K1, reg.Z0)
+	VMOVDQU32(reg.Z0, reg.K2, Mem{Base: d})
+	Label("gsnext")
+	ADDQ(U8(32), segs)
+	DECQ(ns)
+	JMP(LabelRef("gsseg"))
+	Label("gsdone")
+	VZEROUPPER()
+	RET()
+}
+
 // dotSpec describes one dot-product kernel: a tile of mr rows of A by nr
 // rows of B, each entry a dot product along contiguous memory.
 type dotSpec struct {
@@ -1221,6 +1291,7 @@ func main() {
 	genPackSTrans()
 	genCopyRows()
 	genCopyRuns()
+	genGatherSegs()
 	genWinograd()
 	for _, d := range []dotSpec{
 		{name: "sdotAVX2", mr: 2, nr: 6},
