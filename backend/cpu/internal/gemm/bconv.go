@@ -111,6 +111,19 @@ func fillPairPhase(dst []uint32, x []uint16, s0, s1, sr, sc, h, w, hq, wq, sh, s
 	}
 	j0, j1 = min(j0, wq), min(j1, wq)
 	st := sw * sc
+	// two channels with contiguous rows: all rows in one interleaveRows
+	whole := false
+	if s1 >= 0 && st == 1 && j0 < j1 {
+		i0 := 0
+		if ph < 0 {
+			i0 = (-ph + sh - 1) / sh
+		}
+		i1 := min(hq, max(0, (h-ph+sh-1)/sh))
+		if i0 < i1 {
+			interleaveRows(dst[i0*wq+j0:], x, s0+(i0*sh+ph)*sr+(j0*sw+pw)*sc, s1-s0, i1-i0, sh*sr, wq, j1-j0)
+			whole = true
+		}
+	}
 	for i := 0; i < hq; i++ {
 		row := dst[i*wq : (i+1)*wq]
 		ih := i*sh + ph
@@ -120,6 +133,9 @@ func fillPairPhase(dst []uint32, x []uint16, s0, s1, sr, sc, h, w, hq, wq, sh, s
 		}
 		clear(row[:j0])
 		clear(row[j1:])
+		if whole {
+			continue
+		}
 		o := ih*sr + (j0*sw+pw)*sc
 		d := row[j0:j1]
 		if s1 < 0 {
@@ -140,6 +156,14 @@ func fillPairPhase(dst []uint32, x []uint16, s0, s1, sr, sc, h, w, hq, wq, sh, s
 			a += st
 			b += st
 		}
+	}
+}
+
+// interleaveRowsGo sets dst[r·ds+j] = x[a+r·ss+j] | x[a+r·ss+ld+j]<<16 for
+// r < rows, j < w.
+func interleaveRowsGo(dst []uint32, x []uint16, a, ld, rows, ss, ds, w int) {
+	for r := 0; r < rows; r++ {
+		interleaveGo(dst[r*ds:][:w], x, a+r*ss, ld)
 	}
 }
 

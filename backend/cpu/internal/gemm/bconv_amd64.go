@@ -21,6 +21,18 @@ func interleave(d []uint32, x []uint16, a, ld int) {
 	}
 }
 
+// interleaveRows sets dst[r·ds+j] = x[a+r·ss+j] | x[a+r·ss+ld+j]<<16 for
+// r < rows, j < w (ld > 0), with AVX-512 in one call.
+func interleaveRows(dst []uint32, x []uint16, a, ld, rows, ss, ds, w int) {
+	if !hasAVX512BW || rows <= 0 || w <= 0 {
+		interleaveRowsGo(dst, x, a, ld, rows, ss, ds, w)
+		return
+	}
+	_ = dst[(rows-1)*ds+w-1]
+	_ = x[a+(rows-1)*ss+ld+w-1]
+	interleaveRowsAVX512(&dst[0], &x[a], ld, rows, ss, ds, w)
+}
+
 // pairRow sets d[P·kk+t] = w[2P·kk+t] | w[(2P+1)·kk+t]<<16 for P < np,
 // t < kk, with packBInter, 32 taps at a time.
 func pairRow(d []uint32, w []uint16, np, kk int) {

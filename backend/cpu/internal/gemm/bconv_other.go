@@ -11,3 +11,9 @@ func pairRow(d []uint32, w []uint16, np, kk int) { pairRowGo(d, w, np, kk) }
 
 // gatherPanelSIMD reports false: gatherPanel does the work.
 func gatherPanelSIMD(dst, src []float32, cb, offs []int, nr int) bool { return false }
+
+// interleaveRows sets dst[r·ds+j] = x[a+r·ss+j] | x[a+r·ss+ld+j]<<16 for
+// r < rows, j < w.
+func interleaveRows(dst []uint32, x []uint16, a, ld, rows, ss, ds, w int) {
+	interleaveRowsGo(dst, x, a, ld, rows, ss, ds, w)
+}

@@ -420,3 +420,29 @@ func TestPairRow(t *testing.T) {
 		}
 	}
 }
+
+// TestInterleaveRows checks interleaveRows (interleaveRowsAVX512 where the
+// CPU has AVX-512) against its Go twin on rows of up to a few 32-word
+// parts, with gaps between rows in both source and destination.
+func TestInterleaveRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, w := range []int{1, 7, 16, 31, 32, 33, 56, 64, 100} {
+		for _, rows := range []int{1, 2, 5} {
+			ss, ds, ld := w+r.IntN(9), w+r.IntN(5), rows*(w+9)+r.IntN(7)
+			a := r.IntN(5)
+			x := randBF(r, a+(rows-1)*ss+ld+w+3)
+			got := make([]uint32, rows*ds+2)
+			want := make([]uint32, rows*ds+2)
+			for i := range got {
+				got[i], want[i] = 0xDEADBEEF, 0xDEADBEEF
+			}
+			interleaveRows(got, x, a, ld, rows, ss, ds, w)
+			interleaveRowsGo(want, x, a, ld, rows, ss, ds, w)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("w %d, rows %d: word %d = %#08x, want %#08x", w, rows, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

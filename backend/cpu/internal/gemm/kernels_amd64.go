@@ -219,6 +219,11 @@ func copyRunsAVX(dst *byte, src *byte, offs *int, n int, bases *int, nb int, shi
 //go:noescape
 func gatherSegsAVX512(dst *uint32, src *uint32, offs *int, n int, segs *int64, ns int, ds int)
 
+// interleaveRowsAVX512 interleaves pairs of bfloat16 rows into words (see genInterleaveRows in package asm).
+//
+//go:noescape
+func interleaveRowsAVX512(dst *uint32, src *uint16, ld int, rows int, ss int, ds int, w int)
+
 // winoInAVX2 is Winograd F(2×2,3×3)'s input transform for eight tiles (see genWinograd in package asm).
 //
 //go:noescape

@@ -12492,6 +12492,77 @@ gsdone:
 	VZEROUPPER
 	RET
 
+// func interleaveRowsAVX512(dst *uint32, src *uint16, ld int, rows int, ss int, ds int, w int)
+// Requires: AVX, AVX512BW, AVX512F
+TEXT ·interleaveRowsAVX512(SB), NOSPLIT, $0-56
+	MOVQ  dst+0(FP), DI
+	MOVQ  src+8(FP), SI
+	MOVQ  ld+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  ss+32(FP), R8
+	MOVQ  ds+40(FP), R9
+	MOVQ  w+48(FP), R10
+	SHLQ  $0x01, DX
+	SHLQ  $0x01, R8
+	SHLQ  $0x02, R9
+	MOVQ  R10, CX
+	ANDQ  $0x1f, CX
+	MOVL  $0x00000001, AX
+	SHLQ  CL, AX
+	DECQ  AX
+	TESTQ CX, CX
+	JNE   irmask
+	MOVL  $0xffffffff, AX
+
+irmask:
+	KMOVD    AX, K3
+	KSHIFTRD $0x10, K3, K4
+	TESTQ    BX, BX
+	JE       irdone
+
+irrow:
+	MOVQ DI, R11
+	MOVQ SI, R12
+	MOVQ R10, R13
+
+ir32:
+	CMPQ      R13, $0x20
+	JLE       irlast
+	VPMOVZXWD (R12), Z0
+	VPMOVZXWD (R12)(DX*1), Z1
+	VPMOVZXWD 32(R12), Z2
+	VPMOVZXWD 32(R12)(DX*1), Z3
+	VPSLLD    $0x10, Z1, Z1
+	VPSLLD    $0x10, Z3, Z3
+	VPORD     Z1, Z0, Z0
+	VPORD     Z3, Z2, Z2
+	VMOVDQU32 Z0, (R11)
+	VMOVDQU32 Z2, 64(R11)
+	ADDQ      $0x40, R12
+	ADDQ      $0x00000080, R11
+	SUBQ      $0x20, R13
+	JMP       ir32
+
+irlast:
+	VPMOVZXWD.Z (R12), K3, Z0
+	VPMOVZXWD.Z (R12)(DX*1), K3, Z1
+	VPMOVZXWD.Z 32(R12), K4, Z2
+	VPMOVZXWD.Z 32(R12)(DX*1), K4, Z3
+	VPSLLD      $0x10, Z1, Z1
+	VPSLLD      $0x10, Z3, Z3
+	VPORD       Z1, Z0, Z0
+	VPORD       Z3, Z2, Z2
+	VMOVDQU32   Z0, K3, (R11)
+	VMOVDQU32   Z2, K4, 64(R11)
+	ADDQ        R8, SI
+	ADDQ        R9, DI
+	DECQ        BX
+	JNE         irrow
+
+irdone:
+	VZEROUPPER
+	RET
+
 // func winoInAVX2(dst *float32, ds int, src *float32, soff int, ws int, mask *int32, n int, sstep int, dstep int)
 // Requires: AVX, AVX2, MMX+
 TEXT ·winoInAVX2(SB), NOSPLIT, $0-72

@@ -881,6 +881,85 @@ func genGatherSegs() {
 	RET()
 }
 
+// genInterleaveRows generates interleaveRowsAVX512, the pair phase image's
+// row builder: for r < rows and i < w,
+//
+//	dst[r·ds+i] = src[r·ss+i] | src[r·ss+ld+i]<<16
+//
+// (src a *uint16, dst a *uint32; ss, ld and ds in elements), 32 words at a
+// time, the last part of a row under a mask, one call for a whole plane.
+func genInterleaveRows() {
+	TEXT("interleaveRowsAVX512", NOSPLIT, "func(dst *uint32, src *uint16, ld, rows, ss, ds, w int)")
+	Pragma("noescape")
+	Doc("interleaveRowsAVX512 interleaves pairs of bfloat16 rows into words (see genInterleaveRows in package asm).")
+	dst, src, ld, rows, ss, ds, w := reg.RDI, reg.RSI, reg.RDX, reg.RBX, reg.R8, reg.R9, reg.R10
+	d, s, j := reg.R11, reg.R12, reg.R13
+	Load(Param("dst"), dst)
+	Load(Param("src"), src)
+	Load(Param("ld"), ld)
+	Load(Param("rows"), rows)
+	Load(Param("ss"), ss)
+	Load(Param("ds"), ds)
+	Load(Param("w"), w)
+	SHLQ(U8(1), ld)
+	SHLQ(U8(1), ss)
+	SHLQ(U8(2), ds)
+	// K3 (lanes 0-15) and K4 (16-31): the mask of a row's last part,
+	// w mod 32 lanes (all 32 when w is a multiple of 32)
+	MOVQ(w, reg.RCX)
+	ANDQ(U8(31), reg.RCX)
+	MOVL(U32(1), reg.EAX)
+	SHLQ(reg.CL, reg.RAX)
+	DECQ(reg.RAX)
+	TESTQ(reg.RCX, reg.RCX)
+	JNE(LabelRef("irmask"))
+	MOVL(U32(0xFFFFFFFF), reg.EAX)
+	Label("irmask")
+	KMOVD(reg.EAX, reg.K3)
+	KSHIFTRD(U8(16), reg.K3, reg.K4)
+	TESTQ(rows, rows)
+	JE(LabelRef("irdone"))
+	Label("irrow")
+	MOVQ(dst, d)
+	MOVQ(src, s)
+	MOVQ(w, j)
+	Label("ir32")
+	CMPQ(j, U8(32))
+	JLE(LabelRef("irlast"))
+	VPMOVZXWD(Mem{Base: s}, reg.Z0)
+	VPMOVZXWD(Mem{Base: s, Index: ld, Scale: 1}, reg.Z1)
+	VPMOVZXWD(Mem{Base: s, Disp: 32}, reg.Z2)
+	VPMOVZXWD(Mem{Base: s, Index: ld, Scale: 1, Disp: 32}, reg.Z3)
+	VPSLLD(U8(16), reg.Z1, reg.Z1)
+	VPSLLD(U8(16), reg.Z3, reg.Z3)
+	VPORD(reg.Z1, reg.Z0, reg.Z0)
+	VPORD(reg.Z3, reg.Z2, reg.Z2)
+	VMOVDQU32(reg.Z0, Mem{Base: d})
+	VMOVDQU32(reg.Z2, Mem{Base: d, Disp: 64})
+	ADDQ(U8(64), s)
+	ADDQ(U32(128), d)
+	SUBQ(U8(32), j)
+	JMP(LabelRef("ir32"))
+	Label("irlast")
+	VPMOVZXWD_Z(Mem{Base: s}, reg.K3, reg.Z0)
+	VPMOVZXWD_Z(Mem{Base: s, Index: ld, Scale: 1}, reg.K3, reg.Z1)
+	VPMOVZXWD_Z(Mem{Base: s, Disp: 32}, reg.K4, reg.Z2)
+	VPMOVZXWD_Z(Mem{Base: s, Index: ld, Scale: 1, Disp: 32}, reg.K4, reg.Z3)
+	VPSLLD(U8(16), reg.Z1, reg.Z1)
+	VPSLLD(U8(16), reg.Z3, reg.Z3)
+	VPORD(reg.Z1, reg.Z0, reg.Z0)
+	VPORD(reg.Z3, reg.Z2, reg.Z2)
+	VMOVDQU32(reg.Z0, reg.K3, Mem{Base: d})
+	VMOVDQU32(reg.Z2, reg.K4, Mem{Base: d, Disp: 64})
+	ADDQ(ss, src)
+	ADDQ(ds, dst)
+	DECQ(rows)
+	JNE(LabelRef("irrow"))
+	Label("irdone")
+	VZEROUPPER()
+	RET()
+}
+
 // dotSpec describes one dot-product kernel: a tile of mr rows of A by nr
 // rows of B, each entry a dot product along contiguous memory.
 type dotSpec struct {
@@ -1292,6 +1371,7 @@ func main() {
 	genCopyRows()
 	genCopyRuns()
 	genGatherSegs()
+	genInterleaveRows()
 	genWinograd()
 	for _, d := range []dotSpec{
 		{name: "sdotAVX2", mr: 2, nr: 6},
