@@ -159,6 +159,28 @@ func fillPairPhase(dst []uint32, x []uint16, s0, s1, sr, sc, h, w, hq, wq, sh, s
 	}
 }
 
+// roundSeg is a run of a 32-column tile's columns (those in mask) and
+// where they go: column j of a row to that row's offset off+j.
+type roundSeg struct{ off, mask int64 }
+
+// tileSegs bounds the runs of a tile that roundSegs takes at once.
+const tileSegs = 8
+
+// roundSegsGo sets dst[base + r·ldd + s.off + j] to the bfloat16 nearest
+// t[32r+j] (see RoundBF16) for r < rows, each segment s, column j in
+// s.mask.
+func roundSegsGo(dst []uint16, base, ldd int, t []float32, rows int, segs []roundSeg) {
+	for r := 0; r < rows; r++ {
+		for _, s := range segs {
+			for j := 0; j < 32; j++ {
+				if s.mask>>j&1 != 0 {
+					dst[base+r*ldd+int(s.off)+j] = roundBF16(t[32*r+j])
+				}
+			}
+		}
+	}
+}
+
 // interleaveRowsGo sets dst[r·ds+j] = x[a+r·ss+j] | x[a+r·ss+ld+j]<<16 for
 // r < rows, j < w.
 func interleaveRowsGo(dst []uint32, x []uint16, a, ld, rows, ss, ds, w int) {
@@ -233,7 +255,9 @@ func packPairWeights(dst []uint32, cv Conv, cgp int, w, bias []uint16, mr, kcb i
 
 // convForwardPairs is ConvForwardBF16 on the bfloat16 kernel kr: the loop
 // of convForward over pair words, into a float32 scratch output rounded
-// item by item. Where that scratch would be large, the images go through
+// item by item; with one K block (q mode), each tile is rounded from the
+// kernel's tile buffer straight into out (roundSegs), with no float32
+// output at all; exact mode runs on the GEMM's driver (bconv_exact.go). Where that scratch would be large, the images go through
 // in chunks whose float32 outputs take about pairChunkBytes, so that one
 // scratch serves every chunk from the caches instead of a float32 copy of
 // the whole output streaming through memory (ResNet-18's stem: 51 MB at
@@ -254,8 +278,7 @@ func convForwardPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, w, bi
 	}
 	xq := getScratch[float32](per*img + nr)
 	defer putScratch(xq)
-	fo := getScratch[float32](per * cv.O * l)
-	defer putScratch(fo)
+	var fo []float32 // the float32 outputs of a chunk, where tiles do not go to out
 	var ap []float32
 	exact := exactCols(cv, wq, nr) && useBconvExact(cv, cgp)
 	for n0 := 0; n0 < cv.N; n0 += per {
@@ -282,6 +305,35 @@ func convForwardPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, w, bi
 			packPairWeights(words(ap), cv, cgp, w, bias, mr, p.kcb)
 		}
 		o := out[n0*cv.O*l:]
+		if !p.exact && p.k <= p.kcb && nr == 32 {
+			// one K block: round each tile's valid outputs from the
+			// kernel's tile buffer into out, row run by row run
+			p.tile = func(t []float32, rows, ir, jr, gi, n int) {
+				ob := (n*cv.O + gi*og + ir) * l
+				oh, ow := jr/wq, jr%wq
+				var segs [tileSegs]roundSeg
+				ns := 0
+				for j := 0; j < nr && oh < cv.OH; {
+					if cnt := min(nr-j, cv.OW-ow); cnt > 0 {
+						if ns == len(segs) {
+							roundSegs(o, ob, l, t, rows, segs[:ns])
+							ns = 0
+						}
+						segs[ns] = roundSeg{int64(oh*cv.OW + ow - j), (1<<cnt - 1) << j}
+						ns++
+					}
+					j += wq - ow
+					oh, ow = oh+1, 0
+				}
+				roundSegs(o, ob, l, t, rows, segs[:ns])
+			}
+			p.run(xq, ap, nil, nil)
+			continue
+		}
+		if fo == nil {
+			fo = getScratch[float32](per * cv.O * l)
+			defer putScratch(fo)
+		}
 		// valid is the number of outputs of an image before column q of
 		// the phase plane (q mode).
 		valid := func(q int) int { return min(l, q/wq*cv.OW+min(q%wq, cv.OW)) }

@@ -2,7 +2,11 @@
 
 package gemm
 
-import "golang.org/x/sys/cpu"
+import (
+	"math/bits"
+
+	"golang.org/x/sys/cpu"
+)
 
 var hasAVX512BW = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 
@@ -31,6 +35,27 @@ func interleaveRows(dst []uint32, x []uint16, a, ld, rows, ss, ds, w int) {
 	_ = dst[(rows-1)*ds+w-1]
 	_ = x[a+(rows-1)*ss+ld+w-1]
 	interleaveRowsAVX512(&dst[0], &x[a], ld, rows, ss, ds, w)
+}
+
+// roundSegs sets dst[base + r·ldd + s.off + j] to the bfloat16 nearest
+// t[32r+j] (see RoundBF16) for r < rows, each segment s, column j in
+// s.mask (at most 32 columns), with AVX-512: each row of the tile rounded
+// once, each segment stored under its mask.
+func roundSegs(dst []uint16, base, ldd int, t []float32, rows int, segs []roundSeg) {
+	if !hasAVX512BW || rows <= 0 || len(segs) == 0 {
+		roundSegsGo(dst, base, ldd, t, rows, segs)
+		return
+	}
+	_ = t[32*rows-1]
+	last := 0
+	for _, s := range segs {
+		if s.mask == 0 || s.mask>>32 != 0 || int(s.off)+bits.TrailingZeros64(uint64(s.mask)) < 0 {
+			panic("gemm: bad tile segment")
+		}
+		last = max(last, int(s.off)+63-bits.LeadingZeros64(uint64(s.mask)))
+	}
+	_ = dst[base+(rows-1)*ldd+last]
+	roundSegsAVX512(&dst[base], ldd, &t[0], rows, &segs[0].off, len(segs))
 }
 
 // pairRow sets d[P·kk+t] = w[2P·kk+t] | w[(2P+1)·kk+t]<<16 for P < np,

@@ -17,3 +17,9 @@ func gatherPanelSIMD(dst, src []float32, cb, offs []int, nr int) bool { return f
 func interleaveRows(dst []uint32, x []uint16, a, ld, rows, ss, ds, w int) {
 	interleaveRowsGo(dst, x, a, ld, rows, ss, ds, w)
 }
+
+// roundSegs sets dst[base + r·ldd + s.off + j] to the bfloat16 nearest
+// t[32r+j] for r < rows, each segment s, column j in s.mask.
+func roundSegs(dst []uint16, base, ldd int, t []float32, rows int, segs []roundSeg) {
+	roundSegsGo(dst, base, ldd, t, rows, segs)
+}

@@ -120,22 +120,23 @@ func TestConvForwardBF16(t *testing.T) {
 		}
 	}
 	twin := map[string][]uint16{}
-	oldExact, oldEGEMM := exactBelow, exactGEMMMode
-	defer func() { exactBelow, exactGEMMMode = oldExact, oldEGEMM }()
+	oldExact, oldEGEMM, oldKC := exactBelow, exactGEMMMode, convKCOverride
+	defer func() { exactBelow, exactGEMMMode, convKCOverride = oldExact, oldEGEMM, oldKC }()
 	for _, ks := range sets {
 		t.Run(ks.name, func(t *testing.T) {
 			old := current.Load()
 			current.Store(ks)
 			defer current.Store(old)
 			t.Logf("%s: %s", ks.name, BgemmPath())
-			// q mode, and exact mode with its choice of driver, convPlan's
-			// and the GEMM's for all
+			// q mode (one K block: tiles rounded straight into out; and
+			// K blocks of 40 pairs), and exact mode with its choice of
+			// driver, convPlan's and the GEMM's for all
 			for _, mode := range []struct {
-				below float64
-				egemm int
-			}{{0, 0}, {2, 0}, {2, 1}, {2, 2}} {
+				below     float64
+				egemm, kc int
+			}{{0, 0, 0}, {0, 0, 40}, {2, 0, 0}, {2, 1, 0}, {2, 2, 0}} {
 				for _, th := range []int{1, 3} {
-					exactBelow, exactGEMMMode = mode.below, mode.egemm
+					exactBelow, exactGEMMMode, convKCOverride = mode.below, mode.egemm, mode.kc
 					SetThreads(th)
 					for i, tc := range bconvCases {
 						// whole batches and one image a chunk
@@ -154,7 +155,7 @@ func TestConvForwardBF16(t *testing.T) {
 						}
 						for j, v := range out {
 							if v != twin[key][j] {
-								t.Fatalf("%+v (exactBelow, exactGEMMMode %v, %d threads): out[%d] = %#04x, the Go twin %#04x", tc, mode, th, j, v, twin[key][j])
+								t.Fatalf("%+v (exactBelow, exactGEMMMode, convKCOverride %v, %d threads): out[%d] = %#04x, the Go twin %#04x", tc, mode, th, j, v, twin[key][j])
 							}
 						}
 					}
@@ -442,6 +443,51 @@ func TestInterleaveRows(t *testing.T) {
 				if got[i] != want[i] {
 					t.Fatalf("w %d, rows %d: word %d = %#08x, want %#08x", w, rows, i, got[i], want[i])
 				}
+			}
+		}
+	}
+}
+
+// TestRoundSegs checks roundSegs (roundSegsAVX512 where the CPU has
+// AVX-512) against its Go twin: tiles of 1 to 14 rows, runs of columns
+// stored before, at and after their own column (negative offsets).
+func TestRoundSegs(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	special := []uint32{0x7FC00000, 0xFFC00001, 0x7F800000, 0x7F7FFFFF, 0x3F808000, 0x3F818000, 0x00000001, 0x80000000}
+	for trial := 0; trial < 300; trial++ {
+		rows := 1 + r.IntN(14)
+		tile := make([]float32, 32*rows)
+		for i := range tile {
+			b := r.Uint32()
+			if r.IntN(4) == 0 {
+				b = special[r.IntN(len(special))]
+			}
+			tile[i] = math.Float32frombits(b)
+		}
+		var segs []roundSeg
+		ldd := 40 + r.IntN(30)
+		for j := 0; j < 32; {
+			cnt := min(32-j, 1+r.IntN(20))
+			if r.IntN(4) > 0 {
+				dpos := r.IntN(ldd - cnt + 1)
+				segs = append(segs, roundSeg{int64(dpos - j), (1<<cnt - 1) << j})
+			}
+			j += cnt
+		}
+		if len(segs) == 0 {
+			continue
+		}
+		base := r.IntN(5)
+		got := make([]uint16, base+rows*ldd+3)
+		want := make([]uint16, len(got))
+		for i := range got {
+			got[i], want[i] = 0x1234, 0x1234
+		}
+		roundSegs(got, base, ldd, tile, rows, segs)
+		roundSegsGo(want, base, ldd, tile, rows, segs)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("trial %d (%d rows, segments %v): element %d = %#04x, want %#04x", trial, rows, segs, i, got[i], want[i])
 			}
 		}
 	}

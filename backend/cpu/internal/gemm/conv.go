@@ -473,6 +473,10 @@ type convPlan[T float] struct {
 	rb, rowPans int
 	total, t    int
 	colBase     [][]int // per worker, exact mode: xq offset of each column
+	// tile, when set (one K block only), takes each finished tile instead
+	// of out: the kernel's rows×nr tile t of rows ir.. (of group gi),
+	// columns jr.. (of image n in q mode).
+	tile func(t []T, rows, ir, jr, gi, n int)
 }
 
 // newConvPlan plans the convolution cv over xq (its layout g, with image
@@ -638,6 +642,11 @@ func (p *convPlan[T]) run(xq, ap, out []T, finish func(i0, i1, q0, q1, gi, n int
 				for ir := i0; ir < i1; ir += mr {
 					a := &apb[ir*kc]
 					fn, whole := kr.rowsFn(og - ir)
+					if p.tile != nil {
+						fn(kc, a, &bb[0], &buf.t[0], nr, 0)
+						p.tile(buf.t, min(mr, og-ir), ir, jr, gi, n)
+						continue
+					}
 					if direct && whole {
 						fn(kc, a, &bb[0], &out[o0+ir*l], l, accum)
 						continue

@@ -224,6 +224,11 @@ func gatherSegsAVX512(dst *uint32, src *uint32, offs *int, n int, segs *int64, n
 //go:noescape
 func interleaveRowsAVX512(dst *uint32, src *uint16, ld int, rows int, ss int, ds int, w int)
 
+// roundSegsAVX512 rounds a 32-column tile to bfloat16 and stores runs of its columns (see genRoundSegs in package asm).
+//
+//go:noescape
+func roundSegsAVX512(dst *uint16, ldd int, src *float32, rows int, segs *int64, ns int)
+
 // winoInAVX2 is Winograd F(2×2,3×3)'s input transform for eight tiles (see genWinograd in package asm).
 //
 //go:noescape

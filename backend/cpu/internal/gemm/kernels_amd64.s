@@ -12563,6 +12563,64 @@ irdone:
 	VZEROUPPER
 	RET
 
+// func roundSegsAVX512(dst *uint16, ldd int, src *float32, rows int, segs *int64, ns int)
+// Requires: AVX, AVX512BW, AVX512F
+TEXT ·roundSegsAVX512(SB), NOSPLIT, $0-48
+	MOVQ         dst+0(FP), DI
+	MOVQ         ldd+8(FP), DX
+	MOVQ         src+16(FP), SI
+	MOVQ         rows+24(FP), BX
+	MOVQ         segs+32(FP), R8
+	MOVQ         ns+40(FP), R9
+	SHLQ         $0x01, DX
+	MOVL         $0x00000001, AX
+	VPBROADCASTD AX, Z29
+	MOVL         $0x00007fff, AX
+	VPBROADCASTD AX, Z30
+	MOVL         $0x0000ffff, AX
+	VPBROADCASTD AX, Z31
+	TESTQ        BX, BX
+	JE           rsdone
+
+rsrow:
+	VMOVDQU32    (SI), Z0
+	VMOVDQU32    64(SI), Z2
+	VPSRLD       $0x10, Z0, Z1
+	VPANDD       Z29, Z1, Z1
+	VPADDD       Z30, Z1, Z1
+	VPADDD       Z0, Z1, Z1
+	VPSRLD       $0x10, Z1, Z1
+	VCMPPS       $0x03, Z0, Z0, K2
+	VMOVDQU32    Z31, K2, Z1
+	VPSRLD       $0x10, Z2, Z3
+	VPANDD       Z29, Z3, Z3
+	VPADDD       Z30, Z3, Z3
+	VPADDD       Z2, Z3, Z3
+	VPSRLD       $0x10, Z3, Z3
+	VCMPPS       $0x03, Z2, Z2, K3
+	VMOVDQU32    Z31, K3, Z3
+	VPMOVDW      Z1, Y1
+	VPMOVDW      Z3, Y3
+	VINSERTI64X4 $0x01, Y3, Z1, Z1
+	MOVQ         R8, R10
+	MOVQ         R9, R11
+
+rsseg:
+	MOVQ      (R10), AX
+	KMOVD     8(R10), K1
+	VMOVDQU16 Z1, K1, (DI)(AX*2)
+	ADDQ      $0x10, R10
+	DECQ      R11
+	JNE       rsseg
+	ADDQ      DX, DI
+	ADDQ      $0x00000080, SI
+	DECQ      BX
+	JNE       rsrow
+
+rsdone:
+	VZEROUPPER
+	RET
+
 // func winoInAVX2(dst *float32, ds int, src *float32, soff int, ws int, mask *int32, n int, sstep int, dstep int)
 // Requires: AVX, AVX2, MMX+
 TEXT ·winoInAVX2(SB), NOSPLIT, $0-72

@@ -960,6 +960,74 @@ func genInterleaveRows() {
 	RET()
 }
 
+// genRoundSegs generates roundSegsAVX512, which rounds the rows of a
+// 32-column float32 tile (a convolution's kernel tile, 128 bytes a row) to
+// bfloat16 as genRoundBF16 does and stores runs of its columns: for each
+// row r < rows and each of ns segments s (two int64s: an element offset
+// and a 32-bit column mask),
+//
+//	dst[r·ldd + s.off + j] = bfloat16(src[32r + j])  for column j in s.mask
+//
+// The tile is read with aligned whole-row loads, each row rounded once and
+// each segment stored from it under its mask (s.off may be negative:
+// masked-off lanes touch no memory).
+func genRoundSegs() {
+	TEXT("roundSegsAVX512", NOSPLIT, "func(dst *uint16, ldd int, src *float32, rows int, segs *int64, ns int)")
+	Pragma("noescape")
+	Doc("roundSegsAVX512 rounds a 32-column tile to bfloat16 and stores runs of its columns (see genRoundSegs in package asm).")
+	dst, ldd, src, rows, segs, ns := reg.RDI, reg.RDX, reg.RSI, reg.RBX, reg.R8, reg.R9
+	sp, n, t := reg.R10, reg.R11, reg.RAX
+	Load(Param("dst"), dst)
+	Load(Param("ldd"), ldd)
+	Load(Param("src"), src)
+	Load(Param("rows"), rows)
+	Load(Param("segs"), segs)
+	Load(Param("ns"), ns)
+	SHLQ(U8(1), ldd)
+	one, half, nan := reg.Z29, reg.Z30, reg.Z31
+	MOVL(U32(1), reg.EAX)
+	VPBROADCASTD(reg.EAX, one)
+	MOVL(U32(0x7FFF), reg.EAX)
+	VPBROADCASTD(reg.EAX, half)
+	MOVL(U32(0xFFFF), reg.EAX)
+	VPBROADCASTD(reg.EAX, nan)
+	round := func(x, r reg.VecPhysical, k reg.Register) {
+		VPSRLD(U8(16), x, r)
+		VPANDD(one, r, r)
+		VPADDD(half, r, r)
+		VPADDD(x, r, r)
+		VPSRLD(U8(16), r, r)
+		VCMPPS(U8(3), x, x, k) // unordered: NaN
+		VMOVDQU32(nan, k, r)
+	}
+	TESTQ(rows, rows)
+	JE(LabelRef("rsdone"))
+	Label("rsrow")
+	VMOVDQU32(Mem{Base: src}, reg.Z0)
+	VMOVDQU32(Mem{Base: src, Disp: 64}, reg.Z2)
+	round(reg.Z0, reg.Z1, reg.K2)
+	round(reg.Z2, reg.Z3, reg.K3)
+	VPMOVDW(reg.Z1, reg.Y1)
+	VPMOVDW(reg.Z3, reg.Y3)
+	VINSERTI64X4(U8(1), reg.Y3, reg.Z1, reg.Z1)
+	MOVQ(segs, sp)
+	MOVQ(ns, n)
+	Label("rsseg")
+	MOVQ(Mem{Base: sp}, t)
+	KMOVD(Mem{Base: sp, Disp: 8}, reg.K1)
+	VMOVDQU16(reg.Z1, reg.K1, Mem{Base: dst, Index: t, Scale: 2})
+	ADDQ(U8(16), sp)
+	DECQ(n)
+	JNE(LabelRef("rsseg"))
+	ADDQ(ldd, dst)
+	ADDQ(U32(128), src)
+	DECQ(rows)
+	JNE(LabelRef("rsrow"))
+	Label("rsdone")
+	VZEROUPPER()
+	RET()
+}
+
 // dotSpec describes one dot-product kernel: a tile of mr rows of A by nr
 // rows of B, each entry a dot product along contiguous memory.
 type dotSpec struct {
@@ -1372,6 +1440,7 @@ func main() {
 	genCopyRuns()
 	genGatherSegs()
 	genInterleaveRows()
+	genRoundSegs()
 	genWinograd()
 	for _, d := range []dotSpec{
 		{name: "sdotAVX2", mr: 2, nr: 6},
