@@ -199,57 +199,32 @@ func interleaveGo(d []uint32, x []uint16, a, ld int) {
 
 // packPairWeights packs each group's [og × k] pair matrix A (k = cgp·KH·KW
 // pairs, and one more holding bias<<16 when bias != nil) into mr-row
-// micro-panels, K block by K block, as packWeights lays them out. Each
-// panel is written k by k (sequential stores), its rows read at the
-// weight's row stride.
-func packPairWeights(dst []uint32, cv Conv, cgp int, w, bias []uint16, mr, kcb int) {
-	cg, og := cv.C/cv.G, cv.O/cv.G
-	kk := cv.KH * cv.KW
-	kg := cgp * kk
-	k := kg
+// micro-panels, K block by K block, as packWeights lays them out: the
+// pair rows are built first (pairRows), then each panel transposed from
+// them by bfPack's packer (simd: with the AVX-512 routines).
+func packPairWeights(dst []uint32, cv Conv, cgp int, w, bias []uint16, mr, kcb int, simd bool) {
+	og := cv.O / cv.G
+	k := cgp * cv.KH * cv.KW
 	if bias != nil {
 		k++
 	}
-	rs := cg * kk // the weight's row stride
+	rows := getScratch[float32](cv.O * k)
+	defer putScratch(rows)
+	pairRows(words(rows), cv, cgp, w, bias, k)
+	a := unsafe.Slice((*uint16)(unsafe.Pointer(&rows[0])), 2*cv.O*k)
+	q := bfPack{k: 2 * k}
 	mpad := (og + mr - 1) / mr * mr
 	blocks := (k + kcb - 1) / kcb
 	panels := mpad / mr
 	total := cv.G * blocks * panels
+	d := unsafe.Slice((*float32)(unsafe.Pointer(&dst[0])), len(dst))
 	runItems(total, workers(total, float64(mr*kcb)/2), func(_, it int) {
 		ir := it % panels * mr
 		b := it / panels % blocks
 		g := it / (panels * blocks)
 		pc := b * kcb
 		kc := min(kcb, k-pc)
-		d := dst[g*mpad*k+pc*mpad+ir*kc:][:mr*kc]
-		rows := min(mr, og-ir)
-		kn := min(kc, kg-pc) // pairs from the weight; the bias pair after them
-		ws := w[(g*og+ir)*rs:][:(rows-1)*rs+cg*kk]
-		c, t := 2*(pc/kk), pc%kk
-		for p := 0; p < kn; p++ {
-			dd := d[p*mr:][:mr]
-			lo := c*kk + t
-			if c+1 < cg {
-				for i := range rows {
-					dd[i] = uint32(ws[lo+i*rs]) | uint32(ws[lo+kk+i*rs])<<16
-				}
-			} else {
-				for i := range rows {
-					dd[i] = uint32(ws[lo+i*rs])
-				}
-			}
-			clear(dd[rows:])
-			if t++; t == kk {
-				t, c = 0, c+2
-			}
-		}
-		if kn < kc {
-			dd := d[kn*mr:][:mr]
-			for i := range rows {
-				dd[i] = uint32(bias[g*og+ir+i]) << 16
-			}
-			clear(dd[rows:])
-		}
+		q.panels(d[g*mpad*k+pc*mpad+ir*kc:][:mr*kc], a, 2*k, true, g*og+ir, min(mr, og-ir), pc, kc, mr, simd)
 	})
 }
 
@@ -302,7 +277,7 @@ func convForwardPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, w, bi
 		if ap == nil { // the K blocks depend on k alone: packed once
 			ap = getScratch[float32](cv.G * p.mpad * p.k)
 			defer putScratch(ap)
-			packPairWeights(words(ap), cv, cgp, w, bias, mr, p.kcb)
+			packPairWeights(words(ap), cv, cgp, w, bias, mr, p.kcb, kr.simdPack)
 		}
 		o := out[n0*cv.O*l:]
 		if !p.exact && p.k <= p.kcb && nr == 32 {

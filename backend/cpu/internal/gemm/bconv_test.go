@@ -248,15 +248,19 @@ func TestPackPairWeights(t *testing.T) {
 				k++
 			}
 			mpad := (s.o/s.g + s.mr - 1) / s.mr * s.mr
-			got, want := make([]uint32, s.g*mpad*k), make([]uint32, s.g*mpad*k)
-			for i := range got {
-				got[i], want[i] = 0xDEADBEEF, 0xDEADBEEF
-			}
-			packPairWeights(got, cv, cgp, w, bias, s.mr, s.kcb)
-			packPairWeightsRef(want, cv, cgp, w, bias, s.mr, s.kcb)
-			for i := range got {
-				if got[i] != want[i] {
-					t.Fatalf("%+v bias %v: word %d = %#x, want %#x", s, bias != nil, i, got[i], want[i])
+			// in Go, and with the AVX-512 routines where the kernel set has them
+			kb := current.Load().b
+			for _, simd := range []bool{false, kb != nil && kb.simdPack} {
+				got, want := make([]uint32, s.g*mpad*k), make([]uint32, s.g*mpad*k)
+				for i := range got {
+					got[i], want[i] = 0xDEADBEEF, 0xDEADBEEF
+				}
+				packPairWeights(got, cv, cgp, w, bias, s.mr, s.kcb, simd)
+				packPairWeightsRef(want, cv, cgp, w, bias, s.mr, s.kcb)
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("%+v bias %v simd %v: word %d = %#x, want %#x", s, bias != nil, simd, i, got[i], want[i])
+					}
 				}
 			}
 		}
