@@ -159,22 +159,27 @@ func fillPairPhase(dst []uint32, x []uint16, s0, s1, sr, sc, h, w, hq, wq, sh, s
 	}
 }
 
-// roundSeg is a run of a 32-column tile's columns (those in mask) and
-// where they go: column j of a row to that row's offset off+j.
+// roundSeg is a run of a tile's columns (those in mask) and where they
+// go: column j of a row to that row's offset off+j.
 type roundSeg struct{ off, mask int64 }
 
 // tileSegs bounds the runs of a tile that roundSegs takes at once.
 const tileSegs = 8
 
-// roundSegsGo sets dst[base + r·ldd + s.off + j] to the bfloat16 nearest
-// t[32r+j] (see RoundBF16) for r < rows, each segment s, column j in
-// s.mask.
-func roundSegsGo(dst []uint16, base, ldd int, t []float32, rows int, segs []roundSeg) {
+// roundSegsGo sets dst[i] to the bfloat16 nearest t[nr·r+j] + acc[i] (see
+// RoundBF16; t[nr·r+j] alone when acc is nil), i = base + r·ldd + s.off + j,
+// for r < rows, each segment s, column j < nr in s.mask.
+func roundSegsGo(dst []uint16, base, ldd int, t []float32, nr, rows int, segs []roundSeg, acc []float32) {
 	for r := 0; r < rows; r++ {
 		for _, s := range segs {
-			for j := 0; j < 32; j++ {
+			for j := 0; j < nr; j++ {
 				if s.mask>>j&1 != 0 {
-					dst[base+r*ldd+int(s.off)+j] = roundBF16(t[32*r+j])
+					i := base + r*ldd + int(s.off) + j
+					v := t[nr*r+j]
+					if acc != nil {
+						v += acc[i]
+					}
+					dst[i] = roundBF16(v)
 				}
 			}
 		}
@@ -230,9 +235,10 @@ func packPairWeights(dst []uint32, cv Conv, cgp int, w, bias []uint16, mr, kcb i
 
 // convForwardPairs is ConvForwardBF16 on the bfloat16 kernel kr: the loop
 // of convForward over pair words, into a float32 scratch output rounded
-// item by item; with one K block (q mode), each tile is rounded from the
-// kernel's tile buffer straight into out (roundSegs), with no float32
-// output at all; exact mode runs on the GEMM's driver (bconv_exact.go). Where that scratch would be large, the images go through
+// item by item; in q mode, each tile of the last K block is rounded from
+// the kernel's tile buffer straight into out (roundSegs, adding the earlier
+// K blocks' sums), and with one K block there is no float32 output at
+// all; exact mode runs on the GEMM's driver (bconv_exact.go). Where that scratch would be large, the images go through
 // in chunks whose float32 outputs take about pairChunkBytes, so that one
 // scratch serves every chunk from the caches instead of a float32 copy of
 // the whole output streaming through memory (ResNet-18's stem: 51 MB at
@@ -280,9 +286,18 @@ func convForwardPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, w, bi
 			packPairWeights(words(ap), cv, cgp, w, bias, mr, p.kcb, kr.simdPack)
 		}
 		o := out[n0*cv.O*l:]
-		if !p.exact && p.k <= p.kcb && nr == 32 {
-			// one K block: round each tile's valid outputs from the
-			// kernel's tile buffer into out, row run by row run
+		if !p.exact {
+			// round each tile's valid outputs from the kernel's tile
+			// buffer (the last K block) into out, row run by row run,
+			// adding the earlier K blocks' sums from fo
+			var acc []float32
+			if p.k > p.kcb {
+				if fo == nil {
+					fo = getScratch[float32](per * cv.O * l)
+					defer putScratch(fo)
+				}
+				acc = fo
+			}
 			p.tile = func(t []float32, rows, ir, jr, gi, n int) {
 				ob := (n*cv.O + gi*og + ir) * l
 				oh, ow := jr/wq, jr%wq
@@ -291,7 +306,7 @@ func convForwardPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, w, bi
 				for j := 0; j < nr && oh < cv.OH; {
 					if cnt := min(nr-j, cv.OW-ow); cnt > 0 {
 						if ns == len(segs) {
-							roundSegs(o, ob, l, t, rows, segs[:ns])
+							roundSegs(o, ob, l, t, nr, rows, segs[:ns], acc)
 							ns = 0
 						}
 						segs[ns] = roundSeg{int64(oh*cv.OW + ow - j), (1<<cnt - 1) << j}
@@ -300,29 +315,18 @@ func convForwardPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, w, bi
 					j += wq - ow
 					oh, ow = oh+1, 0
 				}
-				roundSegs(o, ob, l, t, rows, segs[:ns])
+				roundSegs(o, ob, l, t, nr, rows, segs[:ns], acc)
 			}
-			p.run(xq, ap, nil, nil)
+			p.run(xq, ap, acc, nil)
 			continue
 		}
 		if fo == nil {
 			fo = getScratch[float32](per * cv.O * l)
 			defer putScratch(fo)
 		}
-		// valid is the number of outputs of an image before column q of
-		// the phase plane (q mode).
-		valid := func(q int) int { return min(l, q/wq*cv.OW+min(q%wq, cv.OW)) }
-		// round each item's finished outputs while they are in cache
+		// exact mode (several small groups): round each item's finished
+		// outputs while they are in cache
 		p.run(xq, ap, fo, func(i0, i1, q0, q1, gi, n int) {
-			if !p.exact {
-				ob := (n*cv.O + gi*og) * l
-				a, b := valid(q0), valid(q1)
-				for i := i0; i < i1; i++ {
-					r := ob + i*l
-					RoundBF16(o[r+a:r+b], fo[r+a:r+b])
-				}
-				return
-			}
 			for jj := q0; jj < min(q1, cc.N*l); {
 				ni, li := jj/l, jj%l
 				cnt := min(min(q1, cc.N*l)-jj, l-li)

@@ -37,13 +37,14 @@ func interleaveRows(dst []uint32, x []uint16, a, ld, rows, ss, ds, w int) {
 	interleaveRowsAVX512(&dst[0], &x[a], ld, rows, ss, ds, w)
 }
 
-// roundSegs sets dst[base + r·ldd + s.off + j] to the bfloat16 nearest
-// t[32r+j] (see RoundBF16) for r < rows, each segment s, column j in
-// s.mask (at most 32 columns), with AVX-512: each row of the tile rounded
-// once, each segment stored under its mask.
-func roundSegs(dst []uint16, base, ldd int, t []float32, rows int, segs []roundSeg) {
-	if !hasAVX512BW || rows <= 0 || len(segs) == 0 {
-		roundSegsGo(dst, base, ldd, t, rows, segs)
+// roundSegs sets dst[i] to the bfloat16 nearest t[nr·r+j] + acc[i] (see
+// RoundBF16; t[nr·r+j] alone when acc is nil), i = base + r·ldd + s.off + j,
+// for r < rows, each segment s, column j < nr in s.mask; for 32-column
+// tiles with AVX-512: each row of the tile rounded once, each segment
+// stored under its mask.
+func roundSegs(dst []uint16, base, ldd int, t []float32, nr, rows int, segs []roundSeg, acc []float32) {
+	if !hasAVX512BW || nr != 32 || rows <= 0 || len(segs) == 0 {
+		roundSegsGo(dst, base, ldd, t, nr, rows, segs, acc)
 		return
 	}
 	_ = t[32*rows-1]
@@ -55,7 +56,12 @@ func roundSegs(dst []uint16, base, ldd int, t []float32, rows int, segs []roundS
 		last = max(last, int(s.off)+63-bits.LeadingZeros64(uint64(s.mask)))
 	}
 	_ = dst[base+(rows-1)*ldd+last]
-	roundSegsAVX512(&dst[base], ldd, &t[0], rows, &segs[0].off, len(segs))
+	var ap *float32
+	if acc != nil {
+		_ = acc[base+(rows-1)*ldd+last]
+		ap = &acc[base]
+	}
+	roundSegsAVX512(&dst[base], ldd, &t[0], rows, &segs[0].off, len(segs), ap)
 }
 
 // pairRow sets d[P·kk+t] = w[2P·kk+t] | w[(2P+1)·kk+t]<<16 for P < np,

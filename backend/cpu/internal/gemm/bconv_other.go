@@ -18,8 +18,9 @@ func interleaveRows(dst []uint32, x []uint16, a, ld, rows, ss, ds, w int) {
 	interleaveRowsGo(dst, x, a, ld, rows, ss, ds, w)
 }
 
-// roundSegs sets dst[base + r·ldd + s.off + j] to the bfloat16 nearest
-// t[32r+j] for r < rows, each segment s, column j in s.mask.
-func roundSegs(dst []uint16, base, ldd int, t []float32, rows int, segs []roundSeg) {
-	roundSegsGo(dst, base, ldd, t, rows, segs)
+// roundSegs sets dst[i] to the bfloat16 nearest t[nr·r+j] + acc[i]
+// (t[nr·r+j] alone when acc is nil), i = base + r·ldd + s.off + j, for
+// r < rows, each segment s, column j < nr in s.mask.
+func roundSegs(dst []uint16, base, ldd int, t []float32, nr, rows int, segs []roundSeg, acc []float32) {
+	roundSegsGo(dst, base, ldd, t, nr, rows, segs, acc)
 }

@@ -454,7 +454,8 @@ func TestInterleaveRows(t *testing.T) {
 
 // TestRoundSegs checks roundSegs (roundSegsAVX512 where the CPU has
 // AVX-512) against its Go twin: tiles of 1 to 14 rows, runs of columns
-// stored before, at and after their own column (negative offsets).
+// stored before, at and after their own column (negative offsets), with
+// and without earlier sums to add.
 func TestRoundSegs(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	special := []uint32{0x7FC00000, 0xFFC00001, 0x7F800000, 0x7F7FFFFF, 0x3F808000, 0x3F818000, 0x00000001, 0x80000000}
@@ -487,8 +488,15 @@ func TestRoundSegs(t *testing.T) {
 		for i := range got {
 			got[i], want[i] = 0x1234, 0x1234
 		}
-		roundSegs(got, base, ldd, tile, rows, segs)
-		roundSegsGo(want, base, ldd, tile, rows, segs)
+		var acc []float32
+		if trial%2 == 1 {
+			acc = make([]float32, len(got))
+			for i := range acc {
+				acc[i] = math.Float32frombits(r.Uint32() & 0xBFFFFFFF) // finite, most small
+			}
+		}
+		roundSegs(got, base, ldd, tile, 32, rows, segs, acc)
+		roundSegsGo(want, base, ldd, tile, 32, rows, segs, acc)
 		for i := range want {
 			if got[i] != want[i] {
 				t.Fatalf("trial %d (%d rows, segments %v): element %d = %#04x, want %#04x", trial, rows, segs, i, got[i], want[i])

@@ -473,9 +473,10 @@ type convPlan[T float] struct {
 	rb, rowPans int
 	total, t    int
 	colBase     [][]int // per worker, exact mode: xq offset of each column
-	// tile, when set (one K block only), takes each finished tile instead
-	// of out: the kernel's rows×nr tile t of rows ir.. (of group gi),
-	// columns jr.. (of image n in q mode).
+	// tile, when set (q mode), takes each tile of the last K block
+	// instead of out: the kernel's rows×nr tile t (that block's sum
+	// alone; out holds the earlier blocks') of rows ir.. (of group gi),
+	// columns jr.. of image n.
 	tile func(t []T, rows, ir, jr, gi, n int)
 }
 
@@ -642,7 +643,7 @@ func (p *convPlan[T]) run(xq, ap, out []T, finish func(i0, i1, q0, q1, gi, n int
 				for ir := i0; ir < i1; ir += mr {
 					a := &apb[ir*kc]
 					fn, whole := kr.rowsFn(og - ir)
-					if p.tile != nil {
+					if p.tile != nil && pc+kc == k {
 						fn(kc, a, &bb[0], &buf.t[0], nr, 0)
 						p.tile(buf.t, min(mr, og-ir), ir, jr, gi, n)
 						continue

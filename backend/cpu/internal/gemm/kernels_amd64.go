@@ -227,7 +227,7 @@ func interleaveRowsAVX512(dst *uint32, src *uint16, ld int, rows int, ss int, ds
 // roundSegsAVX512 rounds a 32-column tile to bfloat16 and stores runs of its columns (see genRoundSegs in package asm).
 //
 //go:noescape
-func roundSegsAVX512(dst *uint16, ldd int, src *float32, rows int, segs *int64, ns int)
+func roundSegsAVX512(dst *uint16, ldd int, src *float32, rows int, segs *int64, ns int, acc *float32)
 
 // winoInAVX2 is Winograd F(2×2,3×3)'s input transform for eight tiles (see genWinograd in package asm).
 //

@@ -12563,15 +12563,16 @@ irdone:
 	VZEROUPPER
 	RET
 
-// func roundSegsAVX512(dst *uint16, ldd int, src *float32, rows int, segs *int64, ns int)
+// func roundSegsAVX512(dst *uint16, ldd int, src *float32, rows int, segs *int64, ns int, acc *float32)
 // Requires: AVX, AVX512BW, AVX512F
-TEXT ·roundSegsAVX512(SB), NOSPLIT, $0-48
+TEXT ·roundSegsAVX512(SB), NOSPLIT, $0-56
 	MOVQ         dst+0(FP), DI
 	MOVQ         ldd+8(FP), DX
 	MOVQ         src+16(FP), SI
 	MOVQ         rows+24(FP), BX
 	MOVQ         segs+32(FP), R8
 	MOVQ         ns+40(FP), R9
+	MOVQ         acc+48(FP), R12
 	SHLQ         $0x01, DX
 	MOVL         $0x00000001, AX
 	VPBROADCASTD AX, Z29
@@ -12583,8 +12584,29 @@ TEXT ·roundSegsAVX512(SB), NOSPLIT, $0-48
 	JE           rsdone
 
 rsrow:
-	VMOVDQU32    (SI), Z0
-	VMOVDQU32    64(SI), Z2
+	VMOVDQU32 (SI), Z0
+	VMOVDQU32 64(SI), Z2
+	TESTQ     R12, R12
+	JE        rsround
+	VPXORD    Z4, Z4, Z4
+	VPXORD    Z5, Z5, Z5
+	MOVQ      R8, R10
+	MOVQ      R9, R11
+
+rsacc:
+	MOVQ      (R10), AX
+	KMOVD     8(R10), K1
+	KSHIFTRD  $0x10, K1, K4
+	VMOVDQU32 (R12)(AX*4), K1, Z4
+	VMOVDQU32 64(R12)(AX*4), K4, Z5
+	ADDQ      $0x10, R10
+	DECQ      R11
+	JNE       rsacc
+	VADDPS    Z4, Z0, Z0
+	VADDPS    Z5, Z2, Z2
+	LEAQ      (R12)(DX*2), R12
+
+rsround:
 	VPSRLD       $0x10, Z0, Z1
 	VPANDD       Z29, Z1, Z1
 	VPADDD       Z30, Z1, Z1

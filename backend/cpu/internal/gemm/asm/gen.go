@@ -966,16 +966,19 @@ func genInterleaveRows() {
 // row r < rows and each of ns segments s (two int64s: an element offset
 // and a 32-bit column mask),
 //
-//	dst[r·ldd + s.off + j] = bfloat16(src[32r + j])  for column j in s.mask
+//	dst[r·ldd + s.off + j] = bfloat16(src[32r + j] + acc[r·ldd + s.off + j])
 //
-// The tile is read with aligned whole-row loads, each row rounded once and
-// each segment stored from it under its mask (s.off may be negative:
-// masked-off lanes touch no memory).
+// for column j in s.mask, without the acc term when acc is nil (acc, a
+// float32 array laid out as dst, holds the earlier K blocks' sums). The
+// tile is read with aligned whole-row loads, the acc values of all the
+// row's segments loaded under their masks into the same two registers,
+// each row rounded once and each segment stored from it under its mask
+// (s.off may be negative: masked-off lanes touch no memory).
 func genRoundSegs() {
-	TEXT("roundSegsAVX512", NOSPLIT, "func(dst *uint16, ldd int, src *float32, rows int, segs *int64, ns int)")
+	TEXT("roundSegsAVX512", NOSPLIT, "func(dst *uint16, ldd int, src *float32, rows int, segs *int64, ns int, acc *float32)")
 	Pragma("noescape")
 	Doc("roundSegsAVX512 rounds a 32-column tile to bfloat16 and stores runs of its columns (see genRoundSegs in package asm).")
-	dst, ldd, src, rows, segs, ns := reg.RDI, reg.RDX, reg.RSI, reg.RBX, reg.R8, reg.R9
+	dst, ldd, src, rows, segs, ns, acc := reg.RDI, reg.RDX, reg.RSI, reg.RBX, reg.R8, reg.R9, reg.R12
 	sp, n, t := reg.R10, reg.R11, reg.RAX
 	Load(Param("dst"), dst)
 	Load(Param("ldd"), ldd)
@@ -983,6 +986,7 @@ func genRoundSegs() {
 	Load(Param("rows"), rows)
 	Load(Param("segs"), segs)
 	Load(Param("ns"), ns)
+	Load(Param("acc"), acc)
 	SHLQ(U8(1), ldd)
 	one, half, nan := reg.Z29, reg.Z30, reg.Z31
 	MOVL(U32(1), reg.EAX)
@@ -1005,6 +1009,26 @@ func genRoundSegs() {
 	Label("rsrow")
 	VMOVDQU32(Mem{Base: src}, reg.Z0)
 	VMOVDQU32(Mem{Base: src, Disp: 64}, reg.Z2)
+	TESTQ(acc, acc)
+	JE(LabelRef("rsround"))
+	// the acc values of the row's segments, lanes 0-15 in Z4, 16-31 in Z5
+	VPXORD(reg.Z4, reg.Z4, reg.Z4)
+	VPXORD(reg.Z5, reg.Z5, reg.Z5)
+	MOVQ(segs, sp)
+	MOVQ(ns, n)
+	Label("rsacc")
+	MOVQ(Mem{Base: sp}, t)
+	KMOVD(Mem{Base: sp, Disp: 8}, reg.K1)
+	KSHIFTRD(U8(16), reg.K1, reg.K4)
+	VMOVDQU32(Mem{Base: acc, Index: t, Scale: 4}, reg.K1, reg.Z4)
+	VMOVDQU32(Mem{Base: acc, Index: t, Scale: 4, Disp: 64}, reg.K4, reg.Z5)
+	ADDQ(U8(16), sp)
+	DECQ(n)
+	JNE(LabelRef("rsacc"))
+	VADDPS(reg.Z4, reg.Z0, reg.Z0)
+	VADDPS(reg.Z5, reg.Z2, reg.Z2)
+	LEAQ(Mem{Base: acc, Index: ldd, Scale: 2}, acc)
+	Label("rsround")
 	round(reg.Z0, reg.Z1, reg.K2)
 	round(reg.Z2, reg.Z3, reg.K3)
 	VPMOVDW(reg.Z1, reg.Y1)
