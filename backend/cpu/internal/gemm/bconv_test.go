@@ -120,8 +120,10 @@ func TestConvForwardBF16(t *testing.T) {
 		}
 	}
 	twin := map[string][]uint16{}
-	oldExact, oldEGEMM, oldKC := exactBelow, exactGEMMMode, convKCOverride
-	defer func() { exactBelow, exactGEMMMode, convKCOverride = oldExact, oldEGEMM, oldKC }()
+	oldExact, oldBFExact, oldEGEMM, oldKC := exactBelow, bfExactBelow, exactGEMMMode, convKCOverride
+	defer func() {
+		exactBelow, bfExactBelow, exactGEMMMode, convKCOverride = oldExact, oldBFExact, oldEGEMM, oldKC
+	}()
 	for _, ks := range sets {
 		t.Run(ks.name, func(t *testing.T) {
 			old := current.Load()
@@ -136,7 +138,7 @@ func TestConvForwardBF16(t *testing.T) {
 				egemm, kc int
 			}{{0, 0, 0}, {0, 0, 40}, {2, 0, 0}, {2, 1, 0}, {2, 2, 0}} {
 				for _, th := range []int{1, 3} {
-					exactBelow, exactGEMMMode, convKCOverride = mode.below, mode.egemm, mode.kc
+					exactBelow, bfExactBelow, exactGEMMMode, convKCOverride = mode.below, mode.below, mode.egemm, mode.kc
 					SetThreads(th)
 					for i, tc := range bconvCases {
 						// whole batches and one image a chunk
