@@ -111,8 +111,8 @@ func fillPairPhase(dst []uint32, x []uint16, s0, s1, sr, sc, h, w, hq, wq, sh, s
 	}
 	j0, j1 = min(j0, wq), min(j1, wq)
 	st := sw * sc
-	// two channels with contiguous rows: all rows in one interleaveRows
-	whole := false
+	// two channels with contiguous rows: the plane cleared (one call, in
+	// cache), then all its rows in one interleaveRows
 	if s1 >= 0 && st == 1 && j0 < j1 {
 		i0 := 0
 		if ph < 0 {
@@ -120,8 +120,9 @@ func fillPairPhase(dst []uint32, x []uint16, s0, s1, sr, sc, h, w, hq, wq, sh, s
 		}
 		i1 := min(hq, max(0, (h-ph+sh-1)/sh))
 		if i0 < i1 {
+			clear(dst[:hq*wq])
 			interleaveRows(dst[i0*wq+j0:], x, s0+(i0*sh+ph)*sr+(j0*sw+pw)*sc, s1-s0, i1-i0, sh*sr, wq, j1-j0)
-			whole = true
+			return
 		}
 	}
 	for i := 0; i < hq; i++ {
@@ -133,9 +134,6 @@ func fillPairPhase(dst []uint32, x []uint16, s0, s1, sr, sc, h, w, hq, wq, sh, s
 		}
 		clear(row[:j0])
 		clear(row[j1:])
-		if whole {
-			continue
-		}
 		o := ih*sr + (j0*sw+pw)*sc
 		d := row[j0:j1]
 		if s1 < 0 {
