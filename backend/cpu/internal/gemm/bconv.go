@@ -111,9 +111,10 @@ func fillPairPhase(dst []uint32, x []uint16, s0, s1, sr, sc, h, w, hq, wq, sh, s
 	}
 	j0, j1 = min(j0, wq), min(j1, wq)
 	st := sw * sc
-	// two channels with contiguous rows: the plane cleared (one call, in
-	// cache), then all its rows in one interleaveRows
-	if s1 >= 0 && st == 1 && j0 < j1 {
+	// contiguous rows (two channels), or rows of every other element: the
+	// plane cleared (one call, in cache), then all its rows in one
+	// interleaveRows or phaseRows2
+	if (s1 >= 0 && st == 1 || st == 2) && j0 < j1 {
 		i0 := 0
 		if ph < 0 {
 			i0 = (-ph + sh - 1) / sh
@@ -121,7 +122,16 @@ func fillPairPhase(dst []uint32, x []uint16, s0, s1, sr, sc, h, w, hq, wq, sh, s
 		i1 := min(hq, max(0, (h-ph+sh-1)/sh))
 		if i0 < i1 {
 			clear(dst[:hq*wq])
-			interleaveRows(dst[i0*wq+j0:], x, s0+(i0*sh+ph)*sr+(j0*sw+pw)*sc, s1-s0, i1-i0, sh*sr, wq, j1-j0)
+			a := s0 + (i0*sh+ph)*sr + (j0*sw+pw)*sc
+			if st == 1 {
+				interleaveRows(dst[i0*wq+j0:], x, a, s1-s0, i1-i0, sh*sr, wq, j1-j0)
+			} else {
+				ld := -1
+				if s1 >= 0 {
+					ld = s1 - s0
+				}
+				phaseRows2(dst[i0*wq+j0:], x, a, ld, i1-i0, sh*sr, wq, j1-j0)
+			}
 			return
 		}
 	}
@@ -180,6 +190,24 @@ func roundSegsGo(dst []uint16, base, ldd int, t []float32, nr, rows int, segs []
 					dst[i] = roundBF16(v)
 				}
 			}
+		}
+	}
+}
+
+// phaseRows2Go sets dst[r·ds+j] = x[a+r·ss+2j] | x[a+r·ss+ld+2j]<<16 for
+// r < rows, j < w (the second term absent when ld < 0).
+func phaseRows2Go(dst []uint32, x []uint16, a, ld, rows, ss, ds, w int) {
+	for r := 0; r < rows; r++ {
+		d := dst[r*ds:][:w]
+		s := a + r*ss
+		if ld < 0 {
+			for j := range d {
+				d[j] = uint32(x[s+2*j])
+			}
+			continue
+		}
+		for j := range d {
+			d[j] = uint32(x[s+2*j]) | uint32(x[s+ld+2*j])<<16
 		}
 	}
 }

@@ -64,6 +64,33 @@ func roundSegs(dst []uint16, base, ldd int, t []float32, nr, rows int, segs []ro
 	roundSegsAVX512(&dst[base], ldd, &t[0], rows, &segs[0].off, len(segs), ap)
 }
 
+// phaseRows2 sets dst[r·ds+j] = x[a+r·ss+2j] | x[a+r·ss+ld+2j]<<16 for
+// r < rows, j < w (the second term absent when ld < 0), with AVX-512 in
+// one call where ld and ss are even: x read as 32-bit words, from a when
+// a is even (the low halves), from a−1 when odd (the high halves).
+func phaseRows2(dst []uint32, x []uint16, a, ld, rows, ss, ds, w int) {
+	if !hasAVX512BW || rows <= 0 || w <= 0 || ld%2 != 0 || ss%2 != 0 {
+		phaseRows2Go(dst, x, a, ld, rows, ss, ds, w)
+		return
+	}
+	hi := a & 1
+	// the last element read: the other half of the last word
+	end := a + (rows-1)*ss + 2*(w-1) + 1 - 2*hi
+	single, l := 0, ld
+	if ld < 0 {
+		single, l = 1, 0
+	}
+	end += l
+	if end >= len(x) {
+		// past x: the last row in Go
+		phaseRows2(dst, x, a, ld, rows-1, ss, ds, w)
+		phaseRows2Go(dst[(rows-1)*ds:], x, a+(rows-1)*ss, ld, 1, ss, ds, w)
+		return
+	}
+	_ = dst[(rows-1)*ds+w-1]
+	phaseRows2AVX512(&dst[0], &x[a-hi], l, rows, ss, ds, w, hi, single)
+}
+
 // pairRow sets d[P·kk+t] = w[2P·kk+t] | w[(2P+1)·kk+t]<<16 for P < np,
 // t < kk, with packBInter, 32 taps at a time.
 func pairRow(d []uint32, w []uint16, np, kk int) {

@@ -24,3 +24,9 @@ func interleaveRows(dst []uint32, x []uint16, a, ld, rows, ss, ds, w int) {
 func roundSegs(dst []uint16, base, ldd int, t []float32, nr, rows int, segs []roundSeg, acc []float32) {
 	roundSegsGo(dst, base, ldd, t, nr, rows, segs, acc)
 }
+
+// phaseRows2 sets dst[r·ds+j] = x[a+r·ss+2j] | x[a+r·ss+ld+2j]<<16 for
+// r < rows, j < w (the second term absent when ld < 0).
+func phaseRows2(dst []uint32, x []uint16, a, ld, rows, ss, ds, w int) {
+	phaseRows2Go(dst, x, a, ld, rows, ss, ds, w)
+}

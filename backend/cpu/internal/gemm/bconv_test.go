@@ -506,3 +506,45 @@ func TestRoundSegs(t *testing.T) {
 		}
 	}
 }
+
+// TestPhaseRows2 checks phaseRows2 (phaseRows2AVX512 where the CPU has
+// AVX-512) against its Go twin: both parities of the first element, one
+// channel and two, rows ending at the end of x, odd strides (which the
+// assembly leaves to Go).
+func TestPhaseRows2(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for trial := 0; trial < 300; trial++ {
+		w := 1 + r.IntN(40)
+		rows := 1 + r.IntN(4)
+		ss := 2*w + 2*r.IntN(4)
+		if trial%7 == 0 {
+			ss++
+		}
+		ld := -1
+		if trial%3 > 0 {
+			ld = rows*ss + 2*r.IntN(5)
+			if trial%11 == 0 {
+				ld++
+			}
+		}
+		a := r.IntN(4)
+		n := a + (rows-1)*ss + 2*(w-1) + 1 + max(ld, 0)
+		if trial%2 == 0 {
+			n += r.IntN(3) // sometimes no element past the last read
+		}
+		x := randBF(r, n)
+		ds := w + r.IntN(3)
+		got := make([]uint32, rows*ds+1)
+		want := make([]uint32, rows*ds+1)
+		for i := range got {
+			got[i], want[i] = 0xDEADBEEF, 0xDEADBEEF
+		}
+		phaseRows2(got, x, a, ld, rows, ss, ds, w)
+		phaseRows2Go(want, x, a, ld, rows, ss, ds, w)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("trial %d (w %d rows %d a %d ld %d ss %d): word %d = %#08x, want %#08x", trial, w, rows, a, ld, ss, i, got[i], want[i])
+			}
+		}
+	}
+}

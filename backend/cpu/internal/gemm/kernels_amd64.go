@@ -224,6 +224,11 @@ func gatherSegsAVX512(dst *uint32, src *uint32, offs *int, n int, segs *int64, n
 //go:noescape
 func interleaveRowsAVX512(dst *uint32, src *uint16, ld int, rows int, ss int, ds int, w int)
 
+// phaseRows2AVX512 builds pair words of a stride-2 phase plane's rows (see genPhaseRows2 in package asm).
+//
+//go:noescape
+func phaseRows2AVX512(dst *uint32, src *uint16, ld int, rows int, ss int, ds int, w int, hi int, single int)
+
 // roundSegsAVX512 rounds a 32-column tile to bfloat16 and stores runs of its columns (see genRoundSegs in package asm).
 //
 //go:noescape

@@ -12563,6 +12563,166 @@ irdone:
 	VZEROUPPER
 	RET
 
+// func phaseRows2AVX512(dst *uint32, src *uint16, ld int, rows int, ss int, ds int, w int, hi int, single int)
+// Requires: AVX, AVX512F
+TEXT ·phaseRows2AVX512(SB), NOSPLIT, $0-72
+	MOVQ  dst+0(FP), DI
+	MOVQ  src+8(FP), SI
+	MOVQ  ld+16(FP), DX
+	MOVQ  rows+24(FP), BX
+	MOVQ  ss+32(FP), R8
+	MOVQ  ds+40(FP), R9
+	MOVQ  w+48(FP), R10
+	SHLQ  $0x01, DX
+	SHLQ  $0x01, R8
+	SHLQ  $0x02, R9
+	MOVQ  R10, CX
+	ANDQ  $0x0f, CX
+	MOVL  $0x00000001, AX
+	SHLL  CL, AX
+	DECL  AX
+	TESTQ CX, CX
+	JNE   p2mask
+	MOVL  $0x0000ffff, AX
+
+p2mask:
+	KMOVW        AX, K3
+	MOVL         $0x0000ffff, AX
+	VPBROADCASTD AX, Z31
+	TESTQ        BX, BX
+	JE           p2done
+	MOVQ         hi+56(FP), AX
+	MOVQ         single+64(FP), CX
+	LEAQ         (CX)(AX*2), AX
+	CMPQ         AX, $0x00
+	JE           p2v0
+	CMPQ         AX, $0x01
+	JE           p2v1
+	CMPQ         AX, $0x02
+	JE           p2v2
+	CMPQ         AX, $0x03
+	JE           p2v3
+	JMP          p2done
+
+p2v0:
+	MOVQ DI, R11
+	MOVQ SI, R12
+	MOVQ R10, R13
+
+p2v016:
+	CMPQ      R13, $0x10
+	JLE       p2v0last
+	VMOVDQU32 (R12), Z0
+	VPANDD    Z31, Z0, Z0
+	VMOVDQU32 (R12)(DX*1), Z1
+	VPSLLD    $0x10, Z1, Z1
+	VPORD     Z1, Z0, Z0
+	VMOVDQU32 Z0, (R11)
+	ADDQ      $0x40, R12
+	ADDQ      $0x40, R11
+	SUBQ      $0x10, R13
+	JMP       p2v016
+
+p2v0last:
+	VMOVDQU32.Z (R12), K3, Z0
+	VPANDD      Z31, Z0, Z0
+	VMOVDQU32.Z (R12)(DX*1), K3, Z1
+	VPSLLD      $0x10, Z1, Z1
+	VPORD       Z1, Z0, Z0
+	VMOVDQU32   Z0, K3, (R11)
+	ADDQ        R8, SI
+	ADDQ        R9, DI
+	DECQ        BX
+	JNE         p2v0
+	JMP         p2done
+
+p2v1:
+	MOVQ DI, R11
+	MOVQ SI, R12
+	MOVQ R10, R13
+
+p2v116:
+	CMPQ      R13, $0x10
+	JLE       p2v1last
+	VMOVDQU32 (R12), Z0
+	VPANDD    Z31, Z0, Z0
+	VMOVDQU32 Z0, (R11)
+	ADDQ      $0x40, R12
+	ADDQ      $0x40, R11
+	SUBQ      $0x10, R13
+	JMP       p2v116
+
+p2v1last:
+	VMOVDQU32.Z (R12), K3, Z0
+	VPANDD      Z31, Z0, Z0
+	VMOVDQU32   Z0, K3, (R11)
+	ADDQ        R8, SI
+	ADDQ        R9, DI
+	DECQ        BX
+	JNE         p2v1
+	JMP         p2done
+
+p2v2:
+	MOVQ DI, R11
+	MOVQ SI, R12
+	MOVQ R10, R13
+
+p2v216:
+	CMPQ      R13, $0x10
+	JLE       p2v2last
+	VMOVDQU32 (R12), Z0
+	VPSRLD    $0x10, Z0, Z0
+	VMOVDQU32 (R12)(DX*1), Z1
+	VPANDND   Z1, Z31, Z1
+	VPORD     Z1, Z0, Z0
+	VMOVDQU32 Z0, (R11)
+	ADDQ      $0x40, R12
+	ADDQ      $0x40, R11
+	SUBQ      $0x10, R13
+	JMP       p2v216
+
+p2v2last:
+	VMOVDQU32.Z (R12), K3, Z0
+	VPSRLD      $0x10, Z0, Z0
+	VMOVDQU32.Z (R12)(DX*1), K3, Z1
+	VPANDND     Z1, Z31, Z1
+	VPORD       Z1, Z0, Z0
+	VMOVDQU32   Z0, K3, (R11)
+	ADDQ        R8, SI
+	ADDQ        R9, DI
+	DECQ        BX
+	JNE         p2v2
+	JMP         p2done
+
+p2v3:
+	MOVQ DI, R11
+	MOVQ SI, R12
+	MOVQ R10, R13
+
+p2v316:
+	CMPQ      R13, $0x10
+	JLE       p2v3last
+	VMOVDQU32 (R12), Z0
+	VPSRLD    $0x10, Z0, Z0
+	VMOVDQU32 Z0, (R11)
+	ADDQ      $0x40, R12
+	ADDQ      $0x40, R11
+	SUBQ      $0x10, R13
+	JMP       p2v316
+
+p2v3last:
+	VMOVDQU32.Z (R12), K3, Z0
+	VPSRLD      $0x10, Z0, Z0
+	VMOVDQU32   Z0, K3, (R11)
+	ADDQ        R8, SI
+	ADDQ        R9, DI
+	DECQ        BX
+	JNE         p2v3
+
+p2done:
+	VZEROUPPER
+	RET
+
 // func roundSegsAVX512(dst *uint16, ldd int, src *float32, rows int, segs *int64, ns int, acc *float32)
 // Requires: AVX, AVX512BW, AVX512F
 TEXT ·roundSegsAVX512(SB), NOSPLIT, $0-56

@@ -1052,6 +1052,115 @@ func genRoundSegs() {
 	RET()
 }
 
+// genPhaseRows2 generates phaseRows2AVX512, interleaveRowsAVX512's form for
+// stride-2 phases: for r < rows and j < w,
+//
+//	dst[r·ds+j] = src[r·ss+2j+hi] | src[r·ss+ld+2j+hi]<<16
+//
+// (the second term absent when single is 1), 16 words at a time: the
+// source read as 32-bit words, whose low (hi = 0) or high (hi = 1) halves
+// are the elements wanted, the last part of a row under a mask. It reads
+// the other half of each word too: src[r·ss+2w−1+hi] must exist.
+func genPhaseRows2() {
+	TEXT("phaseRows2AVX512", NOSPLIT, "func(dst *uint32, src *uint16, ld, rows, ss, ds, w, hi, single int)")
+	Pragma("noescape")
+	Doc("phaseRows2AVX512 builds pair words of a stride-2 phase plane's rows (see genPhaseRows2 in package asm).")
+	dst, src, ld, rows, ss, ds, w := reg.RDI, reg.RSI, reg.RDX, reg.RBX, reg.R8, reg.R9, reg.R10
+	d, sp, j := reg.R11, reg.R12, reg.R13
+	Load(Param("dst"), dst)
+	Load(Param("src"), src)
+	Load(Param("ld"), ld)
+	Load(Param("rows"), rows)
+	Load(Param("ss"), ss)
+	Load(Param("ds"), ds)
+	Load(Param("w"), w)
+	SHLQ(U8(1), ld)
+	SHLQ(U8(1), ss)
+	SHLQ(U8(2), ds)
+	// K3: the last part's lanes, w mod 16 (all 16 when a multiple)
+	MOVQ(w, reg.RCX)
+	ANDQ(U8(15), reg.RCX)
+	MOVL(U32(1), reg.EAX)
+	SHLL(reg.CL, reg.EAX)
+	DECL(reg.EAX)
+	TESTQ(reg.RCX, reg.RCX)
+	JNE(LabelRef("p2mask"))
+	MOVL(U32(0xFFFF), reg.EAX)
+	Label("p2mask")
+	KMOVW(reg.EAX, reg.K3)
+	lo := reg.Z31
+	MOVL(U32(0xFFFF), reg.EAX)
+	VPBROADCASTD(reg.EAX, lo)
+	TESTQ(rows, rows)
+	JE(LabelRef("p2done"))
+	// the variant: hi·2 + single
+	Load(Param("hi"), reg.RAX)
+	Load(Param("single"), reg.RCX)
+	LEAQ(Mem{Base: reg.RCX, Index: reg.RAX, Scale: 2}, reg.RAX)
+	for v := 0; v < 4; v++ {
+		CMPQ(reg.RAX, U8(v))
+		JE(LabelRef(fmt.Sprintf("p2v%d", v)))
+	}
+	JMP(LabelRef("p2done"))
+	for v := 0; v < 4; v++ {
+		high, one := v>>1 == 1, v&1 == 1
+		pre := fmt.Sprintf("p2v%d", v)
+		// body computes Z0 from the words at sp (and sp+ld), lanes under
+		// mask k (nil: all)
+		body := func(k reg.Register) {
+			load := func(m Mem, z reg.VecPhysical) {
+				if k == nil {
+					VMOVDQU32(m, z)
+				} else {
+					VMOVDQU32_Z(m, k, z)
+				}
+			}
+			load(Mem{Base: sp}, reg.Z0)
+			if high {
+				VPSRLD(U8(16), reg.Z0, reg.Z0)
+			} else {
+				VPANDD(lo, reg.Z0, reg.Z0)
+			}
+			if !one {
+				load(Mem{Base: sp, Index: ld, Scale: 1}, reg.Z1)
+				if high {
+					VPANDND(reg.Z1, lo, reg.Z1) // the high half in place
+				} else {
+					VPSLLD(U8(16), reg.Z1, reg.Z1)
+				}
+				VPORD(reg.Z1, reg.Z0, reg.Z0)
+			}
+			if k == nil {
+				VMOVDQU32(reg.Z0, Mem{Base: d})
+			} else {
+				VMOVDQU32(reg.Z0, k, Mem{Base: d})
+			}
+		}
+		Label(pre)
+		MOVQ(dst, d)
+		MOVQ(src, sp)
+		MOVQ(w, j)
+		Label(pre + "16")
+		CMPQ(j, U8(16))
+		JLE(LabelRef(pre + "last"))
+		body(nil)
+		ADDQ(U8(64), sp)
+		ADDQ(U8(64), d)
+		SUBQ(U8(16), j)
+		JMP(LabelRef(pre + "16"))
+		Label(pre + "last")
+		body(reg.K3)
+		ADDQ(ss, src)
+		ADDQ(ds, dst)
+		DECQ(rows)
+		JNE(LabelRef(pre))
+		JMP(LabelRef("p2done"))
+	}
+	Label("p2done")
+	VZEROUPPER()
+	RET()
+}
+
 // dotSpec describes one dot-product kernel: a tile of mr rows of A by nr
 // rows of B, each entry a dot product along contiguous memory.
 type dotSpec struct {
@@ -1464,6 +1573,7 @@ func main() {
 	genCopyRuns()
 	genGatherSegs()
 	genInterleaveRows()
+	genPhaseRows2()
 	genRoundSegs()
 	genWinograd()
 	for _, d := range []dotSpec{
