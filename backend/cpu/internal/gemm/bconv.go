@@ -228,12 +228,26 @@ func interleaveGo(d []uint32, x []uint16, a, ld int) {
 	}
 }
 
+// panelRows is the rows of the weight's micro-panels in a bfloat16 q-mode
+// convolution of og output channels a group: og cut into as few panels as
+// mr rows allow, of about equal height, where the kernel computes partial
+// panels at their cost (edge kernels). The kernel runs a few rows as
+// slowly as many (ResNet-18's 64 channels are 4×14 + 8, 128 are 9×14 + 2,
+// an 8- and a 2-row panel); 5×13 and 10×13 panels cost about their rows.
+func panelRows(kr *kernel[float32], og int) int {
+	if kr.edge == nil {
+		return kr.mr
+	}
+	return (og + (og+kr.mr-1)/kr.mr - 1) / ((og + kr.mr - 1) / kr.mr)
+}
+
 // packPairWeights packs each group's [og × k] pair matrix A (k = cgp·KH·KW
 // pairs, and one more holding bias<<16 when bias != nil) into mr-row
-// micro-panels, K block by K block, as packWeights lays them out: the
-// pair rows are built first (pairRows), then each panel transposed from
-// them by bfPack's packer (simd: with the AVX-512 routines).
-func packPairWeights(dst []uint32, cv Conv, cgp int, w, bias []uint16, mr, kcb int, simd bool) {
+// micro-panels of pr rows each (the rest zero), K block by K block, as
+// packWeights lays them out (panel i, rows i·pr.., at i·mr·kc): the pair
+// rows are built first (pairRows), then each panel transposed from them
+// by bfPack's packer (simd: with the AVX-512 routines).
+func packPairWeights(dst []uint32, cv Conv, cgp int, w, bias []uint16, mr, pr, kcb int, simd bool) {
 	og := cv.O / cv.G
 	k := cgp * cv.KH * cv.KW
 	if bias != nil {
@@ -244,18 +258,18 @@ func packPairWeights(dst []uint32, cv Conv, cgp int, w, bias []uint16, mr, kcb i
 	pairRows(words(rows), cv, cgp, w, bias, k)
 	a := unsafe.Slice((*uint16)(unsafe.Pointer(&rows[0])), 2*cv.O*k)
 	q := bfPack{k: 2 * k}
-	mpad := (og + mr - 1) / mr * mr
+	panels := (og + pr - 1) / pr
+	mpad := panels * mr
 	blocks := (k + kcb - 1) / kcb
-	panels := mpad / mr
 	total := cv.G * blocks * panels
 	d := unsafe.Slice((*float32)(unsafe.Pointer(&dst[0])), len(dst))
 	runItems(total, workers(total, float64(mr*kcb)/2), func(_, it int) {
-		ir := it % panels * mr
+		i := it % panels
 		b := it / panels % blocks
 		g := it / (panels * blocks)
 		pc := b * kcb
 		kc := min(kcb, k-pc)
-		q.panels(d[g*mpad*k+pc*mpad+ir*kc:][:mr*kc], a, 2*k, true, g*og+ir, min(mr, og-ir), pc, kc, mr, simd)
+		q.panels(d[g*mpad*k+pc*mpad+i*mr*kc:][:mr*kc], a, 2*k, true, g*og+i*pr, min(pr, og-i*pr), pc, kc, mr, simd)
 	})
 }
 
@@ -305,11 +319,11 @@ func convForwardPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, w, bi
 			bconvForwardExact(kr, cc, g, cgp, xq, words(ap), k, out[n0*cv.O*l:])
 			continue
 		}
-		p := newConvPlan(kr, cc, g, img, chStride, wq, cgp, bias != nil, 2)
+		p := newConvPlan(kr, cc, g, img, chStride, wq, cgp, bias != nil, 2, panelRows(kr, og))
 		if ap == nil { // the K blocks depend on k alone: packed once
 			ap = getScratch[float32](cv.G * p.mpad * p.k)
 			defer putScratch(ap)
-			packPairWeights(words(ap), cv, cgp, w, bias, mr, p.kcb, kr.simdPack)
+			packPairWeights(words(ap), cv, cgp, w, bias, mr, p.pr, p.kcb, kr.simdPack)
 		}
 		o := out[n0*cv.O*l:]
 		if !p.exact {

@@ -70,6 +70,6 @@ func BenchmarkPackPairWeights(b *testing.B) {
 	w, bias := randBF(r, 512*512*9), randBF(r, 512)
 	dst := make([]uint32, 518*(256*9+1))
 	for b.Loop() {
-		packPairWeights(dst, cv, 256, w, bias, 14, 768, current.Load().b != nil && current.Load().b.simdPack)
+		packPairWeights(dst, cv, 256, w, bias, 14, 14, 768, current.Load().b != nil && current.Load().b.simdPack)
 	}
 }

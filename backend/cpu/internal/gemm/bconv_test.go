@@ -249,19 +249,22 @@ func TestPackPairWeights(t *testing.T) {
 			if bias != nil {
 				k++
 			}
-			mpad := (s.o/s.g + s.mr - 1) / s.mr * s.mr
-			// in Go, and with the AVX-512 routines where the kernel set has them
+			// in Go, and with the AVX-512 routines where the kernel set has
+			// them; whole panels and panels of fewer rows
 			kb := current.Load().b
 			for _, simd := range []bool{false, kb != nil && kb.simdPack} {
-				got, want := make([]uint32, s.g*mpad*k), make([]uint32, s.g*mpad*k)
-				for i := range got {
-					got[i], want[i] = 0xDEADBEEF, 0xDEADBEEF
-				}
-				packPairWeights(got, cv, cgp, w, bias, s.mr, s.kcb, simd)
-				packPairWeightsRef(want, cv, cgp, w, bias, s.mr, s.kcb)
-				for i := range got {
-					if got[i] != want[i] {
-						t.Fatalf("%+v bias %v simd %v: word %d = %#x, want %#x", s, bias != nil, simd, i, got[i], want[i])
+				for _, pr := range []int{s.mr, max(1, s.mr-2)} {
+					mpad := (s.o/s.g + pr - 1) / pr * s.mr
+					got, want := make([]uint32, s.g*mpad*k), make([]uint32, s.g*mpad*k)
+					for i := range got {
+						got[i], want[i] = 0xDEADBEEF, 0xDEADBEEF
+					}
+					packPairWeights(got, cv, cgp, w, bias, s.mr, pr, s.kcb, simd)
+					packPairWeightsRef(want, cv, cgp, w, bias, s.mr, pr, s.kcb)
+					for i := range got {
+						if got[i] != want[i] {
+							t.Fatalf("%+v bias %v simd %v pr %d: word %d = %#x, want %#x", s, bias != nil, simd, pr, i, got[i], want[i])
+						}
 					}
 				}
 			}
@@ -273,7 +276,7 @@ func TestPackPairWeights(t *testing.T) {
 // reference for its panel-by-panel form. It packs each group's [og × k] pair matrix A (k = cgp·KH·KW
 // pairs, and one more holding bias<<16 when bias != nil) into mr-row
 // micro-panels, K block by K block, as packWeights lays them out.
-func packPairWeightsRef(dst []uint32, cv Conv, cgp int, w, bias []uint16, mr, kcb int) {
+func packPairWeightsRef(dst []uint32, cv Conv, cgp int, w, bias []uint16, mr, pr, kcb int) {
 	cg, og := cv.C/cv.G, cv.O/cv.G
 	kk := cv.KH * cv.KW
 	kg := cgp * kk
@@ -281,20 +284,20 @@ func packPairWeightsRef(dst []uint32, cv Conv, cgp int, w, bias []uint16, mr, kc
 	if bias != nil {
 		k++
 	}
-	mpad := (og + mr - 1) / mr * mr
+	panels := (og + pr - 1) / pr
+	mpad := panels * mr
 	blocks := (k + kcb - 1) / kcb
-	panels := mpad / mr
 	total := cv.G * blocks * panels
 	runItems(total, workers(total, float64(mr*kcb)/2), func(_, it int) {
-		ir := it % panels * mr
+		pi := it % panels
 		b := it / panels % blocks
 		g := it / (panels * blocks)
 		pc := b * kcb
 		kc := min(kcb, k-pc)
-		d := dst[g*mpad*k+pc*mpad+ir*kc:][:mr*kc]
+		d := dst[g*mpad*k+pc*mpad+pi*mr*kc:][:mr*kc]
 		for i := 0; i < mr; i++ {
-			r := ir + i
-			if r >= og {
+			r := pi*pr + i
+			if i >= pr || r >= og {
 				for p := 0; p < kc; p++ {
 					d[p*mr+i] = 0
 				}

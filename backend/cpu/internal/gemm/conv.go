@@ -446,7 +446,7 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 		return
 	}
 	cg, og := cv.C/cv.G, cv.O/cv.G
-	p := newConvPlan(kr, cv, g, img, chStride, wq, cg, bias != nil, 1)
+	p := newConvPlan(kr, cv, g, img, chStride, wq, cg, bias != nil, 1, mr)
 	ap := getScratch[T](cv.G * p.mpad * p.k)
 	defer putScratch(ap)
 	packWeights(ap, w, wl, cv.G, og, cg, cv.KH, cv.KW, bias, mr, p.kcb)
@@ -467,6 +467,7 @@ type convPlan[T float] struct {
 	maxOff      int
 	k, kcb      int
 	og, mpad, l int
+	pr          int // rows of an A panel (of mr, the rest zero)
 	panels      int
 	exact       bool
 	cp, chunks  int
@@ -483,8 +484,11 @@ type convPlan[T float] struct {
 // newConvPlan plans the convolution cv over xq (its layout g, with image
 // stride img, channel stride chStride and row stride wq; cs channels a
 // group), k = cs·KH·KW rows of B, and one more when hasBias. costF scales
-// the work of an item (for the thread count).
-func newConvPlan[T float](kr *kernel[T], cv Conv, g geom, img, chStride, wq, cs int, hasBias bool, costF float64) *convPlan[T] {
+// the work of an item (for the thread count). The packed weight's panels
+// (of mr rows) hold pr ≤ mr rows each (the rest zero; pr < mr needs the
+// kernel's edge kernels), so that og rows can be cut into panels of
+// about equal height.
+func newConvPlan[T float](kr *kernel[T], cv Conv, g geom, img, chStride, wq, cs int, hasBias bool, costF float64, pr int) *convPlan[T] {
 	mr, nr := kr.mr, kr.nr
 	p := &convPlan[T]{kr: kr, cv: cv, img: img, chs: chStride, wq: wq, cs: cs}
 	og := cv.O / cv.G
@@ -500,7 +504,7 @@ func newConvPlan[T float](kr *kernel[T], cv Conv, g geom, img, chStride, wq, cs 
 		maxOff = max(maxOff, o)
 	}
 	kcb := balance(k, convKC(kr.kc, nr, int(sizeOf[T]())), 1)
-	mpad := (og + mr - 1) / mr * mr
+	mpad := (og + pr - 1) / pr * mr
 
 	// Columns: in q mode, each image's q range [0, lq) in panels of nr (B
 	// rows are contiguous runs of xq; the columns past OW are thrown away).
@@ -541,7 +545,7 @@ func newConvPlan[T float](kr *kernel[T], cv Conv, g geom, img, chStride, wq, cs 
 		}
 	}
 	p.offs, p.maxOff, p.k, p.kcb = offs, maxOff, k, kcb
-	p.og, p.mpad, p.l = og, mpad, l
+	p.og, p.mpad, p.l, p.pr = og, mpad, l, pr
 	p.panels, p.exact, p.cp, p.chunks = panels, exact, cp, chunks
 	p.rb, p.rowPans, p.total, p.t = rb, rowPanels, total, t
 	return p
@@ -599,8 +603,9 @@ func (p *convPlan[T]) run(xq, ap, out []T, finish func(i0, i1, q0, q1, gi, n int
 		buf := kr.buffers()
 		defer kr.bufs.put(buf)
 		bb := buf.bOf(kcb * nr)
-		i0 := r * p.rowPans * mr
-		i1 := min(og, i0+p.rowPans*mr)
+		pr := p.pr
+		i0 := r * p.rowPans * pr
+		i1 := min(og, i0+p.rowPans*pr)
 		q0 := ch * cp * nr
 		q1 := min(q0+cp*nr, p.panels*nr)
 		xb := n*p.img + gi*p.cs*p.chs
@@ -640,12 +645,13 @@ func (p *convPlan[T]) run(xq, ap, out []T, finish func(i0, i1, q0, q1, gi, n int
 					direct = ow+nr <= cv.OW
 					o0 = ob + oh*cv.OW + ow
 				}
-				for ir := i0; ir < i1; ir += mr {
-					a := &apb[ir*kc]
-					fn, whole := kr.rowsFn(og - ir)
+				for ir := i0; ir < i1; ir += pr {
+					a := &apb[ir/pr*mr*kc]
+					rows := min(pr, og-ir)
+					fn, whole := kr.rowsFn(rows)
 					if p.tile != nil && pc+kc == k {
 						fn(kc, a, &bb[0], &buf.t[0], nr, 0)
-						p.tile(buf.t, min(mr, og-ir), ir, jr, gi, n)
+						p.tile(buf.t, rows, ir, jr, gi, n)
 						continue
 					}
 					if direct && whole {
@@ -654,9 +660,9 @@ func (p *convPlan[T]) run(xq, ap, out []T, finish func(i0, i1, q0, q1, gi, n int
 					}
 					fn(kc, a, &bb[0], &buf.t[0], nr, 0)
 					if exact {
-						mergeExact(out, cv.O*l, (gi*og+ir)*l, l, buf.t, min(mr, og-ir), nr, jr, cv.N*l, accum)
+						mergeExact(out, cv.O*l, (gi*og+ir)*l, l, buf.t, rows, nr, jr, cv.N*l, accum)
 					} else {
-						mergeTile(out, ob+ir*l, l, buf.t, min(mr, og-ir), nr, jr, wq, cv.OH, cv.OW, accum)
+						mergeTile(out, ob+ir*l, l, buf.t, rows, nr, jr, wq, cv.OH, cv.OW, accum)
 					}
 				}
 			}
