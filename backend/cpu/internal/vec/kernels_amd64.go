@@ -59,6 +59,11 @@ func divsvS(d *float32, s float32, b *float32, n int)
 //go:noescape
 func reluS(d *float32, a *float32, n int)
 
+// reluGradS computes d[i] = y[i] <= 0 ? 0 : gr[i] for i < n (a NaN y passes gr[i]).
+//
+//go:noescape
+func reluGradS(d *float32, gr *float32, y *float32, n int)
+
 // affineS computes d[i] = a[i]·s + b, rounded once (FMA), for i < n.
 //
 //go:noescape
@@ -148,6 +153,11 @@ func divsvD(d *float64, s float64, b *float64, n int)
 //
 //go:noescape
 func reluD(d *float64, a *float64, n int)
+
+// reluGradD computes d[i] = y[i] <= 0 ? 0 : gr[i] for i < n (a NaN y passes gr[i]).
+//
+//go:noescape
+func reluGradD(d *float64, gr *float64, y *float64, n int)
 
 // affineD computes d[i] = a[i]·s + b, rounded once (FMA), for i < n.
 //

@@ -604,6 +604,76 @@ reluS_done:
 	VZEROUPPER
 	RET
 
+// func reluGradS(d *float32, gr *float32, y *float32, n int)
+// Requires: AVX
+TEXT ·reluGradS(SB), NOSPLIT, $0-32
+	MOVQ   d+0(FP), DI
+	MOVQ   gr+8(FP), SI
+	MOVQ   y+16(FP), DX
+	MOVQ   n+24(FP), CX
+	VXORPS Y15, Y15, Y15
+
+reluGradS_x4:
+	CMPQ    CX, $0x00000020
+	JL      reluGradS_x1
+	VMOVUPS (DX), Y0
+	VCMPPS  $0x02, Y15, Y0, Y0
+	VMOVUPS (SI), Y8
+	VANDNPS Y8, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS 32(DX), Y1
+	VCMPPS  $0x02, Y15, Y1, Y1
+	VMOVUPS 32(SI), Y9
+	VANDNPS Y9, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS 64(DX), Y2
+	VCMPPS  $0x02, Y15, Y2, Y2
+	VMOVUPS 64(SI), Y10
+	VANDNPS Y10, Y2, Y2
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS 96(DX), Y3
+	VCMPPS  $0x02, Y15, Y3, Y3
+	VMOVUPS 96(SI), Y11
+	VANDNPS Y11, Y3, Y3
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000020, CX
+	JMP     reluGradS_x4
+
+reluGradS_x1:
+	CMPQ    CX, $0x00000008
+	JL      reluGradS_tail
+	VMOVUPS (DX), Y0
+	VCMPPS  $0x02, Y15, Y0, Y0
+	VMOVUPS (SI), Y8
+	VANDNPS Y8, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $0x00000020, DI
+	ADDQ    $0x00000020, SI
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000008, CX
+	JMP     reluGradS_x1
+
+reluGradS_tail:
+	CMPQ    CX, $0x00000001
+	JL      reluGradS_done
+	VMOVSS  (DX), X0
+	VCMPSS  $0x02, X15, X0, X0
+	VMOVSS  (SI), X8
+	VANDNPS X8, X0, X0
+	VMOVSS  X0, (DI)
+	ADDQ    $0x00000004, DI
+	ADDQ    $0x00000004, SI
+	ADDQ    $0x00000004, DX
+	SUBQ    $0x00000001, CX
+	JMP     reluGradS_tail
+
+reluGradS_done:
+	VZEROUPPER
+	RET
+
 // func affineS(d *float32, a *float32, s float32, b float32, n int)
 // Requires: AVX, FMA3
 TEXT ·affineS(SB), NOSPLIT, $0-32
@@ -1631,6 +1701,76 @@ reluD_tail:
 	JMP    reluD_tail
 
 reluD_done:
+	VZEROUPPER
+	RET
+
+// func reluGradD(d *float64, gr *float64, y *float64, n int)
+// Requires: AVX
+TEXT ·reluGradD(SB), NOSPLIT, $0-32
+	MOVQ   d+0(FP), DI
+	MOVQ   gr+8(FP), SI
+	MOVQ   y+16(FP), DX
+	MOVQ   n+24(FP), CX
+	VXORPS Y15, Y15, Y15
+
+reluGradD_x4:
+	CMPQ    CX, $0x00000010
+	JL      reluGradD_x1
+	VMOVUPD (DX), Y0
+	VCMPPD  $0x02, Y15, Y0, Y0
+	VMOVUPD (SI), Y8
+	VANDNPD Y8, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(DX), Y1
+	VCMPPD  $0x02, Y15, Y1, Y1
+	VMOVUPD 32(SI), Y9
+	VANDNPD Y9, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD 64(DX), Y2
+	VCMPPD  $0x02, Y15, Y2, Y2
+	VMOVUPD 64(SI), Y10
+	VANDNPD Y10, Y2, Y2
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD 96(DX), Y3
+	VCMPPD  $0x02, Y15, Y3, Y3
+	VMOVUPD 96(SI), Y11
+	VANDNPD Y11, Y3, Y3
+	VMOVUPD Y3, 96(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000010, CX
+	JMP     reluGradD_x4
+
+reluGradD_x1:
+	CMPQ    CX, $0x00000004
+	JL      reluGradD_tail
+	VMOVUPD (DX), Y0
+	VCMPPD  $0x02, Y15, Y0, Y0
+	VMOVUPD (SI), Y8
+	VANDNPD Y8, Y0, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ    $0x00000020, DI
+	ADDQ    $0x00000020, SI
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000004, CX
+	JMP     reluGradD_x1
+
+reluGradD_tail:
+	CMPQ    CX, $0x00000001
+	JL      reluGradD_done
+	VMOVSD  (DX), X0
+	VCMPSD  $0x02, X15, X0, X0
+	VMOVSD  (SI), X8
+	VANDNPD X8, X0, X0
+	VMOVSD  X0, (DI)
+	ADDQ    $0x00000008, DI
+	ADDQ    $0x00000008, SI
+	ADDQ    $0x00000008, DX
+	SUBQ    $0x00000001, CX
+	JMP     reluGradD_tail
+
+reluGradD_done:
 	VZEROUPPER
 	RET
 

@@ -21,6 +21,8 @@ func svS(op Op, d *float32, s float32, b *float32, n int)           {}
 func svD(op Op, d *float64, s float64, b *float64, n int)           {}
 func reluS(d, a *float32, n int)                                    {}
 func reluD(d, a *float64, n int)                                    {}
+func reluGradS(d, gr, y *float32, n int)                            {}
+func reluGradD(d, gr, y *float64, n int)                            {}
 func affineS(d, a *float32, s, b float32, n int)                    {}
 func affineD(d, a *float64, s, b float64, n int)                    {}
 func fillS(d *float32, v float32, n int)                            {}

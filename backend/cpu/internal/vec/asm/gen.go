@@ -243,6 +243,47 @@ func relu(t typ) {
 	})
 }
 
+// reluGrad emits d[i] = y[i] <= 0 ? 0 : g[i] (ordered compare: a NaN y
+// passes g), ReLU's gradient from its output y as PyTorch's
+// threshold_backward: one pass instead of a comparison, a bool tensor and
+// a blend.
+func reluGrad(t typ) {
+	name := "reluGrad" + t.sfx()
+	g := t.gotype()
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(d, gr, y *%s, n int)", g))
+	Pragma("noescape")
+	Doc(name + " computes d[i] = y[i] <= 0 ? 0 : gr[i] for i < n (a NaN y passes gr[i]).")
+	d, gp, yp, n := reg.RDI, reg.RSI, reg.RDX, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("gr"), gp)
+	Load(Param("y"), yp)
+	Load(Param("n"), n)
+	z := reg.Y15
+	VXORPS(z, z, z)
+	const le = 0x02 // LE_OS: false for NaN
+	loop(t, name, []reg.Register{d, gp, yp}, nil, func(i, disp int, scalar bool) {
+		m, v, zz := ys[i], ys[8+i%7], z
+		mov := t.packed("mov")
+		cmp, andn := VCMPPS, VANDNPS
+		if t.double {
+			cmp, andn = VCMPPD, VANDNPD
+		}
+		if scalar {
+			m, v, zz = xmm(m), xmm(v), xmm(z)
+			mov = t.scalar("mov")
+			cmp = VCMPSS
+			if t.double {
+				cmp = VCMPSD
+			}
+		}
+		mov(mem(yp, disp), m)
+		cmp(U8(le), zz, m, m) // m = y <= 0 (all ones)
+		mov(mem(gp, disp), v)
+		andn(v, m, m) // m = ^m & g
+		mov(m, mem(d, disp))
+	})
+}
+
 // affine emits d[i] = a[i]·s + b with one rounding (FMA).
 func affine(t typ) {
 	name := "affine" + t.sfx()
@@ -1311,6 +1352,7 @@ func main() {
 			}
 		}
 		relu(t)
+		reluGrad(t)
 		affine(t)
 		fill(t)
 		for _, form := range []string{"vv", "vs", "sv"} {
