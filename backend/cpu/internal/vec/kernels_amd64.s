@@ -3243,6 +3243,196 @@ affine2BF16_done:
 	VZEROUPPER
 	RET
 
+// func sqDevS(x *float32, n int, m float32, acc *[32]float64)
+// Requires: AVX
+TEXT ·sqDevS(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVQ         acc+24(FP), DI
+	VBROADCASTSS m+16(FP), Y15
+
+sqDevS_block:
+	TESTQ CX, CX
+	JE    sqDevS_done
+	MOVQ  CX, DX
+	CMPQ  DX, $0x00000800
+	JLE   sqDevS_k
+	MOVQ  $0x00000800, DX
+
+sqDevS_k:
+	SUBQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+sqDevS_inner:
+	VMOVUPS      (SI), Y4
+	VSUBPS       Y15, Y4, Y4
+	VMULPS       Y4, Y4, Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(SI), Y5
+	VSUBPS       Y15, Y5, Y5
+	VMULPS       Y5, Y5, Y5
+	VADDPS       Y5, Y1, Y1
+	VMOVUPS      64(SI), Y6
+	VSUBPS       Y15, Y6, Y6
+	VMULPS       Y6, Y6, Y6
+	VADDPS       Y6, Y2, Y2
+	VMOVUPS      96(SI), Y7
+	VSUBPS       Y15, Y7, Y7
+	VMULPS       Y7, Y7, Y7
+	VADDPS       Y7, Y3, Y3
+	ADDQ         $0x00000080, SI
+	SUBQ         $0x00000020, DX
+	JNE          sqDevS_inner
+	VCVTPS2PD    X0, Y4
+	VADDPD       (DI), Y4, Y4
+	VMOVUPD      Y4, (DI)
+	VEXTRACTF128 $0x01, Y0, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       32(DI), Y5, Y5
+	VMOVUPD      Y5, 32(DI)
+	VCVTPS2PD    X1, Y4
+	VADDPD       64(DI), Y4, Y4
+	VMOVUPD      Y4, 64(DI)
+	VEXTRACTF128 $0x01, Y1, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       96(DI), Y5, Y5
+	VMOVUPD      Y5, 96(DI)
+	VCVTPS2PD    X2, Y4
+	VADDPD       128(DI), Y4, Y4
+	VMOVUPD      Y4, 128(DI)
+	VEXTRACTF128 $0x01, Y2, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       160(DI), Y5, Y5
+	VMOVUPD      Y5, 160(DI)
+	VCVTPS2PD    X3, Y4
+	VADDPD       192(DI), Y4, Y4
+	VMOVUPD      Y4, 192(DI)
+	VEXTRACTF128 $0x01, Y3, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       224(DI), Y5, Y5
+	VMOVUPD      Y5, 224(DI)
+	JMP          sqDevS_block
+
+sqDevS_done:
+	VZEROUPPER
+	RET
+
+// func gradSumsS(gr *float32, x *float32, n int, m float32, acc *[32]float64)
+// Requires: AVX
+TEXT ·gradSumsS(SB), NOSPLIT, $0-40
+	MOVQ         gr+0(FP), SI
+	MOVQ         x+8(FP), BX
+	MOVQ         n+16(FP), CX
+	MOVQ         acc+32(FP), DI
+	VBROADCASTSS m+24(FP), Y15
+
+gradSumsS_block:
+	TESTQ CX, CX
+	JE    gradSumsS_done
+	MOVQ  CX, DX
+	CMPQ  DX, $0x00000800
+	JLE   gradSumsS_k
+	MOVQ  $0x00000800, DX
+
+gradSumsS_k:
+	SUBQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+gradSumsS_inner:
+	VMOVUPS      (SI), Y4
+	VMOVUPS      (BX), Y6
+	VADDPS       Y4, Y0, Y0
+	VSUBPS       Y15, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VADDPS       Y6, Y2, Y2
+	VMOVUPS      32(SI), Y5
+	VMOVUPS      32(BX), Y7
+	VADDPS       Y5, Y1, Y1
+	VSUBPS       Y15, Y7, Y7
+	VMULPS       Y5, Y7, Y7
+	VADDPS       Y7, Y3, Y3
+	ADDQ         $0x00000040, SI
+	ADDQ         $0x00000040, BX
+	SUBQ         $0x00000010, DX
+	JNE          gradSumsS_inner
+	VCVTPS2PD    X0, Y4
+	VADDPD       (DI), Y4, Y4
+	VMOVUPD      Y4, (DI)
+	VEXTRACTF128 $0x01, Y0, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       32(DI), Y5, Y5
+	VMOVUPD      Y5, 32(DI)
+	VCVTPS2PD    X1, Y4
+	VADDPD       64(DI), Y4, Y4
+	VMOVUPD      Y4, 64(DI)
+	VEXTRACTF128 $0x01, Y1, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       96(DI), Y5, Y5
+	VMOVUPD      Y5, 96(DI)
+	VCVTPS2PD    X2, Y4
+	VADDPD       128(DI), Y4, Y4
+	VMOVUPD      Y4, 128(DI)
+	VEXTRACTF128 $0x01, Y2, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       160(DI), Y5, Y5
+	VMOVUPD      Y5, 160(DI)
+	VCVTPS2PD    X3, Y4
+	VADDPD       192(DI), Y4, Y4
+	VMOVUPD      Y4, 192(DI)
+	VEXTRACTF128 $0x01, Y3, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       224(DI), Y5, Y5
+	VMOVUPD      Y5, 224(DI)
+	JMP          gradSumsS_block
+
+gradSumsS_done:
+	VZEROUPPER
+	RET
+
+// func affine2S(d *float32, gr *float32, x *float32, n int, a float32, b float32, c float32)
+// Requires: AVX
+TEXT ·affine2S(SB), NOSPLIT, $0-44
+	MOVQ         d+0(FP), DI
+	MOVQ         gr+8(FP), SI
+	MOVQ         x+16(FP), BX
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS a+32(FP), Y13
+	VBROADCASTSS b+36(FP), Y14
+	VBROADCASTSS c+40(FP), Y15
+
+affine2S_loop:
+	CMPQ    CX, $0x00000010
+	JL      affine2S_done
+	VMOVUPS (SI), Y0
+	VMOVUPS (BX), Y2
+	VMULPS  Y13, Y0, Y0
+	VMULPS  Y14, Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y15, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 32(BX), Y3
+	VMULPS  Y13, Y1, Y1
+	VMULPS  Y14, Y3, Y3
+	VADDPS  Y3, Y1, Y1
+	VADDPS  Y15, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, BX
+	ADDQ    $0x00000040, DI
+	SUBQ    $0x00000010, CX
+	JMP     affine2S_loop
+
+affine2S_done:
+	VZEROUPPER
+	RET
+
 // func affineBF16(d *uint16, x *uint16, n int, a float32, b float32)
 // Requires: AVX, AVX2, FMA3
 TEXT ·affineBF16(SB), NOSPLIT, $0-32

@@ -54,5 +54,8 @@ func windowMaxS2BF16(o *uint16, k *int16, n, kw int)                {}
 func sqDevBF16(x *uint16, n int, m float32, acc *[32]float64)       {}
 func gradSumsBF16(g, x *uint16, n int, m float32, acc *[32]float64) {}
 func affine2BF16(d, g, x *uint16, n int, a, b, c float32)           {}
+func sqDevS(x *float32, n int, m float32, acc *[32]float64)         {}
+func gradSumsS(g, x *float32, n int, m float32, acc *[32]float64)   {}
+func affine2S(d, g, x *float32, n int, a, b, c float32)             {}
 func affineBF16(d, x *uint16, n int, a, b float32)                  {}
 func maxPool2x2BF16(o *uint16, ix *int64, x *uint16, oh, ow, w int) {}
