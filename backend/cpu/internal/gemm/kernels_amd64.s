@@ -13027,6 +13027,76 @@ runsdone:
 	VZEROUPPER
 	RET
 
+// func phaseRowsAVX512(dst *float32, src *float32, soff *int, doff *int, n int, perm *int32, keep *int, nb int, plane int, lmask int, smask int)
+// Requires: AVX, AVX512F
+TEXT ·phaseRowsAVX512(SB), NOSPLIT, $0-88
+	MOVQ      dst+0(FP), DI
+	MOVQ      src+8(FP), SI
+	MOVQ      soff+16(FP), DX
+	MOVQ      doff+24(FP), R10
+	MOVQ      n+32(FP), CX
+	MOVQ      perm+40(FP), R8
+	MOVQ      keep+48(FP), R9
+	MOVQ      nb+56(FP), R11
+	MOVQ      plane+64(FP), R12
+	SHLQ      $0x02, R12
+	MOVQ      lmask+72(FP), AX
+	KMOVW     AX, K1
+	MOVQ      smask+80(FP), AX
+	KMOVW     AX, K2
+	VMOVDQU32 (R8), Z4
+	MOVQ      (R9), AX
+	KMOVW     AX, K3
+	VMOVDQU32 64(R8), Z5
+	MOVQ      8(R9), AX
+	KMOVW     AX, K4
+	VMOVDQU32 128(R8), Z6
+	MOVQ      16(R9), AX
+	KMOVW     AX, K5
+	VMOVDQU32 192(R8), Z7
+	MOVQ      24(R9), AX
+	KMOVW     AX, K6
+
+prow:
+	TESTQ     CX, CX
+	JE        pdone
+	VPXORD    Z0, Z0, Z0
+	MOVQ      (DX), AX
+	TESTQ     AX, AX
+	JS        pzero
+	VMOVUPS.Z (SI)(AX*4), K1, Z0
+
+pzero:
+	MOVQ      (R10), BX
+	LEAQ      (DI)(BX*4), BX
+	VPERMPS.Z Z0, Z4, K3, Z1
+	VMOVUPS   Z1, K2, (BX)
+	CMPQ      R11, $0x01
+	JLE       pnext
+	ADDQ      R12, BX
+	VPERMPS.Z Z0, Z5, K4, Z1
+	VMOVUPS   Z1, K2, (BX)
+	CMPQ      R11, $0x02
+	JLE       pnext
+	ADDQ      R12, BX
+	VPERMPS.Z Z0, Z6, K5, Z1
+	VMOVUPS   Z1, K2, (BX)
+	CMPQ      R11, $0x03
+	JLE       pnext
+	ADDQ      R12, BX
+	VPERMPS.Z Z0, Z7, K6, Z1
+	VMOVUPS   Z1, K2, (BX)
+
+pnext:
+	ADDQ $0x08, DX
+	ADDQ $0x08, R10
+	DECQ CX
+	JMP  prow
+
+pdone:
+	VZEROUPPER
+	RET
+
 // func winoInAVX2(dst *float32, ds int, src *float32, soff int, ws int, mask *int32, n int, sstep int, dstep int)
 // Requires: AVX, AVX2, MMX+
 TEXT ·winoInAVX2(SB), NOSPLIT, $0-72
