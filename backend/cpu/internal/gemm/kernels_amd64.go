@@ -214,6 +214,11 @@ func copyRowsAVX(dst *byte, src *byte, offs *int, n int, shift int, width int)
 //go:noescape
 func copyRunsAVX(dst *byte, src *byte, offs *int, n int, bases *int, nb int, shift int, width int)
 
+// phaseRowsAVX512 fills rows of phase planes from an input plane (see genPhaseRows in package asm).
+//
+//go:noescape
+func phaseRowsAVX512(dst *float32, src *float32, soff *int, doff *int, n int, perm *int32, keep *int, nb int, plane int, lmask int, smask int)
+
 // winoInAVX2 is Winograd F(2×2,3×3)'s input transform for eight tiles (see genWinograd in package asm).
 //
 //go:noescape
