@@ -356,19 +356,19 @@ func recordCat(ts []*Tensor, out *Tensor, d int) *Tensor {
 	})
 }
 
-// reluGradHalf is ReLU's gradient (zero where the output y is zero) in one
-// pass on a backend's HalfReLUGrader, for two-byte g and y of one shape
-// when no graph of the gradient is wanted; nil otherwise.
-func reluGradHalf(g, y *Tensor) *Tensor {
-	if !g.dtype.IsHalf() || g.dtype != y.dtype || !g.shape.Equal(y.shape) || g.dev != y.dev || needsGrad(g, y) {
+// reluGradFused is ReLU's gradient (zero where the output y is zero) in
+// one pass on a backend's ReLUGrader, for floating g and y of one dtype and
+// shape when no graph of the gradient is wanted; nil otherwise.
+func reluGradFused(g, y *Tensor) *Tensor {
+	if !g.dtype.IsFloat() || g.dtype != y.dtype || !g.shape.Equal(y.shape) || g.dev != y.dev || needsGrad(g, y) {
 		return nil
 	}
-	rg, ok := y.be().(backend.HalfReLUGrader)
+	rg, ok := y.be().(backend.ReLUGrader)
 	if !ok {
 		return nil
 	}
 	d := empty(y.shape, y.dtype, y.dev)
-	if !rg.ReLUGradHalf(d.view(), g.view(), y.view()) {
+	if !rg.ReLUGrad(d.view(), g.view(), y.view()) {
 		d.Release()
 		return nil
 	}

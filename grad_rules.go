@@ -52,7 +52,7 @@ func unaryRuleTable() [backend.NumUnaryOps]unaryRule {
 		backend.Sigmoid: func(g, _, y *Tensor, _ backend.Params) *Tensor { return g.Mul(y.Mul(y.RSubScalar(1))) },
 		// zero where y <= 0; NaN passes the gradient (PyTorch's threshold_backward)
 		backend.ReLU: func(g, _, y *Tensor, _ backend.Params) *Tensor {
-			if d := reluGradHalf(g, y); d != nil {
+			if d := reluGradFused(g, y); d != nil {
 				return d
 			}
 			return Where(y.Le(zeroLike(y)), zeroLike(g), g)

@@ -30,6 +30,10 @@ func (Backend) ChannelStats(mean, variance, x backend.View) {
 }
 
 func channelStats[T floatT](mean, variance, x backend.View) {
+	if _, ok := any(T(0)).(float32); ok {
+		channelStats32(mean, variance, x)
+		return
+	}
 	n, c, s := planes(x.Shape)
 	xd, md, vd := data[T](x), data[T](mean), data[T](variance)
 	cnt := float64(n * s)
@@ -163,6 +167,10 @@ func (Backend) ChannelGradSums(sumG, sumGX, g, x, mean backend.View) {
 }
 
 func channelGradSums[T floatT](sumG, sumGX, g, x, mean backend.View) {
+	if _, ok := any(T(0)).(float32); ok {
+		channelGradSums32(sumG, sumGX, g, x, mean)
+		return
+	}
 	n, c, s := planes(x.Shape)
 	xd, gd, md, sg, sgx := data[T](x), data[T](g), data[T](mean), data[T](sumG), data[T](sumGX)
 	parallelFor(c, 2*n*s, func(lo, hi int) {
@@ -187,6 +195,10 @@ func (Backend) ChannelAffine2(out, g, x, a, b, d backend.View) {
 }
 
 func channelAffine2[T floatT](out, g, x, a, b, d backend.View) {
+	if _, ok := any(T(0)).(float32); ok {
+		channelAffine2F32(out, g, x, a, b, d)
+		return
+	}
 	n, c, s := planes(x.Shape)
 	xd, gd, od := data[T](x), data[T](g), data[T](out)
 	ad, bd, dd := data[T](a), data[T](b), data[T](d)
@@ -197,6 +209,57 @@ func channelAffine2[T floatT](out, g, x, a, b, d backend.View) {
 			for i, gv := range gs {
 				dst[i] = gv*ka + xs[i]*kb + kd
 			}
+		}
+	})
+}
+
+// The float32 kernels run on package vec's AVX2 loops (statistics and
+// gradient sums in float32 lanes over blocks, float64 across blocks and
+// planes, as the bfloat16 kernels; the backward's affine map in float32
+// steps, as channelAffine2).
+
+func channelStats32(mean, variance, x backend.View) {
+	n, c, s := planes(x.Shape)
+	xd, md, vd := data[float32](x), data[float32](mean), data[float32](variance)
+	cnt := float64(n * s)
+	parallelFor(c, 2*n*s, func(lo, hi int) {
+		for ch := lo; ch < hi; ch++ {
+			var l vec.Lanes
+			for i := 0; i < n; i++ {
+				vec.SumLanes(&l, xd[(i*c+ch)*s:][:s])
+			}
+			m := l.Sum(0, 32) / cnt
+			l = vec.Lanes{}
+			for i := 0; i < n; i++ {
+				vec.SqDevLanes(&l, xd[(i*c+ch)*s:][:s], float32(m))
+			}
+			md[ch], vd[ch] = float32(m), float32(l.Sum(0, 32)/cnt)
+		}
+	})
+}
+
+func channelGradSums32(sumG, sumGX, g, x, mean backend.View) {
+	n, c, s := planes(x.Shape)
+	xd, gd := data[float32](x), data[float32](g)
+	md, sg, sgx := data[float32](mean), data[float32](sumG), data[float32](sumGX)
+	parallelFor(c, 2*n*s, func(lo, hi int) {
+		for ch := lo; ch < hi; ch++ {
+			var l vec.Lanes
+			for i := 0; i < n; i++ {
+				vec.GradSumsLanes(&l, gd[(i*c+ch)*s:][:s], xd[(i*c+ch)*s:][:s], md[ch])
+			}
+			sg[ch], sgx[ch] = float32(l.Sum(0, 16)), float32(l.Sum(16, 32))
+		}
+	})
+}
+
+func channelAffine2F32(out, g, x, a, b, d backend.View) {
+	n, c, s := planes(x.Shape)
+	xd, gd, od := data[float32](x), data[float32](g), data[float32](out)
+	ad, bd, dd := data[float32](a), data[float32](b), data[float32](d)
+	parallelFor(n*c, 2*s, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			vec.Affine2(od[p*s:][:s], gd[p*s:][:s], xd[p*s:][:s], ad[p%c], bd[p%c], dd[p%c])
 		}
 	})
 }

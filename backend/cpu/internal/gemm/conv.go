@@ -106,6 +106,21 @@ func buildPhases[T float](cv Conv, g geom, x []T, xs [4]int, xq []T) {
 	per := max(1, phaseItem/g.plane)
 	items := (rows + per - 1) / per
 	np := g.r.n * g.c.n
+	if pr := newPhaseRows[T](cv, g, xs); pr != nil {
+		// a channel's phase planes at a time, each row of the input
+		// plane loaded once and spread over the column phases
+		chans := cv.N * cv.C
+		cs := np * g.plane
+		per := max(1, phaseItem/cs)
+		items := (chans + per - 1) / per
+		runItems(items, workers(items, float64(per*cs)/8), func(_, item int) {
+			for ch := item * per; ch < min(chans, (item+1)*per); ch++ {
+				n, c := ch/cv.C, ch%cv.C
+				pr.fill(unsafe.Pointer(&xq[ch*cs]), unsafe.Pointer(&x[n*xs[0]+c*xs[1]]))
+			}
+		})
+		return
+	}
 	var maps [][]int32
 	if g.plane <= smallPlane && (cv.H-1)*xs[2]+(cv.W-1)*xs[3] < 1<<31 {
 		// small planes (the last ResNet stages' 4×4): copy each through
@@ -145,6 +160,50 @@ func buildPhases[T float](cv Conv, g geom, x []T, xs [4]int, xq []T) {
 			}
 		}
 	})
+}
+
+// phaseRows lays out a channel's phase planes for phaseRowsAVX512 (float32
+// input planes at most 16 wide with contiguous columns, phase rows at most
+// 16 wide, at most 4 column phases): per row phase a and phase row i, the
+// offset in the input plane of the row it reads (−1: a row of padding)
+// and its offset among the channel's planes (column phase 0; phase b is b
+// planes on); per column phase b, lane j of a phase row is lane perm[b][j]
+// of the input row where bit j of keep[b] is set, else 0.
+type phaseRows struct {
+	soff, doff   []int
+	perm         [4][16]int32
+	keep         [4]int
+	nb, plane    int
+	lmask, smask int
+}
+
+// newPhaseRows returns the phaseRows of buildPhases(cv, g, x, xs), or nil
+// where phaseRowsAVX512 cannot fill them (or this CPU cannot run it).
+func newPhaseRows[T float](cv Conv, g geom, xs [4]int) *phaseRows {
+	var z T
+	if unsafe.Sizeof(z) != 4 || !hasPhaseRows || xs[3] != 1 || cv.W > 16 || g.c.q > 16 || g.c.n > 4 {
+		return nil
+	}
+	pr := &phaseRows{nb: g.c.n, plane: g.plane, lmask: 1<<cv.W - 1, smask: 1<<g.c.q - 1}
+	for b := 0; b < g.c.n; b++ {
+		for j := 0; j < g.c.q; j++ {
+			if iw := j*cv.SW + g.c.val[b] - cv.PW; iw >= 0 && iw < cv.W {
+				pr.perm[b][j] = int32(iw)
+				pr.keep[b] |= 1 << j
+			}
+		}
+	}
+	for a := 0; a < g.r.n; a++ {
+		for i := 0; i < g.r.q; i++ {
+			so := -1
+			if ih := i*cv.SH + g.r.val[a] - cv.PH; ih >= 0 && ih < cv.H {
+				so = ih * xs[2]
+			}
+			pr.soff = append(pr.soff, so)
+			pr.doff = append(pr.doff, a*g.c.n*g.plane+i*g.c.q)
+		}
+	}
+	return pr
 }
 
 // padPlanes fills xp with each of x's N·C planes zero-padded to hp×wp

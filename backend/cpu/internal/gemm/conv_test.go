@@ -421,3 +421,81 @@ func testDot[T float](t *testing.T, kr *kernel[T], tol float64) {
 		}
 	}
 }
+
+// TestBuildPhases checks the phase image against its definition,
+// xq[n][c][a][b][i][j] = x[n][c][i·SH+ra−PH][j·SW+cb−PW] (0 outside),
+// for small planes (phaseRowsAVX512 where the CPU has it) and larger ones,
+// contiguous and strided inputs, with the assembly and without.
+func TestBuildPhases(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	type tc struct{ h, w, k, s, p, d int }
+	var cases []tc
+	for _, h := range []int{1, 3, 4, 7, 8, 16, 17} {
+		for _, w := range []int{1, 2, 5, 8, 14, 16, 20} {
+			for _, ksp := range [][4]int{{3, 1, 1, 1}, {3, 2, 1, 1}, {1, 2, 0, 1}, {3, 3, 2, 1}, {5, 2, 2, 1}, {3, 1, 2, 2}, {7, 4, 3, 1}, {2, 2, 0, 1}} {
+				c := tc{h, w, ksp[0], ksp[1], ksp[2], ksp[3]}
+				if OutSize(h, c.k, c.s, c.p, c.d) < 1 || OutSize(w, c.k, c.s, c.p, c.d) < 1 {
+					continue
+				}
+				cases = append(cases, c)
+			}
+		}
+	}
+	defer func(v bool) { hasPhaseRows = v }(hasPhaseRows)
+	asm := hasPhaseRows
+	for _, c := range cases {
+		cv := Conv{N: 2, C: 3, H: c.h, W: c.w, O: 1, KH: c.k, KW: c.k, G: 1, SH: c.s, SW: c.s,
+			PH: c.p, PW: c.p, DH: c.d, DW: c.d}
+		cv.OH, cv.OW = OutSize(c.h, c.k, c.s, c.p, c.d), OutSize(c.w, c.k, c.s, c.p, c.d)
+		g := newGeom(cv)
+		for _, layout := range []string{"nchw", "padded rows", "nhwc"} {
+			xs := [4]int{cv.C * cv.H * cv.W, cv.H * cv.W, cv.W, 1}
+			switch layout {
+			case "padded rows":
+				xs = [4]int{cv.C * cv.H * (cv.W + 3), cv.H * (cv.W + 3), cv.W + 3, 1}
+			case "nhwc":
+				xs = [4]int{cv.H * cv.W * cv.C, 1, cv.W * cv.C, cv.C}
+			}
+			x := randSlice[float32](r, cv.N*xs[0])
+			want := make([]float32, cv.N*g.img)
+			for n := 0; n < cv.N; n++ {
+				for ch := 0; ch < cv.C; ch++ {
+					for a := 0; a < g.r.n; a++ {
+						for b := 0; b < g.c.n; b++ {
+							for i := 0; i < g.r.q; i++ {
+								for j := 0; j < g.c.q; j++ {
+									ih, iw := i*cv.SH+g.r.val[a]-cv.PH, j*cv.SW+g.c.val[b]-cv.PW
+									if ih < 0 || ih >= cv.H || iw < 0 || iw >= cv.W {
+										continue
+									}
+									want[n*g.img+ch*g.chStride+(a*g.c.n+b)*g.plane+i*g.c.q+j] = x[n*xs[0]+ch*xs[1]+ih*xs[2]+iw*xs[3]]
+								}
+							}
+						}
+					}
+				}
+			}
+			for _, useAsm := range []bool{false, true} {
+				if useAsm && !asm {
+					continue
+				}
+				hasPhaseRows = useAsm
+				got := make([]float32, len(want)+16)
+				for i := range got {
+					got[i] = float32(math.NaN())
+				}
+				buildPhases(cv, g, x, xs, got)
+				for i, v := range want {
+					if got[i] != v {
+						t.Fatalf("%+v %s asm %v: xq[%d] = %v, want %v", c, layout, useAsm, i, got[i], v)
+					}
+				}
+				for i, v := range got[len(want):] {
+					if !math.IsNaN(float64(v)) {
+						t.Fatalf("%+v %s asm %v: %d past the end written", c, layout, useAsm, i)
+					}
+				}
+			}
+		}
+	}
+}

@@ -234,6 +234,11 @@ func phaseRows2AVX512(dst *uint32, src *uint16, ld int, rows int, ss int, ds int
 //go:noescape
 func roundSegsAVX512(dst *uint16, ldd int, src *float32, rows int, segs *int64, ns int, acc *float32)
 
+// phaseRowsAVX512 fills rows of phase planes from an input plane (see genPhaseRows in package asm).
+//
+//go:noescape
+func phaseRowsAVX512(dst *float32, src *float32, soff *int, doff *int, n int, perm *int32, keep *int, nb int, plane int, lmask int, smask int)
+
 // winoInAVX2 is Winograd F(2×2,3×3)'s input transform for eight tiles (see genWinograd in package asm).
 //
 //go:noescape

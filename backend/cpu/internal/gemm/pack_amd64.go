@@ -179,6 +179,17 @@ func bfPanelSIMD(dst []uint32, s []uint16, off, is, rows, w, kc int, along bool)
 
 var hasAVX512 = cpu.X86.HasAVX512F
 
+// hasPhaseRows reports whether buildPhases may use phaseRowsAVX512; tests
+// clear it to compare with the Go copies.
+var hasPhaseRows = hasAVX512
+
+// fill writes one channel's phase planes at dst (float32s) from its input
+// plane at src.
+func (pr *phaseRows) fill(dst, src unsafe.Pointer) {
+	phaseRowsAVX512((*float32)(dst), (*float32)(src), &pr.soff[0], &pr.doff[0], len(pr.soff),
+		&pr.perm[0][0], &pr.keep[0], pr.nb, pr.plane, pr.lmask, pr.smask)
+}
+
 // roundBF16SIMD rounds the longest prefix of src that is a multiple of 16
 // into dst with AVX-512 and returns its length (0 without AVX-512).
 func roundBF16SIMD(dst []uint16, src []float32) int {

@@ -15,3 +15,9 @@ func copyRuns(dst, src unsafe.Pointer, offs, bases []int, shift, width int) bool
 func bfPanelSIMD(dst []uint32, s []uint16, off, is, rows, w, kc int, along bool) bool { return false }
 
 func roundBF16SIMD(dst []uint16, src []float32) int { return 0 }
+
+var hasPhaseRows = false
+
+func (pr *phaseRows) fill(dst, src unsafe.Pointer) {
+	panic("gemm: phaseRowsAVX512 on a CPU without it")
+}

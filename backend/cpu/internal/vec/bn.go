@@ -182,3 +182,104 @@ func fma32(x, a, b float32) float32 {
 	}
 	return f
 }
+
+// The float32 batch norm loops: the bfloat16 ones' lanes, blocks and
+// roundings on float32 data (SumLanes is Sum's).
+
+// SumLanes adds x into l (Sum's 32 lanes over blocks of 2048; the
+// remainder one more block).
+func SumLanes(l *Lanes, x []float32) {
+	body := len(x) &^ 31
+	if useAsm && body > 0 {
+		sumS(p32(x), body, (*[32]float64)(l))
+	} else {
+		sumLanesGo(x[:body], l)
+	}
+	sumLanesGo(x[body:], l)
+}
+
+// sumLanesGo is sumS's twin (any n).
+func sumLanesGo(x []float32, acc *Lanes) {
+	for len(x) > 0 {
+		k := min(len(x), bnBlock)
+		var l [32]float32
+		for i, v := range x[:k] {
+			l[i%32] += v
+		}
+		for j, v := range l {
+			acc[j] += float64(v)
+		}
+		x = x[k:]
+	}
+}
+
+// SqDevLanes adds (x[i]−m)² into l (32 lanes), each square rounded to
+// float32 (no FMA).
+func SqDevLanes(l *Lanes, x []float32, m float32) {
+	body := len(x) &^ 31
+	if useAsm && body > 0 {
+		sqDevS(p32(x), body, m, (*[32]float64)(l))
+	} else {
+		sqDevGo(x[:body], m, l)
+	}
+	sqDevGo(x[body:], m, l)
+}
+
+// sqDevGo is sqDevS's twin (any n).
+func sqDevGo(x []float32, m float32, acc *Lanes) {
+	for len(x) > 0 {
+		k := min(len(x), bnBlock)
+		var l [32]float32
+		for i, v := range x[:k] {
+			d := v - m
+			l[i%32] += float32(d * d)
+		}
+		for j, v := range l {
+			acc[j] += float64(v)
+		}
+		x = x[k:]
+	}
+}
+
+// GradSumsLanes adds g[i] into l[0:16] and g[i]·(x[i]−m) into l[16:32]
+// (float32 steps, no FMA).
+func GradSumsLanes(l *Lanes, g, x []float32, m float32) {
+	x = x[:len(g)]
+	body := len(g) &^ 15
+	if useAsm && body > 0 {
+		gradSumsS(p32(g), p32(x), body, m, (*[32]float64)(l))
+	} else {
+		gradSumsGo(g[:body], x[:body], m, l)
+	}
+	gradSumsGo(g[body:], x[body:], m, l)
+}
+
+// gradSumsGo is gradSumsS's twin (any n).
+func gradSumsGo(g, x []float32, m float32, acc *Lanes) {
+	for len(g) > 0 {
+		k := min(len(g), bnBlock)
+		var l0, l1 [16]float32
+		for i, gv := range g[:k] {
+			l0[i%16] += gv
+			l1[i%16] += float32(gv * (x[i] - m))
+		}
+		for j := range l0 {
+			acc[j] += float64(l0[j])
+			acc[16+j] += float64(l1[j])
+		}
+		g, x = g[k:], x[k:]
+	}
+}
+
+// Affine2 sets d[i] = ((g[i]·a) + (x[i]·b)) + c, each step rounded to
+// float32 (no FMA).
+func Affine2(d, g, x []float32, a, b, c float32) {
+	g, x = g[:len(d)], x[:len(d)]
+	if n := len(d) &^ 15; useAsm && n > 0 {
+		affine2S(p32(d), p32(g), p32(x), n, a, b, c)
+		d, g, x = d[n:], g[n:], x[n:]
+	}
+	for i, gv := range g {
+		d[i] = float32(float32(gv*a)+float32(x[i]*b)) + c
+	}
+}

@@ -154,3 +154,65 @@ func TestAffineBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchNormLoops checks SumLanes, SqDevLanes, GradSumsLanes and
+// Affine2 on float32: the assembly and its Go twin give the same bits at
+// every length around the lanes and blocks, the sums are within float32
+// accumulation error of float64 sums, and the affine map is its float32
+// steps exactly.
+func TestBatchNormLoops(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 11))
+	for _, n := range sizes {
+		x, g := randSlice[float32](r, n), randSlice[float32](r, n)
+		for i := range g {
+			g[i] *= 0.001
+		}
+		m := float32(r.NormFloat64())
+		var sum, sq, sg, sgx, magx, mags, mag float64
+		for i := range x {
+			d := float64(x[i]) - float64(m)
+			sum += float64(x[i])
+			mags += math.Abs(float64(x[i]))
+			sq += d * d
+			sg += float64(g[i])
+			mag += math.Abs(float64(g[i]))
+			sgx += float64(g[i]) * d
+			magx += math.Abs(float64(g[i]) * d)
+		}
+		a, b, c := float32(r.NormFloat64()), float32(r.NormFloat64()*100), float32(r.NormFloat64())
+		type res struct {
+			sum, sq, sg, sgx float64
+			d                []float32
+		}
+		run := func() res {
+			d := make([]float32, n+1)
+			Affine2(d[:n], g, x, a, b, c)
+			if d[n] != 0 {
+				t.Fatalf("n=%d: Affine2 wrote past n", n)
+			}
+			var l, q, s Lanes
+			h := n / 2 // two calls into the same lanes
+			GradSumsLanes(&l, g[:h], x[:h], m)
+			GradSumsLanes(&l, g[h:], x[h:], m)
+			SqDevLanes(&q, x[:h], m)
+			SqDevLanes(&q, x[h:], m)
+			SumLanes(&s, x)
+			return res{s.Sum(0, 32), q.Sum(0, 32), l.Sum(0, 16), l.Sum(16, 32), d[:n]}
+		}
+		as := run()
+		var gs res
+		withGo(func() { gs = run() })
+		if as.sum != gs.sum || as.sq != gs.sq || as.sg != gs.sg || as.sgx != gs.sgx {
+			t.Fatalf("n=%d: assembly sums %v %v %v %v, Go %v %v %v %v", n, as.sum, as.sq, as.sg, as.sgx, gs.sum, gs.sq, gs.sg, gs.sgx)
+		}
+		if math.Abs(as.sum-sum) > 1e-6*mags || math.Abs(as.sq-sq) > 1e-6*sq || math.Abs(as.sg-sg) > 1e-6*mag || math.Abs(as.sgx-sgx) > 1e-6*magx {
+			t.Fatalf("n=%d: sums %v %v %v %v, float64 %v %v %v %v", n, as.sum, as.sq, as.sg, as.sgx, sum, sq, sg, sgx)
+		}
+		for i := range as.d {
+			want := float32(float32(g[i]*a)+float32(x[i]*b)) + c
+			if as.d[i] != want || gs.d[i] != want {
+				t.Fatalf("n=%d: Affine2[%d] = %v (Go %v), want %v", n, i, as.d[i], gs.d[i], want)
+			}
+		}
+	}
+}

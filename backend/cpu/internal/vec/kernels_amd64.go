@@ -59,6 +59,11 @@ func divsvS(d *float32, s float32, b *float32, n int)
 //go:noescape
 func reluS(d *float32, a *float32, n int)
 
+// reluGradS computes d[i] = y[i] <= 0 ? 0 : gr[i] for i < n (a NaN y passes gr[i]).
+//
+//go:noescape
+func reluGradS(d *float32, gr *float32, y *float32, n int)
+
 // affineS computes d[i] = a[i]·s + b, rounded once (FMA), for i < n.
 //
 //go:noescape
@@ -148,6 +153,11 @@ func divsvD(d *float64, s float64, b *float64, n int)
 //
 //go:noescape
 func reluD(d *float64, a *float64, n int)
+
+// reluGradD computes d[i] = y[i] <= 0 ? 0 : gr[i] for i < n (a NaN y passes gr[i]).
+//
+//go:noescape
+func reluGradD(d *float64, gr *float64, y *float64, n int)
 
 // affineD computes d[i] = a[i]·s + b, rounded once (FMA), for i < n.
 //
@@ -268,6 +278,21 @@ func gradSumsBF16(gr *uint16, x *uint16, n int, m float32, acc *[32]float64)
 //
 //go:noescape
 func affine2BF16(d *uint16, gr *uint16, x *uint16, n int, a float32, b float32, c float32)
+
+// sqDevS adds (x[i]−m)² of the float32 x[:n] (n a multiple of 32) into 32 float64 partial sums (float32 lanes over blocks of 2048).
+//
+//go:noescape
+func sqDevS(x *float32, n int, m float32, acc *[32]float64)
+
+// gradSumsS adds g[i] and g[i]·(x[i]−m) of the float32 g[:n] and x[:n] (n a multiple of 16) into float64 partial sums acc[0:16] and acc[16:32] (float32 lanes over blocks of 2048).
+//
+//go:noescape
+func gradSumsS(gr *float32, x *float32, n int, m float32, acc *[32]float64)
+
+// affine2S sets d[i] = ((g[i]·a) + (x[i]·b)) + c (float32 steps, no FMA) for i < n, n a multiple of 16.
+//
+//go:noescape
+func affine2S(d *float32, gr *float32, x *float32, n int, a float32, b float32, c float32)
 
 // affineBF16 sets d[i] to the bfloat16 bits of x[i]·a + b (FMA, then round to nearest even, NaN 0xFFFF) for i < n, n a multiple of 16.
 //

@@ -604,6 +604,76 @@ reluS_done:
 	VZEROUPPER
 	RET
 
+// func reluGradS(d *float32, gr *float32, y *float32, n int)
+// Requires: AVX
+TEXT ·reluGradS(SB), NOSPLIT, $0-32
+	MOVQ   d+0(FP), DI
+	MOVQ   gr+8(FP), SI
+	MOVQ   y+16(FP), DX
+	MOVQ   n+24(FP), CX
+	VXORPS Y15, Y15, Y15
+
+reluGradS_x4:
+	CMPQ    CX, $0x00000020
+	JL      reluGradS_x1
+	VMOVUPS (DX), Y0
+	VCMPPS  $0x02, Y15, Y0, Y0
+	VMOVUPS (SI), Y8
+	VANDNPS Y8, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS 32(DX), Y1
+	VCMPPS  $0x02, Y15, Y1, Y1
+	VMOVUPS 32(SI), Y9
+	VANDNPS Y9, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS 64(DX), Y2
+	VCMPPS  $0x02, Y15, Y2, Y2
+	VMOVUPS 64(SI), Y10
+	VANDNPS Y10, Y2, Y2
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS 96(DX), Y3
+	VCMPPS  $0x02, Y15, Y3, Y3
+	VMOVUPS 96(SI), Y11
+	VANDNPS Y11, Y3, Y3
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000020, CX
+	JMP     reluGradS_x4
+
+reluGradS_x1:
+	CMPQ    CX, $0x00000008
+	JL      reluGradS_tail
+	VMOVUPS (DX), Y0
+	VCMPPS  $0x02, Y15, Y0, Y0
+	VMOVUPS (SI), Y8
+	VANDNPS Y8, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $0x00000020, DI
+	ADDQ    $0x00000020, SI
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000008, CX
+	JMP     reluGradS_x1
+
+reluGradS_tail:
+	CMPQ    CX, $0x00000001
+	JL      reluGradS_done
+	VMOVSS  (DX), X0
+	VCMPSS  $0x02, X15, X0, X0
+	VMOVSS  (SI), X8
+	VANDNPS X8, X0, X0
+	VMOVSS  X0, (DI)
+	ADDQ    $0x00000004, DI
+	ADDQ    $0x00000004, SI
+	ADDQ    $0x00000004, DX
+	SUBQ    $0x00000001, CX
+	JMP     reluGradS_tail
+
+reluGradS_done:
+	VZEROUPPER
+	RET
+
 // func affineS(d *float32, a *float32, s float32, b float32, n int)
 // Requires: AVX, FMA3
 TEXT ·affineS(SB), NOSPLIT, $0-32
@@ -1631,6 +1701,76 @@ reluD_tail:
 	JMP    reluD_tail
 
 reluD_done:
+	VZEROUPPER
+	RET
+
+// func reluGradD(d *float64, gr *float64, y *float64, n int)
+// Requires: AVX
+TEXT ·reluGradD(SB), NOSPLIT, $0-32
+	MOVQ   d+0(FP), DI
+	MOVQ   gr+8(FP), SI
+	MOVQ   y+16(FP), DX
+	MOVQ   n+24(FP), CX
+	VXORPS Y15, Y15, Y15
+
+reluGradD_x4:
+	CMPQ    CX, $0x00000010
+	JL      reluGradD_x1
+	VMOVUPD (DX), Y0
+	VCMPPD  $0x02, Y15, Y0, Y0
+	VMOVUPD (SI), Y8
+	VANDNPD Y8, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(DX), Y1
+	VCMPPD  $0x02, Y15, Y1, Y1
+	VMOVUPD 32(SI), Y9
+	VANDNPD Y9, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD 64(DX), Y2
+	VCMPPD  $0x02, Y15, Y2, Y2
+	VMOVUPD 64(SI), Y10
+	VANDNPD Y10, Y2, Y2
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD 96(DX), Y3
+	VCMPPD  $0x02, Y15, Y3, Y3
+	VMOVUPD 96(SI), Y11
+	VANDNPD Y11, Y3, Y3
+	VMOVUPD Y3, 96(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000010, CX
+	JMP     reluGradD_x4
+
+reluGradD_x1:
+	CMPQ    CX, $0x00000004
+	JL      reluGradD_tail
+	VMOVUPD (DX), Y0
+	VCMPPD  $0x02, Y15, Y0, Y0
+	VMOVUPD (SI), Y8
+	VANDNPD Y8, Y0, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ    $0x00000020, DI
+	ADDQ    $0x00000020, SI
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000004, CX
+	JMP     reluGradD_x1
+
+reluGradD_tail:
+	CMPQ    CX, $0x00000001
+	JL      reluGradD_done
+	VMOVSD  (DX), X0
+	VCMPSD  $0x02, X15, X0, X0
+	VMOVSD  (SI), X8
+	VANDNPD X8, X0, X0
+	VMOVSD  X0, (DI)
+	ADDQ    $0x00000008, DI
+	ADDQ    $0x00000008, SI
+	ADDQ    $0x00000008, DX
+	SUBQ    $0x00000001, CX
+	JMP     reluGradD_tail
+
+reluGradD_done:
 	VZEROUPPER
 	RET
 
@@ -3100,6 +3240,196 @@ affine2BF16_loop:
 	JMP       affine2BF16_loop
 
 affine2BF16_done:
+	VZEROUPPER
+	RET
+
+// func sqDevS(x *float32, n int, m float32, acc *[32]float64)
+// Requires: AVX
+TEXT ·sqDevS(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVQ         acc+24(FP), DI
+	VBROADCASTSS m+16(FP), Y15
+
+sqDevS_block:
+	TESTQ CX, CX
+	JE    sqDevS_done
+	MOVQ  CX, DX
+	CMPQ  DX, $0x00000800
+	JLE   sqDevS_k
+	MOVQ  $0x00000800, DX
+
+sqDevS_k:
+	SUBQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+sqDevS_inner:
+	VMOVUPS      (SI), Y4
+	VSUBPS       Y15, Y4, Y4
+	VMULPS       Y4, Y4, Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(SI), Y5
+	VSUBPS       Y15, Y5, Y5
+	VMULPS       Y5, Y5, Y5
+	VADDPS       Y5, Y1, Y1
+	VMOVUPS      64(SI), Y6
+	VSUBPS       Y15, Y6, Y6
+	VMULPS       Y6, Y6, Y6
+	VADDPS       Y6, Y2, Y2
+	VMOVUPS      96(SI), Y7
+	VSUBPS       Y15, Y7, Y7
+	VMULPS       Y7, Y7, Y7
+	VADDPS       Y7, Y3, Y3
+	ADDQ         $0x00000080, SI
+	SUBQ         $0x00000020, DX
+	JNE          sqDevS_inner
+	VCVTPS2PD    X0, Y4
+	VADDPD       (DI), Y4, Y4
+	VMOVUPD      Y4, (DI)
+	VEXTRACTF128 $0x01, Y0, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       32(DI), Y5, Y5
+	VMOVUPD      Y5, 32(DI)
+	VCVTPS2PD    X1, Y4
+	VADDPD       64(DI), Y4, Y4
+	VMOVUPD      Y4, 64(DI)
+	VEXTRACTF128 $0x01, Y1, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       96(DI), Y5, Y5
+	VMOVUPD      Y5, 96(DI)
+	VCVTPS2PD    X2, Y4
+	VADDPD       128(DI), Y4, Y4
+	VMOVUPD      Y4, 128(DI)
+	VEXTRACTF128 $0x01, Y2, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       160(DI), Y5, Y5
+	VMOVUPD      Y5, 160(DI)
+	VCVTPS2PD    X3, Y4
+	VADDPD       192(DI), Y4, Y4
+	VMOVUPD      Y4, 192(DI)
+	VEXTRACTF128 $0x01, Y3, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       224(DI), Y5, Y5
+	VMOVUPD      Y5, 224(DI)
+	JMP          sqDevS_block
+
+sqDevS_done:
+	VZEROUPPER
+	RET
+
+// func gradSumsS(gr *float32, x *float32, n int, m float32, acc *[32]float64)
+// Requires: AVX
+TEXT ·gradSumsS(SB), NOSPLIT, $0-40
+	MOVQ         gr+0(FP), SI
+	MOVQ         x+8(FP), BX
+	MOVQ         n+16(FP), CX
+	MOVQ         acc+32(FP), DI
+	VBROADCASTSS m+24(FP), Y15
+
+gradSumsS_block:
+	TESTQ CX, CX
+	JE    gradSumsS_done
+	MOVQ  CX, DX
+	CMPQ  DX, $0x00000800
+	JLE   gradSumsS_k
+	MOVQ  $0x00000800, DX
+
+gradSumsS_k:
+	SUBQ   DX, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+gradSumsS_inner:
+	VMOVUPS      (SI), Y4
+	VMOVUPS      (BX), Y6
+	VADDPS       Y4, Y0, Y0
+	VSUBPS       Y15, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VADDPS       Y6, Y2, Y2
+	VMOVUPS      32(SI), Y5
+	VMOVUPS      32(BX), Y7
+	VADDPS       Y5, Y1, Y1
+	VSUBPS       Y15, Y7, Y7
+	VMULPS       Y5, Y7, Y7
+	VADDPS       Y7, Y3, Y3
+	ADDQ         $0x00000040, SI
+	ADDQ         $0x00000040, BX
+	SUBQ         $0x00000010, DX
+	JNE          gradSumsS_inner
+	VCVTPS2PD    X0, Y4
+	VADDPD       (DI), Y4, Y4
+	VMOVUPD      Y4, (DI)
+	VEXTRACTF128 $0x01, Y0, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       32(DI), Y5, Y5
+	VMOVUPD      Y5, 32(DI)
+	VCVTPS2PD    X1, Y4
+	VADDPD       64(DI), Y4, Y4
+	VMOVUPD      Y4, 64(DI)
+	VEXTRACTF128 $0x01, Y1, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       96(DI), Y5, Y5
+	VMOVUPD      Y5, 96(DI)
+	VCVTPS2PD    X2, Y4
+	VADDPD       128(DI), Y4, Y4
+	VMOVUPD      Y4, 128(DI)
+	VEXTRACTF128 $0x01, Y2, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       160(DI), Y5, Y5
+	VMOVUPD      Y5, 160(DI)
+	VCVTPS2PD    X3, Y4
+	VADDPD       192(DI), Y4, Y4
+	VMOVUPD      Y4, 192(DI)
+	VEXTRACTF128 $0x01, Y3, X5
+	VCVTPS2PD    X5, Y5
+	VADDPD       224(DI), Y5, Y5
+	VMOVUPD      Y5, 224(DI)
+	JMP          gradSumsS_block
+
+gradSumsS_done:
+	VZEROUPPER
+	RET
+
+// func affine2S(d *float32, gr *float32, x *float32, n int, a float32, b float32, c float32)
+// Requires: AVX
+TEXT ·affine2S(SB), NOSPLIT, $0-44
+	MOVQ         d+0(FP), DI
+	MOVQ         gr+8(FP), SI
+	MOVQ         x+16(FP), BX
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS a+32(FP), Y13
+	VBROADCASTSS b+36(FP), Y14
+	VBROADCASTSS c+40(FP), Y15
+
+affine2S_loop:
+	CMPQ    CX, $0x00000010
+	JL      affine2S_done
+	VMOVUPS (SI), Y0
+	VMOVUPS (BX), Y2
+	VMULPS  Y13, Y0, Y0
+	VMULPS  Y14, Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y15, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 32(BX), Y3
+	VMULPS  Y13, Y1, Y1
+	VMULPS  Y14, Y3, Y3
+	VADDPS  Y3, Y1, Y1
+	VADDPS  Y15, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, BX
+	ADDQ    $0x00000040, DI
+	SUBQ    $0x00000010, CX
+	JMP     affine2S_loop
+
+affine2S_done:
 	VZEROUPPER
 	RET
 

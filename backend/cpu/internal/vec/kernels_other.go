@@ -21,6 +21,8 @@ func svS(op Op, d *float32, s float32, b *float32, n int)           {}
 func svD(op Op, d *float64, s float64, b *float64, n int)           {}
 func reluS(d, a *float32, n int)                                    {}
 func reluD(d, a *float64, n int)                                    {}
+func reluGradS(d, gr, y *float32, n int)                            {}
+func reluGradD(d, gr, y *float64, n int)                            {}
 func affineS(d, a *float32, s, b float32, n int)                    {}
 func affineD(d, a *float64, s, b float64, n int)                    {}
 func fillS(d *float32, v float32, n int)                            {}
@@ -52,5 +54,8 @@ func windowMaxS2BF16(o *uint16, k *int16, n, kw int)                {}
 func sqDevBF16(x *uint16, n int, m float32, acc *[32]float64)       {}
 func gradSumsBF16(g, x *uint16, n int, m float32, acc *[32]float64) {}
 func affine2BF16(d, g, x *uint16, n int, a, b, c float32)           {}
+func sqDevS(x *float32, n int, m float32, acc *[32]float64)         {}
+func gradSumsS(g, x *float32, n int, m float32, acc *[32]float64)   {}
+func affine2S(d, g, x *float32, n int, a, b, c float32)             {}
 func affineBF16(d, x *uint16, n int, a, b float32)                  {}
 func maxPool2x2BF16(o *uint16, ix *int64, x *uint16, oh, ow, w int) {}

@@ -188,6 +188,32 @@ func ReLU[T Float](d, a []T) {
 	}
 }
 
+// ReLUGrad sets d[i] = 0 where y[i] <= 0 and g[i] elsewhere (a NaN y
+// passes g): ReLU's gradient from its output y, as PyTorch's
+// threshold_backward, in one pass.
+func ReLUGrad[T Float](d, g, y []T) {
+	n := len(d)
+	if n == 0 {
+		return
+	}
+	g, y = g[:n], y[:n]
+	if useAsm {
+		if is32[T]() {
+			reluGradS(p32(d), p32(g), p32(y), n)
+		} else {
+			reluGradD(p64(d), p64(g), p64(y), n)
+		}
+		return
+	}
+	for i, v := range y {
+		if v <= 0 {
+			d[i] = 0
+		} else {
+			d[i] = g[i]
+		}
+	}
+}
+
 // Where sets d[i] = a[i] if c[i] else b[i]. Elements of 4 and 8 bytes
 // (floats or integers: the blend moves bits) take the assembly loop, those
 // of 2 bytes (bfloat16, float16) a branch-free Go loop.

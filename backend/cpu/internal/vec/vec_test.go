@@ -389,3 +389,47 @@ func TestSumWiden(t *testing.T) {
 		}
 	}
 }
+
+// TestReLUGrad checks ReLU's gradient from its output, asm and Go, against
+// the definition: 0 where y <= 0 (either zero, negatives), g elsewhere, a
+// NaN y passing g, NaNs and signed zeros of g kept bit for bit.
+func TestReLUGrad(t *testing.T) {
+	testReLUGrad[float32](t)
+	testReLUGrad[float64](t)
+}
+
+func testReLUGrad[T Float](t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	negZero := T(math.Copysign(0, -1))
+	specials := []T{T(math.NaN()), negZero, 0, T(math.Inf(-1)), T(math.Inf(1)), -1e-40}
+	for _, n := range sizes {
+		y, g := randSlice[T](r, n), randSlice[T](r, n)
+		for i := 0; i < n; i += 3 {
+			y[i] = specials[i/3%len(specials)]
+		}
+		for i := 1; i < n; i += 7 {
+			g[i] = specials[i/7%len(specials)]
+		}
+		for _, useGo := range []bool{false, true} {
+			d := make([]T, n+1)
+			run := func() { ReLUGrad(d[:n], g, y) }
+			if useGo {
+				withGo(run)
+			} else {
+				run()
+			}
+			for i, v := range y {
+				want := g[i]
+				if v <= 0 {
+					want = 0
+				}
+				if !same(d[i], want) {
+					t.Fatalf("%T n=%d go=%v: y=%v g=%v: got %v, want %v", v, n, useGo, v, g[i], d[i], want)
+				}
+			}
+			if d[n] != 0 {
+				t.Fatalf("%T n=%d go=%v: wrote past the end", y, n, useGo)
+			}
+		}
+	}
+}

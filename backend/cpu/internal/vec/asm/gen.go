@@ -243,6 +243,47 @@ func relu(t typ) {
 	})
 }
 
+// reluGrad emits d[i] = y[i] <= 0 ? 0 : g[i] (ordered compare: a NaN y
+// passes g), ReLU's gradient from its output y as PyTorch's
+// threshold_backward: one pass instead of a comparison, a bool tensor and
+// a blend.
+func reluGrad(t typ) {
+	name := "reluGrad" + t.sfx()
+	g := t.gotype()
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(d, gr, y *%s, n int)", g))
+	Pragma("noescape")
+	Doc(name + " computes d[i] = y[i] <= 0 ? 0 : gr[i] for i < n (a NaN y passes gr[i]).")
+	d, gp, yp, n := reg.RDI, reg.RSI, reg.RDX, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("gr"), gp)
+	Load(Param("y"), yp)
+	Load(Param("n"), n)
+	z := reg.Y15
+	VXORPS(z, z, z)
+	const le = 0x02 // LE_OS: false for NaN
+	loop(t, name, []reg.Register{d, gp, yp}, nil, func(i, disp int, scalar bool) {
+		m, v, zz := ys[i], ys[8+i%7], z
+		mov := t.packed("mov")
+		cmp, andn := VCMPPS, VANDNPS
+		if t.double {
+			cmp, andn = VCMPPD, VANDNPD
+		}
+		if scalar {
+			m, v, zz = xmm(m), xmm(v), xmm(z)
+			mov = t.scalar("mov")
+			cmp = VCMPSS
+			if t.double {
+				cmp = VCMPSD
+			}
+		}
+		mov(mem(yp, disp), m)
+		cmp(U8(le), zz, m, m) // m = y <= 0 (all ones)
+		mov(mem(gp, disp), v)
+		andn(v, m, m) // m = ^m & g
+		mov(m, mem(d, disp))
+	})
+}
+
 // affine emits d[i] = a[i]·s + b with one rounding (FMA).
 func affine(t typ) {
 	name := "affine" + t.sfx()
@@ -1026,21 +1067,40 @@ func lanesToAcc(rs []reg.VecPhysical, acc reg.Register, t0, t1 reg.VecPhysical) 
 // sqDevBF16 emits Σ (x−m)² over bfloat16 x in 32 float32 lanes over blocks
 // of 2048 elements, each block's lanes added into 32 float64 partial sums
 // (as sumBF16; the square and the sum rounded separately, no FMA).
-func sqDevBF16() {
-	const name = "sqDevBF16"
-	TEXT(name, NOSPLIT, "func(x *uint16, n int, m float32, acc *[32]float64)")
+func sqDevBF16() { sqDev("sqDevBF16", true) }
+
+// sqDevS is sqDevBF16 on float32 x.
+func sqDevS() { sqDev("sqDevS", false) }
+
+// elemLoad loads 8 elements at m into y as float32: bfloat16 widened, or
+// float32 as they are; it returns the element size.
+func elemLoad(bf16 bool) (func(m Mem, y reg.VecPhysical), int) {
+	if bf16 {
+		return widenBF16, 2
+	}
+	return func(m Mem, y reg.VecPhysical) { VMOVUPS(m, y) }, 4
+}
+
+// sqDev emits sqDevBF16 or sqDevS.
+func sqDev(name string, bf16 bool) {
+	et := "float32"
+	if bf16 {
+		et = "uint16"
+	}
+	TEXT(name, NOSPLIT, "func(x *"+et+", n int, m float32, acc *[32]float64)")
 	Pragma("noescape")
-	Doc(name + " adds (x[i]−m)² of the bfloat16 x[:n] (n a multiple of 32) into 32 float64 partial sums (float32 lanes over blocks of 2048).")
+	Doc(name + " adds (x[i]−m)² of the " + map[bool]string{true: "bfloat16", false: "float32"}[bf16] + " x[:n] (n a multiple of 32) into 32 float64 partial sums (float32 lanes over blocks of 2048).")
+	load, esz := elemLoad(bf16)
 	x, n, k, p := reg.RSI, reg.RCX, reg.RDX, reg.RDI
 	Load(Param("x"), x)
 	Load(Param("n"), n)
 	Load(Param("acc"), p)
 	mv := reg.Y15
 	bcastParam("m", mv)
-	blocks(name, n, k, 32, []advance{{x, 64}}, func() {
+	blocks(name, n, k, 32, []advance{{x, 32 * esz}}, func() {
 		for i := 0; i < 4; i++ {
 			y := ys[4+i]
-			widenBF16(mem(x, 16*i), y)
+			load(mem(x, 8*esz*i), y)
 			VSUBPS(mv, y, y)
 			VMULPS(y, y, y)
 			VADDPS(y, ys[i], ys[i])
@@ -1054,11 +1114,21 @@ func sqDevBF16() {
 // float32 lanes over blocks of 2048 elements, each block's lanes added
 // into float64 partial sums: acc[0:16] for Σ g, acc[16:32] for Σ g·(x−m)
 // (no FMA).
-func gradSumsBF16() {
-	const name = "gradSumsBF16"
-	TEXT(name, NOSPLIT, "func(gr, x *uint16, n int, m float32, acc *[32]float64)")
+func gradSumsBF16() { gradSums("gradSumsBF16", true) }
+
+// gradSumsS is gradSumsBF16 on float32 g and x.
+func gradSumsS() { gradSums("gradSumsS", false) }
+
+// gradSums emits gradSumsBF16 or gradSumsS.
+func gradSums(name string, bf16 bool) {
+	et := "float32"
+	if bf16 {
+		et = "uint16"
+	}
+	TEXT(name, NOSPLIT, "func(gr, x *"+et+", n int, m float32, acc *[32]float64)")
 	Pragma("noescape")
-	Doc(name + " adds g[i] and g[i]·(x[i]−m) of the bfloat16 g[:n] and x[:n] (n a multiple of 16) into float64 partial sums acc[0:16] and acc[16:32] (float32 lanes over blocks of 2048).")
+	Doc(name + " adds g[i] and g[i]·(x[i]−m) of the " + map[bool]string{true: "bfloat16", false: "float32"}[bf16] + " g[:n] and x[:n] (n a multiple of 16) into float64 partial sums acc[0:16] and acc[16:32] (float32 lanes over blocks of 2048).")
+	load, esz := elemLoad(bf16)
 	g, x, n, k, p := reg.RSI, reg.RBX, reg.RCX, reg.RDX, reg.RDI
 	Load(Param("gr"), g)
 	Load(Param("x"), x)
@@ -1066,11 +1136,11 @@ func gradSumsBF16() {
 	Load(Param("acc"), p)
 	mv := reg.Y15
 	bcastParam("m", mv)
-	blocks(name, n, k, 16, []advance{{g, 32}, {x, 32}}, func() {
+	blocks(name, n, k, 16, []advance{{g, 16 * esz}, {x, 16 * esz}}, func() {
 		for i := 0; i < 2; i++ {
 			gv, xv := ys[4+i], ys[6+i]
-			widenBF16(mem(g, 16*i), gv)
-			widenBF16(mem(x, 16*i), xv)
+			load(mem(g, 8*esz*i), gv)
+			load(mem(x, 8*esz*i), xv)
 			VADDPS(gv, ys[i], ys[i])
 			VSUBPS(mv, xv, xv)
 			VMULPS(gv, xv, xv)
@@ -1079,6 +1149,37 @@ func gradSumsBF16() {
 	}, func() { lanesToAcc(ys[:4], p, reg.Y4, reg.Y5) })
 	VZEROUPPER()
 	RET()
+}
+
+// affine2S emits d = ((g·a) + (x·b)) + c over float32 g and x, each step
+// rounded (no FMA), 16 elements a pass; the rest to the Go loop.
+func affine2S() {
+	const name = "affine2S"
+	TEXT(name, NOSPLIT, "func(d, gr, x *float32, n int, a, b, c float32)")
+	Pragma("noescape")
+	Doc(name + " sets d[i] = ((g[i]·a) + (x[i]·b)) + c (float32 steps, no FMA) for i < n, n a multiple of 16.")
+	d, g, x, n := reg.RDI, reg.RSI, reg.RBX, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("gr"), g)
+	Load(Param("x"), x)
+	Load(Param("n"), n)
+	av, bv, cv := reg.Y13, reg.Y14, reg.Y15
+	bcastParam("a", av)
+	bcastParam("b", bv)
+	bcastParam("c", cv)
+	stage(name, "_loop", "_done", n, 16, []advance{{g, 64}, {x, 64}, {d, 64}}, func() {
+		for k := 0; k < 2; k++ {
+			gv, xv := ys[k], ys[2+k]
+			VMOVUPS(mem(g, 32*k), gv)
+			VMOVUPS(mem(x, 32*k), xv)
+			VMULPS(av, gv, gv)
+			VMULPS(bv, xv, xv)
+			VADDPS(xv, gv, gv)
+			VADDPS(cv, gv, gv)
+			VMOVUPS(gv, mem(d, 32*k))
+		}
+	})
+	done(name)
 }
 
 // affine2BF16 emits d = bfloat16(g·a + x·b + c) over bfloat16 g and x, 16
@@ -1311,6 +1412,7 @@ func main() {
 			}
 		}
 		relu(t)
+		reluGrad(t)
 		affine(t)
 		fill(t)
 		for _, form := range []string{"vv", "vs", "sv"} {
@@ -1336,6 +1438,9 @@ func main() {
 	sqDevBF16()
 	gradSumsBF16()
 	affine2BF16()
+	sqDevS()
+	gradSumsS()
+	affine2S()
 	affineBF16()
 	maxPool2x2BF16()
 	Generate()
