@@ -13,7 +13,7 @@
 // overwriting it (accum == 0) or adding to it (accum != 0). The bfloat16
 // kernels (bgemmAVX512*) have the float32 layout with pair words of
 // bfloat16 values and VDPBF16PS for the FMA; neither avo nor Go's
-// assembler has the instruction, so it is emitted as bytes (dpbf16bcst).
+// assembler has the instruction, so it is emitted as bytes (dpbf16).
 package main
 
 import (
@@ -104,16 +104,13 @@ func gen(s spec) {
 	nacc := s.mr * s.nv
 	// Registers: accumulators first, then B vectors (two sets, alternated
 	// between unrolled steps, where there is room), then two broadcast
-	// registers. Only the bfloat16 kernels multiply by an embedded
-	// broadcast (VDPBF16PS m32bcst): on Zen 5 the float32 kernel with
-	// VFMADD231PS m32bcst ran ~12% slower than with a VBROADCASTSS into a
-	// register and register FMAs (14×32: ~195 → ~220 GFLOP/s in L1, a
-	// 2048 product on one core ~165 → ~188).
+	// registers. No kernel multiplies by an embedded broadcast (m32bcst):
+	// on Zen 5 the float32 kernel with VFMADD231PS m32bcst ran ~12% slower
+	// than with a VBROADCASTSS into a register and register FMAs (14×32:
+	// ~195 → ~220 GFLOP/s in L1, a 2048 product on one core ~165 → ~188),
+	// and the bfloat16 one likewise with VDPBF16PS.
 	nb := 2 * s.nv
-	nbc := 0
-	if !s.bf16 {
-		nbc = 2
-	}
+	nbc := 2
 	if nacc+s.nv+nbc > nregs {
 		panic(s.name + ": too many registers")
 	}
@@ -186,12 +183,6 @@ func gen(s spec) {
 		}
 		for i := 0; i < s.mr; i++ {
 			am := Mem{Base: pa, Disp: u*aStep + i*s.elem()}
-			if s.bf16 {
-				for v := 0; v < s.nv; v++ {
-					dpbf16bcst(am, bset(u, v), acc(i, v))
-				}
-				continue
-			}
 			bc := bcast(i)
 			if s.double {
 				VBROADCASTSD(am, bc)
@@ -199,7 +190,9 @@ func gen(s spec) {
 				VBROADCASTSS(am, bc)
 			}
 			for v := 0; v < s.nv; v++ {
-				if s.double {
+				if s.bf16 {
+					dpbf16(bc, bset(u, v), acc(i, v))
+				} else if s.double {
 					VFMADD231PD(bset(u, v), bc, acc(i, v))
 				} else {
 					VFMADD231PS(bset(u, v), bc, acc(i, v))
@@ -273,38 +266,24 @@ func gen(s spec) {
 	RET()
 }
 
-// dpbf16bcst emits VDPBF16PS.BCST m32, b, acc (AVX512_BF16): for each of
-// the 16 float32 lanes i, acc += b.bf16[2i+1]·m.bf16[1] + b.bf16[2i]·m.bf16[0]
-// (see package gemm's bgemm.go for its rounding). Neither avo v0.5.0 nor
-// Go's assembler knows the instruction, so it is emitted as its bytes,
-// under a comment with its Go spelling: EVEX.512.F3.0F38.W0 52 /r with an
-// embedded broadcast, m = disp(base), disp a multiple of 4 below 512.
-func dpbf16bcst(m Mem, b, acc reg.VecPhysical) {
-	base := int(m.Base.(reg.Physical).PhysicalIndex())
-	r, v := int(acc.PhysicalIndex()), int(b.PhysicalIndex())
-	if m.Index != nil || base&7 == 4 || m.Disp%4 != 0 || m.Disp < 0 || m.Disp/4 > 127 {
-		panic(fmt.Sprintf("dpbf16bcst: operand %s not handled", m.Asm()))
-	}
+// dpbf16 emits VDPBF16PS a, b, acc (AVX512_BF16) on three registers: for
+// each of the 16 float32 lanes i, acc += b.bf16[2i+1]·a.bf16[2i+1] +
+// b.bf16[2i]·a.bf16[2i], a holding a broadcast pair (see package gemm's
+// bgemm.go for its rounding). Neither avo v0.5.0 nor Go's assembler knows
+// the instruction, so it is emitted as its bytes under a comment with its
+// Go spelling: EVEX.512.F3.0F38.W0 52 /r with mod = 11, acc in reg, b in
+// vvvv, a in r/m.
+func dpbf16(a, b, acc reg.VecPhysical) {
+	r, v, m := int(acc.PhysicalIndex()), int(b.PhysicalIndex()), int(a.PhysicalIndex())
 	inv := func(x, bit int) byte { return byte(^(x >> bit) & 1) }
-	p0 := inv(r, 3)<<7 | 1<<6 | inv(base, 3)<<5 | inv(r, 4)<<4 | 0b10 // R X B R' 00 mm=0F38
-	p1 := byte(^v&0xF)<<3 | 1<<2 | 0b10                               // W=0 vvvv 1 pp=F3
-	p2 := byte(0b10)<<5 | 1<<4 | inv(v, 4)<<3                         // z=0 L'L=512 b=1 V' aaa=0
-	modrm := byte(r&7)<<3 | byte(base&7)
-	code := []byte{0x62, p0, p1, p2, 0x52}
-	if m.Disp == 0 && base&7 != 5 {
-		code = append(code, modrm)
-	} else {
-		code = append(code, 0x40|modrm, byte(m.Disp/4)) // disp8·4
-	}
-	Comment(fmt.Sprintf("VDPBF16PS.BCST %s, %s, %s", m.Asm(), b.Asm(), acc.Asm()))
+	p0 := inv(r, 3)<<7 | inv(m, 4)<<6 | inv(m, 3)<<5 | inv(r, 4)<<4 | 0b10 // R X B R' 00 mm=0F38
+	p1 := byte(^v&0xF)<<3 | 1<<2 | 0b10                                    // W=0 vvvv 1 pp=F3
+	p2 := byte(0b10)<<5 | inv(v, 4)<<3                                     // z=0 L'L=512 b=0 V' aaa=0
+	modrm := 0xC0 | byte(r&7)<<3 | byte(m&7)
+	Comment(fmt.Sprintf("VDPBF16PS %s, %s, %s", a.Asm(), b.Asm(), acc.Asm()))
 	raw := func(op string, x Constant) { Instruction(&ir.Instruction{Opcode: op, Operands: []Op{x}}) }
-	raw("LONG", U32(uint32(code[0])|uint32(code[1])<<8|uint32(code[2])<<16|uint32(code[3])<<24))
-	if len(code) == 7 {
-		raw("WORD", U16(uint16(code[4])|uint16(code[5])<<8))
-		raw("BYTE", U8(code[6]))
-	} else {
-		raw("WORD", U16(uint16(code[4])|uint16(code[5])<<8))
-	}
+	raw("LONG", U32(uint32(0x62)|uint32(p0)<<8|uint32(p1)<<16|uint32(p2)<<24))
+	raw("WORD", U16(uint16(0x52)|uint16(modrm)<<8))
 }
 
 // genPack generates the AVX-512 packing routines for one precision:
