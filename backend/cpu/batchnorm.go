@@ -218,11 +218,36 @@ func channelAffine2[T floatT](out, g, x, a, b, d backend.View) {
 // planes, as the bfloat16 kernels; the backward's affine map in float32
 // steps, as channelAffine2).
 
+// smallPlane is the plane size below which the float32 statistics and
+// gradient sums are plain float64 loops: a call into package vec per plane
+// costs more than the plane's work there (ResNet's 2×2 and 4×4 layers).
+const smallPlane = 32
+
 func channelStats32(mean, variance, x backend.View) {
 	n, c, s := planes(x.Shape)
 	xd, md, vd := data[float32](x), data[float32](mean), data[float32](variance)
 	cnt := float64(n * s)
 	parallelFor(c, 2*n*s, func(lo, hi int) {
+		if s < smallPlane {
+			for ch := lo; ch < hi; ch++ {
+				var sum float64
+				for i := 0; i < n; i++ {
+					for _, v := range xd[(i*c+ch)*s:][:s] {
+						sum += float64(v)
+					}
+				}
+				m := sum / cnt
+				var sq float64
+				for i := 0; i < n; i++ {
+					for _, v := range xd[(i*c+ch)*s:][:s] {
+						d := float64(v) - m
+						sq += d * d
+					}
+				}
+				md[ch], vd[ch] = float32(m), float32(sq/cnt)
+			}
+			return
+		}
 		for ch := lo; ch < hi; ch++ {
 			var l vec.Lanes
 			for i := 0; i < n; i++ {
@@ -243,6 +268,21 @@ func channelGradSums32(sumG, sumGX, g, x, mean backend.View) {
 	xd, gd := data[float32](x), data[float32](g)
 	md, sg, sgx := data[float32](mean), data[float32](sumG), data[float32](sumGX)
 	parallelFor(c, 2*n*s, func(lo, hi int) {
+		if s < smallPlane {
+			for ch := lo; ch < hi; ch++ {
+				m := float64(md[ch])
+				var tg, tgx float64
+				for i := 0; i < n; i++ {
+					xs := xd[(i*c+ch)*s:][:s]
+					for j, gv := range gd[(i*c+ch)*s:][:s] {
+						tg += float64(gv)
+						tgx += float64(gv) * (float64(xs[j]) - m)
+					}
+				}
+				sg[ch], sgx[ch] = float32(tg), float32(tgx)
+			}
+			return
+		}
 		for ch := lo; ch < hi; ch++ {
 			var l vec.Lanes
 			for i := 0; i < n; i++ {

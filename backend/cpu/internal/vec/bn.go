@@ -40,6 +40,12 @@ func SumBF16Lanes(l *Lanes, x []backend.BF16) {
 
 // sumBF16Go is sumBF16's twin (any n).
 func sumBF16Go(x []backend.BF16, acc *Lanes) {
+	if len(x) < 32 { // one partial block: each lane gets at most one value
+		for i, h := range x {
+			acc[i] += float64(bf(h))
+		}
+		return
+	}
 	for len(x) > 0 {
 		k := min(len(x), bnBlock)
 		var l [32]float32
@@ -67,6 +73,13 @@ func SqDevBF16Lanes(l *Lanes, x []backend.BF16, m float32) {
 
 // sqDevBF16Go is sqDevBF16's twin (any n).
 func sqDevBF16Go(x []backend.BF16, m float32, acc *Lanes) {
+	if len(x) < 32 {
+		for i, h := range x {
+			d := bf(h) - m
+			acc[i] += float64(float32(d * d))
+		}
+		return
+	}
 	for len(x) > 0 {
 		k := min(len(x), bnBlock)
 		var l [32]float32
@@ -96,6 +109,14 @@ func GradSumsBF16Lanes(l *Lanes, g, x []backend.BF16, m float32) {
 
 // gradSumsBF16Go is gradSumsBF16's twin (any n).
 func gradSumsBF16Go(g, x []backend.BF16, m float32, acc *Lanes) {
+	if len(g) < 16 {
+		for i, h := range g {
+			gv := bf(h)
+			acc[i] += float64(gv)
+			acc[16+i] += float64(float32(gv * (bf(x[i]) - m)))
+		}
+		return
+	}
 	for len(g) > 0 {
 		k := min(len(g), bnBlock)
 		var l0, l1 [16]float32
@@ -200,6 +221,12 @@ func SumLanes(l *Lanes, x []float32) {
 
 // sumLanesGo is sumS's twin (any n).
 func sumLanesGo(x []float32, acc *Lanes) {
+	if len(x) < 32 { // one partial block: each lane gets at most one value
+		for i, v := range x {
+			acc[i] += float64(v)
+		}
+		return
+	}
 	for len(x) > 0 {
 		k := min(len(x), bnBlock)
 		var l [32]float32
@@ -227,6 +254,13 @@ func SqDevLanes(l *Lanes, x []float32, m float32) {
 
 // sqDevGo is sqDevS's twin (any n).
 func sqDevGo(x []float32, m float32, acc *Lanes) {
+	if len(x) < 32 {
+		for i, v := range x {
+			d := v - m
+			acc[i] += float64(float32(d * d))
+		}
+		return
+	}
 	for len(x) > 0 {
 		k := min(len(x), bnBlock)
 		var l [32]float32
@@ -256,6 +290,13 @@ func GradSumsLanes(l *Lanes, g, x []float32, m float32) {
 
 // gradSumsGo is gradSumsS's twin (any n).
 func gradSumsGo(g, x []float32, m float32, acc *Lanes) {
+	if len(g) < 16 {
+		for i, gv := range g {
+			acc[i] += float64(gv)
+			acc[16+i] += float64(float32(gv * (x[i] - m)))
+		}
+		return
+	}
 	for len(g) > 0 {
 		k := min(len(g), bnBlock)
 		var l0, l1 [16]float32

@@ -216,3 +216,68 @@ func TestBatchNormLoops(t *testing.T) {
 		}
 	}
 }
+
+// TestShortLanes checks the one-partial-block shortcut of the *Lanes Go
+// loops (fewer elements than lanes, as in a batch norm over 2×2 planes)
+// against the block loop it stands for, written out here: 32 float32 lanes
+// (16 and 16 for the gradient sums) from zero, each added into its
+// float64 partial sum.
+func TestShortLanes(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 13))
+	for n := 0; n < 32; n++ {
+		x, g := randSlice[float32](r, n), randSlice[float32](r, n)
+		xb, gb := make([]backend.BF16, n), make([]backend.BF16, n)
+		for i := range x {
+			xb[i], gb[i] = backend.ToBF16(x[i]), backend.ToBF16(g[i])
+		}
+		m := float32(r.NormFloat64())
+		var start Lanes
+		for i := range start {
+			start[i] = r.NormFloat64()
+		}
+		// want: the block loop on widened values
+		block := func(x, g []float32) (s, q, gs Lanes) {
+			s, q, gs = start, start, start
+			var ls, lq [32]float32
+			for i, v := range x {
+				ls[i%32] += v
+				d := v - m
+				lq[i%32] += float32(d * d)
+			}
+			var l0, l1 [16]float32
+			for i := range g[:min(len(g), 15)] {
+				l0[i%16] += g[i]
+				l1[i%16] += float32(g[i] * (x[i] - m))
+			}
+			for j := range ls {
+				s[j] += float64(ls[j])
+				q[j] += float64(lq[j])
+			}
+			for j := range l0 {
+				gs[j] += float64(l0[j])
+				gs[16+j] += float64(l1[j])
+			}
+			return
+		}
+		ws, wq, wg := block(x, g)
+		s, q, gs := start, start, start
+		sumLanesGo(x, &s)
+		sqDevGo(x, m, &q)
+		gradSumsGo(g[:min(n, 15)], x[:min(n, 15)], m, &gs)
+		if s != ws || q != wq || gs != wg {
+			t.Fatalf("n=%d: float32 short lanes differ from the block loop", n)
+		}
+		xw, gw := make([]float32, n), make([]float32, n)
+		for i := range x {
+			xw[i], gw[i] = bf(xb[i]), bf(gb[i])
+		}
+		ws, wq, wg = block(xw, gw)
+		s, q, gs = start, start, start
+		sumBF16Go(xb, &s)
+		sqDevBF16Go(xb, m, &q)
+		gradSumsBF16Go(gb[:min(n, 15)], xb[:min(n, 15)], m, &gs)
+		if s != ws || q != wq || gs != wg {
+			t.Fatalf("n=%d: bfloat16 short lanes differ from the block loop", n)
+		}
+	}
+}
