@@ -13,7 +13,7 @@ type itemsJob struct {
 	next    atomic.Int64
 	total   int64
 	fn      func(w, it int)
-	wg      sync.WaitGroup
+	pending atomic.Int64 // parts not done
 	tickets []ticket
 }
 
@@ -27,7 +27,7 @@ func (j *itemsJob) runPart(w int) {
 	}
 }
 
-func (j *itemsJob) done() { j.wg.Done() }
+func (j *itemsJob) done() { j.pending.Add(-1) }
 
 // workers is how many goroutines a job of total items with about cost
 // multiply-adds each should use.
@@ -51,11 +51,11 @@ func runItems(total, t int, fn func(w, it int)) {
 		return
 	}
 	j := &itemsJob{total: int64(total), fn: fn}
-	j.wg.Add(t - 1)
+	j.pending.Store(int64(t - 1))
 	offer(j, t, &j.tickets)
 	j.runPart(0)
 	withdraw(j.tickets)
-	j.wg.Wait()
+	waitZero(&j.pending)
 }
 
 // RunItems is runItems for the CPU backend's own loops, so that they share
