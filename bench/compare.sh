@@ -4,9 +4,12 @@
 # table: case, ember time, PyTorch time, ratio (PyTorch time / ember time:
 # above 1 means ember is faster), and each side's GFLOP/s or GB/s.
 #
-#   bench/compare.sh [--quick] [--threads N] [--cases a,b] [--out DIR]
+#   bench/compare.sh [--quick] [--threads N] [--cases a,b] [--repeat R] [--out DIR]
 #
-# --threads defaults to nproc. The JSON files are kept in --out (default: a
+# --threads defaults to nproc. --repeat R runs the two sides R times in
+# turn (ember, PyTorch, ember, ...) and keeps each case's best median on
+# each side: on a shared host whose speed drifts over minutes, one pass
+# can catch either side in a slow spell. The JSON files are kept in --out (default: a
 # temporary directory, named on stderr). PyTorch runs with OPENBLAS_CORETYPE
 # and OPENBLAS_L2_SIZE unset (in its command only): when set, they slow its
 # GEMM about 1.7x. TORCH_BLAS_DIR, when set, is put first on PyTorch's
@@ -19,6 +22,7 @@ cd "$(dirname "$0")/.."
 threads=$(nproc)
 quick=()
 cases=()
+repeat=1
 out=""
 while [[ $# -gt 0 ]]; do
 	case "$1" in
@@ -29,7 +33,9 @@ while [[ $# -gt 0 ]]; do
 	--cases=*) cases=(--cases "${1#*=}") ;;
 	--out) out=$2; shift ;;
 	--out=*) out=${1#*=} ;;
-	-h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--repeat) repeat=$2; shift ;;
+	--repeat=*) repeat=${1#*=} ;;
+	-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "compare.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -42,14 +48,33 @@ if [[ -z $ember ]]; then
 	ember=$out/ember
 	go build -o "$ember" ./cmd/ember
 fi
-echo "ember bench (threads $threads) ..." >&2
-"$ember" bench --json --threads "$threads" "${quick[@]}" "${cases[@]}" >"$out/ember.json"
-echo "torch_bench.py (threads $threads) ..." >&2
 torch_env=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
 if [[ -n ${TORCH_BLAS_DIR:-} ]]; then
 	torch_env+=("LD_LIBRARY_PATH=$TORCH_BLAS_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 fi
-"${torch_env[@]}" /usr/bin/python3 bench/torch_bench.py --threads "$threads" "${quick[@]}" "${cases[@]}" >"$out/torch.json"
+for ((r = 1; r <= repeat; r++)); do
+	echo "ember bench (threads $threads, pass $r/$repeat) ..." >&2
+	"$ember" bench --json --threads "$threads" "${quick[@]}" "${cases[@]}" >"$out/ember.$r.json"
+	echo "torch_bench.py (threads $threads, pass $r/$repeat) ..." >&2
+	"${torch_env[@]}" /usr/bin/python3 bench/torch_bench.py --threads "$threads" "${quick[@]}" "${cases[@]}" >"$out/torch.$r.json"
+done
+# each side's best pass per case (the one pass as it is when --repeat is 1)
+for side in ember torch; do
+	/usr/bin/python3 - "$out/$side.json" "$out/$side".*.json <<'PY'
+import json, sys
+runs = [json.load(open(p)) for p in sys.argv[2:]]
+best = {}
+for run in runs:
+    for r in run["results"]:
+        b = best.get(r["name"])
+        if b is None or (r.get("seconds") and (not b.get("seconds") or r["seconds"] < b["seconds"])):
+            best[r["name"]] = r
+out = runs[0]
+out["results"] = [best[r["name"]] for r in out["results"]]
+out["passes"] = len(runs)
+json.dump(out, open(sys.argv[1], "w"), indent=2)
+PY
+done
 echo "JSON: $out/ember.json $out/torch.json" >&2
 
 join='
