@@ -629,9 +629,8 @@ func (s *storeServer) serve(c net.Conn) {
 		return
 	}
 	c.SetDeadline(time.Time{})
-	if _, err := c.Write([]byte{stOK}); err != nil {
-		return
-	}
+	// Counted before the answer: a client that has its OK is one that
+	// waitClients waits for.
 	s.mu.Lock()
 	s.clients++
 	s.mu.Unlock()
@@ -640,6 +639,9 @@ func (s *storeServer) serve(c net.Conn) {
 		s.clients--
 		s.mu.Unlock()
 	}()
+	if _, err := c.Write([]byte{stOK}); err != nil {
+		return
+	}
 	for {
 		req, err := readRequest(r)
 		if err != nil {
