@@ -868,29 +868,11 @@ func genInterleaveRows() {
 	TEXT("interleaveRowsAVX512", NOSPLIT, "func(dst *uint32, src *uint16, ld, rows, ss, ds, w int)")
 	Pragma("noescape")
 	Doc("interleaveRowsAVX512 interleaves pairs of bfloat16 rows into words (see genInterleaveRows in package asm).")
-	dst, src, ld, rows, ss, ds, w := reg.RDI, reg.RSI, reg.RDX, reg.RBX, reg.R8, reg.R9, reg.R10
+	dst, src, ld, rows, ss, ds, w := loadRowArgs()
 	d, s, j := reg.R11, reg.R12, reg.R13
-	Load(Param("dst"), dst)
-	Load(Param("src"), src)
-	Load(Param("ld"), ld)
-	Load(Param("rows"), rows)
-	Load(Param("ss"), ss)
-	Load(Param("ds"), ds)
-	Load(Param("w"), w)
-	SHLQ(U8(1), ld)
-	SHLQ(U8(1), ss)
-	SHLQ(U8(2), ds)
 	// K3 (lanes 0-15) and K4 (16-31): the mask of a row's last part,
 	// w mod 32 lanes (all 32 when w is a multiple of 32)
-	MOVQ(w, reg.RCX)
-	ANDQ(U8(31), reg.RCX)
-	MOVL(U32(1), reg.EAX)
-	SHLQ(reg.CL, reg.RAX)
-	DECQ(reg.RAX)
-	TESTQ(reg.RCX, reg.RCX)
-	JNE(LabelRef("irmask"))
-	MOVL(U32(0xFFFFFFFF), reg.EAX)
-	Label("irmask")
+	tailMask(w, 32, "irmask")
 	KMOVD(reg.EAX, reg.K3)
 	KSHIFTRD(U8(16), reg.K3, reg.K4)
 	TESTQ(rows, rows)
@@ -1028,6 +1010,41 @@ func genRoundSegs() {
 	RET()
 }
 
+// loadRowArgs loads the row builders' common arguments (dst, src, ld,
+// rows, ss, ds, w), ld and ss scaled to bytes of uint16, ds of uint32.
+func loadRowArgs() (dst, src, ld, rows, ss, ds, w reg.Register) {
+	dst, src, ld, rows, ss, ds, w = reg.RDI, reg.RSI, reg.RDX, reg.RBX, reg.R8, reg.R9, reg.R10
+	for _, a := range []struct {
+		name string
+		r    reg.Register
+	}{{"dst", dst}, {"src", src}, {"ld", ld}, {"rows", rows}, {"ss", ss}, {"ds", ds}, {"w", w}} {
+		Load(Param(a.name), a.r)
+	}
+	SHLQ(U8(1), ld)
+	SHLQ(U8(1), ss)
+	SHLQ(U8(2), ds)
+	return
+}
+
+// tailMask sets EAX to the mask of the last w mod lanes lanes of a row
+// (all lanes when w is a multiple; lanes is 16 or 32). It uses RCX.
+func tailMask(w reg.Register, lanes int, label string) {
+	MOVQ(w, reg.RCX)
+	ANDQ(U8(lanes-1), reg.RCX)
+	MOVL(U32(1), reg.EAX)
+	if lanes == 32 {
+		SHLQ(reg.CL, reg.RAX)
+		DECQ(reg.RAX)
+	} else {
+		SHLL(reg.CL, reg.EAX)
+		DECL(reg.EAX)
+	}
+	TESTQ(reg.RCX, reg.RCX)
+	JNE(LabelRef(label))
+	MOVL(U32(uint32(1)<<lanes-1), reg.EAX)
+	Label(label)
+}
+
 // genPhaseRows2 generates phaseRows2AVX512, interleaveRowsAVX512's form for
 // stride-2 phases: for r < rows and j < w,
 //
@@ -1041,28 +1058,10 @@ func genPhaseRows2() {
 	TEXT("phaseRows2AVX512", NOSPLIT, "func(dst *uint32, src *uint16, ld, rows, ss, ds, w, hi, single int)")
 	Pragma("noescape")
 	Doc("phaseRows2AVX512 builds pair words of a stride-2 phase plane's rows (see genPhaseRows2 in package asm).")
-	dst, src, ld, rows, ss, ds, w := reg.RDI, reg.RSI, reg.RDX, reg.RBX, reg.R8, reg.R9, reg.R10
+	dst, src, ld, rows, ss, ds, w := loadRowArgs()
 	d, sp, j := reg.R11, reg.R12, reg.R13
-	Load(Param("dst"), dst)
-	Load(Param("src"), src)
-	Load(Param("ld"), ld)
-	Load(Param("rows"), rows)
-	Load(Param("ss"), ss)
-	Load(Param("ds"), ds)
-	Load(Param("w"), w)
-	SHLQ(U8(1), ld)
-	SHLQ(U8(1), ss)
-	SHLQ(U8(2), ds)
 	// K3: the last part's lanes, w mod 16 (all 16 when a multiple)
-	MOVQ(w, reg.RCX)
-	ANDQ(U8(15), reg.RCX)
-	MOVL(U32(1), reg.EAX)
-	SHLL(reg.CL, reg.EAX)
-	DECL(reg.EAX)
-	TESTQ(reg.RCX, reg.RCX)
-	JNE(LabelRef("p2mask"))
-	MOVL(U32(0xFFFF), reg.EAX)
-	Label("p2mask")
+	tailMask(w, 16, "p2mask")
 	KMOVW(reg.EAX, reg.K3)
 	lo := reg.Z31
 	MOVL(U32(0xFFFF), reg.EAX)
