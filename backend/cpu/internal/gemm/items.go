@@ -10,11 +10,11 @@ import (
 // calling goroutine and t-1 pool workers; fn runs item it on worker w
 // (0 ≤ w < t), so per-worker state can live in a slice indexed by w.
 type itemsJob struct {
-	next    atomic.Int64
-	total   int64
-	fn      func(w, it int)
-	pending atomic.Int64 // parts not done
-	tickets []ticket
+	next     atomic.Int64
+	total    int64
+	fn       func(w, it int)
+	finished atomic.Int64 // parts done (of t-1 offered)
+	tickets  []ticket
 }
 
 func (j *itemsJob) runPart(w int) {
@@ -27,7 +27,7 @@ func (j *itemsJob) runPart(w int) {
 	}
 }
 
-func (j *itemsJob) done() { j.pending.Add(-1) }
+func (j *itemsJob) done() { j.finished.Add(1) }
 
 // workers is how many goroutines a job of total items with about cost
 // multiply-adds each should use.
@@ -51,11 +51,10 @@ func runItems(total, t int, fn func(w, it int)) {
 		return
 	}
 	j := &itemsJob{total: int64(total), fn: fn}
-	j.pending.Store(int64(t - 1))
 	offer(j, t, &j.tickets)
 	j.runPart(0)
 	withdraw(j.tickets)
-	waitZero(&j.pending)
+	waitFor(&j.finished, int64(t-1))
 }
 
 // RunItems is runItems for the CPU backend's own loops, so that they share

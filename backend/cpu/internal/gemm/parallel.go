@@ -42,7 +42,7 @@ type job[T float] struct {
 	packed   []atomic.Int64
 	computed []atomic.Int64
 	bandDone []atomic.Int64 // per column block and band of rows: k blocks finished
-	pending  atomic.Int64   // parts not done
+	finished atomic.Int64   // parts done (of t-1 offered)
 	tickets  []ticket
 }
 
@@ -117,11 +117,11 @@ func parallel[T float](p *params[T], m, n, t int) {
 	}
 	j.next.Store(0)
 
-	j.pending.Store(int64(t - 1))
+	j.finished.Store(0)
 	offer(j, t, &j.tickets)
 	j.runPart(0)
 	withdraw(j.tickets)
-	waitZero(&j.pending)
+	waitFor(&j.finished, int64(t-1))
 	j.p = params[T]{}
 	jobList[T]().put(j)
 }
@@ -129,23 +129,14 @@ func parallel[T float](p *params[T], m, n, t int) {
 // waitFor spins until v reaches want. Every 16 polls it yields the P, and
 // the CPU (sched_yield): on a busy machine the goroutine it waits for may
 // be on a thread that is waiting for a CPU, which spinning would keep.
+// A job's caller waits for its workers' parts with it too, rather than
+// parking on a WaitGroup: a parked caller's goroutine is woken onto the P
+// of the worker that finished last, so both then share one P, the idle
+// one's thread must be woken (~50-100µs in a VM) before the next job's
+// worker can run beside the caller, and about half of back-to-back 256³
+// products ran alone (~165 µs rather than ~115).
 func waitFor(v *atomic.Int64, want int64) {
 	for i := 0; v.Load() < want; i++ {
-		if i%16 == 15 {
-			runtime.Gosched()
-			osYield()
-		}
-	}
-}
-
-// waitZero waits, as waitFor does, until v falls to zero: a job's caller
-// waiting for its workers' parts. It does not park: a parked caller's
-// goroutine is woken onto the P of the worker that finished last, so both
-// then share one P, the idle one's thread must be woken (~50-100µs in a
-// VM) before the next job's worker can run beside the caller, and about
-// half of back-to-back 256³ products ran alone (~165 µs rather than ~115).
-func waitZero(v *atomic.Int64) {
-	for i := 0; v.Load() > 0; i++ {
 		if i%16 == 15 {
 			runtime.Gosched()
 			osYield()
@@ -212,7 +203,7 @@ func (j *job[T]) runPart(int) {
 	}
 }
 
-func (j *job[T]) done() { j.pending.Add(-1) }
+func (j *job[T]) done() { j.finished.Add(1) }
 
 // Worker goroutines, started on demand and kept for later calls.
 type part interface {
