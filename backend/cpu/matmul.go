@@ -114,6 +114,11 @@ var halfScratch = sync.Pool{New: func() any { return new([]float32) }}
 // AVX512_BF16), or "bf16 GEMM in Go (VDPBF16PS's arithmetic)".
 func BF16MatMulPath() string { return gemm.BgemmPath() }
 
+// AMXStatus says whether bfloat16 products run on the AMX-BF16 tiles
+// (opt-in, EMBER_GEMM_AMX=1), or why not; "" on a CPU without AMX-BF16
+// where nobody asked for them.
+func AMXStatus() string { return gemm.AMXStatus() }
+
 // gemmRef is C = op(A)·op(B), row-major, parallel over rows of C: the
 // reference path, and the one used for integer types.
 func gemmRef[T numT](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {

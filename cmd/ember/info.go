@@ -126,12 +126,16 @@ func (h *hostInfo) lines(bool) []infoLine {
 	if simd == "" {
 		simd = "none detected"
 	}
-	return []infoLine{
+	lines := []infoLine{
 		{"CPU", h.CPU.Model},
 		{"logical cores", fmt.Sprint(h.CPU.LogicalCores)},
 		{"SIMD", simd},
 		{"half matmul", halfMatmulPath()},
 	}
+	if s := cpu.AMXStatus(); s != "" {
+		lines = append(lines, infoLine{"AMX", s})
+	}
+	return lines
 }
 
 // halfMatmulPath says how the CPU runs bfloat16 and float16 matrix

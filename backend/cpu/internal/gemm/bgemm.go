@@ -179,6 +179,9 @@ func bgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ld
 		return
 	}
 	p := params[float32]{kr: ks.b, k: (k + 1) / 2, alpha: 1, c: c, ldc: ldc, ext: pk}
+	if ks.amx != nil {
+		p.kr, p.k, p.ext = ks.amx, amxPairs(k), &amxPack{*pk}
+	}
 	t := numThreads()
 	if t <= 1 || float64(m)*float64(n)*float64(k) < 2*parallelFlops {
 		p.run(0, m, 0, n)
@@ -213,6 +216,10 @@ func BgemmPath() string {
 	switch {
 	case ks.b == nil:
 		return "float32 GEMM on widened operands"
+	case ks.amx != nil && ks.amx.name == "amx":
+		return "bf16 GEMM with AMX-BF16 tiles (TDPBF16PS)"
+	case ks.amx != nil:
+		return "bf16 GEMM in Go on emulated AMX tiles"
 	case ks.b.name == "avx512":
 		return "bf16 GEMM with VDPBF16PS (AVX512_BF16)"
 	default:

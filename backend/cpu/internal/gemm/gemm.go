@@ -28,7 +28,9 @@
 // Bgemm is the bfloat16 product (float32 out): on a CPU with AVX512_BF16
 // a 14×32 VDPBF16PS kernel on operands packed in pairs of k values (see
 // bgemm.go, and its pure-Go twin, bit for bit the same arithmetic);
-// elsewhere the float32 kernels on widened operands. Hgemm is the float16
+// elsewhere the float32 kernels on widened operands; with EMBER_GEMM_AMX=1
+// on a CPU with AMX-BF16, a tile kernel (amx.go; opt-in until proven on
+// such a CPU). Hgemm is the float16
 // product: the float32 kernels and driver with packers that widen float16
 // (F16C) while packing, bit for bit Sgemm on the widened operands
 // (hgemm.go).
@@ -67,11 +69,15 @@ type kernelFunc[T float] func(kc int, a, b, c *T, ldc int, accum int)
 // hardware; its B micro-panel, kc×32, would not fit in L1).
 //
 // convNC bounds the columns of a convolution's chunk (see convForward).
+//
+// ku, when > 1, is the unit of a k block: the AMX kernel takes k in whole
+// tiles of 16 pairs (its operands are zero-padded to a multiple of ku).
 type shape struct {
 	mr, nr, mc, kc, nc int
 	dmr, dnr, dvw      int
 	streamB            bool
 	convNC             int
+	ku                 int
 }
 
 // kernel is a micro-kernel with its register block and cache blocking.
@@ -140,6 +146,7 @@ type kernelSet struct {
 	s    *kernel[float32]
 	d    *kernel[float64]
 	b    *kernel[float32] // bfloat16 pairs (see Bgemm); nil: widen to float32
+	amx  *kernel[float32] // Bgemm's AMX-BF16 kernel (see amx.go); nil: b
 }
 
 var (
@@ -331,7 +338,7 @@ func (p *params[T]) run(i0, i1, j0, j1 int) {
 	// Blocks of near-equal size, no larger than the kernel's: NC in whole
 	// micro-panels.
 	ncb := balance(j1-j0, kr.nc, nr)
-	kcb := balance(p.k, kr.kc, 1)
+	kcb := balance(p.k, kr.kc, max(kr.ku, 1))
 	for jc := j0; jc < j1; jc += ncb {
 		nc := min(ncb, j1-jc)
 		for pc := 0; pc < p.k; pc += kcb {

@@ -159,6 +159,11 @@ func bgemmAVX512r12(kc int, a *float32, b *float32, c *float32, ldc int, accum i
 //go:noescape
 func bgemmAVX512r13(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
 
+// bgemmAMX computes a 32×32 tile of C from panels of packed bfloat16 pairs with AMX-BF16 tiles (see package asm); kc is a multiple of 16.
+//
+//go:noescape
+func bgemmAMX(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+
 // packSGather packs a panel with AVX-512 (see genPack in package asm).
 //
 //go:noescape

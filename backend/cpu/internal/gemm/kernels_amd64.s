@@ -11385,6 +11385,241 @@ overwrite:
 	VZEROUPPER
 	RET
 
+DATA amxcfg<>+0(SB)/1, $0x01
+DATA amxcfg<>+16(SB)/2, $0x0040
+DATA amxcfg<>+18(SB)/2, $0x0040
+DATA amxcfg<>+20(SB)/2, $0x0040
+DATA amxcfg<>+22(SB)/2, $0x0040
+DATA amxcfg<>+24(SB)/2, $0x0040
+DATA amxcfg<>+26(SB)/2, $0x0040
+DATA amxcfg<>+28(SB)/2, $0x0040
+DATA amxcfg<>+30(SB)/2, $0x0040
+DATA amxcfg<>+48(SB)/1, $0x10
+DATA amxcfg<>+49(SB)/1, $0x10
+DATA amxcfg<>+50(SB)/1, $0x10
+DATA amxcfg<>+51(SB)/1, $0x10
+DATA amxcfg<>+52(SB)/1, $0x10
+DATA amxcfg<>+53(SB)/1, $0x10
+DATA amxcfg<>+54(SB)/1, $0x10
+DATA amxcfg<>+55(SB)/1, $0x10
+DATA amxcfg<>+56(SB)/1, $0x00
+DATA amxcfg<>+57(SB)/1, $0x00
+DATA amxcfg<>+58(SB)/1, $0x00
+DATA amxcfg<>+59(SB)/1, $0x00
+DATA amxcfg<>+60(SB)/1, $0x00
+DATA amxcfg<>+61(SB)/1, $0x00
+DATA amxcfg<>+62(SB)/1, $0x00
+DATA amxcfg<>+63(SB)/1, $0x00
+GLOBL amxcfg<>(SB), RODATA|NOPTR, $64
+
+// func bgemmAMX(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
+TEXT ·bgemmAMX(SB), NOSPLIT, $0-48
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ c+24(FP), DX
+	MOVQ kc+0(FP), R8
+	MOVQ R8, CX
+	SHRQ $0x04, CX
+	SHLQ $0x02, R8
+	MOVQ R8, R10
+	SHLQ $0x04, R10
+	ADDQ SI, R10
+	MOVQ $0x00000080, R9
+	MOVQ ldc+32(FP), BX
+	SHLQ $0x02, BX
+	MOVQ BX, R11
+	SHLQ $0x04, R11
+	ADDQ DX, R11
+	LEAQ amxcfg<>+0(SB), AX
+
+	// AMX: ldtilecfg [rax]
+	BYTE  $0xc4
+	BYTE  $0xe2
+	BYTE  $0x78
+	BYTE  $0x49
+	BYTE  $0x00
+	MOVQ  accum+40(FP), AX
+	TESTQ AX, AX
+	JZ    amxzero
+
+	// AMX: tileloadd tmm0,[rdx+rbx*1]
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x04
+	BYTE $0x1a
+
+	// AMX: tileloadd tmm1,[rdx+rbx*1+0x40]
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x4c
+	BYTE $0x1a
+	BYTE $0x40
+
+	// AMX: tileloadd tmm2,[r11+rbx*1]
+	BYTE $0xc4
+	BYTE $0xc2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x14
+	BYTE $0x1b
+
+	// AMX: tileloadd tmm3,[r11+rbx*1+0x40]
+	BYTE $0xc4
+	BYTE $0xc2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x5c
+	BYTE $0x1b
+	BYTE $0x40
+	JMP  amxloop0
+
+amxzero:
+	// AMX: tilezero tmm0
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x7b
+	BYTE $0x49
+	BYTE $0xc0
+
+	// AMX: tilezero tmm1
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x7b
+	BYTE $0x49
+	BYTE $0xc8
+
+	// AMX: tilezero tmm2
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x7b
+	BYTE $0x49
+	BYTE $0xd0
+
+	// AMX: tilezero tmm3
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x7b
+	BYTE $0x49
+	BYTE $0xd8
+
+amxloop0:
+	TESTQ CX, CX
+	JZ    amxstore
+
+amxloop:
+	// AMX: tileloadd tmm4,[rsi+r8*1]
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x24
+	BYTE $0x06
+
+	// AMX: tileloadd tmm5,[r10+r8*1]
+	BYTE $0xc4
+	BYTE $0x82
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x2c
+	BYTE $0x02
+
+	// AMX: tileloadd tmm6,[rdi+r9*1]
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x34
+	BYTE $0x0f
+
+	// AMX: tileloadd tmm7,[rdi+r9*1+0x40]
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x7c
+	BYTE $0x0f
+	BYTE $0x40
+
+	// AMX: tdpbf16ps tmm0,tmm4,tmm6
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x4a
+	BYTE $0x5c
+	BYTE $0xc4
+
+	// AMX: tdpbf16ps tmm1,tmm4,tmm7
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x42
+	BYTE $0x5c
+	BYTE $0xcc
+
+	// AMX: tdpbf16ps tmm2,tmm5,tmm6
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x4a
+	BYTE $0x5c
+	BYTE $0xd5
+
+	// AMX: tdpbf16ps tmm3,tmm5,tmm7
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x42
+	BYTE $0x5c
+	BYTE $0xdd
+	ADDQ $0x40, SI
+	ADDQ $0x40, R10
+	ADDQ $0x00000800, DI
+	DECQ CX
+	JNZ  amxloop
+
+amxstore:
+	// AMX: tilestored [rdx+rbx*1],tmm0
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x7a
+	BYTE $0x4b
+	BYTE $0x04
+	BYTE $0x1a
+
+	// AMX: tilestored [rdx+rbx*1+0x40],tmm1
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x7a
+	BYTE $0x4b
+	BYTE $0x4c
+	BYTE $0x1a
+	BYTE $0x40
+
+	// AMX: tilestored [r11+rbx*1],tmm2
+	BYTE $0xc4
+	BYTE $0xc2
+	BYTE $0x7a
+	BYTE $0x4b
+	BYTE $0x14
+	BYTE $0x1b
+
+	// AMX: tilestored [r11+rbx*1+0x40],tmm3
+	BYTE $0xc4
+	BYTE $0xc2
+	BYTE $0x7a
+	BYTE $0x4b
+	BYTE $0x5c
+	BYTE $0x1b
+	BYTE $0x40
+
+	// AMX: tilerelease
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x78
+	BYTE $0x49
+	BYTE $0xc0
+	RET
+
 // func packSGather(dst *float32, src *float32, idx *int32, kc int, ds int, lmask int, smask int, alpha float32)
 // Requires: AVX, AVX512F
 TEXT ·packSGather(SB), NOSPLIT, $0-60

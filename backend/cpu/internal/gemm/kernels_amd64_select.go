@@ -3,7 +3,9 @@
 package gemm
 
 import (
+	"fmt"
 	"os"
+	"sync"
 
 	"golang.org/x/sys/cpu"
 )
@@ -54,6 +56,38 @@ func avx512Set(dot512 bool) *kernelSet {
 		ks.b.edge = []kernelFunc[float32]{nil, bgemmAVX512r1, bgemmAVX512r2, bgemmAVX512r3, bgemmAVX512r4,
 			bgemmAVX512r5, bgemmAVX512r6, bgemmAVX512r7, bgemmAVX512r8, bgemmAVX512r9, bgemmAVX512r10,
 			bgemmAVX512r11, bgemmAVX512r12, bgemmAVX512r13}
+		if amxOptIn {
+			if err := requestAMX(); err != nil {
+				amxErr = err
+				amxSaid.Do(func() {
+					fmt.Fprintln(os.Stderr, "ember: EMBER_GEMM_AMX=1 ignored, bf16 products run on VDPBF16PS:", err)
+				})
+			} else {
+				ks.amx = newKernel("amx", amxB, bgemmAMX, nil, true)
+			}
+		}
 	}
 	return ks
+}
+
+// amxOptIn enables the AMX-BF16 kernel (EMBER_GEMM_AMX=1) where the CPU
+// has it and Linux grants the tile state; amxErr says why it did not.
+var (
+	amxOptIn = os.Getenv("EMBER_GEMM_AMX") == "1"
+	amxErr   error
+	amxSaid  sync.Once
+)
+
+// AMXStatus says whether Bgemm runs the AMX-BF16 kernel: "" on a CPU
+// without AMX-BF16 where nobody asked for it.
+func AMXStatus() string {
+	switch {
+	case current.Load().amx != nil:
+		return "on (EMBER_GEMM_AMX=1): bf16 products on AMX tiles"
+	case amxErr != nil:
+		return "off: " + amxErr.Error()
+	case cpu.X86.HasAMXBF16:
+		return "off by default until the kernel is proven on an AMX CPU; EMBER_GEMM_AMX=1 enables it"
+	}
+	return ""
 }

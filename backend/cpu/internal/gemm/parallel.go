@@ -82,7 +82,7 @@ func parallel[T float](p *params[T], m, n, t int) {
 	j.p = *p
 	j.m, j.n = m, n
 	j.ncb = balance(n, kr.nc, kr.nr)
-	j.kcb = balance(p.k, kr.kc, 1)
+	j.kcb = balance(p.k, kr.kc, max(kr.ku, 1))
 	j.nk = (p.k + j.kcb - 1) / j.kcb
 	j.bg = max(1, min(bGroup, j.ncb/kr.nr/(2*t)))
 	j.mb = kr.mr

@@ -13,7 +13,10 @@
 // overwriting it (accum == 0) or adding to it (accum != 0). The bfloat16
 // kernels (bgemmAVX512*) have the float32 layout with pair words of
 // bfloat16 values and VDPBF16PS for the FMA; neither avo nor Go's
-// assembler has the instruction, so it is emitted as bytes (dpbf16).
+// assembler has the instruction, so it is emitted as bytes (dpbf16). The
+// AMX-BF16 kernel (bgemmAMX, amx.go) works on tile registers, its
+// instructions emitted as bytes too and checked against GNU as
+// (amx_encoding.sh).
 package main
 
 import (
@@ -1603,6 +1606,7 @@ func main() {
 	for r := 1; r < 14; r++ {
 		gen(spec{name: fmt.Sprintf("bgemmAVX512r%d", r), zmm: true, mr: r, pmr: 14, nv: 2, unroll: 4, bf16: true})
 	}
+	genAMX()
 	genPack(false)
 	genPack(true)
 	genPackBF16()

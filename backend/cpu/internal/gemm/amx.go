@@ -1,0 +1,153 @@
+package gemm
+
+import "unsafe"
+
+// The AMX-BF16 path of Bgemm. Intel's AMX units multiply tiles (16 rows of
+// 64 bytes in eight tile registers): TDPBF16PS adds a 16×32 bfloat16 tile
+// times a 32×16 one (as 16 rows of pair words) into a 16×16 float32 tile,
+// 16 times the work of a VDPBF16PS. bgemmAMX (generated in asm/amx.go)
+// holds a 32×32 tile of C in four tile registers; per 16 pairs of k it
+// loads two A tiles and two B tiles and issues four TDPBF16PS.
+//
+// Its operands: the B panel is the VDPBF16PS kernel's (32 pair words per
+// pair of k), the A panel is row-major (a row's pair words consecutive, so
+// that a tile row is 64 bytes), and k is zero-padded to whole tiles of 16
+// pairs (shape.ku). amxPack packs them; the driver is the float32 GEMM's.
+//
+// TDPBF16PS's arithmetic, by Intel's pseudocode: per pair, acc += a₀·b₀,
+// then acc += a₁·b₁ (the lower k first, unlike VDPBF16PS), each rounded to
+// nearest even, denormal inputs read as zero and denormal results flushed.
+// bgemmAMXGo is the kernel in Go on an emulation of the tile registers with
+// that arithmetic: the same loads, strides and loop as the assembly, so the
+// tests prove the packing, the blocking and the kernel's addressing on any
+// CPU.
+//
+// Linux grants a process the AMX state only on request (arch_prctl
+// ARCH_REQ_XCOMP_PERM); see amx_linux_amd64.go. The path is opt-in
+// (EMBER_GEMM_AMX=1) until it has run on an AMX CPU: no session so far had
+// one.
+
+// amxB is the AMX kernel's shape: 32×32 tiles, k in blocks of 16-pair
+// multiples. streamB: one A micro-panel (32 rows × kc pairs, 32 KiB) stays
+// in L1 while the packed B block (kc × nc, 512 KiB) streams from L2.
+var amxB = shape{mr: 32, nr: 32, mc: 32 * 8, kc: 256, nc: 512, streamB: true, ku: 16}
+
+// amxPairs is k (bfloat16 values) as the AMX kernel's k: pairs rounded up
+// to whole tiles.
+func amxPairs(k int) int { return ((k+1)/2 + 15) / 16 * 16 }
+
+// amxPack packs bfloat16 operands for bgemmAMX.
+type amxPack struct{ bfPack }
+
+// realPairs is how many of pairs p0..p0+kc hold at least one k value.
+func (q *amxPack) realPairs(p0, kc int) int {
+	return max(0, (min(2*(p0+kc), q.k)-2*p0+1)/2)
+}
+
+// packA packs rows i0..i0+mc, pairs p0..p0+kc of op(A) row-major (row i at
+// dst[i·kc:]), zero past k and in the rows that complete the last mr-row
+// panel.
+func (q *amxPack) packA(dst []float32, i0, mc, p0, kc, mr int, simd bool) {
+	d := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), len(dst))
+	k0, k1 := 2*p0, min(2*(p0+kc), q.k)
+	for i := 0; i < mc; i++ {
+		row := d[i*kc : i*kc+kc]
+		pairWords(row, q.a, q.lda, !q.transA, i0+i, k0, k1)
+		clear(row[(k1-k0+1)/2:])
+	}
+	clear(d[mc*kc : (mc+mr-1)/mr*mr*kc])
+}
+
+// pairWords sets dst[p] to the pair word of k values k0+2p and k0+2p+1 of
+// line (a row of op(A)) of src, for k0+2p < k1; alongLine: the line's k
+// values are consecutive in src, otherwise ld apart.
+func pairWords(dst []uint32, src []uint16, ld int, alongLine bool, line, k0, k1 int) {
+	at, step := line*ld+k0, 1
+	if !alongLine {
+		at, step = k0*ld+line, ld
+	}
+	p := 0
+	for kk := k0; kk+1 < k1; kk += 2 {
+		dst[p] = uint32(src[at]) | uint32(src[at+step])<<16
+		at += 2 * step
+		p++
+	}
+	if (k1-k0)%2 == 1 {
+		dst[p] = uint32(src[at])
+	}
+}
+
+// packB packs pairs p0..p0+kc and columns j0..j0+nc of op(B) into nr-column
+// micro-panels, as bfPack does, with zero pairs past k.
+func (q *amxPack) packB(dst []float32, p0, kc, j0, nc, nr int, simd bool) {
+	full := q.realPairs(p0, kc)
+	for jr := 0; jr < nc; jr += nr {
+		panel := dst[jr*kc : jr*kc+nr*kc]
+		q.panels(panel, q.b, q.ldb, q.transB, j0+jr, min(nr, nc-jr), p0, full, nr, simd)
+		clear(panel[full*nr:])
+	}
+}
+
+// amxTiles emulates the eight tile registers as bgemmAMX configures them:
+// 16 rows of 16 32-bit words each.
+type amxTiles [8][16][16]uint32
+
+func (t *amxTiles) load(r int, p unsafe.Pointer, stride int) {
+	for i := range t[r] {
+		copy(t[r][i][:], unsafe.Slice((*uint32)(unsafe.Add(p, i*stride)), 16))
+	}
+}
+
+func (t *amxTiles) store(r int, p unsafe.Pointer, stride int) {
+	for i := range t[r] {
+		copy(unsafe.Slice((*uint32)(unsafe.Add(p, i*stride)), 16), t[r][i][:])
+	}
+}
+
+// dpbf16 is TDPBF16PS tmm[c] += tmm[a]·tmm[b] (see the notes above).
+func (t *amxTiles) dpbf16(c, a, b int) {
+	for m := range t[c] {
+		acc := &t[c][m]
+		for k, av := range t[a][m] {
+			for n, bv := range t[b][k] {
+				f := fromBits(acc[n])
+				f = bfAdd(f, bfWiden(uint16(av)), bfWiden(uint16(bv)))
+				f = bfAdd(f, bfWiden(uint16(av>>16)), bfWiden(uint16(bv>>16)))
+				acc[n] = toBits(f)
+			}
+		}
+	}
+}
+
+func fromBits(u uint32) float32 { return *(*float32)(unsafe.Pointer(&u)) }
+func toBits(f float32) uint32   { return *(*uint32)(unsafe.Pointer(&f)) }
+
+// bgemmAMXGo is bgemmAMX in Go, instruction for instruction on amxTiles.
+//
+//go:norace
+func bgemmAMXGo(kc int, a, b, c *float32, ldc int, accum int) {
+	var t amxTiles
+	lda, ldb, ldcb := 4*kc, 128, 4*ldc
+	pa, pb, pc := unsafe.Pointer(a), unsafe.Pointer(b), unsafe.Pointer(c)
+	pa1, pc1 := unsafe.Add(pa, 16*lda), unsafe.Add(pc, 16*ldcb)
+	cTiles := [4]unsafe.Pointer{pc, unsafe.Add(pc, 64), pc1, unsafe.Add(pc1, 64)}
+	if accum != 0 {
+		for r, p := range cTiles {
+			t.load(r, p, ldcb)
+		}
+	} // else: the tiles are zero
+	for n := kc / 16; n > 0; n-- {
+		t.load(4, pa, lda)
+		t.load(5, pa1, lda)
+		t.load(6, pb, ldb)
+		t.load(7, unsafe.Add(pb, 64), ldb)
+		t.dpbf16(0, 4, 6)
+		t.dpbf16(1, 4, 7)
+		t.dpbf16(2, 5, 6)
+		t.dpbf16(3, 5, 7)
+		pa, pa1, pb = unsafe.Add(pa, 64), unsafe.Add(pa1, 64), unsafe.Add(pb, 16*128)
+	}
+	for r, p := range cTiles {
+		t.store(r, p, ldcb)
+	}
+}

@@ -1,0 +1,168 @@
+package gemm
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestAMXEncoding checks the bytes of every AMX instruction in
+// kernels_amd64.s (emitted by hand, see asm/amx.go) against GNU as's
+// encoding of the instruction named in the comment before them
+// (testdata/amx_encoding.txt, made by asm/amx_encoding.sh).
+func TestAMXEncoding(t *testing.T) {
+	want := map[string]string{}
+	fx, err := os.ReadFile("testdata/amx_encoding.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(fx)), "\n") {
+		if ins, hex, ok := strings.Cut(line, "\t"); ok && !strings.HasPrefix(line, "#") {
+			want[ins] = hex
+		}
+	}
+	f, err := os.Open("kernels_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var ins, got string
+	seen := 0
+	check := func() {
+		if ins == "" {
+			return
+		}
+		w, ok := want[ins]
+		switch {
+		case !ok:
+			t.Errorf("%q: not in testdata/amx_encoding.txt (run asm/amx_encoding.sh)", ins)
+		case got != w:
+			t.Errorf("%q: bytes %s, GNU as %s", ins, got, w)
+		}
+		seen++
+		ins, got = "", ""
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if rest, ok := strings.CutPrefix(line, "// AMX: "); ok {
+			check()
+			ins = rest
+			continue
+		}
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "BYTE" && strings.HasPrefix(f[1], "$0x") && ins != "" {
+			got += fmt.Sprintf("%02s", f[1][3:])
+			continue
+		}
+		check()
+	}
+	check()
+	if seen < 20 {
+		t.Fatalf("found %d AMX instructions in kernels_amd64.s", seen)
+	}
+	t.Logf("%d AMX instructions match GNU as", seen)
+}
+
+// amxTwinSet is the kernel set in use with the Go twin of the AMX kernel.
+func amxTwinSet() *kernelSet {
+	ks := *current.Load()
+	ks.name = "amx-go"
+	if ks.b == nil {
+		ks.b = bfGoKernel("amx-go") // Bgemm takes the AMX path only past its check for a bf16 kernel
+	}
+	ks.amx = newKernel("amx-go", amxB, bgemmAMXGo, nil, ks.b.simdPack)
+	return &ks
+}
+
+func withSet(t *testing.T, ks *kernelSet) {
+	old := current.Load()
+	current.Store(ks)
+	t.Cleanup(func() { current.Store(old) })
+}
+
+// amxCases add to bgemmCases the AMX kernel's edges: k around whole tiles
+// of 16 pairs, two k blocks (more than 512 values), partial 32×32 tiles.
+var amxCases = append(append([]bgemmCase(nil), bgemmCases...),
+	bgemmCase{m: 32, n: 32, k: 32}, bgemmCase{m: 33, n: 31, k: 31, pad: 1}, bgemmCase{m: 64, n: 64, k: 33},
+	bgemmCase{transA: true, m: 70, n: 96, k: 512}, bgemmCase{m: 40, n: 64, k: 513, pad: 2},
+	bgemmCase{transB: true, m: 96, n: 100, k: 1100, threads: 2}, bgemmCase{transA: true, transB: true, m: 300, n: 70, k: 65, threads: 3})
+
+// TestBgemmAMXGo runs Bgemm through the AMX path with the kernel's Go twin
+// (any CPU) against float64 products.
+func TestBgemmAMXGo(t *testing.T) {
+	withSet(t, amxTwinSet())
+	if p := BgemmPath(); !strings.Contains(p, "emulated AMX") {
+		t.Fatalf("BgemmPath = %q", p)
+	}
+	for i, tc := range amxCases {
+		bgemmRun(t, tc, uint64(100+i))
+	}
+}
+
+// TestBgemmAMXChain checks the AMX path's arithmetic: in one k block
+// (k ≤ 512) every element of C is TDPBF16PS's chain over k in order, each
+// product added with one rounding to nearest even, denormals read as zero
+// and flushed, worked here one element at a time.
+func TestBgemmAMXChain(t *testing.T) {
+	withSet(t, amxTwinSet())
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []bgemmCase{{m: 1, n: 1, k: 1}, {m: 32, n: 32, k: 32}, {m: 35, n: 40, k: 77}, {transA: true, transB: true, m: 33, n: 65, k: 512}} {
+		m, n, k := tc.m, tc.n, tc.k
+		a, b := randBF(r, m*k), randBF(r, k*n)
+		// denormals and a huge value among the inputs
+		a[0], b[len(b)-1] = 0x0001, 0x7F00
+		c := make([]float32, m*n)
+		ar, br := k, n
+		if tc.transA {
+			ar = m
+		}
+		if tc.transB {
+			br = k
+		}
+		Bgemm(tc.transA, tc.transB, m, n, k, a, ar, b, br, c, n)
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				var acc float32
+				for p := 0; p < k; p++ {
+					av, bv := a[i*k+p], b[p*n+j]
+					if tc.transA {
+						av = a[p*m+i]
+					}
+					if tc.transB {
+						bv = b[j*k+p]
+					}
+					acc = bfAdd(acc, bfWiden(av), bfWiden(bv))
+				}
+				if got := c[i*n+j]; math.Float32bits(got) != math.Float32bits(acc) {
+					t.Fatalf("%+v: c[%d][%d] = %v, the chain %v", tc, i, j, got, acc)
+				}
+			}
+		}
+	}
+}
+
+// TestAMXKernel runs the AMX kernel itself where it is enabled
+// (EMBER_GEMM_AMX=1 on an AMX CPU): against float64 products and, bit for
+// bit, against its Go twin.
+func TestAMXKernel(t *testing.T) {
+	ks := kernels[0]
+	if ks.amx == nil {
+		t.Skipf("the AMX kernel is off: %s", AMXStatus())
+	}
+	twin := amxTwinSet()
+	for i, tc := range amxCases {
+		withSet(t, ks)
+		c := bgemmRun(t, tc, uint64(200+i))
+		current.Store(twin)
+		w := bgemmRun(t, tc, uint64(200+i))
+		for j := range c {
+			if math.Float32bits(c[j]) != math.Float32bits(w[j]) && !(c[j] != c[j] && w[j] != w[j]) {
+				t.Fatalf("%+v: c[%d] = %v, the Go twin %v", tc, j, c[j], w[j])
+			}
+		}
+	}
+}
