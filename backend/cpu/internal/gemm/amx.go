@@ -10,17 +10,24 @@ import "unsafe"
 // loads two A tiles and two B tiles and issues four TDPBF16PS.
 //
 // Its operands: the B panel is the VDPBF16PS kernel's (32 pair words per
-// pair of k), the A panel is row-major (a row's pair words consecutive, so
-// that a tile row is 64 bytes), and k is zero-padded to whole tiles of 16
-// pairs (shape.ku). amxPack packs them; the driver is the float32 GEMM's.
+// pair of k; a B tile is 16 of those rows, 128 bytes apart), the A panel
+// holds its tiles whole, one after the other (per 16 pairs, rows 0-15 then
+// rows 16-31, each tile 1 KiB of 64-byte rows), and k is zero-padded to
+// whole tiles of 16 pairs (shape.ku). amxPack packs them; the driver is the
+// float32 GEMM's. Products of fewer than 32 rows (a decode step's m = 1)
+// stay on the VDPBF16PS kernel, whose edge kernels compute only the rows
+// there are.
 //
-// TDPBF16PS's arithmetic, by Intel's pseudocode: per pair, acc += a₀·b₀,
-// then acc += a₁·b₁ (the lower k first, unlike VDPBF16PS), each rounded to
-// nearest even, denormal inputs read as zero and denormal results flushed.
-// bgemmAMXGo is the kernel in Go on an emulation of the tile registers with
-// that arithmetic: the same loads, strides and loop as the assembly, so the
-// tests prove the packing, the blocking and the kernel's addressing on any
-// CPU.
+// TDPBF16PS's arithmetic, by the pseudocode of Intel's SDM: per row of C,
+// two float32 sums start from zero, one over the products of the lower
+// bfloat16 of each of the tile's 16 pairs, one over the higher ones, each
+// product added with one rounding to nearest even; their sum is then added
+// to C (two more roundings). Denormal inputs read as zero and denormal
+// results are flushed, whatever MXCSR says. Intel does not promise that
+// the hardware rounds exactly so. bgemmAMXGo is the kernel in Go on an
+// emulation of the tile registers with that arithmetic: the same loads,
+// strides and loop as the assembly, so the tests prove the packing, the
+// blocking and the kernel's addressing on any CPU.
 //
 // Linux grants a process the AMX state only on request (arch_prctl
 // ARCH_REQ_XCOMP_PERM); see amx_linux_amd64.go. The path is opt-in
@@ -28,8 +35,9 @@ import "unsafe"
 // one.
 
 // amxB is the AMX kernel's shape: 32×32 tiles, k in blocks of 16-pair
-// multiples. streamB: one A micro-panel (32 rows × kc pairs, 32 KiB) stays
-// in L1 while the packed B block (kc × nc, 512 KiB) streams from L2.
+// multiples (at most 256: amxPack.packA). streamB: one A micro-panel (32
+// rows × kc pairs, 32 KiB) stays in L1 while the packed B block (kc × nc,
+// 512 KiB) streams from L2.
 var amxB = shape{mr: 32, nr: 32, mc: 32 * 8, kc: 256, nc: 512, streamB: true, ku: 16}
 
 // amxPairs is k (bfloat16 values) as the AMX kernel's k: pairs rounded up
@@ -44,18 +52,30 @@ func (q *amxPack) realPairs(p0, kc int) int {
 	return max(0, (min(2*(p0+kc), q.k)-2*p0+1)/2)
 }
 
-// packA packs rows i0..i0+mc, pairs p0..p0+kc of op(A) row-major (row i at
-// dst[i·kc:]), zero past k and in the rows that complete the last mr-row
-// panel.
+// packA packs rows i0..i0+mc, pairs p0..p0+kc of op(A) into mr-row
+// panels of whole tiles (see above): word (r, p) of a panel at
+// (p/16)·16·mr + r·16 + p%16, zero past k and in the rows that complete
+// the last panel.
 func (q *amxPack) packA(dst []float32, i0, mc, p0, kc, mr int, simd bool) {
 	d := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), len(dst))
 	k0, k1 := 2*p0, min(2*(p0+kc), q.k)
-	for i := 0; i < mc; i++ {
-		row := d[i*kc : i*kc+kc]
-		pairWords(row, q.a, q.lda, !q.transA, i0+i, k0, k1)
-		clear(row[(k1-k0+1)/2:])
+	var row [256]uint32
+	if kc > len(row) || kc%16 != 0 {
+		panic("amxPack: k block not a multiple of 16 pairs up to 256")
 	}
-	clear(d[mc*kc : (mc+mr-1)/mr*mr*kc])
+	for i := 0; i < (mc+mr-1)/mr*mr; i++ {
+		r := row[:kc]
+		if i < mc {
+			pairWords(r, q.a, q.lda, !q.transA, i0+i, k0, k1)
+			clear(r[(k1-k0+1)/2:])
+		} else {
+			clear(r)
+		}
+		panel := d[i/mr*mr*kc:]
+		for t := 0; t < kc; t += 16 {
+			copy(panel[t*mr+i%mr*16:][:16], r[t:t+16])
+		}
+	}
 }
 
 // pairWords sets dst[p] to the pair word of k values k0+2p and k0+2p+1 of
@@ -107,14 +127,15 @@ func (t *amxTiles) store(r int, p unsafe.Pointer, stride int) {
 // dpbf16 is TDPBF16PS tmm[c] += tmm[a]·tmm[b] (see the notes above).
 func (t *amxTiles) dpbf16(c, a, b int) {
 	for m := range t[c] {
-		acc := &t[c][m]
+		var lo, hi [16]float32
 		for k, av := range t[a][m] {
 			for n, bv := range t[b][k] {
-				f := fromBits(acc[n])
-				f = bfAdd(f, bfWiden(uint16(av)), bfWiden(uint16(bv)))
-				f = bfAdd(f, bfWiden(uint16(av>>16)), bfWiden(uint16(bv>>16)))
-				acc[n] = toBits(f)
+				lo[n] = bfAdd(lo[n], bfWiden(uint16(av)), bfWiden(uint16(bv)))
+				hi[n] = bfAdd(hi[n], bfWiden(uint16(av>>16)), bfWiden(uint16(bv>>16)))
 			}
+		}
+		for n := range lo {
+			t[c][m][n] = toBits(bfAdd(fromBits(t[c][m][n]), bfAdd(lo[n], hi[n], 1), 1))
 		}
 	}
 }
@@ -127,9 +148,9 @@ func toBits(f float32) uint32   { return *(*uint32)(unsafe.Pointer(&f)) }
 //go:norace
 func bgemmAMXGo(kc int, a, b, c *float32, ldc int, accum int) {
 	var t amxTiles
-	lda, ldb, ldcb := 4*kc, 128, 4*ldc
+	lda, ldb, ldcb := 64, 128, 4*ldc
 	pa, pb, pc := unsafe.Pointer(a), unsafe.Pointer(b), unsafe.Pointer(c)
-	pa1, pc1 := unsafe.Add(pa, 16*lda), unsafe.Add(pc, 16*ldcb)
+	pa1, pc1 := unsafe.Add(pa, 1024), unsafe.Add(pc, 16*ldcb)
 	cTiles := [4]unsafe.Pointer{pc, unsafe.Add(pc, 64), pc1, unsafe.Add(pc1, 64)}
 	if accum != 0 {
 		for r, p := range cTiles {
@@ -145,7 +166,7 @@ func bgemmAMXGo(kc int, a, b, c *float32, ldc int, accum int) {
 		t.dpbf16(1, 4, 7)
 		t.dpbf16(2, 5, 6)
 		t.dpbf16(3, 5, 7)
-		pa, pa1, pb = unsafe.Add(pa, 64), unsafe.Add(pa1, 64), unsafe.Add(pb, 16*128)
+		pa, pa1, pb = unsafe.Add(pa, 2048), unsafe.Add(pa1, 2048), unsafe.Add(pb, 16*128)
 	}
 	for r, p := range cTiles {
 		t.store(r, p, ldcb)

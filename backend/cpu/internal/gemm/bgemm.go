@@ -179,7 +179,7 @@ func bgemm(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ld
 		return
 	}
 	p := params[float32]{kr: ks.b, k: (k + 1) / 2, alpha: 1, c: c, ldc: ldc, ext: pk}
-	if ks.amx != nil {
+	if ks.amx != nil && m >= ks.amx.mr {
 		p.kr, p.k, p.ext = ks.amx, amxPairs(k), &amxPack{*pk}
 	}
 	t := numThreads()

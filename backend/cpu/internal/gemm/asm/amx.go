@@ -18,10 +18,10 @@ import (
 //	tmm6 tmm7   B columns 0-15 and 16-31, 16 pair rows each
 //
 // Per 16 pairs: four tile loads and four TDPBF16PS (tmm0 += tmm4·tmm6, …).
-// The A panel is row-major, a row of kc pair words per row of A (so a tile
-// row is 64 consecutive bytes, rows kc·4 bytes apart); the B panel is the
-// VDPBF16PS kernel's, a row of 32 pair words per pair (a B tile is 16 of
-// those rows, 128 bytes apart, from byte 0 or 64). kc is a multiple of 16.
+// The A panel holds its tiles whole, in order (per 16 pairs, rows 0-15
+// then rows 16-31: 2 KiB of 64-byte rows); the B panel is the VDPBF16PS
+// kernel's, a row of 32 pair words per pair (a B tile is 16 of those rows,
+// 128 bytes apart, from byte 0 or 64). kc is a multiple of 16.
 //
 // Tile state belongs to the thread and a goroutine may move between
 // threads between calls, so each call loads the configuration and
@@ -146,13 +146,10 @@ func genAMX() {
 	Load(Param("a"), a)
 	Load(Param("b"), b)
 	Load(Param("c"), c)
-	Load(Param("kc"), lda)
-	MOVQ(lda, n)
+	Load(Param("kc"), n)
 	SHRQ(U8(4), n)
-	SHLQ(U8(2), lda)
-	MOVQ(lda, a1)
-	SHLQ(U8(4), a1)
-	ADDQ(a, a1)
+	MOVQ(U32(64), lda)
+	LEAQ(Mem{Base: a, Disp: 1024}, a1)
 	MOVQ(U32(128), ldb)
 	Load(Param("ldc"), ldc)
 	SHLQ(U8(2), ldc)
@@ -186,8 +183,8 @@ func genAMX() {
 	tdpbf16(1, 4, 7)
 	tdpbf16(2, 5, 6)
 	tdpbf16(3, 5, 7)
-	ADDQ(U8(64), a)
-	ADDQ(U8(64), a1)
+	ADDQ(U32(2048), a)
+	ADDQ(U32(2048), a1)
 	ADDQ(U32(16*128), b)
 	DECQ(n)
 	JNZ(LabelRef("amxloop"))
