@@ -13,7 +13,7 @@ import (
 // applied with Apply.
 func TestOnEmulatedCUDA(t *testing.T) {
 	if testing.Short() {
-		t.Skip("about 40 s of emulated kernels: runs in the full suite")
+		t.Skip("about 10 s of emulated kernels: runs in the full suite")
 	}
 	if DeviceCount() > 0 {
 		t.Skip("a real GPU is present: the other tests run on it")

@@ -3,9 +3,11 @@
 // small CUDA-like header (emu.h), loads the shared library with purego and
 // runs kernels.Launch values on "device" memory that is host memory.
 //
-// Each emulated block runs on one worker thread, its threads as ucontext
-// fibers that switch at __syncthreads(), so __shared__ storage is per block
-// and barriers are real; blocks run in parallel. A Lib is safe for
+// Each emulated block runs on one worker thread, its threads as fibers that
+// switch at __syncthreads() (a register switch of a few instructions on
+// x86-64, ucontext elsewhere), so __shared__ storage is per block and
+// barriers are real; blocks run in parallel on worker threads that outlive
+// launches (see runtime.cc.in). A Lib is safe for
 // concurrent use and serves as a general emulated device: Malloc, Free,
 // CopyIn, CopyOut, Memset and Run.
 //

@@ -19,8 +19,15 @@ struct dim3 {
     unsigned x, y, z;
 };
 
+// The emulator's own thread-local variables use the initial-exec model: a
+// dlopened library's default (global-dynamic) calls __tls_get_addr on
+// every threadIdx read. They are a few dozen bytes of the static TLS
+// space glibc keeps for dlopened libraries; __shared__ arrays keep the
+// default model.
+#define EMU_TLS thread_local
+
 namespace emu {
-extern thread_local dim3 threadIdx_, blockIdx_, blockDim_, gridDim_;
+extern EMU_TLS dim3 threadIdx_, blockIdx_, blockDim_, gridDim_;
 void syncthreads();
 
 // invoke calls kernel k with its parameters unpacked from args (each entry
