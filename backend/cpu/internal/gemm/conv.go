@@ -207,39 +207,17 @@ func newPhaseRows[T float](cv Conv, g geom, xs [4]int) *phaseRows {
 }
 
 // padPlanes fills xp with each of x's N·C planes zero-padded to hp×wp
-// (PH rows and PW columns before), as buildPhases does for one phase.
+// (PH rows and PW columns before): buildPhases for a stride-1 convolution
+// whose one phase image is hp×wp (phaseRowsAVX512 where the planes are at
+// most 16 wide).
 func padPlanes[T float](cv Conv, x []T, xs [4]int, xp []T, hp, wp int) {
-	plane := hp * wp
-	rows := cv.N * cv.C
-	per := max(1, phaseItem/plane)
-	items := (rows + per - 1) / per
-	var m []int32
-	if plane <= smallPlane && (cv.H-1)*xs[2]+(cv.W-1)*xs[3] < 1<<31 {
-		m = phaseMap(plane, xs[2], xs[3], cv.H, cv.W, hp, wp, 1, 1, -cv.PH, -cv.PW)
+	if cv.SH != 1 || cv.SW != 1 {
+		panic("padPlanes: stride is not 1")
 	}
-	runItems(items, workers(items, float64(per*plane)/8), func(_, item int) {
-		it0 := item * per
-		n, c := it0/cv.C, it0%cv.C
-		for it := it0; it < min(rows, it0+per); it++ {
-			dst := xp[it*plane : (it+1)*plane]
-			src := n*xs[0] + c*xs[1]
-			if m != nil {
-				for k, o := range m[:len(dst)] {
-					if o < 0 {
-						dst[k] = 0
-					} else {
-						dst[k] = x[src+int(o)]
-					}
-				}
-			} else {
-				fillPhase(dst, x, src, xs[2], xs[3], cv.H, cv.W, hp, wp, 1, 1, -cv.PH, -cv.PW)
-			}
-			if c++; c == cv.C {
-				c = 0
-				n++
-			}
-		}
-	})
+	one := func(q int) phases { return phases{n: 1, val: []int{0}, q: q} }
+	g := geom{r: one(hp), c: one(wp), plane: hp * wp}
+	g.chStride, g.img = g.plane, cv.C*g.plane
+	buildPhases(cv, g, x, xs, xp)
 }
 
 // phaseItem is the fewest elements of xq one item of buildPhases fills.
