@@ -59,21 +59,42 @@ func (q *amxPack) realPairs(p0, kc int) int {
 func (q *amxPack) packA(dst []float32, i0, mc, p0, kc, mr int, simd bool) {
 	d := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), len(dst))
 	k0, k1 := 2*p0, min(2*(p0+kc), q.k)
-	var row [256]uint32
-	if kc > len(row) || kc%16 != 0 {
-		panic("amxPack: k block not a multiple of 16 pairs up to 256")
+	if kc%16 != 0 {
+		panic("amxPack: k block not a multiple of 16 pairs")
 	}
-	for i := 0; i < (mc+mr-1)/mr*mr; i++ {
-		r := row[:kc]
-		if i < mc {
-			pairWords(r, q.a, q.lda, !q.transA, i0+i, k0, k1)
-			clear(r[(k1-k0+1)/2:])
-		} else {
-			clear(r)
+	full := (k1 - k0) / 2
+	for ir := 0; ir < mc; ir += mr {
+		rows := min(mr, mc-ir)
+		panel := d[ir*kc : ir*kc+mr*kc]
+		if !simd || q.transA || !amxRowsSIMD(panel, q.a[(i0+ir)*q.lda+k0:], rows, q.lda, full, kc/16, 16*mr) {
+			amxRows(panel, q.a, q.lda, !q.transA, i0+ir, rows, k0, k1, kc, mr)
+		} else if full*2 < k1-k0 { // an odd k's last value, alone in its word
+			at := full/16*16*mr + full%16
+			for i := range rows {
+				panel[at+16*i] = uint32(q.a[(i0+ir+i)*q.lda+k1-1])
+			}
 		}
-		panel := d[i/mr*mr*kc:]
+		for i := rows; i < mr; i++ { // the rows that complete the last panel
+			for t := 0; t < kc; t += 16 {
+				clear(panel[t*mr+i*16:][:16])
+			}
+		}
+	}
+}
+
+// amxRows is amxRowsSIMD in Go, for rows i0..i0+rows of op(A) (k values
+// along a line of src or ld apart), k values k0..k1 into kc words.
+func amxRows(panel []uint32, src []uint16, ld int, alongLine bool, i0, rows, k0, k1, kc, mr int) {
+	var row [256]uint32
+	if kc > len(row) {
+		panic("amxPack: k block over 256 pairs")
+	}
+	r := row[:kc]
+	for i := range rows {
+		pairWords(r, src, ld, alongLine, i0+i, k0, k1)
+		clear(r[(k1-k0+1)/2:])
 		for t := 0; t < kc; t += 16 {
-			copy(panel[t*mr+i%mr*16:][:16], r[t:t+16])
+			copy(panel[t*mr+i*16:][:16], r[t:t+16])
 		}
 	}
 }

@@ -188,3 +188,64 @@ func TestAMXKernel(t *testing.T) {
 	}
 	t.Logf("%d of %d elements differ in their bits from the Go twin", differ, total)
 }
+
+// TestAMXPackA packs A for the AMX kernel with the AVX-512 routine (where
+// the CPU has it) and in Go, and checks both against the layout worked
+// element by element: word (r, p) of a panel at (p/16)·16·mr + r·16 + p%16,
+// the pair of k values 2p and 2p+1, zero past k and past the rows.
+func TestAMXPackA(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	mr := amxB.mr
+	for _, tc := range []struct{ m, k, lda, i0, mc, p0, kc int }{
+		{40, 64, 64, 0, 40, 0, 32}, {40, 65, 70, 3, 33, 16, 32}, {70, 33, 33, 5, 64, 0, 32},
+		{64, 600, 601, 0, 64, 256, 48}, {32, 1, 1, 0, 32, 0, 16}, {100, 513, 520, 7, 93, 240, 32},
+	} {
+		a := randBF(r, tc.m*tc.lda)
+		for _, trans := range []bool{false, true} {
+			lda := tc.lda
+			if trans { // the same op(A) stored k×m
+				lda = tc.m
+				at := make([]uint16, tc.k*lda)
+				for i := 0; i < tc.m; i++ {
+					for p := 0; p < tc.k; p++ {
+						at[p*lda+i] = a[i*tc.lda+p]
+					}
+				}
+				a = at
+			}
+			q := &amxPack{bfPack{halfOps{a: a, lda: lda, transA: trans}, tc.k}}
+			panels := (tc.mc + mr - 1) / mr
+			for _, simd := range []bool{false, true} {
+				dst := make([]float32, panels*mr*tc.kc)
+				for i := range dst {
+					dst[i] = float32(math.NaN())
+				}
+				q.packA(dst, tc.i0, tc.mc, tc.p0, tc.kc, mr, simd)
+				d := words(dst)
+				for i := 0; i < panels*mr; i++ {
+					for p := 0; p < tc.kc; p++ {
+						var want uint32
+						for h, kk := range []int{2 * (tc.p0 + p), 2*(tc.p0+p) + 1} {
+							if i < tc.mc && kk < tc.k {
+								var v uint16
+								if trans {
+									v = a[kk*lda+tc.i0+i]
+								} else {
+									v = a[(tc.i0+i)*lda+kk]
+								}
+								want |= uint32(v) << (16 * h)
+							}
+						}
+						at := i/mr*mr*tc.kc + p/16*16*mr + i%mr*16 + p%16
+						if d[at] != want {
+							t.Fatalf("%+v trans %v simd %v: row %d pair %d = %#x, want %#x", tc, trans, simd, i, p, d[at], want)
+						}
+					}
+				}
+			}
+			if trans {
+				break // a is now the transposed copy
+			}
+		}
+	}
+}

@@ -164,6 +164,11 @@ func bgemmAVX512r13(kc int, a *float32, b *float32, c *float32, ldc int, accum i
 //go:noescape
 func bgemmAMX(kc int, a *float32, b *float32, c *float32, ldc int, accum int)
 
+// amxRowsAVX512 packs rows of pair words into AMX A tiles (see genAMXRows in package asm).
+//
+//go:noescape
+func amxRowsAVX512(dst *uint32, src *uint16, rows int, ld int, words int, nq int, qs int)
+
 // packSGather packs a panel with AVX-512 (see genPack in package asm).
 //
 //go:noescape

@@ -11617,6 +11617,58 @@ amxstore:
 	BYTE $0xc0
 	RET
 
+// func amxRowsAVX512(dst *uint32, src *uint16, rows int, ld int, words int, nq int, qs int)
+// Requires: AVX, AVX512F
+TEXT ·amxRowsAVX512(SB), NOSPLIT, $0-56
+	MOVQ  dst+0(FP), DI
+	MOVQ  src+8(FP), SI
+	MOVQ  rows+16(FP), DX
+	MOVQ  ld+24(FP), R8
+	MOVQ  words+32(FP), R9
+	MOVQ  nq+40(FP), R10
+	MOVQ  qs+48(FP), R11
+	SHLQ  $0x01, R8
+	SHLQ  $0x02, R11
+	TESTQ DX, DX
+	JLE   amxrdone
+	TESTQ R10, R10
+	JLE   amxrdone
+
+amxrrow:
+	MOVQ SI, R12
+	MOVQ DI, R13
+	MOVQ R9, CX
+	MOVQ R10, BX
+
+amxrq:
+	MOVL  $0x0000ffff, AX
+	CMPQ  CX, $0x10
+	JGE   amxrmask
+	XORL  AX, AX
+	TESTQ CX, CX
+	JLE   amxrmask
+	MOVL  $0x00000001, AX
+	SHLL  CL, AX
+	DECL  AX
+
+amxrmask:
+	KMOVW       AX, K1
+	VMOVDQU32.Z (R12), K1, Z0
+	VMOVDQU32   Z0, (R13)
+	ADDQ        $0x40, R12
+	ADDQ        R11, R13
+	SUBQ        $0x10, CX
+	DECQ        BX
+	JNE         amxrq
+	ADDQ        R8, SI
+	ADDQ        $0x40, DI
+	DECQ        DX
+	JNE         amxrrow
+
+amxrdone:
+	VZEROUPPER
+	RET
+
 // func packSGather(dst *float32, src *float32, idx *int32, kc int, ds int, lmask int, smask int, alpha float32)
 // Requires: AVX, AVX512F
 TEXT ·packSGather(SB), NOSPLIT, $0-60

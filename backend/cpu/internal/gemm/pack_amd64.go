@@ -201,3 +201,16 @@ func roundBF16SIMD(dst []uint16, src []float32) int {
 	roundBF16AVX512(&dst[0], &src[0], n)
 	return n
 }
+
+// amxRowsSIMD packs rows of A into bgemmAMX's tiles with AVX-512 (see
+// amxRowsAVX512): row i's words from src[i·ld:], at dst[q·qs+i·16:]. It
+// returns false where the CPU cannot (the caller packs them).
+func amxRowsSIMD(dst []uint32, src []uint16, rows, ld, words, nq, qs int) bool {
+	if !hasAVX512 || rows <= 0 || words <= 0 || nq <= 0 {
+		return false
+	}
+	_ = src[(rows-1)*ld+2*words-1]
+	_ = dst[(nq-1)*qs+(rows-1)*16+15]
+	amxRowsAVX512(&dst[0], &src[0], rows, ld, words, nq, qs)
+	return true
+}

@@ -21,3 +21,5 @@ var hasPhaseRows = false
 func (pr *phaseRows) fill(dst, src unsafe.Pointer) {
 	panic("gemm: phaseRowsAVX512 on a CPU without it")
 }
+
+func amxRowsSIMD(dst []uint32, src []uint16, rows, ld, words, nq, qs int) bool { return false }

@@ -195,3 +195,64 @@ func genAMX() {
 	tileRelease()
 	RET()
 }
+
+// genAMXRows generates amxRowsAVX512, bgemmAMX's A packer for rows of A
+// whose k values are consecutive: for i < rows, q < nq and j < 16,
+//
+//	dst[q·qs + i·16 + j] = word 16q+j of row i if 16q+j < words, else 0
+//
+// where row i starts at src + i·ld (bfloat16 elements) and is read as
+// 32-bit words (two consecutive k values, the lower in the low half): a
+// masked 64-byte load and a store per tile row.
+func genAMXRows() {
+	TEXT("amxRowsAVX512", NOSPLIT, "func(dst *uint32, src *uint16, rows, ld, words, nq, qs int)")
+	Pragma("noescape")
+	Doc("amxRowsAVX512 packs rows of pair words into AMX A tiles (see genAMXRows in package asm).")
+	dst, src, rows, ld, words, nq, qs := reg.RDI, reg.RSI, reg.RDX, reg.R8, reg.R9, reg.R10, reg.R11
+	s, d, w, q := reg.R12, reg.R13, reg.RCX, reg.RBX
+	Load(Param("dst"), dst)
+	Load(Param("src"), src)
+	Load(Param("rows"), rows)
+	Load(Param("ld"), ld)
+	Load(Param("words"), words)
+	Load(Param("nq"), nq)
+	Load(Param("qs"), qs)
+	SHLQ(U8(1), ld)
+	SHLQ(U8(2), qs)
+	TESTQ(rows, rows)
+	JLE(LabelRef("amxrdone"))
+	TESTQ(nq, nq)
+	JLE(LabelRef("amxrdone"))
+	Label("amxrrow")
+	MOVQ(src, s)
+	MOVQ(dst, d)
+	MOVQ(words, w)
+	MOVQ(nq, q)
+	Label("amxrq")
+	// the mask of min(max(w, 0), 16) lanes
+	MOVL(U32(0xFFFF), reg.EAX)
+	CMPQ(w, U8(16))
+	JGE(LabelRef("amxrmask"))
+	XORL(reg.EAX, reg.EAX)
+	TESTQ(w, w)
+	JLE(LabelRef("amxrmask"))
+	MOVL(U32(1), reg.EAX)
+	SHLL(reg.CL, reg.EAX)
+	DECL(reg.EAX)
+	Label("amxrmask")
+	KMOVW(reg.EAX, reg.K1)
+	VMOVDQU32_Z(Mem{Base: s}, reg.K1, reg.Z0)
+	VMOVDQU32(reg.Z0, Mem{Base: d})
+	ADDQ(U8(64), s)
+	ADDQ(qs, d)
+	SUBQ(U8(16), w)
+	DECQ(q)
+	JNE(LabelRef("amxrq"))
+	ADDQ(ld, src)
+	ADDQ(U8(64), dst)
+	DECQ(rows)
+	JNE(LabelRef("amxrrow"))
+	Label("amxrdone")
+	VZEROUPPER()
+	RET()
+}

@@ -1607,6 +1607,7 @@ func main() {
 		gen(spec{name: fmt.Sprintf("bgemmAVX512r%d", r), zmm: true, mr: r, pmr: 14, nv: 2, unroll: 4, bf16: true})
 	}
 	genAMX()
+	genAMXRows()
 	genPack(false)
 	genPack(true)
 	genPackBF16()
