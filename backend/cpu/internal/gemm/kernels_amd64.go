@@ -257,7 +257,7 @@ func winoInAVX2(dst *float32, ds int, src *float32, soff int, ws int, mask *int3
 // winoOutAVX2 is Winograd F(2×2,3×3)'s output transform for eight tiles (see genWinograd in package asm).
 //
 //go:noescape
-func winoOutAVX2(dst *float32, doff int, ldo int, m *float32, ms int, bias *float32, rows int, n int, mstep int, dstep int)
+func winoOutAVX2(dst *float32, doff int, ldo int, m *float32, ms int, bias *float32, rows int, n int, mstep int, dstep int, hs int)
 
 // sdotAVX2 adds to a 2×6 tile of C the dot products of rows of A and B over nimg images (see genDot in package asm).
 //

@@ -13523,9 +13523,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func winoOutAVX2(dst *float32, doff int, ldo int, m *float32, ms int, bias *float32, rows int, n int, mstep int, dstep int)
+// func winoOutAVX2(dst *float32, doff int, ldo int, m *float32, ms int, bias *float32, rows int, n int, mstep int, dstep int, hs int)
 // Requires: AVX
-TEXT ·winoOutAVX2(SB), NOSPLIT, $0-80
+TEXT ·winoOutAVX2(SB), NOSPLIT, $0-88
 	MOVQ dst+0(FP), DI
 	MOVQ doff+8(FP), AX
 	LEAQ (DI)(AX*4), DI
@@ -13573,6 +13573,8 @@ ochan:
 	VSUBPS       (AX)(R12*2), Y8, Y7
 	VSUBPS       (AX)(R13*1), Y7, Y7
 	VBROADCASTSS (BX), Y13
+	MOVQ         hs+80(FP), AX
+	LEAQ         (DI)(AX*4), AX
 	VADDPS       Y1, Y0, Y8
 	VADDPS       Y2, Y8, Y8
 	VADDPS       Y13, Y8, Y8
@@ -13584,7 +13586,7 @@ ochan:
 	VPERM2F128   $0x20, Y11, Y10, Y12
 	VPERM2F128   $0x31, Y11, Y10, Y10
 	VMOVUPS      Y12, (DI)
-	VMOVUPS      Y10, 32(DI)
+	VMOVUPS      Y10, (AX)
 	VADDPS       Y5, Y4, Y8
 	VADDPS       Y6, Y8, Y8
 	VADDPS       Y13, Y8, Y8
@@ -13598,7 +13600,7 @@ ochan:
 	CMPQ         DX, $0x02
 	JL           onext
 	VMOVUPS      Y12, (DI)(R8*1)
-	VMOVUPS      Y10, 32(DI)(R8*1)
+	VMOVUPS      Y10, (AX)(R8*1)
 
 onext:
 	ADDQ R10, SI

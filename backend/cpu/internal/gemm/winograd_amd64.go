@@ -73,8 +73,22 @@ func winoOutputAVX2[T float](out, m, bias []T, cv Conv, gi, og, mpad, th, tw, ti
 	}
 	l := cv.OH * cv.OW
 	var tmp [32]float32 // a partial segment's two rows of sixteen columns
+	// 8×8 outputs (ResNet's 64×64 inputs at layer 2): four tiles per tile
+	// row, so eight lanes are two whole tile rows, each eight columns
+	rowPairs := cv.OW == 8 && cv.OH%2 == 0
+	dOff := func(t int) int { // where tile t's outputs start, channel 0
+		n, r := t/(th*tw), t%(th*tw)
+		return (n*cv.O+gi*og)*l + 2*(r/tw)*cv.OW + 2*(r%tw)
+	}
 	for p := 0; p < np; p++ {
 		for g8 := 0; g8 < nr; g8 += 8 {
+			if t0 := (p0+p)*nr + g8; rowPairs && t0+8 <= tiles {
+				d0, d1 := dOff(t0), dOff(t0+4)
+				_ = mf[(p*16*mpad+15*mpad+og-1)*nr+g8+7] // the last read
+				_ = of[d1+(og-1)*l+cv.OW+7]              // the last write
+				winoOutAVX2(&of[0], d0, cv.OW, &mf[p*16*mpad*nr+g8], mpad*nr, &bf[0], 2, og, nr, l, d1-d0)
+				continue
+			}
 			winoSegments(p0+p, g8, nr, tiles, th, tw, func(l0, l1, n, ty, tx int) {
 				oy, ox := 2*ty, 2*tx
 				col0 := ox - 2*l0 // output column of lane 0
@@ -84,13 +98,13 @@ func winoOutputAVX2[T float](out, m, bias []T, cv Conv, gi, og, mpad, th, tw, ti
 				if l0 == 0 && l1 == 8 && rows == 2 && ox+16 <= cv.OW {
 					doff := (n*cv.O+gi*og)*l + oy*cv.OW + ox
 					_ = of[doff+(og-1)*l+cv.OW+15] // the last write
-					winoOutAVX2(&of[0], doff, cv.OW, mo, mpad*nr, &bf[0], 2, og, nr, l)
+					winoOutAVX2(&of[0], doff, cv.OW, mo, mpad*nr, &bf[0], 2, og, nr, l, 8)
 					return
 				}
 				// columns [c0, c1) of the rows come from lanes [l0, l1)
 				c0, c1 := ox, min(cv.OW, col0+2*l1)
 				for o := 0; o < og; o++ {
-					winoOutAVX2(&tmp[0], 0, 16, &mf[(p*16*mpad+o)*nr+g8], mpad*nr, &bf[o], 2, 1, 0, 0)
+					winoOutAVX2(&tmp[0], 0, 16, &mf[(p*16*mpad+o)*nr+g8], mpad*nr, &bf[o], 2, 1, 0, 0, 8)
 					dst := of[(n*cv.O+gi*og+o)*l:]
 					for r := 0; r < rows; r++ {
 						copy(dst[(oy+r)*cv.OW+c0:(oy+r)*cv.OW+c1], tmp[r*16+c0-col0:])

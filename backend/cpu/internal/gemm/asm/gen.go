@@ -1389,9 +1389,10 @@ func genDot(s dotSpec) {
 // channel: src += sstep, dst += dstep.
 //
 // winoOutAVX2: M[ξ] for eight tiles at m + ξ·ms; Y = Aᵀ·M·A + *bias, two
-// output columns per tile, goes to the sixteen columns from dst+doff and
-// (rows == 2) one ldo below. Next channel: m += mstep, dst += dstep,
-// bias++.
+// output columns per tile: the first four tiles' eight columns go to
+// dst+doff, the last four's to dst+doff+hs (hs = 8: sixteen columns in a
+// row), and (rows == 2) the second output row one ldo below each. Next
+// channel: m += mstep, dst += dstep, bias++.
 func genWinograd() {
 	TEXT("winoInAVX2", NOSPLIT, "func(dst *float32, ds int, src *float32, soff, ws int, mask *int32, n, sstep, dstep int)")
 	Pragma("noescape")
@@ -1500,7 +1501,7 @@ func genWinograd() {
 	VZEROUPPER()
 	RET()
 
-	TEXT("winoOutAVX2", NOSPLIT, "func(dst *float32, doff, ldo int, m *float32, ms int, bias *float32, rows, n, mstep, dstep int)")
+	TEXT("winoOutAVX2", NOSPLIT, "func(dst *float32, doff, ldo int, m *float32, ms int, bias *float32, rows, n, mstep, dstep, hs int)")
 	Pragma("noescape")
 	Doc("winoOutAVX2 is Winograd F(2×2,3×3)'s output transform for eight tiles (see genWinograd in package asm).")
 	d, ldo, mp, ms, ms4, ms12, bp, rows := reg.RDI, reg.R8, reg.RSI, reg.R9, reg.R12, reg.R13, reg.RBX, reg.RDX
@@ -1547,6 +1548,9 @@ func genWinograd() {
 		}
 	}
 	VBROADCASTSS(Mem{Base: bp}, reg.Y13)
+	// where the last four tiles' columns go: pj = dst + hs
+	Load(Param("hs"), pj)
+	LEAQ(Mem{Base: d, Index: pj, Scale: 4}, pj)
 	// ·A: y0 = t0+t1+t2 + b, y1 = t1−t2−t3 + b, per output row
 	for a, t := range [][]reg.VecPhysical{t0, t1} {
 		VADDPS(t[1], t[0], reg.Y8)
@@ -1564,11 +1568,11 @@ func genWinograd() {
 			CMPQ(rows, U8(2))
 			JL(LabelRef("onext"))
 			VMOVUPS(reg.Y12, Mem{Base: d, Index: ldo, Scale: 1})
-			VMOVUPS(reg.Y10, Mem{Base: d, Index: ldo, Scale: 1, Disp: 32})
+			VMOVUPS(reg.Y10, Mem{Base: pj, Index: ldo, Scale: 1})
 			continue
 		}
 		VMOVUPS(reg.Y12, Mem{Base: d})
-		VMOVUPS(reg.Y10, Mem{Base: d, Disp: 32})
+		VMOVUPS(reg.Y10, Mem{Base: pj})
 	}
 	Label("onext")
 	ADDQ(mstep, mp)
