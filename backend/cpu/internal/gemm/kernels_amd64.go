@@ -259,6 +259,36 @@ func winoInAVX2(dst *float32, ds int, src *float32, soff int, ws int, mask *int3
 //go:noescape
 func winoOutAVX2(dst *float32, doff int, ldo int, m *float32, ms int, bias *float32, rows int, n int, mstep int, dstep int, hs int)
 
+// winoWeightsAVX2 is Winograd F(2×2,3×3)'s weight transform for up to eight rows (see genWinoWeights in package asm).
+//
+//go:noescape
+func winoWeightsAVX2(dst *float32, ps int, src *float32, idx *int32, gmask *int32, smask *int32, n int, cs int, ds int)
+
+// winoWeightsMaskAVX2 is Winograd F(2×2,3×3)'s weight transform for up to eight rows (see genWinoWeights in package asm).
+//
+//go:noescape
+func winoWeightsMaskAVX2(dst *float32, ps int, src *float32, idx *int32, gmask *int32, smask *int32, n int, cs int, ds int)
+
+// winoWeightsRowsAVX2 is Winograd F(2×2,3×3)'s weight transform for eight rows (see genWinoWeights in package asm).
+//
+//go:noescape
+func winoWeightsRowsAVX2(dst *float32, ps int, src *float32, idx *int32, rs int, n int, cs int, ds int)
+
+// winoWeightsFlipAVX2 is Winograd F(2×2,3×3)'s weight transform for up to eight rows (see genWinoWeights in package asm).
+//
+//go:noescape
+func winoWeightsFlipAVX2(dst *float32, ps int, src *float32, idx *int32, gmask *int32, smask *int32, n int, cs int, ds int)
+
+// winoWeightsFlipMaskAVX2 is Winograd F(2×2,3×3)'s weight transform for up to eight rows (see genWinoWeights in package asm).
+//
+//go:noescape
+func winoWeightsFlipMaskAVX2(dst *float32, ps int, src *float32, idx *int32, gmask *int32, smask *int32, n int, cs int, ds int)
+
+// winoWeightsRowsFlipAVX2 is Winograd F(2×2,3×3)'s weight transform for eight rows (see genWinoWeights in package asm).
+//
+//go:noescape
+func winoWeightsRowsFlipAVX2(dst *float32, ps int, src *float32, idx *int32, rs int, n int, cs int, ds int)
+
 // sdotAVX2 adds to a 2×6 tile of C the dot products of rows of A and B over nimg images (see genDot in package asm).
 //
 //go:noescape

@@ -13613,6 +13613,830 @@ odone:
 	VZEROUPPER
 	RET
 
+// func winoWeightsAVX2(dst *float32, ps int, src *float32, idx *int32, gmask *int32, smask *int32, n int, cs int, ds int)
+// Requires: AVX, AVX2
+TEXT ·winoWeightsAVX2(SB), NOSPLIT, $0-72
+	MOVQ         dst+0(FP), DI
+	MOVQ         ps+8(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         src+16(FP), SI
+	MOVQ         idx+24(FP), BX
+	VMOVDQU      (BX), Y12
+	MOVQ         gmask+32(FP), DX
+	MOVQ         smask+40(FP), BX
+	VMOVDQU      (BX), Y14
+	MOVQ         n+48(FP), CX
+	MOVQ         cs+56(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         ds+64(FP), R11
+	SHLQ         $0x02, R11
+	MOVL         $0x3f000000, BX
+	VMOVD        BX, X15
+	VBROADCASTSS X15, Y15
+
+wwchan:
+	TESTQ      CX, CX
+	JE         wwdone
+	VXORPS     Y0, Y0, Y0
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, (SI)(Y12*4), Y0
+	VXORPS     Y1, Y1, Y1
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 4(SI)(Y12*4), Y1
+	VXORPS     Y2, Y2, Y2
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 8(SI)(Y12*4), Y2
+	VXORPS     Y3, Y3, Y3
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 12(SI)(Y12*4), Y3
+	VXORPS     Y4, Y4, Y4
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 16(SI)(Y12*4), Y4
+	VXORPS     Y5, Y5, Y5
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 20(SI)(Y12*4), Y5
+	VXORPS     Y6, Y6, Y6
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 24(SI)(Y12*4), Y6
+	VXORPS     Y7, Y7, Y7
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 28(SI)(Y12*4), Y7
+	VXORPS     Y8, Y8, Y8
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 32(SI)(Y12*4), Y8
+	MOVQ       DI, AX
+	VSUBPS     Y3, Y0, Y9
+	VADDPS     Y6, Y9, Y9
+	VMULPS     Y15, Y9, Y9
+	VADDPS     Y0, Y3, Y3
+	VADDPS     Y6, Y3, Y3
+	VMULPS     Y15, Y3, Y3
+	VSUBPS     Y4, Y1, Y10
+	VADDPS     Y7, Y10, Y10
+	VMULPS     Y15, Y10, Y10
+	VADDPS     Y1, Y4, Y4
+	VADDPS     Y7, Y4, Y4
+	VMULPS     Y15, Y4, Y4
+	VSUBPS     Y5, Y2, Y11
+	VADDPS     Y8, Y11, Y11
+	VMULPS     Y15, Y11, Y11
+	VADDPS     Y2, Y5, Y5
+	VADDPS     Y8, Y5, Y5
+	VMULPS     Y15, Y5, Y5
+	VMOVUPS    Y0, (AX)
+	ADDQ       R8, AX
+	VADDPS     Y1, Y0, Y13
+	VADDPS     Y2, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMOVUPS    Y13, (AX)
+	ADDQ       R8, AX
+	VSUBPS     Y1, Y0, Y13
+	VADDPS     Y2, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMOVUPS    Y13, (AX)
+	ADDQ       R8, AX
+	VMOVUPS    Y2, (AX)
+	ADDQ       R8, AX
+	VMOVUPS    Y3, (AX)
+	ADDQ       R8, AX
+	VADDPS     Y4, Y3, Y13
+	VADDPS     Y5, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMOVUPS    Y13, (AX)
+	ADDQ       R8, AX
+	VSUBPS     Y4, Y3, Y13
+	VADDPS     Y5, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMOVUPS    Y13, (AX)
+	ADDQ       R8, AX
+	VMOVUPS    Y5, (AX)
+	ADDQ       R8, AX
+	VMOVUPS    Y9, (AX)
+	ADDQ       R8, AX
+	VADDPS     Y10, Y9, Y13
+	VADDPS     Y11, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMOVUPS    Y13, (AX)
+	ADDQ       R8, AX
+	VSUBPS     Y10, Y9, Y13
+	VADDPS     Y11, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMOVUPS    Y13, (AX)
+	ADDQ       R8, AX
+	VMOVUPS    Y11, (AX)
+	ADDQ       R8, AX
+	VMOVUPS    Y6, (AX)
+	ADDQ       R8, AX
+	VADDPS     Y7, Y6, Y13
+	VADDPS     Y8, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMOVUPS    Y13, (AX)
+	ADDQ       R8, AX
+	VSUBPS     Y7, Y6, Y13
+	VADDPS     Y8, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMOVUPS    Y13, (AX)
+	ADDQ       R8, AX
+	VMOVUPS    Y8, (AX)
+	ADDQ       R10, SI
+	ADDQ       R11, DI
+	DECQ       CX
+	JMP        wwchan
+
+wwdone:
+	VZEROUPPER
+	RET
+
+// func winoWeightsMaskAVX2(dst *float32, ps int, src *float32, idx *int32, gmask *int32, smask *int32, n int, cs int, ds int)
+// Requires: AVX, AVX2
+TEXT ·winoWeightsMaskAVX2(SB), NOSPLIT, $0-72
+	MOVQ         dst+0(FP), DI
+	MOVQ         ps+8(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         src+16(FP), SI
+	MOVQ         idx+24(FP), BX
+	VMOVDQU      (BX), Y12
+	MOVQ         gmask+32(FP), DX
+	MOVQ         smask+40(FP), BX
+	VMOVDQU      (BX), Y14
+	MOVQ         n+48(FP), CX
+	MOVQ         cs+56(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         ds+64(FP), R11
+	SHLQ         $0x02, R11
+	MOVL         $0x3f000000, BX
+	VMOVD        BX, X15
+	VBROADCASTSS X15, Y15
+
+wwmchan:
+	TESTQ      CX, CX
+	JE         wwmdone
+	VXORPS     Y0, Y0, Y0
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, (SI)(Y12*4), Y0
+	VXORPS     Y1, Y1, Y1
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 4(SI)(Y12*4), Y1
+	VXORPS     Y2, Y2, Y2
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 8(SI)(Y12*4), Y2
+	VXORPS     Y3, Y3, Y3
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 12(SI)(Y12*4), Y3
+	VXORPS     Y4, Y4, Y4
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 16(SI)(Y12*4), Y4
+	VXORPS     Y5, Y5, Y5
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 20(SI)(Y12*4), Y5
+	VXORPS     Y6, Y6, Y6
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 24(SI)(Y12*4), Y6
+	VXORPS     Y7, Y7, Y7
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 28(SI)(Y12*4), Y7
+	VXORPS     Y8, Y8, Y8
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 32(SI)(Y12*4), Y8
+	MOVQ       DI, AX
+	VSUBPS     Y3, Y0, Y9
+	VADDPS     Y6, Y9, Y9
+	VMULPS     Y15, Y9, Y9
+	VADDPS     Y0, Y3, Y3
+	VADDPS     Y6, Y3, Y3
+	VMULPS     Y15, Y3, Y3
+	VSUBPS     Y4, Y1, Y10
+	VADDPS     Y7, Y10, Y10
+	VMULPS     Y15, Y10, Y10
+	VADDPS     Y1, Y4, Y4
+	VADDPS     Y7, Y4, Y4
+	VMULPS     Y15, Y4, Y4
+	VSUBPS     Y5, Y2, Y11
+	VADDPS     Y8, Y11, Y11
+	VMULPS     Y15, Y11, Y11
+	VADDPS     Y2, Y5, Y5
+	VADDPS     Y8, Y5, Y5
+	VMULPS     Y15, Y5, Y5
+	VMASKMOVPS Y0, Y14, (AX)
+	ADDQ       R8, AX
+	VADDPS     Y1, Y0, Y13
+	VADDPS     Y2, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMASKMOVPS Y13, Y14, (AX)
+	ADDQ       R8, AX
+	VSUBPS     Y1, Y0, Y13
+	VADDPS     Y2, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMASKMOVPS Y13, Y14, (AX)
+	ADDQ       R8, AX
+	VMASKMOVPS Y2, Y14, (AX)
+	ADDQ       R8, AX
+	VMASKMOVPS Y3, Y14, (AX)
+	ADDQ       R8, AX
+	VADDPS     Y4, Y3, Y13
+	VADDPS     Y5, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMASKMOVPS Y13, Y14, (AX)
+	ADDQ       R8, AX
+	VSUBPS     Y4, Y3, Y13
+	VADDPS     Y5, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMASKMOVPS Y13, Y14, (AX)
+	ADDQ       R8, AX
+	VMASKMOVPS Y5, Y14, (AX)
+	ADDQ       R8, AX
+	VMASKMOVPS Y9, Y14, (AX)
+	ADDQ       R8, AX
+	VADDPS     Y10, Y9, Y13
+	VADDPS     Y11, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMASKMOVPS Y13, Y14, (AX)
+	ADDQ       R8, AX
+	VSUBPS     Y10, Y9, Y13
+	VADDPS     Y11, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMASKMOVPS Y13, Y14, (AX)
+	ADDQ       R8, AX
+	VMASKMOVPS Y11, Y14, (AX)
+	ADDQ       R8, AX
+	VMASKMOVPS Y6, Y14, (AX)
+	ADDQ       R8, AX
+	VADDPS     Y7, Y6, Y13
+	VADDPS     Y8, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMASKMOVPS Y13, Y14, (AX)
+	ADDQ       R8, AX
+	VSUBPS     Y7, Y6, Y13
+	VADDPS     Y8, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMASKMOVPS Y13, Y14, (AX)
+	ADDQ       R8, AX
+	VMASKMOVPS Y8, Y14, (AX)
+	ADDQ       R10, SI
+	ADDQ       R11, DI
+	DECQ       CX
+	JMP        wwmchan
+
+wwmdone:
+	VZEROUPPER
+	RET
+
+// func winoWeightsRowsAVX2(dst *float32, ps int, src *float32, idx *int32, rs int, n int, cs int, ds int)
+// Requires: AVX, AVX2
+TEXT ·winoWeightsRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ps+8(FP), R8
+	SHLQ $0x02, R8
+	MOVQ src+16(FP), SI
+	MOVQ idx+24(FP), DX
+	MOVQ rs+32(FP), R9
+	SHLQ $0x02, R9
+	LEAQ (R9)(R9*2), R12
+	LEAQ (SI)(R9*4), R13
+	MOVQ n+40(FP), CX
+	MOVQ cs+48(FP), R10
+	SHLQ $0x02, R10
+	MOVQ ds+56(FP), R11
+	SHLQ $0x02, R11
+
+wwrchan:
+	TESTQ        CX, CX
+	JE           wwrdone
+	VMOVUPS      (SI), Y0
+	VMOVUPS      (SI)(R9*1), Y1
+	VMOVUPS      (SI)(R9*2), Y2
+	VMOVUPS      (SI)(R12*1), Y3
+	VMOVUPS      (R13), Y4
+	VMOVUPS      (R13)(R9*1), Y5
+	VMOVUPS      (R13)(R9*2), Y6
+	VMOVUPS      (R13)(R12*1), Y7
+	VUNPCKLPS    Y1, Y0, Y8
+	VUNPCKHPS    Y1, Y0, Y9
+	VUNPCKLPS    Y3, Y2, Y10
+	VUNPCKHPS    Y3, Y2, Y11
+	VUNPCKLPS    Y5, Y4, Y12
+	VUNPCKHPS    Y5, Y4, Y13
+	VUNPCKLPS    Y7, Y6, Y14
+	VUNPCKHPS    Y7, Y6, Y15
+	VSHUFPS      $0x44, Y10, Y8, Y0
+	VSHUFPS      $0xee, Y10, Y8, Y1
+	VSHUFPS      $0x44, Y11, Y9, Y2
+	VSHUFPS      $0xee, Y11, Y9, Y3
+	VSHUFPS      $0x44, Y14, Y12, Y4
+	VSHUFPS      $0xee, Y14, Y12, Y5
+	VSHUFPS      $0x44, Y15, Y13, Y6
+	VSHUFPS      $0xee, Y15, Y13, Y7
+	VPERM2F128   $0x20, Y4, Y0, Y8
+	VPERM2F128   $0x31, Y4, Y0, Y12
+	VPERM2F128   $0x20, Y5, Y1, Y9
+	VPERM2F128   $0x31, Y5, Y1, Y13
+	VPERM2F128   $0x20, Y6, Y2, Y10
+	VPERM2F128   $0x31, Y6, Y2, Y14
+	VPERM2F128   $0x20, Y7, Y3, Y11
+	VPERM2F128   $0x31, Y7, Y3, Y15
+	VPCMPEQD     Y1, Y1, Y1
+	VMOVDQU      (DX), Y2
+	VXORPS       Y0, Y0, Y0
+	VGATHERDPS   Y1, 32(SI)(Y2*4), Y0
+	MOVL         $0x3f000000, BX
+	VMOVD        BX, X7
+	VBROADCASTSS X7, Y7
+	MOVQ         DI, AX
+	VSUBPS       Y11, Y8, Y1
+	VADDPS       Y14, Y1, Y1
+	VMULPS       Y7, Y1, Y1
+	VADDPS       Y8, Y11, Y11
+	VADDPS       Y14, Y11, Y11
+	VMULPS       Y7, Y11, Y11
+	VSUBPS       Y12, Y9, Y2
+	VADDPS       Y15, Y2, Y2
+	VMULPS       Y7, Y2, Y2
+	VADDPS       Y9, Y12, Y12
+	VADDPS       Y15, Y12, Y12
+	VMULPS       Y7, Y12, Y12
+	VSUBPS       Y13, Y10, Y3
+	VADDPS       Y0, Y3, Y3
+	VMULPS       Y7, Y3, Y3
+	VADDPS       Y10, Y13, Y13
+	VADDPS       Y0, Y13, Y13
+	VMULPS       Y7, Y13, Y13
+	VMOVUPS      Y8, (AX)
+	ADDQ         R8, AX
+	VADDPS       Y9, Y8, Y4
+	VADDPS       Y10, Y4, Y4
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         R8, AX
+	VSUBPS       Y9, Y8, Y4
+	VADDPS       Y10, Y4, Y4
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         R8, AX
+	VMOVUPS      Y10, (AX)
+	ADDQ         R8, AX
+	VMOVUPS      Y11, (AX)
+	ADDQ         R8, AX
+	VADDPS       Y12, Y11, Y4
+	VADDPS       Y13, Y4, Y4
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         R8, AX
+	VSUBPS       Y12, Y11, Y4
+	VADDPS       Y13, Y4, Y4
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         R8, AX
+	VMOVUPS      Y13, (AX)
+	ADDQ         R8, AX
+	VMOVUPS      Y1, (AX)
+	ADDQ         R8, AX
+	VADDPS       Y2, Y1, Y4
+	VADDPS       Y3, Y4, Y4
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         R8, AX
+	VSUBPS       Y2, Y1, Y4
+	VADDPS       Y3, Y4, Y4
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         R8, AX
+	VMOVUPS      Y3, (AX)
+	ADDQ         R8, AX
+	VMOVUPS      Y14, (AX)
+	ADDQ         R8, AX
+	VADDPS       Y15, Y14, Y4
+	VADDPS       Y0, Y4, Y4
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         R8, AX
+	VSUBPS       Y15, Y14, Y4
+	VADDPS       Y0, Y4, Y4
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         R8, AX
+	VMOVUPS      Y0, (AX)
+	ADDQ         R10, SI
+	ADDQ         R10, R13
+	ADDQ         R11, DI
+	DECQ         CX
+	JMP          wwrchan
+
+wwrdone:
+	VZEROUPPER
+	RET
+
+// func winoWeightsFlipAVX2(dst *float32, ps int, src *float32, idx *int32, gmask *int32, smask *int32, n int, cs int, ds int)
+// Requires: AVX, AVX2
+TEXT ·winoWeightsFlipAVX2(SB), NOSPLIT, $0-72
+	MOVQ         dst+0(FP), DI
+	MOVQ         ps+8(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         src+16(FP), SI
+	MOVQ         idx+24(FP), BX
+	VMOVDQU      (BX), Y12
+	MOVQ         gmask+32(FP), DX
+	MOVQ         smask+40(FP), BX
+	VMOVDQU      (BX), Y14
+	MOVQ         n+48(FP), CX
+	MOVQ         cs+56(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         ds+64(FP), R11
+	SHLQ         $0x02, R11
+	MOVL         $0x3f000000, BX
+	VMOVD        BX, X15
+	VBROADCASTSS X15, Y15
+
+wwfchan:
+	TESTQ      CX, CX
+	JE         wwfdone
+	VXORPS     Y0, Y0, Y0
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 32(SI)(Y12*4), Y0
+	VXORPS     Y1, Y1, Y1
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 28(SI)(Y12*4), Y1
+	VXORPS     Y2, Y2, Y2
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 24(SI)(Y12*4), Y2
+	VXORPS     Y3, Y3, Y3
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 20(SI)(Y12*4), Y3
+	VXORPS     Y4, Y4, Y4
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 16(SI)(Y12*4), Y4
+	VXORPS     Y5, Y5, Y5
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 12(SI)(Y12*4), Y5
+	VXORPS     Y6, Y6, Y6
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 8(SI)(Y12*4), Y6
+	VXORPS     Y7, Y7, Y7
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 4(SI)(Y12*4), Y7
+	VXORPS     Y8, Y8, Y8
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, (SI)(Y12*4), Y8
+	MOVQ       DI, AX
+	VSUBPS     Y3, Y0, Y9
+	VADDPS     Y6, Y9, Y9
+	VMULPS     Y15, Y9, Y9
+	VADDPS     Y0, Y3, Y3
+	VADDPS     Y6, Y3, Y3
+	VMULPS     Y15, Y3, Y3
+	VSUBPS     Y4, Y1, Y10
+	VADDPS     Y7, Y10, Y10
+	VMULPS     Y15, Y10, Y10
+	VADDPS     Y1, Y4, Y4
+	VADDPS     Y7, Y4, Y4
+	VMULPS     Y15, Y4, Y4
+	VSUBPS     Y5, Y2, Y11
+	VADDPS     Y8, Y11, Y11
+	VMULPS     Y15, Y11, Y11
+	VADDPS     Y2, Y5, Y5
+	VADDPS     Y8, Y5, Y5
+	VMULPS     Y15, Y5, Y5
+	VMOVUPS    Y0, (AX)
+	ADDQ       R8, AX
+	VADDPS     Y1, Y0, Y13
+	VADDPS     Y2, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMOVUPS    Y13, (AX)
+	ADDQ       R8, AX
+	VSUBPS     Y1, Y0, Y13
+	VADDPS     Y2, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMOVUPS    Y13, (AX)
+	ADDQ       R8, AX
+	VMOVUPS    Y2, (AX)
+	ADDQ       R8, AX
+	VMOVUPS    Y3, (AX)
+	ADDQ       R8, AX
+	VADDPS     Y4, Y3, Y13
+	VADDPS     Y5, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMOVUPS    Y13, (AX)
+	ADDQ       R8, AX
+	VSUBPS     Y4, Y3, Y13
+	VADDPS     Y5, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMOVUPS    Y13, (AX)
+	ADDQ       R8, AX
+	VMOVUPS    Y5, (AX)
+	ADDQ       R8, AX
+	VMOVUPS    Y9, (AX)
+	ADDQ       R8, AX
+	VADDPS     Y10, Y9, Y13
+	VADDPS     Y11, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMOVUPS    Y13, (AX)
+	ADDQ       R8, AX
+	VSUBPS     Y10, Y9, Y13
+	VADDPS     Y11, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMOVUPS    Y13, (AX)
+	ADDQ       R8, AX
+	VMOVUPS    Y11, (AX)
+	ADDQ       R8, AX
+	VMOVUPS    Y6, (AX)
+	ADDQ       R8, AX
+	VADDPS     Y7, Y6, Y13
+	VADDPS     Y8, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMOVUPS    Y13, (AX)
+	ADDQ       R8, AX
+	VSUBPS     Y7, Y6, Y13
+	VADDPS     Y8, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMOVUPS    Y13, (AX)
+	ADDQ       R8, AX
+	VMOVUPS    Y8, (AX)
+	ADDQ       R10, SI
+	ADDQ       R11, DI
+	DECQ       CX
+	JMP        wwfchan
+
+wwfdone:
+	VZEROUPPER
+	RET
+
+// func winoWeightsFlipMaskAVX2(dst *float32, ps int, src *float32, idx *int32, gmask *int32, smask *int32, n int, cs int, ds int)
+// Requires: AVX, AVX2
+TEXT ·winoWeightsFlipMaskAVX2(SB), NOSPLIT, $0-72
+	MOVQ         dst+0(FP), DI
+	MOVQ         ps+8(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         src+16(FP), SI
+	MOVQ         idx+24(FP), BX
+	VMOVDQU      (BX), Y12
+	MOVQ         gmask+32(FP), DX
+	MOVQ         smask+40(FP), BX
+	VMOVDQU      (BX), Y14
+	MOVQ         n+48(FP), CX
+	MOVQ         cs+56(FP), R10
+	SHLQ         $0x02, R10
+	MOVQ         ds+64(FP), R11
+	SHLQ         $0x02, R11
+	MOVL         $0x3f000000, BX
+	VMOVD        BX, X15
+	VBROADCASTSS X15, Y15
+
+wwfmchan:
+	TESTQ      CX, CX
+	JE         wwfmdone
+	VXORPS     Y0, Y0, Y0
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 32(SI)(Y12*4), Y0
+	VXORPS     Y1, Y1, Y1
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 28(SI)(Y12*4), Y1
+	VXORPS     Y2, Y2, Y2
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 24(SI)(Y12*4), Y2
+	VXORPS     Y3, Y3, Y3
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 20(SI)(Y12*4), Y3
+	VXORPS     Y4, Y4, Y4
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 16(SI)(Y12*4), Y4
+	VXORPS     Y5, Y5, Y5
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 12(SI)(Y12*4), Y5
+	VXORPS     Y6, Y6, Y6
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 8(SI)(Y12*4), Y6
+	VXORPS     Y7, Y7, Y7
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, 4(SI)(Y12*4), Y7
+	VXORPS     Y8, Y8, Y8
+	VMOVDQU    (DX), Y13
+	VGATHERDPS Y13, (SI)(Y12*4), Y8
+	MOVQ       DI, AX
+	VSUBPS     Y3, Y0, Y9
+	VADDPS     Y6, Y9, Y9
+	VMULPS     Y15, Y9, Y9
+	VADDPS     Y0, Y3, Y3
+	VADDPS     Y6, Y3, Y3
+	VMULPS     Y15, Y3, Y3
+	VSUBPS     Y4, Y1, Y10
+	VADDPS     Y7, Y10, Y10
+	VMULPS     Y15, Y10, Y10
+	VADDPS     Y1, Y4, Y4
+	VADDPS     Y7, Y4, Y4
+	VMULPS     Y15, Y4, Y4
+	VSUBPS     Y5, Y2, Y11
+	VADDPS     Y8, Y11, Y11
+	VMULPS     Y15, Y11, Y11
+	VADDPS     Y2, Y5, Y5
+	VADDPS     Y8, Y5, Y5
+	VMULPS     Y15, Y5, Y5
+	VMASKMOVPS Y0, Y14, (AX)
+	ADDQ       R8, AX
+	VADDPS     Y1, Y0, Y13
+	VADDPS     Y2, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMASKMOVPS Y13, Y14, (AX)
+	ADDQ       R8, AX
+	VSUBPS     Y1, Y0, Y13
+	VADDPS     Y2, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMASKMOVPS Y13, Y14, (AX)
+	ADDQ       R8, AX
+	VMASKMOVPS Y2, Y14, (AX)
+	ADDQ       R8, AX
+	VMASKMOVPS Y3, Y14, (AX)
+	ADDQ       R8, AX
+	VADDPS     Y4, Y3, Y13
+	VADDPS     Y5, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMASKMOVPS Y13, Y14, (AX)
+	ADDQ       R8, AX
+	VSUBPS     Y4, Y3, Y13
+	VADDPS     Y5, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMASKMOVPS Y13, Y14, (AX)
+	ADDQ       R8, AX
+	VMASKMOVPS Y5, Y14, (AX)
+	ADDQ       R8, AX
+	VMASKMOVPS Y9, Y14, (AX)
+	ADDQ       R8, AX
+	VADDPS     Y10, Y9, Y13
+	VADDPS     Y11, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMASKMOVPS Y13, Y14, (AX)
+	ADDQ       R8, AX
+	VSUBPS     Y10, Y9, Y13
+	VADDPS     Y11, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMASKMOVPS Y13, Y14, (AX)
+	ADDQ       R8, AX
+	VMASKMOVPS Y11, Y14, (AX)
+	ADDQ       R8, AX
+	VMASKMOVPS Y6, Y14, (AX)
+	ADDQ       R8, AX
+	VADDPS     Y7, Y6, Y13
+	VADDPS     Y8, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMASKMOVPS Y13, Y14, (AX)
+	ADDQ       R8, AX
+	VSUBPS     Y7, Y6, Y13
+	VADDPS     Y8, Y13, Y13
+	VMULPS     Y15, Y13, Y13
+	VMASKMOVPS Y13, Y14, (AX)
+	ADDQ       R8, AX
+	VMASKMOVPS Y8, Y14, (AX)
+	ADDQ       R10, SI
+	ADDQ       R11, DI
+	DECQ       CX
+	JMP        wwfmchan
+
+wwfmdone:
+	VZEROUPPER
+	RET
+
+// func winoWeightsRowsFlipAVX2(dst *float32, ps int, src *float32, idx *int32, rs int, n int, cs int, ds int)
+// Requires: AVX, AVX2
+TEXT ·winoWeightsRowsFlipAVX2(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ps+8(FP), R8
+	SHLQ $0x02, R8
+	MOVQ src+16(FP), SI
+	MOVQ idx+24(FP), DX
+	MOVQ rs+32(FP), R9
+	SHLQ $0x02, R9
+	LEAQ (R9)(R9*2), R12
+	LEAQ (SI)(R9*4), R13
+	MOVQ n+40(FP), CX
+	MOVQ cs+48(FP), R10
+	SHLQ $0x02, R10
+	MOVQ ds+56(FP), R11
+	SHLQ $0x02, R11
+
+wwrfchan:
+	TESTQ        CX, CX
+	JE           wwrfdone
+	VMOVUPS      4(SI), Y0
+	VMOVUPS      4(SI)(R9*1), Y1
+	VMOVUPS      4(SI)(R9*2), Y2
+	VMOVUPS      4(SI)(R12*1), Y3
+	VMOVUPS      4(R13), Y4
+	VMOVUPS      4(R13)(R9*1), Y5
+	VMOVUPS      4(R13)(R9*2), Y6
+	VMOVUPS      4(R13)(R12*1), Y7
+	VUNPCKLPS    Y1, Y0, Y8
+	VUNPCKHPS    Y1, Y0, Y9
+	VUNPCKLPS    Y3, Y2, Y10
+	VUNPCKHPS    Y3, Y2, Y11
+	VUNPCKLPS    Y5, Y4, Y12
+	VUNPCKHPS    Y5, Y4, Y13
+	VUNPCKLPS    Y7, Y6, Y14
+	VUNPCKHPS    Y7, Y6, Y15
+	VSHUFPS      $0x44, Y10, Y8, Y0
+	VSHUFPS      $0xee, Y10, Y8, Y1
+	VSHUFPS      $0x44, Y11, Y9, Y2
+	VSHUFPS      $0xee, Y11, Y9, Y3
+	VSHUFPS      $0x44, Y14, Y12, Y4
+	VSHUFPS      $0xee, Y14, Y12, Y5
+	VSHUFPS      $0x44, Y15, Y13, Y6
+	VSHUFPS      $0xee, Y15, Y13, Y7
+	VPERM2F128   $0x20, Y4, Y0, Y8
+	VPERM2F128   $0x31, Y4, Y0, Y12
+	VPERM2F128   $0x20, Y5, Y1, Y9
+	VPERM2F128   $0x31, Y5, Y1, Y13
+	VPERM2F128   $0x20, Y6, Y2, Y10
+	VPERM2F128   $0x31, Y6, Y2, Y14
+	VPERM2F128   $0x20, Y7, Y3, Y11
+	VPERM2F128   $0x31, Y7, Y3, Y15
+	VPCMPEQD     Y1, Y1, Y1
+	VMOVDQU      (DX), Y2
+	VXORPS       Y0, Y0, Y0
+	VGATHERDPS   Y1, (SI)(Y2*4), Y0
+	MOVL         $0x3f000000, BX
+	VMOVD        BX, X7
+	VBROADCASTSS X7, Y7
+	MOVQ         DI, AX
+	VSUBPS       Y12, Y15, Y1
+	VADDPS       Y9, Y1, Y1
+	VMULPS       Y7, Y1, Y1
+	VADDPS       Y15, Y12, Y12
+	VADDPS       Y9, Y12, Y12
+	VMULPS       Y7, Y12, Y12
+	VSUBPS       Y11, Y14, Y2
+	VADDPS       Y8, Y2, Y2
+	VMULPS       Y7, Y2, Y2
+	VADDPS       Y14, Y11, Y11
+	VADDPS       Y8, Y11, Y11
+	VMULPS       Y7, Y11, Y11
+	VSUBPS       Y10, Y13, Y3
+	VADDPS       Y0, Y3, Y3
+	VMULPS       Y7, Y3, Y3
+	VADDPS       Y13, Y10, Y10
+	VADDPS       Y0, Y10, Y10
+	VMULPS       Y7, Y10, Y10
+	VMOVUPS      Y15, (AX)
+	ADDQ         R8, AX
+	VADDPS       Y14, Y15, Y4
+	VADDPS       Y13, Y4, Y4
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         R8, AX
+	VSUBPS       Y14, Y15, Y4
+	VADDPS       Y13, Y4, Y4
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         R8, AX
+	VMOVUPS      Y13, (AX)
+	ADDQ         R8, AX
+	VMOVUPS      Y12, (AX)
+	ADDQ         R8, AX
+	VADDPS       Y11, Y12, Y4
+	VADDPS       Y10, Y4, Y4
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         R8, AX
+	VSUBPS       Y11, Y12, Y4
+	VADDPS       Y10, Y4, Y4
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         R8, AX
+	VMOVUPS      Y10, (AX)
+	ADDQ         R8, AX
+	VMOVUPS      Y1, (AX)
+	ADDQ         R8, AX
+	VADDPS       Y2, Y1, Y4
+	VADDPS       Y3, Y4, Y4
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         R8, AX
+	VSUBPS       Y2, Y1, Y4
+	VADDPS       Y3, Y4, Y4
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         R8, AX
+	VMOVUPS      Y3, (AX)
+	ADDQ         R8, AX
+	VMOVUPS      Y9, (AX)
+	ADDQ         R8, AX
+	VADDPS       Y8, Y9, Y4
+	VADDPS       Y0, Y4, Y4
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         R8, AX
+	VSUBPS       Y8, Y9, Y4
+	VADDPS       Y0, Y4, Y4
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	ADDQ         R8, AX
+	VMOVUPS      Y0, (AX)
+	ADDQ         R10, SI
+	ADDQ         R10, R13
+	ADDQ         R11, DI
+	DECQ         CX
+	JMP          wwrfchan
+
+wwrfdone:
+	VZEROUPPER
+	RET
+
 // func sdotAVX2(n int, nimg int, a *float32, lda int, as int, b *float32, boff *int, bs int, c *float32, ldc int)
 // Requires: AVX, FMA3
 TEXT ·sdotAVX2(SB), NOSPLIT, $0-80

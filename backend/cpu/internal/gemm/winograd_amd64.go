@@ -115,3 +115,68 @@ func winoOutputAVX2[T float](out, m, bias []T, cv Conv, gi, og, mpad, th, tw, ti
 	}
 	return true
 }
+
+// hasWinoWeights reports whether winoWeights may use winoWeightsAVX2;
+// tests clear it to compare with the Go loop.
+var hasWinoWeights = hasAVX2
+
+// winoWeightsAVX2Panel is the panel (g, ir) of winoWeights with the AVX2
+// transform, eight rows at a time, for kernels stored row-major (ks = 3,
+// ls = 1). It reports false when it cannot run.
+func winoWeightsAVX2Panel(dst, w []float32, wl wlayout, g, ir, groups, rows, chans, mr, kcb int) bool {
+	flip := wl.ks == -3 && wl.ls == -1 // rotated by 180°: tap (a, b) 8 − 3a − b on
+	if !hasWinoWeights || !flip && (wl.ks != 3 || wl.ls != 1) || 7*wl.rs >= 1<<31 {
+		return false
+	}
+	// Eight rows at a time; a panel of eight rows or more ends with the
+	// eight rows up to its end (overlapping the chunk before: the same
+	// values written twice), so that every store is a whole vector (a
+	// masked store takes tens of cycles on AMD). Smaller panels (the AVX2
+	// set's six rows) store under a mask.
+	kern, first := winoWeightsAVX2, 0 // first: the kernel's first element in memory, from (0, 0)'s
+	switch {
+	case flip && mr < 8:
+		kern, first = winoWeightsFlipMaskAVX2, -8
+	case flip:
+		kern, first = winoWeightsFlipAVX2, -8
+	case mr < 8:
+		kern = winoWeightsMaskAVX2
+	}
+	mpad := (rows + mr - 1) / mr * mr
+	per := mpad * chans
+	for c0 := 0; c0 < mr; c0 += 8 {
+		i0 := c0
+		if mr >= 8 {
+			i0 = min(c0, mr-8)
+		}
+		var idx, gmask, smask [8]int32
+		valid, lanes := 0, min(8, mr-i0) // rows read, rows written
+		for i := range lanes {
+			smask[i] = -1
+			if ir+i0+i < rows {
+				gmask[i], idx[i] = -1, int32(i*wl.rs)
+				valid = i + 1
+			}
+		}
+		for pc := 0; pc < chans; pc += kcb {
+			kc := min(kcb, chans-pc)
+			d := g*per + pc*mpad + ir*kc + i0 // ξ 0, channel pc, row i0
+			_ = dst[d+15*groups*per+(kc-1)*mr+lanes-1]
+			s := 0
+			if valid > 0 {
+				s = wl.base + first + g*wl.gs + (ir+i0)*wl.rs + pc*wl.cs
+				_ = w[s+(valid-1)*wl.rs+(kc-1)*wl.cs+8]
+			}
+			if valid == 8 && lanes == 8 { // eight rows that exist: loads and a transpose
+				rk := winoWeightsRowsAVX2
+				if flip {
+					rk = winoWeightsRowsFlipAVX2
+				}
+				rk(&dst[d], groups*per, &w[s], &idx[0], wl.rs, kc, wl.cs, mr)
+				continue
+			}
+			kern(&dst[d], groups*per, &w[s], &idx[0], &gmask[0], &smask[0], kc, wl.cs, mr)
+		}
+	}
+	return true
+}

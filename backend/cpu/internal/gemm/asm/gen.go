@@ -1626,6 +1626,7 @@ func main() {
 	genRoundSegs()
 	genPhaseRows()
 	genWinograd()
+	genWinoWeights()
 	for _, d := range []dotSpec{
 		{name: "sdotAVX2", mr: 2, nr: 6},
 		{name: "ddotAVX2", double: true, mr: 2, nr: 6},
@@ -1635,4 +1636,222 @@ func main() {
 		genDot(d)
 	}
 	Generate()
+}
+
+// genWinoWeights generates winoWeightsAVX2, Winograd F(2×2,3×3)'s weight
+// transform U = G·g·Gᵀ for up to eight rows of a panel (lanes), channel
+// after channel: for channel c < n, lane i and ξ = 4a+b,
+//
+//	dst[ξ·ps + c·ds + i] = U[a][b] of the 3×3 kernel at src + c·cs + idx[i]
+//
+// (a row-major 3×3 kernel), read by gathers under gmask (lanes not read
+// are zero) and stored under smask.
+//
+// winoWeightsFlipAVX2 is the same for kernels stored rotated by 180°
+// (tap (a, b) at src + 8 − 3a − b: the input gradient's). The *MaskAVX2
+// forms store under smask (VMASKMOVPS, slow on AMD: tens of cycles a
+// store); the others store all eight lanes and ignore it.
+//
+// winoWeightsRowsAVX2 and winoWeightsRowsFlipAVX2 do the same for eight
+// rows that all exist (no masks), rows rs elements apart: each row's first
+// eight taps by a plain load and an 8×8 transpose, the ninth by a gather
+// (gathers are slow on AMD: ~40 cycles for nine of them per channel).
+func genWinoWeights() {
+	for _, flip := range []bool{false, true} {
+		for _, masked := range []bool{false, true} {
+			genWinoWeights1(flip, masked)
+		}
+		genWinoWeightsRows(flip)
+	}
+}
+
+// winoGgT emits the transform from the nine tap vectors k (k[3p+q]: tap
+// (p, q), each eight rows) to the 16 planes: G·g into t (t0j = k0j,
+// t1j = (k0j+k1j+k2j)/2, t2j = (k0j−k1j+k2j)/2, t3j = k2j; t1j overwrites
+// k1j, t2j goes to fresh[j]), then ·Gᵀ row by row, plane 4a+b stored at
+// pd (advanced by ps between planes) through store.
+func winoGgT(k [9]reg.VecPhysical, fresh [3]reg.VecPhysical, half, tmp reg.VecPhysical, pd, ps reg.Register, store func(reg.VecPhysical)) {
+	var t [4][3]reg.VecPhysical
+	for j := 0; j < 3; j++ {
+		k0, k1, k2 := k[j], k[3+j], k[6+j]
+		VSUBPS(k1, k0, fresh[j])
+		VADDPS(k2, fresh[j], fresh[j])
+		VMULPS(half, fresh[j], fresh[j])
+		VADDPS(k0, k1, k1)
+		VADDPS(k2, k1, k1)
+		VMULPS(half, k1, k1)
+		t[0][j], t[1][j], t[2][j], t[3][j] = k0, k1, fresh[j], k2
+	}
+	for a := 0; a < 4; a++ {
+		t0, t1, t2 := t[a][0], t[a][1], t[a][2]
+		store(t0)
+		ADDQ(ps, pd)
+		VADDPS(t1, t0, tmp)
+		VADDPS(t2, tmp, tmp)
+		VMULPS(half, tmp, tmp)
+		store(tmp)
+		ADDQ(ps, pd)
+		VSUBPS(t1, t0, tmp)
+		VADDPS(t2, tmp, tmp)
+		VMULPS(half, tmp, tmp)
+		store(tmp)
+		ADDQ(ps, pd)
+		store(t2)
+		if a < 3 {
+			ADDQ(ps, pd)
+		}
+	}
+}
+
+func genWinoWeightsRows(flip bool) {
+	name, lbl := "winoWeightsRowsAVX2", "wwr"
+	if flip {
+		name, lbl = "winoWeightsRowsFlipAVX2", "wwrf"
+	}
+	TEXT(name, NOSPLIT, "func(dst *float32, ps int, src *float32, idx *int32, rs, n, cs, ds int)")
+	Pragma("noescape")
+	Doc(name + " is Winograd F(2×2,3×3)'s weight transform for eight rows (see genWinoWeights in package asm).")
+	dst, ps, src, src4, ix, rs, rs3, n, cs, ds, pd := reg.RDI, reg.R8, reg.RSI, reg.R13, reg.RDX, reg.R9, reg.R12, reg.RCX, reg.R10, reg.R11, reg.RAX
+	Load(Param("dst"), dst)
+	Load(Param("ps"), ps)
+	SHLQ(U8(2), ps)
+	Load(Param("src"), src)
+	Load(Param("idx"), ix)
+	Load(Param("rs"), rs)
+	SHLQ(U8(2), rs)
+	LEAQ(Mem{Base: rs, Index: rs, Scale: 2}, rs3)
+	LEAQ(Mem{Base: src, Index: rs, Scale: 4}, src4)
+	Load(Param("n"), n)
+	Load(Param("cs"), cs)
+	SHLQ(U8(2), cs)
+	Load(Param("ds"), ds)
+	SHLQ(U8(2), ds)
+	y := []reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7, reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15}
+	Label(lbl + "chan")
+	TESTQ(n, n)
+	JE(LabelRef(lbl + "done"))
+	// rows 0..7: eight consecutive elements from the kernel's (flip:
+	// second) element
+	disp := 0
+	if flip {
+		disp = 4
+	}
+	rows := []Mem{{Base: src}, {Base: src, Index: rs, Scale: 1}, {Base: src, Index: rs, Scale: 2}, {Base: src, Index: rs3, Scale: 1},
+		{Base: src4}, {Base: src4, Index: rs, Scale: 1}, {Base: src4, Index: rs, Scale: 2}, {Base: src4, Index: rs3, Scale: 1}}
+	for i, m := range rows {
+		m.Disp = disp
+		VMOVUPS(m, y[i])
+	}
+	// 8×8 transpose: element m of each row into vector m (Y8..Y15)
+	for i := 0; i < 4; i++ {
+		VUNPCKLPS(y[2*i+1], y[2*i], y[8+2*i])
+		VUNPCKHPS(y[2*i+1], y[2*i], y[9+2*i])
+	}
+	for h := 0; h < 2; h++ { // rows 0-3, rows 4-7
+		b := 8 + 4*h
+		VSHUFPS(U8(0x44), y[b+2], y[b], y[4*h])
+		VSHUFPS(U8(0xEE), y[b+2], y[b], y[4*h+1])
+		VSHUFPS(U8(0x44), y[b+3], y[b+1], y[4*h+2])
+		VSHUFPS(U8(0xEE), y[b+3], y[b+1], y[4*h+3])
+	}
+	for m := 0; m < 4; m++ {
+		VPERM2F128(U8(0x20), y[4+m], y[m], y[8+m])
+		VPERM2F128(U8(0x31), y[4+m], y[m], y[12+m])
+	}
+	// the remaining element (flip: the first) by a gather into Y0
+	VPCMPEQD(reg.Y1, reg.Y1, reg.Y1)
+	VMOVDQU(Mem{Base: ix}, reg.Y2)
+	VXORPS(reg.Y0, reg.Y0, reg.Y0)
+	gd := 32
+	if flip {
+		gd = 0
+	}
+	VGATHERDPS(reg.Y1, Mem{Base: src, Index: reg.Y2, Scale: 4, Disp: gd}, reg.Y0)
+	// tap (p, q) = 3p+q: loaded element m (Y8+m) is tap m and the
+	// gathered one (memory element 8) tap 8; rotated, loaded element m
+	// (memory element m+1) is tap 7−m and the gathered one (memory
+	// element 0) tap 8 again
+	var k [9]reg.VecPhysical
+	for m := 0; m < 8; m++ {
+		if flip {
+			k[7-m] = y[8+m]
+		} else {
+			k[m] = y[8+m]
+		}
+	}
+	k[8] = reg.Y0
+	half := reg.Y7
+	MOVL(U32(0x3F000000), reg.EBX) // 0.5
+	VMOVD(reg.EBX, half.AsX())
+	VBROADCASTSS(half.AsX(), half)
+	MOVQ(dst, pd)
+	winoGgT(k, [3]reg.VecPhysical{reg.Y1, reg.Y2, reg.Y3}, half, reg.Y4, pd, ps, func(v reg.VecPhysical) { VMOVUPS(v, Mem{Base: pd}) })
+	ADDQ(cs, src)
+	ADDQ(cs, src4)
+	ADDQ(ds, dst)
+	DECQ(n)
+	JMP(LabelRef(lbl + "chan"))
+	Label(lbl + "done")
+	VZEROUPPER()
+	RET()
+}
+
+func genWinoWeights1(flip, masked bool) {
+	name, lbl := "winoWeights", "ww"
+	if flip {
+		name, lbl = name+"Flip", lbl+"f"
+	}
+	if masked {
+		name, lbl = name+"Mask", lbl+"m"
+	}
+	name += "AVX2"
+	TEXT(name, NOSPLIT, "func(dst *float32, ps int, src *float32, idx, gmask, smask *int32, n, cs, ds int)")
+	Pragma("noescape")
+	Doc(name + " is Winograd F(2×2,3×3)'s weight transform for up to eight rows (see genWinoWeights in package asm).")
+	dst, ps, src, gm, n, cs, ds, pd := reg.RDI, reg.R8, reg.RSI, reg.RDX, reg.RCX, reg.R10, reg.R11, reg.RAX
+	Load(Param("dst"), dst)
+	Load(Param("ps"), ps)
+	SHLQ(U8(2), ps)
+	Load(Param("src"), src)
+	Load(Param("idx"), reg.RBX)
+	idx, tmp, smask, half := reg.Y12, reg.Y13, reg.Y14, reg.Y15
+	VMOVDQU(Mem{Base: reg.RBX}, idx) // lane offsets
+	Load(Param("gmask"), gm)
+	Load(Param("smask"), reg.RBX)
+	VMOVDQU(Mem{Base: reg.RBX}, smask)
+	Load(Param("n"), n)
+	Load(Param("cs"), cs)
+	SHLQ(U8(2), cs)
+	Load(Param("ds"), ds)
+	SHLQ(U8(2), ds)
+	MOVL(U32(0x3F000000), reg.EBX) // 0.5
+	VMOVD(reg.EBX, half.AsX())
+	VBROADCASTSS(half.AsX(), half)
+	k := [9]reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7, reg.Y8} // tap (p, q) in k[3p+q]
+	Label(lbl + "chan")
+	TESTQ(n, n)
+	JE(LabelRef(lbl + "done"))
+	for tap, into := range k {
+		if flip {
+			tap = 8 - tap
+		}
+		VXORPS(into, into, into)
+		VMOVDQU(Mem{Base: gm}, tmp)
+		VGATHERDPS(tmp, Mem{Base: src, Index: idx, Scale: 4, Disp: 4 * tap}, into)
+	}
+	MOVQ(dst, pd)
+	winoGgT(k, [3]reg.VecPhysical{reg.Y9, reg.Y10, reg.Y11}, half, tmp, pd, ps, func(v reg.VecPhysical) {
+		if masked {
+			VMASKMOVPS(v, smask, Mem{Base: pd})
+		} else {
+			VMOVUPS(v, Mem{Base: pd})
+		}
+	})
+	ADDQ(cs, src)
+	ADDQ(ds, dst)
+	DECQ(n)
+	JMP(LabelRef(lbl + "chan"))
+	Label(lbl + "done")
+	VZEROUPPER()
+	RET()
 }
