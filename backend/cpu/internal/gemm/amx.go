@@ -178,16 +178,15 @@ func bgemmAMXGo(kc int, a, b, c *float32, ldc int, accum int) {
 			t.load(r, p, ldcb)
 		}
 	} // else: the tiles are zero
-	for n := kc / 16; n > 0; n-- {
-		t.load(4, pa, lda)
-		t.load(5, pa1, lda)
-		t.load(6, pb, ldb)
-		t.load(7, unsafe.Add(pb, 64), ldb)
+	for q := 0; q < kc/16; q++ { // (the assembly steps its pointers on by these)
+		t.load(4, unsafe.Add(pa, 2048*q), lda)
+		t.load(5, unsafe.Add(pa1, 2048*q), lda)
+		t.load(6, unsafe.Add(pb, 16*128*q), ldb)
+		t.load(7, unsafe.Add(pb, 16*128*q+64), ldb)
 		t.dpbf16(0, 4, 6)
 		t.dpbf16(1, 4, 7)
 		t.dpbf16(2, 5, 6)
 		t.dpbf16(3, 5, 7)
-		pa, pa1, pb = unsafe.Add(pa, 2048), unsafe.Add(pa1, 2048), unsafe.Add(pb, 16*128)
 	}
 	for r, p := range cTiles {
 		t.store(r, p, ldcb)
