@@ -1703,6 +1703,24 @@ func winoGgT(k [9]reg.VecPhysical, fresh [3]reg.VecPhysical, half, tmp reg.VecPh
 	}
 }
 
+// broadcastHalf sets every lane of v to 0.5.
+func broadcastHalf(v reg.VecPhysical) {
+	MOVL(U32(0x3F000000), reg.EBX)
+	VMOVD(reg.EBX, v.AsX())
+	VBROADCASTSS(v.AsX(), v)
+}
+
+// endChannels closes a weight transform's channel loop (labels lbl+"chan"
+// and lbl+"done"): dst on by ds, n down by one, back to the top.
+func endChannels(lbl string, dst, ds, n reg.Register) {
+	ADDQ(ds, dst)
+	DECQ(n)
+	JMP(LabelRef(lbl + "chan"))
+	Label(lbl + "done")
+	VZEROUPPER()
+	RET()
+}
+
 func genWinoWeightsRows(flip bool) {
 	name, lbl := "winoWeightsRowsAVX2", "wwr"
 	if flip {
@@ -1781,19 +1799,12 @@ func genWinoWeightsRows(flip bool) {
 	}
 	k[8] = reg.Y0
 	half := reg.Y7
-	MOVL(U32(0x3F000000), reg.EBX) // 0.5
-	VMOVD(reg.EBX, half.AsX())
-	VBROADCASTSS(half.AsX(), half)
+	broadcastHalf(half)
 	MOVQ(dst, pd)
 	winoGgT(k, [3]reg.VecPhysical{reg.Y1, reg.Y2, reg.Y3}, half, reg.Y4, pd, ps, func(v reg.VecPhysical) { VMOVUPS(v, Mem{Base: pd}) })
 	ADDQ(cs, src)
 	ADDQ(cs, src4)
-	ADDQ(ds, dst)
-	DECQ(n)
-	JMP(LabelRef(lbl + "chan"))
-	Label(lbl + "done")
-	VZEROUPPER()
-	RET()
+	endChannels(lbl, dst, ds, n)
 }
 
 func genWinoWeights1(flip, masked bool) {
@@ -1824,9 +1835,7 @@ func genWinoWeights1(flip, masked bool) {
 	SHLQ(U8(2), cs)
 	Load(Param("ds"), ds)
 	SHLQ(U8(2), ds)
-	MOVL(U32(0x3F000000), reg.EBX) // 0.5
-	VMOVD(reg.EBX, half.AsX())
-	VBROADCASTSS(half.AsX(), half)
+	broadcastHalf(half)
 	k := [9]reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7, reg.Y8} // tap (p, q) in k[3p+q]
 	Label(lbl + "chan")
 	TESTQ(n, n)
@@ -1848,10 +1857,5 @@ func genWinoWeights1(flip, masked bool) {
 		}
 	})
 	ADDQ(cs, src)
-	ADDQ(ds, dst)
-	DECQ(n)
-	JMP(LabelRef(lbl + "chan"))
-	Label(lbl + "done")
-	VZEROUPPER()
-	RET()
+	endChannels(lbl, dst, ds, n)
 }
