@@ -459,7 +459,7 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 	if cv.N == 0 {
 		return
 	}
-	if useWinograd(cv) {
+	if useWinograd(cv, sizeOf[T]() == 4 && hasWinoWeights) {
 		convWinograd(cv, x, xs, w, wl, bias, out)
 		return
 	}

@@ -156,6 +156,12 @@ func fixedConvs() []convCase {
 		cv.OW = cv.OH
 		return convCase{cv: cv, bias: true, layout: "nchw", threads: 2}
 	}
+	// rect makes c's images h×w
+	rect := func(c convCase, h, w int) convCase {
+		c.cv.H, c.cv.W = h, w
+		c.cv.OH, c.cv.OW = OutSize(h, c.cv.KH, c.cv.SH, c.cv.PH, 1), OutSize(w, c.cv.KW, c.cv.SW, c.cv.PW, 1)
+		return c
+	}
 	return []convCase{
 		mk(2, 16, 20, 24, 3, 1, 1, 1),
 		mk(2, 8, 17, 16, 1, 2, 0, 1),
@@ -170,6 +176,7 @@ func fixedConvs() []convCase {
 		mk(1, 16, 6, 20, 3, 1, 2, 1),
 		mk(3, 32, 5, 32, 3, 1, 1, 2),
 		mk(3, 24, 8, 40, 3, 1, 1, 1), // 8×8 outputs: eight lanes are two tile rows
+		rect(mk(5, 20, 6, 24, 3, 1, 1, 1), 6, 8), // 6×8: eight tiles cross into the next image
 		// ResNet-18's last stages at 64×64, smaller: few columns, products
 		// large enough for the parallel GEMM driver (O past whole panels)
 		mk(4, 128, 4, 100, 3, 1, 1, 1),

@@ -27,8 +27,9 @@ const winoSlack = 32
 // (where it applies).
 var winogradMode = 0
 
-// useWinograd reports whether convForward takes the Winograd path.
-func useWinograd(cv Conv) bool {
+// useWinograd reports whether convForward takes the Winograd path; vec:
+// the transforms run in AVX2 (float32 where the CPU has it).
+func useWinograd(cv Conv, vec bool) bool {
 	if cv.KH != 3 || cv.KW != 3 || cv.SH != 1 || cv.SW != 1 || cv.DH != 1 || cv.DW != 1 || cv.PH < 0 || cv.PW < 0 {
 		return false
 	}
@@ -46,9 +47,13 @@ func useWinograd(cv Conv) bool {
 	// 128 tiles of 256 channels (ResNet-18's layer 3 at 64×64, batch 32)
 	// ~20% faster than the direct convolution, 256 tiles of 512 (layer 4
 	// at 224×224, batch 16) ~28%; 32 tiles of 512 (layer 4 at 64×64)
-	// ~60% slower.
+	// ~60% slower. The Go transforms (float64, other CPUs) keep the
+	// earlier bound, tiles ≥ 2·channels.
 	cg, og := cv.C/cv.G, cv.O/cv.G
 	tiles := cv.N * ((cv.OH + 1) / 2) * ((cv.OW + 1) / 2)
+	if !vec {
+		tiles /= 4
+	}
 	return cg >= 16 && og >= 16 && 2*tiles >= max(cg, og)
 }
 

@@ -23,8 +23,8 @@ func TestWinoWeights(t *testing.T) {
 			w := randSlice[float32](r, tc.groups*tc.rows*tc.chans*kk)
 			for _, flip := range []bool{false, true} {
 				wl := wlayout{gs: tc.rows * tc.chans * kk, rs: tc.chans * kk, cs: kk, ks: 3, ls: 1}
-				if flip {
-					wl = wlayout{base: kk - 1, gs: tc.rows * tc.chans * kk, rs: tc.chans * kk, cs: kk, ks: -3, ls: -1}
+				if flip { // the input gradient's: w [chans][rows][3][3] rotated (conv_grad.go)
+					wl = wlayout{base: kk - 1, gs: tc.rows * tc.chans * kk, rs: kk, cs: tc.rows * kk, ks: -3, ls: -1}
 				}
 				mpad := (tc.rows + tc.mr - 1) / tc.mr * tc.mr
 				per := mpad * tc.chans

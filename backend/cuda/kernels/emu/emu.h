@@ -1,7 +1,7 @@
 // emu.h: just enough of CUDA's device environment for g++ to compile
 // ember's kernel sources into a CPU emulation (backend/cuda/kernels/emu).
 //
-// An emulated block runs on one OS thread, its threads as ucontext fibers
+// An emulated block runs on one OS thread, its threads as fibers
 // switched at __syncthreads(); so __shared__ (static thread_local) storage
 // is per block, and blocks run in parallel on worker threads.
 #pragma once
@@ -19,11 +19,10 @@ struct dim3 {
     unsigned x, y, z;
 };
 
-// The emulator's own thread-local variables use the initial-exec model: a
-// dlopened library's default (global-dynamic) calls __tls_get_addr on
-// every threadIdx read. They are a few dozen bytes of the static TLS
-// space glibc keeps for dlopened libraries; __shared__ arrays keep the
-// default model.
+// The emulator's own thread-local variables (threadIdx and the like). They
+// keep the default model: initial-exec would save a __tls_get_addr call
+// per read, but dlopen then fails with "cannot allocate memory in static
+// TLS block" once the CUDA libraries have taken glibc's small reserve.
 #define EMU_TLS thread_local
 
 namespace emu {
