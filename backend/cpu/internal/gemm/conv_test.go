@@ -175,7 +175,7 @@ func fixedConvs() []convCase {
 		mk(2, 20, 7, 16, 3, 1, 0, 1),
 		mk(1, 16, 6, 20, 3, 1, 2, 1),
 		mk(3, 32, 5, 32, 3, 1, 1, 2),
-		mk(3, 24, 8, 40, 3, 1, 1, 1), // 8×8 outputs: eight lanes are two tile rows
+		mk(3, 24, 8, 40, 3, 1, 1, 1),             // 8×8 outputs: eight lanes are two tile rows
 		rect(mk(5, 20, 6, 24, 3, 1, 1, 1), 6, 8), // 6×8: eight tiles cross into the next image
 		// ResNet-18's last stages at 64×64, smaller: few columns, products
 		// large enough for the parallel GEMM driver (O past whole panels)
