@@ -52,7 +52,25 @@ func (Backend) MaxPool2d(out, idx, x backend.View, p backend.Pool2dParams) {
 		maxPoolHalf(g, out, idx, x, vec.F32FromF16, vec.F16FromF32)
 		return
 	}
+	if x.S.DType() == backend.Float32 && idx.S != nil && g.is2x2() && x.Strides[3] == 1 && x.Strides[2] == g.w {
+		maxPool2x2S(g, out, idx, x)
+		return
+	}
 	floatKernel("max_pool2d", x.S.DType(), func() { maxPool[float32](g, out, idx, x) }, func() { maxPool[float64](g, out, idx, x) })
+}
+
+// maxPool2x2S is maxPool for 2×2 windows at stride 2 with indices on
+// float32 planes whose rows are contiguous: one vec.MaxPool2x2S a plane
+// (AVX-512 where the CPU has it).
+func maxPool2x2S(g poolGeom, out, idx, x backend.View) {
+	xd, od, id := data[float32](x), data[float32](out), data[int64](idx)
+	parallelFor(g.n*g.c, g.oh*g.ow*4, func(lo, hi int) {
+		for pl := lo; pl < hi; pl++ {
+			src := pl/g.c*x.Strides[0] + pl%g.c*x.Strides[1]
+			at := pl * g.oh * g.ow
+			vec.MaxPool2x2S(od[at:][:g.oh*g.ow], id[at:][:g.oh*g.ow], xd[src:], g.oh, g.ow, g.w)
+		}
+	})
 }
 
 // PoolsHalf reports that MaxPool2d and MaxPool2dBackward take bfloat16 and

@@ -301,3 +301,52 @@ func MaxPool2x2BF16(o []backend.BF16, ix []int64, x []backend.BF16, oh, ow, w in
 		}
 	}
 }
+
+// MaxPool2x2S is MaxPool2x2BF16 for float32: the first maximum of each
+// window in row-major order (-0 equals +0; the value +0 if the window has
+// one, as Go's max gives), or, when the window has a NaN, the last NaN and
+// its own bits. AVX-512 loops where the CPU has them (16 outputs at a
+// time, order keys), else Go.
+func MaxPool2x2S(o []float32, ix []int64, x []float32, oh, ow, w int) {
+	if oh == 0 || ow == 0 {
+		return
+	}
+	o, ix = o[:oh*ow], ix[:oh*ow]
+	_ = x[(2*oh-1)*w+2*ow-1]
+	if useAsm && hasAVX512BW {
+		maxPool2x2S(&o[0], &ix[0], &x[0], oh, ow, w)
+		return
+	}
+	for oy := range oh {
+		r0, r1 := x[2*oy*w:][:2*ow], x[(2*oy+1)*w:][:2*ow]
+		oo, io := o[oy*ow:][:ow], ix[oy*ow:][:ow]
+		for ox := range oo {
+			j := 2 * ox
+			a, b, c, d := r0[j], r0[j+1], r1[j], r1[j+1]
+			m := max(max(a, b), max(c, d))
+			k := w + 1 // the first equal to m
+			if c == m {
+				k = w
+			}
+			if b == m {
+				k = 1
+			}
+			if a == m {
+				k = 0
+			}
+			if m != m { // the last NaN, bits and all
+				switch {
+				case d != d:
+					k, m = w+1, d
+				case c != c:
+					k, m = w, c
+				case b != b:
+					k, m = 1, b
+				default:
+					k, m = 0, a
+				}
+			}
+			oo[ox], io[ox] = m, int64(2*oy*w+j+k)
+		}
+	}
+}

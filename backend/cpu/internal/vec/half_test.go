@@ -445,3 +445,72 @@ func TestMaxPool2x2BF16(t *testing.T) {
 	}
 	t.Logf("AVX-512 loop: %v", useAsm && hasAVX512BW)
 }
+
+// TestMaxPool2x2S checks MaxPool2x2S, its AVX-512 loop and its Go twin,
+// against a 2×2 max pool worked window by window (Go's max, the first
+// window element equal to it, or the last NaN with its own bits): planes
+// of ties, ±0, infinities and NaNs of several payloads, rows of every
+// length around the 16-output groups, odd widths.
+func TestMaxPool2x2S(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	nan := func(bits uint32) float32 { return math.Float32frombits(bits) }
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+		nan(0x7FC00000), nan(0xFFC00001), nan(0x7F800001), 1, -1, nan(0x00000001), nan(0x80000001)}
+	special[9], special[10] = math.Float32frombits(1), math.Float32frombits(0x80000001) // denormals
+	for rep := range 16 {
+		ow := []int{1, 2, 3, 7, 8, 14, 15, 16, 17, 31, 32, 33, 56}[rep%13]
+		for _, odd := range []int{0, 1} {
+			oh, w := 1+r.IntN(5), 2*ow+odd
+			x := make([]float32, (2*oh+odd)*w)
+			for i := range x {
+				switch r.IntN(4) {
+				case 0:
+					x[i] = special[r.IntN(len(special))]
+				case 1:
+					x[i] = float32(1 + r.IntN(3)) // ties
+				default:
+					x[i] = float32(r.NormFloat64())
+				}
+			}
+			wo, wi := make([]float32, oh*ow), make([]int64, oh*ow)
+			for oy := range oh {
+				for ox := range ow {
+					at := [4]int{2*oy*w + 2*ox, 2*oy*w + 2*ox + 1, (2*oy+1)*w + 2*ox, (2*oy+1)*w + 2*ox + 1}
+					var v [4]float32
+					for k, a := range at {
+						v[k] = x[a]
+					}
+					m := max(max(v[0], v[1]), max(v[2], v[3]))
+					k := 3
+					if m != m {
+						for k = 3; v[k] == v[k]; k-- {
+						}
+						m = v[k]
+					} else {
+						for k = 0; v[k] != m; k++ {
+						}
+					}
+					wo[oy*ow+ox], wi[oy*ow+ox] = m, int64(at[k])
+				}
+			}
+			for _, useGo := range []bool{false, true} {
+				o, ix := make([]float32, oh*ow+1), make([]int64, oh*ow+1)
+				run := func() { MaxPool2x2S(o[:oh*ow], ix[:oh*ow], x, oh, ow, w) }
+				if useGo {
+					withGo(run)
+				} else {
+					run()
+				}
+				if o[oh*ow] != 0 || ix[oh*ow] != 0 {
+					t.Fatalf("ow=%d go=%v: wrote past the outputs", ow, useGo)
+				}
+				for i := range wo {
+					if math.Float32bits(o[i]) != math.Float32bits(wo[i]) || ix[i] != wi[i] {
+						t.Fatalf("ow=%d w=%d go=%v: output %d = %#x at %d, want %#x at %d", ow, w, useGo, i, math.Float32bits(o[i]), ix[i], math.Float32bits(wo[i]), wi[i])
+					}
+				}
+			}
+		}
+	}
+	t.Logf("AVX-512 loop: %v", useAsm && hasAVX512BW)
+}

@@ -299,7 +299,12 @@ func affine2S(d *float32, gr *float32, x *float32, n int, a float32, b float32, 
 //go:noescape
 func affineBF16(d *uint16, x *uint16, n int, a float32, b float32)
 
-// maxPool2x2BF16 pools the bfloat16 plane x (rows w wide) with 2×2 windows at stride 2 into o[oh·ow] and the plane indices ix[oh·ow]: the first maximum of each window in row-major order, or its last NaN (AVX-512 F and BW).
+// maxPool2x2BF16 pools the plane x (rows w wide) with 2×2 windows at stride 2 into o[oh·ow] and the plane indices ix[oh·ow]: the first maximum of each window in row-major order, or its last NaN (AVX-512 F and BW).
 //
 //go:noescape
 func maxPool2x2BF16(o *uint16, ix *int64, x *uint16, oh int, ow int, w int)
+
+// maxPool2x2S pools the plane x (rows w wide) with 2×2 windows at stride 2 into o[oh·ow] and the plane indices ix[oh·ow]: the first maximum of each window in row-major order, or its last NaN (AVX-512 F and BW).
+//
+//go:noescape
+func maxPool2x2S(o *float32, ix *int64, x *float32, oh int, ow int, w int)

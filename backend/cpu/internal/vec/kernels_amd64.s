@@ -3654,3 +3654,205 @@ DATA maxPool2x2Iota<>+40(SB)/8, $0x000000000000000a
 DATA maxPool2x2Iota<>+48(SB)/8, $0x000000000000000c
 DATA maxPool2x2Iota<>+56(SB)/8, $0x000000000000000e
 GLOBL maxPool2x2Iota<>(SB), RODATA|NOPTR, $64
+
+// func maxPool2x2S(o *float32, ix *int64, x *float32, oh int, ow int, w int)
+// Requires: AVX, AVX512BW, AVX512F, BMI2
+TEXT ·maxPool2x2S(SB), NOSPLIT, $0-48
+	MOVQ         o+0(FP), DI
+	MOVQ         ix+8(FP), R8
+	MOVQ         x+16(FP), SI
+	MOVQ         oh+24(FP), R9
+	MOVQ         ow+32(FP), R10
+	MOVQ         w+40(FP), R11
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x7f800000, AX
+	VPBROADCASTD AX, Z30
+	VPTERNLOGD   $0xff, Z29, Z29, Z29
+	MOVQ         $0x00000001, AX
+	VPBROADCASTQ AX, Z28
+	VPBROADCASTQ R11, Z27
+	MOVQ         $0x00000020, AX
+	VPBROADCASTQ AX, Z25
+	VMOVDQU64    maxPool2x2Iota<>+0(SB), Z26
+	VMOVDQU32    maxPool2x2Evens<>+0(SB), Z22
+	VMOVDQU32    maxPool2x2Odds<>+0(SB), Z21
+	XORQ         BX, BX
+	TESTQ        R10, R10
+	JE           maxPool2x2S_done
+
+maxPool2x2S_row:
+	TESTQ        R9, R9
+	JE           maxPool2x2S_done
+	LEAQ         (SI)(BX*4), R12
+	LEAQ         (R12)(R11*4), R13
+	VPBROADCASTQ BX, Z24
+	VPADDQ       Z26, Z24, Z24
+	MOVQ         $0x00000010, AX
+	VPBROADCASTQ AX, Z23
+	VPADDQ       Z24, Z23, Z23
+	MOVQ         R10, DX
+
+maxPool2x2S_group:
+	MOVQ DX, CX
+	CMPQ CX, $0x00000010
+	JLE  maxPool2x2S_n
+	MOVQ $0x00000010, CX
+
+maxPool2x2S_n:
+	MOVL        $0xffffffff, AX
+	SHLQ        $0x01, CX
+	BZHIL       CX, AX, AX
+	SHRQ        $0x01, CX
+	KMOVD       AX, K1
+	KSHIFTRD    $0x10, K1, K2
+	VMOVDQU32.Z (R12), K1, Z0
+	VMOVDQU32.Z 64(R12), K2, Z12
+	VMOVDQU32.Z (R13), K1, Z1
+	VMOVDQU32.Z 64(R13), K2, Z13
+	VMOVDQA32   Z22, Z2
+	VPERMI2D    Z12, Z0, Z2
+	VMOVDQA32   Z21, Z3
+	VPERMI2D    Z12, Z0, Z3
+	VMOVDQA32   Z22, Z4
+	VPERMI2D    Z13, Z1, Z4
+	VMOVDQA32   Z21, Z5
+	VPERMI2D    Z13, Z1, Z5
+	VMOVDQA32   Z2, Z14
+	VMOVDQA32   Z3, Z15
+	VMOVDQA32   Z4, Z16
+	VMOVDQA32   Z5, Z17
+	VPANDD      Z31, Z2, Z7
+	VPCMPGTD    Z30, Z7, K2
+	VPSRAD      $0x1f, Z2, Z6
+	VPANDD      Z31, Z6, Z6
+	VPXORD      Z6, Z2, Z2
+	VMOVDQA32   Z31, K2, Z2
+	VPANDD      Z31, Z3, Z7
+	VPCMPGTD    Z30, Z7, K2
+	VPSRAD      $0x1f, Z3, Z6
+	VPANDD      Z31, Z6, Z6
+	VPXORD      Z6, Z3, Z3
+	VMOVDQA32   Z31, K2, Z3
+	VPANDD      Z31, Z4, Z7
+	VPCMPGTD    Z30, Z7, K2
+	VPSRAD      $0x1f, Z4, Z6
+	VPANDD      Z31, Z6, Z6
+	VPXORD      Z6, Z4, Z4
+	VMOVDQA32   Z31, K2, Z4
+	VPANDD      Z31, Z5, Z7
+	VPCMPGTD    Z30, Z7, K2
+	VPSRAD      $0x1f, Z5, Z6
+	VPANDD      Z31, Z6, Z6
+	VPXORD      Z6, Z5, Z5
+	VMOVDQA32   Z31, K2, Z5
+	VPMAXSD     Z2, Z3, Z8
+	VPMAXSD     Z4, Z5, Z9
+	VPMAXSD     Z9, Z8, Z8
+	VMOVDQA32   Z8, Z9
+	VPSRAD      $0x1f, Z2, Z6
+	VPSUBD      Z6, Z2, Z2
+	VPSRAD      $0x1f, Z3, Z6
+	VPSUBD      Z6, Z3, Z3
+	VPSRAD      $0x1f, Z4, Z6
+	VPSUBD      Z6, Z4, Z4
+	VPSRAD      $0x1f, Z5, Z6
+	VPSUBD      Z6, Z5, Z5
+	VPSRAD      $0x1f, Z9, Z6
+	VPSUBD      Z6, Z9, Z9
+	VPCMPEQD    Z9, Z2, K1
+	VPCMPEQD    Z9, Z3, K2
+	VPCMPEQD    Z9, Z4, K3
+	VPCMPEQD    Z9, Z5, K4
+	VPCMPEQD    Z31, Z8, K5
+	VPSRAD      $0x1f, Z8, Z6
+	VPANDD      Z31, Z6, Z6
+	VPXORD      Z6, Z8, Z8
+	KORW        K1, K2, K6
+	KNOTW       K6, K6
+	KANDNW      K6, K5, K6
+	KORW        K4, K3, K7
+	KANDW       K7, K5, K7
+	KORW        K6, K7, K6
+	KANDNW      K2, K3, K7
+	KORW        K7, K4, K7
+	KANDW       K7, K5, K7
+	KANDNW      K3, K2, K0
+	KORW        K0, K1, K0
+	KNOTW       K0, K0
+	KANDNW      K0, K5, K0
+	KORW        K0, K7, K7
+	KANDNW      K7, K6, K1
+	KANDW       K6, K7, K2
+	KANDNW      K6, K7, K3
+	VMOVDQA32   Z14, Z6
+	VMOVDQA32   Z15, K1, Z6
+	VMOVDQA32   Z16, K3, Z6
+	VMOVDQA32   Z17, K2, Z6
+	VMOVDQA32   Z6, K5, Z8
+	VMOVDQA64   Z24, Z10
+	VMOVDQA64   Z23, Z11
+	VPADDQ      Z28, Z10, K7, Z10
+	VPADDQ      Z27, Z10, K6, Z10
+	KSHIFTRW    $0x08, K7, K7
+	KSHIFTRW    $0x08, K6, K6
+	VPADDQ      Z28, Z11, K7, Z11
+	VPADDQ      Z27, Z11, K6, Z11
+	MOVL        $0x0000ffff, AX
+	BZHIL       CX, AX, AX
+	KMOVW       AX, K1
+	KSHIFTRW    $0x08, K1, K2
+	VMOVDQU32   Z8, K1, (DI)
+	VMOVDQU64   Z10, K1, (R8)
+	VMOVDQU64   Z11, K2, 64(R8)
+	LEAQ        (DI)(CX*4), DI
+	LEAQ        (R8)(CX*8), R8
+	ADDQ        $0x00000080, R12
+	ADDQ        $0x00000080, R13
+	VPADDQ      Z25, Z24, Z24
+	VPADDQ      Z25, Z23, Z23
+	SUBQ        CX, DX
+	JNE         maxPool2x2S_group
+	LEAQ        (BX)(R11*2), BX
+	DECQ        R9
+	JMP         maxPool2x2S_row
+
+maxPool2x2S_done:
+	VZEROUPPER
+	RET
+
+DATA maxPool2x2Evens<>+0(SB)/4, $0x00000000
+DATA maxPool2x2Evens<>+4(SB)/4, $0x00000002
+DATA maxPool2x2Evens<>+8(SB)/4, $0x00000004
+DATA maxPool2x2Evens<>+12(SB)/4, $0x00000006
+DATA maxPool2x2Evens<>+16(SB)/4, $0x00000008
+DATA maxPool2x2Evens<>+20(SB)/4, $0x0000000a
+DATA maxPool2x2Evens<>+24(SB)/4, $0x0000000c
+DATA maxPool2x2Evens<>+28(SB)/4, $0x0000000e
+DATA maxPool2x2Evens<>+32(SB)/4, $0x00000010
+DATA maxPool2x2Evens<>+36(SB)/4, $0x00000012
+DATA maxPool2x2Evens<>+40(SB)/4, $0x00000014
+DATA maxPool2x2Evens<>+44(SB)/4, $0x00000016
+DATA maxPool2x2Evens<>+48(SB)/4, $0x00000018
+DATA maxPool2x2Evens<>+52(SB)/4, $0x0000001a
+DATA maxPool2x2Evens<>+56(SB)/4, $0x0000001c
+DATA maxPool2x2Evens<>+60(SB)/4, $0x0000001e
+GLOBL maxPool2x2Evens<>(SB), RODATA|NOPTR, $64
+
+DATA maxPool2x2Odds<>+0(SB)/4, $0x00000001
+DATA maxPool2x2Odds<>+4(SB)/4, $0x00000003
+DATA maxPool2x2Odds<>+8(SB)/4, $0x00000005
+DATA maxPool2x2Odds<>+12(SB)/4, $0x00000007
+DATA maxPool2x2Odds<>+16(SB)/4, $0x00000009
+DATA maxPool2x2Odds<>+20(SB)/4, $0x0000000b
+DATA maxPool2x2Odds<>+24(SB)/4, $0x0000000d
+DATA maxPool2x2Odds<>+28(SB)/4, $0x0000000f
+DATA maxPool2x2Odds<>+32(SB)/4, $0x00000011
+DATA maxPool2x2Odds<>+36(SB)/4, $0x00000013
+DATA maxPool2x2Odds<>+40(SB)/4, $0x00000015
+DATA maxPool2x2Odds<>+44(SB)/4, $0x00000017
+DATA maxPool2x2Odds<>+48(SB)/4, $0x00000019
+DATA maxPool2x2Odds<>+52(SB)/4, $0x0000001b
+DATA maxPool2x2Odds<>+56(SB)/4, $0x0000001d
+DATA maxPool2x2Odds<>+60(SB)/4, $0x0000001f
+GLOBL maxPool2x2Odds<>(SB), RODATA|NOPTR, $64

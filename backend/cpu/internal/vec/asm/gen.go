@@ -1255,11 +1255,21 @@ func affineBF16() {
 // output's bits; the index is the first of a, b, c, d equal to it as
 // floats (keys folded so that -0 equals +0), or, for a NaN maximum, the
 // last NaN.
-func maxPool2x2BF16() {
-	const name = "maxPool2x2BF16"
-	TEXT(name, NOSPLIT, "func(o *uint16, ix *int64, x *uint16, oh, ow, w int)")
+func maxPool2x2BF16() { maxPool2x2(false) }
+
+// maxPool2x2S is maxPool2x2BF16 on float32 planes: order keys are the
+// float32 bits themselves, two loads per row split into even and odd
+// columns, and a window with a NaN gives its last NaN's own bits.
+func maxPool2x2S() { maxPool2x2(true) }
+
+func maxPool2x2(f32 bool) {
+	name, typ, esz, keyMag, keyInf := "maxPool2x2BF16", "uint16", 2, uint32(0x7FFF), uint32(0x7F80)
+	if f32 {
+		name, typ, esz, keyMag, keyInf = "maxPool2x2S", "float32", 4, 0x7FFFFFFF, 0x7F800000
+	}
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(o *%s, ix *int64, x *%s, oh, ow, w int)", typ, typ))
 	Pragma("noescape")
-	Doc(name + " pools the bfloat16 plane x (rows w wide) with 2×2 windows at stride 2 into o[oh·ow] and the plane indices ix[oh·ow]: the first maximum of each window in row-major order, or its last NaN (AVX-512 F and BW).")
+	Doc(name + " pools the plane x (rows w wide) with 2×2 windows at stride 2 into o[oh·ow] and the plane indices ix[oh·ow]: the first maximum of each window in row-major order, or its last NaN (AVX-512 F and BW).")
 	o, ix, x, oh, ow, w := reg.RDI, reg.R8, reg.RSI, reg.R9, reg.R10, reg.R11
 	r0, r1, base, rem, n, t := reg.R12, reg.R13, reg.RBX, reg.RDX, reg.RCX, reg.RAX
 	Load(Param("o"), o)
@@ -1271,9 +1281,9 @@ func maxPool2x2BF16() {
 	Z := []reg.VecPhysical{reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7, reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
 		reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23, reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31}
 	mag, inf, ones, one, wq, iota, step, b0, b1 := Z[31], Z[30], Z[29], Z[28], Z[27], Z[26], Z[25], Z[24], Z[23]
-	MOVL(U32(0x7FFF), t.As32())
+	MOVL(U32(keyMag), t.As32())
 	VPBROADCASTD(t.As32(), mag)
-	MOVL(U32(0x7F80), t.As32())
+	MOVL(U32(keyInf), t.As32())
 	VPBROADCASTD(t.As32(), inf)
 	VPTERNLOGD(U8(0xFF), ones, ones, ones)
 	MOVQ(U32(1), t)
@@ -1281,19 +1291,36 @@ func maxPool2x2BF16() {
 	VPBROADCASTQ(w, wq)
 	MOVQ(U32(32), t)
 	VPBROADCASTQ(t, step)
-	iotaMem := GLOBL("maxPool2x2Iota", RODATA|NOPTR)
-	for i := 0; i < 8; i++ {
-		DATA(8*i, U64(2*i))
+	if f32 {
+		VMOVDQU64(NewDataAddr(Symbol{Name: "maxPool2x2Iota", Static: true}, 0), iota)
+	} else {
+		iotaMem := GLOBL("maxPool2x2Iota", RODATA|NOPTR)
+		for i := 0; i < 8; i++ {
+			DATA(8*i, U64(2*i))
+		}
+		VMOVDQU64(iotaMem, iota)
 	}
-	VMOVDQU64(iotaMem, iota)
+	evens, odds := Z[22], Z[21] // f32: dword indices of the even and odd columns of two loads
+	if f32 {
+		ev := GLOBL("maxPool2x2Evens", RODATA|NOPTR)
+		for i := 0; i < 16; i++ {
+			DATA(4*i, U32(uint32(2*i)))
+		}
+		VMOVDQU32(ev, evens)
+		od := GLOBL("maxPool2x2Odds", RODATA|NOPTR)
+		for i := 0; i < 16; i++ {
+			DATA(4*i, U32(uint32(2*i+1)))
+		}
+		VMOVDQU32(od, odds)
+	}
 	XORQ(base, base)
 	TESTQ(ow, ow)
 	JE(LabelRef(name + "_done"))
 	Label(name + "_row")
 	TESTQ(oh, oh)
 	JE(LabelRef(name + "_done"))
-	LEAQ(Mem{Base: x, Index: base, Scale: 2}, r0)
-	LEAQ(Mem{Base: r0, Index: w, Scale: 2}, r1)
+	LEAQ(Mem{Base: x, Index: base, Scale: uint8(esz)}, r0)
+	LEAQ(Mem{Base: r0, Index: w, Scale: uint8(esz)}, r1)
 	VPBROADCASTQ(base, b0)
 	VPADDQ(iota, b0, b0)
 	MOVQ(U32(16), t)
@@ -1306,21 +1333,42 @@ func maxPool2x2BF16() {
 	JLE(LabelRef(name + "_n"))
 	MOVQ(U32(16), n)
 	Label(name + "_n")
-	// the input mask: 2n words
+	// the input mask: 2n elements
 	MOVL(U32(0xFFFFFFFF), t.As32())
 	SHLQ(U8(1), n)
 	BZHIL(n.As32(), t.As32(), t.As32())
 	SHRQ(U8(1), n)
 	KMOVD(t.As32(), reg.K1)
-	VMOVDQU16_Z(Mem{Base: r0}, reg.K1, Z[0])
-	VMOVDQU16_Z(Mem{Base: r1}, reg.K1, Z[1])
 	a, b, c, d, tmp, u := Z[2], Z[3], Z[4], Z[5], Z[6], Z[7]
-	VPSLLD(U8(16), Z[0], a)
-	VPSRAD(U8(16), a, a)
-	VPSRAD(U8(16), Z[0], b)
-	VPSLLD(U8(16), Z[1], c)
-	VPSRAD(U8(16), c, c)
-	VPSRAD(U8(16), Z[1], d)
+	if f32 {
+		// 32 floats a row in two loads, then even and odd columns
+		KSHIFTRD(U8(16), reg.K1, reg.K2)
+		VMOVDQU32_Z(Mem{Base: r0}, reg.K1, Z[0])
+		VMOVDQU32_Z(Mem{Base: r0, Disp: 64}, reg.K2, Z[12])
+		VMOVDQU32_Z(Mem{Base: r1}, reg.K1, Z[1])
+		VMOVDQU32_Z(Mem{Base: r1, Disp: 64}, reg.K2, Z[13])
+		VMOVDQA32(evens, a)
+		VPERMI2D(Z[12], Z[0], a)
+		VMOVDQA32(odds, b)
+		VPERMI2D(Z[12], Z[0], b)
+		VMOVDQA32(evens, c)
+		VPERMI2D(Z[13], Z[1], c)
+		VMOVDQA32(odds, d)
+		VPERMI2D(Z[13], Z[1], d)
+		// the raw bits, for a NaN window's output
+		for i, v := range []reg.VecPhysical{a, b, c, d} {
+			VMOVDQA32(v, Z[14+i])
+		}
+	} else {
+		VMOVDQU16_Z(Mem{Base: r0}, reg.K1, Z[0])
+		VMOVDQU16_Z(Mem{Base: r1}, reg.K1, Z[1])
+		VPSLLD(U8(16), Z[0], a)
+		VPSRAD(U8(16), a, a)
+		VPSRAD(U8(16), Z[0], b)
+		VPSLLD(U8(16), Z[1], c)
+		VPSRAD(U8(16), c, c)
+		VPSRAD(U8(16), Z[1], d)
+	}
 	for _, v := range []reg.VecPhysical{a, b, c, d} { // order keys
 		VPANDD(mag, v, u)
 		VPCMPGTD(inf, u, reg.K2) // a NaN
@@ -1345,11 +1393,14 @@ func maxPool2x2BF16() {
 	VPCMPEQD(fm, c, ec)
 	VPCMPEQD(fm, d, ed)
 	VPCMPEQD(mag, m, nan)
-	// the output bits: keys back to bfloat16, the NaN key 0xFFFF
+	// the output bits: keys back to the element's bits; a NaN window
+	// (bfloat16) 0xFFFF, (float32) its last NaN's bits, picked below
 	VPSRAD(U8(31), m, tmp)
 	VPANDD(mag, tmp, tmp)
 	VPXORD(tmp, m, m)
-	VMOVDQA32(ones, nan, m)
+	if !f32 {
+		VMOVDQA32(ones, nan, m)
+	}
 	// andn(x, y, dst): dst = x &^ y
 	andn := func(x, y, dst reg.Register) { KANDNW(x, y, dst) }
 	k6, k7, k0 := reg.K6, reg.K7, reg.K0
@@ -1369,6 +1420,17 @@ func maxPool2x2BF16() {
 	KNOTW(k0, k0)
 	andn(k0, nan, k0)
 	KORW(k0, k7, k7) // the column bit
+	if f32 { // a NaN window: the bits of the element the bits pick
+		rawA, rawB, rawC, rawD := Z[14], Z[15], Z[16], Z[17]
+		KANDNW(k7, k6, reg.K1) // column, not row: b
+		KANDW(k6, k7, reg.K2)  // both: d
+		KANDNW(k6, k7, reg.K3) // row, not column: c
+		VMOVDQA32(rawA, tmp)
+		VMOVDQA32(rawB, reg.K1, tmp)
+		VMOVDQA32(rawC, reg.K3, tmp)
+		VMOVDQA32(rawD, reg.K2, tmp)
+		VMOVDQA32(tmp, nan, m)
+	}
 	lo, hi := Z[10], Z[11]
 	VMOVDQA64(b0, lo)
 	VMOVDQA64(b1, hi)
@@ -1383,14 +1445,18 @@ func maxPool2x2BF16() {
 	BZHIL(n.As32(), t.As32(), t.As32())
 	KMOVW(t.As32(), reg.K1)
 	KSHIFTRW(U8(8), reg.K1, reg.K2)
-	VPMOVDW(m, m.AsY())
-	VMOVDQU16(m.AsY(), reg.K1, Mem{Base: o})
+	if f32 {
+		VMOVDQU32(m, reg.K1, Mem{Base: o})
+	} else {
+		VPMOVDW(m, m.AsY())
+		VMOVDQU16(m.AsY(), reg.K1, Mem{Base: o})
+	}
 	VMOVDQU64(lo, reg.K1, Mem{Base: ix})
 	VMOVDQU64(hi, reg.K2, Mem{Base: ix, Disp: 64})
-	LEAQ(Mem{Base: o, Index: n, Scale: 2}, o)
+	LEAQ(Mem{Base: o, Index: n, Scale: uint8(esz)}, o)
 	LEAQ(Mem{Base: ix, Index: n, Scale: 8}, ix)
-	ADDQ(U32(64), r0)
-	ADDQ(U32(64), r1)
+	ADDQ(U32(32*esz), r0)
+	ADDQ(U32(32*esz), r1)
 	VPADDQ(step, b0, b0)
 	VPADDQ(step, b1, b1)
 	SUBQ(n, rem)
@@ -1443,5 +1509,6 @@ func main() {
 	affine2S()
 	affineBF16()
 	maxPool2x2BF16()
+	maxPool2x2S()
 	Generate()
 }
