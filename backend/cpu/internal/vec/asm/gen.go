@@ -1420,7 +1420,8 @@ func maxPool2x2(f32 bool) {
 	KNOTW(k0, k0)
 	andn(k0, nan, k0)
 	KORW(k0, k7, k7) // the column bit
-	if f32 { // a NaN window: the bits of the element the bits pick
+	// a NaN window (float32): the bits of the element the two bits pick
+	if f32 {
 		rawA, rawB, rawC, rawD := Z[14], Z[15], Z[16], Z[17]
 		KANDNW(k7, k6, reg.K1) // column, not row: b
 		KANDW(k6, k7, reg.K2)  // both: d
