@@ -294,9 +294,8 @@ func maxPlane[T floatT](g poolGeom, s *maxScratch[T], row func(i, slot int) []T,
 }
 
 // max2x2Row pools input rows r0 (row y0 of a plane w wide) and r1 (row
-// y0+1) with 2×2 windows at stride 2 into o and, when ix is not nil, ix:
-// the first maximum in row-major order, or the last NaN of a window that
-// has one, as PyTorch's kernel picks.
+// y0+1) with 2×2 windows at stride 2 into o and, when ix is not nil, ix
+// (see vec.Window2x2).
 func max2x2Row[T floatT](o []T, ix []int64, r0, r1 []T, y0, w int) {
 	r0, r1 = r0[:2*len(o)], r1[:2*len(o)]
 	if ix == nil {
@@ -308,30 +307,7 @@ func max2x2Row[T floatT](o []T, ix []int64, r0, r1 []T, y0, w int) {
 	ix = ix[:len(o)]
 	for ox := range o {
 		j := 2 * ox
-		a, b, c, d := r0[j], r0[j+1], r1[j], r1[j+1]
-		m := max(max(a, b), max(c, d))
-		// the first equal to m, as conditional moves
-		k := w + 1
-		if c == m {
-			k = w
-		}
-		if b == m {
-			k = 1
-		}
-		if a == m {
-			k = 0
-		}
-		if m != m {
-			k = 0 // the last NaN: a is one if no other is
-			switch {
-			case d != d:
-				k = w + 1
-			case c != c:
-				k = w
-			case b != b:
-				k = 1
-			}
-		}
+		m, k := vec.Window2x2(r0[j], r0[j+1], r1[j], r1[j+1], w)
 		o[ox], ix[ox] = m, int64(y0*w+j+k)
 	}
 }

@@ -322,31 +322,39 @@ func MaxPool2x2S(o []float32, ix []int64, x []float32, oh, ow, w int) {
 		oo, io := o[oy*ow:][:ow], ix[oy*ow:][:ow]
 		for ox := range oo {
 			j := 2 * ox
-			a, b, c, d := r0[j], r0[j+1], r1[j], r1[j+1]
-			m := max(max(a, b), max(c, d))
-			k := w + 1 // the first equal to m
-			if c == m {
-				k = w
-			}
-			if b == m {
-				k = 1
-			}
-			if a == m {
-				k = 0
-			}
-			if m != m { // the last NaN, bits and all
-				switch {
-				case d != d:
-					k, m = w+1, d
-				case c != c:
-					k, m = w, c
-				case b != b:
-					k, m = 1, b
-				default:
-					k, m = 0, a
-				}
-			}
+			m, k := Window2x2(r0[j], r0[j+1], r1[j], r1[j+1], w)
 			oo[ox], io[ox] = m, int64(2*oy*w+j+k)
 		}
 	}
+}
+
+// Window2x2 pools the 2×2 window a b over c d (c is w elements after a):
+// the maximum, Go's max (-0 equals +0; +0 if the window has one), and the
+// offset from a of the first element equal to it in row-major order; or,
+// when the window has a NaN, its last NaN (bits and all) and that one's
+// offset, as PyTorch picks.
+func Window2x2[T interface{ ~float32 | ~float64 }](a, b, c, d T, w int) (T, int) {
+	m := max(max(a, b), max(c, d))
+	k := w + 1 // the first equal to m, as conditional moves
+	if c == m {
+		k = w
+	}
+	if b == m {
+		k = 1
+	}
+	if a == m {
+		k = 0
+	}
+	if m != m {
+		switch {
+		case d != d:
+			return d, w + 1
+		case c != c:
+			return c, w
+		case b != b:
+			return b, 1
+		}
+		return a, 0
+	}
+	return m, k
 }
