@@ -424,23 +424,7 @@ func TestMaxPool2x2BF16(t *testing.T) {
 					wo[oy*ow+ox], wi[oy*ow+ox] = h[0], int64(at[k])
 				}
 			}
-			for _, useGo := range []bool{false, true} {
-				o, ix := make([]backend.BF16, oh*ow+1), make([]int64, oh*ow+1)
-				run := func() { MaxPool2x2BF16(o[:oh*ow], ix[:oh*ow], x, oh, ow, w) }
-				if useGo {
-					withGo(run)
-				} else {
-					run()
-				}
-				if o[oh*ow] != 0 || ix[oh*ow] != 0 {
-					t.Fatalf("ow=%d go=%v: wrote past the outputs", ow, useGo)
-				}
-				for i := range wo {
-					if o[i] != wo[i] || ix[i] != wi[i] {
-						t.Fatalf("ow=%d w=%d go=%v: output %d = %#x at %d, want %#x at %d", ow, w, useGo, i, o[i], ix[i], wo[i], wi[i])
-					}
-				}
-			}
+			checkPool2x2(t, MaxPool2x2BF16, x, oh, ow, w, wo, wi, func(v backend.BF16) uint32 { return uint32(v) })
 		}
 	}
 	t.Logf("AVX-512 loop: %v", useAsm && hasAVX512BW)
@@ -493,24 +477,33 @@ func TestMaxPool2x2S(t *testing.T) {
 					wo[oy*ow+ox], wi[oy*ow+ox] = m, int64(at[k])
 				}
 			}
-			for _, useGo := range []bool{false, true} {
-				o, ix := make([]float32, oh*ow+1), make([]int64, oh*ow+1)
-				run := func() { MaxPool2x2S(o[:oh*ow], ix[:oh*ow], x, oh, ow, w) }
-				if useGo {
-					withGo(run)
-				} else {
-					run()
-				}
-				if o[oh*ow] != 0 || ix[oh*ow] != 0 {
-					t.Fatalf("ow=%d go=%v: wrote past the outputs", ow, useGo)
-				}
-				for i := range wo {
-					if math.Float32bits(o[i]) != math.Float32bits(wo[i]) || ix[i] != wi[i] {
-						t.Fatalf("ow=%d w=%d go=%v: output %d = %#x at %d, want %#x at %d", ow, w, useGo, i, math.Float32bits(o[i]), ix[i], math.Float32bits(wo[i]), wi[i])
-					}
-				}
-			}
+			checkPool2x2(t, MaxPool2x2S, x, oh, ow, w, wo, wi, math.Float32bits)
 		}
 	}
 	t.Logf("AVX-512 loop: %v", useAsm && hasAVX512BW)
+}
+
+// checkPool2x2 runs pool (its assembly and its Go twin) on the oh×ow
+// outputs of x (rows w wide) and checks them, bits and indices, against
+// wo and wi, and that nothing past them was written.
+func checkPool2x2[T comparable](t *testing.T, pool func(o []T, ix []int64, x []T, oh, ow, w int), x []T, oh, ow, w int, wo []T, wi []int64, bits func(T) uint32) {
+	t.Helper()
+	var zero T
+	for _, useGo := range []bool{false, true} {
+		o, ix := make([]T, oh*ow+1), make([]int64, oh*ow+1)
+		run := func() { pool(o[:oh*ow], ix[:oh*ow], x, oh, ow, w) }
+		if useGo {
+			withGo(run)
+		} else {
+			run()
+		}
+		if o[oh*ow] != zero || ix[oh*ow] != 0 {
+			t.Fatalf("ow=%d go=%v: wrote past the outputs", ow, useGo)
+		}
+		for i := range wo {
+			if bits(o[i]) != bits(wo[i]) || ix[i] != wi[i] {
+				t.Fatalf("ow=%d w=%d go=%v: output %d = %#x at %d, want %#x at %d", ow, w, useGo, i, bits(o[i]), ix[i], bits(wo[i]), wi[i])
+			}
+		}
+	}
 }
