@@ -43,7 +43,7 @@ func (Backend) MaxPool2d(out, idx, x backend.View, p backend.Pool2dParams) {
 			return
 		}
 		if g.is2x2() && x.Strides[3] == 1 && x.Strides[2] == g.w {
-			maxPool2x2BF16(g, out, idx, x)
+			maxPool2x2Planes(g, out, idx, x, vec.MaxPool2x2BF16)
 			return
 		}
 		maxPoolHalf(g, out, idx, x, vec.F32FromBF16, vec.BF16FromF32)
@@ -53,22 +53,23 @@ func (Backend) MaxPool2d(out, idx, x backend.View, p backend.Pool2dParams) {
 		return
 	}
 	if x.S.DType() == backend.Float32 && idx.S != nil && g.is2x2() && x.Strides[3] == 1 && x.Strides[2] == g.w {
-		maxPool2x2S(g, out, idx, x)
+		maxPool2x2Planes(g, out, idx, x, vec.MaxPool2x2S)
 		return
 	}
 	floatKernel("max_pool2d", x.S.DType(), func() { maxPool[float32](g, out, idx, x) }, func() { maxPool[float64](g, out, idx, x) })
 }
 
-// maxPool2x2S is maxPool for 2×2 windows at stride 2 with indices on
-// float32 planes whose rows are contiguous: one vec.MaxPool2x2S a plane
-// (AVX-512 where the CPU has it).
-func maxPool2x2S(g poolGeom, out, idx, x backend.View) {
-	xd, od, id := data[float32](x), data[float32](out), data[int64](idx)
+// maxPool2x2Planes is maxPool for 2×2 windows at stride 2 with indices on
+// planes whose rows are contiguous: pool (vec.MaxPool2x2S, or
+// vec.MaxPool2x2BF16 on the two-byte data: the same bits and indices as
+// maxPoolHalf) a plane at a time.
+func maxPool2x2Planes[E any](g poolGeom, out, idx, x backend.View, pool func(o []E, ix []int64, x []E, oh, ow, w int)) {
+	xd, od, id := data[E](x), data[E](out), data[int64](idx)
 	parallelFor(g.n*g.c, g.oh*g.ow*4, func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
 			src := pl/g.c*x.Strides[0] + pl%g.c*x.Strides[1]
 			at := pl * g.oh * g.ow
-			vec.MaxPool2x2S(od[at:][:g.oh*g.ow], id[at:][:g.oh*g.ow], xd[src:], g.oh, g.ow, g.w)
+			pool(od[at:][:g.oh*g.ow], id[at:][:g.oh*g.ow], xd[src:], g.oh, g.ow, g.w)
 		}
 	})
 }
@@ -154,20 +155,6 @@ func maxPoolHalf[H halfT](g poolGeom, out, idx, x backend.View, widen func([]flo
 // is2x2 reports whether the windows are 2×2 at stride 2 without padding.
 func (g poolGeom) is2x2() bool {
 	return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0
-}
-
-// maxPool2x2BF16 is maxPoolHalf for 2×2 windows at stride 2 on bfloat16
-// planes whose rows are contiguous: one vec.MaxPool2x2BF16 a plane, on
-// the two-byte data (order keys), the same bits and indices.
-func maxPool2x2BF16(g poolGeom, out, idx, x backend.View) {
-	xd, od, id := data[backend.BF16](x), data[backend.BF16](out), data[int64](idx)
-	parallelFor(g.n*g.c, g.oh*g.ow*4, func(lo, hi int) {
-		for pl := lo; pl < hi; pl++ {
-			src := pl/g.c*x.Strides[0] + pl%g.c*x.Strides[1]
-			at := pl * g.oh * g.ow
-			vec.MaxPool2x2BF16(od[at:][:g.oh*g.ow], id[at:][:g.oh*g.ow], xd[src:], g.oh, g.ow, g.w)
-		}
-	})
 }
 
 // maxPoolKeysBF16 is maxPool on bfloat16 without indices (inference): on

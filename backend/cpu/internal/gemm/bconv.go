@@ -301,7 +301,7 @@ func convForwardPairs(kr *kernel[float32], cv Conv, x []uint16, xs [4]int, w, bi
 	defer putScratch(xq)
 	var fo []float32 // the float32 outputs of a chunk, where tiles do not go to out
 	var ap []float32
-	exact := bfExactCols(cv, wq, nr) && useBconvExact(cv, cgp)
+	exact := exactCols(cv, wq, nr, bfExactBelow) && useBconvExact(cv, cgp)
 	for n0 := 0; n0 < cv.N; n0 += per {
 		cc := cv
 		cc.N = min(per, cv.N-n0)

@@ -56,11 +56,6 @@ func (e *bconvExact) finish(c []float32, ldc, i0, rows, j0, cols int) {
 // 90.7%, ~7% slower). Tests set it with exactBelow.
 var bfExactBelow = 0.9
 
-// bfExactCols is exactCols for the bfloat16 convolution (bfExactBelow).
-func bfExactCols(cv Conv, wq, nr int) bool {
-	return float64(cv.OH*cv.OW) < bfExactBelow*float64(qPanels(cv, wq, nr)*nr)
-}
-
 // useBconvExact reports whether convForwardPairs runs cv (in exact mode)
 // on the GEMM's driver: as for float32 (see convForwardExact), not for
 // several groups whose products are each too small to share out.

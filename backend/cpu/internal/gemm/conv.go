@@ -479,7 +479,7 @@ func convForward[T float](cv Conv, x []T, xs [4]int, w []T, wl wlayout, bias, ou
 	}
 
 	// Small images: float32 runs on the GEMM's driver (conv_exact.go).
-	if exactCols(cv, wq, nr) && convForwardExact(cv, g, xq, img, chStride, wq, w, wl, bias, out) {
+	if exactCols(cv, wq, nr, exactBelow) && convForwardExact(cv, g, xq, img, chStride, wq, w, wl, bias, out) {
 		return
 	}
 	cg, og := cv.C/cv.G, cv.O/cv.G
@@ -549,7 +549,7 @@ func newConvPlan[T float](kr *kernel[T], cv Conv, g geom, img, chStride, wq, cs 
 	// positions of all images in a row, panels gathered element by element.
 	l := cv.OH * cv.OW
 	panels := qPanels(cv, wq, nr)
-	exact := exactCols(cv, wq, nr)
+	exact := exactCols(cv, wq, nr, exactBelow)
 	imgs := cv.N // images with their own panels
 	if exact {
 		imgs, panels = 1, (cv.N*l+nr-1)/nr
@@ -615,9 +615,10 @@ func qPanels(cv Conv, wq, nr int) int {
 
 // exactCols reports whether the forward product gathers the exact output
 // positions as columns (exact mode) rather than contiguous runs of q,
-// which would waste too many columns (small images).
-func exactCols(cv Conv, wq, nr int) bool {
-	return float64(cv.OH*cv.OW) < exactBelow*float64(qPanels(cv, wq, nr)*nr)
+// which would waste too many columns (small images): below, the fraction
+// of useful q-mode columns under which it does (exactBelow, bfExactBelow).
+func exactCols(cv Conv, wq, nr int, below float64) bool {
+	return float64(cv.OH*cv.OW) < below*float64(qPanels(cv, wq, nr)*nr)
 }
 
 // run computes out (a contiguous [N, O, OH, OW]) from xq and ap, the
