@@ -1158,7 +1158,24 @@ func affine2S() {
 	TEXT(name, NOSPLIT, "func(d, gr, x *float32, n int, a, b, c float32)")
 	Pragma("noescape")
 	Doc(name + " sets d[i] = ((g[i]·a) + (x[i]·b)) + c (float32 steps, no FMA) for i < n, n a multiple of 16.")
-	d, g, x, n := reg.RDI, reg.RSI, reg.RBX, reg.RCX
+	d, g, x, n, step := affine2Args()
+	stage(name, "_loop", "_done", n, 16, []advance{{g, 64}, {x, 64}, {d, 64}}, func() {
+		for k := 0; k < 2; k++ {
+			gv, xv := ys[k], ys[2+k]
+			VMOVUPS(mem(g, 32*k), gv)
+			VMOVUPS(mem(x, 32*k), xv)
+			step(gv, xv)
+			VMOVUPS(gv, mem(d, 32*k))
+		}
+	})
+	done(name)
+}
+
+// affine2Args loads affine2S's and affine2BF16's arguments (d, gr, x, n
+// into registers, a, b, c broadcast) and returns the step that sets
+// gv = ((gv·a) + (xv·b)) + c, each operation rounded (no FMA).
+func affine2Args() (d, g, x, n reg.Register, step func(gv, xv reg.VecPhysical)) {
+	d, g, x, n = reg.RDI, reg.RSI, reg.RBX, reg.RCX
 	Load(Param("d"), d)
 	Load(Param("gr"), g)
 	Load(Param("x"), x)
@@ -1167,19 +1184,12 @@ func affine2S() {
 	bcastParam("a", av)
 	bcastParam("b", bv)
 	bcastParam("c", cv)
-	stage(name, "_loop", "_done", n, 16, []advance{{g, 64}, {x, 64}, {d, 64}}, func() {
-		for k := 0; k < 2; k++ {
-			gv, xv := ys[k], ys[2+k]
-			VMOVUPS(mem(g, 32*k), gv)
-			VMOVUPS(mem(x, 32*k), xv)
-			VMULPS(av, gv, gv)
-			VMULPS(bv, xv, xv)
-			VADDPS(xv, gv, gv)
-			VADDPS(cv, gv, gv)
-			VMOVUPS(gv, mem(d, 32*k))
-		}
-	})
-	done(name)
+	return d, g, x, n, func(gv, xv reg.VecPhysical) {
+		VMULPS(av, gv, gv)
+		VMULPS(bv, xv, xv)
+		VADDPS(xv, gv, gv)
+		VADDPS(cv, gv, gv)
+	}
 }
 
 // affine2BF16 emits d = bfloat16(g·a + x·b + c) over bfloat16 g and x, 16
@@ -1190,24 +1200,13 @@ func affine2BF16() {
 	TEXT(name, NOSPLIT, "func(d, gr, x *uint16, n int, a, b, c float32)")
 	Pragma("noescape")
 	Doc(name + " sets d[i] to the bfloat16 bits of ((g[i]·a) + (x[i]·b)) + c (float32 steps, round to nearest even, NaN 0xFFFF) for i < n, n a multiple of 16.")
-	d, g, x, n := reg.RDI, reg.RSI, reg.RBX, reg.RCX
-	Load(Param("d"), d)
-	Load(Param("gr"), g)
-	Load(Param("x"), x)
-	Load(Param("n"), n)
-	av, bv, cv := reg.Y13, reg.Y14, reg.Y15
-	bcastParam("a", av)
-	bcastParam("b", bv)
-	bcastParam("c", cv)
+	d, g, x, n, step := affine2Args()
 	affineLoopBF16(name, n, []advance{{g, 32}, {x, 32}, {d, 32}}, mem(d, 0), func() {
 		for k := 0; k < 2; k++ {
 			gv, xv := ys[k], ys[2+k]
 			widenBF16(mem(g, 16*k), gv)
 			widenBF16(mem(x, 16*k), xv)
-			VMULPS(av, gv, gv)
-			VMULPS(bv, xv, xv)
-			VADDPS(xv, gv, gv)
-			VADDPS(cv, gv, gv)
+			step(gv, xv)
 		}
 	})
 }
