@@ -2279,17 +2279,20 @@ sumS_done:
 // func sumBF16(x *uint16, n int, acc *[32]float64)
 // Requires: AVX, AVX2
 TEXT ·sumBF16(SB), NOSPLIT, $0-24
-	MOVQ    x+0(FP), SI
-	MOVQ    n+8(FP), CX
-	MOVQ    acc+16(FP), DI
-	VMOVUPD (DI), Y8
-	VMOVUPD 32(DI), Y9
-	VMOVUPD 64(DI), Y10
-	VMOVUPD 96(DI), Y11
-	VMOVUPD 128(DI), Y12
-	VMOVUPD 160(DI), Y13
-	VMOVUPD 192(DI), Y14
-	VMOVUPD 224(DI), Y15
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVQ         acc+16(FP), DI
+	VMOVUPD      (DI), Y8
+	VMOVUPD      32(DI), Y9
+	VMOVUPD      64(DI), Y10
+	VMOVUPD      96(DI), Y11
+	VMOVUPD      128(DI), Y12
+	VMOVUPD      160(DI), Y13
+	VMOVUPD      192(DI), Y14
+	VMOVUPD      224(DI), Y15
+	MOVL         $0xffff0000, AX
+	VMOVD        AX, X6
+	VPBROADCASTD X6, Y6
 
 sumBF16_block:
 	TESTQ CX, CX
@@ -2307,21 +2310,27 @@ sumBF16_k:
 	VXORPS Y3, Y3, Y3
 
 sumBF16_inner:
-	VPMOVZXWD    (SI), Y4
-	VPSLLD       $0x10, Y4, Y4
-	VADDPS       Y4, Y0, Y0
-	VPMOVZXWD    16(SI), Y5
-	VPSLLD       $0x10, Y5, Y5
-	VADDPS       Y5, Y1, Y1
-	VPMOVZXWD    32(SI), Y6
-	VPSLLD       $0x10, Y6, Y6
-	VADDPS       Y6, Y2, Y2
-	VPMOVZXWD    48(SI), Y7
-	VPSLLD       $0x10, Y7, Y7
-	VADDPS       Y7, Y3, Y3
+	VMOVDQU      (SI), Y4
+	VPSLLD       $0x10, Y4, Y5
+	VPAND        Y6, Y4, Y4
+	VADDPS       Y5, Y0, Y0
+	VADDPS       Y4, Y1, Y1
+	VMOVDQU      32(SI), Y4
+	VPSLLD       $0x10, Y4, Y5
+	VPAND        Y6, Y4, Y4
+	VADDPS       Y5, Y2, Y2
+	VADDPS       Y4, Y3, Y3
 	ADDQ         $0x00000040, SI
 	SUBQ         $0x00000020, DX
 	JNE          sumBF16_inner
+	VUNPCKLPS    Y1, Y0, Y4
+	VUNPCKHPS    Y1, Y0, Y5
+	VPERM2F128   $0x20, Y5, Y4, Y0
+	VPERM2F128   $0x31, Y5, Y4, Y1
+	VUNPCKLPS    Y3, Y2, Y4
+	VUNPCKHPS    Y3, Y2, Y5
+	VPERM2F128   $0x20, Y5, Y4, Y2
+	VPERM2F128   $0x31, Y5, Y4, Y3
 	VCVTPS2PD    X0, Y4
 	VADDPD       Y4, Y8, Y8
 	VEXTRACTF128 $0x01, Y0, X5

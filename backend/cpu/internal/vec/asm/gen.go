@@ -525,9 +525,9 @@ func shuffle4D(r []reg.VecPhysical) []reg.VecPhysical {
 // into 32 float64 lanes: acc receives those 32 partial sums.
 func sumS() { sumLanes("sumS", false) }
 
-// sumBF16 is sumS on bfloat16 bits, each widened in its register (the bits
-// shifted into the top half): the same lanes, blocks and partial sums as
-// sumS on the widened float32 copy.
+// sumBF16 is sumS on bfloat16 bits, widened in registers by a shift and a
+// mask (no shuffles): the same lanes, blocks and partial sums as sumS on
+// the widened float32 copy.
 func sumBF16() { sumLanes("sumBF16", true) }
 
 // sumLanes emits sumS, or sumBF16 when bf16.
@@ -554,16 +554,42 @@ func sumLanes(name string, bf16 bool) {
 		}
 	}
 	xb := 128 // bytes of x a pass
+	var order func()
 	if bf16 {
+		// Widening without shuffles: a dword holds two bfloat16, the even
+		// element in its low half. Shifted left 16 it is the even element's
+		// float32, masked to its high half the odd one's. ys[0], ys[1] sum
+		// the even and odd elements of the first 16 of a pass, ys[2], ys[3]
+		// of the second 16: each float32 lane still adds the elements
+		// j ≡ lane (mod 32) in order, as sumS's lanes do, and order puts the
+		// lanes back in element order before a block's flush.
+		mask := reg.Y6
+		konst(0xFFFF0000, mask)
 		body = func() {
-			for i := 0; i < 4; i++ {
-				widenBF16(mem(x, 16*i), ys[4+i])
-				VADDPS(ys[4+i], ys[i], ys[i])
+			for h := 0; h < 2; h++ {
+				v, e := reg.Y4, reg.Y5
+				VMOVDQU(mem(x, 32*h), v)
+				VPSLLD(U8(16), v, e)
+				VPAND(mask, v, v)
+				VADDPS(e, ys[2*h], ys[2*h])
+				VADDPS(v, ys[2*h+1], ys[2*h+1])
+			}
+		}
+		order = func() {
+			for h := 0; h < 2; h++ {
+				ev, od := ys[2*h], ys[2*h+1]
+				VUNPCKLPS(od, ev, reg.Y4) // 0 1 2 3 | 8 9 10 11
+				VUNPCKHPS(od, ev, reg.Y5) // 4 5 6 7 | 12 13 14 15
+				VPERM2F128(U8(0x20), reg.Y5, reg.Y4, ev)
+				VPERM2F128(U8(0x31), reg.Y5, reg.Y4, od)
 			}
 		}
 		xb = 64
 	}
 	blocks(name, n, k, 32, []advance{{x, xb}}, body, func() {
+		if order != nil {
+			order()
+		}
 		for i := 0; i < 4; i++ {
 			lo, hi := ys[8+2*i], ys[9+2*i]
 			VCVTPS2PD(xmm(ys[i]), reg.Y4)
