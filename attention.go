@@ -52,20 +52,18 @@ type AttentionOptions struct {
 // ScaledDotProductAttentionBackward0.
 func ScaledDotProductAttention(q, k, v *Tensor, o AttentionOptions) *Tensor {
 	if dt, ok := autocastLow(q, k, v); ok {
+		orig := []*Tensor{q, k, v, o.Mask}
 		if o.Mask != nil && o.Mask.dtype.IsFloat() {
 			o.Mask = o.Mask.Cast(dt)
 		}
-		return ScaledDotProductAttention(q.Cast(dt), k.Cast(dt), v.Cast(dt), o)
+		cs := []*Tensor{q.Cast(dt), k.Cast(dt), v.Cast(dt), o.Mask}
+		return releaseCasts(ScaledDotProductAttention(cs[0], cs[1], cs[2], o), orig, cs)
 	}
 	if q.dtype.IsHalf() && !nativeHalfAttention(q, k, v, o) { // computed in float32 from the rounded inputs, rounded once
-		if o.Mask != nil && o.Mask.dtype.IsFloat() {
-			o.Mask = o.Mask.Cast(Float32)
-		}
-		var out *Tensor
-		AutocastDisabled(func() {
-			out = ScaledDotProductAttention(q.Cast(Float32), k.Cast(Float32), v.Cast(Float32), o).Cast(q.dtype)
+		return inFloat32(q.dtype, []*Tensor{q, k, v, o.Mask}, func(c []*Tensor) *Tensor {
+			o.Mask = c[3]
+			return ScaledDotProductAttention(c[0], c[1], c[2], o)
 		})
-		return out
 	}
 	return NativeKernels.ScaledDotProductAttention(q, k, v, o)
 }
@@ -213,6 +211,11 @@ func (k nativeAttention) attention(q3, k3, v3 *Tensor, am attnMask, p backend.At
 	lse := empty(Shape{b, l}, lseDType(q3.dtype), q3.dev)
 	at.AttentionForward(o3.view(), lse.view(), qd.view(), kd.view(), vd.view(), mv, p)
 	saved := []*Tensor{q3, k3, v3, out}
+	defer func() {
+		if out.ag == nil { // no backward will read the logsumexp
+			lse.Release()
+		}
+	}()
 	return record(attentionGradFn, out, []*Tensor{q3, k3, v3}, saved, func(g *Tensor) []*Tensor {
 		g = g.Reshape(b, l, ev)
 		gq := empty(qd.shape, qd.dtype, qd.dev)

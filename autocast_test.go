@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"runtime"
 	"testing"
 )
 
@@ -73,5 +74,45 @@ func TestAutocastLinearStep(t *testing.T) {
 	}
 	if !AllClose(w.Grad(), FromSlice(fx.WGrad, Shape{5, 8}), 3e-2, 3e-3) || !AllClose(b.Grad(), FromSlice(fx.BGradX, Shape{5}), 3e-2, 3e-3) {
 		t.Errorf("grads\n%v\n%v\ntorch\n%v\n%v", w.Grad(), b.Grad(), fx.WGrad, fx.BGradX)
+	}
+}
+
+// TestAutocastReleasesCasts checks that the casts an autocast op makes of
+// its operands are freed when the op returns and nothing needs them (no
+// autograd): only the result's bytes stay allocated, as PyTorch's
+// reference counting leaves it. Under autograd the casts stay (the op's
+// node saved them) and backward still runs.
+func TestAutocastReleasesCasts(t *testing.T) {
+	for _, dev := range testDevices() {
+		t.Run(dev.String(), func(t *testing.T) {
+			x := Randn(Shape{2, 3, 8, 8}, On(dev))
+			w := Randn(Shape{4, 3, 3, 3}, On(dev)).SetRequiresGrad(true)
+			fw := Randn(Shape{5, 4}, On(dev)).SetRequiresGrad(true)
+			q := Randn(Shape{1, 2, 4, 8}, On(dev)).SetRequiresGrad(true)
+			ops := []struct {
+				name string
+				f    func() *Tensor
+			}{
+				{"conv2d", func() *Tensor { return Conv2d(x, w, nil, [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}, 1) }},
+				{"matmul", func() *Tensor { return fw.MatMul(fw.T()) }},
+				{"linear", func() *Tensor { return Linear(fw, fw, nil) }},
+				{"attention", func() *Tensor { return ScaledDotProductAttention(q, q, q, AttentionOptions{Causal: true}) }},
+			}
+			for _, op := range ops {
+				runtime.GC()
+				before := MemoryAllocated(dev)
+				var out *Tensor
+				NoGrad(func() { Autocast(dev, BFloat16, func() { out = op.f() }) })
+				if got, want := MemoryAllocated(dev)-before, int64(out.NumElements()*2); got > want {
+					t.Errorf("%s: %d bytes more allocated after the op, want its bf16 result's %d", op.name, got, want)
+				}
+				var y *Tensor
+				Autocast(dev, BFloat16, func() { y = op.f() })
+				y.Cast(Float32).Sum().Backward() // the casts the graph saved are still there
+			}
+			if w.Grad() == nil || fw.Grad() == nil {
+				t.Fatal("no gradients through the autocast ops")
+			}
+		})
 	}
 }

@@ -51,15 +51,14 @@ func Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tens
 func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tensor {
 	const name = "conv2d"
 	if dt, ok := autocastLow(x, w, b); ok {
-		return k.Conv2d(castFloat(x, dt), castFloat(w, dt), castFloat(b, dt), stride, padding, dilation, groups)
+		cs := []*Tensor{castFloat(x, dt), castFloat(w, dt), castFloat(b, dt)}
+		return releaseCasts(k.Conv2d(cs[0], cs[1], cs[2], stride, padding, dilation, groups), []*Tensor{x, w, b}, cs)
 	}
 	if x.dtype.IsHalf() && !k.convsHalf(x, w, b) {
 		// two-byte floats: float32 products of the rounded inputs, rounded once
-		var out *Tensor
-		AutocastDisabled(func() {
-			out = k.Conv2d(castFloat(x, Float32), castFloat(w, Float32), castFloat(b, Float32), stride, padding, dilation, groups).Cast(x.dtype)
+		return inFloat32(x.dtype, []*Tensor{x, w, b}, func(c []*Tensor) *Tensor {
+			return k.Conv2d(c[0], c[1], c[2], stride, padding, dilation, groups)
 		})
-		return out
 	}
 	x4, undo := batched4d(name, x)
 	w.live(name)

@@ -19,7 +19,8 @@ func Linear(x, w, b *Tensor) *Tensor {
 	x.live(name)
 	w.live(name)
 	if dt, ok := autocastLow(x, w, b); ok {
-		return Linear(castFloat(x, dt), castFloat(w, dt), castFloat(b, dt))
+		cs := []*Tensor{castFloat(x, dt), castFloat(w, dt), castFloat(b, dt)}
+		return releaseCasts(Linear(cs[0], cs[1], cs[2]), []*Tensor{x, w, b}, cs)
 	}
 	if x.dtype.IsHalf() && w.dtype == x.dtype && (b == nil || b.dtype == x.dtype) {
 		// two-byte floats: product and bias in float32, rounded once (as
@@ -27,9 +28,7 @@ func Linear(x, w, b *Tensor) *Tensor {
 		if x.Dim() == 2 && b != nil && w.Dim() == 2 && x.shape[1] == w.shape[1] {
 			return linearHalf(x, w, b)
 		}
-		var out *Tensor
-		AutocastDisabled(func() { out = Linear(x.Cast(Float32), w.Cast(Float32), castFloat(b, Float32)).Cast(x.dtype) })
-		return out
+		return inFloat32(x.dtype, []*Tensor{x, w, b}, func(c []*Tensor) *Tensor { return Linear(c[0], c[1], c[2]) })
 	}
 	if w.Dim() != 2 || x.Dim() == 0 || x.shape[x.Dim()-1] != w.shape[1] {
 		shapeErr(name, "input and weight shapes cannot be multiplied", x.shape, w.shape)

@@ -14,16 +14,15 @@ func (t *Tensor) MatMul(o *Tensor) *Tensor {
 	t.live(name)
 	o.live(name)
 	if dt, ok := autocastLow(t, o); ok {
-		return t.Cast(dt).MatMul(o.Cast(dt))
+		cs := []*Tensor{t.Cast(dt), o.Cast(dt)}
+		return releaseCasts(cs[0].MatMul(cs[1]), []*Tensor{t, o}, cs)
 	}
 	if t.dtype.IsHalf() && t.dtype == o.dtype && t.dev.Type != backend.CUDAType && t.dev.Type != backend.CPUType {
 		// half off CUDA (cublasGemmEx) and the CPU (bfloat16 natively,
 		// VDPBF16PS where it can; float16 on the float32 kernels, widened
 		// while packing): float32 products of the (already rounded)
 		// operands, accumulated in float32 and rounded once.
-		var out *Tensor
-		AutocastDisabled(func() { out = t.Cast(Float32).MatMul(o.Cast(Float32)).Cast(t.dtype) })
-		return out
+		return inFloat32(t.dtype, []*Tensor{t, o}, func(c []*Tensor) *Tensor { return c[0].MatMul(c[1]) })
 	}
 	sameDevice(name, t, o)
 	if t.Dim() == 0 || o.Dim() == 0 {

@@ -21,8 +21,8 @@ func (k Kernels) BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, tra
 	const name = "batch_norm"
 	x.live(name)
 	if x.dtype.IsHalf() && !k.batchNormsHalf(x) { // float32 statistics (the running ones stay float32), rounded output
-		return inFloat32(x.dtype, func() *Tensor {
-			return k.BatchNorm(x.Cast(Float32), runningMean, runningVar, castFloat(weight, Float32), castFloat(bias, Float32), training, momentum, eps)
+		return inFloat32(x.dtype, []*Tensor{x, weight, bias}, func(c []*Tensor) *Tensor {
+			return k.BatchNorm(c[0], runningMean, runningVar, c[1], c[2], training, momentum, eps)
 		})
 	}
 	if x.Dim() < 2 {
@@ -69,13 +69,15 @@ func updateRunning(runningMean, runningVar, mean, v *Tensor, cnt int, momentum f
 // NativeLayerNormBackward0.
 func LayerNorm(x *Tensor, normalizedShape []int, weight, bias *Tensor, eps float64) *Tensor {
 	if autocastF32(x) || autocastF32(weight) {
-		return LayerNorm(castFloat(x, Float32), normalizedShape, castFloat(weight, Float32), castFloat(bias, Float32), eps)
+		ts := []*Tensor{x, weight, bias}
+		cs := []*Tensor{castFloat(x, Float32), castFloat(weight, Float32), castFloat(bias, Float32)}
+		return releaseCasts(LayerNorm(cs[0], normalizedShape, cs[1], cs[2], eps), ts, cs)
 	}
 	if x.dtype.IsHalf() {
 		// as PyTorch's kernels: the statistics and the affine in float32
 		// from the two-byte inputs, the result rounded once
-		return inFloat32(x.dtype, func() *Tensor {
-			return LayerNorm(x.Cast(Float32), normalizedShape, castFloat(weight, Float32), castFloat(bias, Float32), eps)
+		return inFloat32(x.dtype, []*Tensor{x, weight, bias}, func(c []*Tensor) *Tensor {
+			return LayerNorm(c[0], normalizedShape, c[1], c[2], eps)
 		})
 	}
 	const name = "layer_norm"

@@ -35,7 +35,7 @@ func MaxPool2d(x *Tensor, kernel, stride, padding [2]int) *Tensor {
 func (k Kernels) MaxPool2d(x *Tensor, kernel, stride, padding [2]int) *Tensor {
 	const name = "max_pool2d"
 	if x.dtype.IsHalf() && !k.poolsHalf(x) {
-		return inFloat32(x.dtype, func() *Tensor { return k.MaxPool2d(x.Cast(Float32), kernel, stride, padding) })
+		return inFloat32(x.dtype, []*Tensor{x}, func(c []*Tensor) *Tensor { return k.MaxPool2d(c[0], kernel, stride, padding) })
 	}
 	x4, undo := batched4d(name, x)
 	stride = poolArgs(name, kernel, stride, padding)
@@ -58,7 +58,7 @@ func AvgPool2d(x *Tensor, kernel, stride, padding [2]int, countIncludePad bool) 
 func (k Kernels) AvgPool2d(x *Tensor, kernel, stride, padding [2]int, countIncludePad bool) *Tensor {
 	const name = "avg_pool2d"
 	if x.dtype.IsHalf() {
-		return inFloat32(x.dtype, func() *Tensor { return k.AvgPool2d(x.Cast(Float32), kernel, stride, padding, countIncludePad) })
+		return inFloat32(x.dtype, []*Tensor{x}, func(c []*Tensor) *Tensor { return k.AvgPool2d(c[0], kernel, stride, padding, countIncludePad) })
 	}
 	x4, undo := batched4d(name, x)
 	stride = poolArgs(name, kernel, stride, padding)
