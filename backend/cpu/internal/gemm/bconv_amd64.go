@@ -4,6 +4,7 @@ package gemm
 
 import (
 	"math/bits"
+	"sync"
 
 	"golang.org/x/sys/cpu"
 )
@@ -92,18 +93,80 @@ func phaseRows2(dst []uint32, x []uint16, a, ld, rows, ss, ds, w int) {
 }
 
 // pairRow sets d[P·kk+t] = w[2P·kk+t] | w[(2P+1)·kk+t]<<16 for P < np,
-// t < kk, with packBInter, 32 taps at a time.
+// t < kk: sixteen words a permutation (pairTapsAVX512) where kk allows it
+// (3×3 kernels: 9 taps), else packBInter, 32 taps at a time.
 func pairRow(d []uint32, w []uint16, np, kk int) {
 	if !hasAVX512BW || np == 0 {
 		pairRowGo(d, w, np, kk)
 		return
 	}
-	_ = d[np*kk-1]
-	_ = w[2*np*kk-1]
+	n := np * kk
+	_ = d[n-1]
+	_ = w[2*n-1]
+	if tb := pairTable(kk); tb != nil {
+		// Chunk c reads 64 values from its first low half, lo(16c): past
+		// the row (into the values after it) but not past w's capacity.
+		chunks := n / 16
+		for chunks > 0 && tapLow(16*(chunks-1), kk)+64 > cap(w) {
+			chunks--
+		}
+		if chunks > 0 {
+			pairTapsAVX512(&d[0], &w[0], chunks, &tb.idx[0], &tb.adv[0], len(tb.adv))
+		}
+		for j := 16 * chunks; j < n; j++ {
+			l := tapLow(j, kk)
+			d[j] = uint32(w[l]) | uint32(w[l+kk])<<16
+		}
+		return
+	}
 	for t := 0; t < kk; t += 32 {
 		m := 1<<min(32, kk-t) - 1
 		packBInter(&d[t], &w[t], kk, np, kk, m, m)
 	}
+}
+
+// tapLow is the position in a weight row of word j's low half (pairRow).
+func tapLow(j, kk int) int { return j + kk*(j/kk) }
+
+// pairTab is pairTapsAVX512's table for kk taps: for each sixteen words
+// starting at 16e (e < period, after which the pattern repeats), the 32
+// positions of their halves from the first low half on, and how far the
+// next sixteen's first low half is.
+type pairTab struct {
+	idx []uint16
+	adv []int
+}
+
+var pairTabs sync.Map // kk → *pairTab (nil: sixteen words span more than 64 values)
+
+func pairTable(kk int) *pairTab {
+	if v, ok := pairTabs.Load(kk); ok {
+		return v.(*pairTab)
+	}
+	t := newPairTab(kk)
+	pairTabs.Store(kk, t)
+	return t
+}
+
+func newPairTab(kk int) *pairTab {
+	period := kk
+	for period%2 == 0 && (16*period/2)%kk == 0 {
+		period /= 2
+	}
+	t := &pairTab{idx: make([]uint16, 32*period), adv: make([]int, period)}
+	for e := range period {
+		j0 := 16 * e
+		b := tapLow(j0, kk)
+		for i := range 16 {
+			l := tapLow(j0+i, kk) - b
+			if l+kk > 63 {
+				return nil
+			}
+			t.idx[32*e+2*i], t.idx[32*e+2*i+1] = uint16(l), uint16(l+kk)
+		}
+		t.adv[e] = tapLow(j0+16, kk) - b
+	}
+	return t
 }
 
 // gatherPanelSIMD is gatherPanel for panels of up to 32 columns whose

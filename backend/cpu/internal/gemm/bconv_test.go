@@ -408,13 +408,13 @@ func TestConvGradWeightBF16(t *testing.T) {
 	}
 }
 
-// TestPairRow checks pairRow (packBInter where the CPU has AVX-512)
-// against its Go twin, pairRowGo, for tap counts below, at and past one
-// 32-lane pass.
+// TestPairRow checks pairRow (pairTapsAVX512 or packBInter where the CPU
+// has AVX-512) against its Go twin, pairRowGo, for tap counts below, at
+// and past one 32-lane pass, and rows of more than one permutation period.
 func TestPairRow(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, kk := range []int{1, 2, 9, 25, 32, 33, 49} {
-		for _, np := range []int{1, 2, 3, 17} {
+		for _, np := range []int{1, 2, 3, 17, 40} {
 			w := randBF(r, 2*np*kk+3)
 			got := make([]uint32, np*kk+2)
 			want := make([]uint32, np*kk+2)

@@ -199,6 +199,11 @@ func packBGather(dst *uint32, src *uint16, idx *int32, kc int, ds int, lmask int
 //go:noescape
 func packBInter(dst *uint32, src *uint16, ld int, kc int, ds int, lmask int, smask int)
 
+// pairTapsAVX512 writes chunks×16 pair words of a weight row from the permutation table tab (see genPairTaps in package asm).
+//
+//go:noescape
+func pairTapsAVX512(d *uint32, w *uint16, chunks int, tab *uint16, adv *int, period int)
+
 // roundBF16AVX512 rounds n float32 (a multiple of 16) to bfloat16 bits (see genRoundBF16 in package asm).
 //
 //go:noescape

@@ -11972,6 +11972,42 @@ done:
 	VZEROUPPER
 	RET
 
+// func pairTapsAVX512(d *uint32, w *uint16, chunks int, tab *uint16, adv *int, period int)
+// Requires: AVX, AVX512BW, AVX512F
+TEXT ·pairTapsAVX512(SB), NOSPLIT, $0-48
+	MOVQ d+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ chunks+16(FP), CX
+	MOVQ tab+24(FP), R8
+	MOVQ adv+32(FP), R9
+	MOVQ period+40(FP), R10
+	XORQ R11, R11
+
+loop:
+	TESTQ     CX, CX
+	JE        done
+	MOVQ      R11, AX
+	SHLQ      $0x06, AX
+	VMOVDQU64 (R8)(AX*1), Z2
+	VMOVDQU64 (SI), Z0
+	VPERMI2W  64(SI), Z0, Z2
+	VMOVDQU64 Z2, (DI)
+	ADDQ      $0x40, DI
+	MOVQ      (R9)(R11*8), AX
+	LEAQ      (SI)(AX*2), SI
+	INCQ      R11
+	CMPQ      R11, R10
+	JL        next
+	XORQ      R11, R11
+
+next:
+	DECQ CX
+	JMP  loop
+
+done:
+	VZEROUPPER
+	RET
+
 // func roundBF16AVX512(dst *uint16, src *float32, n int)
 // Requires: AVX, AVX512F
 TEXT ·roundBF16AVX512(SB), NOSPLIT, $0-24

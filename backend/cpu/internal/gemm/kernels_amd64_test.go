@@ -242,3 +242,18 @@ func TestGatherPanelSIMD(t *testing.T) {
 		}
 	}
 }
+
+// TestPairTable checks which tap counts pairRow permutes sixteen words at
+// a time (their halves within 64 values) and the tables' periods
+// (kk/gcd(16, kk) entries).
+func TestPairTable(t *testing.T) {
+	for kk, period := range map[int]int{1: 1, 2: 1, 4: 1, 9: 9, 25: 0, 49: 0} {
+		tb := newPairTab(kk)
+		switch {
+		case period == 0 && tb != nil:
+			t.Errorf("kk %d: a table, but sixteen words span more than 64 values", kk)
+		case period != 0 && (tb == nil || len(tb.adv) != period):
+			t.Errorf("kk %d: table %+v, want %d entries", kk, tb, period)
+		}
+	}
+}

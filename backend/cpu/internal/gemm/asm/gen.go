@@ -486,6 +486,51 @@ func genPackBF16() {
 	}
 }
 
+// genPairTaps generates pairTapsAVX512, the pair words of a convolution
+// weight row (pairRow): word j = P·kk+t is w[2P·kk+t] | w[(2P+1)·kk+t]<<16.
+// Sixteen words at a time come from the 64 bfloat16 values from their
+// first low half on (two loads) through one VPERMI2W, whose index vector
+// (the low and high halves' positions, lane pairs) depends only on where
+// the sixteen start within a tap row, s = j mod kk; so does how far the
+// next sixteen's values start. tab holds the 32 uint16 indices of each of
+// the period's entries in order, adv their advances in values. chunks
+// runs of sixteen words are written, each reading 64 values.
+func genPairTaps() {
+	TEXT("pairTapsAVX512", NOSPLIT, "func(d *uint32, w *uint16, chunks int, tab *uint16, adv *int, period int)")
+	Pragma("noescape")
+	Doc("pairTapsAVX512 writes chunks×16 pair words of a weight row from the permutation table tab (see genPairTaps in package asm).")
+	d, w, n, tab, adv, per, e := reg.RDI, reg.RSI, reg.RCX, reg.R8, reg.R9, reg.R10, reg.R11
+	Load(Param("d"), d)
+	Load(Param("w"), w)
+	Load(Param("chunks"), n)
+	Load(Param("tab"), tab)
+	Load(Param("adv"), adv)
+	Load(Param("period"), per)
+	XORQ(e, e)
+	Label("loop")
+	TESTQ(n, n)
+	JE(LabelRef("done"))
+	MOVQ(e, reg.RAX)
+	SHLQ(U8(6), reg.RAX)
+	VMOVDQU64(Mem{Base: tab, Index: reg.RAX, Scale: 1}, reg.Z2)
+	VMOVDQU64(Mem{Base: w}, reg.Z0)
+	VPERMI2W(Mem{Base: w, Disp: 64}, reg.Z0, reg.Z2)
+	VMOVDQU64(reg.Z2, Mem{Base: d})
+	ADDQ(U8(64), d)
+	MOVQ(Mem{Base: adv, Index: e, Scale: 8}, reg.RAX)
+	LEAQ(Mem{Base: w, Index: reg.RAX, Scale: 2}, w)
+	INCQ(e)
+	CMPQ(e, per)
+	JL(LabelRef("next"))
+	XORQ(e, e)
+	Label("next")
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
 // genRoundBF16 generates roundBF16AVX512: dst[i] = the bfloat16 nearest
 // src[i], ties to even, every NaN 0xFFFF (package backend's ToBF16), for
 // i < n, n a multiple of 16.
@@ -1615,6 +1660,7 @@ func main() {
 	genPack(false)
 	genPack(true)
 	genPackBF16()
+	genPairTaps()
 	genRoundBF16()
 	genPackBTrans()
 	genPackSTrans()
