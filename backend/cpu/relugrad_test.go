@@ -93,3 +93,63 @@ func TestReLUGradFloat(t *testing.T) {
 		}
 	}
 }
+
+// TestChannelAffineFloat checks ChannelAffine (out = x·scale[c] + shift[c])
+// element by element against x·scale + shift worked in float64, float32
+// and float64,
+// for planes below smallPlane (whole images with spread coefficients) and
+// above, split over the threads in chunks that start mid-image.
+func TestChannelAffineFloat(t *testing.T) {
+	defer func(g int) { grain = g }(grain)
+	grain = 16
+	defer SetThreads(Threads())
+	SetThreads(3)
+	for _, dt := range []backend.DType{backend.Float32, backend.Float64} {
+		for _, sh := range [][]int{{5, 7, 2, 2}, {3, 11, 3, 3}, {2, 3, 1}, {4, 6, 40}, {9, 5}} {
+			x, out := benchView(dt, sh...), benchView(dt, sh...)
+			sc, sf := benchView(dt, sh[1]), benchView(dt, sh[1])
+			at := func(v backend.View, i int) float64 {
+				if dt == backend.Float32 {
+					return float64(data[float32](v)[i])
+				}
+				return data[float64](v)[i]
+			}
+			set := func(v backend.View, i int, f float64) {
+				if dt == backend.Float32 {
+					data[float32](v)[i] = float32(f)
+				} else {
+					data[float64](v)[i] = f
+				}
+			}
+			n := 1
+			for _, d := range sh {
+				n *= d
+			}
+			for i := range n {
+				set(x, i, math.Sin(float64(i)*0.7)*3)
+			}
+			for c := range sh[1] {
+				set(sc, c, 0.5+float64(c)*0.37)
+				set(sf, c, float64(c)*0.1-0.3)
+			}
+			Backend{}.ChannelAffine(out, x, sc, sf)
+			s := 1
+			for _, d := range sh[2:] {
+				s *= d
+			}
+			for i := range n {
+				c := i / s % sh[1]
+				// rounded once (FMA), or, without FMA (purego), the
+				// product then the sum
+				a, b, d := at(x, i), at(sc, c), at(sf, c)
+				once, twice := math.FMA(a, b, d), a*b+d
+				if dt == backend.Float32 {
+					once, twice = float64(float32(once)), float64(float32(a)*float32(b)+float32(d))
+				}
+				if got := at(out, i); got != once && got != twice {
+					t.Fatalf("%v %v: out[%d] = %v, want %v (fused) or %v", dt, sh, i, got, once, twice)
+				}
+			}
+		}
+	}
+}

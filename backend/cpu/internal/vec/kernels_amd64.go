@@ -69,6 +69,11 @@ func reluGradS(d *float32, gr *float32, y *float32, n int)
 //go:noescape
 func affineS(d *float32, a *float32, s float32, b float32, n int)
 
+// fmavS computes d[i] = a[i]·s[i] + b[i], rounded once (FMA), for i < n.
+//
+//go:noescape
+func fmavS(d *float32, a *float32, s *float32, b *float32, n int)
+
 // fillS sets d[i] = v for i < n.
 //
 //go:noescape
@@ -163,6 +168,11 @@ func reluGradD(d *float64, gr *float64, y *float64, n int)
 //
 //go:noescape
 func affineD(d *float64, a *float64, s float64, b float64, n int)
+
+// fmavD computes d[i] = a[i]·s[i] + b[i], rounded once (FMA), for i < n.
+//
+//go:noescape
+func fmavD(d *float64, a *float64, s *float64, b *float64, n int)
 
 // fillD sets d[i] = v for i < n.
 //

@@ -729,6 +729,73 @@ affineS_done:
 	VZEROUPPER
 	RET
 
+// func fmavS(d *float32, a *float32, s *float32, b *float32, n int)
+// Requires: AVX, FMA3
+TEXT ·fmavS(SB), NOSPLIT, $0-40
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ s+16(FP), DX
+	MOVQ b+24(FP), BX
+	MOVQ n+32(FP), CX
+
+fmavS_x4:
+	CMPQ        CX, $0x00000020
+	JL          fmavS_x1
+	VMOVUPS     (SI), Y0
+	VMOVUPS     (DX), Y4
+	VFMADD213PS (BX), Y4, Y0
+	VMOVUPS     Y0, (DI)
+	VMOVUPS     32(SI), Y1
+	VMOVUPS     32(DX), Y5
+	VFMADD213PS 32(BX), Y5, Y1
+	VMOVUPS     Y1, 32(DI)
+	VMOVUPS     64(SI), Y2
+	VMOVUPS     64(DX), Y6
+	VFMADD213PS 64(BX), Y6, Y2
+	VMOVUPS     Y2, 64(DI)
+	VMOVUPS     96(SI), Y3
+	VMOVUPS     96(DX), Y7
+	VFMADD213PS 96(BX), Y7, Y3
+	VMOVUPS     Y3, 96(DI)
+	ADDQ        $0x00000080, DI
+	ADDQ        $0x00000080, SI
+	ADDQ        $0x00000080, DX
+	ADDQ        $0x00000080, BX
+	SUBQ        $0x00000020, CX
+	JMP         fmavS_x4
+
+fmavS_x1:
+	CMPQ        CX, $0x00000008
+	JL          fmavS_tail
+	VMOVUPS     (SI), Y0
+	VMOVUPS     (DX), Y4
+	VFMADD213PS (BX), Y4, Y0
+	VMOVUPS     Y0, (DI)
+	ADDQ        $0x00000020, DI
+	ADDQ        $0x00000020, SI
+	ADDQ        $0x00000020, DX
+	ADDQ        $0x00000020, BX
+	SUBQ        $0x00000008, CX
+	JMP         fmavS_x1
+
+fmavS_tail:
+	CMPQ        CX, $0x00000001
+	JL          fmavS_done
+	VMOVSS      (SI), X0
+	VMOVSS      (DX), X4
+	VFMADD213SS (BX), X4, X0
+	VMOVSS      X0, (DI)
+	ADDQ        $0x00000004, DI
+	ADDQ        $0x00000004, SI
+	ADDQ        $0x00000004, DX
+	ADDQ        $0x00000004, BX
+	SUBQ        $0x00000001, CX
+	JMP         fmavS_tail
+
+fmavS_done:
+	VZEROUPPER
+	RET
+
 // func fillS(d *float32, v float32, n int)
 // Requires: AVX
 TEXT ·fillS(SB), NOSPLIT, $0-24
@@ -1826,6 +1893,73 @@ affineD_tail:
 	JMP         affineD_tail
 
 affineD_done:
+	VZEROUPPER
+	RET
+
+// func fmavD(d *float64, a *float64, s *float64, b *float64, n int)
+// Requires: AVX, FMA3
+TEXT ·fmavD(SB), NOSPLIT, $0-40
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ s+16(FP), DX
+	MOVQ b+24(FP), BX
+	MOVQ n+32(FP), CX
+
+fmavD_x4:
+	CMPQ        CX, $0x00000010
+	JL          fmavD_x1
+	VMOVUPD     (SI), Y0
+	VMOVUPD     (DX), Y4
+	VFMADD213PD (BX), Y4, Y0
+	VMOVUPD     Y0, (DI)
+	VMOVUPD     32(SI), Y1
+	VMOVUPD     32(DX), Y5
+	VFMADD213PD 32(BX), Y5, Y1
+	VMOVUPD     Y1, 32(DI)
+	VMOVUPD     64(SI), Y2
+	VMOVUPD     64(DX), Y6
+	VFMADD213PD 64(BX), Y6, Y2
+	VMOVUPD     Y2, 64(DI)
+	VMOVUPD     96(SI), Y3
+	VMOVUPD     96(DX), Y7
+	VFMADD213PD 96(BX), Y7, Y3
+	VMOVUPD     Y3, 96(DI)
+	ADDQ        $0x00000080, DI
+	ADDQ        $0x00000080, SI
+	ADDQ        $0x00000080, DX
+	ADDQ        $0x00000080, BX
+	SUBQ        $0x00000010, CX
+	JMP         fmavD_x4
+
+fmavD_x1:
+	CMPQ        CX, $0x00000004
+	JL          fmavD_tail
+	VMOVUPD     (SI), Y0
+	VMOVUPD     (DX), Y4
+	VFMADD213PD (BX), Y4, Y0
+	VMOVUPD     Y0, (DI)
+	ADDQ        $0x00000020, DI
+	ADDQ        $0x00000020, SI
+	ADDQ        $0x00000020, DX
+	ADDQ        $0x00000020, BX
+	SUBQ        $0x00000004, CX
+	JMP         fmavD_x1
+
+fmavD_tail:
+	CMPQ        CX, $0x00000001
+	JL          fmavD_done
+	VMOVSD      (SI), X0
+	VMOVSD      (DX), X4
+	VFMADD213SD (BX), X4, X0
+	VMOVSD      X0, (DI)
+	ADDQ        $0x00000008, DI
+	ADDQ        $0x00000008, SI
+	ADDQ        $0x00000008, DX
+	ADDQ        $0x00000008, BX
+	SUBQ        $0x00000001, CX
+	JMP         fmavD_tail
+
+fmavD_done:
 	VZEROUPPER
 	RET
 

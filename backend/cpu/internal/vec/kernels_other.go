@@ -25,6 +25,8 @@ func reluGradS(d, gr, y *float32, n int)                            {}
 func reluGradD(d, gr, y *float64, n int)                            {}
 func affineS(d, a *float32, s, b float32, n int)                    {}
 func affineD(d, a *float64, s, b float64, n int)                    {}
+func fmavS(d, a, s, b *float32, n int)                              {}
+func fmavD(d, a, s, b *float64, n int)                              {}
 func fillS(d *float32, v float32, n int)                            {}
 func fillD(d *float64, v float64, n int)                            {}
 func wherevvS(d *float32, c *bool, a, b *float32, n int)            {}

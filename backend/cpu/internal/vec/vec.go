@@ -164,6 +164,27 @@ func Affine[T Float](d, a []T, s, b T) {
 	}
 }
 
+// FMA sets d[i] = a[i]·s[i] + b[i], rounded once where the CPU has FMA
+// (as Affine: its per-element twin).
+func FMA[T Float](d, a, s, b []T) {
+	n := len(d)
+	if n == 0 {
+		return
+	}
+	a, s, b = a[:n], s[:n], b[:n]
+	if useAsm && hasFMA {
+		if is32[T]() {
+			fmavS(p32(d), p32(a), p32(s), p32(b), n)
+		} else {
+			fmavD(p64(d), p64(a), p64(s), p64(b), n)
+		}
+		return
+	}
+	for i, x := range a {
+		d[i] = x*s[i] + b[i]
+	}
+}
+
 // ReLU sets d[i] = max(a[i], 0): NaN stays NaN, -0 becomes +0.
 func ReLU[T Float](d, a []T) {
 	n := len(d)

@@ -3,6 +3,7 @@ package vec
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 )
@@ -430,6 +431,46 @@ func testReLUGrad[T Float](t *testing.T) {
 			if d[n] != 0 {
 				t.Fatalf("%T n=%d go=%v: wrote past the end", y, n, useGo)
 			}
+		}
+	}
+}
+
+// TestFMA checks FMA against a·s + b worked exactly (big.Float) and rounded
+// once, for every length through the four-register, one-register and
+// scalar stages, float32 and float64.
+func TestFMA(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	exact := func(a, s, b float64) *big.Float {
+		p := new(big.Float).SetPrec(300).Mul(big.NewFloat(a).SetPrec(300), big.NewFloat(s).SetPrec(300))
+		return p.Add(p, big.NewFloat(b).SetPrec(300))
+	}
+	for n := 0; n <= 70; n++ {
+		a32, s32, b32, d32 := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n+1)
+		a64, s64, b64, d64 := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n+1)
+		for i := range n {
+			a32[i], s32[i], b32[i] = float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64()*1e-3)
+			a64[i], s64[i], b64[i] = r.NormFloat64(), r.NormFloat64(), r.NormFloat64()*1e-3
+		}
+		d32[n], d64[n] = 7, 7
+		FMA(d32[:n], a32, s32, b32)
+		FMA(d64[:n], a64, s64, b64)
+		for i := range n {
+			w32, _ := exact(float64(a32[i]), float64(s32[i]), float64(b32[i])).Float32()
+			w64, _ := exact(a64[i], s64[i], b64[i]).Float64()
+			// without FMA (no assembly) the product is rounded first
+			if tol := float32(0); !(useAsm && hasFMA) {
+				tol = 1e-6 * (float32(math.Abs(float64(w32))) + 1e-3)
+				if d := d32[i] - w32; d > tol || d < -tol {
+					t.Fatalf("n=%d: float32 FMA[%d] = %v, want %v", n, i, d32[i], w32)
+				}
+				continue
+			}
+			if d32[i] != w32 || d64[i] != w64 {
+				t.Fatalf("n=%d: FMA[%d] = %v, %v, want %v, %v (rounded once)", n, i, d32[i], d64[i], w32, w64)
+			}
+		}
+		if d32[n] != 7 || d64[n] != 7 {
+			t.Fatalf("n=%d: FMA wrote past its length", n)
 		}
 	}
 }

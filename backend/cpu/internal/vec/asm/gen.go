@@ -323,6 +323,39 @@ func affine(t typ) {
 	})
 }
 
+// fmaV emits d[i] = a[i]·s[i] + b[i], rounded once (FMA): affine with a
+// coefficient per element (batch norm's tiny planes, their channels'
+// coefficients spread over an image).
+func fmaV(t typ) {
+	name := "fmav" + t.sfx()
+	g := t.gotype()
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(d, a, s, b *%s, n int)", g))
+	Pragma("noescape")
+	Doc(name + " computes d[i] = a[i]·s[i] + b[i], rounded once (FMA), for i < n.")
+	d, a, sp, bp, n := reg.RDI, reg.RSI, reg.RDX, reg.RBX, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("a"), a)
+	Load(Param("s"), sp)
+	Load(Param("b"), bp)
+	Load(Param("n"), n)
+	fma, fmaS := VFMADD213PS, VFMADD213SS
+	if t.double {
+		fma, fmaS = VFMADD213PD, VFMADD213SD
+	}
+	loop(t, name, []reg.Register{d, a, sp, bp}, nil, func(i, disp int, scalar bool) {
+		y, z := ys[i], ys[4+i]
+		mov, f := t.packed("mov"), fma
+		if scalar {
+			y, z = xmm(y), xmm(z)
+			mov, f = t.scalar("mov"), fmaS
+		}
+		mov(mem(a, disp), y)
+		mov(mem(sp, disp), z)
+		f(mem(bp, disp), z, y) // y = s·y + b
+		mov(y, mem(d, disp))
+	})
+}
+
 // fill emits d[i] = v.
 func fill(t typ) {
 	name := "fill" + t.sfx()
@@ -1506,6 +1539,7 @@ func main() {
 		relu(t)
 		reluGrad(t)
 		affine(t)
+		fmaV(t)
 		fill(t)
 		for _, form := range []string{"vv", "vs", "sv"} {
 			where(t, form)
