@@ -51,10 +51,13 @@ func (e *bconvExact) finish(c []float32, ldc, i0, rows, j0, cols int) {
 
 // bfExactBelow is exactBelow for the bfloat16 convolution: with exact
 // mode on the GEMM's driver it pays from fewer wasted q-mode columns than
-// float32's does (ResNet-18's 14×14 maps, 87.5% of the q-mode columns
-// useful, are ~10% faster in exact mode on one core; its 28×28 ones,
-// 90.7%, ~7% slower). Tests set it with exactBelow.
-var bfExactBelow = 0.9
+// float32's does. 14×14 outputs (87.5% of the q-mode columns useful) run
+// in q mode: on Zen 5, 2 threads, the CNN's 32→64 convolution took 0.92
+// ms rather than 1.6 (exact mode's gathers cost as much as its product
+// there), ResNet-18's 256→256 6.7 rather than 7.0, its stride-2 128→256
+// 3.7 rather than 4.1. 7×7 ones (77.8%) stay exact: 7.0 ms rather than
+// 8.5 in q mode for 512→512. Tests set it with exactBelow.
+var bfExactBelow = 0.85
 
 // useBconvExact reports whether convForwardPairs runs cv (in exact mode)
 // on the GEMM's driver: as for float32 (see convForwardExact), not for
