@@ -70,7 +70,7 @@ func roundSegs(dst []uint16, base, ldd int, t []float32, nr, rows int, segs []ro
 // one call where ld and ss are even: x read as 32-bit words, from a when
 // a is even (the low halves), from a−1 when odd (the high halves).
 func phaseRows2(dst []uint32, x []uint16, a, ld, rows, ss, ds, w int) {
-	if !hasAVX512BW || rows <= 0 || w <= 0 || ld%2 != 0 || ss%2 != 0 {
+	if !hasAVX512BW || rows <= 0 || w <= 0 || ld >= 0 && ld%2 != 0 || ss%2 != 0 {
 		phaseRows2Go(dst, x, a, ld, rows, ss, ds, w)
 		return
 	}
