@@ -248,8 +248,18 @@ func maxPlane[T floatT](g poolGeom, s *maxScratch[T], row func(i, slot int) []T,
 	}
 	vm, vr := s.vm, s.vr
 	row0 := func(i int) []T { return row(i, 0) }
+	// 3-wide windows at stride 2 (ResNet's 3×3 pool) without indices, in
+	// float32: vec's loops, for the output columns whose windows lie
+	// inside the row (ox in [lo, hi)); a row with a NaN in its window rows
+	// is pooled below instead.
+	vm32, fast := any(vm).([]float32)
+	fast = fast && ix == nil && g.kw == 3 && g.sw == 2
+	lo, hi := (g.pw+1)/2, min(g.ow, (g.w+g.pw-3)/2+1)
 	for oy := 0; oy < g.oh; oy++ {
 		h0, h1 := window(oy, g.sh, g.ph, g.kh, g.h)
+		if fast && h1-h0 >= 2 && pool3S2Row(o[oy*g.ow:][:g.ow], vm32, row, h0, h1, lo, hi, w0s, w1s) {
+			continue
+		}
 		copy(vm, row0(h0))
 		if ix != nil {
 			for j := range vr {
@@ -278,6 +288,33 @@ func maxPlane[T floatT](g poolGeom, s *maxScratch[T], row func(i, slot int) []T,
 			}
 		}
 	}
+}
+
+// pool3S2Row pools the float32 input rows [h0, h1) (row(i, slot), at
+// least two) with 3-wide windows at stride 2 into orow: column maxima
+// with vec.Max2, the windows inside the row ([lo, hi)) with
+// vec.MaxPool3S2, the edge ones here. It reports false, orow unwritten,
+// when a window row holds a NaN (vec's maxima are not Go's max there).
+func pool3S2Row[T floatT](orow []T, vm []float32, row func(i, slot int) []T, h0, h1, lo, hi int, w0s, w1s []int) bool {
+	f32 := func(r []T) []float32 { return any(r).([]float32) }
+	nan := vec.Max2(vm, f32(row(h0, 0)), f32(row(h0+1, 1)))
+	for i := h0 + 2; i < h1 && !nan; i++ {
+		nan = vec.Max2(vm, vm, f32(row(i, 0)))
+	}
+	if nan {
+		return false
+	}
+	o := f32(orow)
+	if lo < hi {
+		vec.MaxPool3S2(o[lo:hi], vm[w0s[lo]:])
+	}
+	for ox := range min(lo, len(o)) {
+		o[ox] = sliceMax(vm[w0s[ox]:w1s[ox]])
+	}
+	for ox := max(lo, hi); ox < len(o); ox++ {
+		o[ox] = sliceMax(vm[w0s[ox]:w1s[ox]])
+	}
+	return true
 }
 
 // max2x2Row pools input rows r0 (row y0 of a plane w wide) and r1 (row

@@ -328,6 +328,37 @@ func MaxPool2x2S(o []float32, ix []int64, x []float32, oh, ow, w int) {
 	}
 }
 
+// Max2 sets d[i] = max(a[i], b[i]), Go's max, for i < len(d), and reports
+// whether some a[i] or b[i] is NaN: there d's elements need not be max's
+// (the assembly takes VMAXPS's), and the caller must compute them anew.
+func Max2(d, a, b []float32) (nan bool) {
+	a, b = a[:len(d)], b[:len(d)]
+	if useAsm && len(d) > 0 {
+		return max2S(&d[0], &a[0], &b[0], len(d)) != 0
+	}
+	for i, x := range a {
+		y := b[i]
+		nan = nan || x != x || y != y
+		d[i] = max(x, y)
+	}
+	return nan
+}
+
+// MaxPool3S2 sets o[k] = max(v[2k], v[2k+1], v[2k+2]), Go's max, for
+// k < len(o): a 3-wide, stride-2 max pool of a row v (at least 2·len(o)+1
+// long) holding no NaN.
+func MaxPool3S2(o, v []float32) {
+	v = v[:2*len(o)+1]
+	k := 0
+	if m := len(o) &^ 7; useAsm && m > 0 {
+		maxPool3S2S(&o[0], &v[0], m)
+		k = m
+	}
+	for ; k < len(o); k++ {
+		o[k] = max(v[2*k], v[2*k+1], v[2*k+2])
+	}
+}
+
 // Window2x2 pools the 2×2 window a b over c d (c is w elements after a):
 // the maximum, Go's max (-0 equals +0; +0 if the window has one), and the
 // offset from a of the first element equal to it in row-major order; or,

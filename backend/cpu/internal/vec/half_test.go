@@ -507,3 +507,84 @@ func checkPool2x2[T comparable](t *testing.T, pool func(o []T, ix []int64, x []T
 		}
 	}
 }
+
+// TestMax2 checks Max2 against Go's max bit for bit (±0 ties give +0,
+// infinities) on every length through the vector and scalar stages, and
+// its NaN report: a NaN anywhere in a or b is reported, and the lanes
+// without one still hold max's value.
+func TestMax2(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	special := []float32{0, float32(math.Copysign(0, -1)), 1, -1, float32(math.Inf(1)), float32(math.Inf(-1)), 3.5}
+	for _, asm := range []bool{true, false} {
+		useAsm = asm && hasAsm
+		for n := 0; n <= 75; n++ {
+			for _, withNaN := range []bool{false, true} {
+				a, b, d := make([]float32, n), make([]float32, n), make([]float32, n+1)
+				for i := range n {
+					a[i], b[i] = special[r.IntN(len(special))], special[r.IntN(len(special))]
+					if r.IntN(3) == 0 {
+						a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+					}
+				}
+				nanAt := -1
+				if withNaN && n > 0 {
+					nanAt = r.IntN(n)
+					if r.IntN(2) == 0 {
+						a[nanAt] = float32(math.NaN())
+					} else {
+						b[nanAt] = float32(math.NaN())
+					}
+				}
+				d[n] = 42
+				got := Max2(d[:n], a, b)
+				if got != (nanAt >= 0) {
+					t.Fatalf("asm %v, n=%d: NaN report %v, NaN at %d", useAsm, n, got, nanAt)
+				}
+				for i := range n {
+					if i == nanAt {
+						continue
+					}
+					if w := max(a[i], b[i]); math.Float32bits(d[i]) != math.Float32bits(w) {
+						t.Fatalf("asm %v, n=%d: max(%v, %v) = %v, want %v", useAsm, n, a[i], b[i], d[i], w)
+					}
+				}
+				if d[n] != 42 {
+					t.Fatalf("asm %v, n=%d: wrote past d", useAsm, n)
+				}
+			}
+		}
+	}
+	useAsm = hasAsm
+}
+
+// TestMaxPool3S2 checks MaxPool3S2 against Go's max over each window of
+// three at stride 2, bit for bit, with ±0 ties and infinities, for every
+// output length through the 8-output groups and the Go tail.
+func TestMaxPool3S2(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	special := []float32{0, float32(math.Copysign(0, -1)), 2, -2, float32(math.Inf(1)), float32(math.Inf(-1))}
+	for _, asm := range []bool{true, false} {
+		useAsm = asm && hasAsm
+		for n := 0; n <= 40; n++ {
+			v := make([]float32, 2*n+1)
+			for i := range v {
+				v[i] = special[r.IntN(len(special))]
+				if r.IntN(3) == 0 {
+					v[i] = float32(r.NormFloat64())
+				}
+			}
+			o := make([]float32, n+1)
+			o[n] = 42
+			MaxPool3S2(o[:n], v)
+			for k := range n {
+				if w := max(v[2*k], v[2*k+1], v[2*k+2]); math.Float32bits(o[k]) != math.Float32bits(w) {
+					t.Fatalf("asm %v, n=%d: o[%d] = %v, want %v (window %v)", useAsm, n, k, o[k], w, v[2*k:2*k+3])
+				}
+			}
+			if o[n] != 42 {
+				t.Fatalf("asm %v, n=%d: wrote past o", useAsm, n)
+			}
+		}
+	}
+	useAsm = hasAsm
+}

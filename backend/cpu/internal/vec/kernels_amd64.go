@@ -318,3 +318,13 @@ func maxPool2x2BF16(o *uint16, ix *int64, x *uint16, oh int, ow int, w int)
 //
 //go:noescape
 func maxPool2x2S(o *float32, ix *int64, x *float32, oh int, ow int, w int)
+
+// max2S sets d[i] = max(a[i], b[i]) (Go's max where neither is NaN) for i < n and returns nonzero when some a[i] or b[i] is NaN.
+//
+//go:noescape
+func max2S(d *float32, a *float32, b *float32, n int) int
+
+// maxPool3S2S sets o[k] = max(v[2k], v[2k+1], v[2k+2]) for k < n, n a multiple of 8 (Go's max where no v is NaN).
+//
+//go:noescape
+func maxPool3S2S(o *float32, v *float32, n int)

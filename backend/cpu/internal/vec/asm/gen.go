@@ -1526,6 +1526,102 @@ func maxPool2x2(f32 bool) {
 	done(name)
 }
 
+// goMax emits d = Go's max(a, b) for non-NaN lanes: VMAXPS returns its
+// second source on a tie and on a NaN, so the two orders agree but for
+// ±0 ties, where ANDing them gives +0 as Go's max does. t is scratch; a
+// and b are kept.
+func goMax(a, b, d, t reg.VecPhysical) {
+	VMAXPS(b, a, d) // max(a, b): b on a tie
+	VMAXPS(a, b, t) // max(b, a): a on a tie
+	VANDPS(t, d, d)
+}
+
+// max2S emits max2S: d[i] = max(a[i], b[i]) with Go's max for non-NaN
+// values (+0 over −0), reporting nonzero when a or b holds a NaN (the
+// caller then pools that row in Go: its maxima are not max's there).
+func max2S() {
+	name := "max2S"
+	TEXT(name, NOSPLIT, "func(d, a, b *float32, n int) int")
+	Pragma("noescape")
+	Doc(name + " sets d[i] = max(a[i], b[i]) (Go's max where neither is NaN) for i < n and returns nonzero when some a[i] or b[i] is NaN.")
+	d, a, b, n := reg.RDI, reg.RSI, reg.RDX, reg.RCX
+	Load(Param("d"), d)
+	Load(Param("a"), a)
+	Load(Param("b"), b)
+	Load(Param("n"), n)
+	// NaN lanes: the vector stages' in Y15, the scalar stage's in X14 (a
+	// VEX.128 write clears a register's upper half)
+	acc, sacc := reg.Y15, reg.X14
+	VXORPS(acc, acc, acc)
+	VXORPS(reg.Y14, reg.Y14, reg.Y14)
+	body := func(i, disp int, scalar bool) {
+		x, y, m, t := ys[i], ys[4+i], ys[8+i], ys[12]
+		if scalar {
+			x, y, m, t = xmm(x), xmm(y), xmm(m), xmm(t)
+			VMOVSS(mem(a, disp), x)
+			VMOVSS(mem(b, disp), y)
+			VCMPSS(U8(3), y, x, t)
+			VORPS(t, sacc, sacc)
+			goMax(x, y, m, t)
+			VMOVSS(m, mem(d, disp))
+			return
+		}
+		VMOVUPS(mem(a, disp), x)
+		VMOVUPS(mem(b, disp), y)
+		VCMPPS(U8(3), y, x, t)
+		VORPS(t, acc, acc)
+		goMax(x, y, m, t)
+		VMOVUPS(m, mem(d, disp))
+	}
+	adv := func(elems int) []advance { return []advance{{d, 4 * elems}, {a, 4 * elems}, {b, 4 * elems}} }
+	stage(name, "_x4", "_x1", n, 32, adv(32), func() {
+		for i := 0; i < 4; i++ {
+			body(i, 32*i, false)
+		}
+	})
+	stage(name, "_x1", "_tail", n, 8, adv(8), func() { body(0, 0, false) })
+	stage(name, "_tail", "_done", n, 1, adv(1), func() { body(0, 0, true) })
+	Label(name + "_done")
+	VORPS(reg.Y14, acc, acc)
+	XORQ(reg.RAX, reg.RAX)
+	VMOVMSKPS(acc, reg.EAX)
+	Store(reg.RAX, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// maxPool3S2S emits maxPool3S2S: o[k] = max(v[2k], v[2k+1], v[2k+2]) for
+// k < n (n a multiple of 8; v[:2n+1] read), Go's max where no v is NaN:
+// a 3-wide, stride-2 max pool along a row of column maxima. Sixteen v
+// from v[2k] and sixteen from v[2k+1] are split into even and odd lanes
+// (VSHUFPS), whose maxima are put back in order (VPERMPD).
+func maxPool3S2S() {
+	name := "maxPool3S2S"
+	TEXT(name, NOSPLIT, "func(o, v *float32, n int)")
+	Pragma("noescape")
+	Doc(name + " sets o[k] = max(v[2k], v[2k+1], v[2k+2]) for k < n, n a multiple of 8 (Go's max where no v is NaN).")
+	o, v, n := reg.RDI, reg.RSI, reg.RCX
+	Load(Param("o"), o)
+	Load(Param("v"), v)
+	Load(Param("n"), n)
+	stage(name, "_x1", "_done", n, 8, []advance{{o, 32}, {v, 64}}, func() {
+		a0, a1, b0, b1 := reg.Y0, reg.Y1, reg.Y2, reg.Y3
+		VMOVUPS(mem(v, 0), a0)
+		VMOVUPS(mem(v, 32), a1)
+		VMOVUPS(mem(v, 4), b0)
+		VMOVUPS(mem(v, 36), b1)
+		ev, od, nx := reg.Y4, reg.Y5, reg.Y6
+		VSHUFPS(U8(0x88), a1, a0, ev) // v[2k]: lanes 0 2 8 10 | 4 6 12 14 of the sixteen
+		VSHUFPS(U8(0xDD), a1, a0, od) // v[2k+1]
+		VSHUFPS(U8(0xDD), b1, b0, nx) // v[2k+2]
+		goMax(ev, od, reg.Y7, reg.Y8)
+		goMax(reg.Y7, nx, reg.Y9, reg.Y8)
+		VPERMPD(U8(0xD8), reg.Y9, reg.Y9) // quadwords 0 2 1 3: k in order
+		VMOVUPS(reg.Y9, mem(o, 0))
+	})
+	done(name)
+}
+
 func main() {
 	ConstraintExpr("amd64,!purego")
 	for _, t := range []typ{f32, f64} {
@@ -1570,5 +1666,7 @@ func main() {
 	affineBF16()
 	maxPool2x2BF16()
 	maxPool2x2S()
+	max2S()
+	maxPool3S2S()
 	Generate()
 }
