@@ -18,7 +18,8 @@ var autocastSt local[autocastState]
 // floating inputs to dt (BFloat16 or Float16) and return dt; Softmax,
 // LogSoftmax, Sum, LayerNorm and the losses run in Float32; other ops take
 // their inputs as they come, mixed inputs promoting to the widest. Casts
-// are differentiable, so gradients reach float32 parameters as float32.
+// are differentiable, so gradients reach float32 parameters as float32;
+// a cast no autograd graph keeps is released when its op returns.
 // Autocast nests (the innermost setting holds) and, as NoGrad, applies to
 // the calling goroutine only: a goroutine f starts runs without it unless
 // it calls Autocast itself. Any other dt is a *DTypeError.
