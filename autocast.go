@@ -65,7 +65,8 @@ func autocastLow(ts ...*Tensor) (DType, bool) {
 // releaseCasts returns out, an op's result, after releasing the casts the
 // op made of its operands (casts[i] of orig[i]; nil or orig[i] itself when
 // none was made) where nothing can reach them any more: out is outside
-// autograd (no node saved them) and shares no storage with them.
+// autograd (no node saved them) and shares no storage with them, and
+// neither does any operand.
 // PyTorch's reference counting frees such temporaries when the op
 // returns; without this they would wait for the garbage collector, and a
 // loop under Autocast would keep taking fresh memory for its weights'
@@ -74,12 +75,23 @@ func releaseCasts(out *Tensor, orig, casts []*Tensor) *Tensor {
 	if out == nil || out.ag != nil {
 		return out
 	}
-	for i, c := range casts {
-		if c != nil && c != orig[i] && c.ag == nil && c.st != out.st {
+	for _, c := range casts {
+		if c != nil && c.ag == nil && c.st != out.st && !sharesStorage(c, orig) {
 			c.Release()
 		}
 	}
 	return out
+}
+
+// sharesStorage reports whether t shares its storage with one of ts (a
+// cast that is its operand itself, or an op that handed an operand back).
+func sharesStorage(t *Tensor, ts []*Tensor) bool {
+	for _, o := range ts {
+		if o != nil && o.st == t.st {
+			return true
+		}
+	}
+	return false
 }
 
 // castFloat casts a floating t (nil stays nil) to dt.

@@ -106,6 +106,11 @@ func TestAutocastReleasesCasts(t *testing.T) {
 				if got, want := MemoryAllocated(dev)-before, int64(out.NumElements()*2); got > want {
 					t.Errorf("%s: %d bytes more allocated after the op, want its bf16 result's %d", op.name, got, want)
 				}
+				var ref *Tensor // the float32 op: the result survived its casts' release
+				NoGrad(func() { ref = op.f() })
+				if !AllClose(out.Cast(Float32), ref, 5e-2, 5e-2) {
+					t.Errorf("%s: bf16 result %v, float32 %v", op.name, out, ref)
+				}
 				var y *Tensor
 				Autocast(dev, BFloat16, func() { y = op.f() })
 				y.Cast(Float32).Sum().Backward() // the casts the graph saved are still there

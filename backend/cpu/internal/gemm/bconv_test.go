@@ -413,9 +413,9 @@ func TestConvGradWeightBF16(t *testing.T) {
 // and past one 32-lane pass, and rows of more than one permutation period.
 func TestPairRow(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, kk := range []int{1, 2, 9, 25, 32, 33, 49} {
+	for _, kk := range []int{1, 2, 3, 4, 5, 8, 9, 16, 25, 32, 33, 49} {
 		for _, np := range []int{1, 2, 3, 17, 40} {
-			w := randBF(r, 2*np*kk+3)
+			w := randBF(r, 2*np*kk+r.IntN(70)) // spare capacity: none to past a permutation's reach
 			got := make([]uint32, np*kk+2)
 			want := make([]uint32, np*kk+2)
 			got[np*kk], got[np*kk+1] = 0xDEAD, 0xBEEF
