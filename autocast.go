@@ -102,21 +102,27 @@ func castFloat(t *Tensor, dt DType) *Tensor {
 	return t.Cast(dt)
 }
 
-// inFloat32 runs f on the float32 casts of ts (castFloat: nil and
-// non-floating ones as they are) with autocast off and rounds its result to
-// dt once: the two-byte floats' path through the kernels that only exist
-// for float32/float64 (pooling, batch norm, convolution, attention). The
-// casts and f's float32 result are released where nothing needs them
-// (releaseCasts).
+// onCasts returns f's result on the casts of ts to dt (castFloat: nil and
+// non-floating ones as they are), the casts released where nothing needs
+// them (releaseCasts).
+func onCasts(dt DType, ts []*Tensor, f func(cs []*Tensor) *Tensor) *Tensor {
+	cs := make([]*Tensor, len(ts))
+	for i, t := range ts {
+		cs[i] = castFloat(t, dt)
+	}
+	return releaseCasts(f(cs), ts, cs)
+}
+
+// inFloat32 runs f on the float32 casts of ts (onCasts) with autocast off
+// and rounds its result to dt once: the two-byte floats' path through the
+// kernels that only exist for float32/float64 (pooling, batch norm,
+// convolution, attention). f's float32 result is released too where
+// nothing needs it.
 func inFloat32(dt DType, ts []*Tensor, f func(cs []*Tensor) *Tensor) *Tensor {
 	var out *Tensor
 	AutocastDisabled(func() {
-		cs := make([]*Tensor, len(ts), len(ts)+1)
-		for i, t := range ts {
-			cs[i] = castFloat(t, Float32)
-		}
-		r := f(cs)
-		out = releaseCasts(r.Cast(dt), append(ts[:len(ts):len(ts)], nil), append(cs, r))
+		r := onCasts(Float32, ts, f)
+		out = releaseCasts(r.Cast(dt), ts, []*Tensor{r})
 	})
 	return out
 }

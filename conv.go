@@ -51,8 +51,9 @@ func Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tens
 func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tensor {
 	const name = "conv2d"
 	if dt, ok := autocastLow(x, w, b); ok {
-		cs := []*Tensor{castFloat(x, dt), castFloat(w, dt), castFloat(b, dt)}
-		return releaseCasts(k.Conv2d(cs[0], cs[1], cs[2], stride, padding, dilation, groups), []*Tensor{x, w, b}, cs)
+		return onCasts(dt, []*Tensor{x, w, b}, func(c []*Tensor) *Tensor {
+			return k.Conv2d(c[0], c[1], c[2], stride, padding, dilation, groups)
+		})
 	}
 	if x.dtype.IsHalf() && !k.convsHalf(x, w, b) {
 		// two-byte floats: float32 products of the rounded inputs, rounded once

@@ -19,8 +19,7 @@ func Linear(x, w, b *Tensor) *Tensor {
 	x.live(name)
 	w.live(name)
 	if dt, ok := autocastLow(x, w, b); ok {
-		cs := []*Tensor{castFloat(x, dt), castFloat(w, dt), castFloat(b, dt)}
-		return releaseCasts(Linear(cs[0], cs[1], cs[2]), []*Tensor{x, w, b}, cs)
+		return onCasts(dt, []*Tensor{x, w, b}, func(c []*Tensor) *Tensor { return Linear(c[0], c[1], c[2]) })
 	}
 	if x.dtype.IsHalf() && w.dtype == x.dtype && (b == nil || b.dtype == x.dtype) {
 		// two-byte floats: product and bias in float32, rounded once (as

@@ -69,9 +69,9 @@ func updateRunning(runningMean, runningVar, mean, v *Tensor, cnt int, momentum f
 // NativeLayerNormBackward0.
 func LayerNorm(x *Tensor, normalizedShape []int, weight, bias *Tensor, eps float64) *Tensor {
 	if autocastF32(x) || autocastF32(weight) {
-		ts := []*Tensor{x, weight, bias}
-		cs := []*Tensor{castFloat(x, Float32), castFloat(weight, Float32), castFloat(bias, Float32)}
-		return releaseCasts(LayerNorm(cs[0], normalizedShape, cs[1], cs[2], eps), ts, cs)
+		return onCasts(Float32, []*Tensor{x, weight, bias}, func(c []*Tensor) *Tensor {
+			return LayerNorm(c[0], normalizedShape, c[1], c[2], eps)
+		})
 	}
 	if x.dtype.IsHalf() {
 		// as PyTorch's kernels: the statistics and the affine in float32

@@ -149,10 +149,7 @@ func pairTable(kk int) *pairTab {
 }
 
 func newPairTab(kk int) *pairTab {
-	period := kk
-	for period%2 == 0 && (16*period/2)%kk == 0 {
-		period /= 2
-	}
+	period := kk >> min(4, bits.TrailingZeros(uint(kk))) // kk/gcd(16, kk): 16·period is a multiple of kk
 	t := &pairTab{idx: make([]uint16, 32*period), adv: make([]int, period)}
 	for e := range period {
 		j0 := 16 * e

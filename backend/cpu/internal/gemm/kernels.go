@@ -13,7 +13,7 @@ var (
 	// product went from ~683 to ~720 GFLOP/s (one column block instead of
 	// two, so A is packed once), 512 and 2048 were unchanged, and
 	// ResNet-18's 14×14 and 7×7 convolutions took ~3% less.
-	avx512B = shape{mr: 14, nr: 32, mc: 14 * 24, kc: 256, nc: 1024, dmr: 4, dnr: 6, dvw: 16, streamB: true, convNC: 768}
+	avx512B = func() shape { s := avx512S; s.kc, s.nc = 256, 1024; return s }()
 	avx512D = shape{mr: 14, nr: 16, mc: 14 * 24, kc: 256, nc: 512, dmr: 4, dnr: 6, dvw: 8, streamB: true, convNC: 512}
 	// BLIS's blocking for Zen 3 (config/zen3): the B micro-panel, 16 KiB,
 	// in a 32 KiB L1; the A block, 144 KiB, in a 512 KiB L2; the B block,

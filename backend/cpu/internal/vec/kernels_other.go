@@ -26,9 +26,9 @@ func reluGradD(d, gr, y *float64, n int)                            {}
 func affineS(d, a *float32, s, b float32, n int)                    {}
 func affineD(d, a *float64, s, b float64, n int)                    {}
 func fmavS(d, a, s, b *float32, n int)                              {}
+func fmavD(d, a, s, b *float64, n int)                              {}
 func max2S(d, a, b *float32, n int) int                             { return 0 }
 func maxPool3S2S(o, v *float32, n int)                              {}
-func fmavD(d, a, s, b *float64, n int)                              {}
 func fillS(d *float32, v float32, n int)                            {}
 func fillD(d *float64, v float64, n int)                            {}
 func wherevvS(d *float32, c *bool, a, b *float32, n int)            {}
