@@ -239,3 +239,66 @@ func TestRoundBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestBgemmBF16Rounding runs BgemmBF16 on rows whose products round at
+// the edges of bfloat16 (ties, overflow, infinities, NaNs, a denormal
+// sum), worked by hand, in a whole 14×32 tile and in edge rows and
+// columns, with one k block and with several (the later ones add C).
+// Row i of A holds row i's two values at k = 0 and at k = k-1 (in another
+// k block when k > 512), B is all ones: c[i][j] = x + y whatever j.
+func TestBgemmBF16Rounding(t *testing.T) {
+	inf := float32(math.Inf(1))
+	rows := []struct {
+		x, y float32
+		want uint16
+	}{
+		{1, 0x1p-8, 0x3F80},              // tie, even stays
+		{1 + 0x1p-7, 0x1p-8, 0x3F82},     // tie, odd rounds up
+		{1, 0x1p-9, 0x3F80},              // below the tie
+		{1, 0x1p-8 + 0x1p-15, 0x3F81},    // past the tie
+		{-1 - 0x1p-7, -0x1p-8, 0xBF82},   // negative tie, odd
+		{0x1.fep127, 0x1p119, 0x7F80},    // tie past the largest finite: +Inf
+		{-0x1.fep127, -0x1p119, 0xFF80},  // and -Inf
+		{0x1.fep127, 0x1p118, 0x7F7F},    // below it: the largest finite
+		{inf, 1, 0x7F80},                 // +Inf
+		{inf, -inf, 0xFFFF},              // NaN
+		{0, float32(math.NaN()), 0xFFFF}, // NaN operand
+		{0x1.8p-126, -0x1p-126, 0x0040},  // a denormal sum (of the two k blocks), exact
+		{3, 4, 0x40E0},                   // 7
+		{0x1p-100, -0x1p-100, 0x0000},    // +0
+		{0.5, 0.25, 0x3F40},              // 0.75: row 15, an edge row
+		{-2, 0, 0xC000},
+	}
+	m, n := len(rows), 40 // a 14×32 tile, then 2 edge rows and 8 edge columns
+	for _, k := range []int{2, 1030} {
+		for _, threads := range []int{1, 2} {
+			a := make([]uint16, m*k)
+			for i, r := range rows {
+				a[i*k] = bf(r.x)
+				a[i*k+k-1] = bf(r.y)
+			}
+			if k == 2 {
+				a[0*k+1] = bf(rows[0].y) // (k-1 == 1)
+			}
+			b := make([]uint16, k*n)
+			for i := range b {
+				b[i] = bf(1)
+			}
+			out := make([]uint16, m*n)
+			SetThreads(threads)
+			BgemmBF16(false, false, m, n, k, a, k, b, n, out, n, nil)
+			SetThreads(0)
+			for i, r := range rows {
+				want := r.want
+				if k == 2 && r.want == 0x0040 {
+					want = 0 // VDPBF16PS flushes a denormal result
+				}
+				for j := 0; j < n; j++ {
+					if got := out[i*n+j]; got != want {
+						t.Fatalf("k %d, %d threads: %v + %v: c[%d][%d] = %#04x, want %#04x", k, threads, r.x, r.y, i, j, got, want)
+					}
+				}
+			}
+		}
+	}
+}
