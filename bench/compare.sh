@@ -4,7 +4,7 @@
 # table: case, ember time, PyTorch time, ratio (PyTorch time / ember time:
 # above 1 means ember is faster), and each side's GFLOP/s or GB/s.
 #
-#   bench/compare.sh [--quick] [--threads N] [--cases a,b] [--repeat R] [--out DIR]
+#   bench/compare.sh [--quick] [--threads N] [--cases a,b] [--repeat R] [--isa avx2] [--out DIR]
 #
 # --threads defaults to nproc. --repeat R runs the two sides R times in
 # turn (ember, PyTorch, ember, ...) and keeps each case's best median on
@@ -15,7 +15,11 @@
 # GEMM about 1.7x. TORCH_BLAS_DIR, when set, is put first on PyTorch's
 # LD_LIBRARY_PATH (a directory holding another libblas.so.3, say OpenBLAS's).
 # EMBER_BIN, when set, is the ember binary to run instead of building
-# ./cmd/ember.
+# ./cmd/ember. --isa avx2 runs both sides as on a CPU without AVX-512 (an
+# AVX2-only Zen 3, say) on this one: ember with GODEBUG switching off the
+# AVX-512 features (golang.org/x/sys/cpu honours it), PyTorch with
+# OPENBLAS_CORETYPE=Haswell, ONEDNN_MAX_CPU_ISA=AVX2 and
+# ATEN_CPU_CAPABILITY=avx2. The caches and clocks stay this CPU's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +27,7 @@ threads=$(nproc)
 quick=()
 cases=()
 repeat=1
+isa=""
 out=""
 while [[ $# -gt 0 ]]; do
 	case "$1" in
@@ -35,7 +40,9 @@ while [[ $# -gt 0 ]]; do
 	--out=*) out=${1#*=} ;;
 	--repeat) repeat=$2; shift ;;
 	--repeat=*) repeat=${1#*=} ;;
-	-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--isa) isa=$2; shift ;;
+	--isa=*) isa=${1#*=} ;;
+	-h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "compare.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -49,12 +56,21 @@ if [[ -z $ember ]]; then
 	go build -o "$ember" ./cmd/ember
 fi
 torch_env=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
+ember_env=(env)
+case $isa in
+"") ;;
+avx2)
+	ember_env+=("GODEBUG=${GODEBUG:+$GODEBUG,}cpu.avx512f=off,cpu.avx512bw=off,cpu.avx512vl=off,cpu.avx512dq=off,cpu.avx512cd=off")
+	torch_env+=(OPENBLAS_CORETYPE=Haswell ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2)
+	;;
+*) echo "compare.sh: --isa takes avx2" >&2; exit 2 ;;
+esac
 if [[ -n ${TORCH_BLAS_DIR:-} ]]; then
 	torch_env+=("LD_LIBRARY_PATH=$TORCH_BLAS_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 fi
 for ((r = 1; r <= repeat; r++)); do
 	echo "ember bench (threads $threads, pass $r/$repeat) ..." >&2
-	"$ember" bench --json --threads "$threads" "${quick[@]}" "${cases[@]}" >"$out/ember.$r.json"
+	"${ember_env[@]}" "$ember" bench --json --threads "$threads" "${quick[@]}" "${cases[@]}" >"$out/ember.$r.json"
 	echo "torch_bench.py (threads $threads, pass $r/$repeat) ..." >&2
 	"${torch_env[@]}" /usr/bin/python3 bench/torch_bench.py --threads "$threads" "${quick[@]}" "${cases[@]}" >"$out/torch.$r.json"
 done
