@@ -27,12 +27,12 @@ func Autocast(dev Device, dt DType, f func()) {
 	if !dt.IsHalf() {
 		panic(&DTypeError{Op: "autocast", DTypes: []DType{dt}, Msg: "autocast's dtype must be BFloat16 or Float16"})
 	}
-	autocastSt.with(autocastState{on: true, dev: dev.Type, dt: dt}, f)
+	autocastSt.with("autocast", autocastState{on: true, dev: dev.Type, dt: dt}, f)
 }
 
 // AutocastDisabled runs f with autocast off on the calling goroutine, also
 // inside Autocast (torch.autocast(..., enabled=False)).
-func AutocastDisabled(f func()) { autocastSt.with(autocastState{}, f) }
+func AutocastDisabled(f func()) { autocastSt.with("autocast", autocastState{}, f) }
 
 // AutocastDType returns the low-precision dtype autocast applies to tensors
 // on dev on the calling goroutine, and whether it is on.

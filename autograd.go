@@ -79,11 +79,11 @@ var gradOff local[bool]
 // are allowed. The mode belongs to the calling goroutine, as PyTorch's to
 // its thread: other goroutines keep recording while f runs, and goroutines
 // f starts begin with grad enabled (pass the mode on with SetGradEnabled).
-func NoGrad(f func()) { gradOff.with(true, f) }
+func NoGrad(f func()) { gradOff.with("no_grad", true, f) }
 
 // EnableGrad runs f with gradient recording enabled on the calling
 // goroutine, also inside NoGrad (torch.enable_grad()).
-func EnableGrad(f func()) { gradOff.with(false, f) }
+func EnableGrad(f func()) { gradOff.with("enable_grad", false, f) }
 
 // SetGradEnabled runs f with grad mode on or off on the calling goroutine
 // (torch.set_grad_enabled(on) as a context manager). A goroutine that does
@@ -91,7 +91,7 @@ func EnableGrad(f func()) { gradOff.with(false, f) }
 //
 //	on := ember.IsGradEnabled()
 //	go func() { ember.SetGradEnabled(on, work) }()
-func SetGradEnabled(on bool, f func()) { gradOff.with(!on, f) }
+func SetGradEnabled(on bool, f func()) { gradOff.with("set_grad_enabled", !on, f) }
 
 // IsGradEnabled reports whether ops the calling goroutine runs record
 // graphs (false inside NoGrad).
@@ -104,6 +104,7 @@ func IsGradEnabled() bool {
 // Only floating-point tensors can require gradients, and only leaves can
 // change the flag.
 func (t *Tensor) SetRequiresGrad(on bool) *Tensor {
+	t.nonNil("requires_grad_")
 	if on && !t.dtype.IsFloat() {
 		panic(&DTypeError{Op: "requires_grad", DTypes: []DType{t.dtype}, Msg: "only floating point tensors can require gradients"})
 	}
@@ -121,15 +122,22 @@ func (t *Tensor) SetRequiresGrad(on bool) *Tensor {
 }
 
 // RequiresGrad reports whether gradients flow to t.
-func (t *Tensor) RequiresGrad() bool { return t.ag != nil && t.ag.requiresGrad }
+func (t *Tensor) RequiresGrad() bool {
+	t.nonNil("requires_grad")
+	return t.ag != nil && t.ag.requiresGrad
+}
 
 // IsLeaf reports whether t was not computed by a recorded op: tensors that
 // do not require grad, and tensors created by the user, are leaves.
-func (t *Tensor) IsLeaf() bool { return t.ag == nil || t.ag.node == nil }
+func (t *Tensor) IsLeaf() bool {
+	t.nonNil("is_leaf")
+	return t.ag == nil || t.ag.node == nil
+}
 
 // GradFn returns the name of the op that computed t (PyTorch's grad_fn
 // class name, e.g. "AddmmBackward0"), or "" for a leaf.
 func (t *Tensor) GradFn() string {
+	t.nonNil("grad_fn")
 	if t.ag == nil || t.ag.node == nil {
 		return ""
 	}
@@ -139,6 +147,7 @@ func (t *Tensor) GradFn() string {
 // Grad returns the gradient accumulated into t by Backward, or nil. Only
 // leaves (and non-leaves after RetainGrad) get gradients.
 func (t *Tensor) Grad() *Tensor {
+	t.nonNil("grad")
 	if t.ag == nil {
 		return nil
 	}
@@ -148,6 +157,7 @@ func (t *Tensor) Grad() *Tensor {
 // SetGrad replaces t's accumulated gradient (nil clears it). g must have
 // t's shape.
 func (t *Tensor) SetGrad(g *Tensor) {
+	t.nonNil("grad")
 	if g != nil && !g.shape.Equal(t.shape) {
 		shapeErr("set_grad", "assigned grad has data of a different size", t.shape, g.shape)
 	}
@@ -165,6 +175,7 @@ func (t *Tensor) SetGrad(g *Tensor) {
 
 // ZeroGrad clears t's gradient (sets it to nil, as zero_grad(set_to_none=True)).
 func (t *Tensor) ZeroGrad() {
+	t.nonNil("zero_grad")
 	if t.ag != nil {
 		t.ag.grad = nil
 	}
@@ -172,6 +183,7 @@ func (t *Tensor) ZeroGrad() {
 
 // RetainGrad makes Backward store the gradient of the non-leaf t in Grad.
 func (t *Tensor) RetainGrad() *Tensor {
+	t.nonNil("retain_grad")
 	if !t.RequiresGrad() {
 		panic(&AutogradError{Op: "retain_grad", Msg: "can't retain_grad on Tensor that has requires_grad=False"})
 	}
@@ -184,6 +196,7 @@ func (t *Tensor) RetainGrad() *Tensor {
 
 // Detach returns a view of t's data that takes no part in autograd.
 func (t *Tensor) Detach() *Tensor {
+	t.nonNil("detach")
 	return &Tensor{st: t.st, shape: t.shape, strides: t.strides, offset: t.offset, dtype: t.dtype, dev: t.dev}
 }
 
@@ -365,7 +378,7 @@ func (p *pass) finish() {
 // the rest of the graph. Hooks of all goroutines' passes run one at a time
 // (see QueueCallback), so fn must return promptly and must not wait for
 // another goroutine's backward. The returned function removes the hook.
-// t must be a leaf that requires grad. Registering or removing a hook while
+// t must be a leaf that requires grad, fn not nil. Registering or removing a hook while
 // a Backward that reaches t runs is a data race.
 func (t *Tensor) RegisterPostAccumulateGradHook(fn func(*Tensor)) (remove func()) {
 	const op = "register_post_accumulate_grad_hook"
@@ -375,6 +388,9 @@ func (t *Tensor) RegisterPostAccumulateGradHook(fn func(*Tensor)) (remove func()
 	}
 	if !t.IsLeaf() {
 		panic(&AutogradError{Op: op, Msg: "post accumulate grad hooks cannot be registered on non-leaf tensors"})
+	}
+	if fn == nil {
+		panic(&ValueError{Op: op, Msg: "nil hook"})
 	}
 	h := &gradHook{fn: fn}
 	// copy on write: a pass reading the old slice keeps it intact
@@ -398,8 +414,9 @@ func (t *Tensor) RegisterPostAccumulateGradHook(fn func(*Tensor)) (remove func()
 // Backward, with no hook lock held (they may block). QueueCallback must be
 // called from a hook (RegisterPostAccumulateGradHook) while it runs, in
 // the hook's goroutine; called outside any hook it panics with an
-// *AutogradError.
+// *AutogradError, and with a nil fn with a *ValueError.
 func QueueCallback(fn func()) {
+	mustFunc("queue_callback", fn)
 	p := activePass.Load()
 	if p == nil {
 		panic(&AutogradError{Op: "queue_callback", Msg: "Final callbacks can only be installed during backward pass."})

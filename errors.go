@@ -81,7 +81,7 @@ var ErrNoData = backend.ErrNoData
 
 // Try runs f and returns the error it panicked with, if that was an error
 // value (ShapeError, DeviceMismatchError, DeviceError, ...). Other panics,
-// including runtime errors, go on unwinding.
+// including runtime errors, go on unwinding. A nil f is a *ValueError.
 func Try(f func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -95,6 +95,7 @@ func Try(f func()) (err error) {
 			panic(r)
 		}
 	}()
+	mustFunc("try", f) // returned as the error
 	f()
 	return nil
 }

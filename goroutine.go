@@ -54,8 +54,10 @@ func (l *local[T]) get() (T, bool) {
 }
 
 // with runs f with v as the calling goroutine's value and then restores the
-// previous one (or none), also when f panics.
-func (l *local[T]) with(v T, f func()) {
+// previous one (or none), also when f panics. A nil f is a *ValueError
+// naming op.
+func (l *local[T]) with(op string, v T, f func()) {
+	mustFunc(op, f)
 	id := gid()
 	l.mu.Lock()
 	if l.m == nil {
@@ -80,4 +82,12 @@ func (l *local[T]) with(v T, f func()) {
 		}
 	}()
 	f()
+}
+
+// mustFunc panics with a *ValueError naming op when f is nil (a nil func
+// given to NoGrad, Autocast, Scope and the like).
+func mustFunc(op string, f func()) {
+	if f == nil {
+		panic(&ValueError{Op: op, Msg: "nil function"})
+	}
 }

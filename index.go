@@ -158,6 +158,7 @@ func (t *Tensor) scatter(name, gradFn string, dim int, index, src *Tensor, acc b
 // index, src). Where index repeats a position, which write wins is
 // unspecified (as in PyTorch). Gradients: ScatterBackward0.
 func (t *Tensor) Scatter(dim int, index, src *Tensor) *Tensor {
+	t.nonNil("scatter")
 	return t.scatter("scatter", "ScatterBackward0", dim, index, src, false)
 }
 
@@ -166,6 +167,7 @@ func (t *Tensor) Scatter(dim int, index, src *Tensor) *Tensor {
 // additions are atomic, so float sums may differ in their last bits from
 // run to run, as in PyTorch.
 func (t *Tensor) ScatterAdd(dim int, index, src *Tensor) *Tensor {
+	t.nonNil("scatter_add")
 	return t.scatter("scatter_add", "ScatterAddBackward0", dim, index, src, true)
 }
 

@@ -77,6 +77,7 @@ func (t *Tensor) MulInPlace(o *Tensor) *Tensor { return t.binaryInPlace("mul_", 
 
 // DivInPlace divides t by o (t.div_(o)); t must be floating point. Returns t.
 func (t *Tensor) DivInPlace(o *Tensor) *Tensor {
+	t.nonNil("div_")
 	if !t.dtype.IsFloat() {
 		panic(&DTypeError{Op: "div_", DTypes: []DType{t.dtype, o.dtype}, Msg: "result type Float can't be cast to the desired output type " + t.dtype.String()})
 	}
@@ -90,10 +91,16 @@ func (t *Tensor) AddScaledInPlace(o *Tensor, alpha float64) *Tensor {
 }
 
 // MulScalarInPlace multiplies t by v (t.mul_(v)); returns t.
-func (t *Tensor) MulScalarInPlace(v float64) *Tensor { return t.MulInPlace(scalarLike(t, v)) }
+func (t *Tensor) MulScalarInPlace(v float64) *Tensor {
+	t.nonNil("mul_")
+	return t.MulInPlace(scalarLike(t, v))
+}
 
 // AddScalarInPlace adds v to t (t.add_(v)); returns t.
-func (t *Tensor) AddScalarInPlace(v float64) *Tensor { return t.AddInPlace(scalarLike(t, v)) }
+func (t *Tensor) AddScalarInPlace(v float64) *Tensor {
+	t.nonNil("add_")
+	return t.AddInPlace(scalarLike(t, v))
+}
 
 // FillInPlace sets every element of t to v (t.fill_(v)); returns t.
 func (t *Tensor) FillInPlace(v float64) *Tensor {

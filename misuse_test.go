@@ -3,6 +3,7 @@ package ember
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"testing"
 )
@@ -168,5 +169,87 @@ func TestDivisionByZeroValues(t *testing.T) {
 	l := CrossEntropy(Ones(Shape{2, 3}), FromSlice([]int64{IgnoreIndex, 2}, nil), 0, "mean").Item()
 	if want := 1.0986123; l < want-1e-6 || l > want+1e-6 {
 		t.Errorf("cross entropy with one ignored target = %v, want log 3 = %v", l, want)
+	}
+}
+
+// TestNilTensorMethods calls every exported method of *Tensor on a nil
+// receiver (a tensor argument a real one, the rest zero values) and checks
+// that each panics with a *ShapeError naming an op, as an op given a nil
+// operand does, never with a runtime error; String says "<nil tensor>" and
+// Release does nothing.
+func TestNilTensorMethods(t *testing.T) {
+	var nilT *Tensor
+	v := reflect.ValueOf(nilT)
+	typ := v.Type()
+	for i := 0; i < typ.NumMethod(); i++ {
+		m := typ.Method(i)
+		args := []reflect.Value{v}
+		in := m.Type.NumIn()
+		if m.Type.IsVariadic() {
+			in-- // none passed
+		}
+		for j := 1; j < in; j++ {
+			if at := m.Type.In(j); at == typ {
+				args = append(args, reflect.ValueOf(Ones(Shape{2, 2})))
+			} else {
+				args = append(args, reflect.Zero(at))
+			}
+		}
+		var r any
+		func() {
+			defer func() { r = recover() }()
+			out := m.Func.Call(args)
+			if m.Name == "String" {
+				if s := out[0].String(); s != "<nil tensor>" {
+					t.Errorf("nil.String() = %q, want <nil tensor>", s)
+				}
+			}
+		}()
+		switch m.Name {
+		case "String", "Release":
+			if r != nil {
+				t.Errorf("nil.%s panicked: %v", m.Name, r)
+			}
+			continue
+		}
+		var se *ShapeError
+		if err, ok := r.(error); !ok || !errors.As(err, &se) || se.Op == "" || se.Msg != "nil tensor" {
+			t.Errorf("nil.%s: panic %T %v, want a *ShapeError naming the op: nil tensor", m.Name, r, r)
+		}
+	}
+}
+
+// TestNilFunctions: a nil function given to the functions that run one
+// (grad mode, autocast, scopes, streams, Try, hooks, callbacks) is a
+// *ValueError, not a runtime error; WithStream's nil stream leaves the
+// current streams (torch.cuda.stream(None)).
+func TestNilFunctions(t *testing.T) {
+	leaf := Ones(Shape{2}, WithGrad())
+	for name, f := range map[string]func(){
+		"NoGrad":                         func() { NoGrad(nil) },
+		"EnableGrad":                     func() { EnableGrad(nil) },
+		"SetGradEnabled":                 func() { SetGradEnabled(false, nil) },
+		"Autocast":                       func() { Autocast(CPU, BFloat16, nil) },
+		"AutocastDisabled":               func() { AutocastDisabled(nil) },
+		"Scope":                          func() { Scope(nil) },
+		"WithStream":                     func() { WithStream(nil, nil) },
+		"QueueCallback":                  func() { QueueCallback(nil) },
+		"RegisterPostAccumulateGradHook": func() { leaf.RegisterPostAccumulateGradHook(nil) },
+	} {
+		tryTyped[*ValueError](t, name, f)
+	}
+	var ve *ValueError
+	if err := Try(nil); !errors.As(err, &ve) {
+		t.Errorf("Try(nil) = %v, want a *ValueError", err)
+	}
+	ran := false
+	WithStream(nil, func() { ran = true })
+	if !ran {
+		t.Error("WithStream(nil, f) did not run f")
+	}
+	// the hook's refusal left the leaf's backward working
+	leaf.Mul(leaf).Sum().Backward()
+	if g := leaf.Grad().Sum().Item(); g != 4 {
+		t.Errorf("grad sum = %v, want 4", g)
 	}
 }

@@ -142,6 +142,7 @@ func sumType(dt DType) DType {
 
 // Sum adds elements over dims (all by default). Integers and bools sum to Int64.
 func (t *Tensor) Sum(opts ...ReduceOption) *Tensor {
+	t.nonNil("sum")
 	if autocastF32(t) {
 		if !needsGrad(t) { // the float32 sum, without a float32 copy
 			return t.reduce(backend.Sum, "sum", Float32, opts)
@@ -153,6 +154,7 @@ func (t *Tensor) Sum(opts ...ReduceOption) *Tensor {
 
 // Prod multiplies elements over dims. Integers and bools give Int64.
 func (t *Tensor) Prod(opts ...ReduceOption) *Tensor {
+	t.nonNil("prod")
 	return recordProd(t, t.reduce(backend.Prod, "prod", sumType(t.dtype), opts), opts)
 }
 
@@ -169,6 +171,7 @@ func (t *Tensor) reducedCount(opts []ReduceOption) int {
 
 // Mean averages over dims. It needs a floating dtype, as in PyTorch.
 func (t *Tensor) Mean(opts ...ReduceOption) *Tensor {
+	t.nonNil("mean")
 	if !t.dtype.IsFloat() {
 		panic(&DTypeError{Op: "mean", DTypes: []DType{t.dtype}, Msg: "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype"})
 	}
@@ -195,6 +198,7 @@ func (t *Tensor) nonEmpty(op string, opts []ReduceOption) {
 
 // Max returns the largest element over dims (NaN propagates).
 func (t *Tensor) Max(opts ...ReduceOption) *Tensor {
+	t.nonNil("max")
 	t.nonEmpty("max", opts)
 	if t.dtype == Bool { // the max of bools is their or
 		return t.reduce(backend.Any, "max", Bool, opts)
@@ -204,6 +208,7 @@ func (t *Tensor) Max(opts ...ReduceOption) *Tensor {
 
 // Min returns the smallest element over dims (NaN propagates).
 func (t *Tensor) Min(opts ...ReduceOption) *Tensor {
+	t.nonNil("min")
 	t.nonEmpty("min", opts)
 	if t.dtype == Bool { // the min of bools is their and
 		return t.reduce(backend.All, "min", Bool, opts)
@@ -239,16 +244,19 @@ func (t *Tensor) ArgMin() *Tensor { return t.argReduce(backend.ArgMin, "argmin",
 
 // ArgMaxDim returns the indices of the largest elements along dim.
 func (t *Tensor) ArgMaxDim(dim int, keepdim bool) *Tensor {
+	t.nonNil("argmax")
 	return t.argReduce(backend.ArgMax, "argmax", &dim, keepdim)
 }
 
 // ArgMinDim returns the indices of the smallest elements along dim.
 func (t *Tensor) ArgMinDim(dim int, keepdim bool) *Tensor {
+	t.nonNil("argmin")
 	return t.argReduce(backend.ArgMin, "argmin", &dim, keepdim)
 }
 
 // MaxDim returns the largest values along dim and their indices (torch.max(t, dim)).
 func (t *Tensor) MaxDim(dim int, keepdim bool) (values, indices *Tensor) {
+	t.nonNil("max")
 	opts := []ReduceOption{Dims(dim)}
 	if keepdim {
 		opts = append(opts, KeepDim())
@@ -259,6 +267,7 @@ func (t *Tensor) MaxDim(dim int, keepdim bool) (values, indices *Tensor) {
 
 // MinDim returns the smallest values along dim and their indices.
 func (t *Tensor) MinDim(dim int, keepdim bool) (values, indices *Tensor) {
+	t.nonNil("min")
 	opts := []ReduceOption{Dims(dim)}
 	if keepdim {
 		opts = append(opts, KeepDim())
@@ -275,6 +284,7 @@ func (t *Tensor) All(opts ...ReduceOption) *Tensor { return t.reduce(backend.All
 
 // Var returns the variance over dims with divisor N - correction (default 1).
 func (t *Tensor) Var(opts ...ReduceOption) *Tensor {
+	t.nonNil("var")
 	if !t.dtype.IsFloat() {
 		panic(&DTypeError{Op: "var", DTypes: []DType{t.dtype}, Msg: "std and var only support floating point and complex dtypes"})
 	}
@@ -293,6 +303,7 @@ func (t *Tensor) Var(opts ...ReduceOption) *Tensor {
 
 // Std returns the standard deviation over dims (sqrt of Var).
 func (t *Tensor) Std(opts ...ReduceOption) *Tensor {
+	t.nonNil("std")
 	if t.dtype.IsHalf() {
 		return recordVar(t, t.Detach().Cast(Float32).Var(opts...).Sqrt().Cast(t.dtype), opts, true)
 	}

@@ -22,6 +22,7 @@ var scopes local[[]*scope]
 // NoGrad: tensors that other goroutines create meanwhile (including
 // goroutines f starts) are not its own and are not released.
 func Scope(f func()) {
+	mustFunc("scope", f)
 	s := &scope{kept: map[*storage]bool{}}
 	stack, _ := scopes.get()
 	var parent *scope
@@ -45,7 +46,7 @@ func Scope(f func()) {
 			}
 		}
 	}()
-	scopes.with(append(stack[:len(stack):len(stack)], s), f)
+	scopes.with("scope", append(stack[:len(stack):len(stack)], s), f)
 }
 
 // Keep exempts tensors from the calling goroutine's innermost Scope's

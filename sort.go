@@ -95,6 +95,7 @@ func (t *Tensor) Sort(dim int, descending bool) (values, indices *Tensor) {
 // Argsort returns the Int64 positions that sort t along dim (stably), as
 // torch.argsort(t, dim, descending, stable=True).
 func (t *Tensor) Argsort(dim int, descending bool) *Tensor {
+	t.nonNil("argsort")
 	_, i := t.Detach().Sort(dim, descending)
 	return i
 }

@@ -72,9 +72,11 @@ func (s *Stream) Release() error {
 // WithStream runs f with s as its device's current stream: ops on that
 // device inside f, and the memory they allocate, go to s (torch.cuda.stream).
 // Like NoGrad, the choice belongs to the calling goroutine: work other
-// goroutines queue meanwhile goes to their own current stream.
+// goroutines queue meanwhile goes to their own current stream. A nil s
+// leaves the current streams as they are (torch.cuda.stream(None)).
 func WithStream(s *Stream, f func()) {
-	if s.sb == nil {
+	mustFunc("stream", f)
+	if s == nil || s.sb == nil {
 		f()
 		return
 	}
@@ -84,7 +86,7 @@ func WithStream(s *Stream, f func()) {
 		next[d] = h
 	}
 	next[s.dev] = s.h
-	streams.with(next, f)
+	streams.with("stream", next, f)
 }
 
 // streams holds each goroutine's WithStream choices by device.
@@ -148,6 +150,7 @@ func (t *Tensor) PinMemory() (*Tensor, error) {
 
 // IsPinned reports whether t is in page-locked host memory.
 func (t *Tensor) IsPinned() bool {
+	t.nonNil("is_pinned")
 	s, ok := t.st.s.(backend.HostStorage)
 	return ok && s.Pinned()
 }

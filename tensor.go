@@ -67,47 +67,79 @@ type Tensor struct {
 }
 
 // Shape returns the tensor's shape (a copy).
-func (t *Tensor) Shape() Shape { return t.shape.clone() }
+func (t *Tensor) Shape() Shape {
+	t.nonNil("shape")
+	return t.shape.clone()
+}
 
 // Size returns the size of dimension d (negative d counts from the end).
-func (t *Tensor) Size(d int) int { return t.shape[t.dim("size", d)] }
+func (t *Tensor) Size(d int) int {
+	t.nonNil("size")
+	return t.shape[t.dim("size", d)]
+}
 
 // Dim returns the number of dimensions.
-func (t *Tensor) Dim() int { return len(t.shape) }
+func (t *Tensor) Dim() int {
+	t.nonNil("dim")
+	return len(t.shape)
+}
 
 // NumElements returns the number of elements.
-func (t *Tensor) NumElements() int { return t.shape.NumElements() }
+func (t *Tensor) NumElements() int {
+	t.nonNil("numel")
+	return t.shape.NumElements()
+}
 
 // Strides returns the strides in elements (a copy).
-func (t *Tensor) Strides() []int { return append([]int(nil), t.strides...) }
+func (t *Tensor) Strides() []int {
+	t.nonNil("stride")
+	return append([]int(nil), t.strides...)
+}
 
 // DType returns the element type.
-func (t *Tensor) DType() DType { return t.dtype }
+func (t *Tensor) DType() DType {
+	t.nonNil("dtype")
+	return t.dtype
+}
 
 // Device returns the device the tensor lives on.
-func (t *Tensor) Device() Device { return t.dev }
+func (t *Tensor) Device() Device {
+	t.nonNil("device")
+	return t.dev
+}
 
 // IsContiguous reports whether the tensor is row-major without gaps.
-func (t *Tensor) IsContiguous() bool { return t.view().IsContiguous() }
+func (t *Tensor) IsContiguous() bool {
+	t.nonNil("is_contiguous")
+	return t.view().IsContiguous()
+}
 
 func (t *Tensor) view() backend.View {
 	return backend.View{S: t.st.s, Shape: t.shape, Strides: t.strides, Offset: t.offset}
 }
 
-func (t *Tensor) live(op string) *Tensor {
+// nonNil panics with a *ShapeError naming op when t is nil, as an op given
+// a nil operand does: every method of a nil *Tensor panics so, except
+// String ("<nil tensor>") and Release (nothing to release).
+func (t *Tensor) nonNil(op string) *Tensor {
 	if t == nil {
 		panic(&ShapeError{Op: op, Msg: "nil tensor"})
 	}
-	if t.st.released.Load() {
+	return t
+}
+
+func (t *Tensor) live(op string) *Tensor {
+	if t.nonNil(op).st.released.Load() {
 		panic(&ReleasedError{Op: op})
 	}
 	return t
 }
 
 // Release frees the tensor's storage now, without waiting for the garbage
-// collector; views sharing it become unusable (using them panics).
+// collector; views sharing it become unusable (using them panics). Releasing
+// a nil tensor does nothing.
 func (t *Tensor) Release() {
-	if t.st.released.CompareAndSwap(false, true) {
+	if t != nil && t.st.released.CompareAndSwap(false, true) {
 		t.st.s.Release()
 		untrack(t.st.id)
 	}

@@ -193,6 +193,7 @@ func FromBits(bits []uint16, dt DType, shape Shape, opts ...Option) *Tensor {
 // Bits returns the raw bits of a BFloat16 or Float16 tensor's elements in
 // row-major order (see FromBits); other dtypes are a *DTypeError.
 func (t *Tensor) Bits() []uint16 {
+	t.nonNil("bits")
 	if !t.dtype.IsHalf() {
 		panic(&DTypeError{Op: "bits", DTypes: []DType{t.dtype}, Msg: "Bits needs a BFloat16 or Float16 tensor"})
 	}
@@ -249,6 +250,7 @@ func (t *Tensor) Bools() []bool {
 
 // Item returns the value of a one-element tensor as float64.
 func (t *Tensor) Item() float64 {
+	t.nonNil("item")
 	if t.NumElements() != 1 {
 		shapeErr("item", fmt.Sprintf("a Tensor with %d elements cannot be converted to Scalar", t.NumElements()), t.shape)
 	}

@@ -121,6 +121,7 @@ func (t *Tensor) Reshape(shape ...int) *Tensor {
 
 // Flatten merges dims start..end (inclusive; negative counts from the end).
 func (t *Tensor) Flatten(start, end int) *Tensor {
+	t.nonNil("flatten")
 	if t.Dim() == 0 {
 		return t.Reshape(1)
 	}
@@ -151,6 +152,7 @@ func (t *Tensor) Transpose(d0, d1 int) *Tensor {
 
 // T transposes a matrix (dims 0 and 1); a 0- or 1-D tensor is returned as is.
 func (t *Tensor) T() *Tensor {
+	t.nonNil("t")
 	if t.Dim() < 2 {
 		return t
 	}
@@ -396,6 +398,7 @@ func Stack(ts []*Tensor, d int) *Tensor {
 
 // Split cuts dim d into pieces of size (the last may be smaller); views.
 func (t *Tensor) Split(size, d int) []*Tensor {
+	t.nonNil("split")
 	d = t.dim("split", d)
 	if size <= 0 {
 		shapeErr("split", "split_size must be positive", t.shape)
@@ -412,6 +415,7 @@ func (t *Tensor) Split(size, d int) []*Tensor {
 
 // Chunk cuts dim d into n pieces as equal as possible (torch.chunk); views.
 func (t *Tensor) Chunk(n, d int) []*Tensor {
+	t.nonNil("chunk")
 	if n <= 0 {
 		shapeErr("chunk", "chunk expects `chunks` to be greater than 0", t.shape)
 	}

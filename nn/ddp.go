@@ -403,6 +403,9 @@ func (d *DistributedDataParallel) Forward(x *ember.Tensor) *ember.Tensor {
 // locally, and the first synchronised backward after it all-reduces the
 // accumulated sums. Every rank must make the same NoSync calls.
 func (d *DistributedDataParallel) NoSync(f func()) {
+	if f == nil {
+		panic(&ModuleError{Module: "*nn.DistributedDataParallel", Op: "NoSync", Msg: "nil function"})
+	}
 	prev := d.noSync
 	d.noSync = true
 	defer func() { d.noSync = prev }()

@@ -304,11 +304,17 @@ func (c *Base) ParameterRefs() (names []string, refs []**ember.Tensor) {
 
 // MapParameters replaces every parameter with f(name, parameter).
 func (c *Base) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	if f == nil {
+		c.fail("MapParameters", "nil function")
+	}
 	c.walk("", true, func(n string, p **ember.Tensor) { *p = f(n, *p) })
 }
 
 // MapBuffers replaces every buffer with f(name, buffer).
 func (c *Base) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	if f == nil {
+		c.fail("MapBuffers", "nil function")
+	}
 	c.walk("", false, func(n string, p **ember.Tensor) { *p = f(n, *p) })
 }
 

@@ -165,3 +165,12 @@ type Block struct {
 }
 
 func (b *Block) Forward(x *ember.Tensor) *ember.Tensor { return x }
+
+// TestNilFunctions: MapParameters, MapBuffers and DDP's NoSync given a nil
+// function panic with a *ModuleError, not a runtime error.
+func TestNilFunctions(t *testing.T) {
+	l := nn.NewLinear(2, 2, true)
+	moduleErr(t, "MapParameters(nil)", "nil function", func() { l.MapParameters(nil) })
+	moduleErr(t, "MapBuffers(nil)", "nil function", func() { l.MapBuffers(nil) })
+	moduleErr(t, "NoSync(nil)", "nil function", func() { new(nn.DistributedDataParallel).NoSync(nil) })
+}
