@@ -93,9 +93,13 @@ func Prefetch(n int) LoaderOption { return func(l *DataLoader) { l.prefetch = n 
 func PinMemory(hook func(Batch) Batch) LoaderOption { return func(l *DataLoader) { l.pin = hook } }
 
 // Collate replaces the default collation (ember.Stack of inputs and of
-// targets).
+// targets); nil keeps it.
 func Collate(f func(inputs, targets []*ember.Tensor) (*ember.Tensor, *ember.Tensor)) LoaderOption {
-	return func(l *DataLoader) { l.collate = f }
+	return func(l *DataLoader) {
+		if f != nil {
+			l.collate = f
+		}
+	}
 }
 
 // DataLoader iterates over a dataset in batches.
@@ -114,6 +118,9 @@ type DataLoader struct {
 
 // NewLoader returns a DataLoader over ds.
 func NewLoader(ds Dataset, opts ...LoaderOption) *DataLoader {
+	if ds == nil {
+		panic("data: NewLoader: nil dataset")
+	}
 	l := &DataLoader{ds: ds, batch: 1, collate: StackCollate}
 	for _, o := range opts {
 		o(l)

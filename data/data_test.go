@@ -1,9 +1,11 @@
 package data
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -147,4 +149,25 @@ func TestTransforms(t *testing.T) {
 	if a.Item() != b.Item() || a.Item() == c.Item() {
 		t.Errorf("draws %v %v %v", a.Item(), b.Item(), c.Item())
 	}
+}
+
+// TestNilOptions: the nil forms of the loader's and Transformed's
+// functions mean their defaults, as None does in PyTorch (Collate(nil): the
+// stacking collation; a nil Transform: none), and a nil dataset is refused
+// when the loader is made rather than when it is first iterated.
+func TestNilOptions(t *testing.T) {
+	got := collect(NewLoader(ramp(5), BatchSize(2), Collate(nil), PinMemory(nil), WithSampler(nil)), 0)
+	if want := [][]int64{{0, 1}, {2, 3}, {4}}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("batches %v, want %v", got, want)
+	}
+	tr := &Transformed{DS: ramp(3)}
+	if x, y := tr.Get(2); !slices.Equal(x.Float32s(), []float32{2, 2}) || y.Item() != 2 {
+		t.Fatalf("Transformed without a transform: %v, %v", x, y)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "nil dataset") {
+			t.Fatalf("NewLoader(nil): %v, want a panic naming the nil dataset", r)
+		}
+	}()
+	NewLoader(nil)
 }

@@ -15,6 +15,9 @@ type TensorDataset struct {
 // NewTensorDataset returns the dataset of inputs and targets, which must
 // have the same size along dim 0.
 func NewTensorDataset(inputs, targets *ember.Tensor) (*TensorDataset, error) {
+	if inputs == nil {
+		return nil, fmt.Errorf("data: TensorDataset: nil inputs")
+	}
 	if inputs.Dim() == 0 {
 		return nil, fmt.Errorf("data: TensorDataset: inputs must have a dim 0 (got a 0-dim tensor)")
 	}

@@ -30,4 +30,9 @@ func TestTensorDataset(t *testing.T) {
 	if _, err := NewTensorDataset(x, y.Narrow(0, 0, 5)); err == nil {
 		t.Fatal("size mismatch accepted")
 	}
+	for _, in := range [][2]*ember.Tensor{{nil, y}, {x, nil}, {nil, nil}} {
+		if _, err := NewTensorDataset(in[0], in[1]); err == nil {
+			t.Fatalf("NewTensorDataset(%v, %v) accepted", in[0], in[1])
+		}
+	}
 }

@@ -110,7 +110,8 @@ func RandomHorizontalFlip(p float64) Transform {
 
 // Transformed applies a transform to a dataset's inputs. Sample i of epoch
 // e draws from a random source seeded by (seed, e, i), so the result does not
-// depend on the order or the goroutine in which samples are fetched.
+// depend on the order or the goroutine in which samples are fetched. A nil
+// Transform leaves the inputs as they are (transform=None).
 type Transformed struct {
 	DS        Dataset
 	Transform Transform
@@ -137,6 +138,9 @@ func (d *Transformed) SetEpoch(e int) {
 // Get returns the transformed sample i.
 func (d *Transformed) Get(i int) (*ember.Tensor, *ember.Tensor) {
 	x, y := d.DS.Get(i)
+	if d.Transform == nil { // none, as transform=None
+		return x, y
+	}
 	r := rand.New(rand.NewPCG(d.Seed^uint64(d.epoch)*0x9e3779b97f4a7c15, uint64(i)))
 	return d.Transform(x, r), y
 }
