@@ -51,6 +51,7 @@ type AttentionOptions struct {
 // logsumexp of each row, so memory grows with L + S, not L·S. It records
 // ScaledDotProductAttentionBackward0.
 func ScaledDotProductAttention(q, k, v *Tensor, o AttentionOptions) *Tensor {
+	sameDevice("scaled_dot_product_attention", q, k, v) // (nil operands)
 	if dt, ok := autocastLow(q, k, v); ok {
 		orig := []*Tensor{q, k, v, o.Mask}
 		if o.Mask != nil && o.Mask.dtype.IsFloat() {

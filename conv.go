@@ -50,6 +50,8 @@ func Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tens
 // Conv2d is the package's Conv2d run with k's kernels.
 func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, groups int) *Tensor {
 	const name = "conv2d"
+	x.nonNil(name)
+	w.nonNil(name)
 	if dt, ok := autocastLow(x, w, b); ok {
 		return onCasts(dt, []*Tensor{x, w, b}, func(c []*Tensor) *Tensor {
 			return k.Conv2d(c[0], c[1], c[2], stride, padding, dilation, groups)

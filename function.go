@@ -65,6 +65,9 @@ func (c *FunctionCtx) NeedsInputGrad(i int) bool { return i >= 0 && i < len(c.ne
 // gradient that does not broadcast to its input's shape, panics with an
 // *AutogradError naming fn.
 func Apply(fn Function, inputs ...*Tensor) *Tensor {
+	if fn == nil {
+		panic(&ValueError{Op: "apply", Msg: "nil Function"})
+	}
 	name := fn.Name()
 	ctx := &FunctionCtx{needs: make([]bool, len(inputs))}
 	in := make([]*Tensor, len(inputs))

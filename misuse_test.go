@@ -253,3 +253,31 @@ func TestNilFunctions(t *testing.T) {
 		t.Errorf("grad sum = %v, want 4", g)
 	}
 }
+
+// TestNilOperands: the package's functions given a nil tensor where one is
+// needed panic with a *ShapeError (nil tensor), and Apply a nil Function
+// with a *ValueError, never with a runtime error.
+func TestNilOperands(t *testing.T) {
+	x, m := Ones(Shape{1, 2, 4, 4}), Ones(Shape{2, 2})
+	var n *Tensor
+	k, z, one := [2]int{2, 2}, [2]int{}, [2]int{1, 1}
+	for name, f := range map[string]func(){
+		"AvgPool2d":                 func() { AvgPool2d(n, k, k, z, true) },
+		"MaxPool2d":                 func() { MaxPool2d(n, k, k, z) },
+		"Conv2d x":                  func() { Conv2d(n, Ones(Shape{2, 2, 1, 1}), nil, one, z, one, 1) },
+		"Conv2d w":                  func() { Conv2d(x, n, nil, one, z, one, 1) },
+		"LayerNorm":                 func() { LayerNorm(n, []int{2}, nil, nil, 1e-5) },
+		"OnesLike":                  func() { OnesLike(n) },
+		"ZerosLike":                 func() { ZerosLike(n) },
+		"ScaledDotProductAttention": func() { ScaledDotProductAttention(n, m, m, AttentionOptions{}) },
+		"BatchNorm":                 func() { BatchNorm(n, nil, nil, nil, nil, true, 0.1, 1e-5) },
+		"Linear":                    func() { Linear(n, m, nil) },
+		"Stack":                     func() { Stack([]*Tensor{m, n}, 0) },
+		"Where":                     func() { Where(n, m, m) },
+	} {
+		tryTyped[*ShapeError](t, name, f)
+	}
+	tryTyped[*ValueError](t, "Apply(nil)", func() { Apply(nil, m) })
+	ac := func() { ScaledDotProductAttention(n, m, m, AttentionOptions{}) }
+	tryTyped[*ShapeError](t, "ScaledDotProductAttention under autocast", func() { Autocast(CPU, BFloat16, ac) })
+}

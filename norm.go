@@ -68,6 +68,7 @@ func updateRunning(runningMean, runningVar, mean, v *Tensor, cnt int, momentum f
 // and shifted by bias (both of normalizedShape, or nil). It records
 // NativeLayerNormBackward0.
 func LayerNorm(x *Tensor, normalizedShape []int, weight, bias *Tensor, eps float64) *Tensor {
+	x.nonNil("layer_norm")
 	if autocastF32(x) || autocastF32(weight) {
 		return onCasts(Float32, []*Tensor{x, weight, bias}, func(c []*Tensor) *Tensor {
 			return LayerNorm(c[0], normalizedShape, c[1], c[2], eps)

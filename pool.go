@@ -34,6 +34,7 @@ func MaxPool2d(x *Tensor, kernel, stride, padding [2]int) *Tensor {
 // MaxPool2d is the package's MaxPool2d run with k's kernels.
 func (k Kernels) MaxPool2d(x *Tensor, kernel, stride, padding [2]int) *Tensor {
 	const name = "max_pool2d"
+	x.nonNil(name)
 	if x.dtype.IsHalf() && !k.poolsHalf(x) {
 		return inFloat32(x.dtype, []*Tensor{x}, func(c []*Tensor) *Tensor { return k.MaxPool2d(c[0], kernel, stride, padding) })
 	}
@@ -57,6 +58,7 @@ func AvgPool2d(x *Tensor, kernel, stride, padding [2]int, countIncludePad bool) 
 // AvgPool2d is the package's AvgPool2d run with k's kernels.
 func (k Kernels) AvgPool2d(x *Tensor, kernel, stride, padding [2]int, countIncludePad bool) *Tensor {
 	const name = "avg_pool2d"
+	x.nonNil(name)
 	if x.dtype.IsHalf() {
 		return inFloat32(x.dtype, []*Tensor{x}, func(c []*Tensor) *Tensor { return k.AvgPool2d(c[0], kernel, stride, padding, countIncludePad) })
 	}

@@ -267,10 +267,16 @@ func Ones(shape Shape, opts ...Option) *Tensor { return Full(shape, 1, opts...) 
 func Scalar(v float64, opts ...Option) *Tensor { return Full(Shape{}, v, opts...) }
 
 // ZerosLike returns zeros with t's shape, dtype and device.
-func ZerosLike(t *Tensor) *Tensor { return Zeros(t.shape, On(t.dev), Dtype(t.dtype)) }
+func ZerosLike(t *Tensor) *Tensor {
+	t.nonNil("zeros_like")
+	return Zeros(t.shape, On(t.dev), Dtype(t.dtype))
+}
 
 // OnesLike returns ones with t's shape, dtype and device.
-func OnesLike(t *Tensor) *Tensor { return Ones(t.shape, On(t.dev), Dtype(t.dtype)) }
+func OnesLike(t *Tensor) *Tensor {
+	t.nonNil("ones_like")
+	return Ones(t.shape, On(t.dev), Dtype(t.dtype))
+}
 
 // Arange returns start, start+step, ... up to but excluding end, as
 // torch.arange: Int64 when all three are whole numbers, else Float32.

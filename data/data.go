@@ -119,17 +119,17 @@ type DataLoader struct {
 // NewLoader returns a DataLoader over ds.
 func NewLoader(ds Dataset, opts ...LoaderOption) *DataLoader {
 	if ds == nil {
-		panic("data: NewLoader: nil dataset")
+		panic(&ember.ValueError{Op: "data.NewLoader", Msg: "nil dataset"})
 	}
 	l := &DataLoader{ds: ds, batch: 1, collate: StackCollate}
 	for _, o := range opts {
 		o(l)
 	}
 	if l.batch < 1 {
-		panic(fmt.Sprintf("data: batch size %d < 1", l.batch))
+		panic(&ember.ValueError{Op: "data.NewLoader", Msg: fmt.Sprintf("batch size %d < 1", l.batch)})
 	}
 	if l.sampler != nil && l.shuffle {
-		panic("data: NewLoader: WithSampler and Shuffle exclude each other (the sampler decides the order)")
+		panic(&ember.ValueError{Op: "data.NewLoader", Msg: "WithSampler and Shuffle exclude each other (the sampler decides the order)"})
 	}
 	if l.prefetch <= 0 {
 		l.prefetch = 2 * max(l.workers, 1)

@@ -1,7 +1,7 @@
 package data
 
 import (
-	"fmt"
+	"errors"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -164,10 +164,29 @@ func TestNilOptions(t *testing.T) {
 	if x, y := tr.Get(2); !slices.Equal(x.Float32s(), []float32{2, 2}) || y.Item() != 2 {
 		t.Fatalf("Transformed without a transform: %v, %v", x, y)
 	}
-	defer func() {
-		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "nil dataset") {
-			t.Fatalf("NewLoader(nil): %v, want a panic naming the nil dataset", r)
+	if err := ember.Try(func() { NewLoader(nil) }); err == nil || !strings.Contains(err.Error(), "nil dataset") {
+		t.Fatalf("NewLoader(nil): %v, want an error naming the nil dataset", err)
+	}
+}
+
+// TestMisuseIsTyped: the loader's, the sampler's and the transforms' bad
+// arguments panic with ember's typed errors, which ember.Try returns.
+func TestMisuseIsTyped(t *testing.T) {
+	img := ember.Ones(ember.Shape{3, 4, 4})
+	r := rand.New(rand.NewPCG(1, 2))
+	for name, f := range map[string]func(){
+		"batch 0":            func() { NewLoader(ramp(3), BatchSize(0)) },
+		"sampler and order":  func() { NewLoader(ramp(3), Shuffle(1), WithSampler(NewDistributedSampler(3, 0, 1, SamplerOptions{}))) },
+		"rank ≥ world":       func() { NewDistributedSampler(10, 2, 2, SamplerOptions{}) },
+		"normalize channels": func() { Normalize([]float64{0, 0}, []float64{1, 1})(img, r) },
+		"crop too large":     func() { RandomCrop(9, 0)(img, r) },
+		"image of 4 dims":    func() { RandomCrop(2, 0)(ember.Ones(ember.Shape{1, 3, 4, 4}), r) },
+	} {
+		err := ember.Try(f)
+		var ve *ember.ValueError
+		var se *ember.ShapeError
+		if !errors.As(err, &ve) && !errors.As(err, &se) {
+			t.Errorf("%s: %v, want an *ember.ValueError or *ember.ShapeError", name, err)
 		}
-	}()
-	NewLoader(nil)
+	}
 }

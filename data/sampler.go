@@ -3,6 +3,7 @@ package data
 import (
 	"fmt"
 
+	"github.com/emberml/ember"
 	"github.com/emberml/ember/internal/mt19937"
 )
 
@@ -53,7 +54,7 @@ type DistributedSampler struct {
 // split among world ranks. It panics unless 0 ≤ rank < world and n ≥ 0.
 func NewDistributedSampler(n, rank, world int, opts SamplerOptions) *DistributedSampler {
 	if world < 1 || rank < 0 || rank >= world || n < 0 {
-		panic(fmt.Sprintf("data: NewDistributedSampler: rank %d of world %d over %d samples (want 0 ≤ rank < world, n ≥ 0)", rank, world, n))
+		panic(&ember.ValueError{Op: "data.NewDistributedSampler", Msg: fmt.Sprintf("rank %d of world %d over %d samples (want 0 ≤ rank < world, n ≥ 0)", rank, world, n)})
 	}
 	s := &DistributedSampler{n: n, rank: rank, world: world, opts: opts}
 	if opts.DropLast {

@@ -30,7 +30,7 @@ func chw(op string, x *ember.Tensor) (c, h, w int, px []float32) {
 	case 3:
 		c, h, w = s[0], s[1], s[2]
 	default:
-		panic(fmt.Sprintf("data.%s: image of shape %v is not [C, H, W] or [H, W]", op, s))
+		panic(&ember.ShapeError{Op: "data." + op, Msg: "image is not [C, H, W] or [H, W]", Shapes: []ember.Shape{s}})
 	}
 	return c, h, w, x.Cast(ember.Float32).Float32s()
 }
@@ -41,7 +41,7 @@ func Normalize(mean, std []float64) Transform {
 	return func(x *ember.Tensor, _ *rand.Rand) *ember.Tensor {
 		c, h, w, px := chw("Normalize", x)
 		if (len(mean) != 1 && len(mean) != c) || len(std) != len(mean) {
-			panic(fmt.Sprintf("data.Normalize: %d means and %d stds for %d channels", len(mean), len(std), c))
+			panic(&ember.ValueError{Op: "data.Normalize", Msg: fmt.Sprintf("%d means and %d stds for %d channels", len(mean), len(std), c)})
 		}
 		for ch := 0; ch < c; ch++ {
 			m, s := mean[0], std[0]
@@ -65,7 +65,7 @@ func RandomCrop(size, padding int) Transform {
 		c, h, w, px := chw("RandomCrop", x)
 		ph, pw := h+2*padding, w+2*padding
 		if size > ph || size > pw {
-			panic(fmt.Sprintf("data.RandomCrop: crop %d larger than padded image %dx%d", size, ph, pw))
+			panic(&ember.ValueError{Op: "data.RandomCrop", Msg: fmt.Sprintf("crop %d larger than padded image %dx%d", size, ph, pw)})
 		}
 		top, left := r.IntN(ph-size+1), r.IntN(pw-size+1)
 		out := make([]float32, c*size*size)

@@ -87,10 +87,10 @@ func newTransformerConfig(op string, layer bool, dropout float64, opts []Transfo
 		wrong = c.mhaOnly
 	}
 	if len(wrong) > 0 {
-		panic(fmt.Sprintf("nn.%s: option %s does not apply to it", op, wrong[0]))
+		argErr(op, "option %s does not apply to it", wrong[0])
 	}
 	if c.dropout < 0 || c.dropout > 1 || math.IsNaN(c.dropout) {
-		panic(fmt.Sprintf("nn.%s: dropout probability has to be between 0 and 1, but got %v", op, c.dropout))
+		argErr(op, "dropout probability has to be between 0 and 1, but got %v", c.dropout)
 	}
 	return c
 }
@@ -142,7 +142,7 @@ type MultiheadAttention struct {
 func NewMultiheadAttention(embedDim, numHeads int, opts ...TransformerOption) *MultiheadAttention {
 	c := newTransformerConfig("NewMultiheadAttention", false, 0, opts)
 	if numHeads <= 0 || embedDim <= 0 || embedDim%numHeads != 0 {
-		panic(fmt.Sprintf("nn.NewMultiheadAttention: embed_dim (%d) must be divisible by num_heads (%d)", embedDim, numHeads))
+		argErr("NewMultiheadAttention", "embed_dim (%d) must be divisible by num_heads (%d)", embedDim, numHeads)
 	}
 	kd, vd := c.kdim, c.vdim
 	if kd == 0 {

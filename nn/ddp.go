@@ -142,6 +142,9 @@ func (e *DDPError) Unwrap() error { return e.Err }
 // ErrNotInitialized when no group is given and there is no default group,
 // and an error when the ranks' models differ or a collective fails.
 func NewDistributedDataParallel(m Module, opts ...DDPOption) (*DistributedDataParallel, error) {
+	if m == nil {
+		return nil, errors.New("nn.NewDistributedDataParallel: nil module")
+	}
 	cfg := ddpConfig{capBytes: 25 << 20}
 	for _, o := range opts {
 		o(&cfg)

@@ -1,7 +1,6 @@
 package nn
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/emberml/ember"
@@ -83,7 +82,7 @@ func NewConv2d(in, out, kernel int, opts ...ConvOption) *Conv2d {
 		o(c)
 	}
 	if c.Groups <= 0 || in%c.Groups != 0 || out%c.Groups != 0 {
-		panic(fmt.Sprintf("nn.NewConv2d: in (%d) and out (%d) channels must be divisible by groups (%d)", in, out, c.Groups))
+		argErr("NewConv2d", "in (%d) and out (%d) channels must be divisible by groups (%d)", in, out, c.Groups)
 	}
 	fanIn := in / c.Groups * kernel * kernel
 	c.Weight = uniform(ember.Shape{out, in / c.Groups, kernel, kernel}, kaimingBound(fanIn))
@@ -153,6 +152,9 @@ type LayerNorm struct {
 
 // NewLayerNorm returns a LayerNorm over the trailing shape (weight 1, bias 0).
 func NewLayerNorm(shape ...int) *LayerNorm {
+	if len(shape) == 0 {
+		argErr("NewLayerNorm", "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, but got normalized_shape = []")
+	}
 	l := &LayerNorm{Shape: shape, Eps: 1e-5}
 	l.Init(l)
 	l.Weight = param(ember.Ones(shape))
@@ -246,7 +248,7 @@ func NewLeakyReLU(slope float64) *Activation {
 func NewGELU(approximate ...string) *Activation {
 	if len(approximate) > 0 && approximate[0] != "none" {
 		if approximate[0] != "tanh" {
-			panic(fmt.Sprintf("nn: GELU approximation %q: want \"none\" or \"tanh\"", approximate[0]))
+			argErr("NewGELU", "approximation %q: want \"none\" or \"tanh\"", approximate[0])
 		}
 		a := act("GELU", (*ember.Tensor).GELUTanh)
 		a.extra = "approximate='tanh'"
@@ -279,6 +281,9 @@ type Dropout struct {
 
 // NewDropout returns a Dropout layer.
 func NewDropout(p float64) *Dropout {
+	if !(p >= 0 && p <= 1) {
+		argErr("NewDropout", "dropout probability has to be between 0 and 1, but got %v", p)
+	}
 	d := &Dropout{P: p}
 	d.Init(d)
 	return d

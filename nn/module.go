@@ -88,6 +88,17 @@ type ModuleError struct {
 
 func (e *ModuleError) Error() string { return "nn: " + e.Op + " on " + e.Module + ": " + e.Msg }
 
+// argErr panics with an *ember.ValueError for a constructor's bad argument:
+// "nn.<op>: <message>", as PyTorch's ValueError or assertion.
+func argErr(op, format string, args ...any) {
+	panic(&ember.ValueError{Op: "nn." + op, Msg: fmt.Sprintf(format, args...)})
+}
+
+// useErr panics with a *ModuleError for a call the module does not take.
+func useErr(module, op, msg string) {
+	panic(&ModuleError{Module: module, Op: op, Msg: msg})
+}
+
 func (c *Base) fail(op, format string, args ...any) {
 	name := "a module"
 	if c.self != nil {

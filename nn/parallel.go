@@ -42,6 +42,9 @@ type DataParallel struct {
 // which falls back to the CPU). It panics with a *ReplicateError when m
 // cannot be replicated.
 func NewDataParallel(m Module, devices ...ember.Device) *DataParallel {
+	if m == nil {
+		argErr("NewDataParallel", "nil module")
+	}
 	if len(devices) == 0 {
 		devices = ember.TryAllGPUs()
 	}

@@ -35,7 +35,8 @@ func activationFn(op, name string) func(*ember.Tensor) *ember.Tensor {
 	case "gelu":
 		return ember.GELU
 	}
-	panic(fmt.Sprintf("nn.%s: activation should be relu/gelu, not %s", op, name))
+	argErr(op, "activation should be relu/gelu, not %s", name)
+	return nil
 }
 
 // TransformerEncoderLayer is torch.nn.TransformerEncoderLayer: self-attention
@@ -166,7 +167,8 @@ func NewTransformerDecoderLayer(dModel, nhead int, opts ...TransformerOption) *T
 
 // Forward panics: a decoder layer needs the memory too (call Decode).
 func (l *TransformerDecoderLayer) Forward(*ember.Tensor) *ember.Tensor {
-	panic("nn: TransformerDecoderLayer needs the encoder's output: call Decode(tgt, memory, masks)")
+	useErr("*nn.TransformerDecoderLayer", "Forward", "a decoder layer needs the encoder's output: call Decode(tgt, memory, masks)")
+	return nil
 }
 
 // Decode is PyTorch's forward(tgt, memory, tgt_mask, memory_mask,
@@ -222,7 +224,8 @@ func (l *ModuleList) Len() int { return len(l.Modules) }
 
 // Forward panics: a ModuleList is iterated by its owner.
 func (l *ModuleList) Forward(*ember.Tensor) *ember.Tensor {
-	panic("nn: a ModuleList has no Forward: iterate over its Modules")
+	useErr("*nn.ModuleList", "Forward", "a ModuleList has no Forward: iterate over its Modules")
+	return nil
 }
 
 // cloneModule is copy.deepcopy of a module: the same structure with copies
@@ -261,7 +264,10 @@ type TransformerEncoder struct {
 // an Encode method, as TransformerEncoderLayer's.
 func NewTransformerEncoder(layer Module, numLayers int, norm Module) *TransformerEncoder {
 	if _, ok := layer.(encoderLayer); !ok {
-		panic(fmt.Sprintf("nn.NewTransformerEncoder: a %T has no Encode method", layer))
+		argErr("NewTransformerEncoder", "a %T has no Encode method", layer)
+	}
+	if numLayers < 0 {
+		argErr("NewTransformerEncoder", "num_layers %d < 0", numLayers)
 	}
 	e := &TransformerEncoder{Layers: clones(layer, numLayers), Norm: norm, NumLayers: numLayers}
 	e.Init(e)
@@ -292,7 +298,7 @@ func (e *TransformerEncoder) Encode(src *ember.Tensor, m TransformerMasks) *embe
 	for i, l := range e.Layers.Modules {
 		el, ok := l.(encoderLayer)
 		if !ok {
-			panic(fmt.Sprintf("nn: TransformerEncoder layer %d is a %T, which has no Encode method", i, l))
+			useErr("*nn.TransformerEncoder", "Encode", fmt.Sprintf("layer %d is a %T, which has no Encode method", i, l))
 		}
 		x = el.Encode(x, m)
 	}
@@ -316,7 +322,10 @@ type TransformerDecoder struct {
 // TransformerDecoderLayer's; norm may be nil.
 func NewTransformerDecoder(layer Module, numLayers int, norm Module) *TransformerDecoder {
 	if _, ok := layer.(decoderLayer); !ok {
-		panic(fmt.Sprintf("nn.NewTransformerDecoder: a %T has no Decode method", layer))
+		argErr("NewTransformerDecoder", "a %T has no Decode method", layer)
+	}
+	if numLayers < 0 {
+		argErr("NewTransformerDecoder", "num_layers %d < 0", numLayers)
 	}
 	d := &TransformerDecoder{Layers: clones(layer, numLayers), Norm: norm, NumLayers: numLayers}
 	d.Init(d)
@@ -329,7 +338,8 @@ func NewTransformerDecoder(layer Module, numLayers int, norm Module) *Transforme
 
 // Forward panics: a decoder needs the memory too (call Decode).
 func (d *TransformerDecoder) Forward(*ember.Tensor) *ember.Tensor {
-	panic("nn: TransformerDecoder needs the encoder's output: call Decode(tgt, memory, masks)")
+	useErr("*nn.TransformerDecoder", "Forward", "a decoder needs the encoder's output: call Decode(tgt, memory, masks)")
+	return nil
 }
 
 // Decode runs tgt through every layer, each attending memory with the same
@@ -339,7 +349,7 @@ func (d *TransformerDecoder) Decode(tgt, memory *ember.Tensor, m TransformerMask
 	for i, l := range d.Layers.Modules {
 		dl, ok := l.(decoderLayer)
 		if !ok {
-			panic(fmt.Sprintf("nn: TransformerDecoder layer %d is a %T, which has no Decode method", i, l))
+			useErr("*nn.TransformerDecoder", "Decode", fmt.Sprintf("layer %d is a %T, which has no Decode method", i, l))
 		}
 		x = dl.Decode(x, memory, m)
 	}

@@ -2,6 +2,7 @@ package nn_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -529,12 +530,30 @@ func TestTransformerModules(t *testing.T) {
 		"heads do not divide":  func() { nn.NewMultiheadAttention(8, 3) },
 		"dropout out of range": func() { nn.NewMultiheadAttention(8, 2, nn.WithDropout(1.5)) },
 		"decoder Forward":      func() { nn.NewTransformerDecoderLayer(8, 2).Forward(ember.Zeros(ember.Shape{1, 1, 8})) },
+		"stack Forward":        func() { nn.NewTransformerDecoder(nn.NewTransformerDecoderLayer(8, 2), 1, nil).Forward(ember.Zeros(ember.Shape{1, 1, 8})) },
+		"ModuleList Forward":   func() { nn.NewModuleList().Forward(ember.Zeros(ember.Shape{1})) },
+		"negative layers":      func() { nn.NewTransformerEncoder(layer, -1, nil) },
+		"negative dec layers":  func() { nn.NewTransformerDecoder(nn.NewTransformerDecoderLayer(8, 2), -1, nil) },
+		"encoder of a Linear":  func() { nn.NewTransformerEncoder(nn.NewLinear(2, 2, true), 1, nil) },
+		"Dropout 1.5":          func() { nn.NewDropout(1.5) },
+		"Dropout NaN":          func() { nn.NewDropout(math.NaN()) },
+		"LayerNorm of no dims": func() { nn.NewLayerNorm() },
+		"GELU approximation":   func() { nn.NewGELU("bogus") },
+		"groups do not divide": func() { nn.NewConv2d(4, 4, 3, nn.Groups(3)) },
+		"DataParallel of nil":  func() { nn.NewDataParallel(nil, ember.CPU) },
 	} {
-		if msg := panicOf(f); msg == nil {
-			t.Errorf("%s: no panic", name)
+		// typed errors, which ember.Try returns
+		err := ember.Try(f)
+		var ve *ember.ValueError
+		var me *nn.ModuleError
+		if !errors.As(err, &ve) && !errors.As(err, &me) {
+			t.Errorf("%s: %v, want an *ember.ValueError or *nn.ModuleError", name, err)
 		} else {
-			t.Logf("%s: %v", name, msg)
+			t.Logf("%s: %v", name, err)
 		}
+	}
+	if _, err := nn.NewDistributedDataParallel(nil); err == nil || !strings.Contains(err.Error(), "nil module") {
+		t.Errorf("NewDistributedDataParallel(nil): %v", err)
 	}
 	var se *ember.ShapeError
 	x := ember.Zeros(ember.Shape{4, 3, 8})
@@ -550,12 +569,6 @@ func TestTransformerModules(t *testing.T) {
 			t.Logf("%s: %v", name, err)
 		}
 	}
-}
-
-func panicOf(f func()) (v any) {
-	defer func() { v = recover() }()
-	f()
-	return nil
 }
 
 func asShapeError(err error, se **ember.ShapeError) bool {

@@ -50,7 +50,7 @@ func params(opt Optimizer) []Param {
 	if p, ok := opt.(interface{ parameters() []Param }); ok {
 		return p.parameters()
 	}
-	panic(fmt.Sprintf("optim: GradScaler needs an optimizer of package optim, not %T", opt))
+	panic(&ember.ValueError{Op: "optim.GradScaler", Msg: fmt.Sprintf("needs an optimizer of package optim, not %T", opt)})
 }
 
 func (b *base) parameters() []Param { return b.params }
@@ -61,7 +61,7 @@ func (b *base) parameters() []Param { return b.params }
 // clipping or reading the gradients.
 func (s *GradScaler) Unscale(opt Optimizer) {
 	if _, done := s.foundInf[opt]; done {
-		panic("optim: Unscale was already called for this optimizer since the last Update")
+		panic(&ember.ValueError{Op: "optim.GradScaler", Msg: "Unscale was already called for this optimizer since the last Update"})
 	}
 	if s.foundInf == nil {
 		s.foundInf = map[Optimizer]bool{}

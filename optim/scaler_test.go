@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"errors"
 	"math"
 	"testing"
 
@@ -61,5 +62,28 @@ func TestGradScalerSequence(t *testing.T) {
 	}
 	if err := r.LoadStateDict(map[string]float64{"scale": 1}); err == nil {
 		t.Error("LoadStateDict took an incomplete state")
+	}
+}
+
+// TestGradScalerMisuse: a second Unscale before Update, an optimizer from
+// elsewhere and a nil one panic with *ember.ValueError, which ember.Try
+// returns (PyTorch raises RuntimeError for the first).
+func TestGradScalerMisuse(t *testing.T) {
+	p := ember.FromSlice([]float32{1, 2}, nil).SetRequiresGrad(true)
+	opt := NewSGD([]Param{{Name: "p", Tensor: p}}, nil, 0.1, 0, 0, 0, false)
+	s := NewGradScaler()
+	s.ScaleLoss(p.Sum()).Backward()
+	s.Unscale(opt)
+	for name, f := range map[string]func(){
+		"Unscale twice": func() { s.Unscale(opt) },
+		"nil optimizer": func() { s.Step(nil) },
+		"ScaleLoss nil": func() { s.ScaleLoss(nil) },
+	} {
+		err := ember.Try(f)
+		var ve *ember.ValueError
+		var se *ember.ShapeError
+		if !errors.As(err, &ve) && !errors.As(err, &se) {
+			t.Errorf("%s: %v, want a typed ember error", name, err)
+		}
 	}
 }

@@ -44,7 +44,7 @@ func (c *Cache) Layers() int { return len(c.layers) }
 // once the last layer has appended.
 func (c *Cache) Append(i int, k, v *ember.Tensor) (keys, values *ember.Tensor) {
 	if i != c.next {
-		panic(fmt.Sprintf("kvcache: layer %d appended when layer %d was next (each step appends to every layer in order)", i, c.next))
+		panic(&ember.ValueError{Op: "kvcache.Append", Msg: fmt.Sprintf("layer %d appended when layer %d was next (each step appends to every layer in order)", i, c.next)})
 	}
 	c.next = (i + 1) % len(c.layers)
 	l := &c.layers[i]
@@ -92,7 +92,7 @@ func (c *Cache) Release() {
 // one prompt, or to time decoding from a fixed prompt).
 func (c *Cache) Truncate(n int) {
 	if n < 0 || n > c.n {
-		panic(fmt.Sprintf("kvcache: Truncate(%d) of a cache of %d positions", n, c.n))
+		panic(&ember.ValueError{Op: "kvcache.Truncate", Msg: fmt.Sprintf("Truncate(%d) of a cache of %d positions", n, c.n)})
 	}
 	for i := range c.layers {
 		c.layers[i].n = n

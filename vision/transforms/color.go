@@ -5,6 +5,8 @@ import (
 	"image"
 	"math"
 	"math/rand/v2"
+
+	"github.com/emberml/ember"
 )
 
 // blend is Pillow's ImagingBlend of two 8-bit images: in1 + alpha·(in2 -
@@ -70,7 +72,7 @@ func AdjustSaturation(img *image.RGBA, factor float64) *image.RGBA {
 // back to RGB. factor is in [-0.5, 0.5].
 func AdjustHue(img *image.RGBA, factor float64) *image.RGBA {
 	if factor < -0.5 || factor > 0.5 {
-		panic(fmt.Sprintf("transforms.AdjustHue: factor %v not in [-0.5, 0.5]", factor))
+		panic(&ember.ValueError{Op: "transforms.AdjustHue", Msg: fmt.Sprintf("factor %v not in [-0.5, 0.5]", factor)})
 	}
 	img = normal(img)
 	shift := uint8(int64(factor * 255)) // numpy's uint8(float): truncate, wrap

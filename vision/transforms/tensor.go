@@ -1,15 +1,13 @@
 package transforms
 
 import (
-	"fmt"
-
 	"github.com/emberml/ember"
 )
 
 func chw(op string, t *ember.Tensor) (c, h, w int, px []float32) {
 	s := t.Shape()
 	if len(s) != 3 {
-		panic(fmt.Sprintf("transforms.%s: tensor of shape %v is not [C, H, W]", op, s))
+		panic(&ember.ShapeError{Op: "transforms." + op, Msg: "tensor is not [C, H, W]", Shapes: []ember.Shape{s}})
 	}
 	return s[0], s[1], s[2], t.Cast(ember.Float32).Contiguous().Float32s()
 }

@@ -62,7 +62,7 @@ func (t Resize) Apply(img *image.RGBA, _ *rand.Rand) *image.RGBA {
 // ResizedSize is the size torchvision's Resize(size) gives a w×h image.
 func ResizedSize(w, h, size int) (int, int) {
 	if size <= 0 {
-		panic(fmt.Sprintf("transforms.Resize: size %d", size))
+		panic(&ember.ValueError{Op: "transforms.Resize", Msg: fmt.Sprintf("size %d", size)})
 	}
 	if w <= h {
 		return size, int(float64(size) * float64(h) / float64(w))
@@ -241,7 +241,7 @@ func ToTensor(img *image.RGBA) *ember.Tensor {
 func Normalize(t *ember.Tensor, mean, std []float64) *ember.Tensor {
 	s := t.Shape()
 	if len(s) < 3 || s[len(s)-3] != len(mean) || len(std) != len(mean) {
-		panic(fmt.Sprintf("transforms.Normalize: %d means, %d stds for a tensor of shape %v", len(mean), len(std), s))
+		panic(&ember.ShapeError{Op: "transforms.Normalize", Msg: fmt.Sprintf("%d means, %d stds for the tensor", len(mean), len(std)), Shapes: []ember.Shape{s}})
 	}
 	c, hw := s[len(s)-3], s[len(s)-2]*s[len(s)-1]
 	px := t.Cast(ember.Float32).Contiguous().Float32s()
