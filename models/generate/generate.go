@@ -75,7 +75,7 @@ func Generate(m Model, prompt []int, o Options, emit func(id int) bool) ([]int, 
 	if ctx := m.ContextLength(); ctx > 0 && len(prompt) > ctx {
 		return nil, "", fmt.Errorf("generate: %w: %d tokens, the context is %d", ErrPromptTooLong, len(prompt), ctx)
 	}
-	if o.Temperature < 0 || o.TopK < 0 || o.TopP < 0 || o.TopP > 1 {
+	if !(o.Temperature >= 0) || o.TopK < 0 || !(o.TopP >= 0 && o.TopP <= 1) { // (NaNs too)
 		return nil, "", fmt.Errorf("generate: temperature %v, top-k %d and top-p %v: want temperature ≥ 0, top-k ≥ 0, 0 ≤ top-p ≤ 1", o.Temperature, o.TopK, o.TopP)
 	}
 	if o.MaxNewTokens <= 0 {
