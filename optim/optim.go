@@ -71,7 +71,19 @@ type base struct {
 	hyper  map[string]*float64
 }
 
-func newBase(params []Param, grad GradFunc, lr float64) base {
+// hyperErr panics with PyTorch's ValueError for a hyper-parameter out of
+// range (NaN included: the checks are written so that NaN fails them).
+func hyperErr(op string, ok bool, format string, args ...any) {
+	if !ok {
+		panic(&ember.ValueError{Op: op, Msg: fmt.Sprintf(format, args...)})
+	}
+}
+
+func newBase(op string, params []Param, grad GradFunc, lr float64) base {
+	hyperErr(op, lr >= 0, "Invalid learning rate: %v", lr)
+	for _, p := range params {
+		hyperErr(op, p.Tensor != nil, "parameter %q is a nil tensor", p.Name)
+	}
 	if grad == nil {
 		grad = func(_ int, p *ember.Tensor) *ember.Tensor { return p.Grad() }
 	}
@@ -172,7 +184,11 @@ type SGD struct {
 
 // NewSGD returns an SGD optimizer; grad nil takes gradients from p.Grad().
 func NewSGD(params []Param, grad GradFunc, lr, momentum, dampening, weightDecay float64, nesterov bool) *SGD {
-	s := &SGD{base: newBase(params, grad, lr), Momentum: momentum, Dampening: dampening, WeightDecay: weightDecay, Nesterov: nesterov}
+	const op = "optim.SGD"
+	hyperErr(op, momentum >= 0, "Invalid momentum value: %v", momentum)
+	hyperErr(op, weightDecay >= 0, "Invalid weight_decay value: %v", weightDecay)
+	hyperErr(op, !nesterov || (momentum > 0 && dampening == 0), "Nesterov momentum requires a momentum and zero dampening")
+	s := &SGD{base: newBase(op, params, grad, lr), Momentum: momentum, Dampening: dampening, WeightDecay: weightDecay, Nesterov: nesterov}
 	s.hyper = map[string]*float64{"momentum": &s.Momentum, "dampening": &s.Dampening, "weight_decay": &s.WeightDecay}
 	return s
 }
@@ -212,7 +228,12 @@ type Adam struct {
 // NewAdam returns Adam with betas (b1, b2), eps and L2 weight decay; grad
 // nil takes gradients from p.Grad().
 func NewAdam(params []Param, grad GradFunc, lr, b1, b2, eps, weightDecay float64) *Adam {
-	a := &Adam{base: newBase(params, grad, lr), Beta1: b1, Beta2: b2, Eps: eps, WeightDecay: weightDecay}
+	const op = "optim.Adam"
+	hyperErr(op, eps >= 0, "Invalid epsilon value: %v", eps)
+	hyperErr(op, b1 >= 0 && b1 < 1, "Invalid beta parameter at index 0: %v", b1)
+	hyperErr(op, b2 >= 0 && b2 < 1, "Invalid beta parameter at index 1: %v", b2)
+	hyperErr(op, weightDecay >= 0, "Invalid weight_decay value: %v", weightDecay)
+	a := &Adam{base: newBase(op, params, grad, lr), Beta1: b1, Beta2: b2, Eps: eps, WeightDecay: weightDecay}
 	a.hyper = map[string]*float64{"beta1": &a.Beta1, "beta2": &a.Beta2, "eps": &a.Eps, "weight_decay": &a.WeightDecay}
 	return a
 }

@@ -3,6 +3,7 @@ package optim
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/emberml/ember"
@@ -86,4 +87,31 @@ func TestGradScalerMisuse(t *testing.T) {
 			t.Errorf("%s: %v, want a typed ember error", name, err)
 		}
 	}
+}
+
+// TestHyperParameterChecks: the constructors refuse what PyTorch's refuse,
+// with its messages (NaNs too), and take the boundary values it takes.
+func TestHyperParameterChecks(t *testing.T) {
+	ps := []Param{{Name: "p", Tensor: ember.Ones(ember.Shape{2}).SetRequiresGrad(true)}}
+	nan := math.NaN()
+	for want, f := range map[string]func(){
+		"Invalid learning rate: -0.1":                              func() { NewSGD(ps, nil, -0.1, 0, 0, 0, false) },
+		"Invalid learning rate: NaN":                               func() { NewAdam(ps, nil, nan, 0.9, 0.999, 1e-8, 0) },
+		"Invalid momentum value: -1":                               func() { NewSGD(ps, nil, 0.1, -1, 0, 0, false) },
+		"Invalid weight_decay value: -0.01":                        func() { NewSGD(ps, nil, 0.1, 0, 0, -0.01, false) },
+		"Nesterov momentum requires a momentum and zero dampening": func() { NewSGD(ps, nil, 0.1, 0.9, 0.1, 0, true) },
+		"Invalid epsilon value: -1e-08":                            func() { NewAdam(ps, nil, 1e-3, 0.9, 0.999, -1e-8, 0) },
+		"Invalid beta parameter at index 0: 1":                     func() { NewAdamW(ps, nil, 1e-3, 1, 0.999, 1e-8, 0.01) },
+		"Invalid beta parameter at index 1: NaN":                   func() { NewAdam(ps, nil, 1e-3, 0.9, nan, 1e-8, 0) },
+		`parameter "q" is a nil tensor`:                            func() { NewSGD([]Param{{Name: "q"}}, nil, 0.1, 0, 0, 0, false) },
+	} {
+		err := ember.Try(f)
+		var ve *ember.ValueError
+		if !errors.As(err, &ve) || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%v, want a *ember.ValueError saying %q", err, want)
+		}
+	}
+	NewSGD(ps, nil, 0, 0, 0, 0, false)
+	NewSGD(ps, nil, 0.1, 0.9, 0, 0, true)
+	NewAdam(ps, nil, 1e-3, 0, 0, 0, 0)
 }
