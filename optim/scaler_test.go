@@ -115,3 +115,26 @@ func TestHyperParameterChecks(t *testing.T) {
 	NewSGD(ps, nil, 0.1, 0.9, 0, 0, true)
 	NewAdam(ps, nil, 1e-3, 0, 0, 0, 0)
 }
+
+// TestSchedulerChecks: a scheduler's step size, period and total steps
+// below 1 (integer division by zero, NaN rates), pct_start outside [0, 1]
+// and a nil optimizer are *ember.ValueError when it is made.
+func TestSchedulerChecks(t *testing.T) {
+	opt := NewSGD(Tensors(ember.Ones(ember.Shape{2}).SetRequiresGrad(true)), nil, 0.1, 0, 0, 0, false)
+	for name, f := range map[string]func(){
+		"StepLR 0":         func() { StepLR(opt, 0, 0.1) },
+		"Cosine 0":         func() { CosineAnnealingLR(opt, 0, 0) },
+		"OneCycle 0 steps": func() { OneCycleLR(opt, 0.1, 0, 0.3, 25, 1e4) },
+		"OneCycle pct 1.5": func() { OneCycleLR(opt, 0.1, 10, 1.5, 25, 1e4) },
+		"OneCycle div 0":   func() { OneCycleLR(opt, 0.1, 10, 0.3, 0, 1e4) },
+		"StepLR nil":       func() { StepLR(nil, 1, 0.1) },
+		"Cosine nil":       func() { CosineAnnealingLR(nil, 1, 0) },
+		"OneCycle nil":     func() { OneCycleLR(nil, 0.1, 10, 0.3, 25, 1e4) },
+	} {
+		err := ember.Try(f)
+		var ve *ember.ValueError
+		if !errors.As(err, &ve) {
+			t.Errorf("%s: %v, want a *ember.ValueError", name, err)
+		}
+	}
+}

@@ -31,12 +31,16 @@ func (s *sched) SetStepCount(n int) {
 
 // StepLR multiplies the learning rate by gamma every stepSize steps.
 func StepLR(opt Optimizer, stepSize int, gamma float64) Scheduler {
+	schedOf("optim.StepLR", opt)
+	hyperErr("optim.StepLR", stepSize >= 1, "step_size %d < 1", stepSize)
 	base := opt.LR()
 	return &sched{opt: opt, lrAt: func(t int) float64 { return base * math.Pow(gamma, float64(t/stepSize)) }}
 }
 
 // CosineAnnealingLR follows etaMin + (base-etaMin)·(1+cos(π·t/tMax))/2.
 func CosineAnnealingLR(opt Optimizer, tMax int, etaMin float64) Scheduler {
+	schedOf("optim.CosineAnnealingLR", opt)
+	hyperErr("optim.CosineAnnealingLR", tMax >= 1, "T_max %d < 1", tMax)
 	base := opt.LR()
 	return &sched{opt: opt, lrAt: func(t int) float64 {
 		return etaMin + (base-etaMin)*(1+math.Cos(math.Pi*float64(t)/float64(tMax)))/2
@@ -49,6 +53,11 @@ func CosineAnnealingLR(opt Optimizer, tMax int, etaMin float64) Scheduler {
 // sets the optimizer's rate at once (PyTorch's defaults: pctStart 0.3,
 // divFactor 25, finalDivFactor 1e4).
 func OneCycleLR(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFactor, finalDivFactor float64) Scheduler {
+	const op = "optim.OneCycleLR"
+	schedOf(op, opt)
+	hyperErr(op, totalSteps > 0, "Expected positive integer total_steps, but got %d", totalSteps)
+	hyperErr(op, pctStart >= 0 && pctStart <= 1, "Expected float between 0 and 1 pct_start, but got %v", pctStart)
+	hyperErr(op, divFactor > 0 && finalDivFactor > 0, "div_factor %v and final_div_factor %v must be positive", divFactor, finalDivFactor)
 	initial := maxLR / divFactor
 	minLR := initial / finalDivFactor
 	up := pctStart*float64(totalSteps) - 1
@@ -63,4 +72,9 @@ func OneCycleLR(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFacto
 	}}
 	opt.SetLR(s.lrAt(0))
 	return s
+}
+
+// schedOf refuses a nil optimizer (a scheduler reads its rate at once).
+func schedOf(op string, opt Optimizer) {
+	hyperErr(op, opt != nil, "nil optimizer")
 }
