@@ -55,8 +55,8 @@ func Linear(x, w, b *Tensor) *Tensor {
 // (Philox, so ManualSeed makes it repeatable).
 func Dropout(x *Tensor, p float64, training bool) *Tensor {
 	x.live("dropout")
-	if p < 0 || p > 1 {
-		panic(&ShapeError{Op: "dropout", Msg: fmt.Sprintf("dropout probability has to be between 0 and 1, but got %v", p)})
+	if !(p >= 0 && p <= 1) { // (NaN too)
+		panic(&ValueError{Op: "dropout", Msg: fmt.Sprintf("dropout probability has to be between 0 and 1, but got %v", p)})
 	}
 	if !training || p == 0 {
 		return x

@@ -300,12 +300,16 @@ func WhereScalars(cond *Tensor, a, b float64, opts ...Option) *Tensor {
 
 // OneHot returns the Int64 one-hot encoding of the Int64 indices t:
 // t's shape plus a last dim of numClasses, 1 at each index, as
-// torch.nn.functional.one_hot. numClasses < 0 takes max(t)+1.
+// torch.nn.functional.one_hot. numClasses -1 takes max(t)+1; other
+// negatives are a *ValueError.
 func OneHot(t *Tensor, numClasses int) *Tensor {
 	const name = "one_hot"
 	t.live(name)
 	if t.dtype != Int64 {
 		panic(&DTypeError{Op: name, DTypes: []DType{t.dtype}, Msg: "one_hot is only applicable to index tensor."})
+	}
+	if numClasses < -1 { // only -1 infers, as in PyTorch
+		panic(&ValueError{Op: name, Msg: fmt.Sprintf("num_classes %d: want -1 (infer) or a class count", numClasses)})
 	}
 	if numClasses < 0 {
 		if t.NumElements() == 0 {

@@ -3,6 +3,7 @@ package ember
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"testing"
@@ -278,6 +279,9 @@ func TestNilOperands(t *testing.T) {
 		tryTyped[*ShapeError](t, name, f)
 	}
 	tryTyped[*ValueError](t, "Apply(nil)", func() { Apply(nil, m) })
+	tryTyped[*ValueError](t, "Dropout(NaN)", func() { Dropout(m, math.NaN(), true) })
+	tryTyped[*ValueError](t, "Dropout(1.5)", func() { Dropout(m, 1.5, true) })
+	tryTyped[*ValueError](t, "OneHot(-5)", func() { OneHot(FromSlice([]int64{1}, nil), -5) })
 	ac := func() { ScaledDotProductAttention(n, m, m, AttentionOptions{}) }
 	tryTyped[*ShapeError](t, "ScaledDotProductAttention under autocast", func() { Autocast(CPU, BFloat16, ac) })
 }
