@@ -119,7 +119,7 @@ func CrossEntropy(logits, target *Tensor, labelSmoothing float64, reduction stri
 	logits.live(name)
 	target.live(name)
 	checkReduction(name, reduction)
-	if labelSmoothing < 0 || labelSmoothing > 1 {
+	if !(labelSmoothing >= 0 && labelSmoothing <= 1) { // (NaN too)
 		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("label_smoothing must be between 0.0 and 1.0. Got: %v", labelSmoothing)})
 	}
 	cd := classDim(logits)
