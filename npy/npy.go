@@ -69,6 +69,9 @@ type header struct {
 
 // Read reads one .npy array from r onto the CPU.
 func Read(r io.Reader) (*ember.Tensor, error) {
+	if r == nil {
+		return nil, errors.New("npy: nil reader")
+	}
 	pre := make([]byte, 8)
 	if _, err := io.ReadFull(r, pre); err != nil {
 		return nil, bad("short file: %v", err)
@@ -336,6 +339,9 @@ func pyTuple(s string) ([]int, string, error) {
 func Write(w io.Writer, t *ember.Tensor) error {
 	if t == nil {
 		return errors.New("npy: nil tensor")
+	}
+	if w == nil {
+		return errors.New("npy: nil writer")
 	}
 	var descr string
 	var data []byte

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,4 +158,17 @@ func ExampleWrite() {
 	x, _ := Read(&buf)
 	fmt.Println(x.Shape(), x.Float32s())
 	// Output: [2, 2] [1 2 3 4]
+}
+
+// TestNilArguments: a nil reader, writer or tensor is an error.
+func TestNilArguments(t *testing.T) {
+	if _, err := Read(nil); err == nil {
+		t.Error("Read(nil) succeeded")
+	}
+	if err := Write(nil, ember.Ones(ember.Shape{2})); err == nil {
+		t.Error("Write to a nil writer succeeded")
+	}
+	if err := Write(io.Discard, nil); err == nil {
+		t.Error("Write of a nil tensor succeeded")
+	}
 }

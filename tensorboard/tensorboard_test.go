@@ -169,6 +169,11 @@ func TestHistogramByHand(t *testing.T) {
 	if _, err := Histogram([]float64{math.NaN()}, HistogramBuckets); err == nil {
 		t.Error("NaN accepted")
 	}
+	for _, edges := range [][]float64{nil, {1}, {2, 1}, {0, 1, 1, 2}, {0, math.NaN(), 2}} {
+		if _, err := Histogram([]float64{1}, edges); err == nil {
+			t.Errorf("edges %v accepted", edges)
+		}
+	}
 	if n := len(HistogramBuckets); n != 1549 || HistogramBuckets[774] != 0 {
 		t.Errorf("%d default buckets, middle %v", n, HistogramBuckets[774])
 	}
@@ -197,5 +202,30 @@ func TestCorruptEventFile(t *testing.T) {
 	evs, err := ReadEvents(w.Path())
 	if err == nil || !strings.Contains(err.Error(), "data CRC") || len(evs) != 1 {
 		t.Errorf("%d events, err %v", len(evs), err)
+	}
+}
+
+// TestWriterRefusesBadTensors: a nil tensor and one without data (meta)
+// are errors from AddHistogram and AddImage, not panics.
+func TestWriterRefusesBadTensors(t *testing.T) {
+	w, err := NewSummaryWriter(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	meta := ember.Ones(ember.Shape{3, 2, 2}, ember.On(ember.Meta))
+	for name, f := range map[string]func() error{
+		"histogram nil":  func() error { return w.AddHistogram("h", nil, 0) },
+		"histogram meta": func() error { return w.AddHistogram("h", meta, 0) },
+		"image nil":      func() error { return w.AddImage("i", nil, 0) },
+		"image meta":     func() error { return w.AddImage("i", meta, 0) },
+	} {
+		if err := ember.Try(func() {
+			if err := f(); err == nil {
+				t.Errorf("%s: no error", name)
+			}
+		}); err != nil {
+			t.Errorf("%s: panicked: %v", name, err)
+		}
 	}
 }

@@ -160,7 +160,13 @@ var HistogramBuckets = func() []float64 {
 // over HistogramBuckets, keeping the buckets from the first to the last
 // non-empty one, as PyTorch's make_histogram.
 func (s *SummaryWriter) AddHistogram(tag string, values *ember.Tensor, step int64) error {
-	v := values.Cast(ember.Float64).Contiguous().Float64s()
+	if values == nil {
+		return fmt.Errorf("tensorboard: AddHistogram %s: nil tensor", tag)
+	}
+	var v []float64
+	if err := ember.Try(func() { v = values.Cast(ember.Float64).Contiguous().Float64s() }); err != nil {
+		return fmt.Errorf("tensorboard: AddHistogram %s: %w", tag, err) // (a meta tensor)
+	}
 	h, err := Histogram(v, HistogramBuckets)
 	if err != nil {
 		return err
@@ -175,6 +181,13 @@ func (s *SummaryWriter) AddHistogram(tag string, values *ember.Tensor, step int6
 func Histogram(v []float64, edges []float64) (*tbpb.HistogramProto, error) {
 	if len(v) == 0 {
 		return nil, fmt.Errorf("tensorboard: histogram of no values")
+	}
+	ok := len(edges) >= 2
+	for i := 1; ok && i < len(edges); i++ {
+		ok = edges[i] > edges[i-1] // (false for a NaN)
+	}
+	if !ok {
+		return nil, fmt.Errorf("tensorboard: histogram edges %v: want at least two, increasing", edges)
 	}
 	h := &tbpb.HistogramProto{Min: math.Inf(1), Max: math.Inf(-1), Num: float64(len(v))}
 	counts := make([]float64, len(edges)-1)
@@ -222,6 +235,9 @@ func Histogram(v []float64, edges []float64) (*tbpb.HistogramProto, error) {
 // in [0, 1], PNG-encoded; values are scaled by 255, clipped and truncated
 // to bytes as PyTorch does.
 func (s *SummaryWriter) AddImage(tag string, img *ember.Tensor, step int64) error {
+	if img == nil {
+		return fmt.Errorf("tensorboard: AddImage %s: nil tensor", tag)
+	}
 	sh := img.Shape()
 	c, h, w := 1, 0, 0
 	switch len(sh) {
@@ -233,7 +249,10 @@ func (s *SummaryWriter) AddImage(tag string, img *ember.Tensor, step int64) erro
 	if (c != 1 && c != 3) || h == 0 || w == 0 {
 		return fmt.Errorf("tensorboard: AddImage %s: shape %v is not [3, H, W], [1, H, W] or [H, W]", tag, sh)
 	}
-	px := img.Cast(ember.Float32).Contiguous().Float32s()
+	var px []float32
+	if err := ember.Try(func() { px = img.Cast(ember.Float32).Contiguous().Float32s() }); err != nil {
+		return fmt.Errorf("tensorboard: AddImage %s: %w", tag, err) // (a meta tensor)
+	}
 	rgba := image.NewRGBA(image.Rect(0, 0, w, h))
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {

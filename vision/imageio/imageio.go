@@ -103,8 +103,12 @@ func decode(b []byte, opts []Option) (*image.RGBA, error) {
 	return rgb, nil
 }
 
-// ToRGB converts img to opaque 8-bit RGB as PIL's convert("RGB") does.
+// ToRGB converts img to opaque 8-bit RGB as PIL's convert("RGB") does
+// (nil for nil).
 func ToRGB(img image.Image) *image.RGBA {
+	if img == nil {
+		return nil
+	}
 	r := img.Bounds()
 	out := image.NewRGBA(image.Rect(0, 0, r.Dx(), r.Dy()))
 	px := out.Pix
