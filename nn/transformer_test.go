@@ -530,7 +530,9 @@ func TestTransformerModules(t *testing.T) {
 		"heads do not divide":  func() { nn.NewMultiheadAttention(8, 3) },
 		"dropout out of range": func() { nn.NewMultiheadAttention(8, 2, nn.WithDropout(1.5)) },
 		"decoder Forward":      func() { nn.NewTransformerDecoderLayer(8, 2).Forward(ember.Zeros(ember.Shape{1, 1, 8})) },
-		"stack Forward":        func() { nn.NewTransformerDecoder(nn.NewTransformerDecoderLayer(8, 2), 1, nil).Forward(ember.Zeros(ember.Shape{1, 1, 8})) },
+		"stack Forward": func() {
+			nn.NewTransformerDecoder(nn.NewTransformerDecoderLayer(8, 2), 1, nil).Forward(ember.Zeros(ember.Shape{1, 1, 8}))
+		},
 		"ModuleList Forward":   func() { nn.NewModuleList().Forward(ember.Zeros(ember.Shape{1})) },
 		"negative layers":      func() { nn.NewTransformerEncoder(layer, -1, nil) },
 		"negative dec layers":  func() { nn.NewTransformerDecoder(nn.NewTransformerDecoderLayer(8, 2), -1, nil) },
