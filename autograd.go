@@ -378,8 +378,8 @@ func (p *pass) finish() {
 // the rest of the graph. Hooks of all goroutines' passes run one at a time
 // (see QueueCallback), so fn must return promptly and must not wait for
 // another goroutine's backward. The returned function removes the hook.
-// t must be a leaf that requires grad, fn not nil. Registering or removing a hook while
-// a Backward that reaches t runs is a data race.
+// t must be a leaf that requires grad, fn not nil. Registering or removing
+// a hook while a Backward that reaches t runs is a data race.
 func (t *Tensor) RegisterPostAccumulateGradHook(fn func(*Tensor)) (remove func()) {
 	const op = "register_post_accumulate_grad_hook"
 	t.live(op)

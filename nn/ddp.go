@@ -407,7 +407,7 @@ func (d *DistributedDataParallel) Forward(x *ember.Tensor) *ember.Tensor {
 // accumulated sums. Every rank must make the same NoSync calls.
 func (d *DistributedDataParallel) NoSync(f func()) {
 	if f == nil {
-		panic(&ModuleError{Module: "*nn.DistributedDataParallel", Op: "NoSync", Msg: "nil function"})
+		useErr("*nn.DistributedDataParallel", "NoSync", "nil function")
 	}
 	prev := d.noSync
 	d.noSync = true
