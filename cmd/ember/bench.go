@@ -42,6 +42,9 @@ Cases: ` + caseNames(),
 		if err != nil {
 			return err
 		}
+		if f.threads < 0 {
+			return fmt.Errorf("--threads %d: want 0 (GOMAXPROCS) or more", f.threads)
+		}
 		threads := bench.SetThreads(f.threads)
 		o := bench.Options{Quick: f.quick}
 		var status *statusLine

@@ -202,3 +202,18 @@ func TestInfoDeviceLine(t *testing.T) {
 		t.Errorf("%+v", c)
 	}
 }
+
+// TestBenchFlagValidation: a negative --threads is a one-line error, not
+// all cores.
+func TestBenchFlagValidation(t *testing.T) {
+	resetFlags(t, benchCmd)
+	defer resetFlags(t, benchCmd)
+	var out bytes.Buffer
+	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&out)
+	rootCmd.SetArgs([]string{"bench", "--threads", "-1", "--cases", "sum_16M"})
+	defer rootCmd.SetArgs(nil)
+	if err := rootCmd.Execute(); err == nil || !strings.Contains(err.Error(), "--threads -1") {
+		t.Fatalf("bench --threads -1: %v\n%s", err, out.String())
+	}
+}

@@ -389,7 +389,9 @@ func validateTrainFlags(f trainOptions) error {
 		return fmt.Errorf("--workers %d: want 0 or more", f.workers)
 	case !(f.lr > 0):
 		return fmt.Errorf("--lr %v: want a positive learning rate", f.lr)
-	case f.momentum < 0 || f.weightDecay < 0:
+	case f.model != "cnn" && f.model != "resnet18" && f.model != "resnet34":
+		return fmt.Errorf("--model %q: want cnn, resnet18 (resnet34 with --dataset imagefolder) or gpt", f.model)
+	case !(f.momentum >= 0) || !(f.weightDecay >= 0): // (NaN too)
 		return fmt.Errorf("--momentum and --weight-decay must not be negative (got %v, %v)", f.momentum, f.weightDecay)
 	case f.amp != "" && f.amp != "bf16" && f.amp != "fp16":
 		return fmt.Errorf("--amp %q: want bf16 or fp16", f.amp)

@@ -108,6 +108,9 @@ func TestTrainFlagValidation(t *testing.T) {
 		{"--limit", "-5", "--limit -5"},
 		{"--workers", "-1", "--workers -1"},
 		{"--lr", "-1", "--lr -1"},
+		{"--lr", "NaN", "--lr NaN"},
+		{"--momentum", "NaN", "--momentum and --weight-decay"},
+		{"--model", "bogus", `--model "bogus"`},
 	} {
 		_, err := trainRun(t, dir, "1", -1, -1, c.flag, c.val)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
