@@ -135,6 +135,7 @@ func scalarLike(t *Tensor, v float64) *Tensor {
 }
 
 func binaryScalar(op backend.BinaryOp, t *Tensor, v float64) *Tensor {
+	t.nonNil(op.String())
 	s := scalarLike(t, v)
 	sc := operand{dt: Float32, scalar: true}
 	if s.dtype.IsInt() {
@@ -149,28 +150,16 @@ func binaryScalar(op backend.BinaryOp, t *Tensor, v float64) *Tensor {
 }
 
 // AddScalar returns t + v.
-func (t *Tensor) AddScalar(v float64) *Tensor {
-	t.nonNil("add")
-	return binaryScalar(backend.Add, t, v)
-}
+func (t *Tensor) AddScalar(v float64) *Tensor { return binaryScalar(backend.Add, t, v) }
 
 // SubScalar returns t - v.
-func (t *Tensor) SubScalar(v float64) *Tensor {
-	t.nonNil("sub")
-	return binaryScalar(backend.Sub, t, v)
-}
+func (t *Tensor) SubScalar(v float64) *Tensor { return binaryScalar(backend.Sub, t, v) }
 
 // MulScalar returns t * v.
-func (t *Tensor) MulScalar(v float64) *Tensor {
-	t.nonNil("mul")
-	return binaryScalar(backend.Mul, t, v)
-}
+func (t *Tensor) MulScalar(v float64) *Tensor { return binaryScalar(backend.Mul, t, v) }
 
 // DivScalar returns t / v.
-func (t *Tensor) DivScalar(v float64) *Tensor {
-	t.nonNil("div")
-	return binaryScalar(backend.Div, t, v)
-}
+func (t *Tensor) DivScalar(v float64) *Tensor { return binaryScalar(backend.Div, t, v) }
 
 // PowScalar returns t ** v.
 func (t *Tensor) PowScalar(v float64) *Tensor {
@@ -194,27 +183,17 @@ func (t *Tensor) PowScalar(v float64) *Tensor {
 
 // RSubScalar returns v - t.
 func (t *Tensor) RSubScalar(v float64) *Tensor {
-	t.nonNil("rsub")
 	return rename(binaryScalar(backend.Sub, t, v).Neg(), "RsubBackward1")
 }
 
 // EqScalar returns t == v elementwise.
-func (t *Tensor) EqScalar(v float64) *Tensor {
-	t.nonNil("eq")
-	return binaryScalar(backend.Eq, t, v)
-}
+func (t *Tensor) EqScalar(v float64) *Tensor { return binaryScalar(backend.Eq, t, v) }
 
 // LtScalar returns t < v elementwise.
-func (t *Tensor) LtScalar(v float64) *Tensor {
-	t.nonNil("lt")
-	return binaryScalar(backend.Lt, t, v)
-}
+func (t *Tensor) LtScalar(v float64) *Tensor { return binaryScalar(backend.Lt, t, v) }
 
 // GtScalar returns t > v elementwise.
-func (t *Tensor) GtScalar(v float64) *Tensor {
-	t.nonNil("gt")
-	return binaryScalar(backend.Gt, t, v)
-}
+func (t *Tensor) GtScalar(v float64) *Tensor { return binaryScalar(backend.Gt, t, v) }
 
 // unary runs a unary op of the op table on t with parameters ps,
 // promoting t as the op's dtype class says.
