@@ -122,17 +122,11 @@ func (t *Tensor) SetRequiresGrad(on bool) *Tensor {
 }
 
 // RequiresGrad reports whether gradients flow to t.
-func (t *Tensor) RequiresGrad() bool {
-	t.nonNil("requires_grad")
-	return t.ag != nil && t.ag.requiresGrad
-}
+func (t *Tensor) RequiresGrad() bool { return t.nonNil("requires_grad").ag != nil && t.ag.requiresGrad }
 
 // IsLeaf reports whether t was not computed by a recorded op: tensors that
 // do not require grad, and tensors created by the user, are leaves.
-func (t *Tensor) IsLeaf() bool {
-	t.nonNil("is_leaf")
-	return t.ag == nil || t.ag.node == nil
-}
+func (t *Tensor) IsLeaf() bool { return t.nonNil("is_leaf").ag == nil || t.ag.node == nil }
 
 // GradFn returns the name of the op that computed t (PyTorch's grad_fn
 // class name, e.g. "AddmmBackward0"), or "" for a leaf.

@@ -92,14 +92,12 @@ func (t *Tensor) AddScaledInPlace(o *Tensor, alpha float64) *Tensor {
 
 // MulScalarInPlace multiplies t by v (t.mul_(v)); returns t.
 func (t *Tensor) MulScalarInPlace(v float64) *Tensor {
-	t.nonNil("mul_")
-	return t.MulInPlace(scalarLike(t, v))
+	return t.nonNil("mul_").MulInPlace(scalarLike(t, v))
 }
 
 // AddScalarInPlace adds v to t (t.add_(v)); returns t.
 func (t *Tensor) AddScalarInPlace(v float64) *Tensor {
-	t.nonNil("add_")
-	return t.AddInPlace(scalarLike(t, v))
+	return t.nonNil("add_").AddInPlace(scalarLike(t, v))
 }
 
 // FillInPlace sets every element of t to v (t.fill_(v)); returns t.

@@ -67,52 +67,28 @@ type Tensor struct {
 }
 
 // Shape returns the tensor's shape (a copy).
-func (t *Tensor) Shape() Shape {
-	t.nonNil("shape")
-	return t.shape.clone()
-}
+func (t *Tensor) Shape() Shape { return t.nonNil("shape").shape.clone() }
 
 // Size returns the size of dimension d (negative d counts from the end).
-func (t *Tensor) Size(d int) int {
-	t.nonNil("size")
-	return t.shape[t.dim("size", d)]
-}
+func (t *Tensor) Size(d int) int { return t.nonNil("size").shape[t.dim("size", d)] }
 
 // Dim returns the number of dimensions.
-func (t *Tensor) Dim() int {
-	t.nonNil("dim")
-	return len(t.shape)
-}
+func (t *Tensor) Dim() int { return len(t.nonNil("dim").shape) }
 
 // NumElements returns the number of elements.
-func (t *Tensor) NumElements() int {
-	t.nonNil("numel")
-	return t.shape.NumElements()
-}
+func (t *Tensor) NumElements() int { return t.nonNil("numel").shape.NumElements() }
 
 // Strides returns the strides in elements (a copy).
-func (t *Tensor) Strides() []int {
-	t.nonNil("stride")
-	return append([]int(nil), t.strides...)
-}
+func (t *Tensor) Strides() []int { return append([]int(nil), t.nonNil("stride").strides...) }
 
 // DType returns the element type.
-func (t *Tensor) DType() DType {
-	t.nonNil("dtype")
-	return t.dtype
-}
+func (t *Tensor) DType() DType { return t.nonNil("dtype").dtype }
 
 // Device returns the device the tensor lives on.
-func (t *Tensor) Device() Device {
-	t.nonNil("device")
-	return t.dev
-}
+func (t *Tensor) Device() Device { return t.nonNil("device").dev }
 
 // IsContiguous reports whether the tensor is row-major without gaps.
-func (t *Tensor) IsContiguous() bool {
-	t.nonNil("is_contiguous")
-	return t.view().IsContiguous()
-}
+func (t *Tensor) IsContiguous() bool { return t.nonNil("is_contiguous").view().IsContiguous() }
 
 func (t *Tensor) view() backend.View {
 	return backend.View{S: t.st.s, Shape: t.shape, Strides: t.strides, Offset: t.offset}
