@@ -192,8 +192,7 @@ func TestCacheRecyclesCollected(t *testing.T) {
 // collection once their bytes have grown by gcGrowth, so their buffers come
 // back to the cache; storages released at once never start one.
 func TestPaceStartsCollections(t *testing.T) {
-	defer func(g int64) { gcGrowth = g }(gcGrowth)
-	gcGrowth = 8 << 20
+	defer gcGrowth.Store(gcGrowth.Swap(8 << 20))
 	for gcRunning.Load() {
 		time.Sleep(time.Millisecond)
 	}
@@ -218,4 +217,36 @@ func TestPaceStartsCollections(t *testing.T) {
 	for _, s := range keep {
 		s.Release()
 	}
+}
+
+// TestPaceOnOneP: with one P a collection pace starts runs at once in the
+// allocating goroutine, and the finalizers it queues get to run before the
+// allocation returns: dropped storages are back in the cache by the next
+// allocation. A background collection would wait for the goroutine's
+// preemption, and the loop would run on fresh memory meanwhile.
+func TestPaceOnOneP(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	defer gcGrowth.Store(gcGrowth.Swap(4 << 20))
+	for gcRunning.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	Backend{}.EmptyCache(backend.Device{})
+	runtime.GC()
+	gcBase.Store(liveBytes.Load())
+	started := gcStarted.Load()
+	_, _, _, _, _, rec0 := cache.stats()
+	for i := 0; gcStarted.Load() == started; i++ {
+		if i == 64 {
+			t.Fatal("64 MiB of dropped storages started no collection")
+		}
+		alloc(t, backend.Float32, 1<<18) // 1 MiB, dropped
+	}
+	// the allocation that started the collection has returned
+	if gcRunning.Load() {
+		t.Error("the collection is still running after the allocation that started it")
+	}
+	if _, _, _, _, _, rec := cache.stats(); rec == rec0 {
+		t.Error("no dropped storage was recycled by the time the allocation returned")
+	}
+	Backend{}.EmptyCache(backend.Device{})
 }
