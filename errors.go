@@ -60,8 +60,9 @@ func (e *DTypeError) Error() string {
 
 // ValueError is the panic of an op given element values it cannot take
 // (an integer division by zero, a class index outside [0, C)), and of a
-// function given an argument it cannot take (a nil function, a dropout
-// probability outside [0, 1], a batch size of 0: Python's ValueError).
+// function given an argument it cannot take (a nil function given to
+// NoGrad or Autocast, a dropout probability outside [0, 1], a batch size
+// of 0: Python's ValueError).
 // The other packages (nn, optim, data, ...) panic with it too, naming
 // themselves in Op ("nn.NewDropout").
 type ValueError struct {

@@ -76,9 +76,8 @@ func (t *Tensor) IndexWith(idx ...*Tensor) *Tensor {
 	if len(idx) > t.Dim() {
 		shapeErr(op, fmt.Sprintf("too many indices for tensor of dimension %d", t.Dim()), t.shape)
 	}
-	if len(idx) == 1 && idx[0].dtype == Bool {
+	if len(idx) == 1 && idx[0].live(op).dtype == Bool {
 		m := idx[0]
-		m.live(op)
 		if m.Dim() > t.Dim() || !m.shape.Equal(t.shape[:m.Dim()]) {
 			shapeErr(op, fmt.Sprintf("The shape of the mask %v does not match the shape of the indexed tensor %v", m.shape, t.shape), m.shape, t.shape)
 		}

@@ -78,6 +78,7 @@ func (t *Tensor) MulInPlace(o *Tensor) *Tensor { return t.binaryInPlace("mul_", 
 // DivInPlace divides t by o (t.div_(o)); t must be floating point. Returns t.
 func (t *Tensor) DivInPlace(o *Tensor) *Tensor {
 	t.nonNil("div_")
+	o.nonNil("div_")
 	if !t.dtype.IsFloat() {
 		panic(&DTypeError{Op: "div_", DTypes: []DType{t.dtype, o.dtype}, Msg: "result type Float can't be cast to the desired output type " + t.dtype.String()})
 	}

@@ -275,6 +275,8 @@ func TestNilOperands(t *testing.T) {
 		"Linear":                    func() { Linear(n, m, nil) },
 		"Stack":                     func() { Stack([]*Tensor{m, n}, 0) },
 		"Where":                     func() { Where(n, m, m) },
+		"IndexWith":                 func() { m.IndexWith(n) },
+		"DivInPlace of an integer":  func() { FromSlice([]int64{1}, nil).DivInPlace(n) },
 	} {
 		tryTyped[*ShapeError](t, name, f)
 	}

@@ -228,7 +228,10 @@ type Adam struct {
 // NewAdam returns Adam with betas (b1, b2), eps and L2 weight decay; grad
 // nil takes gradients from p.Grad().
 func NewAdam(params []Param, grad GradFunc, lr, b1, b2, eps, weightDecay float64) *Adam {
-	const op = "optim.Adam"
+	return newAdam("optim.Adam", params, grad, lr, b1, b2, eps, weightDecay)
+}
+
+func newAdam(op string, params []Param, grad GradFunc, lr, b1, b2, eps, weightDecay float64) *Adam {
 	hyperErr(op, eps >= 0, "Invalid epsilon value: %v", eps)
 	hyperErr(op, b1 >= 0 && b1 < 1, "Invalid beta parameter at index 0: %v", b1)
 	hyperErr(op, b2 >= 0 && b2 < 1, "Invalid beta parameter at index 1: %v", b2)
@@ -240,7 +243,7 @@ func NewAdam(params []Param, grad GradFunc, lr, b1, b2, eps, weightDecay float64
 
 // NewAdamW returns AdamW (decoupled weight decay; PyTorch's default 0.01).
 func NewAdamW(params []Param, grad GradFunc, lr, b1, b2, eps, weightDecay float64) *Adam {
-	a := NewAdam(params, grad, lr, b1, b2, eps, weightDecay)
+	a := newAdam("optim.AdamW", params, grad, lr, b1, b2, eps, weightDecay)
 	a.Decoupled = true
 	return a
 }

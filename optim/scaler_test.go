@@ -114,6 +114,9 @@ func TestHyperParameterChecks(t *testing.T) {
 	NewSGD(ps, nil, 0, 0, 0, 0, false)
 	NewSGD(ps, nil, 0.1, 0.9, 0, 0, true)
 	NewAdam(ps, nil, 1e-3, 0, 0, 0, 0)
+	if err := ember.Try(func() { NewAdamW(ps, nil, -1, 0.9, 0.999, 1e-8, 0) }); err == nil || !strings.HasPrefix(err.Error(), "optim.AdamW:") {
+		t.Errorf("AdamW's error %v does not name it", err)
+	}
 }
 
 // TestSchedulerChecks: a scheduler's step size, period and total steps
@@ -136,5 +139,11 @@ func TestSchedulerChecks(t *testing.T) {
 		if !errors.As(err, &ve) {
 			t.Errorf("%s: %v, want a *ember.ValueError", name, err)
 		}
+	}
+	// pct_start·total_steps = 1: no warm-up steps, the schedule starts at
+	// max_lr (PyTorch divides by zero there)
+	OneCycleLR(opt, 0.1, 10, 0.1, 25, 1e4)
+	if lr := opt.LR(); lr != 0.1 {
+		t.Errorf("OneCycleLR without warm-up starts at %v, want 0.1", lr)
 	}
 }

@@ -65,7 +65,7 @@ func OneCycleLR(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFacto
 	cos := func(start, stop, pct float64) float64 { return stop + (start-stop)/2*(1+math.Cos(math.Pi*pct)) }
 	s := &sched{opt: opt, lrAt: func(t int) float64 {
 		x := float64(t)
-		if x <= up {
+		if up > 0 && x <= up { // (pct_start·total_steps ≤ 1: no warm-up steps)
 			return cos(initial, maxLR, x/up)
 		}
 		return cos(maxLR, minLR, (x-up)/(end-up))

@@ -169,7 +169,12 @@ func TestHistogramByHand(t *testing.T) {
 	if _, err := Histogram([]float64{math.NaN()}, HistogramBuckets); err == nil {
 		t.Error("NaN accepted")
 	}
-	for _, edges := range [][]float64{nil, {1}, {2, 1}, {0, 1, 1, 2}, {0, math.NaN(), 2}} {
+	// equal edges: numpy.histogram([0, 1, 1.5, 2], [0, 1, 1, 2]) = [1, 0, 3]
+	// (and the first bin full: a zero bucket first)
+	if h, err := Histogram([]float64{0, 1, 1.5, 2}, []float64{0, 1, 1, 2}); err != nil || !eq(h.Bucket, []float64{0, 1, 0, 3}) || !eq(h.BucketLimit, []float64{0, 1, 1, 2}) {
+		t.Errorf("equal edges: %v %v", h, err)
+	}
+	for _, edges := range [][]float64{nil, {1}, {2, 1}, {0, 2, 1}, {0, math.NaN(), 2}} {
 		if _, err := Histogram([]float64{1}, edges); err == nil {
 			t.Errorf("edges %v accepted", edges)
 		}

@@ -184,10 +184,10 @@ func Histogram(v []float64, edges []float64) (*tbpb.HistogramProto, error) {
 	}
 	ok := len(edges) >= 2
 	for i := 1; ok && i < len(edges); i++ {
-		ok = edges[i] > edges[i-1] // (false for a NaN)
+		ok = edges[i] >= edges[i-1] // numpy's rule (false for a NaN)
 	}
 	if !ok {
-		return nil, fmt.Errorf("tensorboard: histogram edges %v: want at least two, increasing", edges)
+		return nil, fmt.Errorf("tensorboard: histogram of %d edges: want at least two, non-decreasing", len(edges))
 	}
 	h := &tbpb.HistogramProto{Min: math.Inf(1), Max: math.Inf(-1), Num: float64(len(v))}
 	counts := make([]float64, len(edges)-1)
@@ -201,10 +201,9 @@ func Histogram(v []float64, edges []float64) (*tbpb.HistogramProto, error) {
 		if x < edges[0] || x > edges[len(edges)-1] {
 			continue
 		}
-		i := sort.SearchFloat64s(edges, x) // first edge ≥ x
-		if i < len(edges) && edges[i] == x {
-			i++ // x on an edge belongs to the bin it opens
-		}
+		// the first edge > x: x on an edge belongs to the bin it opens (the
+		// last of equal edges'), numpy's searchsorted(side='right')
+		i := sort.Search(len(edges), func(j int) bool { return edges[j] > x })
 		counts[min(i-1, len(counts)-1)]++
 	}
 	first, last := -1, -1

@@ -135,8 +135,9 @@ func account(delta int64) {
 // storages too: once the bytes of unreleased storages have grown by
 // gcGrowth since the lowest they have been since the last collection it
 // started (a quarter of that, when larger), it starts one in the
-// background, whose finalizers return the dropped tensors' buffers to the
-// cache. Collections are cheap here: tensor buffers hold no pointers and
+// background (with one P, in the allocating goroutine: see pace), whose
+// finalizers return the dropped tensors' buffers to the cache.
+// Collections are cheap here: tensor buffers hold no pointers and
 // are not scanned. EMBER_CPU_GC_MB sets gcGrowth in MiB (0: leave pacing to
 // Go alone).
 var (

@@ -142,6 +142,9 @@ func runTrain(cmd *cobra.Command) error {
 			world, job.g.Backend(), dev, f.batch, f.batch*world, s.Len(), trainSet.Len())
 	}
 	train := data.NewLoader(trainSet, data.BatchSize(f.batch), order, data.Workers(f.workers))
+	if train.Len() == 0 {
+		return fmt.Errorf("--dataset %s: the training set has no samples", f.dataset)
+	}
 	test := data.NewLoader(data.Take(testDS, f.limit), data.BatchSize(256), data.Workers(f.workers))
 	m.To(dev)
 	params := optim.ModuleParams(m)
