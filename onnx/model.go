@@ -327,8 +327,10 @@ func (m *Model) constsOn(dev ember.Device) map[string]*ember.Tensor {
 // Run runs the graph on the device of its inputs (the CPU when there are
 // none) and returns every graph output by name. It runs under ember.NoGrad;
 // intermediates are released as soon as their last consumer has run. Inputs
-// must cover every graph input that has no initializer; a panic of an ember
-// op (a shape or dtype mismatch) is returned as a *NodeError.
+// must cover every graph input that has no initializer, with the dtype and
+// shape the graph declares (an ember Int32 tensor for the narrow integer
+// types, as ReadTensorFile makes); a panic of an ember op (a shape or
+// dtype mismatch) is returned as a *NodeError.
 func (m *Model) Run(inputs map[string]*ember.Tensor) (map[string]*ember.Tensor, error) {
 	if m.g == nil || len(m.unsupportd) > 0 {
 		if len(m.unsupportd) > 0 {
@@ -374,6 +376,9 @@ func (m *Model) inputNames() []string {
 }
 
 func checkInput(in ValueInfo, t *ember.Tensor) error {
+	if want, ok := inputType(in.DType); ok && t.DType() != want {
+		return fmt.Errorf("onnx: input %q is %v, the model wants %s (an ember %v tensor)", in.Name, t.DType(), in, want)
+	}
 	if in.Dims != nil {
 		sh := t.Shape()
 		if len(sh) != len(in.Dims) {

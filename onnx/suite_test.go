@@ -139,3 +139,30 @@ func TestBackendSuiteOnEmulatedCUDA(t *testing.T) {
 		t.Logf("cuda:0 %s: %s", f, Summary(rs))
 	}
 }
+
+// TestInputChecks: Run refuses an input of another dtype than the graph
+// declares (ONNX Runtime's "Unexpected input data type"), as it refuses
+// another shape; an index out of range is an error, not a panic.
+func TestInputChecks(t *testing.T) {
+	needSuite(t)
+	m, err := Load(filepath.Join(suiteDir, "node", "test_gather_0", "model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := ember.Ones(ember.Shape{5, 4, 3, 2})
+	for _, c := range []struct {
+		idx  *ember.Tensor
+		want string
+	}{
+		{ember.Ones(ember.Shape{3}), `input "indices" is float32, the model wants indices: int64[3]`},
+		{ember.FromSlice([]int64{0, 1}, nil), `input "indices" has shape [2]`},
+		{ember.FromSlice([]int64{99, 0, 1}, nil), "index 99 is out of bounds"},
+	} {
+		if _, err := m.Run(map[string]*ember.Tensor{"data": data, "indices": c.idx}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("indices %v: %v, want an error saying %q", c.idx, err, c.want)
+		}
+	}
+	if out, err := m.Run(map[string]*ember.Tensor{"data": data, "indices": ember.FromSlice([]int64{4, 0, 1}, nil)}); err != nil || !out["y"].Shape().Equal(ember.Shape{3, 4, 3, 2}) {
+		t.Errorf("valid indices: %v, %v", out, err)
+	}
+}

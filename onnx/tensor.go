@@ -44,6 +44,18 @@ func dtypeName(t int32) string {
 	return fmt.Sprintf("type%d", t)
 }
 
+// inputType is the ember dtype that holds an input declared with the ONNX
+// element type name (as ValueInfo.DType); false when there is none.
+func inputType(name string) (ember.DType, bool) {
+	for code, n := range dtypeNames {
+		if n == name {
+			dt, err := emberType(code)
+			return dt, err == nil
+		}
+	}
+	return 0, false
+}
+
 // emberType maps an ONNX element type to the ember dtype holding it: the
 // narrow integer types widen to Int32 (uint32 and uint64 to Int64), which
 // keeps their values; float16 and bfloat16 are ember's Float16 and
