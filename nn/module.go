@@ -379,6 +379,7 @@ type StateDictError struct {
 	Missing    []string // keys the module has and sd lacks (strict only)
 	Unexpected []string // keys sd has and the module lacks (strict only)
 	Mismatched []string // "name: checkpoint shape [..] vs model shape [..]"
+	Invalid    []string // "name: nil tensor", "name: a meta tensor has no data to load"
 }
 
 func (e *StateDictError) Error() string {
@@ -392,14 +393,18 @@ func (e *StateDictError) Error() string {
 	if len(e.Mismatched) > 0 {
 		parts = append(parts, "size mismatch: "+strings.Join(e.Mismatched, "; "))
 	}
+	if len(e.Invalid) > 0 {
+		parts = append(parts, "invalid tensors: "+strings.Join(e.Invalid, "; "))
+	}
 	return "nn: load state dict: " + strings.Join(parts, "; ")
 }
 
 // LoadStateDict copies sd's tensors into the module's parameters and
 // buffers in place (the tensors keep their identity, so an optimizer built
 // on them stays attached), converting dtype and device to the module's. With strict, keys
-// missing from sd or unknown to the module are an error; shape mismatches
-// always are. Nothing is changed when an error is returned.
+// missing from sd or unknown to the module are an error; shape mismatches,
+// nil and meta tensors and released ones always are. Nothing is changed
+// when an error is returned.
 func (c *Base) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
 	slots := c.slots()
 	e := &StateDictError{}
@@ -409,6 +414,14 @@ func (c *Base) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
 			if strict {
 				e.Missing = append(e.Missing, n)
 			}
+			continue
+		}
+		if t == nil {
+			e.Invalid = append(e.Invalid, n+": nil tensor")
+			continue
+		}
+		if t.Device() == ember.Meta && (*p).Device() != ember.Meta {
+			e.Invalid = append(e.Invalid, n+": a meta tensor has no data to load")
 			continue
 		}
 		if !t.Shape().Equal((*p).Shape()) {
@@ -422,16 +435,29 @@ func (c *Base) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
 			}
 		}
 	}
-	if len(e.Missing)+len(e.Unexpected)+len(e.Mismatched) > 0 {
+	if len(e.Missing)+len(e.Unexpected)+len(e.Mismatched)+len(e.Invalid) > 0 {
 		sort.Strings(e.Missing)
 		sort.Strings(e.Unexpected)
 		sort.Strings(e.Mismatched)
+		sort.Strings(e.Invalid)
 		return e
+	}
+	// every source read (cast to its slot's dtype) before any slot is
+	// written, so that a bad one (a released tensor) loses nothing
+	src := map[string]*ember.Tensor{}
+	if err := ember.Try(func() {
+		for n, p := range slots {
+			if t, ok := sd[n]; ok {
+				src[n] = t.Detach().Cast((*p).DType())
+			}
+		}
+	}); err != nil {
+		return fmt.Errorf("nn: load state dict: %w", err)
 	}
 	// through detached views (which share the storage): no graph
 	for n, p := range slots {
-		if t, ok := sd[n]; ok {
-			(*p).Detach().CopyFrom(t.Detach().Cast((*p).DType()))
+		if t, ok := src[n]; ok {
+			(*p).Detach().CopyFrom(t)
 		}
 	}
 	return nil

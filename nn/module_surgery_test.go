@@ -174,3 +174,35 @@ func TestNilFunctions(t *testing.T) {
 	moduleErr(t, "MapBuffers(nil)", "nil function", func() { l.MapBuffers(nil) })
 	moduleErr(t, "NoSync(nil)", "nil function", func() { new(nn.DistributedDataParallel).NoSync(nil) })
 }
+
+// TestLoadStateDictRefusesBadTensors: a nil, meta or released tensor in a
+// state dict is an error that changes nothing, not a panic, and not a
+// silent no-op (copying out of a meta tensor loaded nothing); other dtypes
+// convert, as copy_ does.
+func TestLoadStateDictRefusesBadTensors(t *testing.T) {
+	l := nn.NewLinear(3, 2, true)
+	before := l.Weight.Detach().Clone()
+	released := ember.Ones(ember.Shape{2, 3})
+	released.Release()
+	bias := ember.Zeros(ember.Shape{2})
+	for name, w := range map[string]*ember.Tensor{
+		"nil":      nil,
+		"meta":     ember.Ones(ember.Shape{2, 3}, ember.On(ember.Meta)),
+		"released": released,
+	} {
+		var err error
+		if perr := ember.Try(func() { err = l.LoadStateDict(map[string]*ember.Tensor{"weight": w, "bias": bias}, true) }); perr != nil {
+			t.Fatalf("%s: panicked: %v", name, perr)
+		}
+		if err == nil {
+			t.Errorf("%s weight loaded", name)
+		}
+		if !ember.Equal(l.Weight, before) || l.Bias.Abs().Sum().Item() == 0 {
+			t.Errorf("%s: a failed load changed the module", name)
+		}
+	}
+	w := ember.FromSlice([]int64{1, 2, 3, 4, 5, 6}, ember.Shape{2, 3})
+	if err := l.LoadStateDict(map[string]*ember.Tensor{"weight": w, "bias": bias}, true); err != nil || l.Weight.DType() != ember.Float32 || l.Weight.Detach().Sum().Item() != 21 {
+		t.Errorf("int64 weights: %v, %v", err, l.Weight)
+	}
+}
