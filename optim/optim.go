@@ -118,12 +118,39 @@ func (b *base) StateDict() map[string]*ember.Tensor {
 }
 
 func (b *base) LoadStateDict(sd map[string]*ember.Tensor) error {
+	if _, ok := sd["param_groups.0.lr"]; !ok {
+		return fmt.Errorf("optim: the state dict has no param_groups.0.lr (not an optimizer's StateDict?)")
+	}
 	state := make([]map[string]*ember.Tensor, len(b.params))
 	for i := range state {
 		state[i] = map[string]*ember.Tensor{}
 	}
 	hyper := map[string]float64{}
+	var err error
+	// everything read before anything is set: a bad entry (a meta or
+	// released tensor panics when read) changes nothing
+	if perr := ember.Try(func() { err = b.readState(sd, state, hyper) }); perr != nil {
+		return fmt.Errorf("optim: load state dict: %w", perr)
+	}
+	if err != nil {
+		return err
+	}
+	b.lr = hyper["lr"]
+	for k, p := range b.hyper {
+		if v, ok := hyper[k]; ok {
+			*p = v
+		}
+	}
+	b.state = state
+	return nil
+}
+
+// readState parses sd into per-parameter state and hyper-parameters.
+func (b *base) readState(sd map[string]*ember.Tensor, state []map[string]*ember.Tensor, hyper map[string]float64) error {
 	for k, v := range sd {
+		if v == nil {
+			return fmt.Errorf("optim: %s is a nil tensor", k)
+		}
 		switch {
 		case strings.HasPrefix(k, "state."):
 			rest := strings.TrimPrefix(k, "state.")
@@ -144,20 +171,15 @@ func (b *base) LoadStateDict(sd map[string]*ember.Tensor) error {
 			if v.NumElements() != 1 {
 				return fmt.Errorf("optim: %s is not a scalar", k)
 			}
-			hyper[strings.TrimPrefix(k, "param_groups.0.")] = v.Item()
+			x := v.Item()
+			if math.IsNaN(x) || math.IsInf(x, 0) || (k == "param_groups.0.lr" && x < 0) {
+				return fmt.Errorf("optim: %s is %v", k, x)
+			}
+			hyper[strings.TrimPrefix(k, "param_groups.0.")] = x
 		default:
 			return fmt.Errorf("optim: unexpected state key %q", k)
 		}
 	}
-	if lr, ok := hyper["lr"]; ok {
-		b.lr = lr
-	}
-	for k, p := range b.hyper {
-		if v, ok := hyper[k]; ok {
-			*p = v
-		}
-	}
-	b.state = state
 	return nil
 }
 

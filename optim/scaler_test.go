@@ -147,3 +147,53 @@ func TestSchedulerChecks(t *testing.T) {
 		t.Errorf("OneCycleLR without warm-up starts at %v, want 0.1", lr)
 	}
 }
+
+// TestLoadStateDictRefusesBadState: an optimizer's or a scaler's state dict
+// that is empty, holds a nil, meta or non-finite value, or settings the
+// constructors refuse is an error that changes nothing (an empty one had
+// silently dropped the optimizer's state; a NaN scale or learning rate
+// loaded, and a nil or meta tensor panicked).
+func TestLoadStateDictRefusesBadState(t *testing.T) {
+	p := ember.Ones(ember.Shape{2}).SetRequiresGrad(true)
+	opt := NewAdam(Tensors(p), nil, 1e-3, 0.9, 0.999, 1e-8, 0)
+	p.Sum().Backward()
+	opt.Step()
+	good := opt.StateDict()
+	with := func(k string, v *ember.Tensor) map[string]*ember.Tensor {
+		m := map[string]*ember.Tensor{}
+		for kk, vv := range good {
+			m[kk] = vv
+		}
+		m[k] = v
+		return m
+	}
+	for name, sd := range map[string]map[string]*ember.Tensor{
+		"empty":       {},
+		"nil tensor":  with("state.0.exp_avg", nil),
+		"meta tensor": with("param_groups.0.eps", ember.Scalar(1, ember.On(ember.Meta))),
+		"NaN rate":    with("param_groups.0.lr", ember.Scalar(math.NaN())),
+		"Inf beta":    with("param_groups.0.beta1", ember.Scalar(math.Inf(1))),
+	} {
+		var err error
+		if perr := ember.Try(func() { err = opt.LoadStateDict(sd) }); perr != nil || err == nil {
+			t.Errorf("%s: error %v, panic %v; want an error", name, err, perr)
+		}
+		if opt.LR() != 1e-3 || len(opt.StateDict()) != len(good) {
+			t.Errorf("%s: a failed load changed the optimizer", name)
+		}
+	}
+	if err := opt.LoadStateDict(good); err != nil {
+		t.Fatal(err)
+	}
+	s := NewGradScaler()
+	for _, c := range []struct {
+		k string
+		v float64
+	}{{"scale", math.NaN()}, {"scale", 0}, {"scale", math.Inf(1)}, {"growth_factor", 0.5}, {"backoff_factor", 1}, {"growth_interval", 0}, {"growth_interval", 2.5}, {"_growth_tracker", -1}} {
+		sd := NewGradScaler().StateDict()
+		sd[c.k] = c.v
+		if err := s.LoadStateDict(sd); err == nil || s.Scale() != 65536 {
+			t.Errorf("GradScaler %s = %v: %v (scale now %v)", c.k, c.v, err, s.Scale())
+		}
+	}
+}
