@@ -22,7 +22,6 @@ var scopes local[[]*scope]
 // NoGrad: tensors that other goroutines create meanwhile (including
 // goroutines f starts) are not its own and are not released.
 func Scope(f func()) {
-	mustFunc("scope", f)
 	s := &scope{kept: map[*storage]bool{}}
 	stack, _ := scopes.get()
 	var parent *scope
