@@ -26,8 +26,11 @@ import "unsafe"
 // results are flushed, whatever MXCSR says. Intel does not promise that
 // the hardware rounds exactly so. bgemmAMXGo is the kernel in Go on an
 // emulation of the tile registers with that arithmetic: the same loads,
-// strides and loop as the assembly, so the tests prove the packing, the
-// blocking and the kernel's addressing on any CPU.
+// strides and loop as the assembly, so the tests prove the packing and
+// the blocking on any CPU. The kernel's own machine code is proven too, on
+// any amd64 CPU: amx_emu_test.go runs bgemmAMX's bytes, as linked, on an
+// emulated CPU (its tile configuration and accesses checked by the SDM's
+// rules and the call's buffers) and compares it bit for bit with the twin.
 //
 // Linux grants a process the AMX state only on request (arch_prctl
 // ARCH_REQ_XCOMP_PERM); see amx_linux_amd64.go. The path is opt-in
@@ -145,18 +148,23 @@ func (t *amxTiles) store(r int, p unsafe.Pointer, stride int) {
 	}
 }
 
-// dpbf16 is TDPBF16PS tmm[c] += tmm[a]·tmm[b] (see the notes above).
-func (t *amxTiles) dpbf16(c, a, b int) {
-	for m := range t[c] {
+// dpbf16 is TDPBF16PS tmm[c] += tmm[a]·tmm[b] (see the notes above) on
+// bgemmAMX's tiles: 16 rows of 16 words each.
+func (t *amxTiles) dpbf16(c, a, b int) { t.dpbf16n(c, a, b, 16, 16, 16) }
+
+// dpbf16n is TDPBF16PS on tiles configured otherwise: rows rows of C and
+// A, k words in a row of A (rows of B), n words in a row of C and B.
+func (t *amxTiles) dpbf16n(c, a, b, rows, k, n int) {
+	for m := range rows {
 		var lo, hi [16]float32
-		for k, av := range t[a][m] {
-			for n, bv := range t[b][k] {
-				lo[n] = bfAdd(lo[n], bfWiden(uint16(av)), bfWiden(uint16(bv)))
-				hi[n] = bfAdd(hi[n], bfWiden(uint16(av>>16)), bfWiden(uint16(bv>>16)))
+		for p, av := range t[a][m][:k] {
+			for j, bv := range t[b][p][:n] {
+				lo[j] = bfAdd(lo[j], bfWiden(uint16(av)), bfWiden(uint16(bv)))
+				hi[j] = bfAdd(hi[j], bfWiden(uint16(av>>16)), bfWiden(uint16(bv>>16)))
 			}
 		}
-		for n := range lo {
-			t[c][m][n] = toBits(bfAdd(fromBits(t[c][m][n]), bfAdd(lo[n], hi[n], 1), 1))
+		for j := range n {
+			t[c][m][j] = toBits(bfAdd(fromBits(t[c][m][j]), bfAdd(lo[j], hi[j], 1), 1))
 		}
 	}
 }
