@@ -49,8 +49,12 @@ var (
 // CUDA returns the device cuda:i. It need not exist until it is used.
 func CUDA(i int) Device { return Device{Type: backend.CUDAType, Index: i} }
 
-// ParseDevice reads "cpu", "cuda", "cuda:N" or "meta".
+// ParseDevice reads "cpu", "cuda", "cuda:N" or "meta" (any case, spaces
+// around ignored); anything else is a *DeviceParseError.
 func ParseDevice(s string) (Device, error) { return backend.ParseDevice(s) }
+
+// DeviceParseError is ParseDevice's error: the string it could not read.
+type DeviceParseError = backend.ParseError
 
 // MustDevice is ParseDevice that panics on a malformed string.
 func MustDevice(s string) Device {
