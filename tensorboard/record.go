@@ -52,7 +52,9 @@ func (e *RecordError) Error() string {
 	return fmt.Sprintf("tensorboard: record at byte %d: %s", e.Offset, e.Reason)
 }
 
-// MaxRecord bounds one record ReadRecords accepts (256 MiB).
+// MaxRecord bounds one record ReadRecords accepts (256 MiB). Its memory
+// is also bounded by the stream's size: a record's data is read as it
+// comes, not allocated from its header's length.
 const MaxRecord = 256 << 20
 
 // ReadRecords reads a TFRecord stream, checking both CRCs of every record.
@@ -76,8 +78,10 @@ func ReadRecords(r io.Reader) ([][]byte, error) {
 		if l > MaxRecord {
 			return out, &RecordError{off, fmt.Sprintf("length %d over %d", l, MaxRecord)}
 		}
-		data := make([]byte, l+4)
-		if _, err := io.ReadFull(br, data); err != nil {
+		// read what is there rather than allocate what the header claims:
+		// a 16-byte file claiming MaxRecord costs no 256 MiB
+		data, err := io.ReadAll(io.LimitReader(br, int64(l)+4))
+		if err != nil || uint64(len(data)) != l+4 {
 			return out, &RecordError{off, "data cut short"}
 		}
 		if got, want := binary.LittleEndian.Uint32(data[l:]), MaskedCRC32C(data[:l]); got != want {
