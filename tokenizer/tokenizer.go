@@ -71,6 +71,12 @@ var byteRune, runeByte = func() ([256]rune, map[rune]byte) {
 	return br, rb
 }()
 
+// MaxIDSpread bounds token ids: New refuses an id of MaxIDSpread times the
+// number of tokens plus 1024 or more, so that the table of tokens by id
+// stays within a few times the vocabulary's size (a hostile vocab.json's
+// id of 10¹⁸ would otherwise size it).
+const MaxIDSpread = 4
+
 // ByteToken returns the token GPT-2's alphabet writes byte b as.
 func ByteToken(b byte) string { return string(byteRune[b]) }
 
@@ -78,7 +84,8 @@ func ByteToken(b byte) string { return string(byteRune[b]) }
 // byte alphabet), the merges in rank order and the special tokens (text →
 // id, recognised by EncodeWithSpecial; they may be in vocab too). Every
 // byte's token must be in the vocabulary, and every merge's parts and
-// result, so that any text encodes.
+// result, so that any text encodes. Ids must be below MaxIDSpread times
+// the number of tokens plus 1024.
 func New(vocab map[string]int, merges [][2]string, special map[string]int) (*Tokenizer, error) {
 	t := &Tokenizer{vocab: vocab, ranks: make(map[[2]string]int, len(merges)), special: map[string]int{}, byID: map[int]string{}}
 	maxID := -1
@@ -93,6 +100,9 @@ func New(vocab map[string]int, merges [][2]string, special map[string]int) (*Tok
 			return nil, fmt.Errorf("tokenizer: special token %q with id %d", s, id)
 		}
 		maxID = max(maxID, id)
+	}
+	if n := len(vocab) + len(special); maxID >= MaxIDSpread*n+1024 {
+		return nil, fmt.Errorf("tokenizer: id %d is far past the %d tokens (an id may be at most %d× their count + 1024)", maxID, n, MaxIDSpread)
 	}
 	t.tokens = make([]string, maxID+1)
 	for tok, id := range vocab {

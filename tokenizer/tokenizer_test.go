@@ -174,3 +174,53 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// fuzzTokenizer checks what a loaded tokenizer does with text and ids.
+func fuzzTokenizer(t *testing.T, tk *Tokenizer) {
+	for _, s := range []string{"Hello world", " \x00\xff", "<|endoftext|>"} {
+		ids := tk.EncodeWithSpecial(s)
+		if back, err := tk.Decode(ids); err != nil || back != s {
+			t.Fatalf("%q → %v → %q, %v", s, ids, back, err)
+		}
+	}
+	if _, err := tk.Decode([]int{-1, tk.VocabSize() + 5}); err == nil {
+		t.Fatal("Decode of unknown ids: no error")
+	}
+}
+
+// FuzzFromFiles: any vocab.json and merges.txt load or give an error; a
+// tokenizer that loads encodes and decodes text.
+func FuzzFromFiles(f *testing.F) {
+	vocab, _ := os.ReadFile(filepath.Join("testdata", "gpt2-tiny", "vocab.json"))
+	merges, _ := os.ReadFile(filepath.Join("testdata", "gpt2-tiny", "merges.txt"))
+	f.Add(vocab, merges)
+	f.Add(vocab, []byte("#version: 0.2\n"))
+	f.Add([]byte(`{"a": 1000000000000}`), []byte(""))
+	f.Fuzz(func(t *testing.T, vocab, merges []byte) {
+		dir := t.TempDir()
+		v, m := filepath.Join(dir, "vocab.json"), filepath.Join(dir, "merges.txt")
+		if os.WriteFile(v, vocab, 0o644) != nil || os.WriteFile(m, merges, 0o644) != nil {
+			t.Fatal("write")
+		}
+		if tk, err := FromFiles(v, m); err == nil {
+			fuzzTokenizer(t, tk)
+		}
+	})
+}
+
+// FuzzFromTokenizerJSON: any tokenizer.json loads or gives an error; a
+// tokenizer that loads encodes and decodes text.
+func FuzzFromTokenizerJSON(f *testing.F) {
+	tj, _ := os.ReadFile(filepath.Join("testdata", "gpt2-tiny-json", "tokenizer.json"))
+	f.Add(tj)
+	f.Add([]byte(`{"model": {"type": "BPE", "vocab": {"a": 99999999999}, "merges": []}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(t.TempDir(), "tokenizer.json")
+		if os.WriteFile(p, b, 0o644) != nil {
+			t.Fatal("write")
+		}
+		if tk, err := FromTokenizerJSON(p); err == nil {
+			fuzzTokenizer(t, tk)
+		}
+	})
+}
