@@ -6,6 +6,7 @@ import (
 	"image"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"image/png"
@@ -123,4 +124,57 @@ func TestCMYKFormula(t *testing.T) {
 			t.Errorf("cmyk(%d, %d) = %d, want %d", c[0], c[1], got, c[2])
 		}
 	}
+}
+
+// TestHostileHeaders: PNM headers whose sides multiply past int64 (two
+// sides of 2³² made 0 and reached image.NewGray's panic) or that claim
+// pixels the file lacks, and a 69-byte TIFF whose first directory lies at
+// 2.3 GB (found by FuzzDecode: it allocated 4 GiB and took seconds), are
+// *DecodeErrors, without allocating what they claim.
+func TestHostileHeaders(t *testing.T) {
+	tiff69 := "II*\x00\x00\x00\x00\x8c\x00\x00\x00\x15\x01\x03\x00\x01\x00\x00\x00\x03\x00\x00\x00\x16\x01\x04\x00\x01\x00\x00\x000\x00\x00\x00\x17\x01\x04\x00\x01\x00\x00\x00\x00$\x00\x00\x1c\x01\x03\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\b\x00\b\x00\b\x11"
+	for _, s := range []string{"P5 4294967296 4294967296 255\n", "P6 4294967296 4294967296 255\n",
+		"P6 9999999999 9999999999 255\n", "P5 13000 13000 255\n", "P6 13000 13000 65535\n\x01\x02", tiff69} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		img, err := Decode(bytes.NewReader([]byte(s)))
+		runtime.ReadMemStats(&after)
+		var de *DecodeError
+		if img != nil || !errors.As(err, &de) {
+			t.Errorf("%q: image %v, err %v", s, img != nil, err)
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+			t.Errorf("%q: %d MiB allocated", s, got>>20)
+		}
+	}
+}
+
+// FuzzDecode: any bytes decode to an image of at most MaxPixels or give a
+// *DecodeError; the seeds are the fixtures of every format, a PNM among
+// them (its decoder is ember's own), with EXIF orientation honoured.
+func FuzzDecode(f *testing.F) {
+	for _, name := range []string{"gray.pgm", "rgb.ppm", "palette.png", "orient6.jpg", "rgb.bmp", "lossless.webp", "rgb.tiff"} {
+		b, err := os.ReadFile(filepath.Join(fixtures, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("P5 2 2 255\n\x00\x01\x02\x03"))
+	f.Add([]byte("P5 4294967296 4294967296 255\n"))
+	f.Add([]byte("P6\n# c\n1 1\n65535\n\x00\x01\x00\x02\x00\x03"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		img, err := Decode(bytes.NewReader(b), AutoOrient())
+		if err != nil {
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("%T %v", err, err)
+			}
+			return
+		}
+		r := img.Bounds()
+		if r.Empty() || int64(r.Dx())*int64(r.Dy()) > MaxPixels || len(img.Pix) < 4*r.Dx()*r.Dy() {
+			t.Fatalf("bounds %v, %d bytes of pixels", r, len(img.Pix))
+		}
+	})
 }

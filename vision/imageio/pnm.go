@@ -69,7 +69,9 @@ func readPNMHeader(br *bufio.Reader) (pnmHeader, error) {
 			return hd, err
 		}
 	}
-	if hd.w <= 0 || hd.h <= 0 || hd.maxval <= 0 || hd.maxval > 65535 {
+	// each side at most MaxPixels, so that w·h cannot overflow (two
+	// 10-digit sides of 2³² multiplied to 0)
+	if hd.w <= 0 || hd.h <= 0 || hd.w > MaxPixels || hd.h > MaxPixels || hd.maxval <= 0 || hd.maxval > 65535 {
 		return hd, fmt.Errorf("pnm: bad header %dx%d maxval %d", hd.w, hd.h, hd.maxval)
 	}
 	return hd, nil
@@ -103,9 +105,15 @@ func decodePNM(r io.Reader) (image.Image, error) {
 	if hd.maxval > 255 {
 		bps = 2
 	}
-	buf := make([]byte, hd.w*hd.h*ch*bps)
-	if _, err := io.ReadFull(br, buf); err != nil {
+	// read what is there rather than allocate what the header claims: a
+	// 20-byte header claiming MaxPixels costs no gigabyte
+	need := hd.w * hd.h * ch * bps
+	buf, err := io.ReadAll(io.LimitReader(br, int64(need)))
+	if err != nil {
 		return nil, fmt.Errorf("pnm: %w", err)
+	}
+	if len(buf) < need {
+		return nil, fmt.Errorf("pnm: %d bytes of pixels, the header says %d", len(buf), need)
 	}
 	sample := func(i int) uint8 { // scaled to 0..255 as PIL does for maxval != 255
 		v := int(buf[i*bps])
