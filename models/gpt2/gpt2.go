@@ -360,6 +360,11 @@ func FromStateDict(c Config, sd map[string]*ember.Tensor, path string, dev ember
 	if c.Tied() {
 		w.Skip(func(k string) bool { return k == "lm_head.weight" }) // tied: the same tensor as wte
 	}
+	// a block's ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj:
+	// a weight and a bias each
+	if err := w.CheckLayers("n_layer", c.NLayer, 12); err != nil {
+		return nil, fmt.Errorf("gpt2: %w", err)
+	}
 	m := build(c, func(name string, shape []int, _ func([]int) *ember.Tensor) *ember.Tensor {
 		t := w.Take(name, shape...)
 		if t == nil {

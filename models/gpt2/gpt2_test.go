@@ -170,6 +170,9 @@ func TestBadInput(t *testing.T) {
 		{"missing field", strings.Replace(string(cfg), `"n_head": 4,`, ``, 1), "missing n_head"},
 		{"wrong shape", strings.Replace(string(cfg), `"n_positions": 32`, `"n_positions": 16`, 1), "weight transformer.wpe.weight has shape [32 32], want [16 32]"},
 		{"untied head missing", strings.Replace(string(cfg), `"tie_word_embeddings": true`, `"tie_word_embeddings": false`, 1), "missing weight lm_head.weight"},
+		// a hostile layer count: minutes and gigabytes before the check
+		// against the weights
+		{"millions of layers", strings.Replace(string(cfg), `"n_layer": 2`, `"n_layer": 10000000`, 1), "holds 28 tensors: too few for 10000000 layers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := writeDir(t, tc.config, weights)

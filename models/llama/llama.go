@@ -317,6 +317,10 @@ func FromStateDict(c Config, sd map[string]*ember.Tensor, path string, dev ember
 	if c.TieWordEmbeddings {
 		w.Skip(func(k string) bool { return k == "lm_head.weight" })
 	}
+	// a layer's two norms, q, k, v and o, gate, up and down
+	if err := w.CheckLayers("num_hidden_layers", c.NumHiddenLayers, 9); err != nil {
+		return nil, fmt.Errorf("llama: %w", err)
+	}
 	m := build(c, func(name string, shape []int, _ func([]int) *ember.Tensor) *ember.Tensor {
 		if t := w.Take(name, shape...); t != nil {
 			return t

@@ -171,6 +171,10 @@ func TestBadInput(t *testing.T) {
 		{"wrong shape", strings.Replace(string(cfg), `"intermediate_size": 48`, `"intermediate_size": 40`, 1), "weight model.layers.0.mlp.gate_proj.weight has shape [48 32], want [40 32]"},
 		{"rope scaling", strings.Replace(string(cfg), `"rope_scaling": null`, `"rope_scaling": {"type": "linear", "factor": 2}`, 1), "rope_scaling map[factor:2 type:linear] is not supported"},
 		{"kv heads", strings.Replace(string(cfg), `"num_key_value_heads": 2`, `"num_key_value_heads": 3`, 1), "num_attention_heads 4 is not a multiple of num_key_value_heads 3"},
+		// a hostile layer count: a makeslice panic (10¹⁸) or minutes and
+		// gigabytes (10⁷) before the check against the weights
+		{"layers past the weights", strings.Replace(string(cfg), `"num_hidden_layers": 2`, `"num_hidden_layers": 1000000000000000000`, 1), "too few for 1000000000000000000 layers"},
+		{"millions of layers", strings.Replace(string(cfg), `"num_hidden_layers": 2`, `"num_hidden_layers": 10000000`, 1), "holds 21 tensors: too few for 10000000 layers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := writeDir(t, tc.config, weights)

@@ -167,6 +167,19 @@ func CheckDType(model string, dt ember.DType) error {
 	return fmt.Errorf("%s: dtype %v: want float32, bfloat16 or float16", model, dt)
 }
 
+// CheckLayers refuses a layer count the weights cannot hold: each of n
+// layers has at least perLayer tensors, so the state dict must have n ×
+// perLayer. Models call it before building their layers, which a hostile
+// config.json's count would otherwise size: 10⁷ layers took minutes and
+// gigabytes to report as missing, 10¹⁸ was a makeslice panic. field is the
+// count's name in config.json.
+func (w *Weights) CheckLayers(field string, n, perLayer int) error {
+	if have := len(w.sd); n > have/perLayer {
+		return fmt.Errorf("%s is %d, but %s holds %d tensors: too few for %d layers of at least %d each", field, n, w.Path, have, n, perLayer)
+	}
+	return nil
+}
+
 // Has reports whether the tensor name (under a prefix) is present.
 func (w *Weights) Has(name string) bool {
 	_, ok := w.find(name)
