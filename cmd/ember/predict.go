@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/emberml/ember"
@@ -170,10 +171,11 @@ func predictModel(arch string, pretrained bool, file string, cmd *cobra.Command)
 		classes = models.ImageNetCategories
 	}
 	if s := meta["image_size"]; s != "" { // a model fine-tuned by ember train at another size
-		var crop int
-		if _, err := fmt.Sscan(s, &crop); err == nil && crop > 0 {
-			pre = transforms.ImageNetEval(crop*8/7, crop, p.Mean, p.Std)
+		crop, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || crop < minImageSize || crop > maxImageSize {
+			return nil, nil, pre, fmt.Errorf("%s: metadata image_size %q: want a whole number from %d to %d", file, s, minImageSize, maxImageSize)
 		}
+		pre = transforms.ImageNetEval(crop*8/7, crop, p.Mean, p.Std)
 	}
 	return m, classes, pre, nil
 }

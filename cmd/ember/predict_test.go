@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"github.com/emberml/ember/hub"
 	"github.com/emberml/ember/internal/testenv"
 	"github.com/emberml/ember/vision/models"
+	"github.com/emberml/ember/weights"
 )
 
 const sampleJPG, samplePNG = "../../testdata/vision/sample.jpg", "../../testdata/vision/rgb.png"
@@ -166,5 +168,23 @@ func TestPredictRefusals(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "ok.pth"), b, 0o644)
 	if _, _, err := runCmd(t, "predict", "--weights", filepath.Join(dir, "ok.pth"), "--device", "cpu", notImage); err == nil {
 		t.Error("a reduced-width checkpoint or a text file accepted")
+	}
+}
+
+// TestPredictBadImageSize: a checkpoint whose image_size metadata is out
+// of range or not a number is refused before anything is resized (100 000
+// was a fatal out-of-memory, 10¹⁸ a makeslice runtime error, "x" was
+// ignored without a word).
+func TestPredictBadImageSize(t *testing.T) {
+	sd := models.NewResNet([4]int{2, 2, 2, 2}, models.NumClasses(3)).StateDict()
+	for _, size := range []string{"100000", "1000000000000000000", "x", "4"} {
+		p := filepath.Join(t.TempDir(), "m.safetensors")
+		if err := weights.SaveSafetensorsMeta(p, sd, map[string]string{"image_size": size}); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := runCmd(t, "predict", "--weights", p, "--device", "cpu", samplePNG)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("image_size %q: want a whole number from 8 to 4096", size)) {
+			t.Errorf("image_size %s: %v", size, err)
+		}
 	}
 }

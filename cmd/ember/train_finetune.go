@@ -30,6 +30,14 @@ var ftFlags fineTuneOptions
 // tbDefault stands for --tensorboard given without a value.
 const tbDefault = "runs/<name>"
 
+// The image sizes ember train --image-size takes and ember predict accepts
+// from a checkpoint's image_size: a hostile checkpoint's 100 000 was a
+// fatal out-of-memory in predict.
+const (
+	minImageSize = 8
+	maxImageSize = 4096
+)
+
 func init() {
 	fl := trainCmd.Flags()
 	f := &ftFlags
@@ -37,7 +45,7 @@ func init() {
 	fl.BoolVar(&f.freezeBackbone, "freeze-backbone", false, "train only the new head (fc); the rest computes no gradients")
 	fl.IntVar(&f.unfreezeAt, "unfreeze-at", 0, "with --freeze-backbone: train everything from this epoch on (1-based; 0: never)")
 	fl.IntVar(&f.numClasses, "num-classes", 0, "outputs of the new head (default: the image folder's class count)")
-	fl.IntVar(&f.imageSize, "image-size", 224, "imagefolder: training crop (RandomResizedCrop) and evaluation crop (after resizing to size·8/7)")
+	fl.IntVar(&f.imageSize, "image-size", 224, "imagefolder: training crop (RandomResizedCrop) and evaluation crop (after resizing to size·8/7), 8 to 4096")
 	fl.BoolVar(&f.skipBad, "skip-bad-images", false, "imagefolder: leave out files that are not images (listed on stderr) instead of failing")
 	fl.StringVar(&f.tensorboard, "tensorboard", "", "write TensorBoard event files to DIR (given without a value: runs/<name of --out>)")
 	fl.Lookup("tensorboard").NoOptDefVal = tbDefault
@@ -76,7 +84,7 @@ func trainSetup(cmd *cobra.Command, f trainOptions) (nn.Module, data.Dataset, da
 		testDS, _, err := loadDataset(f.dataset, false, f.dataDir)
 		return m, trainDS, testDS, nil, err
 	}
-	if ft.unfreezeAt < 0 || ft.imageSize < 8 || ft.numClasses < 0 {
+	if ft.unfreezeAt < 0 || ft.imageSize < minImageSize || ft.imageSize > maxImageSize || ft.numClasses < 0 {
 		return nil, nil, nil, nil, fmt.Errorf("--unfreeze-at %d, --image-size %d, --num-classes %d: out of range", ft.unfreezeAt, ft.imageSize, ft.numClasses)
 	}
 	trainDS, testDS, classes, err := imageFolders(cmd, dir, ft)

@@ -78,6 +78,7 @@ func clip8(v int32) uint8 {
 // 8-bit rows, then a vertical pass, fixed-point weights with 22 fraction
 // bits, round half up and clamp.
 func resampleRGBA(img *image.RGBA, x0, y0, x1, y1 float64, w, h int) *image.RGBA {
+	checkOut("transforms.Resize", w, h)
 	iw, ih := img.Rect.Dx(), img.Rect.Dy()
 	needH := w != iw || x0 != 0 || x1 != float64(w)
 	needV := h != ih || y0 != 0 || y1 != float64(h)
@@ -142,6 +143,7 @@ func resampleRGBA(img *image.RGBA, x0, y0, x1, y1 float64, w, h int) *image.RGBA
 // antialias=True, align_corners=False): horizontal then vertical, no
 // rounding between the passes.
 func resampleFloat(px []float32, c, ih, iw, h, w int) []float32 {
+	checkOut("transforms.ResizeTensor", w, h)
 	bh, kh, ksh := coeffs(iw, 0, float64(iw), w)
 	bv, kv, ksv := coeffs(ih, 0, float64(ih), h)
 	tmp := make([]float32, c*ih*w)

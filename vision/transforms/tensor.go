@@ -24,6 +24,7 @@ func ResizeTensor(t *ember.Tensor, size int) *ember.Tensor {
 // where the tensor is smaller than the crop).
 func CenterCropTensor(t *ember.Tensor, size int) *ember.Tensor {
 	c, h, w, px := chw("CenterCropTensor", t)
+	checkOut("transforms.CenterCropTensor", size, size)
 	top, left := centerOffsets(w, h, size, size)
 	out := make([]float32, c*size*size)
 	for ch := 0; ch < c; ch++ {

@@ -24,6 +24,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/vision/imageio"
 )
 
 // Transform maps an image to another; r is the source of randomness for
@@ -120,9 +121,20 @@ func centerOffsets(w, h, cw, ch int) (top, left int) {
 	return int(math.RoundToEven(float64(h-ch) / 2)), int(math.RoundToEven(float64(w-cw) / 2))
 }
 
+// checkOut panics with a *ember.ValueError unless an op's w×h output is
+// at most imageio.MaxPixels (the decoders' bound) with neither side
+// negative: a size of 100 000 from a checkpoint's metadata was a fatal
+// out-of-memory, one of 10¹⁸ a makeslice runtime error.
+func checkOut(op string, w, h int) {
+	if w < 0 || h < 0 || w > imageio.MaxPixels || h > imageio.MaxPixels || w*h > imageio.MaxPixels {
+		panic(&ember.ValueError{Op: op, Msg: fmt.Sprintf("an output of %d×%d pixels (at most imageio.MaxPixels, %d, and no side negative)", w, h, imageio.MaxPixels)})
+	}
+}
+
 // Crop returns the h×w region of img whose top-left corner is (left, top);
 // outside the image is black, as PIL's crop.
 func Crop(img *image.RGBA, top, left, h, w int) *image.RGBA {
+	checkOut("transforms.Crop", w, h)
 	img = normal(img)
 	iw, ih := img.Rect.Dx(), img.Rect.Dy()
 	out := image.NewRGBA(image.Rect(0, 0, w, h))

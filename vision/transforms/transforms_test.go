@@ -1,6 +1,7 @@
 package transforms
 
 import (
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -8,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/emberml/ember"
@@ -207,4 +209,26 @@ func TestTensorTransforms(t *testing.T) {
 	closeTo(t, "tensor_resize100", ResizeTensor(x, 100), want["tensor_resize100"], 1e-5)
 	closeTo(t, "tensor_ccrop33", CenterCropTensor(x, 33), want["tensor_ccrop33"], 0)
 	closeTo(t, "tensor_hflip", HFlipTensor(x), want["tensor_hflip"], 0)
+}
+
+// TestOutputBound: an output past imageio.MaxPixels, or with a negative
+// side, is a *ember.ValueError naming the transform (a resize to 100 000²
+// was a fatal out-of-memory, one to 10¹⁸ a makeslice runtime error).
+func TestOutputBound(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 4, 3))
+	x := ember.Ones(ember.Shape{3, 4, 5})
+	for name, f := range map[string]func(){
+		"transforms.Resize":           func() { ResizeImage(img, 100000, 100000) },
+		"transforms.Resize ":          func() { Resize{Size: 1 << 60}.Apply(img, nil) },
+		"transforms.Crop":             func() { Crop(img, 0, 0, -1, 2) },
+		"transforms.Crop ":            func() { CenterCrop{Size: 1 << 40}.Apply(img, nil) },
+		"transforms.ResizeTensor":     func() { ResizeTensor(x, 1 << 40) },
+		"transforms.CenterCropTensor": func() { CenterCropTensor(x, 1 << 31) },
+	} {
+		err := ember.Try(f)
+		var ve *ember.ValueError
+		if !errors.As(err, &ve) || ve.Op != strings.TrimSpace(name) || !strings.Contains(err.Error(), "MaxPixels") {
+			t.Errorf("%s: %T %v", name, err, err)
+		}
+	}
 }
