@@ -172,7 +172,6 @@ func runTrain(cmd *cobra.Command) error {
 		if skip >= train.Len() {
 			return fmt.Errorf("resume: %s was saved after batch %d of epoch %d, but an epoch now has %d batches (were --batch or --limit changed?)", ck.modelPath, skip, start+1, train.Len())
 		}
-		sched.SetStepCount(start*train.Len() + skip)
 		if lead {
 			rows, _ = readMetrics(filepath.Join(f.out, "metrics.csv"))
 			if skip > 0 {
@@ -187,6 +186,7 @@ func runTrain(cmd *cobra.Command) error {
 			}
 			return nil
 		}
+		sched.SetStepCount(start*train.Len() + skip) // start < --epochs: no overflow
 	}
 	model := m // what the training steps run: m, or DistributedDataParallel around it
 	if job != nil {
@@ -428,6 +428,9 @@ func pickCheckpoint(modelPath, optPath, midModel, midOpt string) (*checkpoint, e
 	ck.model, ck.optim = sd, osd
 	if ck.epoch, err = strconv.Atoi(meta["epoch"]); err != nil {
 		return nil, fmt.Errorf("%s has no epoch in its metadata: not a checkpoint of ember train", ck.modelPath)
+	}
+	if ck.epoch < 0 {
+		return nil, fmt.Errorf("%s: bad epoch %d in its metadata", ck.modelPath, ck.epoch)
 	}
 	if b, ok := meta["batch"]; ok {
 		if ck.batch, err = strconv.Atoi(b); err != nil || ck.batch < 0 {

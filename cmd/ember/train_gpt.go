@@ -270,8 +270,8 @@ func runTrainGPT(cmd *cobra.Command) error {
 				return fmt.Errorf("resume: %s: %w", optPath, err)
 			}
 		}
-		if start, err = strconv.Atoi(meta["step"]); err != nil {
-			return fmt.Errorf("resume: %s has no step in its metadata", modelPath)
+		if start, err = strconv.Atoi(meta["step"]); err != nil || start < 0 {
+			return fmt.Errorf("resume: %s has no step in its metadata (or a negative one)", modelPath)
 		}
 		rows, _ = readGPTMetrics(filepath.Join(f.out, "metrics.csv"))
 		fmt.Fprintf(out, "resume: %s: step %d of %d\n", modelPath, start, g.maxSteps)

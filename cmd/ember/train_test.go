@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emberml/ember"
 	"github.com/emberml/ember/internal/testenv"
 	"github.com/emberml/ember/vision/datasets"
 	"github.com/emberml/ember/vision/models"
@@ -80,5 +81,26 @@ func TestTrainCommandLearnsAndResumes(t *testing.T) {
 	}
 	if rows, err = readMetrics(filepath.Join(dir, "metrics.csv")); err != nil || len(rows) != 2 || rows[1].epoch != 2 {
 		t.Fatalf("after resume: %v, %v", rows, err)
+	}
+}
+
+// TestPickCheckpointRefusesBadMetadata: a checkpoint whose epoch or batch
+// is negative or not a number is refused (a negative epoch went on to
+// train from there, a huge one overflowed the scheduler's step count).
+func TestPickCheckpointRefusesBadMetadata(t *testing.T) {
+	dir := t.TempDir()
+	sd := map[string]*ember.Tensor{"w": ember.Ones(ember.Shape{2})}
+	opt := filepath.Join(dir, "optim.safetensors")
+	if err := weights.SaveSafetensors(opt, sd); err != nil {
+		t.Fatal(err)
+	}
+	for _, meta := range []map[string]string{{"epoch": "-3"}, {"epoch": "x"}, {}, {"epoch": "1", "batch": "-1"}} {
+		p := filepath.Join(dir, "model.safetensors")
+		if err := weights.SaveSafetensorsMeta(p, sd, meta); err != nil {
+			t.Fatal(err)
+		}
+		if ck, err := pickCheckpoint(p, opt, filepath.Join(dir, "none"), filepath.Join(dir, "none")); err == nil {
+			t.Errorf("%v: picked epoch %d batch %d", meta, ck.epoch, ck.batch)
+		}
 	}
 }
