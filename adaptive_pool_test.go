@@ -1,6 +1,9 @@
 package ember
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 // Global average pooling (1×1 output) takes a mean over each plane; its
 // gradient spreads g/(H·W) over the plane. Values worked by hand.
@@ -33,5 +36,18 @@ func TestAdaptiveAvgPool2dGlobal(t *testing.T) {
 	u := AdaptiveAvgPool2d(FromSlice([]float64{1, 3, 5, 7}, Shape{1, 2, 2}), 1, 1)
 	if s := u.Shape(); len(s) != 3 || u.Float64s()[0] != 4 {
 		t.Fatalf("unbatched: %v %v, want [1 1 1] [4]", s, u.Float64s())
+	}
+}
+
+// TestAdaptiveAvgPoolHugeOutput: an output whose element count overflows,
+// or whose pooling matrix would pass maxPoolMatrix, is a *ShapeError (both
+// were fatal out-of-memory errors building the matrix on the host).
+func TestAdaptiveAvgPoolHugeOutput(t *testing.T) {
+	x := Ones(Shape{1, 3, 8, 8})
+	for _, o := range [][2]int{{1 << 31, 1 << 31}, {1 << 28, 1}} {
+		var se *ShapeError
+		if err := Try(func() { AdaptiveAvgPool2d(x, o[0], o[1]) }); !errors.As(err, &se) || se.Op != "adaptive_avg_pool2d" {
+			t.Errorf("%v: %v", o, err)
+		}
 	}
 }

@@ -74,9 +74,17 @@ func (k Kernels) AvgPool2d(x *Tensor, kernel, stride, padding [2]int, countInclu
 	return undo(k.pool(x).avgPool2d(x4, p, countIncludePad, Shape{n, c, oh, ow}))
 }
 
+// maxPoolMatrix bounds poolMatrix's elements (2 GiB of float64): built on
+// the host, it would otherwise be a fatal out-of-memory rather than an
+// *OutOfMemoryError (an output of 2³¹ rows from 8 was).
+const maxPoolMatrix = 1 << 28
+
 // poolMatrix is the [out, in] matrix of adaptive average pooling along one
 // dim: row i averages in[floor(i*in/out) : ceil((i+1)*in/out)].
-func poolMatrix(in, out int, dt DType, dev Device) *Tensor {
+func poolMatrix(op string, in, out int, dt DType, dev Device) *Tensor {
+	if n := checkShape(op, Shape{out, in}); n > maxPoolMatrix {
+		shapeErr(op, fmt.Sprintf("an output size of %d from %d: its pooling matrix would have %d elements (at most %d)", out, in, n, maxPoolMatrix), Shape{out, in})
+	}
 	m := make([]float64, out*in)
 	for i := 0; i < out; i++ {
 		s, e := i*in/out, ((i+1)*in+out-1)/out
@@ -109,8 +117,9 @@ func AdaptiveAvgPool2d(x *Tensor, outH, outW int) *Tensor {
 		})
 		return undo(out)
 	}
-	ph := poolMatrix(x4.shape[2], outH, x.dtype, x.dev)
-	pw := poolMatrix(x4.shape[3], outW, x.dtype, x.dev)
+	checkShape(name, Shape{x4.shape[0], x4.shape[1], outH, outW})
+	ph := poolMatrix(name, x4.shape[2], outH, x.dtype, x.dev)
+	pw := poolMatrix(name, x4.shape[3], outW, x.dtype, x.dev)
 	out := ph.MatMul(x4.Detach().MatMul(pw.T()))
 	out = record("AdaptiveAvgPool2DBackward0", out, []*Tensor{x4}, nil, func(g *Tensor) []*Tensor {
 		return []*Tensor{ph.T().MatMul(g.MatMul(pw))}

@@ -7,6 +7,7 @@ package data
 import (
 	"fmt"
 	"iter"
+	"math"
 	"math/rand/v2"
 	"sync"
 
@@ -132,7 +133,7 @@ func NewLoader(ds Dataset, opts ...LoaderOption) *DataLoader {
 		panic(&ember.ValueError{Op: "data.NewLoader", Msg: "WithSampler and Shuffle exclude each other (the sampler decides the order)"})
 	}
 	if l.prefetch <= 0 {
-		l.prefetch = 2 * max(l.workers, 1)
+		l.prefetch = 2 * max(min(l.workers, math.MaxInt/2), 1)
 	}
 	return l
 }
@@ -225,11 +226,13 @@ func (l *DataLoader) Epoch(epoch int) iter.Seq[Batch] {
 			b   int
 			out chan result
 		}
+		// no more workers or prefetched batches than the epoch has batches
+		// (Workers(1<<40) was a fatal out-of-memory)
 		jobs := make(chan job)
-		ready := make(chan chan result, l.prefetch)
+		ready := make(chan chan result, min(l.prefetch, nb))
 		done := make(chan struct{})
 		var wg sync.WaitGroup
-		for w := 0; w < l.workers; w++ {
+		for w := 0; w < min(l.workers, nb); w++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

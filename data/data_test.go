@@ -190,3 +190,24 @@ func TestMisuseIsTyped(t *testing.T) {
 		}
 	}
 }
+
+// TestLoaderHugeWorkersAndPrefetch: Workers and Prefetch far past the
+// epoch's batches start no more goroutines or buffers than there are
+// batches (Workers(1<<40) was a fatal out-of-memory), and the batches come
+// as without them.
+func TestLoaderHugeWorkersAndPrefetch(t *testing.T) {
+	want := [][]int64{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9}}
+	for _, opts := range [][]LoaderOption{{Workers(1 << 40)}, {Workers(1 << 62)}, {Workers(2), Prefetch(1 << 40)}} {
+		before := runtime.NumGoroutine()
+		l := NewLoader(ramp(10), append(opts, BatchSize(4))...)
+		peak := 0
+		var got [][]int64
+		for b := range l.Epoch(0) {
+			peak = max(peak, runtime.NumGoroutine()-before)
+			got = append(got, b.Target.Int64s())
+		}
+		if !slices.EqualFunc(got, want, slices.Equal) || peak > 3+1 {
+			t.Errorf("batches %v, %d goroutines started", got, peak)
+		}
+	}
+}

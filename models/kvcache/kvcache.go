@@ -19,9 +19,10 @@ import (
 // Cache holds the keys and values of each layer for one batch of
 // sequences. The zero value is not usable: make one with New.
 type Cache struct {
-	layers []layer
-	n      int // positions stored (the same in every layer once a step is done)
-	next   int // the layer that appends next
+	layers  []layer // those appended to so far (the first step adds them in order)
+	nLayers int
+	n       int // positions stored (the same in every layer once a step is done)
+	next    int // the layer that appends next
 }
 
 type layer struct {
@@ -29,14 +30,20 @@ type layer struct {
 	n    int
 }
 
-// New returns an empty cache for a model of nLayers layers.
-func New(nLayers int) *Cache { return &Cache{layers: make([]layer, nLayers)} }
+// New returns an empty cache for a model of nLayers layers (at least 1).
+// It holds nothing per layer until the layer appends.
+func New(nLayers int) *Cache {
+	if nLayers < 1 {
+		panic(&ember.ValueError{Op: "kvcache.New", Msg: fmt.Sprintf("%d layers: want at least 1", nLayers)})
+	}
+	return &Cache{nLayers: nLayers}
+}
 
 // Len is the number of positions stored: the position of the next token.
 func (c *Cache) Len() int { return c.n }
 
 // Layers is the number of layers the cache was made for.
-func (c *Cache) Layers() int { return len(c.layers) }
+func (c *Cache) Layers() int { return c.nLayers }
 
 // Append adds the keys k and values v ([B, H, T, D]) of T new positions to
 // layer i and returns the keys and values of every position so far
@@ -46,7 +53,10 @@ func (c *Cache) Append(i int, k, v *ember.Tensor) (keys, values *ember.Tensor) {
 	if i != c.next {
 		panic(&ember.ValueError{Op: "kvcache.Append", Msg: fmt.Sprintf("layer %d appended when layer %d was next (each step appends to every layer in order)", i, c.next)})
 	}
-	c.next = (i + 1) % len(c.layers)
+	c.next = (i + 1) % c.nLayers
+	if i == len(c.layers) {
+		c.layers = append(c.layers, layer{})
+	}
 	l := &c.layers[i]
 	s := k.Shape()
 	t := s[2]
@@ -68,7 +78,7 @@ func (c *Cache) Append(i int, k, v *ember.Tensor) (keys, values *ember.Tensor) {
 		l.v.Narrow(2, l.n, t).CopyFrom(v)
 	})
 	l.n += t
-	if i == len(c.layers)-1 {
+	if i == c.nLayers-1 {
 		c.n = l.n
 	}
 	return l.k.Narrow(2, 0, l.n), l.v.Narrow(2, 0, l.n)

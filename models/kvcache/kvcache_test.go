@@ -1,6 +1,7 @@
 package kvcache_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -44,4 +45,26 @@ func TestAppendGrowsAndTruncates(t *testing.T) {
 		}
 	}()
 	c.Append(1, x, x)
+}
+
+// TestNewLayers: a layer count below 1 is a *ember.ValueError (0 divided
+// by zero at the first Append, a negative one was a makeslice runtime
+// error), and a cache holds nothing for layers that have not appended (a
+// count of 2⁶² was a makeslice runtime error too).
+func TestNewLayers(t *testing.T) {
+	for _, n := range []int{0, -1} {
+		var ve *ember.ValueError
+		if err := ember.Try(func() { kvcache.New(n) }); !errors.As(err, &ve) {
+			t.Errorf("New(%d): %v", n, err)
+		}
+	}
+	c := kvcache.New(1 << 62)
+	if c.Layers() != 1<<62 {
+		t.Errorf("Layers %d", c.Layers())
+	}
+	k := ember.Ones(ember.Shape{1, 1, 2, 4})
+	keys, _ := c.Append(0, k, k)
+	if keys.Shape()[2] != 2 || c.Len() != 0 {
+		t.Errorf("after one layer's append: keys %v, Len %d", keys.Shape(), c.Len())
+	}
 }

@@ -222,8 +222,8 @@ func TestOutputBound(t *testing.T) {
 		"transforms.Resize ":          func() { Resize{Size: 1 << 60}.Apply(img, nil) },
 		"transforms.Crop":             func() { Crop(img, 0, 0, -1, 2) },
 		"transforms.Crop ":            func() { CenterCrop{Size: 1 << 40}.Apply(img, nil) },
-		"transforms.ResizeTensor":     func() { ResizeTensor(x, 1 << 40) },
-		"transforms.CenterCropTensor": func() { CenterCropTensor(x, 1 << 31) },
+		"transforms.ResizeTensor":     func() { ResizeTensor(x, 1<<40) },
+		"transforms.CenterCropTensor": func() { CenterCropTensor(x, 1<<31) },
 	} {
 		err := ember.Try(f)
 		var ve *ember.ValueError
