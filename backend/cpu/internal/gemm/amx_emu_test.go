@@ -57,7 +57,7 @@ func loadAMXImage() *amxImage {
 		amxImg.err = func() error {
 			wrap := reflect.ValueOf(bgemmAMX).Pointer()
 			body := uintptr(0)
-			code := unsafe.Slice((*byte)(ptrAt(wrap)), 256)
+			code := funcBytes(wrap)
 			for pc := 0; pc < len(code) && body == 0; {
 				in, err := x86asm.Decode(code[pc:], 64)
 				if err != nil {
@@ -75,15 +75,8 @@ func loadAMXImage() *amxImage {
 			if body == 0 || f == nil || f.Entry() != body || !strings.HasSuffix(f.Name(), ".bgemmAMX") {
 				return fmt.Errorf("bgemmAMX's wrapper at %#x calls no bgemmAMX body", wrap)
 			}
-			n := 0
-			for n < 1<<16 {
-				if g := runtime.FuncForPC(body + uintptr(n)); g == nil || g.Entry() != body {
-					break
-				}
-				n++
-			}
-			amxImg.code = unsafe.Slice((*byte)(ptrAt(body)), n)
-			for pc := 0; pc < n; {
+			amxImg.code = funcBytes(body)
+			for pc := 0; pc < len(amxImg.code); {
 				if ai, ok, err := decodeAMX(amxImg.code[pc:]); ok {
 					if err != nil {
 						return fmt.Errorf("bgemmAMX at offset %d: %v", pc, err)
@@ -110,6 +103,19 @@ func loadAMXImage() *amxImage {
 		}()
 	})
 	return &amxImg
+}
+
+// funcBytes is the machine code of the function at entry, to where the
+// runtime's function table says the next one starts (at most 64 KiB).
+func funcBytes(entry uintptr) []byte {
+	n := 0
+	for n < 1<<16 {
+		if g := runtime.FuncForPC(entry + uintptr(n)); g == nil || g.Entry() != entry {
+			break
+		}
+		n++
+	}
+	return unsafe.Slice((*byte)(ptrAt(entry)), n)
 }
 
 // ptrAt is the address p as a pointer (without vet's complaint: the
