@@ -9,6 +9,7 @@
 package imageio
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -80,42 +81,33 @@ func Decode(r io.Reader, opts ...Option) (*image.RGBA, error) {
 	return decode(b, opts)
 }
 
-// peekReader reads b; it has Peek, so image.Decode and DecodeConfig pass
-// it to the decoders as it is rather than wrapped in a bufio.Reader, and
-// ReadAt, so that the TIFF decoder reads at the offsets its header gives
-// through ReadAt. Behind a bufio.Reader it buffered everything up to such
-// an offset: a 69-byte TIFF pointing at 2 GiB allocated 4 GiB and took
-// seconds.
-type peekReader struct {
-	*bytes.Reader
-	b []byte
+// peeker gives the decoders Peek, so that image.Decode and DecodeConfig
+// pass it on as it is rather than wrapped in a bufio.Reader of their own,
+// and ReadAt, so that the TIFF decoder reads at the offsets its header
+// gives through ReadAt. Given a reader without ReadAt it buffered
+// everything up to such an offset: a 69-byte TIFF pointing at 2 GiB
+// allocated 4 GiB and took seconds.
+type peeker struct {
+	*bufio.Reader
+	io.ReaderAt
 }
 
-func newPeekReader(b []byte) *peekReader { return &peekReader{bytes.NewReader(b), b} }
-
-// Peek returns the next n bytes without advancing (fewer and io.EOF at
-// the end).
-func (p *peekReader) Peek(n int) ([]byte, error) {
-	at := len(p.b) - p.Len()
-	if n > p.Len() {
-		return p.b[at:], io.EOF
-	}
-	return p.b[at : at+n], nil
-}
+// newPeeker reads r from its start, and ra (the same bytes) at offsets.
+func newPeeker(r io.Reader, ra io.ReaderAt) peeker { return peeker{bufio.NewReader(r), ra} }
 
 func decode(b []byte, opts []Option) (*image.RGBA, error) {
 	var o options
 	for _, f := range opts {
 		f(&o)
 	}
-	cfg, format, err := image.DecodeConfig(newPeekReader(b))
+	cfg, format, err := image.DecodeConfig(newPeeker(bytes.NewReader(b), bytes.NewReader(b)))
 	if err != nil {
 		return nil, &DecodeError{Err: err}
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width > MaxPixels || cfg.Height > MaxPixels || int64(cfg.Width)*int64(cfg.Height) > MaxPixels {
 		return nil, &DecodeError{Err: fmt.Errorf("%s of %dx%d pixels: refused (at most %d)", format, cfg.Width, cfg.Height, MaxPixels)}
 	}
-	img, _, err := image.Decode(newPeekReader(b))
+	img, _, err := image.Decode(newPeeker(bytes.NewReader(b), bytes.NewReader(b)))
 	if err != nil {
 		return nil, &DecodeError{Err: fmt.Errorf("%s: %w", format, err)}
 	}
@@ -214,7 +206,7 @@ func CheckHeader(path string) error {
 		return &DecodeError{Path: path, Err: err}
 	}
 	defer f.Close()
-	cfg, format, err := image.DecodeConfig(f)
+	cfg, format, err := image.DecodeConfig(newPeeker(f, f))
 	if err != nil {
 		return &DecodeError{Path: path, Err: err}
 	}

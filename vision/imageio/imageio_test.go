@@ -146,6 +146,17 @@ func TestHostileHeaders(t *testing.T) {
 		if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
 			t.Errorf("%q: %d MiB allocated", s, got>>20)
 		}
+		// the same through a file, as ImageFolder checks its files
+		p := filepath.Join(t.TempDir(), "x")
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&before)
+		err = CheckHeader(p)
+		runtime.ReadMemStats(&after)
+		if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+			t.Errorf("%q: CheckHeader allocated %d MiB (%v)", s, got>>20, err)
+		}
 	}
 }
 
