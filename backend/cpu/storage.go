@@ -270,10 +270,14 @@ func Threads() int { return int(threads.Load()) }
 // Threads() goroutines when the work (total × cost per element) is large
 // enough: the caller runs ranges too, and the ranges (four per worker) are
 // taken in turn, so a helper that starts late (waking a parked thread can
-// take tens of µs) costs nothing but its share. The helpers are the GEMM's
-// pool workers (gemm.RunItems), which poll for work a while after each job:
-// between two convolutions the next elementwise op gets its second thread
-// at once. Which goroutine runs a range never changes a result.
+// take tens of µs) costs nothing but its share. Each goroutine takes its
+// own quarter of the ranges first (gemm.RunHome), so that consecutive
+// passes over a tensor read each part on the core that read it last
+// (sum_16M on the 2-core Zen 5 VM: ~914 → ~852 µs, medians of six
+// alternating runs). The helpers are the GEMM's pool workers, which poll
+// for work a while after each job: between two convolutions the next
+// elementwise op gets its second thread at once. Which goroutine runs a
+// range never changes a result.
 func parallelFor(total, cost int, fn func(lo, hi int)) {
 	w := Threads()
 	if work := total * cost; work/grain < w {
@@ -287,7 +291,7 @@ func parallelFor(total, cost int, fn func(lo, hi int)) {
 		return
 	}
 	chunks := min(total, 4*w)
-	gemm.RunItems(chunks, w, func(_, c int) { fn(total*c/chunks, total*(c+1)/chunks) })
+	gemm.RunHome(chunks, w, func(_, c int) { fn(total*c/chunks, total*(c+1)/chunks) })
 }
 
 // layout is backend.Layout, the coalesced iteration space, with the CPU's

@@ -64,6 +64,75 @@ func runItems(total, t int, fn func(w, it int)) {
 // wake, and the caller would run every item alone.
 func RunItems(total, t int, fn func(w, it int)) { runItems(total, t, fn) }
 
+// homeJob is itemsJob with each worker's share kept in one place: the
+// items are cut into t contiguous home ranges, and worker w takes the
+// items of its own range from the front, then those left in the others'
+// ranges from their back ends. So a pass over the same tensor as the last
+// one gives each worker the part it read then, still in its core's caches
+// (on a VM whose two cores have separate L3s, a sum of 64 MB ran at 58-63
+// GB/s with fixed halves, 51-54 with swapped ones), while a worker that
+// starts late still costs only the items it does not take.
+type homeJob struct {
+	ranges   []atomic.Uint64 // per worker: next<<32 | end
+	fn       func(w, it int)
+	finished atomic.Int64
+	tickets  []ticket
+}
+
+// take takes an item of range r: its first (front) or its last.
+func (j *homeJob) take(r int, front bool) (int, bool) {
+	for {
+		v := j.ranges[r].Load()
+		next, end := v>>32, v&0xFFFFFFFF
+		if next >= end {
+			return 0, false
+		}
+		nv, it := (next+1)<<32|end, next
+		if !front {
+			nv, it = next<<32|(end-1), end-1
+		}
+		if j.ranges[r].CompareAndSwap(v, nv) {
+			return int(it), true
+		}
+	}
+}
+
+func (j *homeJob) runPart(w int) {
+	t := len(j.ranges)
+	for k := 0; k < t; k++ {
+		r := (w + k) % t
+		for {
+			it, ok := j.take(r, k == 0)
+			if !ok {
+				break
+			}
+			j.fn(w, it)
+		}
+	}
+}
+
+func (j *homeJob) done() { j.finished.Add(1) }
+
+// RunHome is RunItems with home ranges (see homeJob): for passes over
+// memory, where which worker reads which part matters. total < 2³².
+func RunHome(total, t int, fn func(w, it int)) {
+	t = min(t, total)
+	if t <= 1 {
+		for it := 0; it < total; it++ {
+			fn(0, it)
+		}
+		return
+	}
+	j := &homeJob{ranges: make([]atomic.Uint64, t), fn: fn}
+	for w := range t {
+		j.ranges[w].Store(uint64(total*w/t)<<32 | uint64(total*(w+1)/t))
+	}
+	offer(j, t, &j.tickets)
+	j.runPart(0)
+	withdraw(j.tickets)
+	waitFor(&j.finished, int64(t-1))
+}
+
 // Scratch buffers (the convolutions' rearranged inputs, packed weights),
 // cached by power-of-two capacity so that layers of different sizes reuse
 // each other's memory. Unlike a sync.Pool the cache survives garbage
