@@ -118,9 +118,7 @@ func (j *homeJob) done() { j.finished.Add(1) }
 func RunHome(total, t int, fn func(w, it int)) {
 	t = min(t, total)
 	if t <= 1 {
-		for it := 0; it < total; it++ {
-			fn(0, it)
-		}
+		runItems(total, 1, fn) // in order, on the caller
 		return
 	}
 	j := &homeJob{ranges: make([]atomic.Uint64, t), fn: fn}
