@@ -104,7 +104,7 @@ func (c *Base) fail(op, format string, args ...any) {
 	if c.self != nil {
 		name = fmt.Sprintf("%T", c.self)
 	}
-	panic(&ModuleError{Module: name, Op: op, Msg: fmt.Sprintf(format, args...)})
+	useErr(name, op, fmt.Sprintf(format, args...))
 }
 
 // Init records the embedding module (self), so that To can return it and

@@ -139,7 +139,7 @@ func (s *GradScaler) LoadStateDict(sd map[string]float64) error {
 	if !(sc > 0 && float32(sc) <= math.MaxFloat32) || !(gf > 1) || !(bf > 0 && bf < 1) || !(gi >= 1 && gi == math.Trunc(gi)) || !(tr >= 0 && tr == math.Trunc(tr)) {
 		return fmt.Errorf("optim: GradScaler state: scale %v, growth_factor %v, backoff_factor %v, growth_interval %v, _growth_tracker %v: want a finite scale > 0, growth > 1, backoff in (0, 1), an interval ≥ 1 and a count ≥ 0", sc, gf, bf, gi, tr)
 	}
-	s.scale, s.GrowthFactor, s.BackoffFactor = float32(sd["scale"]), sd["growth_factor"], sd["backoff_factor"]
-	s.GrowthInterval, s.tracker = int(sd["growth_interval"]), int(sd["_growth_tracker"])
+	s.scale, s.GrowthFactor, s.BackoffFactor = float32(sc), gf, bf
+	s.GrowthInterval, s.tracker = int(gi), int(tr)
 	return nil
 }
