@@ -3,6 +3,7 @@ package ember
 import (
 	"fmt"
 	"reflect"
+	"unsafe"
 )
 
 // Indexing with tensors (IndexSelect, on the backends' Gather kernels, is
@@ -32,34 +33,39 @@ func wrapIndex(op string, i int64, d, n int, shape Shape) int {
 	return int(i)
 }
 
-// gather returns t's slices idx along dim d, stacked along d (a copy), and
-// records name with a backward that adds the gradient's slices back.
-func gather(name string, t *Tensor, d int, idx []int) *Tensor {
-	src := t.Detach()
-	var out *Tensor
-	if len(idx) == 0 {
-		shape := t.shape.clone()
-		shape[d] = 0
-		out = Zeros(shape, On(t.dev), Dtype(t.dtype))
-	} else {
-		parts := make([]*Tensor, len(idx))
-		for j, i := range idx {
-			parts[j] = src.Select(d, i)
-		}
-		out = Stack(parts, d)
-	}
-	if !needsGrad(t) {
-		return out
-	}
-	shape, dt, dev := t.shape.clone(), t.dtype, t.dev
-	return record(name, out, []*Tensor{t}, nil, func(g *Tensor) []*Tensor {
-		z := Zeros(shape, On(dev), Dtype(dt))
-		for j, i := range idx {
-			z.Select(d, i).AddInPlace(g.Select(d, j))
-		}
+// gather returns t's slices idx along dim d, stacked along d (a copy, one
+// pass of the backend's Gather), and records name with a backward that
+// index-adds the gradient's slices back (repeated indices accumulate).
+func gather(name string, t *Tensor, d int, ix []int64) *Tensor {
+	index := FromSlice(ix, Shape{len(ix)}, On(t.dev))
+	shape := withSize(t.shape, d, len(ix))
+	out := gatherRaw(t, d, index, lineIndex(index, d, shape), shape)
+	in := t.shape.clone()
+	return record(name, out, []*Tensor{t}, []*Tensor{index}, func(g *Tensor) []*Tensor {
+		z := Zeros(in, On(g.dev), Dtype(g.dtype))
+		scatterRaw(z, d, lineIndex(index, d, g.shape), g.view(), true)
 		return []*Tensor{z}
 	})
 }
+
+// truePositions lists the indices of mask's true elements. It does not
+// branch on the values (a random mask would mispredict half the time).
+func truePositions(mask []bool) []int64 {
+	n := 0
+	for _, b := range mask {
+		n += b2i(b)
+	}
+	pos := make([]int64, n+1) // one spare: every element is written
+	k := 0
+	for i, b := range mask {
+		pos[k] = int64(i)
+		k += b2i(b)
+	}
+	return pos[:n]
+}
+
+// b2i is 1 for true and 0 for false, without a branch.
+func b2i(b bool) int { return int(*(*uint8)(unsafe.Pointer(&b))) }
 
 // IndexWith is t[idx0, idx1, ...] with index tensors (PyTorch's advanced
 // indexing): integer index tensors, broadcast together, pick elements of
@@ -81,12 +87,7 @@ func (t *Tensor) IndexWith(idx ...*Tensor) *Tensor {
 		if m.Dim() > t.Dim() || !m.shape.Equal(t.shape[:m.Dim()]) {
 			shapeErr(op, fmt.Sprintf("The shape of the mask %v does not match the shape of the indexed tensor %v", m.shape, t.shape), m.shape, t.shape)
 		}
-		var pos []int
-		for i, b := range m.Bools() {
-			if b {
-				pos = append(pos, i)
-			}
-		}
+		pos := truePositions(m.Bools())
 		flat := t.Reshape(append(Shape{m.NumElements()}, t.shape[m.Dim():]...)...)
 		return gather("IndexBackward0", flat, 0, pos)
 	}
@@ -97,12 +98,12 @@ func (t *Tensor) IndexWith(idx ...*Tensor) *Tensor {
 	}
 	bshape := BroadcastShapes(op, shapes...)
 	k := len(idx)
-	lin := make([]int, bshape.NumElements())
+	lin := make([]int64, bshape.NumElements())
 	stride := 1
 	for d := k - 1; d >= 0; d-- {
 		vals := hostIndices(op, idx[d].Expand(bshape...))
 		for j, v := range vals {
-			lin[j] += stride * wrapIndex(op, v, d, t.shape[d], t.shape)
+			lin[j] += int64(stride * wrapIndex(op, v, d, t.shape[d], t.shape))
 		}
 		stride *= t.shape[d]
 	}
@@ -123,12 +124,7 @@ func (t *Tensor) MaskedSelect(mask *Tensor) *Tensor {
 		panic(&DTypeError{Op: op, DTypes: []DType{mask.dtype}, Msg: "masked_select: expected BoolTensor for mask"})
 	}
 	bshape := BroadcastShapes(op, t.shape, mask.shape)
-	var pos []int
-	for i, b := range mask.Expand(bshape...).Bools() {
-		if b {
-			pos = append(pos, i)
-		}
-	}
+	pos := truePositions(mask.Expand(bshape...).Bools())
 	return gather("MaskedSelectBackward0", t.Expand(bshape...).Reshape(-1), 0, pos)
 }
 
@@ -145,9 +141,9 @@ func (t *Tensor) Flip(dims ...int) *Tensor {
 		}
 		seen[d] = true
 		n := t.shape[d]
-		rev := make([]int, n)
+		rev := make([]int64, n)
 		for i := range rev {
-			rev[i] = n - 1 - i
+			rev[i] = int64(n - 1 - i)
 		}
 		out = gather("FlipBackward0", out, d, rev)
 	}
