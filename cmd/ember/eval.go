@@ -26,6 +26,12 @@ var evalCmd = &cobra.Command{
 	Args:  cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		f := evalFlags
+		switch {
+		case f.batch < 1:
+			return fmt.Errorf("--batch %d: want at least 1", f.batch)
+		case f.limit < 0:
+			return fmt.Errorf("--limit %d: want 0 (all samples) or more", f.limit)
+		}
 		dev, err := pickDevice(f.device)
 		if err != nil {
 			return err

@@ -60,6 +60,12 @@ PET_MASTER_PORT), which Kubeflow's PyTorchJob sets in each pod.`,
 		if err != nil {
 			return err
 		}
+		switch { // the library reads 0 as its default; a flag of 0 is a mistake
+		case f.nnodes < 1:
+			return fmt.Errorf("--nnodes %d: need at least 1 machine", f.nnodes)
+		case f.grace < 0:
+			return fmt.Errorf("--grace %v: want 0 or more", f.grace)
+		}
 		return runLaunch(cmd, launch.Config{NProcPerNode: n, NNodes: f.nnodes, NodeRank: f.nodeRank,
 			MasterAddr: f.masterAddr, MasterPort: f.port, Program: args[0], Args: args[1:], Grace: f.grace})
 	},

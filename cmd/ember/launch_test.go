@@ -66,6 +66,8 @@ func TestLaunchCommand(t *testing.T) {
 		{"launch", "--nproc-per-node", "two", "--", "true"},
 		{"launch", "--nnodes", "2", "--", "true"},
 		{"launch", "--nproc-per-node", "2"},
+		{"launch", "--nnodes", "0", "--", "true"},
+		{"launch", "--grace", "-1s", "--", "true"},
 	} {
 		if _, _, err := runCLI(t, bad...); err == nil {
 			t.Errorf("%q: no error", bad)

@@ -66,7 +66,7 @@ commas) and the decoded text is printed as it is, bytes and all.`,
 		},
 	}
 	cmd.Flags().StringVar(&model, "model", "", "model folder with tokenizer.json or vocab.json + merges.txt")
-	cmd.Flags().BoolVar(&decode, "decode", false, "TEXT is token ids: print their text")
+	cmd.Flags().BoolVar(&decode, "decode", false, "read TEXT as token ids and print their text")
 	cmd.Flags().BoolVar(&noSpec, "no-special", false, "encode special tokens' text as ordinary text")
 	return cmd
 }

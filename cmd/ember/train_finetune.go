@@ -84,8 +84,13 @@ func trainSetup(cmd *cobra.Command, f trainOptions) (nn.Module, data.Dataset, da
 		testDS, _, err := loadDataset(f.dataset, false, f.dataDir)
 		return m, trainDS, testDS, nil, err
 	}
-	if ft.unfreezeAt < 0 || ft.imageSize < minImageSize || ft.imageSize > maxImageSize || ft.numClasses < 0 {
-		return nil, nil, nil, nil, fmt.Errorf("--unfreeze-at %d, --image-size %d, --num-classes %d: out of range", ft.unfreezeAt, ft.imageSize, ft.numClasses)
+	switch {
+	case ft.unfreezeAt < 0:
+		return nil, nil, nil, nil, fmt.Errorf("--unfreeze-at %d: want 0 (never) or an epoch", ft.unfreezeAt)
+	case ft.imageSize < minImageSize || ft.imageSize > maxImageSize:
+		return nil, nil, nil, nil, fmt.Errorf("--image-size %d: want %d to %d", ft.imageSize, minImageSize, maxImageSize)
+	case ft.numClasses < 0:
+		return nil, nil, nil, nil, fmt.Errorf("--num-classes %d: want 0 (the folder's classes) or more", ft.numClasses)
 	}
 	trainDS, testDS, classes, err := imageFolders(cmd, dir, ft)
 	if err != nil {
@@ -149,6 +154,9 @@ func imageFolders(cmd *cobra.Command, dir string, ft fineTuneOptions) (data.Data
 		return d, nil
 	}
 	isDir := func(p string) bool { st, err := os.Stat(p); return err == nil && st.IsDir() }
+	if !isDir(dir) {
+		return nil, nil, nil, fmt.Errorf("--dataset imagefolder:%s: not a folder", dir)
+	}
 	if tr := filepath.Join(dir, "train"); isDir(tr) {
 		te := filepath.Join(dir, "val")
 		if !isDir(te) {

@@ -117,6 +117,21 @@ func TestTrainFlagValidation(t *testing.T) {
 			t.Errorf("%s %s: %v, want a one-line error with %q", c.flag, c.val, err, c.want)
 		}
 	}
+	folder := "imagefolder:" + dir
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dataset", "imagefolder:" + filepath.Join(dir, "nope")}, "--dataset imagefolder:" + filepath.Join(dir, "nope") + ": not a folder"},
+		{[]string{"--dataset", folder, "--image-size", "2"}, "--image-size 2: want 8 to 4096"},
+		{[]string{"--dataset", folder, "--unfreeze-at", "-1"}, "--unfreeze-at -1: want 0"},
+		{[]string{"--dataset", folder, "--num-classes", "-2"}, "--num-classes -2: want 0"},
+	} {
+		_, err := trainRun(t, dir, "1", -1, -1, append([]string{"--model", "resnet18"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v, want a one-line error with %q", c.args, err, c.want)
+		}
+	}
 	var out bytes.Buffer
 	trainCmd.SetOut(&out)
 	defer trainCmd.SetOut(nil)
@@ -154,6 +169,14 @@ func TestEvalAndDataErrorsNameTheFlag(t *testing.T) {
 	resetFlags(t, evalCmd)
 	if err == nil || !strings.Contains(err.Error(), "pass --model") {
 		t.Fatalf("eval without metadata: %v, want a request for --model", err)
+	}
+	for _, c := range [][2]string{{"--batch", "0"}, {"--batch", "-4"}, {"--limit", "-3"}} {
+		rootCmd.SetArgs([]string{"eval", "--weights", w, "--device", "cpu", "--dataset", "synthetic", "--model", "cnn", c[0], c[1]})
+		err := rootCmd.Execute()
+		resetFlags(t, evalCmd)
+		if want := c[0] + " " + c[1] + ": want"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("eval %s %s: %v, want an error with %q", c[0], c[1], err, want)
+		}
 	}
 	_, err = trainRun(t, dir, "1", -1, -1, "--dataset", "fashion-mnist", "--data-dir", filepath.Join(dir, "missing"))
 	if err == nil || !strings.Contains(err.Error(), "--data-dir") {

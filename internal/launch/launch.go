@@ -299,6 +299,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("--node-rank %d: want 0 ≤ node rank < %d (--nnodes)", c.NodeRank, c.NNodes)
 	case c.MasterPort < 0 || c.MasterPort > 65535:
 		return c, fmt.Errorf("--master-port %d: not a TCP port", c.MasterPort)
+	case c.Grace < 0:
+		return c, fmt.Errorf("--grace %v: want 0 or more", c.Grace)
 	case c.Program == "":
 		return c, errors.New("no program to launch (ember launch [flags] -- program [args])")
 	}

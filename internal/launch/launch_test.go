@@ -244,6 +244,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{NProcPerNode: 1, NNodes: 2, Program: "x"}, "--master-addr is needed"},
 		{Config{NProcPerNode: 1, MasterPort: 70000, Program: "x"}, "--master-port 70000"},
 		{Config{NProcPerNode: 1}, "no program"},
+		{Config{NProcPerNode: 1, Grace: -time.Second, Program: "x"}, "--grace -1s"},
 		{Config{NProcPerNode: 2, Program: "/nonexistent/ember-worker"}, "starting rank 0"},
 	} {
 		if err := Run(context.Background(), c.c); err == nil || !strings.Contains(err.Error(), c.want) {
