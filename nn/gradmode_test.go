@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -74,5 +75,32 @@ func TestDataParallelNoGradReplicas(t *testing.T) {
 	}
 	if !dp.Forward(x).RequiresGrad() {
 		t.Fatal("DataParallel.Forward outside NoGrad recorded no graph")
+	}
+}
+
+// TestDataParallelAutocastReplicas: autocast, per goroutine like grad mode,
+// reaches every replica (torch's parallel_apply passes it on), and so does
+// its disabled form.
+func TestDataParallelAutocastReplicas(t *testing.T) {
+	ember.ManualSeed(3)
+	m := nn.NewLinear(4, 2, true)
+	dp := nn.NewDataParallel(m, ember.CPU, ember.CPU)
+	x := ember.Randn(ember.Shape{6, 4})
+	var out, want *ember.Tensor
+	ember.Autocast(ember.CPU, ember.BFloat16, func() {
+		out = dp.Forward(x)
+		want = m.Forward(x)
+	})
+	if out.DType() != ember.BFloat16 || want.DType() != ember.BFloat16 {
+		t.Fatalf("under Autocast(bfloat16): DataParallel gave %v, the module %v; want bfloat16", out.DType(), want.DType())
+	}
+	if !slices.Equal(out.Float32s(), want.Float32s()) {
+		t.Errorf("DataParallel under autocast\n%v\nwant the module's rows\n%v", out, want)
+	}
+	ember.Autocast(ember.CPU, ember.BFloat16, func() {
+		ember.AutocastDisabled(func() { out = dp.Forward(x) })
+	})
+	if out.DType() != ember.Float32 {
+		t.Errorf("under AutocastDisabled: %v, want float32", out.DType())
 	}
 }

@@ -75,13 +75,24 @@ func (d *DataParallel) Forward(x *ember.Tensor) *ember.Tensor {
 	outs := make([]*ember.Tensor, n)
 	panics := make([]any, n)
 	var wg sync.WaitGroup
-	grad := ember.IsGradEnabled() // grad mode is per goroutine: pass it on
+	// Grad mode and autocast are per goroutine: pass them on, as
+	// torch's parallel_apply does.
+	grad := ember.IsGradEnabled()
 	for i := range n {
+		dev := d.devices[i]
+		low, cast := ember.AutocastDType(dev)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { panics[i] = recover() }()
-			ember.SetGradEnabled(grad, func() { outs[i] = replicas[i].Forward(chunks[i].To(d.devices[i])) })
+			run := func() { outs[i] = replicas[i].Forward(chunks[i].To(dev)) }
+			ember.SetGradEnabled(grad, func() {
+				if cast {
+					ember.Autocast(dev, low, run)
+				} else {
+					run()
+				}
+			})
 		}()
 	}
 	wg.Wait()
