@@ -140,6 +140,9 @@ func (t *Tensor) Flip(dims ...int) *Tensor {
 			shapeErr(op, fmt.Sprintf("dim %d appears multiple times in the list of dims", d), t.shape)
 		}
 		seen[d] = true
+		if t.Dim() == 0 { // dim 0 or -1 of a scalar: nothing to reverse
+			continue
+		}
 		n := t.shape[d]
 		rev := make([]int64, n)
 		for i := range rev {

@@ -81,7 +81,7 @@ func (t *Tensor) Repeat(reps ...int) *Tensor {
 // roll rolls t (detached) by shifts along dims.
 func roll(t *Tensor, shifts, dims []int) *Tensor {
 	for i, s := range shifts {
-		d := t.dim("roll", dims[i])
+		d := t.indexDim("roll", dims[i], noDims(dims[i]))
 		n := t.shape[d]
 		if n == 0 {
 			continue

@@ -108,6 +108,9 @@ func init() {
 // when a tensor made on one stream is used on another; torch's record_stream).
 func (t *Tensor) RecordStream(s *Stream) {
 	t.live("record_stream")
+	if s == nil {
+		panic(&ValueError{Op: "record_stream", Msg: "the stream is nil"})
+	}
 	if s.sb != nil && s.dev == t.dev {
 		s.sb.RecordStream(t.st.s, s.h)
 	}

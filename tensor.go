@@ -70,7 +70,7 @@ type Tensor struct {
 func (t *Tensor) Shape() Shape { return t.nonNil("shape").shape.clone() }
 
 // Size returns the size of dimension d (negative d counts from the end).
-func (t *Tensor) Size(d int) int { return t.nonNil("size").shape[t.dim("size", d)] }
+func (t *Tensor) Size(d int) int { return t.nonNil("size").shape[t.indexDim("size", d, noDims(d))] }
 
 // Dim returns the number of dimensions.
 func (t *Tensor) Dim() int { return len(t.nonNil("dim").shape) }

@@ -9,6 +9,18 @@ import (
 // dim normalises a possibly negative dimension index for t.
 func (t *Tensor) dim(op string, d int) int { return wrapDim(op, d, len(t.shape), t.shape) }
 
+// indexDim is dim for ops that index into the dim (narrow, select, size):
+// a 0-dim tensor has none, so it panics with msg there.
+func (t *Tensor) indexDim(op string, d int, msg string) int {
+	if len(t.shape) == 0 {
+		shapeErr(op, msg, t.shape)
+	}
+	return t.dim(op, d)
+}
+
+// noDims is the message of a dim asked of a 0-dim tensor (torch's IndexError).
+func noDims(d int) string { return fmt.Sprintf("Dimension specified as %d but tensor has no dimensions", d) }
+
 func wrapDim(op string, d, rank int, shape Shape) int {
 	r := rank
 	if r == 0 {
@@ -273,12 +285,19 @@ func (t *Tensor) Expand(shape ...int) *Tensor {
 // Narrow returns length elements of dim d starting at start.
 func (t *Tensor) Narrow(d, start, length int) *Tensor {
 	t.live("narrow")
-	d = t.dim("narrow", d)
-	if start < 0 {
-		start += t.shape[d]
+	d = t.indexDim("narrow", d, "narrow() cannot be applied to a 0-dim tensor.")
+	n := t.shape[d]
+	if start < -n || start > n {
+		shapeErr("narrow", fmt.Sprintf("start out of range (expected to be in range of [%d, %d], but got %d)", -n, n, start), t.shape)
 	}
-	if start < 0 || length < 0 || start+length > t.shape[d] {
-		shapeErr("narrow", fmt.Sprintf("start (%d) + length (%d) exceeds dimension size (%d)", start, length, t.shape[d]), t.shape)
+	if length < 0 {
+		shapeErr("narrow", "narrow(): length must be non-negative.", t.shape)
+	}
+	if start < 0 {
+		start += n
+	}
+	if length > n-start { // not start+length > n: that can overflow
+		shapeErr("narrow", fmt.Sprintf("start (%d) + length (%d) exceeds dimension size (%d).", start, length, n), t.shape)
 	}
 	ns := t.shape.clone()
 	ns[d] = length
@@ -290,7 +309,7 @@ func (t *Tensor) Narrow(d, start, length int) *Tensor {
 // clamping of out-of-range bounds and negative indices.
 func (t *Tensor) Slice(d, start, end, step int) *Tensor {
 	t.live("slice")
-	d = t.dim("slice", d)
+	d = t.indexDim("slice", d, "slice() cannot be applied to a 0-dim tensor.")
 	if step <= 0 {
 		shapeErr("slice", "slice step must be positive", t.shape)
 	}
@@ -304,7 +323,7 @@ func (t *Tensor) Slice(d, start, end, step int) *Tensor {
 	s, e := clampIdx(start), clampIdx(end)
 	length := 0
 	if e > s {
-		length = (e - s + step - 1) / step
+		length = (e-s-1)/step + 1 // not (e-s+step-1)/step: that can overflow
 	}
 	ns := t.shape.clone()
 	ns[d] = length
@@ -317,7 +336,7 @@ func (t *Tensor) Slice(d, start, end, step int) *Tensor {
 // Select returns the i-th slice of dim d, removing that dim (t[..., i, ...]).
 func (t *Tensor) Select(d, i int) *Tensor {
 	t.live("select")
-	d = t.dim("select", d)
+	d = t.indexDim("select", d, "select() cannot be applied to a 0-dim tensor.")
 	if i < -t.shape[d] || i >= t.shape[d] {
 		shapeErr("select", fmt.Sprintf("index %d is out of bounds for dimension %d with size %d", i, d, t.shape[d]), t.shape)
 	}
@@ -354,8 +373,11 @@ func Cat(ts []*Tensor, d int) *Tensor {
 	d = ref.dim("cat", d)
 	dt := ts[0].dtype
 	total := 0
-	for _, t := range ts {
+	for i, t := range ts {
 		t.live("cat")
+		if t.Dim() == 0 {
+			shapeErr("cat", fmt.Sprintf("zero-dimensional tensor (at position %d) cannot be concatenated", i), t.shape)
+		}
 		if t.Dim() != ref.Dim() {
 			shapeErr("cat", "Tensors must have same number of dimensions", ref.shape, t.shape)
 		}
@@ -399,7 +421,7 @@ func Stack(ts []*Tensor, d int) *Tensor {
 // Split cuts dim d into pieces of size (the last may be smaller); views.
 func (t *Tensor) Split(size, d int) []*Tensor {
 	t.nonNil("split")
-	d = t.dim("split", d)
+	d = t.indexDim("split", d, "split expects at least a 1-dimensional tensor")
 	if size <= 0 {
 		shapeErr("split", "split_size must be positive", t.shape)
 	}
@@ -419,7 +441,7 @@ func (t *Tensor) Chunk(n, d int) []*Tensor {
 	if n <= 0 {
 		shapeErr("chunk", "chunk expects `chunks` to be greater than 0", t.shape)
 	}
-	d = t.dim("chunk", d)
+	d = t.indexDim("chunk", d, "chunk expects at least a 1-dimensional tensor")
 	if t.shape[d] == 0 { // torch.chunk gives n empty pieces
 		out := make([]*Tensor, n)
 		for i := range out {
@@ -427,9 +449,6 @@ func (t *Tensor) Chunk(n, d int) []*Tensor {
 		}
 		return out
 	}
-	size := (t.shape[d] + n - 1) / n
-	if size == 0 {
-		size = 1
-	}
+	size := 1 + (t.shape[d]-1)/n // the ceiling of shape/n, without overflow
 	return t.Split(size, d)
 }

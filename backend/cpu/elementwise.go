@@ -60,6 +60,9 @@ func fill[T any](dst backend.View, v T, row func(d []T, v T)) {
 
 // Copy copies with dtype conversion.
 func (Backend) Copy(dst, src backend.View) {
+	if dst.NumElements() == 0 { // (gatherCopy's offset tables assume elements)
+		return
+	}
 	switch dst.S.DType() {
 	case backend.Float32:
 		copyTo[float32](dst, src)
