@@ -19,7 +19,9 @@ func (t *Tensor) indexDim(op string, d int, msg string) int {
 }
 
 // noDims is the message of a dim asked of a 0-dim tensor (torch's IndexError).
-func noDims(d int) string { return fmt.Sprintf("Dimension specified as %d but tensor has no dimensions", d) }
+func noDims(d int) string {
+	return fmt.Sprintf("Dimension specified as %d but tensor has no dimensions", d)
+}
 
 func wrapDim(op string, d, rank int, shape Shape) int {
 	r := rank
