@@ -42,6 +42,7 @@ func (t *Tensor) operandFor(op string, o *Tensor, resultDT DType) *Tensor {
 func (t *Tensor) binaryInPlace(name string, op backend.BinaryOp, o *Tensor) *Tensor {
 	t.inPlace(name)
 	oc := t.operandFor(name, o, resultType(opnd(t), opnd(o)))
+	t.checkWrite(name, oc)
 	t.be().Binary(op, t.view(), t.view(), oc.expandView(t.shape))
 	return t
 }
@@ -59,6 +60,7 @@ func (t *Tensor) CopyFrom(src *Tensor) *Tensor {
 	if !BroadcastShapes(name, t.shape, src.shape).Equal(t.shape) {
 		shapeErr(name, "src cannot be broadcast to the destination's shape", t.shape, src.shape)
 	}
+	t.checkWrite(name, src)
 	if t.dev.Type == MetaType {
 		return t
 	}
@@ -119,6 +121,7 @@ func (t *Tensor) SqrtInPlace() *Tensor {
 	if !t.dtype.IsFloat() {
 		panic(&DTypeError{Op: "sqrt_", DTypes: []DType{t.dtype}, Msg: "result type Float can't be cast to the desired output type " + t.dtype.String()})
 	}
+	t.checkWrite("sqrt_")
 	if t.dev.Type != MetaType {
 		t.be().Unary(backend.Sqrt, t.view(), t.view(), backend.Params{})
 	}
