@@ -185,48 +185,55 @@ func TestDivisionByZeroValues(t *testing.T) {
 }
 
 // TestNilTensorMethods calls every exported method of *Tensor on a nil
-// receiver (a tensor argument a real one, the rest zero values) and checks
-// that each panics with a *ShapeError naming an op, as an op given a nil
-// operand does, never with a runtime error; String says "<nil tensor>" and
-// Release does nothing.
+// receiver and on the zero Tensor value (a tensor argument a real one, the
+// rest zero values) and checks that each panics with a *ShapeError naming
+// an op, as an op given a nil operand does, never with a runtime error;
+// String says "<nil tensor>" or "<zero Tensor>" and Release does nothing.
 func TestNilTensorMethods(t *testing.T) {
-	var nilT *Tensor
-	v := reflect.ValueOf(nilT)
-	typ := v.Type()
-	for i := 0; i < typ.NumMethod(); i++ {
-		m := typ.Method(i)
-		args := []reflect.Value{v}
-		in := m.Type.NumIn()
-		if m.Type.IsVariadic() {
-			in-- // none passed
-		}
-		for j := 1; j < in; j++ {
-			if at := m.Type.In(j); at == typ {
-				args = append(args, reflect.ValueOf(Ones(Shape{2, 2})))
-			} else {
-				args = append(args, reflect.Zero(at))
+	for _, c := range []struct {
+		recv     *Tensor
+		str, msg string
+	}{
+		{nil, "<nil tensor>", "nil tensor"},
+		{&Tensor{}, "<zero Tensor>", "the zero Tensor value holds no tensor (make one with Zeros, FromSlice, ...)"},
+	} {
+		v := reflect.ValueOf(c.recv)
+		typ := v.Type()
+		for i := 0; i < typ.NumMethod(); i++ {
+			m := typ.Method(i)
+			args := []reflect.Value{v}
+			in := m.Type.NumIn()
+			if m.Type.IsVariadic() {
+				in-- // none passed
 			}
-		}
-		var r any
-		func() {
-			defer func() { r = recover() }()
-			out := m.Func.Call(args)
-			if m.Name == "String" {
-				if s := out[0].String(); s != "<nil tensor>" {
-					t.Errorf("nil.String() = %q, want <nil tensor>", s)
+			for j := 1; j < in; j++ {
+				if at := m.Type.In(j); at == typ {
+					args = append(args, reflect.ValueOf(Ones(Shape{2, 2})))
+				} else {
+					args = append(args, reflect.Zero(at))
 				}
 			}
-		}()
-		switch m.Name {
-		case "String", "Release":
-			if r != nil {
-				t.Errorf("nil.%s panicked: %v", m.Name, r)
+			var r any
+			func() {
+				defer func() { r = recover() }()
+				out := m.Func.Call(args)
+				if m.Name == "String" {
+					if s := out[0].String(); s != c.str {
+						t.Errorf("%s.String() = %q, want %s", c.str, s, c.str)
+					}
+				}
+			}()
+			switch m.Name {
+			case "String", "Release":
+				if r != nil {
+					t.Errorf("%s.%s panicked: %v", c.str, m.Name, r)
+				}
+				continue
 			}
-			continue
-		}
-		var se *ShapeError
-		if err, ok := r.(error); !ok || !errors.As(err, &se) || se.Op == "" || se.Msg != "nil tensor" {
-			t.Errorf("nil.%s: panic %T %v, want a *ShapeError naming the op: nil tensor", m.Name, r, r)
+			var se *ShapeError
+			if err, ok := r.(error); !ok || !errors.As(err, &se) || se.Op == "" || se.Msg != c.msg {
+				t.Errorf("%s.%s: panic %T %v, want a *ShapeError naming the op: %s", c.str, m.Name, r, r, c.msg)
+			}
 		}
 	}
 }

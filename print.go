@@ -259,6 +259,9 @@ func (t *Tensor) String() string {
 	if t == nil {
 		return "<nil tensor>"
 	}
+	if t.st == nil {
+		return "<zero Tensor>"
+	}
 	if t.st.released.Load() {
 		return "tensor(<released>)"
 	}

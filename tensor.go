@@ -101,6 +101,9 @@ func (t *Tensor) nonNil(op string) *Tensor {
 	if t == nil {
 		panic(&ShapeError{Op: op, Msg: "nil tensor"})
 	}
+	if t.st == nil {
+		panic(&ShapeError{Op: op, Msg: "the zero Tensor value holds no tensor (make one with Zeros, FromSlice, ...)"})
+	}
 	return t
 }
 
@@ -115,7 +118,7 @@ func (t *Tensor) live(op string) *Tensor {
 // collector; views sharing it become unusable (using them panics). Releasing
 // a nil tensor does nothing.
 func (t *Tensor) Release() {
-	if t != nil && t.st.released.CompareAndSwap(false, true) {
+	if t != nil && t.st != nil && t.st.released.CompareAndSwap(false, true) {
 		t.st.s.Release()
 		untrack(t.st.id)
 	}
