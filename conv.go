@@ -77,6 +77,12 @@ func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, group
 	}
 	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
 	o, cg, kh, kw := w.shape[0], w.shape[1], w.shape[2], w.shape[3]
+	if o < groups {
+		shapeErr(name, fmt.Sprintf("Given groups=%d, expected weight to be at least %d at dimension 0, but got weight of size %v instead", groups, groups, w.shape), x.shape, w.shape)
+	}
+	if kh == 0 || kw == 0 {
+		shapeErr(name, fmt.Sprintf("kernel size should be greater than zero, but got kernel_height: %d kernel_width: %d", kh, kw), x.shape, w.shape)
+	}
 	if cg*groups != c || o%groups != 0 {
 		shapeErr(name, fmt.Sprintf("expected input with %d channels and out channels divisible by groups=%d", cg*groups, groups), x.shape, w.shape)
 	}

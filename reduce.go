@@ -29,20 +29,21 @@ func KeepDim() ReduceOption { return func(o *reduceOpts) { o.keep = true } }
 func Correction(c float64) ReduceOption { return func(o *reduceOpts) { o.correction = c } }
 
 // reduction resolves options against t: the dims reduced (sorted, unique)
-// and the keepdim shape.
+// and the keepdim shape. It reads only t's shape (backward calls it on a
+// shape-only Tensor).
 func (t *Tensor) reduction(op string, opts []ReduceOption) (reduceOpts, []bool, Shape) {
 	o := reduceOpts{correction: 1}
 	for _, f := range opts {
 		f(&o)
 	}
-	red := make([]bool, t.Dim())
+	red := make([]bool, len(t.shape))
 	if !o.dimsSet || len(o.dims) == 0 {
 		for i := range red {
 			red[i] = true
 		}
 	}
 	for _, d := range o.dims {
-		if t.Dim() == 0 {
+		if len(t.shape) == 0 {
 			wrapDim(op, d, 0, t.shape)
 			continue
 		}
@@ -50,7 +51,7 @@ func (t *Tensor) reduction(op string, opts []ReduceOption) (reduceOpts, []bool, 
 		if red[d] && o.dimsSet && len(o.dims) > 1 {
 			cnt := 0
 			for _, e := range o.dims {
-				if wrapDim(op, e, t.Dim(), t.shape) == d {
+				if wrapDim(op, e, len(t.shape), t.shape) == d {
 					cnt++
 				}
 			}
