@@ -337,20 +337,28 @@ type pass struct {
 
 // hookMu serialises the hooks of concurrent backward passes, so that
 // QueueCallback, called from a hook, knows its pass (activePass) without
-// goroutine-local state.
+// goroutine-local state. A hook may itself run a Backward (as in PyTorch,
+// reentrant backward): its goroutine holds hookMu already (hookOwner), so
+// that pass's hooks run without taking it again, and activePass is the
+// inner pass until they return.
 var (
 	hookMu     sync.Mutex
+	hookOwner  atomic.Uint64 // the goroutine holding hookMu; 0: none
 	activePass atomic.Pointer[pass]
 )
 
 func (p *pass) runHooks(leaf *Tensor) {
 	hooks := leaf.ag.hooks
-	hookMu.Lock()
-	activePass.Store(p)
-	defer func() {
-		activePass.Store(nil)
-		hookMu.Unlock()
-	}()
+	if me := gid(); hookOwner.Load() != me {
+		hookMu.Lock()
+		hookOwner.Store(me)
+		defer func() {
+			hookOwner.Store(0)
+			hookMu.Unlock()
+		}()
+	}
+	prev := activePass.Swap(p)
+	defer activePass.Store(prev) // (before the unlock above: defers run last first)
 	for _, h := range hooks {
 		h.fn(leaf)
 	}
@@ -371,7 +379,8 @@ func (p *pass) finish() {
 // and runs in the goroutine calling Backward while the pass goes on with
 // the rest of the graph. Hooks of all goroutines' passes run one at a time
 // (see QueueCallback), so fn must return promptly and must not wait for
-// another goroutine's backward. The returned function removes the hook.
+// another goroutine's backward; it may run a Backward of its own in its
+// goroutine (reentrant backward), whose hooks then run inside it. The returned function removes the hook.
 // t must be a leaf that requires grad, fn not nil. Registering or removing
 // a hook while a Backward that reaches t runs is a data race.
 func (t *Tensor) RegisterPostAccumulateGradHook(fn func(*Tensor)) (remove func()) {

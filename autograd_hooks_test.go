@@ -2,9 +2,11 @@ package ember
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 func f64(t *Tensor) []float64 { return t.Float64s() }
@@ -121,4 +123,37 @@ func TestHooksConcurrentPasses(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestHookReentrantBackward: a hook may run a Backward of its own that
+// reaches a leaf with a hook (PyTorch's reentrant backward); it used to
+// wait forever for the hook lock its own goroutine held. x = [1], each
+// pass adds d(e^x)/dx = e to x.grad and runs the hook, which starts
+// another pass twice: three passes, grad 3e; a callback queued by the
+// inner hook runs at the end of the inner pass.
+func TestHookReentrantBackward(t *testing.T) {
+	x := FromSlice([]float32{1}, Shape{1}, WithGrad())
+	calls, inner := 0, 0
+	x.RegisterPostAccumulateGradHook(func(l *Tensor) {
+		calls++
+		if calls == 2 {
+			QueueCallback(func() { inner = calls })
+		}
+		if calls < 3 {
+			l.Exp().Sum().Backward()
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		x.Exp().Sum().Backward()
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a Backward inside a hook deadlocked")
+	}
+	if g := x.Grad().Item(); calls != 3 || inner != 3 || math.Abs(g-3*math.E) > 1e-5 {
+		t.Errorf("calls %d, inner callback saw %d, grad %v; want 3, 3, 3e = %v", calls, inner, g, 3*math.E)
+	}
 }
