@@ -149,11 +149,19 @@ func (t *Tensor) Grad() *Tensor {
 }
 
 // SetGrad replaces t's accumulated gradient (nil clears it). g must have
-// t's shape.
+// t's shape, dtype and device (as PyTorch's "assigned grad has data of a
+// different size/type" errors).
 func (t *Tensor) SetGrad(g *Tensor) {
 	t.nonNil("grad")
-	if g != nil && !g.shape.Equal(t.shape) {
-		shapeErr("set_grad", "assigned grad has data of a different size", t.shape, g.shape)
+	if g != nil {
+		g.live("set_grad")
+		if !g.shape.Equal(t.shape) {
+			shapeErr("set_grad", "assigned grad has data of a different size", t.shape, g.shape)
+		}
+		if g.dtype != t.dtype {
+			panic(&DTypeError{Op: "set_grad", DTypes: []DType{t.dtype, g.dtype}, Msg: "assigned grad has data of a different type"})
+		}
+		sameDevice("set_grad", t, g)
 	}
 	if t.ag == nil {
 		if g == nil {

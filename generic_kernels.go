@@ -64,7 +64,7 @@ func (generic) maxPool2d(x4 *Tensor, p backend.Pool2dParams, oshape Shape) *Tens
 	kernel, stride, padding := p.Kernel, p.Stride, p.Padding
 	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
 	oh, ow := oshape[2], oshape[3]
-	xp := pad2d(x4.Detach(), padding[0], padding[1], math.Inf(-1))
+	xp := pad2d(x4.Detach(), padding[0], padding[1], lowest(x4.dtype))
 	win := window{n: n, c: c, hp: xp.shape[2], wp: xp.shape[3], kh: kernel[0], kw: kernel[1], oh: oh, ow: ow, stride: stride, dil: [2]int{1, 1}}
 	kk := kernel[0] * kernel[1]
 	flat := win.view(xp).Contiguous().View(n, c, oh, ow, kk)
@@ -173,6 +173,19 @@ func (t *Tensor) asStrided(shape Shape, strides []int, offset int) *Tensor {
 
 // pad2d returns a contiguous copy of the 4-D x with ph rows and pw columns
 // of value added on each side.
+// lowest is the smallest value of dt: what max pooling pads with.
+func lowest(dt DType) float64 {
+	switch dt {
+	case Int64:
+		return math.MinInt64
+	case Int32:
+		return math.MinInt32
+	case Bool:
+		return 0
+	}
+	return math.Inf(-1)
+}
+
 func pad2d(x *Tensor, ph, pw int, value float64) *Tensor {
 	n, c, h, w := x.shape[0], x.shape[1], x.shape[2], x.shape[3]
 	xp := Full(Shape{n, c, h + 2*ph, w + 2*pw}, value, On(x.dev), Dtype(x.dtype))

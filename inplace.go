@@ -106,6 +106,7 @@ func (t *Tensor) AddScalarInPlace(v float64) *Tensor {
 // FillInPlace sets every element of t to v (t.fill_(v)); returns t.
 func (t *Tensor) FillInPlace(v float64) *Tensor {
 	t.inPlace("fill_")
+	checkFits("fill_", v, t.dtype)
 	if t.dev.Type != MetaType {
 		t.be().Fill(t.view(), v)
 	}

@@ -123,6 +123,9 @@ func TestMisuseIsTyped(t *testing.T) {
 		"from_slice cast bad":  func() { FromSlice([]float32{1}, nil, Dtype(DType(200))) },
 		"full invalid":         func() { Full(Shape{1}, 1, Dtype(DType(15))) },
 		"arange invalid dtype": func() { Arange(0, 3, 1, Dtype(DType(16))) },
+		"softmax int":          func() { i64(1, 2).Softmax(0) },
+		"log_softmax int":      func() { i64(1, 2).LogSoftmax(0) },
+		"set_grad dtype":       func() { Ones(Shape{2}, WithGrad()).SetGrad(Ones(Shape{2}, Dtype(Int64))) },
 	}
 	for name, f := range dtype {
 		tryTyped[*DTypeError](t, name, f)
@@ -162,6 +165,14 @@ func TestMisuseIsTyped(t *testing.T) {
 		"ce target >= C":    func() { CrossEntropy(x, i64(5, 0), 0, "mean") },
 		"ce target smooth":  func() { CrossEntropy(x, i64(0, -7), 0.1, "none") },
 		"ce int32 target":   func() { CrossEntropy(x, FromSlice([]int32{0, 3}, nil), 0, "mean") },
+		"full int64 NaN":    func() { Full(Shape{2}, math.NaN(), Dtype(Int64)) },
+		"full int64 inf":    func() { Full(Shape{2}, math.Inf(1), Dtype(Int64)) },
+		"full int64 2^63":   func() { Full(Shape{2}, 1<<63, Dtype(Int64)) },
+		"full int32 3e9":    func() { Full(Shape{2}, 3e9, Dtype(Int32)) },
+		"full float16 1e10": func() { Full(Shape{2}, 1e10, Dtype(Float16)) },
+		"full float32 1e39": func() { Full(Shape{2}, 1e39) },
+		"fill_ int64 NaN":   func() { Zeros(Shape{2}, Dtype(Int64)).FillInPlace(math.NaN()) },
+		"masked_fill NaN":   func() { Zeros(Shape{2}, Dtype(Int64)).MaskedFill(Ones(Shape{2}, Dtype(Bool)), math.NaN()) },
 	}
 	for name, f := range values {
 		tryTyped[*ValueError](t, name, f)
@@ -310,4 +321,31 @@ func TestNilOperands(t *testing.T) {
 	tryTyped[*ValueError](t, "OneHot(-5)", func() { OneHot(FromSlice([]int64{1}, nil), -5) })
 	ac := func() { ScaledDotProductAttention(n, m, m, AttentionOptions{}) }
 	tryTyped[*ShapeError](t, "ScaledDotProductAttention under autocast", func() { Autocast(CPU, BFloat16, ac) })
+}
+
+// TestScalarEdgeValues: values PyTorch 1.13 accepts at the edges of the
+// checks above: a fractional fill truncates into an integer dtype, an
+// infinity fills a floating one, the int64 extremes fit, and a NaN clamp
+// bound makes every element NaN.
+func TestScalarEdgeValues(t *testing.T) {
+	if got := Full(Shape{2}, -2.7, Dtype(Int64)).Int64s(); got[0] != -2 || got[1] != -2 {
+		t.Errorf("full(-2.7, int64) = %v, want [-2 -2]", got)
+	}
+	if got := Full(Shape{1}, math.MinInt64, Dtype(Int64)).Int64s(); got[0] != math.MinInt64 {
+		t.Errorf("full(MinInt64) = %v", got)
+	}
+	if got := Full(Shape{1}, math.Inf(-1), Dtype(Float16)).Float32s(); !math.IsInf(float64(got[0]), -1) {
+		t.Errorf("full(-inf, float16) = %v", got)
+	}
+	for _, x := range []*Tensor{Arange(0, 5, 1, Dtype(Float32)), Arange(0, 5, 1)} {
+		for _, b := range [][2]float64{{math.NaN(), 4}, {1, math.NaN()}} {
+			got := x.Clamp(b[0], b[1])
+			if got.DType() != Float32 && got.DType() != x.DType() || got.IsNaN().All().Item() != 1 {
+				t.Errorf("%v.Clamp(%v, %v) = %v, want all NaN (torch)", x.DType(), b[0], b[1], got)
+			}
+		}
+	}
+	if got := Arange(0, 5, 1, Dtype(Float32)).Clamp(3, 1).Float32s(); got[0] != 1 || got[4] != 1 { // torch: min > max gives max
+		t.Errorf("clamp(3, 1) = %v, want all 1", got)
+	}
 }

@@ -259,6 +259,13 @@ func torchTypeName(dt DType) string {
 // Clamp limits t to [lo, hi]; pass math.Inf(-1) or math.Inf(1) for no bound.
 func (t *Tensor) Clamp(lo, hi float64) *Tensor {
 	t.nonNil("clamp")
+	if math.IsNaN(lo) || math.IsNaN(hi) { // torch: a NaN bound makes every element NaN (and its gradient 0)
+		x := t
+		if !x.dtype.IsFloat() {
+			x = x.Cast(Float32)
+		}
+		return x.MulScalar(0).AddScalar(math.NaN())
+	}
 	if t.dtype.IsInt() && (lo != math.Trunc(lo) && !math.IsInf(lo, 0) || hi != math.Trunc(hi) && !math.IsInf(hi, 0)) {
 		return t.Cast(Float32).Clamp(lo, hi)
 	}

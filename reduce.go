@@ -322,8 +322,11 @@ func (t *Tensor) softmax(name string, dim int, log bool) *Tensor {
 	if autocastF32(t) {
 		return t.Cast(Float32).softmax(name, dim, log)
 	}
+	if !t.dtype.IsFloat() { // as torch: cast first (x.Cast(Float32).Softmax(d))
+		panic(&DTypeError{Op: name, DTypes: []DType{t.dtype}, Msg: fmt.Sprintf("%q not implemented for '%s'", name+"_lastdim_kernel_impl", torchTypeName(t.dtype))})
+	}
 	src := t.Detach()
-	if !t.dtype.IsFloat() || t.dtype.IsHalf() {
+	if t.dtype.IsHalf() {
 		src = t.Cast(Float32) // two-byte floats: in float32, rounded back below
 	}
 	if t.Dim() == 0 {

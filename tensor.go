@@ -231,9 +231,44 @@ func finish(t *Tensor, o options) *Tensor {
 // Full returns a tensor filled with v.
 func Full(shape Shape, v float64, opts ...Option) *Tensor {
 	o := makeOptions(Float32, opts)
+	checkFits("full", v, o.dtype)
 	t := empty(shape, o.dtype, o.dev)
 	t.be().Fill(t.view(), v)
 	return finish(t, o)
+}
+
+// checkFits panics with a *ValueError when v cannot be stored in dt, as
+// PyTorch's checked scalar conversion raises: NaN, an infinity or a value
+// outside the range of an integer dtype, a finite value past the largest
+// finite value of a floating one (a fractional value is truncated into an
+// integer dtype, an infinity kept in a floating one, as PyTorch).
+func checkFits(op string, v float64, dt DType) {
+	var lo, hi float64
+	var name string
+	switch dt {
+	case Int64:
+		lo, hi, name = -(1 << 63), 1<<63, "int64_t" // v < 2^63 after truncation
+	case Int32:
+		lo, hi, name = math.MinInt32, math.MaxInt32+1, "int"
+	case Float32:
+		lo, hi, name = -math.MaxFloat32, math.MaxFloat32, "float"
+	case BFloat16:
+		lo, hi, name = -3.3895313892515355e38, 3.3895313892515355e38, "at::BFloat16"
+	case Float16:
+		lo, hi, name = -65504, 65504, "at::Half"
+	default: // Float64 holds every float64; Bool takes any value (v != 0)
+		return
+	}
+	bad := false
+	if dt.IsInt() {
+		tv := math.Trunc(v)
+		bad = math.IsNaN(v) || tv < lo || tv >= hi
+	} else {
+		bad = !math.IsInf(v, 0) && !math.IsNaN(v) && (v < lo || v > hi)
+	}
+	if bad {
+		panic(&ValueError{Op: op, Msg: fmt.Sprintf("value cannot be converted to type %s without overflow", name)})
+	}
 }
 
 // Zeros returns a tensor of zeros.
