@@ -14,8 +14,16 @@ func uniform(shape ember.Shape, bound float64) *ember.Tensor {
 
 // kaimingBound is the bound of kaiming_uniform_(a=√5), PyTorch's default
 // for Linear and Conv weights: gain·√(3/fan_in) with gain = √(2/(1+a²)),
-// which is 1/√fan_in.
-func kaimingBound(fanIn int) float64 { return 1 / math.Sqrt(float64(fanIn)) }
+// which is 1/√fan_in. It is also the bound of their biases. A layer with
+// no inputs (fan_in 0) has an empty weight and, as PyTorch's "1/√fan_in if
+// fan_in > 0 else 0", a zero bias (not 1/√0 = +Inf, whose uniform draw is
+// NaN).
+func kaimingBound(fanIn int) float64 {
+	if fanIn <= 0 {
+		return 0
+	}
+	return 1 / math.Sqrt(float64(fanIn))
+}
 
 func param(t *ember.Tensor) *ember.Tensor { return t.SetRequiresGrad(true) }
 
@@ -33,7 +41,7 @@ func NewLinear(in, out int, bias bool) *Linear {
 	l.Init(l)
 	l.Weight = uniform(ember.Shape{out, in}, kaimingBound(in))
 	if bias {
-		l.Bias = uniform(ember.Shape{out}, 1/math.Sqrt(float64(in)))
+		l.Bias = uniform(ember.Shape{out}, kaimingBound(in))
 	}
 	l.RegisterParameter("weight", &l.Weight)
 	l.RegisterParameter("bias", &l.Bias)
@@ -87,7 +95,7 @@ func NewConv2d(in, out, kernel int, opts ...ConvOption) *Conv2d {
 	fanIn := in / c.Groups * kernel * kernel
 	c.Weight = uniform(ember.Shape{out, in / c.Groups, kernel, kernel}, kaimingBound(fanIn))
 	if !c.noBias {
-		c.Bias = uniform(ember.Shape{out}, 1/math.Sqrt(float64(fanIn)))
+		c.Bias = uniform(ember.Shape{out}, kaimingBound(fanIn))
 	}
 	c.RegisterParameter("weight", &c.Weight)
 	c.RegisterParameter("bias", &c.Bias)
