@@ -75,4 +75,3 @@ func TestZeroFanInInit(t *testing.T) {
 		t.Fatalf("Linear(1, 1000).Bias in [%v, %v], want about U(-1, 1)", lo, hi)
 	}
 }
-
