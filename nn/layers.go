@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/emberml/ember"
@@ -143,7 +144,19 @@ func NewBatchNorm2d(c int) *BatchNorm { b := newBN(c); b.dims = "2d"; return b }
 
 // Forward normalises x; in training mode it updates the running statistics
 // (and NumBatchesTracked) in place, so the buffers keep their identity.
+// BatchNorm1d takes [N, C] or [N, C, L] inputs and BatchNorm2d [N, C, H, W]
+// ones; another rank panics with an *ember.ValueError, as PyTorch's
+// "expected 4D input (got 2D input)".
 func (b *BatchNorm) Forward(x *ember.Tensor) *ember.Tensor {
+	if x == nil {
+		panic(&ember.ShapeError{Op: "nn.BatchNorm" + b.dims, Msg: "nil tensor"})
+	}
+	switch d := x.Dim(); {
+	case b.dims == "1d" && d != 2 && d != 3:
+		panic(&ember.ValueError{Op: "nn.BatchNorm1d", Msg: fmt.Sprintf("expected 2D or 3D input (got %dD input)", d)})
+	case b.dims == "2d" && d != 4:
+		panic(&ember.ValueError{Op: "nn.BatchNorm2d", Msg: fmt.Sprintf("expected 4D input (got %dD input)", d)})
+	}
 	if b.Training() && b.NumBatchesTracked != nil {
 		b.NumBatchesTracked.AddScalarInPlace(1) // an integer buffer: no graph
 	}

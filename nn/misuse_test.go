@@ -75,3 +75,52 @@ func TestZeroFanInInit(t *testing.T) {
 		t.Fatalf("Linear(1, 1000).Bias in [%v, %v], want about U(-1, 1)", lo, hi)
 	}
 }
+
+// As torch's BatchNorm1d and BatchNorm2d: "expected 2D or 3D input (got 4D
+// input)", "expected 4D input (got 2D input)", raised before the running
+// statistics move.
+func TestBatchNormInputRank(t *testing.T) {
+	cases := []struct {
+		bn    *BatchNorm
+		shape ember.Shape
+		msg   string
+	}{
+		{NewBatchNorm2d(3), ember.Shape{2, 3}, "expected 4D input (got 2D input)"},
+		{NewBatchNorm2d(3), ember.Shape{2, 3, 4}, "expected 4D input (got 3D input)"},
+		{NewBatchNorm2d(3), ember.Shape{2, 3, 4, 4, 1}, "expected 4D input (got 5D input)"},
+		{NewBatchNorm1d(3), ember.Shape{2, 3, 4, 4}, "expected 2D or 3D input (got 4D input)"},
+		{NewBatchNorm1d(3), ember.Shape{3}, "expected 2D or 3D input (got 1D input)"},
+		{NewBatchNorm1d(3), ember.Shape{}, "expected 2D or 3D input (got 0D input)"},
+	}
+	for _, c := range cases {
+		e := raises[*ember.ValueError](t, c.msg, func() { c.bn.Forward(ember.Ones(c.shape)) })
+		if e.Msg != c.msg {
+			t.Errorf("%v: %q, want %q", c.shape, e.Msg, c.msg)
+		}
+		if n := c.bn.NumBatchesTracked.Item(); n != 0 {
+			t.Errorf("%v: num_batches_tracked %v after a refused input", c.shape, n)
+		}
+	}
+	// the ranks torch takes still work
+	for _, c := range []struct {
+		bn    *BatchNorm
+		shape ember.Shape
+	}{{NewBatchNorm1d(3), ember.Shape{2, 3}}, {NewBatchNorm1d(3), ember.Shape{2, 3, 4}}, {NewBatchNorm2d(3), ember.Shape{2, 3, 2, 2}}} {
+		x := ember.Arange(0, float64(c.shape.NumElements()), 1, ember.Dtype(ember.Float32)).Reshape(c.shape...)
+		y := c.bn.Forward(x)
+		// every channel normalised to mean 0
+		m := y.Transpose(0, 1).Reshape(3, -1).Mean(ember.Dims(1)).Float64s()
+		for _, v := range m {
+			if v > 1e-5 || v < -1e-5 {
+				t.Errorf("%v: channel mean %v", c.shape, m)
+			}
+		}
+	}
+}
+
+func TestBatchNormNilInput(t *testing.T) {
+	e := raises[*ember.ShapeError](t, "BatchNorm2d(nil)", func() { NewBatchNorm2d(3).Forward(nil) })
+	if e.Op != "nn.BatchNorm2d" {
+		t.Fatal(e)
+	}
+}
