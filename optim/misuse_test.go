@@ -70,3 +70,50 @@ func TestOptimizerRefusesParams(t *testing.T) {
 		mk(Tensors(ember.Zeros(ember.Shape{2}), ember.Zeros(ember.Shape{2}, ember.Dtype(ember.Float16))))
 	}
 }
+
+// torch.optim.lr_scheduler.OneCycleLR(opt, 0.1, total_steps=2) takes 2
+// steps (the last at lr 0.0811745653949763) and raises "Tried to step 4
+// times. The specified number of total steps is 2" at the 3rd; a negative
+// step count is refused by every schedule.
+func TestSchedulerStepRange(t *testing.T) {
+	opt := SGDWith(Tensors(ember.Zeros(ember.Shape{2}).SetRequiresGrad(true)), 0.1)
+	s := OneCycleLR(opt, 0.1, 2, 0.3, 25, 1e4)
+	want := []float64{0.0811745653949763, 4e-07, 0.0811745653949763}
+	near(t, "lr0", []float64{opt.LR()}, want[:1], 1e-9)
+	s.Step()
+	near(t, "lr1", []float64{opt.LR()}, want[1:2], 1e-9)
+	s.Step()
+	near(t, "lr2", []float64{opt.LR()}, want[2:], 1e-9)
+	e := raises[*ember.ValueError](t, "3rd step", s.Step)
+	if e.Op != "optim.OneCycleLR" || e.Msg != "Tried to step 4 times. The specified number of total steps is 2" {
+		t.Fatal(e)
+	}
+	if s.StepCount() != 2 || opt.LR() != want[2] {
+		t.Fatalf("a refused step moved the schedule: count %d, lr %v", s.StepCount(), opt.LR())
+	}
+	e = raises[*ember.ValueError](t, "SetStepCount(3)", func() { s.SetStepCount(3) })
+	if e.Msg != "Tried to step 4 times. The specified number of total steps is 2" {
+		t.Fatal(e)
+	}
+	s.SetStepCount(1)
+	near(t, "lr at 1", []float64{opt.LR()}, want[1:2], 1e-9)
+
+	for name, s := range map[string]Scheduler{
+		"optim.StepLR":            StepLR(opt, 3, 0.5),
+		"optim.CosineAnnealingLR": CosineAnnealingLR(opt, 10, 0),
+		"optim.OneCycleLR":        OneCycleLR(opt, 0.1, 5, 0.3, 25, 1e4),
+	} {
+		lr := opt.LR()
+		e := raises[*ember.ValueError](t, name, func() { s.SetStepCount(-5) })
+		if e.Op != name || e.Msg != "step count -5 is negative" {
+			t.Errorf("%s: %v", name, e)
+		}
+		if s.StepCount() != 0 || opt.LR() != lr {
+			t.Errorf("%s: a refused SetStepCount moved the schedule", name)
+		}
+	}
+	// StepLR and CosineAnnealingLR have no last step (torch steps them on)
+	st := StepLR(SGDWith(Tensors(ember.Zeros(ember.Shape{1}).SetRequiresGrad(true)), 1), 1, 0.5)
+	st.SetStepCount(40)
+	near(t, "StepLR at 40", []float64{st.LR()}, []float64{1.0 / (1 << 40)}, 1e-12)
+}
