@@ -51,6 +51,7 @@ func NewLinear(in, out int, bias bool) *Linear {
 
 // Forward applies the layer to [..., In] inputs.
 func (l *Linear) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(l, "Forward")
 	return ember.Linear(x, l.Weight, l.Bias)
 }
 
@@ -105,6 +106,7 @@ func NewConv2d(in, out, kernel int, opts ...ConvOption) *Conv2d {
 
 // Forward convolves a [N, In, H, W] batch.
 func (c *Conv2d) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(c, "Forward")
 	return ember.Conv2d(x, c.Weight, c.Bias, pair(c.Stride), pair(c.Padding), pair(c.Dilation), c.Groups)
 }
 
@@ -148,6 +150,7 @@ func NewBatchNorm2d(c int) *BatchNorm { b := newBN(c); b.dims = "2d"; return b }
 // ones; another rank panics with an *ember.ValueError, as PyTorch's
 // "expected 4D input (got 2D input)".
 func (b *BatchNorm) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(b, "Forward")
 	if x == nil {
 		panic(&ember.ShapeError{Op: "nn.BatchNorm" + b.dims, Msg: "nil tensor"})
 	}
@@ -187,6 +190,7 @@ func NewLayerNorm(shape ...int) *LayerNorm {
 
 // Forward normalises x.
 func (l *LayerNorm) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(l, "Forward")
 	return ember.LayerNorm(x, l.Shape, l.Weight, l.Bias, l.Eps)
 }
 
@@ -227,6 +231,7 @@ func NewEmbeddingPadded(num, dim, paddingIdx int) *Embedding {
 
 // Forward looks up the rows of an integer index tensor.
 func (e *Embedding) Forward(idx *ember.Tensor) *ember.Tensor {
+	checkNil(e, "Forward")
 	if e.PaddingIdx >= 0 {
 		return ember.EmbeddingPadded(idx, e.Weight, e.PaddingIdx)
 	}
@@ -245,7 +250,10 @@ type Activation struct {
 }
 
 // Forward applies the function.
-func (a *Activation) Forward(x *ember.Tensor) *ember.Tensor { return a.f(x) }
+func (a *Activation) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(a, "Forward")
+	return a.f(x)
+}
 
 func act(name string, f func(*ember.Tensor) *ember.Tensor) *Activation {
 	a := &Activation{Name: name, f: f}
@@ -312,6 +320,7 @@ func NewDropout(p float64) *Dropout {
 
 // Forward applies dropout.
 func (d *Dropout) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(d, "Forward")
 	return ember.Dropout(x, d.P, d.Training())
 }
 
@@ -344,6 +353,7 @@ func newPool(max bool, k, s, p int) *Pool {
 
 // Forward pools a [N, C, H, W] batch.
 func (p *Pool) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(p, "Forward")
 	k, s, pd := pair(p.Kernel), pair(p.Stride), pair(p.Padding)
 	if p.Max {
 		return ember.MaxPool2d(x, k, s, pd)
@@ -366,6 +376,7 @@ func NewAdaptiveAvgPool2d(h, w int) *AdaptiveAvgPool2d {
 
 // Forward pools x.
 func (a *AdaptiveAvgPool2d) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(a, "Forward")
 	return ember.AdaptiveAvgPool2d(x, a.H, a.W)
 }
 
