@@ -42,8 +42,9 @@ func raises[E error](t *testing.T, what string, f func()) E {
 }
 
 // torch.optim refuses what it cannot update: "optimizer got an empty
-// parameter list", "can't optimize a non-leaf Tensor"; and ember, as newer
-// PyTorch, integer parameters (Adam's update cannot be held by int64).
+// parameter list", "can't optimize a non-leaf Tensor" (PyTorch 1.13's
+// ValueErrors); ember also refuses integer parameters, which 1.13 takes
+// at construction (an integer tensor cannot hold Adam's update).
 func TestOptimizerRefusesParams(t *testing.T) {
 	leaf := ember.Zeros(ember.Shape{2}).SetRequiresGrad(true)
 	ints := ember.Zeros(ember.Shape{2}, ember.Dtype(ember.Int64))
@@ -116,4 +117,20 @@ func TestSchedulerStepRange(t *testing.T) {
 	st := StepLR(SGDWith(Tensors(ember.Zeros(ember.Shape{1}).SetRequiresGrad(true)), 1), 1, 0.5)
 	st.SetStepCount(40)
 	near(t, "StepLR at 40", []float64{st.LR()}, []float64{1.0 / (1 << 40)}, 1e-12)
+}
+
+// A schedule of a nil *Adam (an optimizer never built) is refused as one of
+// a nil Optimizer, not a nil dereference.
+func TestSchedulerNilOptimizer(t *testing.T) {
+	var a *Adam
+	for name, f := range map[string]func(){
+		"StepLR":            func() { StepLR(a, 1, 0.5) },
+		"CosineAnnealingLR": func() { CosineAnnealingLR(a, 3, 0) },
+		"OneCycleLR":        func() { OneCycleLR(a, 0.1, 5, 0.3, 25, 1e4) },
+		"StepLR(nil)":       func() { StepLR(nil, 1, 0.5) },
+	} {
+		if e := raises[*ember.ValueError](t, name, f); e.Msg != "nil optimizer" {
+			t.Errorf("%s: %v", name, e)
+		}
+	}
 }

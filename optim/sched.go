@@ -3,6 +3,7 @@ package optim
 import (
 	"fmt"
 	"math"
+	"reflect"
 
 	"github.com/emberml/ember"
 )
@@ -107,7 +108,8 @@ func OneCycleLR(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFacto
 	return s
 }
 
-// schedOf refuses a nil optimizer (a scheduler reads its rate at once).
+// schedOf refuses a nil optimizer, or a nil *Adam in one (a scheduler
+// reads its rate at once).
 func schedOf(op string, opt Optimizer) {
-	hyperErr(op, opt != nil, "nil optimizer")
+	hyperErr(op, opt != nil && !(reflect.ValueOf(opt).Kind() == reflect.Pointer && reflect.ValueOf(opt).IsNil()), "nil optimizer")
 }
