@@ -33,8 +33,17 @@ type Subset struct {
 // Len is the number of indices.
 func (s *Subset) Len() int { return len(s.Indices) }
 
-// Get returns ds's sample Indices[i].
-func (s *Subset) Get(i int) (*ember.Tensor, *ember.Tensor) { return s.DS.Get(s.Indices[i]) }
+// Get returns ds's sample Indices[i]; an i outside the indices panics with
+// an *ember.IndexError.
+func (s *Subset) Get(i int) (*ember.Tensor, *ember.Tensor) {
+	if i < 0 || i >= len(s.Indices) {
+		panic(&ember.IndexError{Op: "data.Subset.Get", Index: int64(i), Size: len(s.Indices)})
+	}
+	if s.DS == nil {
+		panic(&ember.ValueError{Op: "data.Subset.Get", Msg: "nil dataset"})
+	}
+	return s.DS.Get(s.Indices[i])
+}
 
 // SetEpoch forwards to the underlying dataset.
 func (s *Subset) SetEpoch(e int) {
@@ -45,6 +54,9 @@ func (s *Subset) SetEpoch(e int) {
 
 // Take returns the first n samples of ds (all of them when n <= 0 or n >= Len).
 func Take(ds Dataset, n int) Dataset {
+	if ds == nil {
+		panic(&ember.ValueError{Op: "data.Take", Msg: "nil dataset"})
+	}
 	if n <= 0 || n >= ds.Len() {
 		return ds
 	}
@@ -81,11 +93,12 @@ func Shuffle(seed uint64) LoaderOption {
 func DropLast() LoaderOption { return func(l *DataLoader) { l.dropLast = true } }
 
 // Workers collates batches on n goroutines (default 0: on the caller's
-// goroutine). Batches still arrive in order.
+// goroutine). Batches still arrive in order. A negative n makes NewLoader
+// panic, as torch's "num_workers option should be non-negative".
 func Workers(n int) LoaderOption { return func(l *DataLoader) { l.workers = n } }
 
-// Prefetch sets how many batches the workers may run ahead (default 2 per
-// worker).
+// Prefetch sets how many batches the workers may run ahead (default, or 0:
+// 2 per worker); a negative n makes NewLoader panic.
 func Prefetch(n int) LoaderOption { return func(l *DataLoader) { l.prefetch = n } }
 
 // PinMemory runs hook on each collated batch in the worker, before it is
@@ -117,7 +130,8 @@ type DataLoader struct {
 	sampler  Sampler
 }
 
-// NewLoader returns a DataLoader over ds.
+// NewLoader returns a DataLoader over ds. Bad options, and a dataset whose
+// Len is negative, panic with an *ember.ValueError.
 func NewLoader(ds Dataset, opts ...LoaderOption) *DataLoader {
 	if ds == nil {
 		panic(&ember.ValueError{Op: "data.NewLoader", Msg: "nil dataset"})
@@ -129,6 +143,13 @@ func NewLoader(ds Dataset, opts ...LoaderOption) *DataLoader {
 	if l.batch < 1 {
 		panic(&ember.ValueError{Op: "data.NewLoader", Msg: fmt.Sprintf("batch size %d < 1", l.batch)})
 	}
+	if l.workers < 0 {
+		panic(&ember.ValueError{Op: "data.NewLoader", Msg: fmt.Sprintf("num_workers option should be non-negative (got Workers(%d)); use Workers(0) to collate on the caller's goroutine", l.workers)})
+	}
+	if l.prefetch < 0 {
+		panic(&ember.ValueError{Op: "data.NewLoader", Msg: fmt.Sprintf("Prefetch(%d): want a non-negative number of batches (0: the default)", l.prefetch)})
+	}
+	l.dsLen("data.NewLoader")
 	if l.sampler != nil && l.shuffle {
 		panic(&ember.ValueError{Op: "data.NewLoader", Msg: "WithSampler and Shuffle exclude each other (the sampler decides the order)"})
 	}
@@ -139,16 +160,42 @@ func NewLoader(ds Dataset, opts ...LoaderOption) *DataLoader {
 }
 
 // Dataset returns the loader's dataset.
-func (l *DataLoader) Dataset() Dataset { return l.ds }
+func (l *DataLoader) Dataset() Dataset {
+	l.check("data.DataLoader.Dataset")
+	return l.ds
+}
 
 // BatchSize returns the batch size.
-func (l *DataLoader) BatchSize() int { return l.batch }
+func (l *DataLoader) BatchSize() int {
+	l.check("data.DataLoader.BatchSize")
+	return l.batch
+}
+
+// dsLen is the dataset's Len, which may not be negative (Python's len()
+// raises "__len__() should return >= 0").
+func (l *DataLoader) dsLen(op string) int {
+	l.check(op)
+	n := l.ds.Len()
+	if n < 0 {
+		panic(&ember.ValueError{Op: op, Msg: fmt.Sprintf("the dataset's Len() returned %d; it should return >= 0", n)})
+	}
+	return n
+}
+
+// check refuses a nil DataLoader or one not made by NewLoader.
+func (l *DataLoader) check(op string) {
+	if l == nil || l.ds == nil {
+		panic(&ember.ValueError{Op: op, Msg: "a nil or zero DataLoader (make it with NewLoader)"})
+	}
+}
 
 // Len is the number of batches per epoch.
 func (l *DataLoader) Len() int {
-	n := l.ds.Len()
+	n := l.dsLen("data.DataLoader.Len")
 	if l.sampler != nil {
-		n = l.sampler.Len()
+		if n = l.sampler.Len(); n < 0 {
+			panic(&ember.ValueError{Op: "data.DataLoader.Len", Msg: fmt.Sprintf("the sampler's Len() returned %d; it should return >= 0", n)})
+		}
 	}
 	return l.batches(n)
 }
@@ -169,10 +216,11 @@ func StackCollate(inputs, targets []*ember.Tensor) (*ember.Tensor, *ember.Tensor
 // Order returns the sample order of an epoch: the sampler's indices, the
 // seeded permutation of Shuffle, or 0..n-1.
 func (l *DataLoader) Order(epoch int) []int {
+	l.check("data.DataLoader.Order")
 	if l.sampler != nil {
 		return l.sampler.Indices(epoch)
 	}
-	n := l.ds.Len()
+	n := l.dsLen("data.DataLoader.Order")
 	if !l.shuffle {
 		idx := make([]int, n)
 		for i := range idx {
@@ -201,6 +249,7 @@ func (l *DataLoader) make(idx []int) Batch {
 // Epoch yields the batches of one epoch in order. Breaking out of the loop
 // stops the workers.
 func (l *DataLoader) Epoch(epoch int) iter.Seq[Batch] {
+	l.check("data.DataLoader.Epoch")
 	return func(yield func(Batch) bool) {
 		if es, ok := l.ds.(EpochSetter); ok {
 			es.SetEpoch(epoch)

@@ -22,7 +22,7 @@ func Check(m Module) error {
 	seen := map[Module]bool{}
 	var visit func(path string, m Module)
 	visit = func(path string, m Module) {
-		if m == nil || seen[m] {
+		if isNil(m) || seen[m] {
 			return
 		}
 		seen[m] = true

@@ -142,8 +142,8 @@ func (e *DDPError) Unwrap() error { return e.Err }
 // ErrNotInitialized when no group is given and there is no default group,
 // and an error when the ranks' models differ or a collective fails.
 func NewDistributedDataParallel(m Module, opts ...DDPOption) (*DistributedDataParallel, error) {
-	if m == nil {
-		return nil, errors.New("nn.NewDistributedDataParallel: nil module")
+	if isNil(m) {
+		return nil, errors.New("nn.NewDistributedDataParallel: nil module" + typed(m))
 	}
 	cfg := ddpConfig{capBytes: 25 << 20}
 	for _, o := range opts {
@@ -388,6 +388,7 @@ func (d *DistributedDataParallel) finish() {
 // was a synchronising one, then runs the wrapped module. A forward with
 // grad enabled and outside NoSync makes the next backward all-reduce.
 func (d *DistributedDataParallel) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(d, "Forward")
 	if d.syncBufs {
 		if bufs := d.m.Buffers(); len(bufs) > 0 {
 			if err := d.broadcast(bufs); err != nil {
@@ -406,6 +407,7 @@ func (d *DistributedDataParallel) Forward(x *ember.Tensor) *ember.Tensor {
 // locally, and the first synchronised backward after it all-reduces the
 // accumulated sums. Every rank must make the same NoSync calls.
 func (d *DistributedDataParallel) NoSync(f func()) {
+	checkNil(d, "NoSync")
 	if f == nil {
 		useErr("*nn.DistributedDataParallel", "NoSync", "nil function")
 	}
@@ -418,6 +420,7 @@ func (d *DistributedDataParallel) NoSync(f func()) {
 // To panics unless the module is already on dev: the gradient hooks are on
 // the parameters DDP was built with, so move the module before wrapping.
 func (d *DistributedDataParallel) To(dev ember.Device) Module {
+	checkNil(d, "To")
 	if dev != d.dev {
 		panic(errors.New("nn.DistributedDataParallel: To(" + dev.String() + "): move the module before wrapping it (it lives on " + d.dev.String() + ")"))
 	}
@@ -427,6 +430,7 @@ func (d *DistributedDataParallel) To(dev ember.Device) Module {
 // Close removes the gradient hooks from the wrapped module's parameters,
 // which then train without communication.
 func (d *DistributedDataParallel) Close() {
+	checkNil(d, "Close")
 	for _, r := range d.removes {
 		r()
 	}

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/emberml/ember"
@@ -14,8 +15,16 @@ func uniform(shape ember.Shape, bound float64) *ember.Tensor {
 
 // kaimingBound is the bound of kaiming_uniform_(a=√5), PyTorch's default
 // for Linear and Conv weights: gain·√(3/fan_in) with gain = √(2/(1+a²)),
-// which is 1/√fan_in.
-func kaimingBound(fanIn int) float64 { return 1 / math.Sqrt(float64(fanIn)) }
+// which is 1/√fan_in. It is also the bound of their biases. A layer with
+// no inputs (fan_in 0) has an empty weight and, as PyTorch's "1/√fan_in if
+// fan_in > 0 else 0", a zero bias (not 1/√0 = +Inf, whose uniform draw is
+// NaN).
+func kaimingBound(fanIn int) float64 {
+	if fanIn <= 0 {
+		return 0
+	}
+	return 1 / math.Sqrt(float64(fanIn))
+}
 
 func param(t *ember.Tensor) *ember.Tensor { return t.SetRequiresGrad(true) }
 
@@ -33,7 +42,7 @@ func NewLinear(in, out int, bias bool) *Linear {
 	l.Init(l)
 	l.Weight = uniform(ember.Shape{out, in}, kaimingBound(in))
 	if bias {
-		l.Bias = uniform(ember.Shape{out}, 1/math.Sqrt(float64(in)))
+		l.Bias = uniform(ember.Shape{out}, kaimingBound(in))
 	}
 	l.RegisterParameter("weight", &l.Weight)
 	l.RegisterParameter("bias", &l.Bias)
@@ -42,6 +51,7 @@ func NewLinear(in, out int, bias bool) *Linear {
 
 // Forward applies the layer to [..., In] inputs.
 func (l *Linear) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(l, "Forward")
 	return ember.Linear(x, l.Weight, l.Bias)
 }
 
@@ -87,7 +97,7 @@ func NewConv2d(in, out, kernel int, opts ...ConvOption) *Conv2d {
 	fanIn := in / c.Groups * kernel * kernel
 	c.Weight = uniform(ember.Shape{out, in / c.Groups, kernel, kernel}, kaimingBound(fanIn))
 	if !c.noBias {
-		c.Bias = uniform(ember.Shape{out}, 1/math.Sqrt(float64(fanIn)))
+		c.Bias = uniform(ember.Shape{out}, kaimingBound(fanIn))
 	}
 	c.RegisterParameter("weight", &c.Weight)
 	c.RegisterParameter("bias", &c.Bias)
@@ -96,6 +106,7 @@ func NewConv2d(in, out, kernel int, opts ...ConvOption) *Conv2d {
 
 // Forward convolves a [N, In, H, W] batch.
 func (c *Conv2d) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(c, "Forward")
 	return ember.Conv2d(x, c.Weight, c.Bias, pair(c.Stride), pair(c.Padding), pair(c.Dilation), c.Groups)
 }
 
@@ -135,7 +146,20 @@ func NewBatchNorm2d(c int) *BatchNorm { b := newBN(c); b.dims = "2d"; return b }
 
 // Forward normalises x; in training mode it updates the running statistics
 // (and NumBatchesTracked) in place, so the buffers keep their identity.
+// BatchNorm1d takes [N, C] or [N, C, L] inputs and BatchNorm2d [N, C, H, W]
+// ones; another rank panics with an *ember.ValueError, as PyTorch's
+// "expected 4D input (got 2D input)".
 func (b *BatchNorm) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(b, "Forward")
+	if x == nil {
+		panic(&ember.ShapeError{Op: "nn.BatchNorm" + b.dims, Msg: "nil tensor"})
+	}
+	switch d := x.Dim(); {
+	case b.dims == "1d" && d != 2 && d != 3:
+		panic(&ember.ValueError{Op: "nn.BatchNorm1d", Msg: fmt.Sprintf("expected 2D or 3D input (got %dD input)", d)})
+	case b.dims == "2d" && d != 4:
+		panic(&ember.ValueError{Op: "nn.BatchNorm2d", Msg: fmt.Sprintf("expected 4D input (got %dD input)", d)})
+	}
 	if b.Training() && b.NumBatchesTracked != nil {
 		b.NumBatchesTracked.AddScalarInPlace(1) // an integer buffer: no graph
 	}
@@ -166,6 +190,7 @@ func NewLayerNorm(shape ...int) *LayerNorm {
 
 // Forward normalises x.
 func (l *LayerNorm) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(l, "Forward")
 	return ember.LayerNorm(x, l.Shape, l.Weight, l.Bias, l.Eps)
 }
 
@@ -206,6 +231,7 @@ func NewEmbeddingPadded(num, dim, paddingIdx int) *Embedding {
 
 // Forward looks up the rows of an integer index tensor.
 func (e *Embedding) Forward(idx *ember.Tensor) *ember.Tensor {
+	checkNil(e, "Forward")
 	if e.PaddingIdx >= 0 {
 		return ember.EmbeddingPadded(idx, e.Weight, e.PaddingIdx)
 	}
@@ -224,7 +250,10 @@ type Activation struct {
 }
 
 // Forward applies the function.
-func (a *Activation) Forward(x *ember.Tensor) *ember.Tensor { return a.f(x) }
+func (a *Activation) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(a, "Forward")
+	return a.f(x)
+}
 
 func act(name string, f func(*ember.Tensor) *ember.Tensor) *Activation {
 	a := &Activation{Name: name, f: f}
@@ -291,6 +320,7 @@ func NewDropout(p float64) *Dropout {
 
 // Forward applies dropout.
 func (d *Dropout) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(d, "Forward")
 	return ember.Dropout(x, d.P, d.Training())
 }
 
@@ -323,6 +353,7 @@ func newPool(max bool, k, s, p int) *Pool {
 
 // Forward pools a [N, C, H, W] batch.
 func (p *Pool) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(p, "Forward")
 	k, s, pd := pair(p.Kernel), pair(p.Stride), pair(p.Padding)
 	if p.Max {
 		return ember.MaxPool2d(x, k, s, pd)
@@ -345,6 +376,7 @@ func NewAdaptiveAvgPool2d(h, w int) *AdaptiveAvgPool2d {
 
 // Forward pools x.
 func (a *AdaptiveAvgPool2d) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(a, "Forward")
 	return ember.AdaptiveAvgPool2d(x, a.H, a.W)
 }
 

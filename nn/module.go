@@ -6,6 +6,8 @@
 // buffers and sub-modules; Base supplies the rest of the Module interface.
 package nn
 
+//go:generate go run github.com/emberml/ember/internal/nilguard/gen
+
 import (
 	"fmt"
 	"reflect"
@@ -99,6 +101,35 @@ func useErr(module, op, msg string) {
 	panic(&ModuleError{Module: module, Op: op, Msg: msg})
 }
 
+// nilModule panics with the *ModuleError of a method called on a nil
+// module, the realistic case being a module field of a struct model that
+// was never constructed (n.FC.Forward(x) with FC nil).
+func nilModule(typ, op string) {
+	useErr(typ, op, "called on a nil "+typ+" (a module field that was never set?)")
+}
+
+// isNil reports whether m is nil or a nil pointer in a Module (a
+// (*Linear)(nil) is not == nil).
+func isNil(m Module) bool {
+	if m == nil {
+		return true
+	}
+	v := reflect.ValueOf(m)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
+}
+
+// checkNil is nilModule for the methods a module type declares (the ones
+// it gets from Base are guarded in zz_nilguard.go).
+func checkNil[T any](m *T, op string) {
+	if m == nil {
+		nilModule(fmt.Sprintf("%T", m), op)
+	}
+}
+
 func (c *Base) fail(op, format string, args ...any) {
 	name := "a module"
 	if c.self != nil {
@@ -162,10 +193,15 @@ func (c *Base) RegisterBuffer(name string, p **ember.Tensor) {
 // assigning the field later replaces the child, as model.fc = ... does in
 // PyTorch. A name registered twice panics with a *ModuleError (SetModule
 // replaces a child).
+//
+// Unlike PyTorch's register_module(name, None), a nil m (nil, or a nil
+// *Linear: a field not constructed yet) panics with a *ModuleError: the
+// child could not be bound to its field, so constructing the field later
+// would not register it. Register an optional child only when it is there.
 func (c *Base) RegisterModule(name string, m Module) {
 	c.checkName("RegisterModule", name)
-	if m == nil {
-		c.fail("RegisterModule", "%q: nil module", name)
+	if isNil(m) {
+		c.fail("RegisterModule", "%q: nil module%s (construct the module before registering it)", name, typed(m))
 	}
 	ch := child{name: name, m: m, elem: -1}
 	ch.field, ch.elem = c.findField(m)
@@ -176,8 +212,8 @@ func (c *Base) RegisterModule(name string, m Module) {
 // it, if any), or adds it when there is none: PyTorch's setattr of a
 // module. It returns c's module.
 func (c *Base) SetModule(name string, m Module) Module {
-	if m == nil {
-		c.fail("SetModule", "%q: nil module", name)
+	if isNil(m) {
+		c.fail("SetModule", "%q: nil module%s", name, typed(m))
 	}
 	for i := range c.children {
 		ch := &c.children[i]
@@ -250,7 +286,8 @@ func (c *Base) fieldOf(ch child) (reflect.Value, bool) {
 	return f, true
 }
 
-// child returns child i as its field holds it now (nil when the field is nil).
+// child returns child i as its field holds it now (nil when the field is
+// nil, or an interface field holds a nil pointer).
 func (c *Base) child(i int) Module {
 	ch := c.children[i]
 	f, ok := c.fieldOf(ch)
@@ -261,6 +298,9 @@ func (c *Base) child(i int) Module {
 		return nil
 	}
 	m, _ := f.Interface().(Module)
+	if isNil(m) {
+		return nil
+	}
 	return m
 }
 
@@ -529,8 +569,12 @@ func MoveTo[M Module](m M, dev ember.Device) M {
 	return m
 }
 
-// NumParameters counts the parameters' elements.
+// NumParameters counts the parameters' elements; a nil m panics with a
+// *ModuleError.
 func NumParameters(m Module) int {
+	if isNil(m) {
+		useErr(fmt.Sprintf("%T", m), "NumParameters", "nil module")
+	}
 	n := 0
 	for _, p := range m.Parameters() {
 		n += p.NumElements()
@@ -544,8 +588,14 @@ type Sequential struct {
 	Layers []Module
 }
 
-// NewSequential returns a Sequential of layers.
+// NewSequential returns a Sequential of layers; a nil layer (nil, or a nil
+// *Linear) panics with a *ModuleError.
 func NewSequential(layers ...Module) *Sequential {
+	for i, l := range layers {
+		if isNil(l) {
+			useErr("*nn.Sequential", "NewSequential", fmt.Sprintf("layer %d is a nil module%s", i, typed(l)))
+		}
+	}
 	s := &Sequential{Layers: layers}
 	s.Init(s)
 	for i, l := range layers {
@@ -554,20 +604,46 @@ func NewSequential(layers ...Module) *Sequential {
 	return s
 }
 
-// At returns layer i (negative counts from the end).
+// At returns layer i (negative counts from the end); an i out of range
+// panics with an *ember.IndexError, as PyTorch's IndexError.
 func (s *Sequential) At(i int) Module {
-	if i < 0 {
-		i += len(s.Layers)
+	checkNil(s, "At")
+	return s.Layers[index("nn.Sequential.At", i, len(s.Layers))]
+}
+
+// index returns i (negative counts from the end) or panics with an
+// *ember.IndexError when it is not in [-n, n).
+func index(op string, i, n int) int {
+	if i < -n || i >= n {
+		panic(&ember.IndexError{Op: op, Index: int64(i), Size: n})
 	}
-	return s.Layers[i]
+	if i < 0 {
+		i += n
+	}
+	return i
+}
+
+// typed is " (a nil *nn.Linear)" for a nil pointer in m, "" for nil.
+func typed(m Module) string {
+	if m == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (a nil %T)", m)
 }
 
 // Len is the number of layers.
-func (s *Sequential) Len() int { return len(s.Layers) }
+func (s *Sequential) Len() int {
+	checkNil(s, "Len")
+	return len(s.Layers)
+}
 
 // Forward runs the layers in order.
 func (s *Sequential) Forward(x *ember.Tensor) *ember.Tensor {
-	for _, l := range s.Layers {
+	checkNil(s, "Forward")
+	for i, l := range s.Layers {
+		if isNil(l) {
+			useErr("*nn.Sequential", "Forward", fmt.Sprintf("layer %d is a nil module%s", i, typed(l)))
+		}
 		x = l.Forward(x)
 	}
 	return x

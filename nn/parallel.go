@@ -42,8 +42,8 @@ type DataParallel struct {
 // which falls back to the CPU). It panics with a *ReplicateError when m
 // cannot be replicated.
 func NewDataParallel(m Module, devices ...ember.Device) *DataParallel {
-	if m == nil {
-		argErr("NewDataParallel", "nil module")
+	if isNil(m) {
+		argErr("NewDataParallel", "nil module%s", typed(m))
 	}
 	if len(devices) == 0 {
 		devices = ember.TryAllGPUs()
@@ -54,12 +54,16 @@ func NewDataParallel(m Module, devices ...ember.Device) *DataParallel {
 
 // Devices returns the devices replicas run on; outputs are gathered on the
 // first.
-func (d *DataParallel) Devices() []ember.Device { return append([]ember.Device(nil), d.devices...) }
+func (d *DataParallel) Devices() []ember.Device {
+	checkNil(d, "Devices")
+	return append([]ember.Device(nil), d.devices...)
+}
 
 // Forward scatters x along dim 0, runs the replicas concurrently and
 // gathers their outputs on the first device. A panic in a replica is
 // re-raised here (an error value wrapped with the replica and device).
 func (d *DataParallel) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(d, "Forward")
 	dev0 := d.devices[0]
 	d.checkDevice()
 	if len(d.devices) == 1 {
@@ -139,6 +143,7 @@ func (d *DataParallel) checkDevice() {
 // To moves the wrapped module and returns d (replicas follow from the
 // first device, which should then be dev).
 func (d *DataParallel) To(dev ember.Device) Module {
+	checkNil(d, "To")
 	d.m.To(dev)
 	return d
 }

@@ -96,12 +96,14 @@ func newLN(d int, eps float64) *LayerNorm {
 
 // Forward is Encode without masks.
 func (l *TransformerEncoderLayer) Forward(src *ember.Tensor) *ember.Tensor {
+	checkNil(l, "Forward")
 	return l.Encode(src, TransformerMasks{})
 }
 
 // Encode is PyTorch's forward(src, src_mask, src_key_padding_mask): src is
 // [S, N, E] ([N, S, E] with BatchFirst, [S, E] unbatched).
 func (l *TransformerEncoderLayer) Encode(src *ember.Tensor, m TransformerMasks) *ember.Tensor {
+	checkNil(l, "Encode")
 	sa := func(x *ember.Tensor) *ember.Tensor {
 		y, _ := l.SelfAttn.Attend(x, x, x, MHAOptions{AttnMask: m.SrcMask, KeyPaddingMask: m.SrcKeyPaddingMask})
 		return l.Dropout1.Forward(y)
@@ -167,6 +169,7 @@ func NewTransformerDecoderLayer(dModel, nhead int, opts ...TransformerOption) *T
 
 // Forward panics: a decoder layer needs the memory too (call Decode).
 func (l *TransformerDecoderLayer) Forward(*ember.Tensor) *ember.Tensor {
+	checkNil(l, "Forward")
 	useErr("*nn.TransformerDecoderLayer", "Forward", "a decoder layer needs the encoder's output: call Decode(tgt, memory, masks)")
 	return nil
 }
@@ -175,6 +178,7 @@ func (l *TransformerDecoderLayer) Forward(*ember.Tensor) *ember.Tensor {
 // tgt_key_padding_mask, memory_key_padding_mask): tgt is [T, N, E] and
 // memory [S, N, E] ([N, ·, E] with BatchFirst, [·, E] unbatched).
 func (l *TransformerDecoderLayer) Decode(tgt, memory *ember.Tensor, m TransformerMasks) *ember.Tensor {
+	checkNil(l, "Decode")
 	sa := func(x *ember.Tensor) *ember.Tensor {
 		y, _ := l.SelfAttn.Attend(x, x, x, MHAOptions{AttnMask: m.TgtMask, KeyPaddingMask: m.TgtKeyPaddingMask})
 		return l.Dropout1.Forward(y)
@@ -201,8 +205,14 @@ type ModuleList struct {
 	Modules []Module
 }
 
-// NewModuleList returns a ModuleList of ms.
+// NewModuleList returns a ModuleList of ms; a nil module panics with a
+// *ModuleError.
 func NewModuleList(ms ...Module) *ModuleList {
+	for i, m := range ms {
+		if isNil(m) {
+			useErr("*nn.ModuleList", "NewModuleList", fmt.Sprintf("module %d is a nil module%s", i, typed(m)))
+		}
+	}
 	l := &ModuleList{Modules: ms}
 	l.Init(l)
 	for i, m := range ms {
@@ -213,17 +223,19 @@ func NewModuleList(ms ...Module) *ModuleList {
 
 // At returns module i (negative counts from the end).
 func (l *ModuleList) At(i int) Module {
-	if i < 0 {
-		i += len(l.Modules)
-	}
-	return l.Modules[i]
+	checkNil(l, "At")
+	return l.Modules[index("nn.ModuleList.At", i, len(l.Modules))]
 }
 
 // Len is the number of modules.
-func (l *ModuleList) Len() int { return len(l.Modules) }
+func (l *ModuleList) Len() int {
+	checkNil(l, "Len")
+	return len(l.Modules)
+}
 
 // Forward panics: a ModuleList is iterated by its owner.
 func (l *ModuleList) Forward(*ember.Tensor) *ember.Tensor {
+	checkNil(l, "Forward")
 	useErr("*nn.ModuleList", "Forward", "a ModuleList has no Forward: iterate over its Modules")
 	return nil
 }
@@ -263,6 +275,12 @@ type TransformerEncoder struct {
 // as PyTorch's deepcopy makes them); norm may be nil. Each layer must have
 // an Encode method, as TransformerEncoderLayer's.
 func NewTransformerEncoder(layer Module, numLayers int, norm Module) *TransformerEncoder {
+	if isNil(layer) {
+		argErr("NewTransformerEncoder", "nil layer%s", typed(layer))
+	}
+	if isNil(norm) {
+		norm = nil // a nil *LayerNorm: no norm, as nil
+	}
 	if _, ok := layer.(encoderLayer); !ok {
 		argErr("NewTransformerEncoder", "a %T has no Encode method", layer)
 	}
@@ -288,12 +306,14 @@ type decoderLayer interface {
 
 // Forward is Encode without masks.
 func (e *TransformerEncoder) Forward(src *ember.Tensor) *ember.Tensor {
+	checkNil(e, "Forward")
 	return e.Encode(src, TransformerMasks{})
 }
 
 // Encode runs src through every layer with the same masks (PyTorch's
 // forward(src, mask, src_key_padding_mask)), then the final norm.
 func (e *TransformerEncoder) Encode(src *ember.Tensor, m TransformerMasks) *ember.Tensor {
+	checkNil(e, "Encode")
 	x := src
 	for i, l := range e.Layers.Modules {
 		el, ok := l.(encoderLayer)
@@ -321,6 +341,12 @@ type TransformerDecoder struct {
 // norm): deep copies of layer, which must have a Decode method, as
 // TransformerDecoderLayer's; norm may be nil.
 func NewTransformerDecoder(layer Module, numLayers int, norm Module) *TransformerDecoder {
+	if isNil(layer) {
+		argErr("NewTransformerDecoder", "nil layer%s", typed(layer))
+	}
+	if isNil(norm) {
+		norm = nil
+	}
 	if _, ok := layer.(decoderLayer); !ok {
 		argErr("NewTransformerDecoder", "a %T has no Decode method", layer)
 	}
@@ -338,6 +364,7 @@ func NewTransformerDecoder(layer Module, numLayers int, norm Module) *Transforme
 
 // Forward panics: a decoder needs the memory too (call Decode).
 func (d *TransformerDecoder) Forward(*ember.Tensor) *ember.Tensor {
+	checkNil(d, "Forward")
 	useErr("*nn.TransformerDecoder", "Forward", "a decoder needs the encoder's output: call Decode(tgt, memory, masks)")
 	return nil
 }
@@ -345,6 +372,7 @@ func (d *TransformerDecoder) Forward(*ember.Tensor) *ember.Tensor {
 // Decode runs tgt through every layer, each attending memory with the same
 // masks, then the final norm.
 func (d *TransformerDecoder) Decode(tgt, memory *ember.Tensor, m TransformerMasks) *ember.Tensor {
+	checkNil(d, "Decode")
 	x := tgt
 	for i, l := range d.Layers.Modules {
 		dl, ok := l.(decoderLayer)

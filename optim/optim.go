@@ -81,8 +81,17 @@ func hyperErr(op string, ok bool, format string, args ...any) {
 
 func newBase(op string, params []Param, grad GradFunc, lr float64) base {
 	hyperErr(op, lr >= 0, "Invalid learning rate: %v", lr)
-	for _, p := range params {
-		hyperErr(op, p.Tensor != nil, "parameter %q is a nil tensor", p.Name)
+	hyperErr(op, len(params) > 0, "optimizer got an empty parameter list")
+	for i, p := range params {
+		name := p.Name
+		if name == "" {
+			name = strconv.Itoa(i)
+		}
+		hyperErr(op, p.Tensor != nil, "parameter %q is a nil tensor", name)
+		if dt := p.Tensor.DType(); !dt.IsFloat() {
+			panic(&ember.DTypeError{Op: op, DTypes: []ember.DType{dt}, Msg: fmt.Sprintf("optimizer can only optimize Tensors of floating point dtype, parameter %q is %v", name, dt)})
+		}
+		hyperErr(op, p.Tensor.IsLeaf(), "can't optimize a non-leaf Tensor (parameter %q is the output of %s)", name, p.Tensor.GradFn())
 	}
 	if grad == nil {
 		grad = func(_ int, p *ember.Tensor) *ember.Tensor { return p.Grad() }

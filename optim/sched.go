@@ -1,6 +1,12 @@
 package optim
 
-import "math"
+import (
+	"fmt"
+	"math"
+	"reflect"
+
+	"github.com/emberml/ember"
+)
 
 // Scheduler sets an optimizer's learning rate step by step.
 type Scheduler interface {
@@ -16,15 +22,40 @@ type Scheduler interface {
 }
 
 type sched struct {
-	opt  Optimizer
-	t    int
-	lrAt func(t int) float64
+	op    string // "optim.StepLR", ... for errors
+	opt   Optimizer
+	t     int
+	total int // the last step count allowed (OneCycleLR's total_steps); 0: none
+	lrAt  func(t int) float64
 }
 
-func (s *sched) Step()          { s.t++; s.opt.SetLR(s.lrAt(s.t)) }
+// check panics with PyTorch's ValueError unless t is a step count the
+// schedule has a rate for.
+func (s *sched) check(t int) {
+	if t < 0 {
+		panic(&ember.ValueError{Op: s.op, Msg: fmt.Sprintf("step count %d is negative", t)})
+	}
+	if s.total > 0 && t > s.total {
+		// torch counts the step its constructor takes, hence t+1
+		panic(&ember.ValueError{Op: s.op, Msg: fmt.Sprintf("Tried to step %d times. The specified number of total steps is %d", t+1, s.total)})
+	}
+}
+
+// Step advances the count and sets the optimizer's rate; past
+// OneCycleLR's total steps it panics with an *ember.ValueError and
+// changes nothing.
+func (s *sched) Step() {
+	s.check(s.t + 1)
+	s.t++
+	s.opt.SetLR(s.lrAt(s.t))
+}
 func (s *sched) LR() float64    { return s.lrAt(s.t) }
 func (s *sched) StepCount() int { return s.t }
+
+// SetStepCount panics with an *ember.ValueError for a negative n, or one
+// past OneCycleLR's total steps.
 func (s *sched) SetStepCount(n int) {
+	s.check(n)
 	s.t = n
 	s.opt.SetLR(s.lrAt(n))
 }
@@ -34,7 +65,7 @@ func StepLR(opt Optimizer, stepSize int, gamma float64) Scheduler {
 	schedOf("optim.StepLR", opt)
 	hyperErr("optim.StepLR", stepSize >= 1, "step_size %d < 1", stepSize)
 	base := opt.LR()
-	return &sched{opt: opt, lrAt: func(t int) float64 { return base * math.Pow(gamma, float64(t/stepSize)) }}
+	return &sched{op: "optim.StepLR", opt: opt, lrAt: func(t int) float64 { return base * math.Pow(gamma, float64(t/stepSize)) }}
 }
 
 // CosineAnnealingLR follows etaMin + (base-etaMin)·(1+cos(π·t/tMax))/2.
@@ -42,7 +73,7 @@ func CosineAnnealingLR(opt Optimizer, tMax int, etaMin float64) Scheduler {
 	schedOf("optim.CosineAnnealingLR", opt)
 	hyperErr("optim.CosineAnnealingLR", tMax >= 1, "T_max %d < 1", tMax)
 	base := opt.LR()
-	return &sched{opt: opt, lrAt: func(t int) float64 {
+	return &sched{op: "optim.CosineAnnealingLR", opt: opt, lrAt: func(t int) float64 {
 		return etaMin + (base-etaMin)*(1+math.Cos(math.Pi*float64(t)/float64(tMax)))/2
 	}}
 }
@@ -51,7 +82,10 @@ func CosineAnnealingLR(opt Optimizer, tMax int, etaMin float64) Scheduler {
 // two phases and cycle_momentum=False: from maxLR/divFactor up to maxLR over
 // pctStart of totalSteps, then down to maxLR/divFactor/finalDivFactor. It
 // sets the optimizer's rate at once (PyTorch's defaults: pctStart 0.3,
-// divFactor 25, finalDivFactor 1e4).
+// divFactor 25, finalDivFactor 1e4). As in PyTorch, it takes totalSteps
+// Step calls; one more panics with an *ember.ValueError ("Tried to step 3
+// times. The specified number of total steps is 2", counting the step
+// PyTorch's constructor takes).
 func OneCycleLR(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFactor, finalDivFactor float64) Scheduler {
 	const op = "optim.OneCycleLR"
 	schedOf(op, opt)
@@ -63,7 +97,7 @@ func OneCycleLR(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFacto
 	up := pctStart*float64(totalSteps) - 1
 	end := float64(totalSteps - 1)
 	cos := func(start, stop, pct float64) float64 { return stop + (start-stop)/2*(1+math.Cos(math.Pi*pct)) }
-	s := &sched{opt: opt, lrAt: func(t int) float64 {
+	s := &sched{op: op, opt: opt, total: totalSteps, lrAt: func(t int) float64 {
 		x := float64(t)
 		if up > 0 && x <= up { // (pct_start·total_steps ≤ 1: no warm-up steps)
 			return cos(initial, maxLR, x/up)
@@ -74,7 +108,8 @@ func OneCycleLR(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFacto
 	return s
 }
 
-// schedOf refuses a nil optimizer (a scheduler reads its rate at once).
+// schedOf refuses a nil optimizer, or a nil *Adam in one (a scheduler
+// reads its rate at once).
 func schedOf(op string, opt Optimizer) {
-	hyperErr(op, opt != nil, "nil optimizer")
+	hyperErr(op, opt != nil && !(reflect.ValueOf(opt).Kind() == reflect.Pointer && reflect.ValueOf(opt).IsNil()), "nil optimizer")
 }

@@ -16,6 +16,8 @@
 // holds, for incremental decoding (models/generate).
 package gpt2
 
+//go:generate go run github.com/emberml/ember/internal/nilguard/gen
+
 import (
 	"fmt"
 	"math"
@@ -152,7 +154,10 @@ type Transformer struct {
 }
 
 // Forward maps ids [B, T] to the hidden states [B, T, n_embd] after ln_f.
-func (t *Transformer) Forward(ids *ember.Tensor) *ember.Tensor { return t.hidden(ids, nil) }
+func (t *Transformer) Forward(ids *ember.Tensor) *ember.Tensor {
+	checkNil(t, "Forward")
+	return t.hidden(ids, nil)
+}
 
 // Block is one GPT-2 block: x + attn(ln_1(x)), then + mlp(ln_2(·)).
 type Block struct {
@@ -208,6 +213,7 @@ func newConv1D(src source, name string, in, out int, std float64) *Conv1D {
 
 // Forward is x·W + b over the last dim.
 func (c *Conv1D) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(c, "Forward")
 	s := x.Shape()
 	in, out := c.Weight.Shape()[0], c.Weight.Shape()[1]
 	x2 := x.Reshape(-1, in)
@@ -393,13 +399,20 @@ func strip(sd map[string]*ember.Tensor) map[string]*ember.Tensor {
 }
 
 // NewCache returns an empty KV cache for the model.
-func (m *Model) NewCache() *kvcache.Cache { return kvcache.New(m.Config.NLayer) }
+func (m *Model) NewCache() *kvcache.Cache {
+	checkNil(m, "NewCache")
+	return kvcache.New(m.Config.NLayer)
+}
 
 // ContextLength is n_positions, the most tokens a sequence may have.
-func (m *Model) ContextLength() int { return m.Config.NPositions }
+func (m *Model) ContextLength() int {
+	checkNil(m, "ContextLength")
+	return m.Config.NPositions
+}
 
 // EOS is eos_token_id, or -1.
 func (m *Model) EOS() int {
+	checkNil(m, "EOS")
 	if m.Config.EOSTokenID == nil {
 		return -1
 	}
@@ -408,20 +421,27 @@ func (m *Model) EOS() int {
 
 // Forward maps token ids [B, T] (Int64) to logits [B, T, vocab], with
 // causal attention over the T positions.
-func (m *Model) Forward(ids *ember.Tensor) *ember.Tensor { return m.ForwardCache(ids, nil) }
+func (m *Model) Forward(ids *ember.Tensor) *ember.Tensor {
+	checkNil(m, "Forward")
+	return m.ForwardCache(ids, nil)
+}
 
 // Step runs ids [B, T] after the positions c holds and returns the logits
 // of the last position, [B, vocab], in Float32 (whatever the model's
 // dtype, as transformers' generate samples): a decoding step
 // (models/generate).
 func (m *Model) Step(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
+	checkNil(m, "Step")
 	h := m.Transformer.hidden(ids, c)
 	t := h.Shape()[1]
 	return m.head(h.Narrow(1, t-1, 1)).Squeeze(1).Cast(ember.Float32)
 }
 
 // DType is the dtype of the model's parameters (WithDType).
-func (m *Model) DType() ember.DType { return m.Transformer.WTE.Weight.DType() }
+func (m *Model) DType() ember.DType {
+	checkNil(m, "DType")
+	return m.Transformer.WTE.Weight.DType()
+}
 
 // ForwardCache is Forward for ids [B, T] that follow the c.Len()
 // positions the cache holds (c nil: none, and nothing is stored): their
@@ -429,6 +449,7 @@ func (m *Model) DType() ember.DType { return m.Transformer.WTE.Weight.DType() }
 // new positions returned. It panics with a *ember.ShapeError if the
 // positions would pass n_positions.
 func (m *Model) ForwardCache(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
+	checkNil(m, "ForwardCache")
 	return m.head(m.Transformer.hidden(ids, c))
 }
 
@@ -481,7 +502,10 @@ func causalMask(t, past int, dev ember.Device) *ember.Tensor {
 }
 
 // Forward is the block without a cache (causal over x's positions).
-func (b *Block) Forward(x *ember.Tensor) *ember.Tensor { return b.forward(x, nil, 0, nil) }
+func (b *Block) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(b, "Forward")
+	return b.forward(x, nil, 0, nil)
+}
 
 func (b *Block) forward(x *ember.Tensor, c *kvcache.Cache, layer int, mask *ember.Tensor) *ember.Tensor {
 	x = x.Add(b.Attn.forward(b.Ln1.Forward(x), c, layer, mask))
@@ -489,7 +513,10 @@ func (b *Block) forward(x *ember.Tensor, c *kvcache.Cache, layer int, mask *embe
 }
 
 // Forward is causal self-attention over x [B, T, C], without a cache.
-func (a *Attention) Forward(x *ember.Tensor) *ember.Tensor { return a.forward(x, nil, 0, nil) }
+func (a *Attention) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(a, "Forward")
+	return a.forward(x, nil, 0, nil)
+}
 
 func (a *Attention) forward(x *ember.Tensor, c *kvcache.Cache, layer int, mask *ember.Tensor) *ember.Tensor {
 	s := x.Shape()
@@ -514,5 +541,6 @@ func (a *Attention) forward(x *ember.Tensor, c *kvcache.Cache, layer int, mask *
 
 // Forward is the MLP.
 func (p *MLP) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(p, "Forward")
 	return p.CProj.Forward(p.act(p.CFc.Forward(x)))
 }

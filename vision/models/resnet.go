@@ -2,6 +2,8 @@
 // so torchvision state dicts load by name.
 package models
 
+//go:generate go run github.com/emberml/ember/internal/nilguard/gen
+
 import (
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/hub"
@@ -37,6 +39,7 @@ func newBlock(in, planes, stride int) *BasicBlock {
 
 // Forward is relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)).
 func (b *BasicBlock) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(b, "Forward")
 	idt := x
 	if b.Downsample != nil {
 		idt = b.Downsample.Forward(x)
@@ -152,6 +155,7 @@ func ResNet34(opts ...Option) *ResNet {
 
 // Forward maps [N, C, H, W] images to [N, classes] logits.
 func (r *ResNet) Forward(x *ember.Tensor) *ember.Tensor {
+	checkNil(r, "Forward")
 	x = r.MaxPool.Forward(r.BN1.Forward(r.Conv1.Forward(x)).ReLU())
 	x = r.Layer4.Forward(r.Layer3.Forward(r.Layer2.Forward(r.Layer1.Forward(x))))
 	return r.FC.Forward(r.AvgPool.Forward(x).Flatten(1, -1))

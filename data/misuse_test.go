@@ -1,0 +1,104 @@
+package data
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/emberml/ember"
+)
+
+// raises runs f and returns the *ember.ValueError (or other typed error)
+// it panics with; a Go runtime error (makeslice, nil dereference) fails.
+func raises[E error](t *testing.T, what string, f func()) E {
+	t.Helper()
+	var zero E
+	var err error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				e, ok := r.(error)
+				if !ok {
+					t.Fatalf("%s: panicked with %T %v, want an error", what, r, r)
+				}
+				err = e
+			}
+		}()
+		f()
+	}()
+	if err == nil {
+		t.Fatalf("%s: did not panic", what)
+		return zero
+	}
+	var re runtime.Error
+	if errors.As(err, &re) {
+		t.Fatalf("%s: Go runtime error %v", what, err)
+	}
+	var e E
+	if !errors.As(err, &e) {
+		t.Fatalf("%s: panicked with %T %v, want %T", what, err, err, zero)
+	}
+	return e
+}
+
+// shrinking is a dataset whose Len can be changed after the loader is made.
+type shrinking struct{ n int }
+
+func (s *shrinking) Len() int { return s.n }
+func (s *shrinking) Get(i int) (*ember.Tensor, *ember.Tensor) {
+	return ember.Scalar(float64(i)), ember.Scalar(float64(i))
+}
+
+type negSampler struct{}
+
+func (negSampler) Indices(int) []int { return nil }
+func (negSampler) Len() int          { return -1 }
+
+// As torch's DataLoader(num_workers=-1) ("num_workers option should be
+// non-negative") and len() of a dataset whose __len__ is negative
+// ("__len__() should return >= 0"): typed errors, not makeslice.
+func TestLoaderRefusesNegatives(t *testing.T) {
+	e := raises[*ember.ValueError](t, "Workers(-1)", func() { NewLoader(ramp(4), Workers(-1)) })
+	if e.Op != "data.NewLoader" || !strings.HasPrefix(e.Msg, "num_workers option should be non-negative") {
+		t.Error(e)
+	}
+	raises[*ember.ValueError](t, "Prefetch(-1)", func() { NewLoader(ramp(4), Workers(1), Prefetch(-1)) })
+	e = raises[*ember.ValueError](t, "Len -3", func() { NewLoader(ramp(-3)) })
+	if e.Msg != "the dataset's Len() returned -3; it should return >= 0" {
+		t.Error(e)
+	}
+	ds := &shrinking{3}
+	l := NewLoader(ds, BatchSize(2), Shuffle(1))
+	ds.n = -2
+	raises[*ember.ValueError](t, "Len", func() { l.Len() })
+	raises[*ember.ValueError](t, "Order", func() { l.Order(0) })
+	raises[*ember.ValueError](t, "Epoch", func() {
+		for range l.Epoch(0) {
+		}
+	})
+	raises[*ember.ValueError](t, "sampler Len -1", func() { NewLoader(ramp(4), WithSampler(negSampler{})).Len() })
+
+	// a nil loader (a field never set) and a nil dataset
+	var nl *DataLoader
+	raises[*ember.ValueError](t, "nil loader Len", func() { nl.Len() })
+	raises[*ember.ValueError](t, "nil loader Epoch", func() { nl.Epoch(0) })
+	raises[*ember.ValueError](t, "nil loader BatchSize", func() { nl.BatchSize() })
+	raises[*ember.ValueError](t, "Take(nil)", func() { Take(nil, 2) })
+
+	// Subset indexes its own indices
+	sub := &Subset{DS: ramp(10), Indices: []int{7, 3}}
+	ie := raises[*ember.IndexError](t, "Subset.Get(2)", func() { sub.Get(2) })
+	if ie.Index != 2 || ie.Size != 2 {
+		t.Error(ie)
+	}
+	if _, y := sub.Get(1); y.Int64s()[0] != 3 {
+		t.Errorf("Subset.Get(1) = %v, want 3", y)
+	}
+	raises[*ember.ValueError](t, "Subset{nil}.Get", func() { (&Subset{Indices: []int{0}}).Get(0) })
+
+	// what torch takes still works: 0 workers, an empty dataset
+	if got := collect(NewLoader(ramp(0), Workers(0)), 0); len(got) != 0 {
+		t.Errorf("empty dataset: %v", got)
+	}
+}

@@ -1,0 +1,136 @@
+package optim
+
+import (
+	"errors"
+	"runtime"
+	"testing"
+
+	"github.com/emberml/ember"
+)
+
+// raises runs f and returns the typed error it panics with; a Go runtime
+// error fails the test.
+func raises[E error](t *testing.T, what string, f func()) E {
+	t.Helper()
+	var zero E
+	var err error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				e, ok := r.(error)
+				if !ok {
+					t.Fatalf("%s: panicked with %T %v, want an error", what, r, r)
+				}
+				err = e
+			}
+		}()
+		f()
+	}()
+	if err == nil {
+		t.Fatalf("%s: did not panic", what)
+		return zero
+	}
+	var re runtime.Error
+	if errors.As(err, &re) {
+		t.Fatalf("%s: Go runtime error %v", what, err)
+	}
+	var e E
+	if !errors.As(err, &e) {
+		t.Fatalf("%s: panicked with %T %v, want %T", what, err, err, zero)
+	}
+	return e
+}
+
+// torch.optim refuses what it cannot update: "optimizer got an empty
+// parameter list", "can't optimize a non-leaf Tensor" (PyTorch 1.13's
+// ValueErrors); ember also refuses integer parameters, which 1.13 takes
+// at construction (an integer tensor cannot hold Adam's update).
+func TestOptimizerRefusesParams(t *testing.T) {
+	leaf := ember.Zeros(ember.Shape{2}).SetRequiresGrad(true)
+	ints := ember.Zeros(ember.Shape{2}, ember.Dtype(ember.Int64))
+	mks := map[string]func([]Param) Optimizer{
+		"optim.SGD":   func(p []Param) Optimizer { return SGDWith(p, 0.1) },
+		"optim.Adam":  func(p []Param) Optimizer { return AdamWith(p) },
+		"optim.AdamW": func(p []Param) Optimizer { return AdamWWith(p) },
+	}
+	for op, mk := range mks {
+		de := raises[*ember.DTypeError](t, op+" int64", func() { mk([]Param{{"w", leaf}, {"step", ints}}) })
+		if de.Op != op || len(de.DTypes) != 1 || de.DTypes[0] != ember.Int64 || de.Msg != `optimizer can only optimize Tensors of floating point dtype, parameter "step" is int64` {
+			t.Errorf("%s: %v", op, de)
+		}
+		ve := raises[*ember.ValueError](t, op+" non-leaf", func() { mk(Tensors(leaf, leaf.MulScalar(2))) })
+		if ve.Op != op || ve.Msg != `can't optimize a non-leaf Tensor (parameter "1" is the output of MulBackward0)` {
+			t.Errorf("%s: %v", op, ve)
+		}
+		ve = raises[*ember.ValueError](t, op+" empty", func() { mk(nil) })
+		if ve.Msg != "optimizer got an empty parameter list" {
+			t.Errorf("%s: %v", op, ve)
+		}
+		// a float leaf that does not require grad (a frozen one) and a
+		// float16 one are taken, as by torch
+		mk(Tensors(ember.Zeros(ember.Shape{2}), ember.Zeros(ember.Shape{2}, ember.Dtype(ember.Float16))))
+	}
+}
+
+// torch.optim.lr_scheduler.OneCycleLR(opt, 0.1, total_steps=2) takes 2
+// steps (the last at lr 0.0811745653949763) and raises "Tried to step 4
+// times. The specified number of total steps is 2" at the 3rd; a negative
+// step count is refused by every schedule.
+func TestSchedulerStepRange(t *testing.T) {
+	opt := SGDWith(Tensors(ember.Zeros(ember.Shape{2}).SetRequiresGrad(true)), 0.1)
+	s := OneCycleLR(opt, 0.1, 2, 0.3, 25, 1e4)
+	want := []float64{0.0811745653949763, 4e-07, 0.0811745653949763}
+	near(t, "lr0", []float64{opt.LR()}, want[:1], 1e-9)
+	s.Step()
+	near(t, "lr1", []float64{opt.LR()}, want[1:2], 1e-9)
+	s.Step()
+	near(t, "lr2", []float64{opt.LR()}, want[2:], 1e-9)
+	e := raises[*ember.ValueError](t, "3rd step", s.Step)
+	if e.Op != "optim.OneCycleLR" || e.Msg != "Tried to step 4 times. The specified number of total steps is 2" {
+		t.Fatal(e)
+	}
+	if s.StepCount() != 2 || opt.LR() != want[2] {
+		t.Fatalf("a refused step moved the schedule: count %d, lr %v", s.StepCount(), opt.LR())
+	}
+	e = raises[*ember.ValueError](t, "SetStepCount(3)", func() { s.SetStepCount(3) })
+	if e.Msg != "Tried to step 4 times. The specified number of total steps is 2" {
+		t.Fatal(e)
+	}
+	s.SetStepCount(1)
+	near(t, "lr at 1", []float64{opt.LR()}, want[1:2], 1e-9)
+
+	for name, s := range map[string]Scheduler{
+		"optim.StepLR":            StepLR(opt, 3, 0.5),
+		"optim.CosineAnnealingLR": CosineAnnealingLR(opt, 10, 0),
+		"optim.OneCycleLR":        OneCycleLR(opt, 0.1, 5, 0.3, 25, 1e4),
+	} {
+		lr := opt.LR()
+		e := raises[*ember.ValueError](t, name, func() { s.SetStepCount(-5) })
+		if e.Op != name || e.Msg != "step count -5 is negative" {
+			t.Errorf("%s: %v", name, e)
+		}
+		if s.StepCount() != 0 || opt.LR() != lr {
+			t.Errorf("%s: a refused SetStepCount moved the schedule", name)
+		}
+	}
+	// StepLR and CosineAnnealingLR have no last step (torch steps them on)
+	st := StepLR(SGDWith(Tensors(ember.Zeros(ember.Shape{1}).SetRequiresGrad(true)), 1), 1, 0.5)
+	st.SetStepCount(40)
+	near(t, "StepLR at 40", []float64{st.LR()}, []float64{1.0 / (1 << 40)}, 1e-12)
+}
+
+// A schedule of a nil *Adam (an optimizer never built) is refused as one of
+// a nil Optimizer, not a nil dereference.
+func TestSchedulerNilOptimizer(t *testing.T) {
+	var a *Adam
+	for name, f := range map[string]func(){
+		"StepLR":            func() { StepLR(a, 1, 0.5) },
+		"CosineAnnealingLR": func() { CosineAnnealingLR(a, 3, 0) },
+		"OneCycleLR":        func() { OneCycleLR(a, 0.1, 5, 0.3, 25, 1e4) },
+		"StepLR(nil)":       func() { StepLR(nil, 1, 0.5) },
+	} {
+		if e := raises[*ember.ValueError](t, name, f); e.Msg != "nil optimizer" {
+			t.Errorf("%s: %v", name, e)
+		}
+	}
+}
