@@ -260,7 +260,7 @@ func (generic) attention(q3, k3, v3 *Tensor, am attnMask, p backend.AttentionPar
 		if dropout < 1 {
 			scale = 1 / (1 - dropout)
 		}
-		keep = Rand(w.shape, On(w.dev), Dtype(w.dtype)).LtScalar(1 - dropout).Cast(w.dtype).MulScalar(scale)
+		keep = Rand(w.shape, On(w.dev), Dtype(maskDType(w.dtype))).LtScalar(1 - dropout).Cast(w.dtype).MulScalar(scale)
 		wd = w.Mul(keep)
 	}
 	out := wd.MatMul(vd).Reshape(append(am.batch.clone(), l, v3.shape[2])...)
