@@ -193,6 +193,7 @@ func TestMaxPoolBF16NaN(t *testing.T) {
 		}
 	}
 }
+
 // TestHalfAdaptiveAvgPool2d: pooling to sizes other than 1×1 in float32,
 // rounded once, forward (torch's bf16 kernel) and backward (the float32
 // gradient rounded once; torch 1.13's bf16 backward rounds per window).

@@ -163,6 +163,9 @@ func Bmm(a, b *Tensor) *Tensor {
 func Baddbmm(input, b1, b2 *Tensor, beta, alpha float64) *Tensor {
 	const name = "baddbmm"
 	input.live(name)
+	if dt, ok := autocastLow(input, b1, b2); ok {
+		return onCasts(dt, []*Tensor{input, b1, b2}, func(c []*Tensor) *Tensor { return Baddbmm(c[0], c[1], c[2], beta, alpha) })
+	}
 	sameDevice(name, input, b1, b2)
 	p := Bmm(b1.Detach(), b2.Detach())
 	if !BroadcastShapes(name, input.shape, p.shape).Equal(p.shape) {

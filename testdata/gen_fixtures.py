@@ -1108,8 +1108,9 @@ def gen_half_ops():
                                           (5, 5, 1), (0.1, 0.2, 65), (2, 3, 2), (-1, 1, 0), (0, 255, 256), (-7.5, 300.25, 129))):
             add(f"linspace_{i}_{dn}", "linspace", [], torch.linspace(a_, b_, n_, dtype=dt), {"start": a_, "end": b_, "steps": n_})
     # under torch.autocast("cpu", bfloat16): baddbmm's float32 operands are
-    # cast to bfloat16; float64 operands keep their dtype (matmul)
-    inp, b1, b2 = torch.randn(2, 3, 5, generator=g), torch.randn(2, 3, 4, generator=g), torch.randn(2, 4, 5, generator=g)
+    # cast to bfloat16 (big enough for torch's GEMM path: float32, rounded
+    # once); float64 operands keep their dtype (matmul)
+    inp, b1, b2 = torch.randn(2, 16, 24, generator=g), torch.randn(2, 16, 32, generator=g), torch.randn(2, 32, 24, generator=g)
     with torch.autocast("cpu", torch.bfloat16):
         y = torch.baddbmm(inp, b1, b2, beta=0.7, alpha=1.3)
         md = torch.randn(3, 4, generator=g, dtype=torch.float64)
