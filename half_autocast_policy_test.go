@@ -9,7 +9,7 @@ import "testing"
 // float32.
 func TestAutocastKeepsFloat64(t *testing.T) {
 	halfOpsCases(t, func(t *testing.T, c halfOpCase) {
-		a, b := c.Inputs[0].tensor(CPU), c.Inputs[1].tensor(CPU)
+		a, b := c.Inputs[0].tensor(halfOpsDev), c.Inputs[1].tensor(halfOpsDev)
 		var y *Tensor
 		Autocast(CPU, BFloat16, func() { y = a.MatMul(b) })
 		checkHalfOut(t, "matmul", y, c.Out, 0)

@@ -11,7 +11,7 @@ import "testing"
 // 2.484375 (the chain of two-byte ops gave 2.46875).
 func TestHalfBaddbmm(t *testing.T) {
 	halfOpsCases(t, func(t *testing.T, c halfOpCase) {
-		in, b1, b2 := c.Inputs[0].tensor(CPU), c.Inputs[1].tensor(CPU), c.Inputs[2].tensor(CPU)
+		in, b1, b2 := c.Inputs[0].tensor(halfOpsDev), c.Inputs[1].tensor(halfOpsDev), c.Inputs[2].tensor(halfOpsDev)
 		y := Baddbmm(in, b1, b2, c.arg("beta"), c.arg("alpha"))
 		checkHalfOut(t, "baddbmm", y, c.Out, 1)
 	}, "baddbmm")
@@ -27,7 +27,7 @@ func TestHalfBaddbmm(t *testing.T) {
 // order of accumulation.
 func TestHalfLinearRoundsOnce(t *testing.T) {
 	halfOpsCases(t, func(t *testing.T, c halfOpCase) {
-		x, w, b := c.Inputs[0].tensor(CPU), c.Inputs[1].tensor(CPU), c.Inputs[2].tensor(CPU)
+		x, w, b := c.Inputs[0].tensor(halfOpsDev), c.Inputs[1].tensor(halfOpsDev), c.Inputs[2].tensor(halfOpsDev)
 		checkHalfOut(t, "linear", Linear(x, w, b), c.Out, 1)
 	}, "linear")
 }
@@ -37,7 +37,7 @@ func TestHalfLinearRoundsOnce(t *testing.T) {
 // bfloat16 and the result, torch's under torch.autocast, is bfloat16.
 func TestAutocastBaddbmm(t *testing.T) {
 	halfOpsCases(t, func(t *testing.T, c halfOpCase) {
-		in, b1, b2 := c.Inputs[0].tensor(CPU), c.Inputs[1].tensor(CPU), c.Inputs[2].tensor(CPU)
+		in, b1, b2 := c.Inputs[0].tensor(halfOpsDev), c.Inputs[1].tensor(halfOpsDev), c.Inputs[2].tensor(halfOpsDev)
 		var y *Tensor
 		Autocast(CPU, BFloat16, func() { y = Baddbmm(in, b1, b2, c.arg("beta"), c.arg("alpha")) })
 		checkHalfOut(t, "baddbmm", y, c.Out, 1)

@@ -12,7 +12,7 @@ import (
 // those CPU kernels).
 func TestHalfInPlaceWider(t *testing.T) {
 	halfOpsCases(t, func(t *testing.T, c halfOpCase) {
-		x, o := c.Inputs[0].tensor(CPU), c.Inputs[1].tensor(CPU)
+		x, o := c.Inputs[0].tensor(halfOpsDev), c.Inputs[1].tensor(halfOpsDev)
 		view := x.Narrow(0, 0, x.Shape()[0]) // written through a view
 		switch c.Op {
 		case "add_":
@@ -54,7 +54,7 @@ func TestHalfInPlaceFused(t *testing.T) {
 	halfOpsCases(t, func(t *testing.T, c halfOpCase) {
 		in := make([]*Tensor, len(c.Inputs))
 		for i, h := range c.Inputs {
-			in[i] = h.tensor(CPU)
+			in[i] = h.tensor(halfOpsDev)
 		}
 		x := in[0]
 		switch c.Op {
@@ -70,7 +70,7 @@ func TestHalfInPlaceFused(t *testing.T) {
 			// multiply-add; ember's float32 path rounds alpha·o to float32
 			// first: within a unit of alpha·o and one of the result
 			// (the old path rounded alpha·o to the two-byte type: 2^-9 of it)
-			want := c.Out.tensor(CPU).Float32s()
+			want := c.Out.tensor(halfOpsDev).Float32s()
 			ov := in[1].Float32s()
 			for i, g := range x.Float32s() {
 				w, p := float64(want[i]), math.Abs(c.arg("alpha")*float64(ov[i]))

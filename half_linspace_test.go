@@ -11,7 +11,7 @@ import (
 // ValueError, as torch's "value cannot be converted ... without overflow".
 func TestHalfLinspace(t *testing.T) {
 	halfOpsCases(t, func(t *testing.T, c halfOpCase) {
-		got := Linspace(c.arg("start"), c.arg("end"), int(c.arg("steps")), Dtype(halfDT(c.Out.Dtype)))
+		got := Linspace(c.arg("start"), c.arg("end"), int(c.arg("steps")), Dtype(halfDT(c.Out.Dtype)), On(halfOpsDev))
 		checkHalfOut(t, "linspace", got, c.Out, 0)
 	}, "linspace")
 	for _, c := range []struct {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"os"
 	"testing"
+
+	"github.com/emberml/ember/backend/cuda/cudatest"
 )
 
 // halfOpsFixtures is testdata/fixtures/half/ops.json (testdata/gen_fixtures.py,
@@ -67,6 +69,32 @@ func (h halfOpTensor) tensor(dev Device) *Tensor {
 		v[i] = uint16(b)
 	}
 	return FromBits(v, dt, Shape(h.Shape), On(dev))
+}
+
+// halfOpsDev is the device the ops.json tests run on: the CPU, and an
+// emulated cuda:0 in TestHalfOpsOnEmulatedCUDA.
+var halfOpsDev = CPU
+
+// TestHalfOpsOnEmulatedCUDA runs the ops.json tests on an emulated cuda:0
+// (the real CUDA kernels built with g++; no HalfMatMuler there, so the
+// products go through float32 copies).
+func TestHalfOpsOnEmulatedCUDA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("emulated kernels: runs in the full suite")
+	}
+	if DeviceCount() > 0 {
+		t.Skip("a real GPU is present")
+	}
+	restore := cudatest.Use(t)
+	defer restore()
+	halfOpsDev = CUDA(0)
+	defer func() { halfOpsDev = CPU }()
+	for name, f := range map[string]func(*testing.T){
+		"gelu": TestHalfGELU, "pool": TestHalfAdaptiveAvgPool2d, "inplace": TestHalfInPlaceWider,
+		"fused": TestHalfInPlaceFused, "baddbmm": TestHalfBaddbmm, "linear": TestHalfLinearRoundsOnce, "linspace": TestHalfLinspace,
+	} {
+		t.Run(name, f)
+	}
 }
 
 func loadHalfOps(t *testing.T) []halfOpCase {
@@ -150,10 +178,10 @@ func checkHalfOut(t *testing.T, what string, got *Tensor, want halfOpTensor, tol
 // one unit for erf's float32 implementations; the reviewer's values too.
 func TestHalfGELU(t *testing.T) {
 	halfOpsCases(t, func(t *testing.T, c halfOpCase) {
-		x := c.Inputs[0].tensor(CPU).SetRequiresGrad(true)
+		x := c.Inputs[0].tensor(halfOpsDev).SetRequiresGrad(true)
 		y := GELU(x)
 		geluClose(t, "gelu", x, y, c.Out)
-		y.BackwardWith(c.Inputs[1].tensor(CPU))
+		y.BackwardWith(c.Inputs[1].tensor(halfOpsDev))
 		geluClose(t, "gelu grad", x, x.Grad(), c.Grads[0])
 		if x.DType() == BFloat16 {
 			// bf16(-3.1) = -3.09375 and 1: x·Φ(x) = -0.0030573, 0.8413447,

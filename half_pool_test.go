@@ -199,11 +199,11 @@ func TestMaxPoolBF16NaN(t *testing.T) {
 // gradient rounded once; torch 1.13's bf16 backward rounds per window).
 func TestHalfAdaptiveAvgPool2d(t *testing.T) {
 	halfOpsCases(t, func(t *testing.T, c halfOpCase) {
-		x := c.Inputs[0].tensor(CPU).SetRequiresGrad(true)
+		x := c.Inputs[0].tensor(halfOpsDev).SetRequiresGrad(true)
 		sz := c.ints("size")
 		y := AdaptiveAvgPool2d(x, sz[0], sz[1])
 		checkHalfOut(t, "adaptive_avg_pool2d", y, c.Out, 1)
-		y.BackwardWith(c.Inputs[1].tensor(CPU))
+		y.BackwardWith(c.Inputs[1].tensor(halfOpsDev))
 		checkHalfOut(t, "adaptive_avg_pool2d grad", x.Grad(), c.Grads[0], 1)
 	}, "adaptive_avg_pool2d")
 	// the reviewer's case, exactly: the last window of (0..80)/7 is rows
