@@ -3,6 +3,8 @@ package ember
 import "math"
 
 // GELU is the exact Gaussian error linear unit x·Φ(x) = x/2·(1 + erf(x/√2)).
+// On bfloat16 and float16 it computes in float32 and rounds once, forward
+// and backward, as PyTorch's kernels do.
 func GELU(x *Tensor) *Tensor {
 	x.live("gelu")
 	xd := x
@@ -10,10 +12,18 @@ func GELU(x *Tensor) *Tensor {
 		xd = xd.Cast(Float32)
 	}
 	xd = xd.Detach()
-	cdf := xd.MulScalar(1 / math.Sqrt2).Erf().AddScalar(1).MulScalar(0.5)
-	out := xd.Mul(cdf)
+	dt, xc := xd.dtype, xd
+	if dt.IsHalf() {
+		xc = xd.Cast(Float32)
+	}
+	cdf := xc.MulScalar(1 / math.Sqrt2).Erf().AddScalar(1).MulScalar(0.5)
+	out := xc.Mul(cdf).Cast(dt)
 	return record("GeluBackward0", out, []*Tensor{x}, []*Tensor{xd}, func(g *Tensor) []*Tensor {
-		pdf := xd.Mul(xd).MulScalar(-0.5).Exp().MulScalar(1 / math.Sqrt(2*math.Pi))
-		return []*Tensor{g.Mul(cdf.Add(xd.Mul(pdf)))}
+		pdf := xc.Mul(xc).MulScalar(-0.5).Exp().MulScalar(1 / math.Sqrt(2*math.Pi))
+		d := cdf.Add(xc.Mul(pdf))
+		if dt.IsHalf() {
+			return []*Tensor{g.Cast(Float32).Mul(d).Cast(g.dtype)}
+		}
+		return []*Tensor{g.Mul(d)}
 	})
 }

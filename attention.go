@@ -54,10 +54,8 @@ func ScaledDotProductAttention(q, k, v *Tensor, o AttentionOptions) *Tensor {
 	sameDevice("scaled_dot_product_attention", q, k, v) // (nil operands)
 	if dt, ok := autocastLow(q, k, v); ok {
 		orig := []*Tensor{q, k, v, o.Mask}
-		if o.Mask != nil && o.Mask.dtype.IsFloat() {
-			o.Mask = o.Mask.Cast(dt)
-		}
-		cs := []*Tensor{q.Cast(dt), k.Cast(dt), v.Cast(dt), o.Mask}
+		o.Mask = autocastCast(o.Mask, dt)
+		cs := []*Tensor{autocastCast(q, dt), autocastCast(k, dt), autocastCast(v, dt), o.Mask}
 		return releaseCasts(ScaledDotProductAttention(cs[0], cs[1], cs[2], o), orig, cs)
 	}
 	if q.dtype.IsHalf() && !nativeHalfAttention(q, k, v, o) { // computed in float32 from the rounded inputs, rounded once
@@ -260,7 +258,7 @@ func (generic) attention(q3, k3, v3 *Tensor, am attnMask, p backend.AttentionPar
 		if dropout < 1 {
 			scale = 1 / (1 - dropout)
 		}
-		keep = Rand(w.shape, On(w.dev), Dtype(w.dtype)).LtScalar(1 - dropout).Cast(w.dtype).MulScalar(scale)
+		keep = Rand(w.shape, On(w.dev), Dtype(maskDType(w.dtype))).LtScalar(1 - dropout).Cast(w.dtype).MulScalar(scale)
 		wd = w.Mul(keep)
 	}
 	out := wd.MatMul(vd).Reshape(append(am.batch.clone(), l, v3.shape[2])...)

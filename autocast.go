@@ -14,8 +14,10 @@ var autocastSt local[autocastState]
 
 // Autocast runs f with automatic mixed precision for tensors on dev's
 // device type, as torch.autocast(device_type, dtype): matrix products
-// (MatMul, Bmm, Linear, Conv2d, ScaledDotProductAttention) cast their
-// floating inputs to dt (BFloat16 or Float16) and return dt; Softmax,
+// (MatMul, Bmm, Baddbmm, Linear, Conv2d, ScaledDotProductAttention) cast
+// their float32 and two-byte inputs to dt (BFloat16 or Float16) and
+// return dt, float64 inputs keeping their dtype (as PyTorch's, which
+// casts only floating tensors that are not double); Softmax,
 // LogSoftmax, Sum, LayerNorm and the losses run in Float32; other ops take
 // their inputs as they come, mixed inputs promoting to the widest. Casts
 // are differentiable, so gradients reach float32 parameters as float32;
@@ -45,7 +47,7 @@ func AutocastDType(dev Device) (DType, bool) {
 }
 
 // autocastLow returns the low dtype when autocast applies to t's device and
-// some floating operand is not already in it.
+// some eligible operand (autocastEligible) is not already in it.
 func autocastLow(ts ...*Tensor) (DType, bool) {
 	if len(ts) == 0 || ts[0] == nil {
 		return 0, false
@@ -55,11 +57,28 @@ func autocastLow(ts ...*Tensor) (DType, bool) {
 		return 0, false
 	}
 	for _, t := range ts {
-		if t != nil && t.dtype.IsFloat() && t.dtype != dt {
+		if autocastEligible(t) && t.dtype != dt {
 			return dt, true
 		}
 	}
 	return 0, false
+}
+
+// autocastEligible is PyTorch's is_eligible: autocast casts floating
+// tensors other than float64 (float32 and the two-byte floats); a
+// float64 tensor keeps its dtype, inside the low-precision ops too.
+func autocastEligible(t *Tensor) bool {
+	return t != nil && t.dtype.IsFloat() && t.dtype != Float64
+}
+
+// autocastCast is autocast's cast of an operand to dt: eligible tensors
+// (autocastEligible) are cast, others (nil, integers, float64) pass as
+// they are.
+func autocastCast(t *Tensor, dt DType) *Tensor {
+	if !autocastEligible(t) {
+		return t
+	}
+	return t.Cast(dt)
 }
 
 // releaseCasts returns out, an op's result, after releasing the casts the
@@ -102,18 +121,24 @@ func castFloat(t *Tensor, dt DType) *Tensor {
 	return t.Cast(dt)
 }
 
-// onCasts returns f's result on the casts of ts to dt (castFloat: nil and
-// non-floating ones as they are), the casts released where nothing needs
-// them (releaseCasts).
+// onCasts returns f's result on autocast's casts of ts to dt
+// (autocastCast: nil, non-floating and float64 ones as they are), the
+// casts released where nothing needs them (releaseCasts).
 func onCasts(dt DType, ts []*Tensor, f func(cs []*Tensor) *Tensor) *Tensor {
+	return castsThen(autocastCast, dt, ts, f)
+}
+
+// castsThen returns f's result on cast(t, dt) of each of ts, the casts
+// released where nothing needs them (releaseCasts).
+func castsThen(cast func(*Tensor, DType) *Tensor, dt DType, ts []*Tensor, f func(cs []*Tensor) *Tensor) *Tensor {
 	cs := make([]*Tensor, len(ts))
 	for i, t := range ts {
-		cs[i] = castFloat(t, dt)
+		cs[i] = cast(t, dt)
 	}
 	return releaseCasts(f(cs), ts, cs)
 }
 
-// inFloat32 runs f on the float32 casts of ts (onCasts) with autocast off
+// inFloat32 runs f on the float32 casts of ts (castFloat) with autocast off
 // and rounds its result to dt once: the two-byte floats' path through the
 // kernels that only exist for float32/float64 (pooling, batch norm,
 // convolution, attention). f's float32 result is released too where
@@ -121,7 +146,7 @@ func onCasts(dt DType, ts []*Tensor, f func(cs []*Tensor) *Tensor) *Tensor {
 func inFloat32(dt DType, ts []*Tensor, f func(cs []*Tensor) *Tensor) *Tensor {
 	var out *Tensor
 	AutocastDisabled(func() {
-		r := onCasts(Float32, ts, f)
+		r := castsThen(castFloat, Float32, ts, f)
 		out = releaseCasts(r.Cast(dt), ts, []*Tensor{r})
 	})
 	return out

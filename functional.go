@@ -52,7 +52,10 @@ func Linear(x, w, b *Tensor) *Tensor {
 
 // Dropout zeroes each element with probability p and scales the others by
 // 1/(1-p) when training; otherwise it returns x. The mask comes from Rand
-// (Philox, so ManualSeed makes it repeatable).
+// (Philox, so ManualSeed makes it repeatable); for a two-byte x it is
+// drawn from float32 uniforms (maskDType), and x times the scale (the
+// scale rounded to x's dtype, as PyTorch's noise.div_(1-p)) is rounded
+// once.
 func Dropout(x *Tensor, p float64, training bool) *Tensor {
 	x.live("dropout")
 	if !(p >= 0 && p <= 1) { // (NaN too)
@@ -68,11 +71,23 @@ func Dropout(x *Tensor, p float64, training bool) *Tensor {
 	if p < 1 {
 		scale = 1 / (1 - p)
 	}
-	mask := Rand(x.shape, On(x.dev), Dtype(x.dtype)).LtScalar(1 - p).Cast(x.dtype).MulScalar(scale)
+	mask := Rand(x.shape, On(x.dev), Dtype(maskDType(x.dtype))).LtScalar(1 - p).Cast(x.dtype).MulScalar(scale)
 	out := x.Detach().Mul(mask)
 	return record("NativeDropoutBackward0", out, []*Tensor{x}, []*Tensor{mask}, func(g *Tensor) []*Tensor {
 		return []*Tensor{g.Mul(mask)}
 	})
+}
+
+// maskDType is the dtype of the uniform draws behind a dropout mask for
+// values of dtype dt: float32 for the two-byte floats, whose own uniforms
+// (multiples of 2^-8 or 2^-11) would make the keep probability 1-p
+// rounded to that grid (PyTorch draws its Bernoulli mask from a double
+// uniform), else dt.
+func maskDType(dt DType) DType {
+	if dt.IsHalf() {
+		return Float32
+	}
+	return dt
 }
 
 // Embedding looks up rows of weight ([V, D]) at the integer indices idx

@@ -193,3 +193,23 @@ func TestMaxPoolBF16NaN(t *testing.T) {
 		}
 	}
 }
+
+// TestHalfAdaptiveAvgPool2d: pooling to sizes other than 1×1 in float32,
+// rounded once, forward (torch's bf16 kernel) and backward (the float32
+// gradient rounded once; torch 1.13's bf16 backward rounds per window).
+func TestHalfAdaptiveAvgPool2d(t *testing.T) {
+	halfOpsCases(t, func(t *testing.T, c halfOpCase) {
+		x := c.Inputs[0].tensor(halfOpsDev).SetRequiresGrad(true)
+		sz := c.ints("size")
+		y := AdaptiveAvgPool2d(x, sz[0], sz[1])
+		checkHalfOut(t, "adaptive_avg_pool2d", y, c.Out, 1)
+		y.BackwardWith(c.Inputs[1].tensor(halfOpsDev))
+		checkHalfOut(t, "adaptive_avg_pool2d grad", x.Grad(), c.Grads[0], 1)
+	}, "adaptive_avg_pool2d")
+	// the reviewer's case, exactly: the last window of (0..80)/7 is rows
+	// 4..8, columns 6..8: the mean of 15 bf16 values rounds to 8.6875
+	x := Arange(0, 81, 1, Dtype(BFloat16)).DivScalar(7).Reshape(1, 1, 9, 9)
+	if got := AdaptiveAvgPool2d(x, 2, 3).Float32s()[5]; got != 8.6875 {
+		t.Errorf("last element %v, torch 8.6875", got)
+	}
+}

@@ -25,8 +25,10 @@ func (t *Tensor) inPlace(op string) {
 	t.st.version.Add(1)
 }
 
-// operandFor brings o to t's device check, dtype and shape for an in-place
-// op writing t, as PyTorch's in-place broadcasting and casting rules.
+// operandFor checks o against t for an in-place op writing t (device,
+// broadcasting to t's shape, and that the result type resultDT can be
+// cast to t's dtype), as PyTorch's in-place broadcasting and casting
+// rules, and returns o detached, in its own dtype.
 func (t *Tensor) operandFor(op string, o *Tensor, resultDT DType) *Tensor {
 	o.live(op)
 	sameDevice(op, t, o)
@@ -36,15 +38,66 @@ func (t *Tensor) operandFor(op string, o *Tensor, resultDT DType) *Tensor {
 	if resultDT.Category() > t.dtype.Category() {
 		panic(&DTypeError{Op: op, DTypes: []DType{t.dtype, o.dtype}, Msg: fmt.Sprintf("result type %s can't be cast to the desired output type %s", resultDT, t.dtype)})
 	}
-	return o.Detach().Cast(t.dtype)
+	return o.Detach()
 }
 
+// binaryInPlace is t = t op o. As PyTorch, it computes in the result type
+// of t and o and rounds once on the store into t: an operand wider than t
+// (float32 into bfloat16, float64 into float32) is not rounded to t's
+// dtype first.
 func (t *Tensor) binaryInPlace(name string, op backend.BinaryOp, o *Tensor) *Tensor {
 	t.inPlace(name)
-	oc := t.operandFor(name, o, resultType(opnd(t), opnd(o)))
+	rt := resultType(opnd(t), opnd(o))
+	oc := t.operandFor(name, o, rt)
 	t.checkWrite(name, oc)
-	t.be().Binary(op, t.view(), t.view(), oc.expandView(t.shape))
+	if rt == t.dtype {
+		oc = oc.Cast(t.dtype)
+		t.be().Binary(op, t.view(), t.view(), oc.expandView(t.shape))
+		return t
+	}
+	tc, oc := t.Detach().Cast(rt), oc.Cast(rt)
+	r := empty(t.shape, rt, t.dev)
+	r.be().Binary(op, r.view(), tc.view(), oc.expandView(t.shape))
+	return t.storeInPlace(name, r, []*Tensor{o}, []*Tensor{tc, oc})
+}
+
+// storeInPlace checks that t (written by op) has no internal overlap and
+// copies r (t's shape) into t, converting it to t's dtype
+// (one rounding), and releases r and the temporaries tmp that share no
+// storage with t or the op's operands orig. It returns t.
+func (t *Tensor) storeInPlace(op string, r *Tensor, orig, tmp []*Tensor) *Tensor {
+	t.checkWrite(op)
+	if t.dev.Type != MetaType {
+		t.be().Copy(t.view(), r.view())
+	}
+	orig = append(orig, t)
+	for _, x := range append(tmp, r) {
+		if x != nil && x.ag == nil && !sharesStorage(x, orig) {
+			x.Release()
+		}
+	}
 	return t
+}
+
+// halfCompute is the dtype an in-place op whose operands include a
+// two-byte float computes in: their result type, widened to float32 where
+// it is a two-byte float, as PyTorch's kernels compute them in float32;
+// ok is false where no operand is a two-byte float.
+func halfCompute(ts ...*Tensor) (DType, bool) {
+	half := false
+	ops := make([]operand, len(ts))
+	for i, x := range ts {
+		half = half || x.dtype.IsHalf()
+		ops[i] = opnd(x)
+	}
+	if !half {
+		return 0, false
+	}
+	ct := resultType(ops...)
+	if ct.IsHalf() {
+		ct = Float32
+	}
+	return ct, true
 }
 
 // CopyFrom copies src into t (t.copy_(src)): src broadcasts to t's shape
@@ -88,9 +141,29 @@ func (t *Tensor) DivInPlace(o *Tensor) *Tensor {
 }
 
 // AddScaledInPlace adds alpha*o to t (t.add_(o, alpha=alpha)); returns t.
+// Where t or o is a two-byte float, t + alpha·o is computed in float32
+// from their values and rounded once on the store, alpha taking the
+// result type of t and o (rounded to it where that is a two-byte float,
+// as PyTorch 1.13's CPU kernel and ember's scalars do).
 func (t *Tensor) AddScaledInPlace(o *Tensor, alpha float64) *Tensor {
 	o.live("add_")
-	return t.AddInPlace(o.Detach().MulScalar(alpha))
+	t.live("add_")
+	ct, half := halfCompute(t, o)
+	if !half {
+		return t.AddInPlace(o.Detach().MulScalar(alpha))
+	}
+	rt := resultType(opnd(t), opnd(o))
+	oc := t.operandFor("add_", o, rt)
+	t.inPlace("add_")
+	switch rt {
+	case BFloat16:
+		alpha = float64(backend.ToBF16(float32(alpha)).Float32())
+	case Float16:
+		alpha = float64(backend.ToF16(float32(alpha)).Float32())
+	}
+	tc, oc := t.Detach().Cast(ct), oc.Cast(ct)
+	so := oc.MulScalar(alpha)
+	return t.storeInPlace("add_", tc.Add(so), []*Tensor{o}, []*Tensor{tc, oc, so})
 }
 
 // MulScalarInPlace multiplies t by v (t.mul_(v)); returns t.
@@ -129,12 +202,34 @@ func (t *Tensor) SqrtInPlace() *Tensor {
 	return t
 }
 
-// AddcmulInPlace adds value*a*b to t (t.addcmul_(a, b, value=value)); returns t.
+// AddcmulInPlace adds value*a*b to t (t.addcmul_(a, b, value=value));
+// returns t. Where an operand is a two-byte float, t + (value·a)·b is
+// computed in float32 (value too) from their values and rounded once on
+// the store into t, as PyTorch's kernels.
 func (t *Tensor) AddcmulInPlace(a, b *Tensor, value float64) *Tensor {
-	return t.AddInPlace(a.Detach().Mul(b.Detach()).MulScalar(value))
+	return t.addcInPlace("addcmul_", a, b, value, (*Tensor).Mul)
 }
 
-// AddcdivInPlace adds value*a/b to t (t.addcdiv_(a, b, value=value)); returns t.
+// AddcdivInPlace adds value*a/b to t (t.addcdiv_(a, b, value=value));
+// returns t. Where an operand is a two-byte float, t + (value·a)/b is
+// computed in float32 (value too) from their values and rounded once on
+// the store into t, as PyTorch's kernels.
 func (t *Tensor) AddcdivInPlace(a, b *Tensor, value float64) *Tensor {
-	return t.AddInPlace(a.Detach().Div(b.Detach()).MulScalar(value))
+	return t.addcInPlace("addcdiv_", a, b, value, (*Tensor).Div)
+}
+
+func (t *Tensor) addcInPlace(name string, a, b *Tensor, value float64, f func(x, y *Tensor) *Tensor) *Tensor {
+	t.live(name)
+	a.live(name)
+	b.live(name)
+	ct, half := halfCompute(t, a, b)
+	if !half {
+		return t.AddInPlace(f(a.Detach(), b.Detach()).MulScalar(value))
+	}
+	BroadcastShapes(name, a.shape, b.shape)
+	ab := f(a.Detach().Cast(ct).MulScalar(value), b.Detach().Cast(ct))
+	t.operandFor(name, ab, resultType(opnd(t), opnd(a), opnd(b)))
+	t.inPlace(name)
+	tc := t.Detach().Cast(ct)
+	return t.storeInPlace(name, tc.Add(ab), []*Tensor{a, b}, []*Tensor{tc, ab})
 }

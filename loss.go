@@ -74,7 +74,7 @@ func checkClasses(op string, tg *Tensor, c int) {
 // count for nothing, and "mean" divides by the number of the others.
 func NLLLoss(input, target *Tensor, reduction string) *Tensor {
 	if autocastF32(input) {
-		return NLLLoss(castFloat(input, Float32), target, reduction)
+		return NLLLoss(autocastCast(input, Float32), target, reduction)
 	}
 	const name = "nll_loss"
 	input.live(name)
@@ -113,7 +113,7 @@ func NLLLoss(input, target *Tensor, reduction string) *Tensor {
 // dtype, class probabilities.
 func CrossEntropy(logits, target *Tensor, labelSmoothing float64, reduction string) *Tensor {
 	if autocastF32(logits) || autocastF32(target) {
-		return CrossEntropy(castFloat(logits, Float32), castFloat(target, Float32), labelSmoothing, reduction)
+		return CrossEntropy(autocastCast(logits, Float32), autocastCast(target, Float32), labelSmoothing, reduction)
 	}
 	const name = "cross_entropy"
 	logits.live(name)
@@ -182,7 +182,7 @@ func lossGrad(g *Tensor, reduction string, n int) *Tensor {
 // as torch.nn.functional.mse_loss.
 func MSELoss(input, target *Tensor, reduction string) *Tensor {
 	if autocastF32(input) || autocastF32(target) {
-		return MSELoss(castFloat(input, Float32), castFloat(target, Float32), reduction)
+		return MSELoss(autocastCast(input, Float32), autocastCast(target, Float32), reduction)
 	}
 	const name = "mse_loss"
 	input.live(name)
@@ -203,7 +203,7 @@ func MSELoss(input, target *Tensor, reduction string) *Tensor {
 // torch.nn.functional.binary_cross_entropy_with_logits.
 func BCEWithLogits(input, target *Tensor, reduction string) *Tensor {
 	if autocastF32(input) || autocastF32(target) {
-		return BCEWithLogits(castFloat(input, Float32), castFloat(target, Float32), reduction)
+		return BCEWithLogits(autocastCast(input, Float32), autocastCast(target, Float32), reduction)
 	}
 	const name = "binary_cross_entropy_with_logits"
 	input.live(name)

@@ -14,7 +14,7 @@ func (t *Tensor) MatMul(o *Tensor) *Tensor {
 	t.live(name)
 	o.live(name)
 	if dt, ok := autocastLow(t, o); ok {
-		cs := []*Tensor{t.Cast(dt), o.Cast(dt)}
+		cs := []*Tensor{autocastCast(t, dt), autocastCast(o, dt)}
 		return releaseCasts(cs[0].MatMul(cs[1]), []*Tensor{t, o}, cs)
 	}
 	if t.dtype.IsHalf() && t.dtype == o.dtype && t.dev.Type != backend.CUDAType && t.dev.Type != backend.CPUType {

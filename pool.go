@@ -118,11 +118,23 @@ func AdaptiveAvgPool2d(x *Tensor, outH, outW int) *Tensor {
 		return undo(out)
 	}
 	checkShape(name, Shape{x4.shape[0], x4.shape[1], outH, outW})
-	ph := poolMatrix(name, x4.shape[2], outH, x.dtype, x.dev)
-	pw := poolMatrix(name, x4.shape[3], outW, x.dtype, x.dev)
-	out := ph.MatMul(x4.Detach().MatMul(pw.T()))
+	// two-byte floats: the pooling matrices, the products and the
+	// intermediate in float32, the result rounded once (forward and
+	// backward), as PyTorch's kernels accumulate in float32
+	cdt := x.dtype
+	if cdt.IsHalf() {
+		cdt = Float32
+	}
+	ph := poolMatrix(name, x4.shape[2], outH, cdt, x.dev)
+	pw := poolMatrix(name, x4.shape[3], outW, cdt, x.dev)
+	var out *Tensor
+	AutocastDisabled(func() {
+		out = ph.MatMul(x4.Detach().Cast(cdt).MatMul(pw.T())).Cast(x.dtype)
+	})
 	out = record("AdaptiveAvgPool2DBackward0", out, []*Tensor{x4}, nil, func(g *Tensor) []*Tensor {
-		return []*Tensor{ph.T().MatMul(g.MatMul(pw))}
+		var gx *Tensor
+		AutocastDisabled(func() { gx = ph.T().MatMul(g.Cast(cdt).MatMul(pw)).Cast(g.dtype) })
+		return []*Tensor{gx}
 	})
 	return undo(out)
 }

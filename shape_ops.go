@@ -1,6 +1,10 @@
 package ember
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/emberml/ember/backend"
+)
 
 // Structural ops: Tril, Triu, Repeat, Roll, Outer, Bmm and Baddbmm,
 // composed from views, Where, Cat and MatMul, each recording PyTorch's
@@ -163,14 +167,39 @@ func Bmm(a, b *Tensor) *Tensor {
 func Baddbmm(input, b1, b2 *Tensor, beta, alpha float64) *Tensor {
 	const name = "baddbmm"
 	input.live(name)
+	if dt, ok := autocastLow(input, b1, b2); ok {
+		return onCasts(dt, []*Tensor{input, b1, b2}, func(c []*Tensor) *Tensor { return Baddbmm(c[0], c[1], c[2], beta, alpha) })
+	}
 	sameDevice(name, input, b1, b2)
-	p := Bmm(b1.Detach(), b2.Detach())
+	// two-byte floats: the product in float32 from the two-byte operands,
+	// scaled and added to beta·input in float32, rounded once (as PyTorch's
+	// bf16 baddbmm)
+	half := b1.dtype.IsHalf() && b2.dtype == b1.dtype && input.dtype == b1.dtype
+	var p *Tensor
+	if half {
+		p = bmmHalfF32(name, b1.Detach(), b2.Detach())
+	} else {
+		p = Bmm(b1.Detach(), b2.Detach())
+	}
 	if !BroadcastShapes(name, input.shape, p.shape).Equal(p.shape) {
 		shapeErr(name, fmt.Sprintf("the input must broadcast to %v", p.shape), input.shape, b1.shape, b2.shape)
 	}
-	out := p.MulScalar(alpha)
+	out := p
+	if alpha != 1 {
+		out = p.MulScalar(alpha)
+	}
 	if beta != 0 {
-		out = input.Detach().MulScalar(beta).Add(out)
+		in := input.Detach()
+		if half {
+			in = in.Cast(Float32)
+		}
+		if beta != 1 {
+			in = in.MulScalar(beta)
+		}
+		out = in.Add(out)
+	}
+	if half {
+		out = out.Cast(b1.dtype)
 	}
 	bd1, bd2 := b1.Detach(), b2.Detach()
 	return record("BaddbmmBackward0", out, []*Tensor{input, b1, b2}, savedIf(bd2, b1, bd1, b2), func(g *Tensor) []*Tensor {
@@ -180,4 +209,31 @@ func Baddbmm(input, b1, b2 *Tensor, beta, alpha float64) *Tensor {
 			gradIf(b2, func() *Tensor { return bd1.Transpose(1, 2).MatMul(g).MulScalar(alpha) }),
 		}
 	})
+}
+
+// bmmHalfF32 is Bmm of two-byte a [B, N, M] and b [B, M, P] (one dtype)
+// into float32, unrounded: on the backend's half GEMM where it has one
+// (backend.HalfMatMuler), else the float32 product of the widened operands.
+func bmmHalfF32(name string, a, b *Tensor) *Tensor {
+	if a.Dim() != 3 || b.Dim() != 3 {
+		shapeErr(name, "batch1 and batch2 must be 3D tensors", a.shape, b.shape)
+	}
+	if a.shape[0] != b.shape[0] || a.shape[2] != b.shape[1] {
+		shapeErr(name, fmt.Sprintf("Expected size for first two dimensions of batch2 tensor to be: [%d, %d] but got: [%d, %d].", a.shape[0], a.shape[2], b.shape[0], b.shape[1]), a.shape, b.shape)
+	}
+	if hm, ok := a.be().(backend.HalfMatMuler); ok {
+		out := empty(Shape{a.shape[0], a.shape[1], b.shape[2]}, Float32, a.dev)
+		if out.NumElements() == 0 || hm.MatMulHalfF32(out.view(), a.view(), b.view()) {
+			return out
+		}
+		out.Release()
+	}
+	var out *Tensor
+	AutocastDisabled(func() {
+		a32, b32 := a.Cast(Float32), b.Cast(Float32)
+		out = a32.MatMul(b32)
+		a32.Release()
+		b32.Release()
+	})
+	return out
 }

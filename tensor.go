@@ -327,6 +327,10 @@ func Linspace(start, end float64, steps int, opts ...Option) *Tensor {
 		panic(&ShapeError{Op: "linspace", Msg: "number of steps must be non-negative"})
 	}
 	o := makeOptions(Float32, opts)
+	if o.dtype.IsHalf() {
+		v := linspaceHalf(start, end, steps, o.dtype)
+		return finish(FromSlice(v, Shape{steps}, On(o.dev), Dtype(o.dtype)), o)
+	}
 	t := empty(Shape{steps}, o.dtype, o.dev)
 	step := 0.0
 	if steps > 1 {
@@ -334,6 +338,68 @@ func Linspace(start, end float64, steps int, opts ...Option) *Tensor {
 	}
 	t.be().Arange(t.view(), start, step)
 	return finish(t, o)
+}
+
+// linspaceHalfWidth is the number of two-byte lanes in the vectors of
+// PyTorch 1.13's linspace kernel on an AVX2 CPU (Vectorized<BFloat16> and
+// Vectorized<Half> are 256 bits), which linspaceHalf follows.
+const linspaceHalfWidth = 16
+
+// linspaceHalf is torch.linspace's values for a bfloat16 or float16
+// result, bit for bit those of PyTorch 1.13's CPU kernel (AVX2, one
+// thread or up to 32768 steps), whose arithmetic is in the two-byte type:
+// start and end are rounded to it, the step is (end - start) / (steps - 1)
+// rounded at each operation (steps - 1 too), and element i is start +
+// step·i for i < steps/2, else end - step·(steps-1-i), each product and
+// sum rounded and the index itself rounded to the type; except that the
+// kernel fills whole vectors of linspaceHalfWidth lanes (two at a time,
+// while two fit) from their first element's value, base + step·k, the
+// rest one at a time. They are not the float32 linspace rounded once:
+// with many steps they wander by several units in the last place.
+func linspaceHalf(start, end float64, steps int, dt DType) []float32 {
+	r := func(x float32) float32 { return float32(backend.ToBF16(x).Float32()) }
+	max := float64(math.Float32frombits(0x7f7f0000)) // largest finite bfloat16
+	if dt == Float16 {
+		r = func(x float32) float32 { return backend.ToF16(x).Float32() }
+		max = 65504
+	}
+	for _, v := range []float64{start, end} {
+		// PyTorch's Scalar conversion refuses finite values past the type's range
+		if !math.IsInf(v, 0) && math.Abs(v) > max {
+			panic(&ValueError{Op: "linspace", Msg: fmt.Sprintf("value cannot be converted to type at::%s without overflow", map[DType]string{BFloat16: "BFloat16", Float16: "Half"}[dt])})
+		}
+	}
+	out := make([]float32, steps)
+	s, e := r(float32(start)), r(float32(end))
+	if steps == 1 {
+		out[0] = s
+	}
+	if steps <= 1 {
+		return out
+	}
+	mul := func(a float32, i int) float32 { return r(float32(a * r(float32(i)))) }
+	step := r(float32(r(float32(e-s)) / r(float32(steps-1))))
+	half := steps / 2
+	at := func(i int) float32 { // the kernel's scalar element i
+		if i < half {
+			return r(float32(s + mul(step, i)))
+		}
+		return r(float32(e - mul(step, steps-i-1)))
+	}
+	const w = linspaceHalfWidth
+	i := 0
+	for ; i <= steps-2*w; i += 2 * w {
+		for v := i; v < i+2*w; v += w {
+			base := at(v)
+			for k := 0; k < w; k++ {
+				out[v+k] = r(float32(base + mul(step, k)))
+			}
+		}
+	}
+	for ; i < steps; i++ {
+		out[i] = at(i)
+	}
+	return out
 }
 
 // Eye returns the n×n identity matrix.

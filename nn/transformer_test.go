@@ -477,6 +477,40 @@ func TestTransformerDropout(t *testing.T) {
 	}
 }
 
+// TestTransformerAutocastDropout: a TransformerEncoderLayer with its
+// default dropout 0.1 trains under Autocast(CPU, BFloat16) (the dropout
+// after the bfloat16 linear layers needs bfloat16 random numbers): with
+// dropout 0 it is the evaluation-mode fixture to bfloat16's precision,
+// with 0.1 it differs from it, and the backward reaches the float32
+// weights.
+func TestTransformerAutocastDropout(t *testing.T) {
+	f := tfFixture(t)
+	ember.ManualSeed(4)
+	x, want := f["enc_post_relu.x"], f["enc_post_relu.y"]
+	for _, p := range []float64{0, 0.1} {
+		opts := []nn.TransformerOption{nn.FeedForward(16)}
+		if p == 0 {
+			opts = append(opts, nn.WithDropout(0))
+		}
+		l := nn.NewTransformerEncoderLayer(8, 2, opts...)
+		tfLoad(t, l, "enc_post_relu", ember.CPU)
+		l.Train(true)
+		var y *ember.Tensor
+		ember.Autocast(ember.CPU, ember.BFloat16, func() { y = l.Forward(x) })
+		if y.DType() != ember.Float32 || !y.Shape().Equal(want.Shape()) {
+			t.Fatalf("p=%v: %v %v", p, y.DType(), y.Shape())
+		}
+		if close := ember.AllClose(y, want, 0.05, 0.05); close != (p == 0) {
+			t.Errorf("p=%v: close to the evaluation-mode output: %v", p, close)
+		}
+		y.Square().Sum().Backward()
+		g := l.Linear1.Weight.Grad()
+		if g == nil || g.DType() != ember.Float32 || !ember.AllClose(g, g, 0, 0) {
+			t.Fatalf("p=%v: linear1 weight grad %v", p, g)
+		}
+	}
+}
+
 // TestTransformerModules covers construction: parameter names and shapes,
 // PyTorch's initialisation, deep copies in the stacks, option misuse and
 // mask errors.

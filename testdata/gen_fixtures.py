@@ -968,6 +968,160 @@ def gen_autocast():
         f.write("\n")
 
 
+def gen_half_ops():
+    """half/ops.json: bfloat16/float16 ops that PyTorch computes in float32
+    and rounds once (GELU and its gradient, adaptive average pooling,
+    baddbmm, linear, in-place ops with a wider operand, addcmul_, addcdiv_,
+    add_ with alpha), linspace's values, and baddbmm/matmul under
+    torch.autocast("cpu", bfloat16). Tensors as in gen_half: two-byte
+    values as their bits, float32 as their 32 bits. Where torch 1.13 has no
+    CPU float16 kernel the float16 case is the float32 op on the values,
+    rounded once (what PyTorch's float16 kernels elsewhere compute),
+    marked "emulated". Its own seed."""
+    import struct
+    g = torch.Generator().manual_seed(1415)
+    F = torch.nn.functional
+    DN = {torch.bfloat16: "bfloat16", torch.float16: "float16", torch.float32: "float32", torch.float64: "float64"}
+
+    def T(t):
+        t = t.detach().contiguous()
+        if t.dtype in (torch.bfloat16, torch.float16):
+            bits = [x & 0xFFFF for x in t.view(torch.int16).flatten().tolist()]
+        elif t.dtype == torch.float32:
+            bits = [x & 0xFFFFFFFF for x in t.view(torch.int32).flatten().tolist()]
+        else:
+            bits = [struct.unpack("<Q", struct.pack("<d", x))[0] for x in t.flatten().tolist()]
+        return {"shape": list(t.shape), "dtype": DN[t.dtype], "bits": bits}
+
+    cases = []
+
+    def add(name, op, inputs, out, args=None, emulated=False, grads=None):
+        c = {"name": name, "op": op, "inputs": [T(x) for x in inputs], "out": T(out)}
+        if args:
+            c["args"] = args
+        if emulated:
+            c["emulated"] = True
+        if grads is not None:
+            c["grads"] = [T(x) for x in grads]
+        cases.append(c)
+
+    def has(f):  # torch 1.13 lacks some CPU float16 kernels
+        try:
+            f()
+            return True
+        except RuntimeError:
+            return False
+
+    for dt in (torch.bfloat16, torch.float16):
+        dn = DN[dt]
+        # GELU (exact) and its gradient on [-5, 5]
+        x = torch.cat([torch.tensor([-3.1, 1.0]), torch.linspace(-5, 5, 801)]).to(dt)
+        gy = torch.randn(x.shape, generator=g).to(dt)
+        if has(lambda: F.gelu(x)):
+            add(f"gelu_{dn}", "gelu", [x, gy], F.gelu(x), grads=[torch.ops.aten.gelu_backward(gy, x)])
+        else:
+            add(f"gelu_{dn}", "gelu", [x, gy], F.gelu(x.float()).to(dt), emulated=True,
+                grads=[torch.ops.aten.gelu_backward(gy.float(), x.float()).to(dt)])
+        # adaptive average pooling to sizes other than 1x1, forward and backward
+        for i, (xin, osz) in enumerate((((torch.arange(0, 81) / 7).reshape(1, 1, 9, 9), (2, 3)),
+                                        (torch.randn(2, 3, 9, 7, generator=g) * 3, (4, 3)),
+                                        (torch.randn(1, 2, 10, 11, generator=g) * 5, (3, 5)))):
+            xh = xin.to(dt).requires_grad_()
+            gout = torch.randn(xin.shape[0], xin.shape[1], *osz, generator=g).to(dt)
+            # the gradient is the float32 one rounded once: torch 1.13's bf16
+            # backward adds each window's share in bfloat16, rounding per step
+            xf = xh.detach().float().requires_grad_()
+            yf = F.adaptive_avg_pool2d(xf, osz)
+            yf.backward(gout.float())
+            if has(lambda: F.adaptive_avg_pool2d(xh, osz)):
+                y = F.adaptive_avg_pool2d(xh, osz)
+                assert torch.equal(y, yf.to(dt))
+                add(f"adaptive_avg_pool2d_{i}_{dn}", "adaptive_avg_pool2d", [xh, gout], y, {"size": list(osz)}, grads=[xf.grad.to(dt)])
+            else:
+                add(f"adaptive_avg_pool2d_{i}_{dn}", "adaptive_avg_pool2d", [xh, gout], yf.to(dt), {"size": list(osz)}, True, [xf.grad.to(dt)])
+        # baddbmm: small (torch's loop) and large enough for its GEMM path
+        for i, (inp, b1, b2, beta, alpha) in enumerate((
+                (torch.tensor([[[1.3]]]), torch.tensor([[[1.1]]]), torch.tensor([[[1.1]]]), 0.7, 1.3),
+                (torch.randn(3, 5, generator=g) * 4, torch.randn(2, 3, 4, generator=g), torch.randn(2, 4, 5, generator=g) * 2, 0.7, 1.3),
+                (torch.randn(2, 16, 24, generator=g), torch.randn(2, 16, 32, generator=g), torch.randn(2, 32, 24, generator=g), -0.3, 0.9),
+                (torch.randn(2, 3, 5, generator=g), torch.randn(2, 3, 6, generator=g), torch.randn(2, 6, 5, generator=g), 1.0, 1.0),
+                (torch.full((2, 3, 5), float("nan")), torch.randn(2, 3, 6, generator=g), torch.randn(2, 6, 5, generator=g), 0.0, 2.5))):
+            args = {"beta": beta, "alpha": alpha}
+            ih, b1h, b2h = inp.to(dt), b1.to(dt), b2.to(dt)
+            once = torch.baddbmm(ih.float(), b1h.float(), b2h.float(), beta=beta, alpha=alpha).to(dt)
+            # torch 1.13's bf16 baddbmm is that (float32, rounded once) on its
+            # GEMM path; its loop for small products (b1 rows x b2 columns x
+            # the inner size under 400) computes in bfloat16, rounding at
+            # every step: those cases are the float32 op, rounded once
+            if has(lambda: torch.baddbmm(ih, b1h, b2h, beta=beta, alpha=alpha)) and torch.equal(torch.baddbmm(ih, b1h, b2h, beta=beta, alpha=alpha), once):
+                add(f"baddbmm_{i}_{dn}", "baddbmm", [ih, b1h, b2h], torch.baddbmm(ih, b1h, b2h, beta=beta, alpha=alpha), args)
+            else:
+                add(f"baddbmm_{i}_{dn}", "baddbmm", [ih, b1h, b2h], once, args, True)
+        # linear with a bias: 2-D and 3-D input
+        w = (torch.randn(6, 9, generator=g)).to(dt)
+        b = (torch.randn(6, generator=g) * 3).to(dt)
+        for i, xin in enumerate((torch.randn(5, 9, generator=g) * 2, torch.randn(2, 4, 9, generator=g) * 2,
+                                 torch.tensor([-3.1, -1.5, -0.0, 0.0, 0.3, 0.7, 1.0, 2.5, 100.3]).reshape(1, 9))):
+            xh = xin.to(dt)
+            if has(lambda: F.linear(xh, w, b)):
+                add(f"linear_{i}_{dn}", "linear", [xh, w, b], F.linear(xh, w, b))
+            else:
+                add(f"linear_{i}_{dn}", "linear", [xh, w, b], F.linear(xh.float(), w.float(), b.float()).to(dt), emulated=True)
+        # in-place ops with a wider (or other two-byte) operand: computed in
+        # the result type, rounded once on the store
+        t = (torch.randn(64, generator=g) * 3).to(dt)
+        other = torch.bfloat16 if dt == torch.float16 else torch.float16
+        for on, o in (("f32", torch.randn(64, generator=g) * 0.01 + 0.5), ("f64", (torch.randn(64, generator=g) * 0.01 + 0.5).double()),
+                      ("other", (torch.randn(64, generator=g) + 0.5).to(other))):
+            for op in ("add_", "sub_", "mul_", "div_"):
+                if has(lambda: getattr(t.clone(), op)(o)):
+                    add(f"{op}{on}_{dn}", op, [t, o], getattr(t.clone(), op)(o))
+                else:
+                    add(f"{op}{on}_{dn}", op, [t, o], getattr(t.float(), op)(o).to(dt), emulated=True)
+        # fused in-place ops: computed in float32 from the two-byte values
+        n = 64
+        t, o, a = (torch.randn(n, generator=g) * 3).to(dt), (torch.randn(n, generator=g) * 3).to(dt), torch.randn(n, generator=g).to(dt)
+        bb = (torch.randn(n, generator=g).abs() + 0.1).to(dt)
+        for v in (0.3, -0.7):
+            if has(lambda: t.clone().addcmul_(a, bb, value=v)):
+                add(f"addcmul_{v}_{dn}", "addcmul_", [t, a, bb], t.clone().addcmul_(a, bb, value=v), {"value": v})
+                add(f"addcdiv_{v}_{dn}", "addcdiv_", [t, a, bb], t.clone().addcdiv_(a, bb, value=v), {"value": v})
+            else:
+                add(f"addcmul_{v}_{dn}", "addcmul_", [t, a, bb], (t.float() + (v * a.float()) * bb.float()).to(dt), {"value": v}, True)
+                add(f"addcdiv_{v}_{dn}", "addcdiv_", [t, a, bb], (t.float() + (v * a.float()) / bb.float()).to(dt), {"value": v}, True)
+            # add_ with alpha: n a multiple of 32 runs torch 1.13's vectorised
+            # kernel throughout, whose bf16 alpha is rounded to bf16 and whose
+            # arithmetic is float32, rounded once; float16 (a scalar Half
+            # kernel in 1.13, rounding twice) emulated by that rule
+            vr = float(torch.tensor(v).to(dt))
+            if dt == torch.bfloat16:
+                add(f"add_alpha_{v}_{dn}", "add_alpha", [t, o], t.clone().add_(o, alpha=v), {"alpha": v})
+            else:
+                add(f"add_alpha_{v}_{dn}", "add_alpha", [t, o], (t.float() + vr * o.float()).to(dt), {"alpha": v}, True)
+            # a float32 tensor plus alpha times a two-byte one: all float32
+            tf = torch.randn(n, generator=g)
+            add(f"add_alpha_f32_{v}_{dn}", "add_alpha", [tf, o], tf.clone().add_(o.float(), alpha=v), {"alpha": v})
+        cases.append({"name": f"addcmul_one_{dn}", "op": "addcmul_", "inputs": [T(torch.tensor([1.0]).to(dt)), T(torch.tensor([1.1]).to(dt)), T(torch.tensor([1.1]).to(dt))],
+                      "args": {"value": 0.3}, "out": T((torch.tensor([1.0]).to(dt).float() + (0.3 * torch.tensor([1.1]).to(dt).float()) * torch.tensor([1.1]).to(dt).float()).to(dt))})
+        # linspace (torch 1.13 computes it in the two-byte type)
+        for i, (a_, b_, n_) in enumerate(((0, 1, 5), (-3.7, 12.9, 50), (0, 1000, 1001), (-100, 100, 33), (1.3, -2.7, 7),
+                                          (5, 5, 1), (0.1, 0.2, 65), (2, 3, 2), (-1, 1, 0), (0, 255, 256), (-7.5, 300.25, 129))):
+            add(f"linspace_{i}_{dn}", "linspace", [], torch.linspace(a_, b_, n_, dtype=dt), {"start": a_, "end": b_, "steps": n_})
+    # under torch.autocast("cpu", bfloat16): baddbmm's float32 operands are
+    # cast to bfloat16 (big enough for torch's GEMM path: float32, rounded
+    # once); float64 operands keep their dtype (matmul)
+    inp, b1, b2 = torch.randn(2, 16, 24, generator=g), torch.randn(2, 16, 32, generator=g), torch.randn(2, 32, 24, generator=g)
+    with torch.autocast("cpu", torch.bfloat16):
+        y = torch.baddbmm(inp, b1, b2, beta=0.7, alpha=1.3)
+        md = torch.randn(3, 4, generator=g, dtype=torch.float64)
+        ym = md @ md.t()
+    add("autocast_baddbmm", "autocast_baddbmm", [inp, b1, b2], y, {"beta": 0.7, "alpha": 1.3})
+    add("autocast_matmul_f64", "autocast_matmul", [md, md.t().contiguous()], ym)
+    with open(os.path.join(OUT, "half", "ops.json"), "w") as f:
+        json.dump({"torch": torch.__version__, "cases": cases}, f, indent=0)
+        f.write("\n")
+
+
 if __name__ == "__main__":
     gen_binary()
     gen_unary()
@@ -978,6 +1132,7 @@ if __name__ == "__main__":
     gen_table()
     gen_index()
     gen_half()
+    gen_half_ops()
     gen_autocast()
     for f in sorted(os.listdir(OUT)):
         print(f, os.path.getsize(os.path.join(OUT, f)))

@@ -157,9 +157,35 @@ func (Backend) Random(dst backend.View, seed, offset uint64, normal bool) {
 				philox.FillUniform64(d[lo:hi], seed, offset, lo)
 			}
 		})
+	case backend.BFloat16:
+		randomHalf(slice[backend.BF16](dst.S)[dst.Offset:][:n], 8, seed, offset, normal, backend.ToBF16)
+	case backend.Float16:
+		randomHalf(slice[backend.F16](dst.S)[dst.Offset:][:n], 11, seed, offset, normal, backend.ToF16)
 	default:
 		notImpl("random", dst.S.DType())
 	}
+}
+
+// randomHalf fills a two-byte float slice from the Philox stream: uniform
+// draws of the type's digits (8 for bfloat16, 11 for float16: k·2^-digits,
+// exact, never 1), as PyTorch's rule for these types; normal draws
+// computed in float64 and rounded once through float32, as PyTorch's CPU
+// normal_ for them (and ember's float32 normals, rounded).
+func randomHalf[H halfT](d []H, digits uint, seed, offset uint64, normal bool, enc func(float32) H) {
+	parallelFor(len(d), 16, func(lo, hi int) {
+		buf := make([]float32, min(hi-lo, 4096))
+		for i := lo; i < hi; i += len(buf) {
+			b := buf[:min(len(buf), hi-i)]
+			if normal {
+				philox.FillNormal32(b, seed, offset, i)
+			} else {
+				philox.FillUniformDigits(b, digits, seed, offset, i)
+			}
+			for j, v := range b {
+				d[i+j] = enc(v)
+			}
+		}
+	})
 }
 
 // Softmax over the last dim of contiguous rows.

@@ -162,12 +162,16 @@ func dgemm(transA, transB bool, m, n, k int, a []float64, lda int, b []float64, 
 
 var _ backend.HalfMatMuler = Backend{}
 
-// MatMulHalfF32 multiplies bfloat16 a and b into the float32 dst on the
-// bfloat16 GEMM (gemm.Bgemm: VDPBF16PS where the CPU has AVX512_BF16),
-// unrounded (backend.HalfMatMuler); operands that are not matrices with a
-// unit stride are left to the caller.
+// MatMulHalfF32 multiplies two-byte a and b (both BFloat16 or both
+// Float16) into the float32 dst, unrounded (backend.HalfMatMuler):
+// bfloat16 on the bfloat16 GEMM (gemm.Bgemm: VDPBF16PS where the CPU has
+// AVX512_BF16), float16 on the float32 GEMM with the operands widened
+// while packing (gemm.Hgemm, the float32 product of the values);
+// operands that are not matrices with a unit stride are left to the
+// caller.
 func (Backend) MatMulHalfF32(dst, a, b backend.View) bool {
-	if a.S.DType() != backend.BFloat16 || b.S.DType() != backend.BFloat16 || dst.S.DType() != backend.Float32 {
+	dt := a.S.DType()
+	if !dt.IsHalf() || b.S.DType() != dt || dst.S.DType() != backend.Float32 {
 		return false
 	}
 	bs, m, k, n := a.Shape[0], a.Shape[1], a.Shape[2], b.Shape[2]
@@ -177,9 +181,15 @@ func (Backend) MatMulHalfF32(dst, a, b backend.View) bool {
 		return false
 	}
 	c := slice[float32](dst.S)[dst.Offset:]
-	av, bv := halfBits(slice[backend.BF16](a.S)), halfBits(slice[backend.BF16](b.S))
+	var hg func(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int)
+	var av, bv []uint16
+	if dt == backend.Float16 {
+		hg, av, bv = gemm.Hgemm, halfBits(slice[backend.F16](a.S)), halfBits(slice[backend.F16](b.S))
+	} else {
+		hg, av, bv = gemm.Bgemm, halfBits(slice[backend.BF16](a.S)), halfBits(slice[backend.BF16](b.S))
+	}
 	for i := 0; i < bs; i++ {
-		gemm.Bgemm(ta, tb, m, n, k, av[a.Offset+i*a.Strides[0]:], lda, bv[b.Offset+i*b.Strides[0]:], ldb, c[i*m*n:], n)
+		hg(ta, tb, m, n, k, av[a.Offset+i*a.Strides[0]:], lda, bv[b.Offset+i*b.Strides[0]:], ldb, c[i*m*n:], n)
 	}
 	return true
 }

@@ -38,6 +38,17 @@ func Block(seed, counter uint64) [4]uint32 {
 // Uniform32 maps 32 random bits to [0, 1) in float32 (24 bits of mantissa).
 func Uniform32(x uint32) float32 { return float32(x>>8) * (1.0 / 16777216.0) }
 
+// UniformDigits maps the top digits (at most 24) of 32 random bits to
+// [0, 1): k·2^-digits for k < 2^digits, exact in float32 and in a float
+// type with digits bits of precision (8 for bfloat16, 11 for float16), so
+// that rounding it to that type keeps it below 1. It is Uniform32 with its
+// low bits dropped (rounded down to a multiple of 2^-digits), and PyTorch's
+// rule for a float type's uniform draw, (bits & (2^digits - 1))·2^-digits,
+// taken from the top bits of the lane rather than the bottom.
+func UniformDigits(x uint32, digits uint) float32 {
+	return float32(x>>(32-digits)) * float32(1/float64(uint64(1)<<digits))
+}
+
 // Uniform64 maps 32 random bits to [0, 1) in float64.
 func Uniform64(x uint32) float64 { return float64(x) * (1.0 / 4294967296.0) }
 
@@ -54,6 +65,11 @@ func BoxMuller(a, b uint32) (float64, float64) {
 // for i in [start, start+len(dst)).
 func FillUniform32(dst []float32, seed, offset uint64, start int) {
 	fill(len(dst), seed, offset, start, func(j int, x [4]uint32, lane int) { dst[j] = Uniform32(x[lane]) })
+}
+
+// FillUniformDigits is FillUniform32 with UniformDigits(x, digits).
+func FillUniformDigits(dst []float32, digits uint, seed, offset uint64, start int) {
+	fill(len(dst), seed, offset, start, func(j int, x [4]uint32, lane int) { dst[j] = UniformDigits(x[lane], digits) })
 }
 
 // FillUniform64 is FillUniform32 for float64.

@@ -176,7 +176,7 @@ func NameExpressions(module string) []string {
 	case ModIndex:
 		out = indexNames()
 	case ModRandom:
-		for _, d := range []backend.DType{backend.Float32, backend.Float64} {
+		for _, d := range []backend.DType{backend.Float32, backend.Float64, backend.BFloat16, backend.Float16} {
 			add("ember_random<%s, 0>", ctype(d))
 			add("ember_random<%s, 1>", ctype(d))
 		}

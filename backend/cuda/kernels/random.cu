@@ -32,6 +32,24 @@ template <> __device__ __forceinline__ float ember_uniform<float>(u32 x) {
 template <> __device__ __forceinline__ double ember_uniform<double>(u32 x) {
     return (double)x * (1.0 / 4294967296.0);
 }
+// two-byte floats: the top digits of the lane, k * 2^-digits (8 for bf16,
+// 11 for f16), exact and below 1 (philox.UniformDigits).
+template <> __device__ __forceinline__ ember_bf16 ember_uniform<ember_bf16>(u32 x) {
+    return ember_f32_to_half<ember_bf16>((float)(x >> 24) * (1.0f / 256.0f));
+}
+template <> __device__ __forceinline__ ember_f16 ember_uniform<ember_f16>(u32 x) {
+    return ember_f32_to_half<ember_f16>((float)(x >> 21) * (1.0f / 2048.0f));
+}
+
+// ember_normal_to: a double normal draw to T (two-byte floats through
+// float32, rounded once, as the CPU's).
+template <typename T> __device__ __forceinline__ T ember_normal_to(double v) { return (T)v; }
+template <> __device__ __forceinline__ ember_bf16 ember_normal_to<ember_bf16>(double v) {
+    return ember_f32_to_half<ember_bf16>((float)v);
+}
+template <> __device__ __forceinline__ ember_f16 ember_normal_to<ember_f16>(double v) {
+    return ember_f32_to_half<ember_f16>((float)v);
+}
 
 // ember_random: one thread per Philox block (4 elements).
 template <typename T, int NORMAL>
@@ -46,8 +64,8 @@ __global__ void ember_random(T* d, i64 n, u64 seed, u64 offset) {
                 double u2 = (double)b.x[p + 1] * (1.0 / 4294967296.0);
                 double r = ::sqrt(-2.0 * ::log(u1));
                 double th = 2.0 * 3.14159265358979323846 * u2;
-                if (i0 + p < n) d[i0 + p] = (T)(r * ::cos(th));
-                if (i0 + p + 1 < n) d[i0 + p + 1] = (T)(r * ::sin(th));
+                if (i0 + p < n) d[i0 + p] = ember_normal_to<T>(r * ::cos(th));
+                if (i0 + p + 1 < n) d[i0 + p + 1] = ember_normal_to<T>(r * ::sin(th));
             }
         } else {
             for (int l = 0; l < 4; l++)
