@@ -32,8 +32,11 @@ func Linear(x, w, b *Tensor) *Tensor {
 	if w.Dim() != 2 || x.Dim() == 0 || x.shape[x.Dim()-1] != w.shape[1] {
 		shapeErr(name, "input and weight shapes cannot be multiplied", x.shape, w.shape)
 	}
+	if b != nil && b.live(name).Dim() == 1 && b.shape[0] != w.shape[0] && b.shape[0] != 1 {
+		// torch: "The expanded size of the tensor (4) must match the existing size (3)"
+		shapeErr(name, fmt.Sprintf("bias of shape %v does not match the weight's %d outputs", b.shape, w.shape[0]), x.shape, w.shape, b.shape)
+	}
 	if x.Dim() == 2 && b != nil {
-		b.live(name)
 		sameDevice(name, x, w, b)
 		xd, wd, bd := x.Detach(), w.Detach(), b.Detach()
 		out := bd.Add(xd.MatMul(wd.T()))

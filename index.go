@@ -315,7 +315,11 @@ func OneHot(t *Tensor, numClasses int) *Tensor {
 		if t.NumElements() == 0 {
 			shapeErr(name, "Can not infer total number of classes from empty tensor.", t.shape)
 		}
-		numClasses = int(t.Detach().Max().Item()) + 1
+		m := t.Detach().Max().Int64s()[0]
+		if m >= maxElems { // the classes dim would not fit (torch: not representable as a SymInt)
+			shapeErr(name, fmt.Sprintf("the largest index %d gives more classes than a tensor can hold", m), t.shape)
+		}
+		numClasses = int(m) + 1
 	}
 	checkRange(name, t, t.Dim(), numClasses)
 	shape := append(t.shape.clone(), numClasses)

@@ -81,6 +81,10 @@ func TestMisuseIsTyped(t *testing.T) {
 		"size 0-d":               func() { Scalar(2).Size(0) },
 		"roll 0-d dim":           func() { Scalar(2).Roll([]int{1}, []int{0}) },
 		"cat 0-d":                func() { Cat([]*Tensor{Scalar(2), Scalar(2)}, 0) },
+		"eye -1":                 func() { Eye(-1) },
+		"linear bias":            func() { Linear(x, Ones(Shape{4, 3}), Ones(Shape{3})) },
+		"max_pool2d kernel -1":   func() { MaxPool2d(Ones(Shape{1, 1, 4, 4}), [2]int{-1, -1}, [2]int{1, 1}, [2]int{}) },
+		"one_hot huge index":     func() { OneHot(i64(math.MaxInt64), -1) },
 		"conv2d no filters": func() {
 			Conv2d(Ones(Shape{1, 1, 4, 4}), Ones(Shape{0, 1, 1, 1}), nil, [2]int{1, 1}, [2]int{}, [2]int{1, 1}, 1)
 		},

@@ -12,6 +12,9 @@ import (
 
 // poolArgs resolves a zero stride to the kernel and checks the padding.
 func poolArgs(op string, kernel, stride, padding [2]int) [2]int {
+	if kernel[0] <= 0 || kernel[1] <= 0 {
+		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("kernel size should be greater than zero, but got kH: %d kW: %d", kernel[0], kernel[1])})
+	}
 	if stride[0] == 0 && stride[1] == 0 {
 		stride = kernel // PyTorch's default stride is the kernel size
 	}

@@ -405,6 +405,9 @@ func linspaceHalf(start, end float64, steps int, dt DType) []float32 {
 // Eye returns the n×n identity matrix.
 func Eye(n int, opts ...Option) *Tensor {
 	o := makeOptions(Float32, opts)
+	if n < 0 {
+		shapeErr("eye", fmt.Sprintf("n must be greater or equal to 0, got %d", n), Shape{n, n})
+	}
 	t := empty(Shape{n, n}, o.dtype, o.dev)
 	t.be().Fill(t.view(), 0)
 	diag := backend.View{S: t.st.s, Shape: []int{n}, Strides: []int{n + 1}}
