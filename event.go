@@ -22,6 +22,9 @@ func NewEvent(dev Device) *Event { return &Event{dev: dev} }
 
 // Record places the event after the work queued so far on its device.
 func (e *Event) Record() error {
+	if e == nil {
+		return &ValueError{Op: "event.record", Msg: "nil event"}
+	}
 	if err := CheckDevice(e.dev); err != nil {
 		return err
 	}
@@ -40,6 +43,9 @@ func (e *Event) Record() error {
 
 // Synchronize waits for the work queued before the event.
 func (e *Event) Synchronize() error {
+	if e == nil {
+		return &ValueError{Op: "event.synchronize", Msg: "nil event"}
+	}
 	if e.ev != nil {
 		return e.ev.Synchronize()
 	}
@@ -52,6 +58,9 @@ func (e *Event) Synchronize() error {
 // ElapsedTime returns the milliseconds between start and e; both must be
 // recorded on the same device and e synchronized (torch's elapsed_time).
 func (e *Event) ElapsedTime(start *Event) (float64, error) {
+	if e == nil || start == nil {
+		return 0, &ValueError{Op: "elapsed_time", Msg: "nil event"}
+	}
 	if start.dev != e.dev {
 		return 0, &DeviceMismatchError{Op: "elapsed_time", Devices: []Device{start.dev, e.dev}}
 	}
@@ -64,9 +73,9 @@ func (e *Event) ElapsedTime(start *Event) (float64, error) {
 	return float64(e.at.Sub(start.at).Nanoseconds()) / 1e6, nil
 }
 
-// Release frees the device's event object.
+// Release frees the device's event object; a nil event does nothing.
 func (e *Event) Release() {
-	if e.ev != nil {
+	if e != nil && e.ev != nil {
 		e.ev.Release()
 		e.ev = nil
 	}

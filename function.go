@@ -41,6 +41,9 @@ type FunctionCtx struct {
 // for Backward, as ctx.save_for_backward: Backward panics with an
 // *AutogradError if one of them is modified in place before it runs.
 func (c *FunctionCtx) SaveForBackward(ts ...*Tensor) {
+	if c == nil {
+		panic(&ValueError{Op: "function_ctx.save_for_backward", Msg: "nil FunctionCtx"})
+	}
 	for _, t := range ts {
 		if t != nil {
 			t = t.Detach()
@@ -50,12 +53,22 @@ func (c *FunctionCtx) SaveForBackward(ts ...*Tensor) {
 }
 
 // Saved returns the tensors SaveForBackward kept, in order.
-func (c *FunctionCtx) Saved() []*Tensor { return c.saved }
+func (c *FunctionCtx) Saved() []*Tensor {
+	if c == nil {
+		panic(&ValueError{Op: "function_ctx.saved", Msg: "nil FunctionCtx"})
+	}
+	return c.saved
+}
 
 // NeedsInputGrad reports whether input i needs a gradient (grad mode is
 // on and it requires one), as ctx.needs_input_grad[i]: Backward may skip
 // the others' gradients.
-func (c *FunctionCtx) NeedsInputGrad(i int) bool { return i >= 0 && i < len(c.needs) && c.needs[i] }
+func (c *FunctionCtx) NeedsInputGrad(i int) bool {
+	if c == nil {
+		panic(&ValueError{Op: "function_ctx.needs_input_grad", Msg: "nil FunctionCtx"})
+	}
+	return i >= 0 && i < len(c.needs) && c.needs[i]
+}
 
 // Apply runs fn on inputs and returns its output, recording a node named
 // fn.Name() with one edge per input when grad mode is on (IsGradEnabled),

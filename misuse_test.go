@@ -353,3 +353,49 @@ func TestScalarEdgeValues(t *testing.T) {
 		t.Errorf("clamp(3, 1) = %v, want all 1", got)
 	}
 }
+
+// TestNilStreamEventCtx: a nil *Stream, *Event or *FunctionCtx: Release
+// does nothing, methods that return an error return a *ValueError, the
+// others panic with one; never a nil dereference.
+func TestNilStreamEventCtx(t *testing.T) {
+	for _, recv := range []any{(*Stream)(nil), (*Event)(nil), (*FunctionCtx)(nil)} {
+		v := reflect.ValueOf(recv)
+		typ := v.Type()
+		for i := 0; i < typ.NumMethod(); i++ {
+			m := typ.Method(i)
+			args := []reflect.Value{v}
+			in := m.Type.NumIn()
+			if m.Type.IsVariadic() {
+				args = append(args, reflect.ValueOf([]*Tensor{Ones(Shape{1})}))
+				in--
+			}
+			for j := 1; j < in; j++ {
+				args = append(args, reflect.Zero(m.Type.In(j)))
+			}
+			var r any
+			var out []reflect.Value
+			func() {
+				defer func() { r = recover() }()
+				if m.Type.IsVariadic() {
+					out = m.Func.CallSlice(args)
+				} else {
+					out = m.Func.Call(args)
+				}
+			}()
+			if m.Name == "Release" {
+				if r != nil || len(out) == 1 && !out[0].IsNil() {
+					t.Errorf("nil %v.Release: %v %v, want nothing done", typ, r, out)
+				}
+				continue
+			}
+			if r == nil {
+				if n := len(out); n > 0 && out[n-1].Type() == reflect.TypeOf((*error)(nil)).Elem() {
+					r = out[n-1].Interface()
+				}
+			}
+			if _, ok := r.(*ValueError); !ok {
+				t.Errorf("nil %v.%s: %T %v, want a *ValueError", typ, m.Name, r, r)
+			}
+		}
+	}
+}

@@ -43,10 +43,18 @@ func NewStream(dev Device) (*Stream, error) {
 func DefaultStream(dev Device) *Stream { return &Stream{dev: dev, sb: streamBackend(dev)} }
 
 // Device returns the stream's device.
-func (s *Stream) Device() Device { return s.dev }
+func (s *Stream) Device() Device {
+	if s == nil {
+		panic(&ValueError{Op: "stream.device", Msg: "nil stream"})
+	}
+	return s.dev
+}
 
 // Synchronize waits for the work queued on s.
 func (s *Stream) Synchronize() error {
+	if s == nil {
+		return &ValueError{Op: "stream.synchronize", Msg: "nil stream"}
+	}
 	if s.sb == nil {
 		return nil
 	}
@@ -56,9 +64,10 @@ func (s *Stream) Synchronize() error {
 	return s.sb.SynchronizeStream(s.dev, s.h)
 }
 
-// Release destroys a stream made by NewStream (after waiting for it).
+// Release destroys a stream made by NewStream (after waiting for it); a
+// nil stream does nothing.
 func (s *Stream) Release() error {
-	if s.sb == nil || s.h == 0 {
+	if s == nil || s.sb == nil || s.h == 0 {
 		return nil
 	}
 	if err := s.Synchronize(); err != nil {

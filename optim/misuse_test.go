@@ -2,7 +2,9 @@ package optim
 
 import (
 	"errors"
+	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/emberml/ember"
@@ -131,6 +133,33 @@ func TestSchedulerNilOptimizer(t *testing.T) {
 	} {
 		if e := raises[*ember.ValueError](t, name, f); e.Msg != "nil optimizer" {
 			t.Errorf("%s: %v", name, e)
+		}
+	}
+}
+
+// TestNilOptimizerMethods calls every exported method of a nil *SGD,
+// *Adam and *GradScaler (an optimizer field never constructed): each
+// panics with a *ember.ValueError naming the type and method, never a nil
+// dereference.
+func TestNilOptimizerMethods(t *testing.T) {
+	for _, recv := range []any{(*SGD)(nil), (*Adam)(nil), (*GradScaler)(nil)} {
+		v := reflect.ValueOf(recv)
+		typ := v.Type()
+		for i := 0; i < typ.NumMethod(); i++ {
+			m := typ.Method(i)
+			args := []reflect.Value{v}
+			for j := 1; j < m.Type.NumIn(); j++ {
+				args = append(args, reflect.Zero(m.Type.In(j)))
+			}
+			var r any
+			func() {
+				defer func() { r = recover() }()
+				m.Func.Call(args)
+			}()
+			ve, ok := r.(*ember.ValueError)
+			if !ok || !strings.Contains(ve.Op, m.Name) || !strings.Contains(ve.Msg, "nil") {
+				t.Errorf("nil %v.%s: %T %v, want a *ember.ValueError naming it", typ, m.Name, r, r)
+			}
 		}
 	}
 }

@@ -226,7 +226,7 @@ func NewSGD(params []Param, grad GradFunc, lr, momentum, dampening, weightDecay 
 
 // Step applies p -= lr·d with d the (momentum-filtered) gradient.
 func (s *SGD) Step() {
-	s.each(func(_ int, p, g *ember.Tensor, st map[string]*ember.Tensor) {
+	s.b("Step").each(func(_ int, p, g *ember.Tensor, st map[string]*ember.Tensor) {
 		if s.WeightDecay != 0 {
 			g = g.Add(p.MulScalar(s.WeightDecay))
 		}
@@ -281,7 +281,7 @@ func NewAdamW(params []Param, grad GradFunc, lr, b1, b2, eps, weightDecay float6
 
 // Step applies one Adam update with bias correction.
 func (a *Adam) Step() {
-	a.each(func(_ int, p, g *ember.Tensor, st map[string]*ember.Tensor) {
+	a.b("Step").each(func(_ int, p, g *ember.Tensor, st map[string]*ember.Tensor) {
 		step := 1.0
 		if s, ok := st["step"]; ok {
 			step = s.Item() + 1

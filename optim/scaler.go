@@ -35,14 +35,26 @@ func NewGradScaler() *GradScaler {
 }
 
 // WithInitScale sets the scale (init_scale) and returns s.
-func (s *GradScaler) WithInitScale(v float64) *GradScaler { s.scale = float32(v); return s }
+func (s *GradScaler) WithInitScale(v float64) *GradScaler {
+	s.live("WithInitScale").scale = float32(v)
+	return s
+}
+
+// live panics with a *ember.ValueError when s is nil (a scaler that was
+// never constructed), and returns s.
+func (s *GradScaler) live(op string) *GradScaler {
+	if s == nil {
+		nilOptimizer("GradScaler", op)
+	}
+	return s
+}
 
 // Scale returns the current scale.
-func (s *GradScaler) Scale() float64 { return float64(s.scale) }
+func (s *GradScaler) Scale() float64 { return float64(s.live("Scale").scale) }
 
 // ScaleLoss returns loss times the scale, for Backward.
 func (s *GradScaler) ScaleLoss(loss *ember.Tensor) *ember.Tensor {
-	return loss.MulScalar(float64(s.scale))
+	return loss.MulScalar(float64(s.live("ScaleLoss").scale))
 }
 
 // params lists an optimizer's parameters (every optimizer of this package).
@@ -60,6 +72,7 @@ func (b *base) parameters() []Param { return b.params }
 // any is infinite or NaN. Call it at most once between Steps, before
 // clipping or reading the gradients.
 func (s *GradScaler) Unscale(opt Optimizer) {
+	s.live("Unscale")
 	if _, done := s.foundInf[opt]; done {
 		panic(&ember.ValueError{Op: "optim.GradScaler", Msg: "Unscale was already called for this optimizer since the last Update"})
 	}
@@ -85,6 +98,7 @@ func (s *GradScaler) Unscale(opt Optimizer) {
 // opt.Step unless a gradient was infinite or NaN. It reports whether the
 // step ran.
 func (s *GradScaler) Step(opt Optimizer) bool {
+	s.live("Step")
 	if _, done := s.foundInf[opt]; !done {
 		s.Unscale(opt)
 	}
@@ -101,6 +115,7 @@ func (s *GradScaler) Step(opt Optimizer) bool {
 // multiplies the scale by GrowthFactor (when the result stays finite) and
 // restarts.
 func (s *GradScaler) Update() {
+	s.live("Update")
 	found := false
 	for _, f := range s.foundInf {
 		found = found || f
@@ -122,12 +137,14 @@ func (s *GradScaler) Update() {
 // StateDict is torch's GradScaler.state_dict(): scale, growth_factor,
 // backoff_factor, growth_interval and _growth_tracker.
 func (s *GradScaler) StateDict() map[string]float64 {
+	s.live("StateDict")
 	return map[string]float64{"scale": float64(s.scale), "growth_factor": s.GrowthFactor, "backoff_factor": s.BackoffFactor,
 		"growth_interval": float64(s.GrowthInterval), "_growth_tracker": float64(s.tracker)}
 }
 
 // LoadStateDict restores a StateDict.
 func (s *GradScaler) LoadStateDict(sd map[string]float64) error {
+	s.live("LoadStateDict")
 	for _, k := range []string{"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"} {
 		if _, ok := sd[k]; !ok {
 			return fmt.Errorf("optim: GradScaler state has no %q", k)
