@@ -12,14 +12,29 @@ var tensorPtrType = reflect.TypeFor[*ember.Tensor]()
 
 // Check reports the registry mistakes Go cannot catch at compile time, in m
 // and every registered descendant: a module whose constructor did not call
-// Init, an exported field holding a module that is not registered as a
-// child (its parameters would be missing from Parameters, StateDict and
-// To), and an exported tensor field that requires grad but is not
-// registered as a parameter. To panics with Check's error, so such a
-// module fails on its first move; tests of a custom module can call it.
+// Init, a field (exported or not) holding a module that is registered
+// nowhere in m's tree (its parameters would be missing from Parameters,
+// StateDict and To; a field keeping a handle on a grandchild is fine),
+// and a tensor field that requires grad but is not registered as a
+// parameter. To panics with Check's error, so such a module fails on its
+// first move; tests of a custom module can call it.
 func Check(m Module) error {
 	var errs []error
 	seen := map[Module]bool{}
+	inTree := map[Module]bool{} // every module registered under m
+	var collect func(m Module)
+	collect = func(m Module) {
+		if isNil(m) || inTree[m] {
+			return
+		}
+		inTree[m] = true
+		if b := m.Registry(); b != nil && b.self == m {
+			for _, c := range b.childModules() {
+				collect(c)
+			}
+		}
+	}
+	collect(m)
 	var visit func(path string, m Module)
 	visit = func(path string, m Module) {
 		if isNil(m) || seen[m] {
@@ -37,10 +52,6 @@ func Check(m Module) error {
 		if b.self != m {
 			return // a wrapper handing out another module's registry
 		}
-		children := map[Module]bool{}
-		for _, c := range b.childModules() {
-			children[c] = true
-		}
 		slots := map[**ember.Tensor]bool{}
 		for _, s := range append(append([]slot(nil), b.params...), b.buffers...) {
 			slots[s.p] = true
@@ -50,10 +61,10 @@ func Check(m Module) error {
 			s := v.Elem()
 			for i := range s.NumField() {
 				sf := s.Type().Field(i)
-				if !sf.IsExported() || sf.Anonymous {
+				if sf.Anonymous {
 					continue
 				}
-				f := s.Field(i)
+				f := field(s, i)
 				if f.Type() == tensorPtrType {
 					if t := f.Interface().(*ember.Tensor); t != nil && t.RequiresGrad() && !slots[f.Addr().Interface().(**ember.Tensor)] {
 						errs = append(errs, &ModuleError{Module: fmt.Sprintf("%T", m), Op: "Check", Msg: fmt.Sprintf("field %s%s requires grad but is not registered (RegisterParameter)", sf.Name, at(path))})
@@ -64,7 +75,7 @@ func Check(m Module) error {
 					if (e.Kind() != reflect.Interface && e.Kind() != reflect.Pointer) || e.IsNil() {
 						return
 					}
-					if cm, ok := e.Interface().(Module); ok && !children[cm] {
+					if cm, ok := e.Interface().(Module); ok && !inTree[cm] {
 						errs = append(errs, &ModuleError{Module: fmt.Sprintf("%T", m), Op: "Check", Msg: fmt.Sprintf("field %s%s holds a %T that is not registered (RegisterModule, or SetModule to replace a child)", name, at(path), cm)})
 					}
 				}

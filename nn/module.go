@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/emberml/ember"
 )
@@ -220,7 +221,7 @@ func (c *Base) SetModule(name string, m Module) Module {
 		if ch.name != name {
 			continue
 		}
-		if f, ok := c.fieldOf(*ch); ok {
+		if f, ok, gone := c.fieldOf(*ch); ok && !gone {
 			v := reflect.ValueOf(m)
 			if !v.Type().AssignableTo(f.Type()) {
 				c.fail("SetModule", "%q is held by a field of type %v, which cannot hold a %T", name, f.Type(), m)
@@ -242,11 +243,10 @@ func (c *Base) findField(m Module) ([]int, int) {
 	}
 	s := v.Elem()
 	for i := range s.NumField() {
-		sf := s.Type().Field(i)
-		if !sf.IsExported() || sf.Anonymous {
+		if s.Type().Field(i).Anonymous {
 			continue
 		}
-		f := s.Field(i)
+		f := field(s, i)
 		switch f.Kind() {
 		case reflect.Interface, reflect.Pointer:
 			if sameModule(f, m) {
@@ -271,30 +271,43 @@ func sameModule(f reflect.Value, m Module) bool {
 	return ok && fm == m
 }
 
-// fieldOf returns the settable field (or element) bound to ch.
-func (c *Base) fieldOf(ch child) (reflect.Value, bool) {
-	if ch.field == nil || c.self == nil {
-		return reflect.Value{}, false
+// field is field i of the struct s (addressable: reached through the
+// module's pointer), readable and settable also when it is unexported, so
+// that `fc *nn.Linear` binds as `FC *nn.Linear` does.
+func field(s reflect.Value, i int) reflect.Value {
+	f := s.Field(i)
+	if !f.CanInterface() && f.CanAddr() {
+		f = reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
 	}
-	f := reflect.ValueOf(c.self).Elem().FieldByIndex(ch.field)
+	return f
+}
+
+// fieldOf returns the settable field (or element) bound to ch; ok is false
+// when ch is bound to none. gone is true when it was bound to an element
+// of a slice that has since been cut short (the child was removed).
+func (c *Base) fieldOf(ch child) (f reflect.Value, ok, gone bool) {
+	if ch.field == nil || c.self == nil {
+		return reflect.Value{}, false, false
+	}
+	f = field(reflect.ValueOf(c.self).Elem(), ch.field[0])
 	if ch.elem >= 0 {
 		if ch.elem >= f.Len() {
-			return reflect.Value{}, false
+			return reflect.Value{}, true, true
 		}
 		f = f.Index(ch.elem)
 	}
-	return f, true
+	return f, true, false
 }
 
 // child returns child i as its field holds it now (nil when the field is
 // nil, or an interface field holds a nil pointer).
 func (c *Base) child(i int) Module {
 	ch := c.children[i]
-	f, ok := c.fieldOf(ch)
+	f, ok, gone := c.fieldOf(ch)
 	if !ok {
 		return ch.m
 	}
-	if f.IsNil() {
+	if gone || f.IsNil() {
 		return nil
 	}
 	m, _ := f.Interface().(Module)
