@@ -163,3 +163,23 @@ func TestNilOptimizerMethods(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionsForeignToTheOptimizer: an option another optimizer takes is
+// refused, as torch.optim.Adam(params, momentum=0.9) raises TypeError,
+// instead of being dropped.
+func TestOptionsForeignToTheOptimizer(t *testing.T) {
+	ps := Tensors(ember.Ones(ember.Shape{2}, ember.WithGrad()))
+	for name, f := range map[string]func(){
+		"adam momentum":  func() { AdamWith(ps, Momentum(0.9)) },
+		"adam nesterov":  func() { AdamWith(ps, Nesterov()) },
+		"adamw dampen":   func() { AdamWWith(ps, Dampening(0.1)) },
+		"sgd betas":      func() { SGDWith(ps, 0.1, Betas(0.8, 0.9)) },
+		"sgd eps":        func() { SGDWith(ps, 0.1, Eps(1e-6)) },
+		"sgd nil option": func() { SGDWith(ps, 0.1, nil) },
+	} {
+		raises[*ember.ValueError](t, name, f)
+	}
+	if a := AdamWith(ps, Betas(0.8, 0.9), Eps(1e-6), WeightDecay(0.1), LR(0.5)); a.Beta1 != 0.8 || a.Eps != 1e-6 || a.LR() != 0.5 {
+		t.Errorf("Adam's own options: %+v", a)
+	}
+}
