@@ -169,6 +169,18 @@ func runTrain(cmd *cobra.Command) error {
 			return fmt.Errorf("resume: %s: %w", ck.optPath, err)
 		}
 		start, skip = ck.epoch, ck.batch
+		if skip > 0 { // mid-epoch: the rest of the epoch must be the same samples in the same order
+			for _, c := range []struct{ key, flag, now string }{
+				{"seed", "--seed", strconv.FormatUint(f.seed, 10)},
+				{"batch_size", "--batch", strconv.Itoa(f.batch)},
+				{"limit", "--limit", strconv.Itoa(f.limit)},
+			} {
+				if was, ok := ck.meta[c.key]; ok && was != c.now {
+					return fmt.Errorf("resume: %s was saved in the middle of epoch %d with %s %s; resuming it with %s %s would repeat or skip samples (pass %s %s, or delete %s to redo the epoch)",
+						ck.modelPath, start+1, c.flag, was, c.flag, c.now, c.flag, was, filepath.Base(ck.modelPath))
+				}
+			}
+		}
 		if skip >= train.Len() {
 			return fmt.Errorf("resume: %s was saved after batch %d of epoch %d, but an epoch now has %d batches (were --batch or --limit changed?)", ck.modelPath, skip, start+1, train.Len())
 		}
@@ -205,8 +217,11 @@ func runTrain(cmd *cobra.Command) error {
 			meta[k] = v
 		}
 		mp, op := modelPath, optPath
-		if batch > 0 {
+		if batch > 0 { // and what the order of the epoch's samples depends on
 			meta["batch"] = strconv.Itoa(batch)
+			meta["seed"] = strconv.FormatUint(f.seed, 10)
+			meta["batch_size"] = strconv.Itoa(f.batch)
+			meta["limit"] = strconv.Itoa(f.limit)
 			mp, op = midModel, midOpt
 		}
 		if err := weights.SaveSafetensorsMeta(mp, m.StateDict(), meta); err != nil {
@@ -407,6 +422,7 @@ type checkpoint struct {
 	model, optim       map[string]*ember.Tensor
 	modelPath, optPath string
 	epoch, batch       int
+	meta               map[string]string
 }
 
 // pickCheckpoint returns the interrupted checkpoint when there is one (it
@@ -425,7 +441,7 @@ func pickCheckpoint(modelPath, optPath, midModel, midOpt string) (*checkpoint, e
 	if err != nil {
 		return nil, err
 	}
-	ck.model, ck.optim = sd, osd
+	ck.model, ck.optim, ck.meta = sd, osd, meta
 	if ck.epoch, err = strconv.Atoi(meta["epoch"]); err != nil {
 		return nil, fmt.Errorf("%s has no epoch in its metadata: not a checkpoint of ember train", ck.modelPath)
 	}

@@ -83,6 +83,11 @@ func TestTrainInterruptAndResume(t *testing.T) {
 	if e, b := epochOf(t, mid); e != "1" || b != "3" {
 		t.Fatalf("interrupted checkpoint: epoch %q batch %q, want 1 and 3", e, b)
 	}
+	// a mid-epoch resume with another seed would shuffle the rest of the
+	// epoch differently: refused, naming the flag, changing nothing
+	if _, err := trainRun(t, dir, "2", -1, -1, "--resume", "--seed", "7"); err == nil || !strings.Contains(err.Error(), "with --seed 0; resuming it with --seed 7 would repeat or skip samples") {
+		t.Fatalf("mid-epoch resume with another seed: %v", err)
+	}
 	// resume to the end: the interrupted checkpoint is gone afterwards
 	if out, err = trainRun(t, dir, "2", -1, -1, "--resume"); err != nil || !strings.Contains(out, "epoch 2 from batch 4 of 5") {
 		t.Fatalf("final resume: %v\n%s", err, out)
