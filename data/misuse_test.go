@@ -1,45 +1,17 @@
 package data
 
 import (
-	"errors"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/testenv"
 )
 
-// raises runs f and returns the *ember.ValueError (or other typed error)
-// it panics with; a Go runtime error (makeslice, nil dereference) fails.
+// raises is testenv.Raises.
 func raises[E error](t *testing.T, what string, f func()) E {
 	t.Helper()
-	var zero E
-	var err error
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				e, ok := r.(error)
-				if !ok {
-					t.Fatalf("%s: panicked with %T %v, want an error", what, r, r)
-				}
-				err = e
-			}
-		}()
-		f()
-	}()
-	if err == nil {
-		t.Fatalf("%s: did not panic", what)
-		return zero
-	}
-	var re runtime.Error
-	if errors.As(err, &re) {
-		t.Fatalf("%s: Go runtime error %v", what, err)
-	}
-	var e E
-	if !errors.As(err, &e) {
-		t.Fatalf("%s: panicked with %T %v, want %T", what, err, err, zero)
-	}
-	return e
+	return testenv.Raises[E](t, what, f)
 }
 
 // shrinking is a dataset whose Len can be changed after the loader is made.

@@ -1,43 +1,16 @@
 package nn
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/testenv"
 )
 
-// raises runs f and returns the typed error it panics with; a runtime
-// error (nil dereference, index out of range) fails the test.
+// raises is testenv.Raises.
 func raises[E error](t *testing.T, what string, f func()) E {
 	t.Helper()
-	var zero E
-	var err error
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				e, ok := r.(error)
-				if !ok {
-					t.Fatalf("%s: panicked with %T %v, want an error", what, r, r)
-				}
-				err = e
-			}
-		}()
-		f()
-	}()
-	if err == nil {
-		t.Fatalf("%s: did not panic", what)
-		return zero
-	}
-	var re interface{ RuntimeError() }
-	if errors.As(err, &re) {
-		t.Fatalf("%s: Go runtime error %v", what, err)
-	}
-	var e E
-	if !errors.As(err, &e) {
-		t.Fatalf("%s: panicked with %T %v, want %T", what, err, err, zero)
-	}
-	return e
+	return testenv.Raises[E](t, what, f)
 }
 
 // As torch.nn.Linear(0, 2) and Conv2d(0, 2, 3): a layer without inputs has

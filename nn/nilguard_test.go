@@ -1,104 +1,11 @@
 package nn
 
 import (
-	"bytes"
-	"errors"
-	"os"
-	"reflect"
-	"runtime"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/emberml/ember"
-	"github.com/emberml/ember/internal/nilguard"
 )
-
-// nilModules is a nil pointer of every module type of the package
-// (TestNilModuleTypesListed keeps it complete).
-var nilModules = []Module{
-	(*Activation)(nil), (*AdaptiveAvgPool2d)(nil), (*BatchNorm)(nil), (*Conv2d)(nil),
-	(*DataParallel)(nil), (*DistributedDataParallel)(nil), (*Dropout)(nil), (*Embedding)(nil),
-	(*LayerNorm)(nil), (*Linear)(nil), (*ModuleList)(nil), (*MultiheadAttention)(nil),
-	(*NonDynamicallyQuantizableLinear)(nil), (*Pool)(nil), (*RMSNorm)(nil), (*Sequential)(nil),
-	(*TransformerDecoder)(nil), (*TransformerDecoderLayer)(nil), (*TransformerEncoder)(nil),
-	(*TransformerEncoderLayer)(nil),
-}
-
-func TestNilModuleTypesListed(t *testing.T) {
-	want, err := nilguard.Modules(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, m := range nilModules {
-		got = append(got, reflect.TypeOf(m).Elem().Name())
-	}
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Fatalf("nilModules lists %v, the package's module types are %v", got, want)
-	}
-}
-
-// zz_nilguard.go is what go generate writes now.
-func TestNilGuardsUpToDate(t *testing.T) {
-	want, err := nilguard.Generate(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(nilguard.File)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is stale: run go generate ./nn", nilguard.File)
-	}
-}
-
-// Every exported method of every module type, called on a nil receiver
-// (a module field that was never constructed), panics with a
-// *ModuleError naming the type and the method, not a nil dereference.
-func TestNilModuleMethods(t *testing.T) {
-	tensorType := reflect.TypeFor[*ember.Tensor]()
-	for _, m := range nilModules {
-		v := reflect.ValueOf(m)
-		typ := v.Type()
-		for i := range typ.NumMethod() {
-			meth := typ.Method(i)
-			args := []reflect.Value{v}
-			n := meth.Type.NumIn()
-			if meth.Type.IsVariadic() {
-				n--
-			}
-			for j := 1; j < n; j++ {
-				if at := meth.Type.In(j); at == tensorType {
-					args = append(args, reflect.ValueOf(ember.Ones(ember.Shape{2, 2})))
-				} else {
-					args = append(args, reflect.Zero(at))
-				}
-			}
-			var r any
-			func() {
-				defer func() { r = recover() }()
-				meth.Func.Call(args)
-			}()
-			name := typ.String() + "." + meth.Name
-			var me *ModuleError
-			err, _ := r.(error)
-			var re runtime.Error
-			switch {
-			case r == nil:
-				t.Errorf("%s on nil: no panic", name)
-			case errors.As(err, &re):
-				t.Errorf("%s on nil: runtime error %v", name, r)
-			case !errors.As(err, &me):
-				t.Errorf("%s on nil: panicked with %T %v, want *nn.ModuleError", name, r, r)
-			case me.Module != typ.String() || me.Op != meth.Name || !strings.Contains(me.Msg, "called on a nil "+typ.String()):
-				t.Errorf("%s on nil: %v", name, me)
-			}
-		}
-	}
-}
 
 // The realistic case: a struct model whose field was never constructed.
 type netWithNilFC struct {

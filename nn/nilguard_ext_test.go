@@ -1,0 +1,22 @@
+package nn_test
+
+import (
+	"testing"
+
+	"github.com/emberml/ember/internal/nilguard/nilguardtest"
+	"github.com/emberml/ember/nn"
+)
+
+// Every method of every module type of nn on a nil receiver (a module
+// field that was never constructed) panics with an *nn.ModuleError naming
+// the type and method, the list below is every module type of the package,
+// and zz_nilguard.go is current (go generate ./nn).
+func TestNilModules(t *testing.T) {
+	nilguardtest.Check(t,
+		(*nn.Activation)(nil), (*nn.AdaptiveAvgPool2d)(nil), (*nn.BatchNorm)(nil), (*nn.Conv2d)(nil),
+		(*nn.DataParallel)(nil), (*nn.DistributedDataParallel)(nil), (*nn.Dropout)(nil), (*nn.Embedding)(nil),
+		(*nn.LayerNorm)(nil), (*nn.Linear)(nil), (*nn.ModuleList)(nil), (*nn.MultiheadAttention)(nil),
+		(*nn.NonDynamicallyQuantizableLinear)(nil), (*nn.Pool)(nil), (*nn.RMSNorm)(nil), (*nn.Sequential)(nil),
+		(*nn.TransformerDecoder)(nil), (*nn.TransformerDecoderLayer)(nil), (*nn.TransformerEncoder)(nil),
+		(*nn.TransformerEncoderLayer)(nil))
+}
