@@ -61,3 +61,17 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		t.Run(tc.name, tc.f)
 	}
 }
+
+// onEmulatedCUDA skips in -short mode (emulated kernels are slow) and where
+// a real GPU is present (the tests run on it), and otherwise installs the
+// emulated cuda:0 until the test ends.
+func onEmulatedCUDA(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("emulated kernels: runs in the full suite")
+	}
+	if DeviceCount() > 0 {
+		t.Skip("a real GPU is present")
+	}
+	t.Cleanup(cudatest.Use(t))
+}

@@ -5,8 +5,6 @@ import (
 	"math"
 	"os"
 	"testing"
-
-	"github.com/emberml/ember/backend/cuda/cudatest"
 )
 
 // halfOpsFixtures is testdata/fixtures/half/ops.json (testdata/gen_fixtures.py,
@@ -79,14 +77,7 @@ var halfOpsDev = CPU
 // (the real CUDA kernels built with g++; no HalfMatMuler there, so the
 // products go through float32 copies).
 func TestHalfOpsOnEmulatedCUDA(t *testing.T) {
-	if testing.Short() {
-		t.Skip("emulated kernels: runs in the full suite")
-	}
-	if DeviceCount() > 0 {
-		t.Skip("a real GPU is present")
-	}
-	restore := cudatest.Use(t)
-	defer restore()
+	onEmulatedCUDA(t)
 	halfOpsDev = CUDA(0)
 	defer func() { halfOpsDev = CPU }()
 	for name, f := range map[string]func(*testing.T){

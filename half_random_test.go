@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
-	"github.com/emberml/ember/backend/cuda/cudatest"
 )
 
 // TestHalfRand is worked by hand from the float32 stream: ember's uniform
@@ -124,14 +123,7 @@ func TestHalfDropout(t *testing.T) {
 // uniforms bit for bit from the same stream, and its normals within one
 // unit (the device's log and sincos).
 func TestHalfRandOnEmulatedCUDA(t *testing.T) {
-	if testing.Short() {
-		t.Skip("emulated kernels: runs in the full suite")
-	}
-	if DeviceCount() > 0 {
-		t.Skip("a real GPU is present")
-	}
-	restore := cudatest.Use(t)
-	defer restore()
+	onEmulatedCUDA(t)
 	for _, dt := range []DType{BFloat16, Float16} {
 		for _, normal := range []bool{false, true} {
 			draw := func(dev Device) []uint16 {

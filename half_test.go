@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
-	"github.com/emberml/ember/backend/cuda/cudatest"
 )
 
 // halfFixtures is testdata/fixtures/half/half.json (testdata/gen_fixtures.py,
@@ -356,14 +355,7 @@ func equalShape(a, b Shape) bool {
 // real CUDA kernels (bit-level bf16/fp16 conversions, float compute) built
 // with g++.
 func TestHalfOnEmulatedCUDA(t *testing.T) {
-	if testing.Short() {
-		t.Skip("emulated kernels: runs in the full suite")
-	}
-	if DeviceCount() > 0 {
-		t.Skip("a real GPU is present")
-	}
-	restore := cudatest.Use(t)
-	defer restore()
+	onEmulatedCUDA(t)
 	runHalfFixtures(t, loadHalf(t), CUDA(0))
 }
 
