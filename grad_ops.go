@@ -111,7 +111,37 @@ func recordUnaryOp(op backend.UnaryOp, x, out *Tensor, p backend.Params) *Tensor
 		yd = out.Detach()
 		saved = append(saved, yd)
 	}
+	if out.dtype.IsHalf() && !oneRounding[op] {
+		// a two-byte float's gradient in float32, rounded once, as
+		// PyTorch's backward kernels (tanh_backward, silu_backward, ...)
+		// compute it: the rule's ops would each round to the low type
+		dt := out.dtype
+		return record(row.GradFn, out, []*Tensor{x}, saved, func(g *Tensor) []*Tensor {
+			return []*Tensor{rule(widen(g), widen(xd), widen(yd), p).Cast(dt)}
+		})
+	}
 	return record(row.GradFn, out, []*Tensor{x}, saved, func(g *Tensor) []*Tensor { return []*Tensor{rule(g, xd, yd, p)} })
+}
+
+// oneRounding marks the unary rules that run in a two-byte float as they
+// are: those that round at most once (a select, a sign, g·y, g/x, g/(2y)),
+// which give what the rule computed in float32 and rounded once would, and
+// those PyTorch 1.13's kernels compute op by op in the low type (SiLU,
+// GELUTanh: their rules follow its order of ops, and match it bit for bit).
+var oneRounding = map[backend.UnaryOp]bool{
+	backend.SiLU: true, backend.GELUTanh: true,
+	backend.Neg: true, backend.Abs: true, backend.Exp: true, backend.Log: true, backend.Sqrt: true,
+	backend.ReLU: true, backend.Sign: true, backend.Floor: true, backend.Ceil: true, backend.Round: true,
+	backend.Trunc: true, backend.Clamp: true, backend.LeakyReLU: true, backend.Hardsigmoid: true,
+	backend.NanToNum: true,
+}
+
+// widen is t in float32 (nil stays nil).
+func widen(t *Tensor) *Tensor {
+	if t == nil {
+		return nil
+	}
+	return t.Cast(Float32)
 }
 
 // recordWhere records where(cond, a, b) = out.

@@ -83,10 +83,12 @@ func unaryRuleTable() [backend.NumUnaryOps]unaryRule {
 			return Where(x.GtScalar(0), g, g.MulScalar(p[0]))
 		},
 
-		// d/dx x·σ(x) = σ(x)·(1 + x·(1 - σ(x)))
+		// d/dx x·σ(x) = σ(x)·(1 + x·(1 - σ(x))), in PyTorch's silu_backward's
+		// order of ops: σ = 1/(1 + e^-x), g·σ·(1 + x·(1 - σ)) (each op
+		// rounds in a two-byte float there, as in PyTorch 1.13's kernel)
 		backend.SiLU: func(g, x, _ *Tensor, _ backend.Params) *Tensor {
-			s := x.Sigmoid()
-			return g.Mul(s.Mul(x.Mul(s.RSubScalar(1)).AddScalar(1)))
+			s := x.Neg().Exp().AddScalar(1).Reciprocal()
+			return g.Mul(s).Mul(x.Mul(s.RSubScalar(1)).AddScalar(1))
 		},
 		// σ(beta·x) below the threshold, 1 above (as PyTorch's softplus_backward)
 		backend.Softplus: func(g, x, _ *Tensor, p backend.Params) *Tensor {
