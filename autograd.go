@@ -199,6 +199,7 @@ func (t *Tensor) RetainGrad() *Tensor {
 // Detach returns a view of t's data that takes no part in autograd.
 func (t *Tensor) Detach() *Tensor {
 	t.nonNil("detach")
+	t.st.shared.Store(true)
 	return &Tensor{st: t.st, shape: t.shape, strides: t.strides, offset: t.offset, dtype: t.dtype, dev: t.dev}
 }
 

@@ -7,22 +7,82 @@ import (
 )
 
 // In-place ops (PyTorch's trailing-underscore methods): they write t
-// through its view, bump its storage's version (so Backward can tell a
-// saved tensor was modified) and refuse tensors that are part of a graph.
+// through its view and bump its storage's version (so Backward can tell a
+// saved tensor was modified).
+//
+// In a graph (grad mode on, and t or an operand requiring grad), an
+// in-place op is recorded as PyTorch records it: t takes the op's result
+// and grad_fn, its old history becoming the op's input (y = x·2;
+// y.AddInPlace(b): AddBackward0 to MulBackward0 and b). ember does this by
+// computing the result out of place and handing t its storage, so it
+// does so only where nothing else can see t's memory: not for a view, nor
+// for a tensor that has views, Detach aliases or a host view, or that an
+// op saved for backward (PyTorch's version-counter error, raised at once).
+// A leaf that requires grad is refused, as in PyTorch.
 
-// inPlace checks that t may be written in place and bumps its version.
-func (t *Tensor) inPlace(op string) {
+// inPlace checks that t may be written in place, given the op's tensor
+// operands, and bumps its version; it reports whether the op must be
+// recorded instead (adopt).
+func (t *Tensor) inPlace(op string, operands ...*Tensor) (record bool) {
 	t.live(op)
-	if t.RequiresGrad() && IsGradEnabled() {
-		if t.IsLeaf() {
-			panic(&AutogradError{Op: op, Msg: "a leaf Variable that requires grad is being used in an in-place operation."})
+	if IsGradEnabled() {
+		need := t.RequiresGrad()
+		for _, o := range operands {
+			need = need || (o != nil && o.RequiresGrad())
 		}
-		panic(&AutogradError{Op: op, Msg: "in-place operations on tensors that are part of a graph are not supported; use the out-of-place op"})
+		if need {
+			if t.RequiresGrad() && t.IsLeaf() {
+				panic(&AutogradError{Op: op, Msg: "a leaf Variable that requires grad is being used in an in-place operation."})
+			}
+			if t.st.shared.Load() || t.offset != 0 || !t.IsContiguous() || t.st.s.Len() != t.NumElements() {
+				panic(&AutogradError{Op: op, Msg: "in-place operation on a tensor of a graph that shares its memory (a view, a tensor with views or Detach aliases, or one saved for backward) is not supported; use the out-of-place op"})
+			}
+			return true
+		}
 	}
-	if t.dev.Type == MetaType {
-		return
+	if t.dev.Type != MetaType {
+		t.st.version.Add(1)
 	}
-	t.st.version.Add(1)
+	return false
+}
+
+// adopt makes t the result r of an in-place op recorded out of place: t
+// takes r's storage and grad_fn (its old storage is released unless the
+// op saved it for backward). It returns t.
+func (t *Tensor) adopt(r *Tensor) *Tensor {
+	if r.dtype != t.dtype {
+		r = r.Cast(t.dtype)
+	}
+	if !r.shape.Equal(t.shape) {
+		r = r.Expand(t.shape...)
+	}
+	r = r.Contiguous()
+	if r.st == t.st {
+		return t
+	}
+	old := t.st
+	t.st, t.strides, t.offset = r.st, r.strides, r.offset
+	var n *node
+	if r.ag != nil {
+		n = r.ag.node
+	}
+	if t.ag == nil {
+		t.ag = &autograd{}
+	}
+	if t.ag.node != nil && t.ag.node.retained == t.ag {
+		t.ag.node.retained = nil
+		if n != nil {
+			n.retained = t.ag
+		}
+	}
+	t.ag.node, t.ag.requiresGrad = n, n != nil
+	if !old.shared.Load() && old.released.CompareAndSwap(false, true) {
+		// (the op itself may have saved the old value for backward: then
+		// the garbage collector frees it with the graph)
+		old.s.Release()
+		untrack(old.id)
+	}
+	return t
 }
 
 // operandFor checks o against t for an in-place op writing t (device,
@@ -46,9 +106,12 @@ func (t *Tensor) operandFor(op string, o *Tensor, resultDT DType) *Tensor {
 // (float32 into bfloat16, float64 into float32) is not rounded to t's
 // dtype first.
 func (t *Tensor) binaryInPlace(name string, op backend.BinaryOp, o *Tensor) *Tensor {
-	t.inPlace(name)
+	rec := t.inPlace(name, o)
 	rt := resultType(opnd(t), opnd(o))
 	oc := t.operandFor(name, o, rt)
+	if rec {
+		return t.adopt(binary(op, t, o, false))
+	}
 	t.checkWrite(name, oc)
 	if rt == t.dtype {
 		oc = oc.Cast(t.dtype)
@@ -79,6 +142,20 @@ func (t *Tensor) storeInPlace(op string, r *Tensor, orig, tmp []*Tensor) *Tensor
 	return t
 }
 
+// inGraph reports whether an in-place op on these tensors (the written
+// one first) is recorded: grad mode is on and one of them requires grad.
+func inGraph(ts ...*Tensor) bool {
+	if !IsGradEnabled() {
+		return false
+	}
+	for _, t := range ts {
+		if t != nil && t.RequiresGrad() {
+			return true
+		}
+	}
+	return false
+}
+
 // halfCompute is the dtype an in-place op whose operands include a
 // two-byte float computes in: their result type, widened to float32 where
 // it is a two-byte float, as PyTorch's kernels compute them in float32;
@@ -105,8 +182,14 @@ func halfCompute(ts ...*Tensor) (DType, bool) {
 // it is written through. It returns t.
 func (t *Tensor) CopyFrom(src *Tensor) *Tensor {
 	const name = "copy_"
-	t.inPlace(name)
+	rec := t.inPlace(name, src)
 	src.live(name)
+	if rec { // the gradient goes to src; t's old history gets none (CopyBackwards)
+		if !BroadcastShapes(name, t.shape, src.shape).Equal(t.shape) {
+			shapeErr(name, "src cannot be broadcast to the destination's shape", t.shape, src.shape)
+		}
+		return t.adopt(src.To(t.dev).Cast(t.dtype).Expand(t.shape...).Clone())
+	}
 	if src.dev != t.dev {
 		src = src.Detach().To(t.dev)
 	}
@@ -148,6 +231,9 @@ func (t *Tensor) DivInPlace(o *Tensor) *Tensor {
 func (t *Tensor) AddScaledInPlace(o *Tensor, alpha float64) *Tensor {
 	o.live("add_")
 	t.live("add_")
+	if inGraph(t, o) { // recorded: see inPlace
+		return t.AddInPlace(o.MulScalar(alpha))
+	}
 	ct, half := halfCompute(t, o)
 	if !half {
 		return t.AddInPlace(o.Detach().MulScalar(alpha))
@@ -178,8 +264,11 @@ func (t *Tensor) AddScalarInPlace(v float64) *Tensor {
 
 // FillInPlace sets every element of t to v (t.fill_(v)); returns t.
 func (t *Tensor) FillInPlace(v float64) *Tensor {
-	t.inPlace("fill_")
+	rec := t.inPlace("fill_")
 	checkFits("fill_", v, t.dtype)
+	if rec { // FillBackward0: no gradient to t's old history
+		return t.adopt(recordUnary(t, Full(t.shape, v, On(t.dev), Dtype(t.dtype)), "FillBackward0", func(g *Tensor) *Tensor { return ZerosLike(g) }))
+	}
 	if t.dev.Type != MetaType {
 		t.be().Fill(t.view(), v)
 	}
@@ -191,9 +280,12 @@ func (t *Tensor) ZeroInPlace() *Tensor { return t.FillInPlace(0) }
 
 // SqrtInPlace replaces t by its square root (t.sqrt_()); t must be floating point.
 func (t *Tensor) SqrtInPlace() *Tensor {
-	t.inPlace("sqrt_")
+	rec := t.inPlace("sqrt_")
 	if !t.dtype.IsFloat() {
 		panic(&DTypeError{Op: "sqrt_", DTypes: []DType{t.dtype}, Msg: "result type Float can't be cast to the desired output type " + t.dtype.String()})
+	}
+	if rec {
+		return t.adopt(t.Sqrt())
 	}
 	t.checkWrite("sqrt_")
 	if t.dev.Type != MetaType {
@@ -222,6 +314,9 @@ func (t *Tensor) addcInPlace(name string, a, b *Tensor, value float64, f func(x,
 	t.live(name)
 	a.live(name)
 	b.live(name)
+	if inGraph(t, a, b) { // recorded: see inPlace
+		return t.AddInPlace(f(a, b).MulScalar(value))
+	}
 	ct, half := halfCompute(t, a, b)
 	if !half {
 		return t.AddInPlace(f(a.Detach(), b.Detach()).MulScalar(value))

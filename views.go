@@ -38,6 +38,7 @@ func wrapDim(op string, d, rank int, shape Shape) int {
 }
 
 func (t *Tensor) as(shape Shape, strides []int, offset int) *Tensor {
+	t.st.shared.Store(true)
 	return &Tensor{st: t.st, shape: shape, strides: strides, offset: offset, dtype: t.dtype, dev: t.dev}
 }
 
