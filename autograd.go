@@ -199,7 +199,6 @@ func (t *Tensor) RetainGrad() *Tensor {
 // Detach returns a view of t's data that takes no part in autograd.
 func (t *Tensor) Detach() *Tensor {
 	t.nonNil("detach")
-	t.st.shared.Store(true)
 	return &Tensor{st: t.st, shape: t.shape, strides: t.strides, offset: t.offset, dtype: t.dtype, dev: t.dev}
 }
 
@@ -332,6 +331,10 @@ func accumulateOwned(leaf *Tensor, g *Tensor, own bool, p *pass) {
 	} else {
 		leaf.ag.grad = leaf.ag.grad.Add(g)
 	}
+	// a leaf's gradient lives with the leaf, not with the Scope the
+	// Backward ran in (gradients accumulated over several scoped
+	// micro-batches were released between them)
+	unscoped(leaf.ag.grad)
 	if len(leaf.ag.hooks) > 0 {
 		p.runHooks(leaf)
 	}

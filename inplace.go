@@ -13,55 +13,54 @@ import (
 // In a graph (grad mode on, and t or an operand requiring grad), an
 // in-place op is recorded as PyTorch records it: t takes the op's result
 // and grad_fn, its old history becoming the op's input (y = x·2;
-// y.AddInPlace(b): AddBackward0 to MulBackward0 and b). ember does this by
-// computing the result out of place and handing t its storage, so it
-// does so only where nothing else can see t's memory: not for a view, nor
-// for a tensor that has views, Detach aliases or a host view, or that an
-// op saved for backward (PyTorch's version-counter error, raised at once).
-// A leaf that requires grad is refused, as in PyTorch.
+// y.AddInPlace(b): AddBackward0 over MulBackward0 and b). ember computes
+// the result out of place from a copy of t's old value (what the op saves
+// for backward, as PyTorch saves original_self) and writes it into t's
+// memory, bumping the version, so that a tensor an earlier op saved from t
+// fails Backward as in PyTorch ("modified by an inplace operation"). A
+// leaf that requires grad is refused, as in PyTorch, and so are a view of
+// a graph tensor and a graph tensor that has views: PyTorch rebases the
+// views' history (CopySlices), which ember does not.
 
 // inPlace checks that t may be written in place, given the op's tensor
 // operands, and bumps its version; it reports whether the op must be
-// recorded instead (adopt).
+// recorded (adopt).
 func (t *Tensor) inPlace(op string, operands ...*Tensor) (record bool) {
 	t.live(op)
-	if IsGradEnabled() {
-		need := t.RequiresGrad()
-		for _, o := range operands {
-			need = need || (o != nil && o.RequiresGrad())
+	if inGraph(append([]*Tensor{t}, operands...)...) {
+		if t.RequiresGrad() && t.IsLeaf() {
+			panic(&AutogradError{Op: op, Msg: "a leaf Variable that requires grad is being used in an in-place operation."})
 		}
-		if need {
-			if t.RequiresGrad() && t.IsLeaf() {
-				panic(&AutogradError{Op: op, Msg: "a leaf Variable that requires grad is being used in an in-place operation."})
-			}
-			if t.st.shared.Load() || t.offset != 0 || !t.IsContiguous() || t.st.s.Len() != t.NumElements() {
-				panic(&AutogradError{Op: op, Msg: "in-place operation on a tensor of a graph that shares its memory (a view, a tensor with views or Detach aliases, or one saved for backward) is not supported; use the out-of-place op"})
-			}
-			return true
+		if t.st.viewed.Load() || t.offset != 0 || !t.IsContiguous() || t.st.s.Len() != t.NumElements() {
+			panic(&AutogradError{Op: op, Msg: "in-place operation in a graph on a view, or on a tensor that has views, is not supported; use the out-of-place op"})
 		}
+		record = true
 	}
 	if t.dev.Type != MetaType {
 		t.st.version.Add(1)
 	}
-	return false
+	return record
 }
 
-// adopt makes t the result r of an in-place op recorded out of place: t
-// takes r's storage and grad_fn (its old storage is released unless the
-// op saved it for backward). It returns t.
+// old is t's value before a recorded in-place op: a copy in its own
+// memory with t's grad_fn, for the op to compute from and save.
+func (t *Tensor) old() *Tensor {
+	c := t.Detach().Clone()
+	if t.ag != nil && t.ag.requiresGrad {
+		c.ag = &autograd{requiresGrad: true, node: t.ag.node}
+	}
+	return c
+}
+
+// adopt writes r, the result of an in-place op recorded out of place
+// (computed from t.old()), into t and gives t r's grad_fn. It returns t.
 func (t *Tensor) adopt(r *Tensor) *Tensor {
 	if r.dtype != t.dtype {
 		r = r.Cast(t.dtype)
 	}
-	if !r.shape.Equal(t.shape) {
-		r = r.Expand(t.shape...)
+	if t.dev.Type != MetaType {
+		t.be().Copy(t.view(), r.expandView(t.shape))
 	}
-	r = r.Contiguous()
-	if r.st == t.st {
-		return t
-	}
-	old := t.st
-	t.st, t.strides, t.offset = r.st, r.strides, r.offset
 	var n *node
 	if r.ag != nil {
 		n = r.ag.node
@@ -76,12 +75,6 @@ func (t *Tensor) adopt(r *Tensor) *Tensor {
 		}
 	}
 	t.ag.node, t.ag.requiresGrad = n, n != nil
-	if !old.shared.Load() && old.released.CompareAndSwap(false, true) {
-		// (the op itself may have saved the old value for backward: then
-		// the garbage collector frees it with the graph)
-		old.s.Release()
-		untrack(old.id)
-	}
 	return t
 }
 
@@ -110,7 +103,7 @@ func (t *Tensor) binaryInPlace(name string, op backend.BinaryOp, o *Tensor) *Ten
 	rt := resultType(opnd(t), opnd(o))
 	oc := t.operandFor(name, o, rt)
 	if rec {
-		return t.adopt(binary(op, t, o, false))
+		return t.adopt(binary(op, t.old(), o, false))
 	}
 	t.checkWrite(name, oc)
 	if rt == t.dtype {
@@ -188,7 +181,8 @@ func (t *Tensor) CopyFrom(src *Tensor) *Tensor {
 		if !BroadcastShapes(name, t.shape, src.shape).Equal(t.shape) {
 			shapeErr(name, "src cannot be broadcast to the destination's shape", t.shape, src.shape)
 		}
-		return t.adopt(src.To(t.dev).Cast(t.dtype).Expand(t.shape...).Clone())
+		none := Zeros(t.shape, On(t.dev), Dtype(Bool))
+		return t.adopt(rename(Where(none, t.old(), src.To(t.dev).Cast(t.dtype)), "CopyBackwards"))
 	}
 	if src.dev != t.dev {
 		src = src.Detach().To(t.dev)
@@ -267,7 +261,7 @@ func (t *Tensor) FillInPlace(v float64) *Tensor {
 	rec := t.inPlace("fill_")
 	checkFits("fill_", v, t.dtype)
 	if rec { // FillBackward0: no gradient to t's old history
-		return t.adopt(recordUnary(t, Full(t.shape, v, On(t.dev), Dtype(t.dtype)), "FillBackward0", func(g *Tensor) *Tensor { return ZerosLike(g) }))
+		return t.adopt(recordUnary(t.old(), Full(t.shape, v, On(t.dev), Dtype(t.dtype)), "FillBackward0", func(g *Tensor) *Tensor { return ZerosLike(g) }))
 	}
 	if t.dev.Type != MetaType {
 		t.be().Fill(t.view(), v)
@@ -285,7 +279,7 @@ func (t *Tensor) SqrtInPlace() *Tensor {
 		panic(&DTypeError{Op: "sqrt_", DTypes: []DType{t.dtype}, Msg: "result type Float can't be cast to the desired output type " + t.dtype.String()})
 	}
 	if rec {
-		return t.adopt(t.Sqrt())
+		return t.adopt(t.old().Sqrt())
 	}
 	t.checkWrite("sqrt_")
 	if t.dev.Type != MetaType {

@@ -96,7 +96,6 @@ func (t *Tensor) batchView(batch Shape, r, c int) backend.View {
 		}
 	}
 	if !ok {
-		t.st.shared.Store(true)
 		c := (&Tensor{st: t.st, shape: full, strides: e.Strides, offset: e.Offset, dtype: t.dtype, dev: t.dev}).Contiguous()
 		return backend.View{S: c.st.s, Shape: []int{bs, r, c.shape[len(full)-1]}, Strides: []int{r * c.shape[len(full)-1], c.shape[len(full)-1], 1}}
 	}

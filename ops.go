@@ -264,7 +264,7 @@ func (t *Tensor) Clamp(lo, hi float64) *Tensor {
 		if !x.dtype.IsFloat() {
 			x = x.Cast(Float32)
 		}
-		return x.MulScalar(0).AddScalar(math.NaN())
+		return rename(x.MulScalar(0).AddScalar(math.NaN()), "ClampBackward1")
 	}
 	if t.dtype.IsInt() && (lo != math.Trunc(lo) && !math.IsInf(lo, 0) || hi != math.Trunc(hi) && !math.IsInf(hi, 0)) {
 		return t.Cast(Float32).Clamp(lo, hi)

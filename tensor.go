@@ -52,7 +52,7 @@ type storage struct {
 	released atomic.Bool
 	id       uint64        // in the live-tensor registry (memory.go)
 	version  atomic.Uint64 // bumped by in-place ops; autograd checks saved tensors against it
-	shared   atomic.Bool   // another Tensor (a view, a Detach, a saved tensor) or a host view has used it
+	viewed   atomic.Bool   // a view was taken of it while it required grad (in-place ops in a graph refuse it)
 }
 
 // Tensor is an n-dimensional array on a device: a strided view of a storage.

@@ -17,7 +17,6 @@ import "github.com/emberml/ember/backend"
 // released. UnsafeView panics, as any op does, on a released tensor.
 func UnsafeView(t *Tensor) (v backend.View, written func()) {
 	t.live("unsafe_view")
-	t.st.shared.Store(true)
 	return t.view(), func() {
 		if t.dev.Type != MetaType {
 			t.st.version.Add(1)

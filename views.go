@@ -38,7 +38,9 @@ func wrapDim(op string, d, rank int, shape Shape) int {
 }
 
 func (t *Tensor) as(shape Shape, strides []int, offset int) *Tensor {
-	t.st.shared.Store(true)
+	if t.ag != nil && t.ag.requiresGrad && !t.st.viewed.Load() {
+		t.st.viewed.Store(true) // a view in a graph: see inPlace
+	}
 	return &Tensor{st: t.st, shape: shape, strides: strides, offset: offset, dtype: t.dtype, dev: t.dev}
 }
 

@@ -221,7 +221,10 @@ func (c *Base) SetModule(name string, m Module) Module {
 		if ch.name != name {
 			continue
 		}
-		if f, ok, gone := c.fieldOf(*ch); ok && !gone {
+		f, ok, gone := c.fieldOf(*ch)
+		if gone { // its slice slot was cut off: the new child has no field
+			ch.field, ch.elem = nil, -1
+		} else if ok {
 			v := reflect.ValueOf(m)
 			if !v.Type().AssignableTo(f.Type()) {
 				c.fail("SetModule", "%q is held by a field of type %v, which cannot hold a %T", name, f.Type(), m)

@@ -50,4 +50,8 @@ func TestUnexportedChildFields(t *testing.T) {
 	if n := nn.NumParameters(s); n != 9 || strings.Count(s.String(), "Linear") != 1 {
 		t.Errorf("after cutting Layers to one: %d parameters, want 9; %v", n, s)
 	}
+	s.SetModule("2", nn.NewLinear(3, 2, true)) // setattr(seq, "2", ...) after del seq[1:]
+	if n := nn.NumParameters(s); n != 9+8 {
+		t.Errorf("after SetModule on a cut slot: %d parameters, want 17", n)
+	}
 }
