@@ -157,17 +157,9 @@ func adjacent(ts []*ember.Tensor) bool {
 	return true
 }
 
-// grouped runs body between ncclGroupStart and ncclGroupEnd.
-func grouped(body func() error) error {
-	if err := nccl.GroupStart(); err != nil {
-		return err
-	}
-	err := body()
-	if e := nccl.GroupEnd(); err == nil {
-		err = e
-	}
-	return err
-}
+// grouped runs body between ncclGroupStart and ncclGroupEnd, on one OS
+// thread (NCCL's group is per thread).
+func grouped(body func() error) error { return nccl.Group(body) }
 
 func (n *ncclGroup) allGather(out []*ember.Tensor, in *ember.Tensor) error {
 	count, dt := in.NumElements(), ncclType[in.DType()]

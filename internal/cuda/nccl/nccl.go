@@ -321,7 +321,10 @@ func (c *Comm) intQuery(call string) (int, error) {
 }
 
 // GroupStart and GroupEnd bracket calls NCCL fuses into one launch
-// (ncclGroupStart/ncclGroupEnd).
+// (ncclGroupStart/ncclGroupEnd). NCCL keeps the group per OS thread, and a
+// goroutine may move between threads from one call to the next, so both
+// (and the calls between) must run with the goroutine locked to its
+// thread: Group does that.
 func GroupStart() error {
 	a, err := load()
 	if err != nil {
@@ -337,6 +340,22 @@ func GroupEnd() error {
 		return err
 	}
 	return a.call("ncclGroupEnd", 0)
+}
+
+// Group runs body between GroupStart and GroupEnd on one OS thread (the
+// calling goroutine is locked to its thread meanwhile), and returns the
+// first error.
+func Group(body func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := GroupStart(); err != nil {
+		return err
+	}
+	err := body()
+	if e := GroupEnd(); err == nil {
+		err = e
+	}
+	return err
 }
 
 // AllReduce queues ncclAllReduce(send, recv, count, dt, op, comm, stream);

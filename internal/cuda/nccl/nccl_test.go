@@ -131,10 +131,7 @@ func TestStandIn(t *testing.T) {
 	if err := GroupEnd(); err == nil || !strings.Contains(err.Error(), "ncclInvalidUsage") {
 		t.Errorf("GroupEnd without GroupStart = %v", err)
 	}
-	if err := GroupStart(); err != nil {
-		t.Fatal(err)
-	}
-	if err := GroupEnd(); err != nil {
+	if err := Group(func() error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 
@@ -197,24 +194,25 @@ func TestStandIn(t *testing.T) {
 					return err
 				}
 				bcast[r] = b
-				// A grouped pair of reduces, one to each root.
-				if err := GroupStart(); err != nil {
-					return err
-				}
+				// A grouped pair of reduces, one to each root (Group keeps
+				// the goroutine on one thread: NCCL's group is per thread,
+				// and calling GroupStart and GroupEnd from whichever threads
+				// the goroutine ran on failed now and then).
 				red := make([]int32, world)
-				for root := 0; root < world; root++ {
-					src := []int32{int32(r + root), int32(r * root)}
-					pin.Pin(&src[0])
-					var dst uint64
-					if root == r {
-						dst = addr(unsafe.Pointer(&red[0]))
+				if err := Group(func() error {
+					for root := 0; root < world; root++ {
+						src := []int32{int32(r + root), int32(r * root)}
+						pin.Pin(&src[0])
+						var dst uint64
+						if root == r {
+							dst = addr(unsafe.Pointer(&red[0]))
+						}
+						if err := c.Reduce(uint64(uintptr(unsafe.Pointer(&src[0]))), dst, 2, Int32, Sum, root, 0); err != nil {
+							return err
+						}
 					}
-					if err := c.Reduce(uint64(uintptr(unsafe.Pointer(&src[0]))), dst, 2, Int32, Sum, root, 0); err != nil {
-						GroupEnd()
-						return err
-					}
-				}
-				if err := GroupEnd(); err != nil {
+					return nil
+				}); err != nil {
 					return err
 				}
 				reduced[r] = red
