@@ -205,7 +205,7 @@ type MHAOptions struct {
 
 // Forward is self-attention of x with itself, without masks.
 func (m *MultiheadAttention) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(m, "Forward")
+	CheckNil(m, "Forward")
 	y, _ := m.Attend(x, x, x, MHAOptions{})
 	return y
 }
@@ -217,7 +217,7 @@ func (m *MultiheadAttention) Forward(x *ember.Tensor) *ember.Tensor {
 // them); nil otherwise. When query, key and value are the same tensor the
 // three projections are one product with in_proj_weight, as PyTorch does.
 func (m *MultiheadAttention) Attend(query, key, value *ember.Tensor, o MHAOptions) (out, weights *ember.Tensor) {
-	checkNil(m, "Attend")
+	CheckNil(m, "Attend")
 	const op = "MultiheadAttention"
 	batched := query.Dim() == 3
 	if !batched && query.Dim() != 2 {
@@ -401,6 +401,6 @@ func causalMasked(l, s int, dev ember.Device) *ember.Tensor {
 
 // ExtraRepr is empty: PyTorch prints MultiheadAttention by its child only.
 func (m *MultiheadAttention) ExtraRepr() string {
-	checkNil(m, "ExtraRepr")
+	CheckNil(m, "ExtraRepr")
 	return ""
 }

@@ -388,7 +388,7 @@ func (d *DistributedDataParallel) finish() {
 // was a synchronising one, then runs the wrapped module. A forward with
 // grad enabled and outside NoSync makes the next backward all-reduce.
 func (d *DistributedDataParallel) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(d, "Forward")
+	CheckNil(d, "Forward")
 	if d.syncBufs {
 		if bufs := d.m.Buffers(); len(bufs) > 0 {
 			if err := d.broadcast(bufs); err != nil {
@@ -407,7 +407,7 @@ func (d *DistributedDataParallel) Forward(x *ember.Tensor) *ember.Tensor {
 // locally, and the first synchronised backward after it all-reduces the
 // accumulated sums. Every rank must make the same NoSync calls.
 func (d *DistributedDataParallel) NoSync(f func()) {
-	checkNil(d, "NoSync")
+	CheckNil(d, "NoSync")
 	if f == nil {
 		useErr("*nn.DistributedDataParallel", "NoSync", "nil function")
 	}
@@ -420,7 +420,7 @@ func (d *DistributedDataParallel) NoSync(f func()) {
 // To panics unless the module is already on dev: the gradient hooks are on
 // the parameters DDP was built with, so move the module before wrapping.
 func (d *DistributedDataParallel) To(dev ember.Device) Module {
-	checkNil(d, "To")
+	CheckNil(d, "To")
 	if dev != d.dev {
 		panic(errors.New("nn.DistributedDataParallel: To(" + dev.String() + "): move the module before wrapping it (it lives on " + d.dev.String() + ")"))
 	}
@@ -430,7 +430,7 @@ func (d *DistributedDataParallel) To(dev ember.Device) Module {
 // Close removes the gradient hooks from the wrapped module's parameters,
 // which then train without communication.
 func (d *DistributedDataParallel) Close() {
-	checkNil(d, "Close")
+	CheckNil(d, "Close")
 	for _, r := range d.removes {
 		r()
 	}

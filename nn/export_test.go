@@ -158,7 +158,7 @@ func (c *FakeComm) Broadcast(t *ember.Tensor, root int) error {
 
 // BucketNames lists the parameters of each gradient bucket by name.
 func (d *DistributedDataParallel) BucketNames() [][]string {
-	checkNil(d, "BucketNames")
+	CheckNil(d, "BucketNames")
 	name := map[*ember.Tensor]string{}
 	for _, n := range d.NamedParameters() {
 		name[n.Tensor] = n.Name

@@ -51,7 +51,7 @@ func NewLinear(in, out int, bias bool) *Linear {
 
 // Forward applies the layer to [..., In] inputs.
 func (l *Linear) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(l, "Forward")
+	CheckNil(l, "Forward")
 	return ember.Linear(x, l.Weight, l.Bias)
 }
 
@@ -106,7 +106,7 @@ func NewConv2d(in, out, kernel int, opts ...ConvOption) *Conv2d {
 
 // Forward convolves a [N, In, H, W] batch.
 func (c *Conv2d) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(c, "Forward")
+	CheckNil(c, "Forward")
 	return ember.Conv2d(x, c.Weight, c.Bias, pair(c.Stride), pair(c.Padding), pair(c.Dilation), c.Groups)
 }
 
@@ -150,7 +150,7 @@ func NewBatchNorm2d(c int) *BatchNorm { b := newBN(c); b.dims = "2d"; return b }
 // ones; another rank panics with an *ember.ValueError, as PyTorch's
 // "expected 4D input (got 2D input)".
 func (b *BatchNorm) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(b, "Forward")
+	CheckNil(b, "Forward")
 	if x == nil {
 		panic(&ember.ShapeError{Op: "nn.BatchNorm" + b.dims, Msg: "nil tensor"})
 	}
@@ -190,7 +190,7 @@ func NewLayerNorm(shape ...int) *LayerNorm {
 
 // Forward normalises x.
 func (l *LayerNorm) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(l, "Forward")
+	CheckNil(l, "Forward")
 	return ember.LayerNorm(x, l.Shape, l.Weight, l.Bias, l.Eps)
 }
 
@@ -231,7 +231,7 @@ func NewEmbeddingPadded(num, dim, paddingIdx int) *Embedding {
 
 // Forward looks up the rows of an integer index tensor.
 func (e *Embedding) Forward(idx *ember.Tensor) *ember.Tensor {
-	checkNil(e, "Forward")
+	CheckNil(e, "Forward")
 	if e.PaddingIdx >= 0 {
 		return ember.EmbeddingPadded(idx, e.Weight, e.PaddingIdx)
 	}
@@ -251,7 +251,7 @@ type Activation struct {
 
 // Forward applies the function.
 func (a *Activation) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(a, "Forward")
+	CheckNil(a, "Forward")
 	return a.f(x)
 }
 
@@ -320,7 +320,7 @@ func NewDropout(p float64) *Dropout {
 
 // Forward applies dropout.
 func (d *Dropout) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(d, "Forward")
+	CheckNil(d, "Forward")
 	return ember.Dropout(x, d.P, d.Training())
 }
 
@@ -353,7 +353,7 @@ func newPool(max bool, k, s, p int) *Pool {
 
 // Forward pools a [N, C, H, W] batch.
 func (p *Pool) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(p, "Forward")
+	CheckNil(p, "Forward")
 	k, s, pd := pair(p.Kernel), pair(p.Stride), pair(p.Padding)
 	if p.Max {
 		return ember.MaxPool2d(x, k, s, pd)
@@ -376,7 +376,7 @@ func NewAdaptiveAvgPool2d(h, w int) *AdaptiveAvgPool2d {
 
 // Forward pools x.
 func (a *AdaptiveAvgPool2d) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(a, "Forward")
+	CheckNil(a, "Forward")
 	return ember.AdaptiveAvgPool2d(x, a.H, a.W)
 }
 

@@ -123,9 +123,13 @@ func isNil(m Module) bool {
 	return false
 }
 
-// checkNil is nilModule for the methods a module type declares (the ones
-// it gets from Base are guarded in zz_nilguard.go).
-func checkNil[T any](m *T, op string) {
+// CheckNil panics with a *ModuleError when m is nil: a method op called
+// on a module that was never constructed (a struct model's field left
+// nil). ember's module types call it first in their methods, through
+// zz_nilguard.go for the ones they take from Base (which Go would reach
+// through the nil pointer before Base's code runs); a module of your own
+// can do the same.
+func CheckNil[T any](m *T, op string) {
 	if m == nil {
 		nilModule(fmt.Sprintf("%T", m), op)
 	}
@@ -623,7 +627,7 @@ func NewSequential(layers ...Module) *Sequential {
 // At returns layer i (negative counts from the end); an i out of range
 // panics with an *ember.IndexError, as PyTorch's IndexError.
 func (s *Sequential) At(i int) Module {
-	checkNil(s, "At")
+	CheckNil(s, "At")
 	return s.Layers[index("nn.Sequential.At", i, len(s.Layers))]
 }
 
@@ -649,13 +653,13 @@ func typed(m Module) string {
 
 // Len is the number of layers.
 func (s *Sequential) Len() int {
-	checkNil(s, "Len")
+	CheckNil(s, "Len")
 	return len(s.Layers)
 }
 
 // Forward runs the layers in order.
 func (s *Sequential) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(s, "Forward")
+	CheckNil(s, "Forward")
 	for i, l := range s.Layers {
 		if isNil(l) {
 			useErr("*nn.Sequential", "Forward", fmt.Sprintf("layer %d is a nil module%s", i, typed(l)))

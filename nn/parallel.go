@@ -55,7 +55,7 @@ func NewDataParallel(m Module, devices ...ember.Device) *DataParallel {
 // Devices returns the devices replicas run on; outputs are gathered on the
 // first.
 func (d *DataParallel) Devices() []ember.Device {
-	checkNil(d, "Devices")
+	CheckNil(d, "Devices")
 	return append([]ember.Device(nil), d.devices...)
 }
 
@@ -63,7 +63,7 @@ func (d *DataParallel) Devices() []ember.Device {
 // gathers their outputs on the first device. A panic in a replica is
 // re-raised here (an error value wrapped with the replica and device).
 func (d *DataParallel) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(d, "Forward")
+	CheckNil(d, "Forward")
 	dev0 := d.devices[0]
 	d.checkDevice()
 	if len(d.devices) == 1 {
@@ -143,7 +143,7 @@ func (d *DataParallel) checkDevice() {
 // To moves the wrapped module and returns d (replicas follow from the
 // first device, which should then be dev).
 func (d *DataParallel) To(dev ember.Device) Module {
-	checkNil(d, "To")
+	CheckNil(d, "To")
 	d.m.To(dev)
 	return d
 }

@@ -97,13 +97,13 @@ func pyTuple(v ...int) string {
 
 // ExtraRepr is "in_features=3, out_features=1, bias=True".
 func (l *Linear) ExtraRepr() string {
-	checkNil(l, "ExtraRepr")
+	CheckNil(l, "ExtraRepr")
 	return fmt.Sprintf("in_features=%d, out_features=%d, bias=%s", l.In, l.Out, pyBool(l.Bias != nil))
 }
 
 // ExtraRepr is Conv2d's settings as PyTorch prints them (defaults left out).
 func (c *Conv2d) ExtraRepr() string {
-	checkNil(c, "ExtraRepr")
+	CheckNil(c, "ExtraRepr")
 	s := fmt.Sprintf("%d, %d, kernel_size=%s, stride=%s", c.In, c.Out, pyTuple(c.Kernel, c.Kernel), pyTuple(c.Stride, c.Stride))
 	if c.Padding != 0 {
 		s += ", padding=" + pyTuple(c.Padding, c.Padding)
@@ -129,19 +129,19 @@ func (b *BatchNorm) moduleName() string {
 
 // ExtraRepr is "64, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True".
 func (b *BatchNorm) ExtraRepr() string {
-	checkNil(b, "ExtraRepr")
+	CheckNil(b, "ExtraRepr")
 	return fmt.Sprintf("%d, eps=%s, momentum=%s, affine=%s, track_running_stats=%s", b.Features, pyFloat(b.Eps), pyFloat(b.Momentum), pyBool(b.Weight != nil), pyBool(b.RunningMean != nil))
 }
 
 // ExtraRepr is "(5,), eps=1e-05, elementwise_affine=True".
 func (l *LayerNorm) ExtraRepr() string {
-	checkNil(l, "ExtraRepr")
+	CheckNil(l, "ExtraRepr")
 	return fmt.Sprintf("%s, eps=%s, elementwise_affine=%s", pyTuple(l.Shape...), pyFloat(l.Eps), pyBool(l.Weight != nil))
 }
 
 // ExtraRepr is "num, dim".
 func (e *Embedding) ExtraRepr() string {
-	checkNil(e, "ExtraRepr")
+	CheckNil(e, "ExtraRepr")
 	return fmt.Sprintf("%d, %d", e.Num, e.Dim)
 }
 
@@ -149,13 +149,13 @@ func (a *Activation) moduleName() string { return a.Name }
 
 // ExtraRepr is the activation's settings (LeakyReLU's negative_slope, ...).
 func (a *Activation) ExtraRepr() string {
-	checkNil(a, "ExtraRepr")
+	CheckNil(a, "ExtraRepr")
 	return a.extra
 }
 
 // ExtraRepr is "p=0.5, inplace=False".
 func (d *Dropout) ExtraRepr() string {
-	checkNil(d, "ExtraRepr")
+	CheckNil(d, "ExtraRepr")
 	return "p=" + pyFloat(d.P) + ", inplace=False"
 }
 
@@ -168,7 +168,7 @@ func (p *Pool) moduleName() string {
 
 // ExtraRepr is the pooling window as PyTorch prints it.
 func (p *Pool) ExtraRepr() string {
-	checkNil(p, "ExtraRepr")
+	CheckNil(p, "ExtraRepr")
 	s := fmt.Sprintf("kernel_size=%d, stride=%d, padding=%d", p.Kernel, p.Stride, p.Padding)
 	if p.Max {
 		s += ", dilation=1, ceil_mode=False"
@@ -178,6 +178,6 @@ func (p *Pool) ExtraRepr() string {
 
 // ExtraRepr is "output_size=(h, w)".
 func (a *AdaptiveAvgPool2d) ExtraRepr() string {
-	checkNil(a, "ExtraRepr")
+	CheckNil(a, "ExtraRepr")
 	return "output_size=" + pyTuple(a.H, a.W)
 }

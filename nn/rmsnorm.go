@@ -29,7 +29,7 @@ func NewRMSNorm(dim int, eps float64) *RMSNorm {
 
 // Forward normalises x [..., Dim].
 func (r *RMSNorm) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(r, "Forward")
+	CheckNil(r, "Forward")
 	if x.Dim() == 0 || x.Shape()[x.Dim()-1] != r.Dim {
 		panic(&ember.ShapeError{Op: "RMSNorm", Msg: fmt.Sprintf("expected an input of shape [*, %d], but got %v", r.Dim, x.Shape())})
 	}
@@ -51,6 +51,6 @@ func (r *RMSNorm) Forward(x *ember.Tensor) *ember.Tensor {
 // ExtraRepr is "(8,), eps=1e-06, elementwise_affine=True", as PyTorch 2.4
 // prints nn.RMSNorm.
 func (r *RMSNorm) ExtraRepr() string {
-	checkNil(r, "ExtraRepr")
+	CheckNil(r, "ExtraRepr")
 	return fmt.Sprintf("%s, eps=%s, elementwise_affine=%s", pyTuple(r.Dim), pyFloat(r.Eps), pyBool(r.Weight != nil))
 }

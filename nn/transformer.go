@@ -96,14 +96,14 @@ func newLN(d int, eps float64) *LayerNorm {
 
 // Forward is Encode without masks.
 func (l *TransformerEncoderLayer) Forward(src *ember.Tensor) *ember.Tensor {
-	checkNil(l, "Forward")
+	CheckNil(l, "Forward")
 	return l.Encode(src, TransformerMasks{})
 }
 
 // Encode is PyTorch's forward(src, src_mask, src_key_padding_mask): src is
 // [S, N, E] ([N, S, E] with BatchFirst, [S, E] unbatched).
 func (l *TransformerEncoderLayer) Encode(src *ember.Tensor, m TransformerMasks) *ember.Tensor {
-	checkNil(l, "Encode")
+	CheckNil(l, "Encode")
 	sa := func(x *ember.Tensor) *ember.Tensor {
 		y, _ := l.SelfAttn.Attend(x, x, x, MHAOptions{AttnMask: m.SrcMask, KeyPaddingMask: m.SrcKeyPaddingMask})
 		return l.Dropout1.Forward(y)
@@ -169,7 +169,7 @@ func NewTransformerDecoderLayer(dModel, nhead int, opts ...TransformerOption) *T
 
 // Forward panics: a decoder layer needs the memory too (call Decode).
 func (l *TransformerDecoderLayer) Forward(*ember.Tensor) *ember.Tensor {
-	checkNil(l, "Forward")
+	CheckNil(l, "Forward")
 	useErr("*nn.TransformerDecoderLayer", "Forward", "a decoder layer needs the encoder's output: call Decode(tgt, memory, masks)")
 	return nil
 }
@@ -178,7 +178,7 @@ func (l *TransformerDecoderLayer) Forward(*ember.Tensor) *ember.Tensor {
 // tgt_key_padding_mask, memory_key_padding_mask): tgt is [T, N, E] and
 // memory [S, N, E] ([N, ·, E] with BatchFirst, [·, E] unbatched).
 func (l *TransformerDecoderLayer) Decode(tgt, memory *ember.Tensor, m TransformerMasks) *ember.Tensor {
-	checkNil(l, "Decode")
+	CheckNil(l, "Decode")
 	sa := func(x *ember.Tensor) *ember.Tensor {
 		y, _ := l.SelfAttn.Attend(x, x, x, MHAOptions{AttnMask: m.TgtMask, KeyPaddingMask: m.TgtKeyPaddingMask})
 		return l.Dropout1.Forward(y)
@@ -223,19 +223,19 @@ func NewModuleList(ms ...Module) *ModuleList {
 
 // At returns module i (negative counts from the end).
 func (l *ModuleList) At(i int) Module {
-	checkNil(l, "At")
+	CheckNil(l, "At")
 	return l.Modules[index("nn.ModuleList.At", i, len(l.Modules))]
 }
 
 // Len is the number of modules.
 func (l *ModuleList) Len() int {
-	checkNil(l, "Len")
+	CheckNil(l, "Len")
 	return len(l.Modules)
 }
 
 // Forward panics: a ModuleList is iterated by its owner.
 func (l *ModuleList) Forward(*ember.Tensor) *ember.Tensor {
-	checkNil(l, "Forward")
+	CheckNil(l, "Forward")
 	useErr("*nn.ModuleList", "Forward", "a ModuleList has no Forward: iterate over its Modules")
 	return nil
 }
@@ -306,14 +306,14 @@ type decoderLayer interface {
 
 // Forward is Encode without masks.
 func (e *TransformerEncoder) Forward(src *ember.Tensor) *ember.Tensor {
-	checkNil(e, "Forward")
+	CheckNil(e, "Forward")
 	return e.Encode(src, TransformerMasks{})
 }
 
 // Encode runs src through every layer with the same masks (PyTorch's
 // forward(src, mask, src_key_padding_mask)), then the final norm.
 func (e *TransformerEncoder) Encode(src *ember.Tensor, m TransformerMasks) *ember.Tensor {
-	checkNil(e, "Encode")
+	CheckNil(e, "Encode")
 	x := src
 	for i, l := range e.Layers.Modules {
 		el, ok := l.(encoderLayer)
@@ -364,7 +364,7 @@ func NewTransformerDecoder(layer Module, numLayers int, norm Module) *Transforme
 
 // Forward panics: a decoder needs the memory too (call Decode).
 func (d *TransformerDecoder) Forward(*ember.Tensor) *ember.Tensor {
-	checkNil(d, "Forward")
+	CheckNil(d, "Forward")
 	useErr("*nn.TransformerDecoder", "Forward", "a decoder needs the encoder's output: call Decode(tgt, memory, masks)")
 	return nil
 }
@@ -372,7 +372,7 @@ func (d *TransformerDecoder) Forward(*ember.Tensor) *ember.Tensor {
 // Decode runs tgt through every layer, each attending memory with the same
 // masks, then the final norm.
 func (d *TransformerDecoder) Decode(tgt, memory *ember.Tensor, m TransformerMasks) *ember.Tensor {
-	checkNil(d, "Decode")
+	CheckNil(d, "Decode")
 	x := tgt
 	for i, l := range d.Layers.Modules {
 		dl, ok := l.(decoderLayer)

@@ -9,3941 +9,3065 @@ import (
 // Buffers is Base.Buffers; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Activation", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.stateless.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.Activation", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.stateless.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) Eval() {
-	if m == nil {
-		nilModule("*nn.Activation", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.stateless.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.Activation", "Init")
-	}
+	CheckNil(m, "Init")
 	m.stateless.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.Activation", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.stateless.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Activation", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.stateless.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Activation", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.stateless.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.Activation", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.stateless.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.Activation", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.stateless.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Activation", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.stateless.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Activation", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.stateless.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Activation", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.stateless.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (mod *Activation) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.Activation", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.stateless.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Activation", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.stateless.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.Activation", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.stateless.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.Activation", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.stateless.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (mod *Activation) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.Activation", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.stateless.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Activation", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.stateless.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) String() string {
-	if m == nil {
-		nilModule("*nn.Activation", "String")
-	}
+	CheckNil(m, "String")
 	return m.stateless.Base.String()
 }
 
 // To is Base.To; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.Activation", "To")
-	}
+	CheckNil(m, "To")
 	return m.stateless.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.Activation", "Train")
-	}
+	CheckNil(m, "Train")
 	m.stateless.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) Training() bool {
-	if m == nil {
-		nilModule("*nn.Activation", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.stateless.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.Activation it panics with an
 // *nn.ModuleError.
 func (m *Activation) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.Activation", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.stateless.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.stateless.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.stateless.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) Eval() {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.stateless.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "Init")
-	}
+	CheckNil(m, "Init")
 	m.stateless.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.stateless.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.stateless.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.stateless.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.stateless.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.stateless.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.stateless.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.stateless.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.stateless.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (mod *AdaptiveAvgPool2d) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.stateless.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.stateless.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.stateless.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.stateless.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (mod *AdaptiveAvgPool2d) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.stateless.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.stateless.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) String() string {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "String")
-	}
+	CheckNil(m, "String")
 	return m.stateless.Base.String()
 }
 
 // To is Base.To; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "To")
-	}
+	CheckNil(m, "To")
 	return m.stateless.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "Train")
-	}
+	CheckNil(m, "Train")
 	m.stateless.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) Training() bool {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.stateless.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.AdaptiveAvgPool2d", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.stateless.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) Eval() {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "Init")
-	}
+	CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (mod *BatchNorm) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.BatchNorm", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (mod *BatchNorm) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.BatchNorm", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) String() string {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "String")
-	}
+	CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "To")
-	}
+	CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "Train")
-	}
+	CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) Training() bool {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.BatchNorm it panics with an
 // *nn.ModuleError.
 func (m *BatchNorm) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.BatchNorm", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Conv2d", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.Conv2d", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) Eval() {
-	if m == nil {
-		nilModule("*nn.Conv2d", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.Conv2d", "Init")
-	}
+	CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.Conv2d", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Conv2d", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Conv2d", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.Conv2d", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.Conv2d", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Conv2d", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Conv2d", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Conv2d", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (mod *Conv2d) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.Conv2d", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Conv2d", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.Conv2d", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.Conv2d", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (mod *Conv2d) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.Conv2d", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Conv2d", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) String() string {
-	if m == nil {
-		nilModule("*nn.Conv2d", "String")
-	}
+	CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.Conv2d", "To")
-	}
+	CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.Conv2d", "Train")
-	}
+	CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) Training() bool {
-	if m == nil {
-		nilModule("*nn.Conv2d", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.Conv2d", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is wrapper.Buffers; on a nil *nn.DataParallel it panics with an
 // *nn.ModuleError.
 func (m *DataParallel) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.DataParallel", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.wrapper.Buffers()
 }
 
 // Eval is wrapper.Eval; on a nil *nn.DataParallel it panics with an
 // *nn.ModuleError.
 func (m *DataParallel) Eval() {
-	if m == nil {
-		nilModule("*nn.DataParallel", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.wrapper.Eval()
 }
 
 // LoadStateDict is wrapper.LoadStateDict; on a nil *nn.DataParallel it panics with an
 // *nn.ModuleError.
 func (m *DataParallel) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.DataParallel", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.wrapper.LoadStateDict(sd, strict)
 }
 
 // Module is wrapper.Module; on a nil *nn.DataParallel it panics with an
 // *nn.ModuleError.
 func (m *DataParallel) Module() Module {
-	if m == nil {
-		nilModule("*nn.DataParallel", "Module")
-	}
+	CheckNil(m, "Module")
 	return m.wrapper.Module()
 }
 
 // NamedBuffers is wrapper.NamedBuffers; on a nil *nn.DataParallel it panics with an
 // *nn.ModuleError.
 func (m *DataParallel) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.DataParallel", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.wrapper.NamedBuffers()
 }
 
 // NamedParameters is wrapper.NamedParameters; on a nil *nn.DataParallel it panics with an
 // *nn.ModuleError.
 func (m *DataParallel) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.DataParallel", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.wrapper.NamedParameters()
 }
 
 // Parameters is wrapper.Parameters; on a nil *nn.DataParallel it panics with an
 // *nn.ModuleError.
 func (m *DataParallel) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.DataParallel", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.wrapper.Parameters()
 }
 
 // Registry is wrapper.Registry; on a nil *nn.DataParallel it panics with an
 // *nn.ModuleError.
 func (m *DataParallel) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.DataParallel", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.wrapper.Registry()
 }
 
 // StateDict is wrapper.StateDict; on a nil *nn.DataParallel it panics with an
 // *nn.ModuleError.
 func (m *DataParallel) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.DataParallel", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.wrapper.StateDict()
 }
 
 // Train is wrapper.Train; on a nil *nn.DataParallel it panics with an
 // *nn.ModuleError.
 func (m *DataParallel) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.DataParallel", "Train")
-	}
+	CheckNil(m, "Train")
 	m.wrapper.Train(on)
 }
 
 // Training is wrapper.Training; on a nil *nn.DataParallel it panics with an
 // *nn.ModuleError.
 func (m *DataParallel) Training() bool {
-	if m == nil {
-		nilModule("*nn.DataParallel", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.wrapper.Training()
 }
 
 // Buffers is wrapper.Buffers; on a nil *nn.DistributedDataParallel it panics with an
 // *nn.ModuleError.
 func (m *DistributedDataParallel) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.DistributedDataParallel", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.wrapper.Buffers()
 }
 
 // Eval is wrapper.Eval; on a nil *nn.DistributedDataParallel it panics with an
 // *nn.ModuleError.
 func (m *DistributedDataParallel) Eval() {
-	if m == nil {
-		nilModule("*nn.DistributedDataParallel", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.wrapper.Eval()
 }
 
 // LoadStateDict is wrapper.LoadStateDict; on a nil *nn.DistributedDataParallel it panics with an
 // *nn.ModuleError.
 func (m *DistributedDataParallel) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.DistributedDataParallel", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.wrapper.LoadStateDict(sd, strict)
 }
 
 // Module is wrapper.Module; on a nil *nn.DistributedDataParallel it panics with an
 // *nn.ModuleError.
 func (m *DistributedDataParallel) Module() Module {
-	if m == nil {
-		nilModule("*nn.DistributedDataParallel", "Module")
-	}
+	CheckNil(m, "Module")
 	return m.wrapper.Module()
 }
 
 // NamedBuffers is wrapper.NamedBuffers; on a nil *nn.DistributedDataParallel it panics with an
 // *nn.ModuleError.
 func (m *DistributedDataParallel) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.DistributedDataParallel", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.wrapper.NamedBuffers()
 }
 
 // NamedParameters is wrapper.NamedParameters; on a nil *nn.DistributedDataParallel it panics with an
 // *nn.ModuleError.
 func (m *DistributedDataParallel) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.DistributedDataParallel", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.wrapper.NamedParameters()
 }
 
 // Parameters is wrapper.Parameters; on a nil *nn.DistributedDataParallel it panics with an
 // *nn.ModuleError.
 func (m *DistributedDataParallel) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.DistributedDataParallel", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.wrapper.Parameters()
 }
 
 // Registry is wrapper.Registry; on a nil *nn.DistributedDataParallel it panics with an
 // *nn.ModuleError.
 func (m *DistributedDataParallel) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.DistributedDataParallel", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.wrapper.Registry()
 }
 
 // StateDict is wrapper.StateDict; on a nil *nn.DistributedDataParallel it panics with an
 // *nn.ModuleError.
 func (m *DistributedDataParallel) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.DistributedDataParallel", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.wrapper.StateDict()
 }
 
 // Train is wrapper.Train; on a nil *nn.DistributedDataParallel it panics with an
 // *nn.ModuleError.
 func (m *DistributedDataParallel) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.DistributedDataParallel", "Train")
-	}
+	CheckNil(m, "Train")
 	m.wrapper.Train(on)
 }
 
 // Training is wrapper.Training; on a nil *nn.DistributedDataParallel it panics with an
 // *nn.ModuleError.
 func (m *DistributedDataParallel) Training() bool {
-	if m == nil {
-		nilModule("*nn.DistributedDataParallel", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.wrapper.Training()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Dropout", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.stateless.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.Dropout", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.stateless.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) Eval() {
-	if m == nil {
-		nilModule("*nn.Dropout", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.stateless.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.Dropout", "Init")
-	}
+	CheckNil(m, "Init")
 	m.stateless.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.Dropout", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.stateless.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Dropout", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.stateless.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Dropout", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.stateless.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.Dropout", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.stateless.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.Dropout", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.stateless.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Dropout", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.stateless.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Dropout", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.stateless.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Dropout", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.stateless.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (mod *Dropout) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.Dropout", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.stateless.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Dropout", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.stateless.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.Dropout", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.stateless.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.Dropout", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.stateless.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (mod *Dropout) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.Dropout", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.stateless.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Dropout", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.stateless.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) String() string {
-	if m == nil {
-		nilModule("*nn.Dropout", "String")
-	}
+	CheckNil(m, "String")
 	return m.stateless.Base.String()
 }
 
 // To is Base.To; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.Dropout", "To")
-	}
+	CheckNil(m, "To")
 	return m.stateless.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.Dropout", "Train")
-	}
+	CheckNil(m, "Train")
 	m.stateless.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) Training() bool {
-	if m == nil {
-		nilModule("*nn.Dropout", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.stateless.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.Dropout it panics with an
 // *nn.ModuleError.
 func (m *Dropout) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.Dropout", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.stateless.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Embedding", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.Embedding", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) Eval() {
-	if m == nil {
-		nilModule("*nn.Embedding", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.Embedding", "Init")
-	}
+	CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.Embedding", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Embedding", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Embedding", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.Embedding", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.Embedding", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Embedding", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Embedding", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Embedding", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (mod *Embedding) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.Embedding", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Embedding", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.Embedding", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.Embedding", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (mod *Embedding) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.Embedding", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Embedding", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) String() string {
-	if m == nil {
-		nilModule("*nn.Embedding", "String")
-	}
+	CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.Embedding", "To")
-	}
+	CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.Embedding", "Train")
-	}
+	CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) Training() bool {
-	if m == nil {
-		nilModule("*nn.Embedding", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.Embedding", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) Eval() {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "Init")
-	}
+	CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (mod *LayerNorm) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.LayerNorm", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (mod *LayerNorm) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.LayerNorm", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) String() string {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "String")
-	}
+	CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "To")
-	}
+	CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "Train")
-	}
+	CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) Training() bool {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.LayerNorm it panics with an
 // *nn.ModuleError.
 func (m *LayerNorm) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.LayerNorm", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Linear", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.Linear", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) Eval() {
-	if m == nil {
-		nilModule("*nn.Linear", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.Linear", "Init")
-	}
+	CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.Linear", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Linear", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Linear", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.Linear", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.Linear", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Linear", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Linear", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Linear", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (mod *Linear) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.Linear", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Linear", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.Linear", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.Linear", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (mod *Linear) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.Linear", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Linear", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) String() string {
-	if m == nil {
-		nilModule("*nn.Linear", "String")
-	}
+	CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.Linear", "To")
-	}
+	CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.Linear", "Train")
-	}
+	CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) Training() bool {
-	if m == nil {
-		nilModule("*nn.Linear", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.Linear it panics with an
 // *nn.ModuleError.
 func (m *Linear) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.Linear", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.ModuleList", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.ModuleList", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) Eval() {
-	if m == nil {
-		nilModule("*nn.ModuleList", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.ModuleList", "Init")
-	}
+	CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.ModuleList", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.ModuleList", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.ModuleList", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.ModuleList", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.ModuleList", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.ModuleList", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.ModuleList", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.ModuleList", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (mod *ModuleList) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.ModuleList", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.ModuleList", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.ModuleList", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.ModuleList", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (mod *ModuleList) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.ModuleList", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.ModuleList", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) String() string {
-	if m == nil {
-		nilModule("*nn.ModuleList", "String")
-	}
+	CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.ModuleList", "To")
-	}
+	CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.ModuleList", "Train")
-	}
+	CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) Training() bool {
-	if m == nil {
-		nilModule("*nn.ModuleList", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.ModuleList it panics with an
 // *nn.ModuleError.
 func (m *ModuleList) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.ModuleList", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) Eval() {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "Init")
-	}
+	CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (mod *MultiheadAttention) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.MultiheadAttention", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (mod *MultiheadAttention) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.MultiheadAttention", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) String() string {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "String")
-	}
+	CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "To")
-	}
+	CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "Train")
-	}
+	CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) Training() bool {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.MultiheadAttention it panics with an
 // *nn.ModuleError.
 func (m *MultiheadAttention) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.MultiheadAttention", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.Linear.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.Linear.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) Eval() {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.Linear.Base.Eval()
 }
 
 // ExtraRepr is Linear.ExtraRepr; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) ExtraRepr() string {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "ExtraRepr")
-	}
+	CheckNil(m, "ExtraRepr")
 	return m.Linear.ExtraRepr()
 }
 
 // Forward is Linear.Forward; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) Forward(x *ember.Tensor) *ember.Tensor {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "Forward")
-	}
+	CheckNil(m, "Forward")
 	return m.Linear.Forward(x)
 }
 
 // Init is Base.Init; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "Init")
-	}
+	CheckNil(m, "Init")
 	m.Linear.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.Linear.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.Linear.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.Linear.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.Linear.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.Linear.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.Linear.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.Linear.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.Linear.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (mod *NonDynamicallyQuantizableLinear) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.Linear.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.Linear.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.Linear.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.Linear.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (mod *NonDynamicallyQuantizableLinear) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.Linear.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.Linear.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) String() string {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "String")
-	}
+	CheckNil(m, "String")
 	return m.Linear.Base.String()
 }
 
 // To is Base.To; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "To")
-	}
+	CheckNil(m, "To")
 	return m.Linear.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "Train")
-	}
+	CheckNil(m, "Train")
 	m.Linear.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) Training() bool {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.Linear.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.NonDynamicallyQuantizableLinear it panics with an
 // *nn.ModuleError.
 func (m *NonDynamicallyQuantizableLinear) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.NonDynamicallyQuantizableLinear", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.Linear.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Pool", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.stateless.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.Pool", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.stateless.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) Eval() {
-	if m == nil {
-		nilModule("*nn.Pool", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.stateless.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.Pool", "Init")
-	}
+	CheckNil(m, "Init")
 	m.stateless.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.Pool", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.stateless.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Pool", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.stateless.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Pool", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.stateless.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.Pool", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.stateless.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.Pool", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.stateless.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Pool", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.stateless.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Pool", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.stateless.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Pool", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.stateless.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (mod *Pool) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.Pool", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.stateless.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Pool", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.stateless.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.Pool", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.stateless.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.Pool", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.stateless.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (mod *Pool) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.Pool", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.stateless.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Pool", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.stateless.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) String() string {
-	if m == nil {
-		nilModule("*nn.Pool", "String")
-	}
+	CheckNil(m, "String")
 	return m.stateless.Base.String()
 }
 
 // To is Base.To; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.Pool", "To")
-	}
+	CheckNil(m, "To")
 	return m.stateless.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.Pool", "Train")
-	}
+	CheckNil(m, "Train")
 	m.stateless.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) Training() bool {
-	if m == nil {
-		nilModule("*nn.Pool", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.stateless.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.Pool", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.stateless.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) Eval() {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "Init")
-	}
+	CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (mod *RMSNorm) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.RMSNorm", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (mod *RMSNorm) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.RMSNorm", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) String() string {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "String")
-	}
+	CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "To")
-	}
+	CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "Train")
-	}
+	CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) Training() bool {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.RMSNorm", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Sequential", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.Sequential", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) Eval() {
-	if m == nil {
-		nilModule("*nn.Sequential", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.Sequential", "Init")
-	}
+	CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.Sequential", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Sequential", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Sequential", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.Sequential", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.Sequential", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Sequential", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Sequential", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Sequential", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (mod *Sequential) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.Sequential", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.Sequential", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.Sequential", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.Sequential", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (mod *Sequential) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.Sequential", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.Sequential", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) String() string {
-	if m == nil {
-		nilModule("*nn.Sequential", "String")
-	}
+	CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.Sequential", "To")
-	}
+	CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.Sequential", "Train")
-	}
+	CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) Training() bool {
-	if m == nil {
-		nilModule("*nn.Sequential", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.Sequential it panics with an
 // *nn.ModuleError.
 func (m *Sequential) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.Sequential", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) Eval() {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "Init")
-	}
+	CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (mod *TransformerDecoder) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.TransformerDecoder", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (mod *TransformerDecoder) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.TransformerDecoder", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) String() string {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "String")
-	}
+	CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "To")
-	}
+	CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "Train")
-	}
+	CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) Training() bool {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.TransformerDecoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoder) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.TransformerDecoder", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) Eval() {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "Init")
-	}
+	CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (mod *TransformerDecoderLayer) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.TransformerDecoderLayer", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (mod *TransformerDecoderLayer) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.TransformerDecoderLayer", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) String() string {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "String")
-	}
+	CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "To")
-	}
+	CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "Train")
-	}
+	CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) Training() bool {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.TransformerDecoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerDecoderLayer) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.TransformerDecoderLayer", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) Eval() {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "Init")
-	}
+	CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (mod *TransformerEncoder) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.TransformerEncoder", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (mod *TransformerEncoder) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.TransformerEncoder", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) String() string {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "String")
-	}
+	CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "To")
-	}
+	CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "Train")
-	}
+	CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) Training() bool {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.TransformerEncoder it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoder) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.TransformerEncoder", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "Buffers")
-	}
+	CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) Children() (names []string, mods []Module) {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "Children")
-	}
+	CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) Eval() {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "Eval")
-	}
+	CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) Init(self Module) {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "Init")
-	}
+	CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "LoadStateDict")
-	}
+	CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "MapBuffers")
-	}
+	CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "MapParameters")
-	}
+	CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) NamedBuffers() []Named {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "NamedBuffers")
-	}
+	CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) NamedParameters() []Named {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "NamedParameters")
-	}
+	CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "ParameterRefs")
-	}
+	CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "Parameters")
-	}
+	CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "RegisterBuffer")
-	}
+	CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (mod *TransformerEncoderLayer) RegisterModule(name string, m Module) {
-	if mod == nil {
-		nilModule("*nn.TransformerEncoderLayer", "RegisterModule")
-	}
+	CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "RegisterParameter")
-	}
+	CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) Registry() *Base {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "Registry")
-	}
+	CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) RequiresGrad(on bool) Module {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "RequiresGrad")
-	}
+	CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (mod *TransformerEncoderLayer) SetModule(name string, m Module) Module {
-	if mod == nil {
-		nilModule("*nn.TransformerEncoderLayer", "SetModule")
-	}
+	CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "StateDict")
-	}
+	CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) String() string {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "String")
-	}
+	CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) To(dev ember.Device) Module {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "To")
-	}
+	CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) Train(on bool) {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "Train")
-	}
+	CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) Training() bool {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "Training")
-	}
+	CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.TransformerEncoderLayer it panics with an
 // *nn.ModuleError.
 func (m *TransformerEncoderLayer) ZeroGrad() {
-	if m == nil {
-		nilModule("*nn.TransformerEncoderLayer", "ZeroGrad")
-	}
+	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }

@@ -155,7 +155,7 @@ type Transformer struct {
 
 // Forward maps ids [B, T] to the hidden states [B, T, n_embd] after ln_f.
 func (t *Transformer) Forward(ids *ember.Tensor) *ember.Tensor {
-	checkNil(t, "Forward")
+	nn.CheckNil(t, "Forward")
 	return t.hidden(ids, nil)
 }
 
@@ -213,7 +213,7 @@ func newConv1D(src source, name string, in, out int, std float64) *Conv1D {
 
 // Forward is x·W + b over the last dim.
 func (c *Conv1D) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(c, "Forward")
+	nn.CheckNil(c, "Forward")
 	s := x.Shape()
 	in, out := c.Weight.Shape()[0], c.Weight.Shape()[1]
 	x2 := x.Reshape(-1, in)
@@ -400,19 +400,19 @@ func strip(sd map[string]*ember.Tensor) map[string]*ember.Tensor {
 
 // NewCache returns an empty KV cache for the model.
 func (m *Model) NewCache() *kvcache.Cache {
-	checkNil(m, "NewCache")
+	nn.CheckNil(m, "NewCache")
 	return kvcache.New(m.Config.NLayer)
 }
 
 // ContextLength is n_positions, the most tokens a sequence may have.
 func (m *Model) ContextLength() int {
-	checkNil(m, "ContextLength")
+	nn.CheckNil(m, "ContextLength")
 	return m.Config.NPositions
 }
 
 // EOS is eos_token_id, or -1.
 func (m *Model) EOS() int {
-	checkNil(m, "EOS")
+	nn.CheckNil(m, "EOS")
 	if m.Config.EOSTokenID == nil {
 		return -1
 	}
@@ -422,7 +422,7 @@ func (m *Model) EOS() int {
 // Forward maps token ids [B, T] (Int64) to logits [B, T, vocab], with
 // causal attention over the T positions.
 func (m *Model) Forward(ids *ember.Tensor) *ember.Tensor {
-	checkNil(m, "Forward")
+	nn.CheckNil(m, "Forward")
 	return m.ForwardCache(ids, nil)
 }
 
@@ -431,7 +431,7 @@ func (m *Model) Forward(ids *ember.Tensor) *ember.Tensor {
 // dtype, as transformers' generate samples): a decoding step
 // (models/generate).
 func (m *Model) Step(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
-	checkNil(m, "Step")
+	nn.CheckNil(m, "Step")
 	h := m.Transformer.hidden(ids, c)
 	t := h.Shape()[1]
 	return m.head(h.Narrow(1, t-1, 1)).Squeeze(1).Cast(ember.Float32)
@@ -439,7 +439,7 @@ func (m *Model) Step(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
 
 // DType is the dtype of the model's parameters (WithDType).
 func (m *Model) DType() ember.DType {
-	checkNil(m, "DType")
+	nn.CheckNil(m, "DType")
 	return m.Transformer.WTE.Weight.DType()
 }
 
@@ -449,7 +449,7 @@ func (m *Model) DType() ember.DType {
 // new positions returned. It panics with a *ember.ShapeError if the
 // positions would pass n_positions.
 func (m *Model) ForwardCache(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
-	checkNil(m, "ForwardCache")
+	nn.CheckNil(m, "ForwardCache")
 	return m.head(m.Transformer.hidden(ids, c))
 }
 
@@ -503,7 +503,7 @@ func causalMask(t, past int, dev ember.Device) *ember.Tensor {
 
 // Forward is the block without a cache (causal over x's positions).
 func (b *Block) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(b, "Forward")
+	nn.CheckNil(b, "Forward")
 	return b.forward(x, nil, 0, nil)
 }
 
@@ -514,7 +514,7 @@ func (b *Block) forward(x *ember.Tensor, c *kvcache.Cache, layer int, mask *embe
 
 // Forward is causal self-attention over x [B, T, C], without a cache.
 func (a *Attention) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(a, "Forward")
+	nn.CheckNil(a, "Forward")
 	return a.forward(x, nil, 0, nil)
 }
 
@@ -541,6 +541,6 @@ func (a *Attention) forward(x *ember.Tensor, c *kvcache.Cache, layer int, mask *
 
 // Forward is the MLP.
 func (p *MLP) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(p, "Forward")
+	nn.CheckNil(p, "Forward")
 	return p.CProj.Forward(p.act(p.CFc.Forward(x)))
 }

@@ -3,1262 +3,972 @@
 package gpt2
 
 import (
-	"fmt"
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/nn"
 )
 
-// nilModule panics with the *nn.ModuleError of a method called on a nil
-// module.
-func nilModule(typ, op string) {
-	panic(&nn.ModuleError{Module: typ, Op: op, Msg: "called on a nil " + typ + " (a module field that was never set?)"})
-}
-
-// checkNil is nilModule for the methods a module type declares.
-func checkNil[T any](m *T, op string) {
-	if m == nil {
-		nilModule(fmt.Sprintf("%T", m), op)
-	}
-}
-
 // Buffers is Base.Buffers; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.Attention", "Buffers")
-	}
+	nn.CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) Children() (names []string, mods []nn.Module) {
-	if m == nil {
-		nilModule("*gpt2.Attention", "Children")
-	}
+	nn.CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) Eval() {
-	if m == nil {
-		nilModule("*gpt2.Attention", "Eval")
-	}
+	nn.CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) Init(self nn.Module) {
-	if m == nil {
-		nilModule("*gpt2.Attention", "Init")
-	}
+	nn.CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*gpt2.Attention", "LoadStateDict")
-	}
+	nn.CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Attention", "MapBuffers")
-	}
+	nn.CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Attention", "MapParameters")
-	}
+	nn.CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) NamedBuffers() []nn.Named {
-	if m == nil {
-		nilModule("*gpt2.Attention", "NamedBuffers")
-	}
+	nn.CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) NamedParameters() []nn.Named {
-	if m == nil {
-		nilModule("*gpt2.Attention", "NamedParameters")
-	}
+	nn.CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Attention", "ParameterRefs")
-	}
+	nn.CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.Attention", "Parameters")
-	}
+	nn.CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Attention", "RegisterBuffer")
-	}
+	nn.CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (mod *Attention) RegisterModule(name string, m nn.Module) {
-	if mod == nil {
-		nilModule("*gpt2.Attention", "RegisterModule")
-	}
+	nn.CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Attention", "RegisterParameter")
-	}
+	nn.CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) Registry() *nn.Base {
-	if m == nil {
-		nilModule("*gpt2.Attention", "Registry")
-	}
+	nn.CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) RequiresGrad(on bool) nn.Module {
-	if m == nil {
-		nilModule("*gpt2.Attention", "RequiresGrad")
-	}
+	nn.CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (mod *Attention) SetModule(name string, m nn.Module) nn.Module {
-	if mod == nil {
-		nilModule("*gpt2.Attention", "SetModule")
-	}
+	nn.CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.Attention", "StateDict")
-	}
+	nn.CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) String() string {
-	if m == nil {
-		nilModule("*gpt2.Attention", "String")
-	}
+	nn.CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) To(dev ember.Device) nn.Module {
-	if m == nil {
-		nilModule("*gpt2.Attention", "To")
-	}
+	nn.CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) Train(on bool) {
-	if m == nil {
-		nilModule("*gpt2.Attention", "Train")
-	}
+	nn.CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) Training() bool {
-	if m == nil {
-		nilModule("*gpt2.Attention", "Training")
-	}
+	nn.CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *gpt2.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) ZeroGrad() {
-	if m == nil {
-		nilModule("*gpt2.Attention", "ZeroGrad")
-	}
+	nn.CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.Block", "Buffers")
-	}
+	nn.CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) Children() (names []string, mods []nn.Module) {
-	if m == nil {
-		nilModule("*gpt2.Block", "Children")
-	}
+	nn.CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) Eval() {
-	if m == nil {
-		nilModule("*gpt2.Block", "Eval")
-	}
+	nn.CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) Init(self nn.Module) {
-	if m == nil {
-		nilModule("*gpt2.Block", "Init")
-	}
+	nn.CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*gpt2.Block", "LoadStateDict")
-	}
+	nn.CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Block", "MapBuffers")
-	}
+	nn.CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Block", "MapParameters")
-	}
+	nn.CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) NamedBuffers() []nn.Named {
-	if m == nil {
-		nilModule("*gpt2.Block", "NamedBuffers")
-	}
+	nn.CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) NamedParameters() []nn.Named {
-	if m == nil {
-		nilModule("*gpt2.Block", "NamedParameters")
-	}
+	nn.CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Block", "ParameterRefs")
-	}
+	nn.CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.Block", "Parameters")
-	}
+	nn.CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Block", "RegisterBuffer")
-	}
+	nn.CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (mod *Block) RegisterModule(name string, m nn.Module) {
-	if mod == nil {
-		nilModule("*gpt2.Block", "RegisterModule")
-	}
+	nn.CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Block", "RegisterParameter")
-	}
+	nn.CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) Registry() *nn.Base {
-	if m == nil {
-		nilModule("*gpt2.Block", "Registry")
-	}
+	nn.CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) RequiresGrad(on bool) nn.Module {
-	if m == nil {
-		nilModule("*gpt2.Block", "RequiresGrad")
-	}
+	nn.CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (mod *Block) SetModule(name string, m nn.Module) nn.Module {
-	if mod == nil {
-		nilModule("*gpt2.Block", "SetModule")
-	}
+	nn.CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.Block", "StateDict")
-	}
+	nn.CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) String() string {
-	if m == nil {
-		nilModule("*gpt2.Block", "String")
-	}
+	nn.CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) To(dev ember.Device) nn.Module {
-	if m == nil {
-		nilModule("*gpt2.Block", "To")
-	}
+	nn.CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) Train(on bool) {
-	if m == nil {
-		nilModule("*gpt2.Block", "Train")
-	}
+	nn.CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) Training() bool {
-	if m == nil {
-		nilModule("*gpt2.Block", "Training")
-	}
+	nn.CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *gpt2.Block it panics with an
 // *nn.ModuleError.
 func (m *Block) ZeroGrad() {
-	if m == nil {
-		nilModule("*gpt2.Block", "ZeroGrad")
-	}
+	nn.CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "Buffers")
-	}
+	nn.CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) Children() (names []string, mods []nn.Module) {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "Children")
-	}
+	nn.CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) Eval() {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "Eval")
-	}
+	nn.CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) Init(self nn.Module) {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "Init")
-	}
+	nn.CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "LoadStateDict")
-	}
+	nn.CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "MapBuffers")
-	}
+	nn.CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "MapParameters")
-	}
+	nn.CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) NamedBuffers() []nn.Named {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "NamedBuffers")
-	}
+	nn.CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) NamedParameters() []nn.Named {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "NamedParameters")
-	}
+	nn.CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "ParameterRefs")
-	}
+	nn.CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "Parameters")
-	}
+	nn.CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "RegisterBuffer")
-	}
+	nn.CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (mod *Conv1D) RegisterModule(name string, m nn.Module) {
-	if mod == nil {
-		nilModule("*gpt2.Conv1D", "RegisterModule")
-	}
+	nn.CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "RegisterParameter")
-	}
+	nn.CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) Registry() *nn.Base {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "Registry")
-	}
+	nn.CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) RequiresGrad(on bool) nn.Module {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "RequiresGrad")
-	}
+	nn.CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (mod *Conv1D) SetModule(name string, m nn.Module) nn.Module {
-	if mod == nil {
-		nilModule("*gpt2.Conv1D", "SetModule")
-	}
+	nn.CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "StateDict")
-	}
+	nn.CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) String() string {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "String")
-	}
+	nn.CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) To(dev ember.Device) nn.Module {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "To")
-	}
+	nn.CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) Train(on bool) {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "Train")
-	}
+	nn.CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) Training() bool {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "Training")
-	}
+	nn.CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *gpt2.Conv1D it panics with an
 // *nn.ModuleError.
 func (m *Conv1D) ZeroGrad() {
-	if m == nil {
-		nilModule("*gpt2.Conv1D", "ZeroGrad")
-	}
+	nn.CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.MLP", "Buffers")
-	}
+	nn.CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) Children() (names []string, mods []nn.Module) {
-	if m == nil {
-		nilModule("*gpt2.MLP", "Children")
-	}
+	nn.CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) Eval() {
-	if m == nil {
-		nilModule("*gpt2.MLP", "Eval")
-	}
+	nn.CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) Init(self nn.Module) {
-	if m == nil {
-		nilModule("*gpt2.MLP", "Init")
-	}
+	nn.CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*gpt2.MLP", "LoadStateDict")
-	}
+	nn.CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.MLP", "MapBuffers")
-	}
+	nn.CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.MLP", "MapParameters")
-	}
+	nn.CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) NamedBuffers() []nn.Named {
-	if m == nil {
-		nilModule("*gpt2.MLP", "NamedBuffers")
-	}
+	nn.CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) NamedParameters() []nn.Named {
-	if m == nil {
-		nilModule("*gpt2.MLP", "NamedParameters")
-	}
+	nn.CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.MLP", "ParameterRefs")
-	}
+	nn.CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.MLP", "Parameters")
-	}
+	nn.CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.MLP", "RegisterBuffer")
-	}
+	nn.CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (mod *MLP) RegisterModule(name string, m nn.Module) {
-	if mod == nil {
-		nilModule("*gpt2.MLP", "RegisterModule")
-	}
+	nn.CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.MLP", "RegisterParameter")
-	}
+	nn.CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) Registry() *nn.Base {
-	if m == nil {
-		nilModule("*gpt2.MLP", "Registry")
-	}
+	nn.CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) RequiresGrad(on bool) nn.Module {
-	if m == nil {
-		nilModule("*gpt2.MLP", "RequiresGrad")
-	}
+	nn.CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (mod *MLP) SetModule(name string, m nn.Module) nn.Module {
-	if mod == nil {
-		nilModule("*gpt2.MLP", "SetModule")
-	}
+	nn.CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.MLP", "StateDict")
-	}
+	nn.CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) String() string {
-	if m == nil {
-		nilModule("*gpt2.MLP", "String")
-	}
+	nn.CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) To(dev ember.Device) nn.Module {
-	if m == nil {
-		nilModule("*gpt2.MLP", "To")
-	}
+	nn.CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) Train(on bool) {
-	if m == nil {
-		nilModule("*gpt2.MLP", "Train")
-	}
+	nn.CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) Training() bool {
-	if m == nil {
-		nilModule("*gpt2.MLP", "Training")
-	}
+	nn.CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *gpt2.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) ZeroGrad() {
-	if m == nil {
-		nilModule("*gpt2.MLP", "ZeroGrad")
-	}
+	nn.CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.Model", "Buffers")
-	}
+	nn.CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) Children() (names []string, mods []nn.Module) {
-	if m == nil {
-		nilModule("*gpt2.Model", "Children")
-	}
+	nn.CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) Eval() {
-	if m == nil {
-		nilModule("*gpt2.Model", "Eval")
-	}
+	nn.CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) Init(self nn.Module) {
-	if m == nil {
-		nilModule("*gpt2.Model", "Init")
-	}
+	nn.CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*gpt2.Model", "LoadStateDict")
-	}
+	nn.CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Model", "MapBuffers")
-	}
+	nn.CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Model", "MapParameters")
-	}
+	nn.CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) NamedBuffers() []nn.Named {
-	if m == nil {
-		nilModule("*gpt2.Model", "NamedBuffers")
-	}
+	nn.CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) NamedParameters() []nn.Named {
-	if m == nil {
-		nilModule("*gpt2.Model", "NamedParameters")
-	}
+	nn.CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Model", "ParameterRefs")
-	}
+	nn.CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.Model", "Parameters")
-	}
+	nn.CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Model", "RegisterBuffer")
-	}
+	nn.CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (mod *Model) RegisterModule(name string, m nn.Module) {
-	if mod == nil {
-		nilModule("*gpt2.Model", "RegisterModule")
-	}
+	nn.CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Model", "RegisterParameter")
-	}
+	nn.CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) Registry() *nn.Base {
-	if m == nil {
-		nilModule("*gpt2.Model", "Registry")
-	}
+	nn.CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) RequiresGrad(on bool) nn.Module {
-	if m == nil {
-		nilModule("*gpt2.Model", "RequiresGrad")
-	}
+	nn.CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (mod *Model) SetModule(name string, m nn.Module) nn.Module {
-	if mod == nil {
-		nilModule("*gpt2.Model", "SetModule")
-	}
+	nn.CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.Model", "StateDict")
-	}
+	nn.CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) String() string {
-	if m == nil {
-		nilModule("*gpt2.Model", "String")
-	}
+	nn.CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) To(dev ember.Device) nn.Module {
-	if m == nil {
-		nilModule("*gpt2.Model", "To")
-	}
+	nn.CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) Train(on bool) {
-	if m == nil {
-		nilModule("*gpt2.Model", "Train")
-	}
+	nn.CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) Training() bool {
-	if m == nil {
-		nilModule("*gpt2.Model", "Training")
-	}
+	nn.CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *gpt2.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) ZeroGrad() {
-	if m == nil {
-		nilModule("*gpt2.Model", "ZeroGrad")
-	}
+	nn.CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "Buffers")
-	}
+	nn.CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) Children() (names []string, mods []nn.Module) {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "Children")
-	}
+	nn.CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) Eval() {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "Eval")
-	}
+	nn.CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) Init(self nn.Module) {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "Init")
-	}
+	nn.CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "LoadStateDict")
-	}
+	nn.CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "MapBuffers")
-	}
+	nn.CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "MapParameters")
-	}
+	nn.CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) NamedBuffers() []nn.Named {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "NamedBuffers")
-	}
+	nn.CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) NamedParameters() []nn.Named {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "NamedParameters")
-	}
+	nn.CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "ParameterRefs")
-	}
+	nn.CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "Parameters")
-	}
+	nn.CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "RegisterBuffer")
-	}
+	nn.CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (mod *Transformer) RegisterModule(name string, m nn.Module) {
-	if mod == nil {
-		nilModule("*gpt2.Transformer", "RegisterModule")
-	}
+	nn.CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "RegisterParameter")
-	}
+	nn.CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) Registry() *nn.Base {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "Registry")
-	}
+	nn.CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) RequiresGrad(on bool) nn.Module {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "RequiresGrad")
-	}
+	nn.CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (mod *Transformer) SetModule(name string, m nn.Module) nn.Module {
-	if mod == nil {
-		nilModule("*gpt2.Transformer", "SetModule")
-	}
+	nn.CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "StateDict")
-	}
+	nn.CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) String() string {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "String")
-	}
+	nn.CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) To(dev ember.Device) nn.Module {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "To")
-	}
+	nn.CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) Train(on bool) {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "Train")
-	}
+	nn.CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) Training() bool {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "Training")
-	}
+	nn.CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *gpt2.Transformer it panics with an
 // *nn.ModuleError.
 func (m *Transformer) ZeroGrad() {
-	if m == nil {
-		nilModule("*gpt2.Transformer", "ZeroGrad")
-	}
+	nn.CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }

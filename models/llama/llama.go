@@ -339,19 +339,19 @@ func FromStateDict(c Config, sd map[string]*ember.Tensor, path string, dev ember
 
 // NewCache returns an empty KV cache for the model.
 func (m *Model) NewCache() *kvcache.Cache {
-	checkNil(m, "NewCache")
+	nn.CheckNil(m, "NewCache")
 	return kvcache.New(m.Config.NumHiddenLayers)
 }
 
 // ContextLength is max_position_embeddings (0: no bound).
 func (m *Model) ContextLength() int {
-	checkNil(m, "ContextLength")
+	nn.CheckNil(m, "ContextLength")
 	return m.Config.MaxPositionEmbeddings
 }
 
 // EOS is eos_token_id, or -1.
 func (m *Model) EOS() int {
-	checkNil(m, "EOS")
+	nn.CheckNil(m, "EOS")
 	switch v := m.Config.EOSTokenID.(type) {
 	case float64:
 		return int(v)
@@ -367,28 +367,28 @@ func (m *Model) EOS() int {
 
 // Forward maps ids [B, T] to logits [B, T, vocab] (causal).
 func (m *Model) Forward(ids *ember.Tensor) *ember.Tensor {
-	checkNil(m, "Forward")
+	nn.CheckNil(m, "Forward")
 	return m.ForwardCache(ids, nil)
 }
 
 // ForwardCache runs ids [B, T] after the positions c holds (c nil: none),
 // appending their keys and values, and returns their logits [B, T, vocab].
 func (m *Model) ForwardCache(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
-	checkNil(m, "ForwardCache")
+	nn.CheckNil(m, "ForwardCache")
 	return m.head(m.Model.hidden(ids, c))
 }
 
 // Step returns the logits of the last of ids' positions, [B, vocab], in
 // Float32 whatever the model's dtype.
 func (m *Model) Step(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
-	checkNil(m, "Step")
+	nn.CheckNil(m, "Step")
 	h := m.Model.hidden(ids, c)
 	return m.head(h.Narrow(1, h.Shape()[1]-1, 1)).Squeeze(1).Cast(ember.Float32)
 }
 
 // DType is the dtype of the model's parameters (WithDType).
 func (m *Model) DType() ember.DType {
-	checkNil(m, "DType")
+	nn.CheckNil(m, "DType")
 	return m.Model.EmbedTokens.Weight.DType()
 }
 
@@ -403,7 +403,7 @@ func (m *Model) head(h *ember.Tensor) *ember.Tensor {
 
 // Forward maps ids [B, T] to the hidden states after the final norm.
 func (d *Decoder) Forward(ids *ember.Tensor) *ember.Tensor {
-	checkNil(d, "Forward")
+	nn.CheckNil(d, "Forward")
 	return d.hidden(ids, nil)
 }
 
@@ -470,7 +470,7 @@ func rope(x, cos, sin *ember.Tensor) *ember.Tensor {
 // Forward is causal self-attention over x [B, T, hidden] without a
 // cache, at positions 0 … T-1.
 func (a *Attention) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(a, "Forward")
+	nn.CheckNil(a, "Forward")
 	cos, sin := rotary(a.invFreq, 0, x.Shape()[1], x.Device())
 	if dt := x.DType(); dt.IsHalf() {
 		cos, sin = cos.Cast(dt), sin.Cast(dt)
@@ -480,7 +480,7 @@ func (a *Attention) Forward(x *ember.Tensor) *ember.Tensor {
 
 // Forward is the layer without a cache, at positions 0 … T-1.
 func (l *Layer) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(l, "Forward")
+	nn.CheckNil(l, "Forward")
 	x = x.Add(l.SelfAttn.Forward(l.InputLayernorm.Forward(x)))
 	return x.Add(l.MLP.Forward(l.PostAttentionLayernorm.Forward(x)))
 }
@@ -516,6 +516,6 @@ func (a *Attention) forward(x *ember.Tensor, c *kvcache.Cache, layer int, cos, s
 
 // Forward is the SwiGLU MLP.
 func (f *MLP) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(f, "Forward")
+	nn.CheckNil(f, "Forward")
 	return f.DownProj.Forward(f.GateProj.Forward(x).SiLU().Mul(f.UpProj.Forward(x)))
 }

@@ -3,1055 +3,811 @@
 package llama
 
 import (
-	"fmt"
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/nn"
 )
 
-// nilModule panics with the *nn.ModuleError of a method called on a nil
-// module.
-func nilModule(typ, op string) {
-	panic(&nn.ModuleError{Module: typ, Op: op, Msg: "called on a nil " + typ + " (a module field that was never set?)"})
-}
-
-// checkNil is nilModule for the methods a module type declares.
-func checkNil[T any](m *T, op string) {
-	if m == nil {
-		nilModule(fmt.Sprintf("%T", m), op)
-	}
-}
-
 // Buffers is Base.Buffers; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*llama.Attention", "Buffers")
-	}
+	nn.CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) Children() (names []string, mods []nn.Module) {
-	if m == nil {
-		nilModule("*llama.Attention", "Children")
-	}
+	nn.CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) Eval() {
-	if m == nil {
-		nilModule("*llama.Attention", "Eval")
-	}
+	nn.CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) Init(self nn.Module) {
-	if m == nil {
-		nilModule("*llama.Attention", "Init")
-	}
+	nn.CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*llama.Attention", "LoadStateDict")
-	}
+	nn.CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Attention", "MapBuffers")
-	}
+	nn.CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Attention", "MapParameters")
-	}
+	nn.CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) NamedBuffers() []nn.Named {
-	if m == nil {
-		nilModule("*llama.Attention", "NamedBuffers")
-	}
+	nn.CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) NamedParameters() []nn.Named {
-	if m == nil {
-		nilModule("*llama.Attention", "NamedParameters")
-	}
+	nn.CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Attention", "ParameterRefs")
-	}
+	nn.CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*llama.Attention", "Parameters")
-	}
+	nn.CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Attention", "RegisterBuffer")
-	}
+	nn.CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (mod *Attention) RegisterModule(name string, m nn.Module) {
-	if mod == nil {
-		nilModule("*llama.Attention", "RegisterModule")
-	}
+	nn.CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Attention", "RegisterParameter")
-	}
+	nn.CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) Registry() *nn.Base {
-	if m == nil {
-		nilModule("*llama.Attention", "Registry")
-	}
+	nn.CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) RequiresGrad(on bool) nn.Module {
-	if m == nil {
-		nilModule("*llama.Attention", "RequiresGrad")
-	}
+	nn.CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (mod *Attention) SetModule(name string, m nn.Module) nn.Module {
-	if mod == nil {
-		nilModule("*llama.Attention", "SetModule")
-	}
+	nn.CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*llama.Attention", "StateDict")
-	}
+	nn.CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) String() string {
-	if m == nil {
-		nilModule("*llama.Attention", "String")
-	}
+	nn.CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) To(dev ember.Device) nn.Module {
-	if m == nil {
-		nilModule("*llama.Attention", "To")
-	}
+	nn.CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) Train(on bool) {
-	if m == nil {
-		nilModule("*llama.Attention", "Train")
-	}
+	nn.CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) Training() bool {
-	if m == nil {
-		nilModule("*llama.Attention", "Training")
-	}
+	nn.CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *llama.Attention it panics with an
 // *nn.ModuleError.
 func (m *Attention) ZeroGrad() {
-	if m == nil {
-		nilModule("*llama.Attention", "ZeroGrad")
-	}
+	nn.CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*llama.Decoder", "Buffers")
-	}
+	nn.CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) Children() (names []string, mods []nn.Module) {
-	if m == nil {
-		nilModule("*llama.Decoder", "Children")
-	}
+	nn.CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) Eval() {
-	if m == nil {
-		nilModule("*llama.Decoder", "Eval")
-	}
+	nn.CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) Init(self nn.Module) {
-	if m == nil {
-		nilModule("*llama.Decoder", "Init")
-	}
+	nn.CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*llama.Decoder", "LoadStateDict")
-	}
+	nn.CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Decoder", "MapBuffers")
-	}
+	nn.CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Decoder", "MapParameters")
-	}
+	nn.CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) NamedBuffers() []nn.Named {
-	if m == nil {
-		nilModule("*llama.Decoder", "NamedBuffers")
-	}
+	nn.CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) NamedParameters() []nn.Named {
-	if m == nil {
-		nilModule("*llama.Decoder", "NamedParameters")
-	}
+	nn.CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Decoder", "ParameterRefs")
-	}
+	nn.CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*llama.Decoder", "Parameters")
-	}
+	nn.CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Decoder", "RegisterBuffer")
-	}
+	nn.CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (mod *Decoder) RegisterModule(name string, m nn.Module) {
-	if mod == nil {
-		nilModule("*llama.Decoder", "RegisterModule")
-	}
+	nn.CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Decoder", "RegisterParameter")
-	}
+	nn.CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) Registry() *nn.Base {
-	if m == nil {
-		nilModule("*llama.Decoder", "Registry")
-	}
+	nn.CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) RequiresGrad(on bool) nn.Module {
-	if m == nil {
-		nilModule("*llama.Decoder", "RequiresGrad")
-	}
+	nn.CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (mod *Decoder) SetModule(name string, m nn.Module) nn.Module {
-	if mod == nil {
-		nilModule("*llama.Decoder", "SetModule")
-	}
+	nn.CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*llama.Decoder", "StateDict")
-	}
+	nn.CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) String() string {
-	if m == nil {
-		nilModule("*llama.Decoder", "String")
-	}
+	nn.CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) To(dev ember.Device) nn.Module {
-	if m == nil {
-		nilModule("*llama.Decoder", "To")
-	}
+	nn.CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) Train(on bool) {
-	if m == nil {
-		nilModule("*llama.Decoder", "Train")
-	}
+	nn.CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) Training() bool {
-	if m == nil {
-		nilModule("*llama.Decoder", "Training")
-	}
+	nn.CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *llama.Decoder it panics with an
 // *nn.ModuleError.
 func (m *Decoder) ZeroGrad() {
-	if m == nil {
-		nilModule("*llama.Decoder", "ZeroGrad")
-	}
+	nn.CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*llama.Layer", "Buffers")
-	}
+	nn.CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) Children() (names []string, mods []nn.Module) {
-	if m == nil {
-		nilModule("*llama.Layer", "Children")
-	}
+	nn.CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) Eval() {
-	if m == nil {
-		nilModule("*llama.Layer", "Eval")
-	}
+	nn.CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) Init(self nn.Module) {
-	if m == nil {
-		nilModule("*llama.Layer", "Init")
-	}
+	nn.CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*llama.Layer", "LoadStateDict")
-	}
+	nn.CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Layer", "MapBuffers")
-	}
+	nn.CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Layer", "MapParameters")
-	}
+	nn.CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) NamedBuffers() []nn.Named {
-	if m == nil {
-		nilModule("*llama.Layer", "NamedBuffers")
-	}
+	nn.CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) NamedParameters() []nn.Named {
-	if m == nil {
-		nilModule("*llama.Layer", "NamedParameters")
-	}
+	nn.CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Layer", "ParameterRefs")
-	}
+	nn.CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*llama.Layer", "Parameters")
-	}
+	nn.CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Layer", "RegisterBuffer")
-	}
+	nn.CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (mod *Layer) RegisterModule(name string, m nn.Module) {
-	if mod == nil {
-		nilModule("*llama.Layer", "RegisterModule")
-	}
+	nn.CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Layer", "RegisterParameter")
-	}
+	nn.CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) Registry() *nn.Base {
-	if m == nil {
-		nilModule("*llama.Layer", "Registry")
-	}
+	nn.CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) RequiresGrad(on bool) nn.Module {
-	if m == nil {
-		nilModule("*llama.Layer", "RequiresGrad")
-	}
+	nn.CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (mod *Layer) SetModule(name string, m nn.Module) nn.Module {
-	if mod == nil {
-		nilModule("*llama.Layer", "SetModule")
-	}
+	nn.CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*llama.Layer", "StateDict")
-	}
+	nn.CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) String() string {
-	if m == nil {
-		nilModule("*llama.Layer", "String")
-	}
+	nn.CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) To(dev ember.Device) nn.Module {
-	if m == nil {
-		nilModule("*llama.Layer", "To")
-	}
+	nn.CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) Train(on bool) {
-	if m == nil {
-		nilModule("*llama.Layer", "Train")
-	}
+	nn.CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) Training() bool {
-	if m == nil {
-		nilModule("*llama.Layer", "Training")
-	}
+	nn.CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *llama.Layer it panics with an
 // *nn.ModuleError.
 func (m *Layer) ZeroGrad() {
-	if m == nil {
-		nilModule("*llama.Layer", "ZeroGrad")
-	}
+	nn.CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*llama.MLP", "Buffers")
-	}
+	nn.CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) Children() (names []string, mods []nn.Module) {
-	if m == nil {
-		nilModule("*llama.MLP", "Children")
-	}
+	nn.CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) Eval() {
-	if m == nil {
-		nilModule("*llama.MLP", "Eval")
-	}
+	nn.CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) Init(self nn.Module) {
-	if m == nil {
-		nilModule("*llama.MLP", "Init")
-	}
+	nn.CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*llama.MLP", "LoadStateDict")
-	}
+	nn.CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.MLP", "MapBuffers")
-	}
+	nn.CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.MLP", "MapParameters")
-	}
+	nn.CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) NamedBuffers() []nn.Named {
-	if m == nil {
-		nilModule("*llama.MLP", "NamedBuffers")
-	}
+	nn.CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) NamedParameters() []nn.Named {
-	if m == nil {
-		nilModule("*llama.MLP", "NamedParameters")
-	}
+	nn.CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.MLP", "ParameterRefs")
-	}
+	nn.CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*llama.MLP", "Parameters")
-	}
+	nn.CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.MLP", "RegisterBuffer")
-	}
+	nn.CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (mod *MLP) RegisterModule(name string, m nn.Module) {
-	if mod == nil {
-		nilModule("*llama.MLP", "RegisterModule")
-	}
+	nn.CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.MLP", "RegisterParameter")
-	}
+	nn.CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) Registry() *nn.Base {
-	if m == nil {
-		nilModule("*llama.MLP", "Registry")
-	}
+	nn.CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) RequiresGrad(on bool) nn.Module {
-	if m == nil {
-		nilModule("*llama.MLP", "RequiresGrad")
-	}
+	nn.CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (mod *MLP) SetModule(name string, m nn.Module) nn.Module {
-	if mod == nil {
-		nilModule("*llama.MLP", "SetModule")
-	}
+	nn.CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*llama.MLP", "StateDict")
-	}
+	nn.CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) String() string {
-	if m == nil {
-		nilModule("*llama.MLP", "String")
-	}
+	nn.CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) To(dev ember.Device) nn.Module {
-	if m == nil {
-		nilModule("*llama.MLP", "To")
-	}
+	nn.CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) Train(on bool) {
-	if m == nil {
-		nilModule("*llama.MLP", "Train")
-	}
+	nn.CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) Training() bool {
-	if m == nil {
-		nilModule("*llama.MLP", "Training")
-	}
+	nn.CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *llama.MLP it panics with an
 // *nn.ModuleError.
 func (m *MLP) ZeroGrad() {
-	if m == nil {
-		nilModule("*llama.MLP", "ZeroGrad")
-	}
+	nn.CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*llama.Model", "Buffers")
-	}
+	nn.CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) Children() (names []string, mods []nn.Module) {
-	if m == nil {
-		nilModule("*llama.Model", "Children")
-	}
+	nn.CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) Eval() {
-	if m == nil {
-		nilModule("*llama.Model", "Eval")
-	}
+	nn.CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) Init(self nn.Module) {
-	if m == nil {
-		nilModule("*llama.Model", "Init")
-	}
+	nn.CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*llama.Model", "LoadStateDict")
-	}
+	nn.CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Model", "MapBuffers")
-	}
+	nn.CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Model", "MapParameters")
-	}
+	nn.CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) NamedBuffers() []nn.Named {
-	if m == nil {
-		nilModule("*llama.Model", "NamedBuffers")
-	}
+	nn.CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) NamedParameters() []nn.Named {
-	if m == nil {
-		nilModule("*llama.Model", "NamedParameters")
-	}
+	nn.CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Model", "ParameterRefs")
-	}
+	nn.CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*llama.Model", "Parameters")
-	}
+	nn.CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Model", "RegisterBuffer")
-	}
+	nn.CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (mod *Model) RegisterModule(name string, m nn.Module) {
-	if mod == nil {
-		nilModule("*llama.Model", "RegisterModule")
-	}
+	nn.CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*llama.Model", "RegisterParameter")
-	}
+	nn.CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) Registry() *nn.Base {
-	if m == nil {
-		nilModule("*llama.Model", "Registry")
-	}
+	nn.CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) RequiresGrad(on bool) nn.Module {
-	if m == nil {
-		nilModule("*llama.Model", "RequiresGrad")
-	}
+	nn.CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (mod *Model) SetModule(name string, m nn.Module) nn.Module {
-	if mod == nil {
-		nilModule("*llama.Model", "SetModule")
-	}
+	nn.CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*llama.Model", "StateDict")
-	}
+	nn.CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) String() string {
-	if m == nil {
-		nilModule("*llama.Model", "String")
-	}
+	nn.CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) To(dev ember.Device) nn.Module {
-	if m == nil {
-		nilModule("*llama.Model", "To")
-	}
+	nn.CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) Train(on bool) {
-	if m == nil {
-		nilModule("*llama.Model", "Train")
-	}
+	nn.CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) Training() bool {
-	if m == nil {
-		nilModule("*llama.Model", "Training")
-	}
+	nn.CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *llama.Model it panics with an
 // *nn.ModuleError.
 func (m *Model) ZeroGrad() {
-	if m == nil {
-		nilModule("*llama.Model", "ZeroGrad")
-	}
+	nn.CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }

@@ -39,7 +39,7 @@ func newBlock(in, planes, stride int) *BasicBlock {
 
 // Forward is relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)).
 func (b *BasicBlock) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(b, "Forward")
+	nn.CheckNil(b, "Forward")
 	idt := x
 	if b.Downsample != nil {
 		idt = b.Downsample.Forward(x)
@@ -155,7 +155,7 @@ func ResNet34(opts ...Option) *ResNet {
 
 // Forward maps [N, C, H, W] images to [N, classes] logits.
 func (r *ResNet) Forward(x *ember.Tensor) *ember.Tensor {
-	checkNil(r, "Forward")
+	nn.CheckNil(r, "Forward")
 	x = r.MaxPool.Forward(r.BN1.Forward(r.Conv1.Forward(x)).ReLU())
 	x = r.Layer4.Forward(r.Layer3.Forward(r.Layer2.Forward(r.Layer1.Forward(x))))
 	return r.FC.Forward(r.AvgPool.Forward(x).Flatten(1, -1))

@@ -3,434 +3,328 @@
 package models
 
 import (
-	"fmt"
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/nn"
 )
 
-// nilModule panics with the *nn.ModuleError of a method called on a nil
-// module.
-func nilModule(typ, op string) {
-	panic(&nn.ModuleError{Module: typ, Op: op, Msg: "called on a nil " + typ + " (a module field that was never set?)"})
-}
-
-// checkNil is nilModule for the methods a module type declares.
-func checkNil[T any](m *T, op string) {
-	if m == nil {
-		nilModule(fmt.Sprintf("%T", m), op)
-	}
-}
-
 // Buffers is Base.Buffers; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*models.BasicBlock", "Buffers")
-	}
+	nn.CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) Children() (names []string, mods []nn.Module) {
-	if m == nil {
-		nilModule("*models.BasicBlock", "Children")
-	}
+	nn.CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) Eval() {
-	if m == nil {
-		nilModule("*models.BasicBlock", "Eval")
-	}
+	nn.CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) Init(self nn.Module) {
-	if m == nil {
-		nilModule("*models.BasicBlock", "Init")
-	}
+	nn.CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*models.BasicBlock", "LoadStateDict")
-	}
+	nn.CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*models.BasicBlock", "MapBuffers")
-	}
+	nn.CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*models.BasicBlock", "MapParameters")
-	}
+	nn.CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) NamedBuffers() []nn.Named {
-	if m == nil {
-		nilModule("*models.BasicBlock", "NamedBuffers")
-	}
+	nn.CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) NamedParameters() []nn.Named {
-	if m == nil {
-		nilModule("*models.BasicBlock", "NamedParameters")
-	}
+	nn.CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*models.BasicBlock", "ParameterRefs")
-	}
+	nn.CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*models.BasicBlock", "Parameters")
-	}
+	nn.CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*models.BasicBlock", "RegisterBuffer")
-	}
+	nn.CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (mod *BasicBlock) RegisterModule(name string, m nn.Module) {
-	if mod == nil {
-		nilModule("*models.BasicBlock", "RegisterModule")
-	}
+	nn.CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*models.BasicBlock", "RegisterParameter")
-	}
+	nn.CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) Registry() *nn.Base {
-	if m == nil {
-		nilModule("*models.BasicBlock", "Registry")
-	}
+	nn.CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) RequiresGrad(on bool) nn.Module {
-	if m == nil {
-		nilModule("*models.BasicBlock", "RequiresGrad")
-	}
+	nn.CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (mod *BasicBlock) SetModule(name string, m nn.Module) nn.Module {
-	if mod == nil {
-		nilModule("*models.BasicBlock", "SetModule")
-	}
+	nn.CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*models.BasicBlock", "StateDict")
-	}
+	nn.CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) String() string {
-	if m == nil {
-		nilModule("*models.BasicBlock", "String")
-	}
+	nn.CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) To(dev ember.Device) nn.Module {
-	if m == nil {
-		nilModule("*models.BasicBlock", "To")
-	}
+	nn.CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) Train(on bool) {
-	if m == nil {
-		nilModule("*models.BasicBlock", "Train")
-	}
+	nn.CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) Training() bool {
-	if m == nil {
-		nilModule("*models.BasicBlock", "Training")
-	}
+	nn.CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *models.BasicBlock it panics with an
 // *nn.ModuleError.
 func (m *BasicBlock) ZeroGrad() {
-	if m == nil {
-		nilModule("*models.BasicBlock", "ZeroGrad")
-	}
+	nn.CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) Buffers() []*ember.Tensor {
-	if m == nil {
-		nilModule("*models.ResNet", "Buffers")
-	}
+	nn.CheckNil(m, "Buffers")
 	return m.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) Children() (names []string, mods []nn.Module) {
-	if m == nil {
-		nilModule("*models.ResNet", "Children")
-	}
+	nn.CheckNil(m, "Children")
 	return m.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) Eval() {
-	if m == nil {
-		nilModule("*models.ResNet", "Eval")
-	}
+	nn.CheckNil(m, "Eval")
 	m.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) Init(self nn.Module) {
-	if m == nil {
-		nilModule("*models.ResNet", "Init")
-	}
+	nn.CheckNil(m, "Init")
 	m.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
-	if m == nil {
-		nilModule("*models.ResNet", "LoadStateDict")
-	}
+	nn.CheckNil(m, "LoadStateDict")
 	return m.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*models.ResNet", "MapBuffers")
-	}
+	nn.CheckNil(m, "MapBuffers")
 	m.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
-	if m == nil {
-		nilModule("*models.ResNet", "MapParameters")
-	}
+	nn.CheckNil(m, "MapParameters")
 	m.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) NamedBuffers() []nn.Named {
-	if m == nil {
-		nilModule("*models.ResNet", "NamedBuffers")
-	}
+	nn.CheckNil(m, "NamedBuffers")
 	return m.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) NamedParameters() []nn.Named {
-	if m == nil {
-		nilModule("*models.ResNet", "NamedParameters")
-	}
+	nn.CheckNil(m, "NamedParameters")
 	return m.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) ParameterRefs() (names []string, refs []**ember.Tensor) {
-	if m == nil {
-		nilModule("*models.ResNet", "ParameterRefs")
-	}
+	nn.CheckNil(m, "ParameterRefs")
 	return m.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) Parameters() []*ember.Tensor {
-	if m == nil {
-		nilModule("*models.ResNet", "Parameters")
-	}
+	nn.CheckNil(m, "Parameters")
 	return m.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) RegisterBuffer(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*models.ResNet", "RegisterBuffer")
-	}
+	nn.CheckNil(m, "RegisterBuffer")
 	m.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (mod *ResNet) RegisterModule(name string, m nn.Module) {
-	if mod == nil {
-		nilModule("*models.ResNet", "RegisterModule")
-	}
+	nn.CheckNil(mod, "RegisterModule")
 	mod.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) RegisterParameter(name string, p **ember.Tensor) {
-	if m == nil {
-		nilModule("*models.ResNet", "RegisterParameter")
-	}
+	nn.CheckNil(m, "RegisterParameter")
 	m.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) Registry() *nn.Base {
-	if m == nil {
-		nilModule("*models.ResNet", "Registry")
-	}
+	nn.CheckNil(m, "Registry")
 	return m.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) RequiresGrad(on bool) nn.Module {
-	if m == nil {
-		nilModule("*models.ResNet", "RequiresGrad")
-	}
+	nn.CheckNil(m, "RequiresGrad")
 	return m.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (mod *ResNet) SetModule(name string, m nn.Module) nn.Module {
-	if mod == nil {
-		nilModule("*models.ResNet", "SetModule")
-	}
+	nn.CheckNil(mod, "SetModule")
 	return mod.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) StateDict() map[string]*ember.Tensor {
-	if m == nil {
-		nilModule("*models.ResNet", "StateDict")
-	}
+	nn.CheckNil(m, "StateDict")
 	return m.Base.StateDict()
 }
 
 // String is Base.String; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) String() string {
-	if m == nil {
-		nilModule("*models.ResNet", "String")
-	}
+	nn.CheckNil(m, "String")
 	return m.Base.String()
 }
 
 // To is Base.To; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) To(dev ember.Device) nn.Module {
-	if m == nil {
-		nilModule("*models.ResNet", "To")
-	}
+	nn.CheckNil(m, "To")
 	return m.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) Train(on bool) {
-	if m == nil {
-		nilModule("*models.ResNet", "Train")
-	}
+	nn.CheckNil(m, "Train")
 	m.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) Training() bool {
-	if m == nil {
-		nilModule("*models.ResNet", "Training")
-	}
+	nn.CheckNil(m, "Training")
 	return m.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *models.ResNet it panics with an
 // *nn.ModuleError.
 func (m *ResNet) ZeroGrad() {
-	if m == nil {
-		nilModule("*models.ResNet", "ZeroGrad")
-	}
+	nn.CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
