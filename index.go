@@ -195,13 +195,19 @@ func (t *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
 	}
 	d := t.dim(name, dim)
 	checkRange(name, index, d, t.shape[d])
-	n := index.NumElements()
-	shape := withSize(t.shape, d, n)
+	return indexSelect("IndexSelectBackward0", t, d, index.Detach())
+}
+
+// indexSelect is IndexSelect of a checked 1-D index along dim d, recorded
+// as name: one Gather, and an index-add of the gradient back (repeated
+// indices accumulate).
+func indexSelect(name string, t *Tensor, d int, index *Tensor) *Tensor {
+	shape := withSize(t.shape, d, index.NumElements())
 	out := gatherRaw(t, d, index, lineIndex(index, d, shape), shape)
-	ix := index.Detach()
-	return record("IndexSelectBackward0", out, []*Tensor{t}, []*Tensor{ix}, func(g *Tensor) []*Tensor {
-		z := Zeros(t.shape, On(g.dev), Dtype(g.dtype))
-		scatterRaw(z, d, lineIndex(ix, d, g.shape), g.view(), true)
+	in := t.shape.clone()
+	return record(name, out, []*Tensor{t}, []*Tensor{index}, func(g *Tensor) []*Tensor {
+		z := Zeros(in, On(g.dev), Dtype(g.dtype))
+		scatterRaw(z, d, lineIndex(index, d, g.shape), g.view(), true)
 		return []*Tensor{z}
 	})
 }

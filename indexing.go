@@ -33,19 +33,10 @@ func wrapIndex(op string, i int64, d, n int, shape Shape) int {
 	return int(i)
 }
 
-// gather returns t's slices idx along dim d, stacked along d (a copy, one
-// pass of the backend's Gather), and records name with a backward that
-// index-adds the gradient's slices back (repeated indices accumulate).
+// gather returns t's slices ix (valid positions) along dim d, stacked
+// along d, as a copy recorded as name (indexSelect).
 func gather(name string, t *Tensor, d int, ix []int64) *Tensor {
-	index := FromSlice(ix, Shape{len(ix)}, On(t.dev))
-	shape := withSize(t.shape, d, len(ix))
-	out := gatherRaw(t, d, index, lineIndex(index, d, shape), shape)
-	in := t.shape.clone()
-	return record(name, out, []*Tensor{t}, []*Tensor{index}, func(g *Tensor) []*Tensor {
-		z := Zeros(in, On(g.dev), Dtype(g.dtype))
-		scatterRaw(z, d, lineIndex(index, d, g.shape), g.view(), true)
-		return []*Tensor{z}
-	})
+	return indexSelect(name, t, d, FromSlice(ix, Shape{len(ix)}, On(t.dev)))
 }
 
 // truePositions lists the indices of mask's true elements. It does not
