@@ -359,17 +359,11 @@ const linspaceHalfWidth = 16
 // with many steps they wander by several units in the last place.
 func linspaceHalf(start, end float64, steps int, dt DType) []float32 {
 	r := func(x float32) float32 { return float32(backend.ToBF16(x).Float32()) }
-	max := float64(math.Float32frombits(0x7f7f0000)) // largest finite bfloat16
 	if dt == Float16 {
 		r = func(x float32) float32 { return backend.ToF16(x).Float32() }
-		max = 65504
 	}
-	for _, v := range []float64{start, end} {
-		// PyTorch's Scalar conversion refuses finite values past the type's range
-		if !math.IsInf(v, 0) && math.Abs(v) > max {
-			panic(&ValueError{Op: "linspace", Msg: fmt.Sprintf("value cannot be converted to type at::%s without overflow", map[DType]string{BFloat16: "BFloat16", Float16: "Half"}[dt])})
-		}
-	}
+	checkFits("linspace", start, dt) // PyTorch's Scalar conversion of the bounds
+	checkFits("linspace", end, dt)
 	out := make([]float32, steps)
 	s, e := r(float32(start)), r(float32(end))
 	if steps == 1 {
