@@ -111,16 +111,16 @@ func recordUnaryOp(op backend.UnaryOp, x, out *Tensor, p backend.Params) *Tensor
 		yd = out.Detach()
 		saved = append(saved, yd)
 	}
-	if out.dtype.IsHalf() && !oneRounding[op] {
+	back := func(g *Tensor) []*Tensor { return []*Tensor{rule(g, xd, yd, p)} }
+	if dt := out.dtype; dt.IsHalf() && !oneRounding[op] {
 		// a two-byte float's gradient in float32, rounded once, as
-		// PyTorch's backward kernels (tanh_backward, silu_backward, ...)
-		// compute it: the rule's ops would each round to the low type
-		dt := out.dtype
-		return record(row.GradFn, out, []*Tensor{x}, saved, func(g *Tensor) []*Tensor {
-			return []*Tensor{rule(widen(g), widen(xd), widen(yd), p).Cast(dt)}
-		})
+		// PyTorch's backward kernels (tanh_backward, ...) compute it: the
+		// rule's ops would each round to the low type
+		back = func(g *Tensor) []*Tensor {
+			return []*Tensor{inFloat32(dt, []*Tensor{g, xd, yd}, func(c []*Tensor) *Tensor { return rule(c[0], c[1], c[2], p) })}
+		}
 	}
-	return record(row.GradFn, out, []*Tensor{x}, saved, func(g *Tensor) []*Tensor { return []*Tensor{rule(g, xd, yd, p)} })
+	return record(row.GradFn, out, []*Tensor{x}, saved, back)
 }
 
 // oneRounding marks the unary rules that run in a two-byte float as they
@@ -134,14 +134,6 @@ var oneRounding = map[backend.UnaryOp]bool{
 	backend.ReLU: true, backend.Sign: true, backend.Floor: true, backend.Ceil: true, backend.Round: true,
 	backend.Trunc: true, backend.Clamp: true, backend.LeakyReLU: true, backend.Hardsigmoid: true,
 	backend.NanToNum: true,
-}
-
-// widen is t in float32 (nil stays nil).
-func widen(t *Tensor) *Tensor {
-	if t == nil {
-		return nil
-	}
-	return t.Cast(Float32)
 }
 
 // recordWhere records where(cond, a, b) = out.
