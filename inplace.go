@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/optable"
 )
 
 // In-place ops (PyTorch's trailing-underscore methods): they write t
@@ -31,7 +32,7 @@ func (t *Tensor) inPlace(op string, operands ...*Tensor) (record bool) {
 		if t.RequiresGrad() && t.IsLeaf() {
 			panic(&AutogradError{Op: op, Msg: "a leaf Variable that requires grad is being used in an in-place operation."})
 		}
-		if t.st.viewed.Load() || t.offset != 0 || !t.IsContiguous() || t.st.s.Len() != t.NumElements() {
+		if t.st.viewed.Load() || !t.wholeStorage() {
 			panic(&AutogradError{Op: op, Msg: "in-place operation in a graph on a view, or on a tensor that has views, is not supported; use the out-of-place op"})
 		}
 		record = true
@@ -42,10 +43,15 @@ func (t *Tensor) inPlace(op string, operands ...*Tensor) (record bool) {
 	return record
 }
 
-// old is t's value before a recorded in-place op: a copy in its own
-// memory with t's grad_fn, for the op to compute from and save.
-func (t *Tensor) old() *Tensor {
-	c := t.Detach().Clone()
+// old is t's value before a recorded in-place op, with t's grad_fn, for
+// the op to compute from: a copy in its own memory where the op saves its
+// inputs for backward (keep), else t's memory itself, which the op reads
+// before adopt writes it.
+func (t *Tensor) old(keep bool) *Tensor {
+	c := t.Detach()
+	if keep {
+		c = c.Clone()
+	}
 	if t.ag != nil && t.ag.requiresGrad {
 		c.ag = &autograd{requiresGrad: true, node: t.ag.node}
 	}
@@ -53,7 +59,7 @@ func (t *Tensor) old() *Tensor {
 }
 
 // adopt writes r, the result of an in-place op recorded out of place
-// (computed from t.old()), into t and gives t r's grad_fn. It returns t.
+// (computed from t.old), into t and gives t r's grad_fn. It returns t.
 func (t *Tensor) adopt(r *Tensor) *Tensor {
 	if r.dtype != t.dtype {
 		r = r.Cast(t.dtype)
@@ -103,7 +109,7 @@ func (t *Tensor) binaryInPlace(name string, op backend.BinaryOp, o *Tensor) *Ten
 	rt := resultType(opnd(t), opnd(o))
 	oc := t.operandFor(name, o, rt)
 	if rec {
-		return t.adopt(binary(op, t.old(), o, false))
+		return t.adopt(binary(op, t.old(op.Row().Saves&(optable.SaveX|optable.SaveCross) != 0), o, false))
 	}
 	t.checkWrite(name, oc)
 	if rt == t.dtype {
@@ -177,18 +183,15 @@ func (t *Tensor) CopyFrom(src *Tensor) *Tensor {
 	const name = "copy_"
 	rec := t.inPlace(name, src)
 	src.live(name)
+	if !BroadcastShapes(name, t.shape, src.shape).Equal(t.shape) {
+		shapeErr(name, "src cannot be broadcast to the destination's shape", t.shape, src.shape)
+	}
 	if rec { // the gradient goes to src; t's old history gets none (CopyBackwards)
-		if !BroadcastShapes(name, t.shape, src.shape).Equal(t.shape) {
-			shapeErr(name, "src cannot be broadcast to the destination's shape", t.shape, src.shape)
-		}
 		none := Zeros(t.shape, On(t.dev), Dtype(Bool))
-		return t.adopt(rename(Where(none, t.old(), src.To(t.dev).Cast(t.dtype)), "CopyBackwards"))
+		return t.adopt(rename(Where(none, t.old(false), src.To(t.dev).Cast(t.dtype)), "CopyBackwards"))
 	}
 	if src.dev != t.dev {
 		src = src.Detach().To(t.dev)
-	}
-	if !BroadcastShapes(name, t.shape, src.shape).Equal(t.shape) {
-		shapeErr(name, "src cannot be broadcast to the destination's shape", t.shape, src.shape)
 	}
 	t.checkWrite(name, src)
 	if t.dev.Type == MetaType {
@@ -225,12 +228,9 @@ func (t *Tensor) DivInPlace(o *Tensor) *Tensor {
 func (t *Tensor) AddScaledInPlace(o *Tensor, alpha float64) *Tensor {
 	o.live("add_")
 	t.live("add_")
-	if inGraph(t, o) { // recorded: see inPlace
-		return t.AddInPlace(o.MulScalar(alpha))
-	}
 	ct, half := halfCompute(t, o)
-	if !half {
-		return t.AddInPlace(o.Detach().MulScalar(alpha))
+	if !half || inGraph(t, o) { // (in a graph: recorded, see inPlace)
+		return t.AddInPlace(o.MulScalar(alpha))
 	}
 	rt := resultType(opnd(t), opnd(o))
 	oc := t.operandFor("add_", o, rt)
@@ -261,7 +261,7 @@ func (t *Tensor) FillInPlace(v float64) *Tensor {
 	rec := t.inPlace("fill_")
 	checkFits("fill_", v, t.dtype)
 	if rec { // FillBackward0: no gradient to t's old history
-		return t.adopt(recordUnary(t.old(), Full(t.shape, v, On(t.dev), Dtype(t.dtype)), "FillBackward0", func(g *Tensor) *Tensor { return ZerosLike(g) }))
+		return t.adopt(recordUnary(t.old(false), Full(t.shape, v, On(t.dev), Dtype(t.dtype)), "FillBackward0", func(g *Tensor) *Tensor { return ZerosLike(g) }))
 	}
 	if t.dev.Type != MetaType {
 		t.be().Fill(t.view(), v)
@@ -279,7 +279,7 @@ func (t *Tensor) SqrtInPlace() *Tensor {
 		panic(&DTypeError{Op: "sqrt_", DTypes: []DType{t.dtype}, Msg: "result type Float can't be cast to the desired output type " + t.dtype.String()})
 	}
 	if rec {
-		return t.adopt(t.old().Sqrt())
+		return t.adopt(t.old(false).Sqrt()) // (sqrt saves its result, not t)
 	}
 	t.checkWrite("sqrt_")
 	if t.dev.Type != MetaType {
@@ -308,12 +308,9 @@ func (t *Tensor) addcInPlace(name string, a, b *Tensor, value float64, f func(x,
 	t.live(name)
 	a.live(name)
 	b.live(name)
-	if inGraph(t, a, b) { // recorded: see inPlace
-		return t.AddInPlace(f(a, b).MulScalar(value))
-	}
 	ct, half := halfCompute(t, a, b)
-	if !half {
-		return t.AddInPlace(f(a.Detach(), b.Detach()).MulScalar(value))
+	if !half || inGraph(t, a, b) { // (in a graph: recorded, see inPlace)
+		return t.AddInPlace(f(a, b).MulScalar(value))
 	}
 	BroadcastShapes(name, a.shape, b.shape)
 	ab := f(a.Detach().Cast(ct).MulScalar(value), b.Detach().Cast(ct))

@@ -1,6 +1,9 @@
 package ember
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // Memory overlap checks for in-place ops, as PyTorch's (ATen's
 // MemOverlap.cpp): an op that writes t element by element must not write
@@ -67,12 +70,7 @@ func partialOverlap(a, b *Tensor) bool {
 	}
 	aEnd, bEnd := a.offset+a.NumElements(), b.offset+b.NumElements()
 	if a.offset == b.offset && aEnd == bEnd {
-		for i := range a.strides {
-			if len(a.strides) != len(b.strides) || a.strides[i] != b.strides[i] {
-				return true
-			}
-		}
-		return len(a.strides) != len(b.strides)
+		return !slices.Equal(a.strides, b.strides)
 	}
 	return a.offset < bEnd && b.offset < aEnd
 }

@@ -54,7 +54,7 @@ func (t *Tensor) Cast(dt DType) *Tensor {
 // contiguous copy.
 func (t *Tensor) Contiguous() *Tensor {
 	t.live("contiguous")
-	if t.IsContiguous() && t.offset == 0 && t.st.s.Len() == t.NumElements() {
+	if t.wholeStorage() {
 		return t
 	}
 	out := empty(t.shape, t.dtype, t.dev)
@@ -78,7 +78,7 @@ func (t *Tensor) hostData(op string) any {
 		panic(fmt.Errorf("%s: %w", op, ErrNoData))
 	}
 	c := t
-	if !t.IsContiguous() || t.offset != 0 || t.st.s.Len() != t.NumElements() {
+	if !t.wholeStorage() {
 		c = empty(t.shape, t.dtype, t.dev)
 		t.be().Copy(c.view(), t.view())
 		defer c.Release()
