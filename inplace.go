@@ -66,6 +66,9 @@ func (t *Tensor) adopt(r *Tensor) *Tensor {
 	}
 	if t.dev.Type != MetaType {
 		t.be().Copy(t.view(), r.expandView(t.shape))
+		// a version for the write itself: the op may have saved t's memory
+		// as an operand (y.MulInPlace(y)), which Backward must then refuse
+		t.st.version.Add(1)
 	}
 	var n *node
 	if r.ag != nil {

@@ -90,6 +90,14 @@ func TestInPlaceInGraph(t *testing.T) {
 		if err := Try(func() { p.Sum().Backward() }); err == nil || !strings.Contains(err.Error(), "modified by an inplace operation") {
 			t.Errorf("%v: Backward through a value changed in place: %v", dev, err)
 		}
+		// y *= y: Mul saves y itself for its other operand, then y changes
+		// (PyTorch: "modified by an inplace operation" at Backward; the
+		// gradient 2y must not be computed from the new y)
+		y4 := x.MulScalar(1)
+		y4.MulInPlace(y4)
+		if err := Try(func() { y4.Sum().Backward() }); err == nil || !strings.Contains(err.Error(), "modified by an inplace operation") {
+			t.Errorf("%v: y *= y, Backward: %v", dev, err)
+		}
 		// reading y (a reduction) before changing it is fine, as in PyTorch
 		x.SetGrad(nil)
 		y2 := x.MulScalar(2)
