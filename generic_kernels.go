@@ -171,8 +171,6 @@ func (t *Tensor) asStrided(shape Shape, strides []int, offset int) *Tensor {
 	return t.Detach().as(shape.clone(), append([]int(nil), strides...), offset)
 }
 
-// pad2d returns a contiguous copy of the 4-D x with ph rows and pw columns
-// of value added on each side.
 // lowest is the smallest value of dt: what max pooling pads with.
 func lowest(dt DType) float64 {
 	switch dt {
@@ -186,6 +184,8 @@ func lowest(dt DType) float64 {
 	return math.Inf(-1)
 }
 
+// pad2d returns a contiguous copy of the 4-D x with ph rows and pw columns
+// of value added on each side.
 func pad2d(x *Tensor, ph, pw int, value float64) *Tensor {
 	n, c, h, w := x.shape[0], x.shape[1], x.shape[2], x.shape[3]
 	xp := Full(Shape{n, c, h + 2*ph, w + 2*pw}, value, On(x.dev), Dtype(x.dtype))
