@@ -314,7 +314,7 @@ func (c *Base) child(i int) Module {
 	if !ok {
 		return ch.m
 	}
-	if gone || f.IsNil() {
+	if gone {
 		return nil
 	}
 	m, _ := f.Interface().(Module)
@@ -611,11 +611,7 @@ type Sequential struct {
 // NewSequential returns a Sequential of layers; a nil layer (nil, or a nil
 // *Linear) panics with a *ModuleError.
 func NewSequential(layers ...Module) *Sequential {
-	for i, l := range layers {
-		if isNil(l) {
-			useErr("*nn.Sequential", "NewSequential", fmt.Sprintf("layer %d is a nil module%s", i, typed(l)))
-		}
-	}
+	noNil("*nn.Sequential", "NewSequential", "layer", layers)
 	s := &Sequential{Layers: layers}
 	s.Init(s)
 	for i, l := range layers {
@@ -641,6 +637,16 @@ func index(op string, i, n int) int {
 		i += n
 	}
 	return i
+}
+
+// noNil panics with a *ModuleError naming typ and op when one of ms (its
+// what: layer, module) is nil.
+func noNil(typ, op, what string, ms []Module) {
+	for i, m := range ms {
+		if isNil(m) {
+			useErr(typ, op, fmt.Sprintf("%s %d is a nil module%s", what, i, typed(m)))
+		}
+	}
 }
 
 // typed is " (a nil *nn.Linear)" for a nil pointer in m, "" for nil.

@@ -208,11 +208,7 @@ type ModuleList struct {
 // NewModuleList returns a ModuleList of ms; a nil module panics with a
 // *ModuleError.
 func NewModuleList(ms ...Module) *ModuleList {
-	for i, m := range ms {
-		if isNil(m) {
-			useErr("*nn.ModuleList", "NewModuleList", fmt.Sprintf("module %d is a nil module%s", i, typed(m)))
-		}
-	}
+	noNil("*nn.ModuleList", "NewModuleList", "module", ms)
 	l := &ModuleList{Modules: ms}
 	l.Init(l)
 	for i, m := range ms {
