@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"runtime"
 	"testing"
+
+	"github.com/emberml/ember/internal/testenv"
 )
 
 // tryTyped runs f through Try, failing the test when it does not panic or
@@ -218,32 +220,18 @@ func TestNilTensorMethods(t *testing.T) {
 		{nil, "<nil tensor>", "nil tensor"},
 		{&Tensor{}, "<zero Tensor>", "the zero Tensor value holds no tensor (make one with Zeros, FromSlice, ...)"},
 	} {
-		v := reflect.ValueOf(c.recv)
-		typ := v.Type()
-		for i := 0; i < typ.NumMethod(); i++ {
-			m := typ.Method(i)
-			args := []reflect.Value{v}
-			in := m.Type.NumIn()
-			if m.Type.IsVariadic() {
-				in-- // none passed
+		for _, m := range testenv.CallMethods(c.recv, func(at reflect.Type) reflect.Value {
+			if at == reflect.TypeFor[*Tensor]() {
+				return reflect.ValueOf(Ones(Shape{2, 2}))
 			}
-			for j := 1; j < in; j++ {
-				if at := m.Type.In(j); at == typ {
-					args = append(args, reflect.ValueOf(Ones(Shape{2, 2})))
-				} else {
-					args = append(args, reflect.Zero(at))
+			return reflect.Zero(at) // (a variadic parameter gets none)
+		}) {
+			r := m.Panic
+			if m.Name == "String" && r == nil {
+				if s := m.Out[0].String(); s != c.str {
+					t.Errorf("%s.String() = %q, want %s", c.str, s, c.str)
 				}
 			}
-			var r any
-			func() {
-				defer func() { r = recover() }()
-				out := m.Func.Call(args)
-				if m.Name == "String" {
-					if s := out[0].String(); s != c.str {
-						t.Errorf("%s.String() = %q, want %s", c.str, s, c.str)
-					}
-				}
-			}()
 			switch m.Name {
 			case "String", "Release":
 				if r != nil {
@@ -359,29 +347,14 @@ func TestScalarEdgeValues(t *testing.T) {
 // others panic with one; never a nil dereference.
 func TestNilStreamEventCtx(t *testing.T) {
 	for _, recv := range []any{(*Stream)(nil), (*Event)(nil), (*FunctionCtx)(nil)} {
-		v := reflect.ValueOf(recv)
-		typ := v.Type()
-		for i := 0; i < typ.NumMethod(); i++ {
-			m := typ.Method(i)
-			args := []reflect.Value{v}
-			in := m.Type.NumIn()
-			if m.Type.IsVariadic() {
-				args = append(args, reflect.ValueOf([]*Tensor{Ones(Shape{1})}))
-				in--
+		typ := reflect.TypeOf(recv)
+		for _, m := range testenv.CallMethods(recv, func(at reflect.Type) reflect.Value {
+			if at == reflect.TypeFor[[]*Tensor]() {
+				return reflect.ValueOf([]*Tensor{Ones(Shape{1})})
 			}
-			for j := 1; j < in; j++ {
-				args = append(args, reflect.Zero(m.Type.In(j)))
-			}
-			var r any
-			var out []reflect.Value
-			func() {
-				defer func() { r = recover() }()
-				if m.Type.IsVariadic() {
-					out = m.Func.CallSlice(args)
-				} else {
-					out = m.Func.Call(args)
-				}
-			}()
+			return reflect.Zero(at)
+		}) {
+			r, out := m.Panic, m.Out
 			if m.Name == "Release" {
 				if r != nil || len(out) == 1 && !out[0].IsNil() {
 					t.Errorf("nil %v.Release: %v %v, want nothing done", typ, r, out)

@@ -115,19 +115,9 @@ func TestSchedulerNilOptimizer(t *testing.T) {
 // dereference.
 func TestNilOptimizerMethods(t *testing.T) {
 	for _, recv := range []any{(*SGD)(nil), (*Adam)(nil), (*GradScaler)(nil)} {
-		v := reflect.ValueOf(recv)
-		typ := v.Type()
-		for i := 0; i < typ.NumMethod(); i++ {
-			m := typ.Method(i)
-			args := []reflect.Value{v}
-			for j := 1; j < m.Type.NumIn(); j++ {
-				args = append(args, reflect.Zero(m.Type.In(j)))
-			}
-			var r any
-			func() {
-				defer func() { r = recover() }()
-				m.Func.Call(args)
-			}()
+		typ := reflect.TypeOf(recv)
+		for _, m := range testenv.CallMethods(recv, reflect.Zero) {
+			r := m.Panic
 			ve, ok := r.(*ember.ValueError)
 			if !ok || !strings.Contains(ve.Op, m.Name) || !strings.Contains(ve.Msg, "nil") {
 				t.Errorf("nil %v.%s: %T %v, want a *ember.ValueError naming it", typ, m.Name, r, r)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/internal/nilguard"
+	"github.com/emberml/ember/internal/testenv"
 	"github.com/emberml/ember/nn"
 )
 
@@ -42,29 +43,15 @@ func Check(t *testing.T, mods ...nn.Module) {
 	if !slices.Equal(got, names) {
 		t.Errorf("the test lists %v, the package's module types are %v", got, names)
 	}
-	tensorType := reflect.TypeFor[*ember.Tensor]()
 	for _, m := range mods {
-		v := reflect.ValueOf(m)
-		typ := v.Type()
-		for i := range typ.NumMethod() {
-			meth := typ.Method(i)
-			args := []reflect.Value{v}
-			n := meth.Type.NumIn()
-			if meth.Type.IsVariadic() {
-				n--
+		typ := reflect.TypeOf(m)
+		for _, meth := range testenv.CallMethods(m, func(at reflect.Type) reflect.Value {
+			if at == reflect.TypeFor[*ember.Tensor]() {
+				return reflect.ValueOf(ember.Ones(ember.Shape{2, 2}))
 			}
-			for j := 1; j < n; j++ {
-				if at := meth.Type.In(j); at == tensorType {
-					args = append(args, reflect.ValueOf(ember.Ones(ember.Shape{2, 2})))
-				} else {
-					args = append(args, reflect.Zero(at))
-				}
-			}
-			var r any
-			func() {
-				defer func() { r = recover() }()
-				meth.Func.Call(args)
-			}()
+			return reflect.Zero(at) // (a variadic parameter gets none)
+		}) {
+			r := meth.Panic
 			name := typ.String() + "." + meth.Name
 			var me *nn.ModuleError
 			err, _ := r.(error)
