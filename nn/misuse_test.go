@@ -7,12 +7,6 @@ import (
 	"github.com/emberml/ember/internal/testenv"
 )
 
-// raises is testenv.Raises.
-func raises[E error](t *testing.T, what string, f func()) E {
-	t.Helper()
-	return testenv.Raises[E](t, what, f)
-}
-
 // As torch.nn.Linear(0, 2) and Conv2d(0, 2, 3): a layer without inputs has
 // a zero bias (PyTorch's bound "1/sqrt(fan_in) if fan_in > 0 else 0"), so
 // its output is zeros, not NaN.
@@ -66,7 +60,7 @@ func TestBatchNormInputRank(t *testing.T) {
 		{NewBatchNorm1d(3), ember.Shape{}, "expected 2D or 3D input (got 0D input)"},
 	}
 	for _, c := range cases {
-		e := raises[*ember.ValueError](t, c.msg, func() { c.bn.Forward(ember.Ones(c.shape)) })
+		e := testenv.Raises[*ember.ValueError](t, c.msg, func() { c.bn.Forward(ember.Ones(c.shape)) })
 		if e.Msg != c.msg {
 			t.Errorf("%v: %q, want %q", c.shape, e.Msg, c.msg)
 		}
@@ -92,7 +86,7 @@ func TestBatchNormInputRank(t *testing.T) {
 }
 
 func TestBatchNormNilInput(t *testing.T) {
-	e := raises[*ember.ShapeError](t, "BatchNorm2d(nil)", func() { NewBatchNorm2d(3).Forward(nil) })
+	e := testenv.Raises[*ember.ShapeError](t, "BatchNorm2d(nil)", func() { NewBatchNorm2d(3).Forward(nil) })
 	if e.Op != "nn.BatchNorm2d" {
 		t.Fatal(e)
 	}

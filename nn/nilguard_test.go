@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/testenv"
 )
 
 // The realistic case: a struct model whose field was never constructed.
@@ -18,19 +19,19 @@ func (n *netWithNilFC) Forward(x *ember.Tensor) *ember.Tensor { return n.FC.Forw
 func TestNilModuleField(t *testing.T) {
 	n := &netWithNilFC{}
 	n.Init(n)
-	e := raises[*ModuleError](t, "n.FC.Forward", func() { n.Forward(ember.Ones(ember.Shape{1, 2})) })
+	e := testenv.Raises[*ModuleError](t, "n.FC.Forward", func() { n.Forward(ember.Ones(ember.Shape{1, 2})) })
 	if e.Error() != "nn: Forward on *nn.Linear: called on a nil *nn.Linear (a module field that was never set?)" {
 		t.Error(e)
 	}
-	raises[*ModuleError](t, "n.FC.Parameters", func() { n.FC.Parameters() })
+	testenv.Raises[*ModuleError](t, "n.FC.Parameters", func() { n.FC.Parameters() })
 
 	// registering the nil field is refused: it could not be bound
-	e = raises[*ModuleError](t, "RegisterModule(nil *Linear)", func() { n.RegisterModule("fc", n.FC) })
+	e = testenv.Raises[*ModuleError](t, "RegisterModule(nil *Linear)", func() { n.RegisterModule("fc", n.FC) })
 	if !strings.Contains(e.Msg, `"fc": nil module (a nil *nn.Linear)`) {
 		t.Error(e)
 	}
-	raises[*ModuleError](t, "RegisterModule(nil)", func() { n.RegisterModule("fc", nil) })
-	raises[*ModuleError](t, "SetModule(nil *Linear)", func() { n.SetModule("fc", (*Linear)(nil)) })
+	testenv.Raises[*ModuleError](t, "RegisterModule(nil)", func() { n.RegisterModule("fc", nil) })
+	testenv.Raises[*ModuleError](t, "SetModule(nil *Linear)", func() { n.SetModule("fc", (*Linear)(nil)) })
 
 	// a registered field set to nil later is skipped (PyTorch's None)
 	n.FC = NewLinear(2, 3, true)
@@ -48,13 +49,13 @@ func TestNilModuleField(t *testing.T) {
 	if got := len(s.Parameters()); got != 0 || len(s.StateDict()) != 0 {
 		t.Fatalf("%d parameters with layer 0 a nil *Linear, want 0", got)
 	}
-	e = raises[*ModuleError](t, "Sequential.Forward with a nil layer", func() { s.Forward(ember.Ones(ember.Shape{1, 2})) })
+	e = testenv.Raises[*ModuleError](t, "Sequential.Forward with a nil layer", func() { s.Forward(ember.Ones(ember.Shape{1, 2})) })
 	if e.Msg != "layer 0 is a nil module (a nil *nn.Linear)" {
 		t.Error(e)
 	}
 
-	e = raises[*ModuleError](t, "NumParameters(nil)", func() { NumParameters(nil) })
-	raises[*ModuleError](t, "NumParameters(nil *Linear)", func() { NumParameters((*Linear)(nil)) })
+	e = testenv.Raises[*ModuleError](t, "NumParameters(nil)", func() { NumParameters(nil) })
+	testenv.Raises[*ModuleError](t, "NumParameters(nil *Linear)", func() { NumParameters((*Linear)(nil)) })
 	if err := Check((*Linear)(nil)); err != nil {
 		t.Errorf("Check(nil *Linear) = %v, want nil as Check(nil)", err)
 	}
@@ -62,18 +63,18 @@ func TestNilModuleField(t *testing.T) {
 
 func TestNilModuleConstructors(t *testing.T) {
 	var fc *Linear
-	e := raises[*ModuleError](t, "NewSequential", func() { NewSequential(NewReLU(), fc) })
+	e := testenv.Raises[*ModuleError](t, "NewSequential", func() { NewSequential(NewReLU(), fc) })
 	if e.Op != "NewSequential" || e.Msg != "layer 1 is a nil module (a nil *nn.Linear)" {
 		t.Error(e)
 	}
-	raises[*ModuleError](t, "NewSequential(nil)", func() { NewSequential(nil) })
-	raises[*ModuleError](t, "NewModuleList", func() { NewModuleList(fc) })
-	raises[*ember.ValueError](t, "NewDataParallel", func() { NewDataParallel(fc) })
+	testenv.Raises[*ModuleError](t, "NewSequential(nil)", func() { NewSequential(nil) })
+	testenv.Raises[*ModuleError](t, "NewModuleList", func() { NewModuleList(fc) })
+	testenv.Raises[*ember.ValueError](t, "NewDataParallel", func() { NewDataParallel(fc) })
 	if _, err := NewDistributedDataParallel(fc); err == nil || !strings.Contains(err.Error(), "nil module") {
 		t.Errorf("NewDistributedDataParallel(nil *Linear): %v", err)
 	}
 	var el *TransformerEncoderLayer
-	raises[*ember.ValueError](t, "NewTransformerEncoder(nil layer)", func() { NewTransformerEncoder(el, 2, nil) })
+	testenv.Raises[*ember.ValueError](t, "NewTransformerEncoder(nil layer)", func() { NewTransformerEncoder(el, 2, nil) })
 	// a nil *LayerNorm norm is no norm, as nil
 	var ln *LayerNorm
 	enc := NewTransformerEncoder(NewTransformerEncoderLayer(4, 2, FeedForward(8)), 1, ln)
@@ -95,10 +96,10 @@ func TestSequentialAtRange(t *testing.T) {
 		t.Fatal("At")
 	}
 	for _, i := range []int{2, -3, 100} {
-		e := raises[*ember.IndexError](t, "At", func() { s.At(i) })
+		e := testenv.Raises[*ember.IndexError](t, "At", func() { s.At(i) })
 		if e.Index != int64(i) || e.Size != 2 {
 			t.Error(e)
 		}
 	}
-	raises[*ember.IndexError](t, "ModuleList.At", func() { NewModuleList().At(0) })
+	testenv.Raises[*ember.IndexError](t, "ModuleList.At", func() { NewModuleList().At(0) })
 }

@@ -9,12 +9,6 @@ import (
 	"github.com/emberml/ember/internal/testenv"
 )
 
-// raises is testenv.Raises.
-func raises[E error](t *testing.T, what string, f func()) E {
-	t.Helper()
-	return testenv.Raises[E](t, what, f)
-}
-
 // torch.optim refuses what it cannot update: "optimizer got an empty
 // parameter list", "can't optimize a non-leaf Tensor" (PyTorch 1.13's
 // ValueErrors); ember also refuses integer parameters, which 1.13 takes
@@ -28,15 +22,15 @@ func TestOptimizerRefusesParams(t *testing.T) {
 		"optim.AdamW": func(p []Param) Optimizer { return AdamWWith(p) },
 	}
 	for op, mk := range mks {
-		de := raises[*ember.DTypeError](t, op+" int64", func() { mk([]Param{{"w", leaf}, {"step", ints}}) })
+		de := testenv.Raises[*ember.DTypeError](t, op+" int64", func() { mk([]Param{{"w", leaf}, {"step", ints}}) })
 		if de.Op != op || len(de.DTypes) != 1 || de.DTypes[0] != ember.Int64 || de.Msg != `optimizer can only optimize Tensors of floating point dtype, parameter "step" is int64` {
 			t.Errorf("%s: %v", op, de)
 		}
-		ve := raises[*ember.ValueError](t, op+" non-leaf", func() { mk(Tensors(leaf, leaf.MulScalar(2))) })
+		ve := testenv.Raises[*ember.ValueError](t, op+" non-leaf", func() { mk(Tensors(leaf, leaf.MulScalar(2))) })
 		if ve.Op != op || ve.Msg != `can't optimize a non-leaf Tensor (parameter "1" is the output of MulBackward0)` {
 			t.Errorf("%s: %v", op, ve)
 		}
-		ve = raises[*ember.ValueError](t, op+" empty", func() { mk(nil) })
+		ve = testenv.Raises[*ember.ValueError](t, op+" empty", func() { mk(nil) })
 		if ve.Msg != "optimizer got an empty parameter list" {
 			t.Errorf("%s: %v", op, ve)
 		}
@@ -59,14 +53,14 @@ func TestSchedulerStepRange(t *testing.T) {
 	near(t, "lr1", []float64{opt.LR()}, want[1:2], 1e-9)
 	s.Step()
 	near(t, "lr2", []float64{opt.LR()}, want[2:], 1e-9)
-	e := raises[*ember.ValueError](t, "3rd step", s.Step)
+	e := testenv.Raises[*ember.ValueError](t, "3rd step", s.Step)
 	if e.Op != "optim.OneCycleLR" || e.Msg != "Tried to step 4 times. The specified number of total steps is 2" {
 		t.Fatal(e)
 	}
 	if s.StepCount() != 2 || opt.LR() != want[2] {
 		t.Fatalf("a refused step moved the schedule: count %d, lr %v", s.StepCount(), opt.LR())
 	}
-	e = raises[*ember.ValueError](t, "SetStepCount(3)", func() { s.SetStepCount(3) })
+	e = testenv.Raises[*ember.ValueError](t, "SetStepCount(3)", func() { s.SetStepCount(3) })
 	if e.Msg != "Tried to step 4 times. The specified number of total steps is 2" {
 		t.Fatal(e)
 	}
@@ -79,7 +73,7 @@ func TestSchedulerStepRange(t *testing.T) {
 		"optim.OneCycleLR":        OneCycleLR(opt, 0.1, 5, 0.3, 25, 1e4),
 	} {
 		lr := opt.LR()
-		e := raises[*ember.ValueError](t, name, func() { s.SetStepCount(-5) })
+		e := testenv.Raises[*ember.ValueError](t, name, func() { s.SetStepCount(-5) })
 		if e.Op != name || e.Msg != "step count -5 is negative" {
 			t.Errorf("%s: %v", name, e)
 		}
@@ -103,7 +97,7 @@ func TestSchedulerNilOptimizer(t *testing.T) {
 		"OneCycleLR":        func() { OneCycleLR(a, 0.1, 5, 0.3, 25, 1e4) },
 		"StepLR(nil)":       func() { StepLR(nil, 1, 0.5) },
 	} {
-		if e := raises[*ember.ValueError](t, name, f); e.Msg != "nil optimizer" {
+		if e := testenv.Raises[*ember.ValueError](t, name, f); e.Msg != "nil optimizer" {
 			t.Errorf("%s: %v", name, e)
 		}
 	}
@@ -139,7 +133,7 @@ func TestOptionsForeignToTheOptimizer(t *testing.T) {
 		"sgd eps":        func() { SGDWith(ps, 0.1, Eps(1e-6)) },
 		"sgd nil option": func() { SGDWith(ps, 0.1, nil) },
 	} {
-		raises[*ember.ValueError](t, name, f)
+		testenv.Raises[*ember.ValueError](t, name, f)
 	}
 	if a := AdamWith(ps, Betas(0.8, 0.9), Eps(1e-6), WeightDecay(0.1), LR(0.5)); a.Beta1 != 0.8 || a.Eps != 1e-6 || a.LR() != 0.5 {
 		t.Errorf("Adam's own options: %+v", a)
