@@ -324,8 +324,32 @@ func (c *Base) child(i int) Module {
 	return m
 }
 
+// grower is a container whose children are the elements of one slice
+// field (Sequential, ModuleList).
+type grower interface{ grow() }
+
+// sync registers the modules appended to a container's slice since the
+// last registration (see growFrom).
+func (c *Base) sync() {
+	if g, ok := c.self.(grower); ok {
+		g.grow()
+	}
+}
+
+// growFrom registers ms[i] as child "i" for each i from the number of
+// children on, each bound to its own slot: Go code grows a Sequential with
+// append, and PyTorch's append registers. It stops at a nil element
+// (Forward reports it).
+func (c *Base) growFrom(ms []Module) {
+	for i := len(c.children); i < len(ms) && !isNil(ms[i]); i++ {
+		c.RegisterModule(strconv.Itoa(i), ms[i])
+		c.children[len(c.children)-1].elem = i // the same module twice: each slot its own
+	}
+}
+
 // childModules returns the present children in registration order.
 func (c *Base) childModules() []Module {
+	c.sync()
 	out := make([]Module, 0, len(c.children))
 	for i := range c.children {
 		if m := c.child(i); m != nil {
@@ -337,6 +361,7 @@ func (c *Base) childModules() []Module {
 
 // Children returns the direct sub-modules with their names.
 func (c *Base) Children() (names []string, mods []Module) {
+	c.sync()
 	for i, ch := range c.children {
 		if m := c.child(i); m != nil {
 			names = append(names, ch.name)
@@ -347,6 +372,7 @@ func (c *Base) Children() (names []string, mods []Module) {
 }
 
 func (c *Base) walk(prefix string, params bool, visit func(name string, p **ember.Tensor)) {
+	c.sync()
 	slots := c.buffers
 	if params {
 		slots = c.params
@@ -373,49 +399,77 @@ func (c *Base) ParameterRefs() (names []string, refs []**ember.Tensor) {
 	return
 }
 
-// MapParameters replaces every parameter with f(name, parameter).
+// mapSlots replaces each tensor in the parameter (params) or buffer slots
+// with f(name, tensor), calling f once per distinct tensor: slots sharing
+// a tensor (tied weights) still share the result.
+func (c *Base) mapSlots(params bool, f func(name string, t *ember.Tensor) *ember.Tensor) {
+	done := map[*ember.Tensor]*ember.Tensor{}
+	c.walk("", params, func(n string, p **ember.Tensor) {
+		nt, ok := done[*p]
+		if !ok {
+			nt = f(n, *p)
+			done[*p] = nt
+		}
+		*p = nt
+	})
+}
+
+// MapParameters replaces every parameter with f(name, parameter); a tensor
+// shared by several slots (tied weights) is mapped once, under its first
+// name, and stays shared.
 func (c *Base) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
 	if f == nil {
 		c.fail("MapParameters", "nil function")
 	}
-	c.walk("", true, func(n string, p **ember.Tensor) { *p = f(n, *p) })
+	c.mapSlots(true, f)
 }
 
-// MapBuffers replaces every buffer with f(name, buffer).
+// MapBuffers replaces every buffer with f(name, buffer), as MapParameters.
 func (c *Base) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
 	if f == nil {
 		c.fail("MapBuffers", "nil function")
 	}
-	c.walk("", false, func(n string, p **ember.Tensor) { *p = f(n, *p) })
+	c.mapSlots(false, f)
 }
 
-// NamedParameters returns the parameters depth-first with dotted names.
-func (c *Base) NamedParameters() []Named {
+// unique lists the parameters (params) or buffers depth-first with dotted
+// names, each tensor once under its first name, as PyTorch's
+// named_parameters(remove_duplicate=True): a module used twice, or a
+// weight tied between two layers, is optimized once.
+func (c *Base) unique(params bool) []Named {
 	var out []Named
-	c.walk("", true, func(n string, p **ember.Tensor) { out = append(out, Named{n, *p}) })
+	seen := map[*ember.Tensor]bool{}
+	c.walk("", params, func(n string, p **ember.Tensor) {
+		if !seen[*p] {
+			seen[*p] = true
+			out = append(out, Named{n, *p})
+		}
+	})
 	return out
 }
 
-// Parameters returns the parameters depth-first.
-func (c *Base) Parameters() []*ember.Tensor {
-	var out []*ember.Tensor
-	c.walk("", true, func(_ string, p **ember.Tensor) { out = append(out, *p) })
+func tensors(named []Named) []*ember.Tensor {
+	out := make([]*ember.Tensor, len(named))
+	for i, n := range named {
+		out[i] = n.Tensor
+	}
 	return out
 }
 
-// NamedBuffers returns the buffers depth-first with dotted names.
-func (c *Base) NamedBuffers() []Named {
-	var out []Named
-	c.walk("", false, func(n string, p **ember.Tensor) { out = append(out, Named{n, *p}) })
-	return out
-}
+// NamedParameters returns the parameters depth-first with dotted names; a
+// tensor held by several slots (a shared module, tied weights) is listed
+// once, under its first name, as in PyTorch.
+func (c *Base) NamedParameters() []Named { return c.unique(true) }
 
-// Buffers returns the buffers depth-first.
-func (c *Base) Buffers() []*ember.Tensor {
-	var out []*ember.Tensor
-	c.walk("", false, func(_ string, p **ember.Tensor) { out = append(out, *p) })
-	return out
-}
+// Parameters returns the parameters depth-first, each tensor once.
+func (c *Base) Parameters() []*ember.Tensor { return tensors(c.unique(true)) }
+
+// NamedBuffers returns the buffers depth-first with dotted names, each
+// tensor once.
+func (c *Base) NamedBuffers() []Named { return c.unique(false) }
+
+// Buffers returns the buffers depth-first, each tensor once.
+func (c *Base) Buffers() []*ember.Tensor { return tensors(c.unique(false)) }
 
 func (c *Base) slots() map[string]**ember.Tensor {
 	m := map[string]**ember.Tensor{}
@@ -539,7 +593,9 @@ func (c *Base) Training() bool { return !c.eval }
 
 // To moves every parameter and buffer to dev (keeping requires-grad) and
 // returns the module. Tensors already on dev are kept; moved ones are new
-// tensors, so call To before building an optimizer on the parameters.
+// tensors, so call To before building an optimizer on the parameters. A
+// tensor held by several slots (tied weights) is moved once and stays
+// shared.
 func (c *Base) To(dev ember.Device) Module {
 	if c.self == nil {
 		c.fail("To", "Init was not called: call Init(self) in the module's constructor")
@@ -547,19 +603,18 @@ func (c *Base) To(dev ember.Device) Module {
 	if err := Check(c.self); err != nil {
 		panic(err)
 	}
-	move := func(_ string, p **ember.Tensor) {
-		if (*p).Device() == dev {
-			return
+	move := func(_ string, t *ember.Tensor) *ember.Tensor {
+		if t.Device() == dev {
+			return t
 		}
-		rg := (*p).RequiresGrad()
-		nt := (*p).Detach().To(dev) // a new leaf, not a ToCopyBackward0 of the old one
-		if rg {
+		nt := t.Detach().To(dev) // a new leaf, not a ToCopyBackward0 of the old one
+		if t.RequiresGrad() {
 			nt.SetRequiresGrad(true)
 		}
-		*p = nt
+		return nt
 	}
-	c.walk("", true, move)
-	c.walk("", false, move)
+	c.mapSlots(true, move) // tied weights stay tied
+	c.mapSlots(false, move)
 	return c.self
 }
 
@@ -614,9 +669,22 @@ func NewSequential(layers ...Module) *Sequential {
 	noNil("*nn.Sequential", "NewSequential", "layer", layers)
 	s := &Sequential{Layers: layers}
 	s.Init(s)
-	for i, l := range layers {
-		s.RegisterModule(strconv.Itoa(i), l)
+	s.growFrom(layers)
+	return s
+}
+
+func (s *Sequential) grow() { s.growFrom(s.Layers) }
+
+// Append adds m as the last layer and returns s (PyTorch's append). A
+// layer appended to Layers directly is registered too, the next time the
+// module's children or parameters are listed.
+func (s *Sequential) Append(m Module) *Sequential {
+	CheckNil(s, "Append")
+	if isNil(m) {
+		useErr("*nn.Sequential", "Append", "nil module"+typed(m))
 	}
+	s.Layers = append(s.Layers, m)
+	s.grow()
 	return s
 }
 

@@ -206,3 +206,76 @@ func TestLoadStateDictRefusesBadTensors(t *testing.T) {
 		t.Errorf("int64 weights: %v, %v", err, l.Weight)
 	}
 }
+
+// A Sequential grows as a Go slice does (append to Layers) or through
+// Append, PyTorch's append; both register the layer.
+func TestSequentialGrows(t *testing.T) {
+	s := nn.NewSequential(nn.NewLinear(3, 4, true))
+	s.Layers = append(s.Layers, nn.NewLinear(4, 2, true)) // 3·4+4 + 4·2+2 = 26
+	if got := nn.NumParameters(s); got != 26 {
+		t.Fatalf("after append(s.Layers, Linear(4, 2)): %d parameters, want 26", got)
+	}
+	if s.StateDict()["1.weight"] != s.Layers[1].(*nn.Linear).Weight {
+		t.Fatal("StateDict lacks the appended layer's 1.weight")
+	}
+	s.Append(nn.NewReLU()).Append(nn.NewLinear(2, 1, false)) // + 2
+	if got, want := nn.NumParameters(s), 28; got != want || s.Len() != 4 {
+		t.Fatalf("after two Appends: %d parameters and %d layers, want %d and 4", got, s.Len(), want)
+	}
+	if !strings.Contains(s.String(), "(3): Linear(in_features=2, out_features=1, bias=False)") {
+		t.Fatalf("repr lacks the appended layer:\n%s", s)
+	}
+	moduleErr(t, "Append(nil)", "nil module", func() { s.Append(nil) })
+	s.To(ember.Meta) // Check finds every layer registered
+	if s.Layers[3].(*nn.Linear).Weight.Device() != ember.Meta {
+		t.Fatal("To did not move the appended layer")
+	}
+
+	// the same module twice: listed once (as PyTorch's parameters()), in
+	// StateDict under both names; each slot is its own child, so replacing
+	// the second leaves the first
+	l := nn.NewLinear(2, 2, true)
+	d := nn.NewSequential(l, nn.NewReLU(), l)
+	if got, sd := nn.NumParameters(d), d.StateDict(); got != 6 || len(sd) != 4 || sd["2.weight"] != l.Weight {
+		t.Fatalf("Sequential(l, ReLU, l): %d parameters, state dict %d keys, want 6 and 4", got, len(sd))
+	}
+	if n := d.NamedParameters(); len(n) != 2 || n[0].Name != "0.weight" || n[1].Name != "0.bias" {
+		t.Fatalf("NamedParameters of Sequential(l, ReLU, l): %v, want 0.weight and 0.bias", n)
+	}
+	d.To(ember.Meta) // moved once: the two slots still share
+	if d.Layers[0] != d.Layers[2] || l.Weight.Device() != ember.Meta || d.StateDict()["2.weight"] != l.Weight {
+		t.Fatal("To(meta) untied the shared layer")
+	}
+	d.Layers[2] = nn.NewLinear(2, 3, true)
+	if sd := d.StateDict(); sd["0.weight"] != l.Weight || sd["2.weight"].Shape()[0] != 3 || nn.NumParameters(d) != 15 {
+		t.Fatalf("after Layers[2] = Linear(2, 3): 0.weight %v, 2.weight %v", sd["0.weight"].Shape(), sd["2.weight"].Shape())
+	}
+
+	m := nn.NewModuleList(nn.NewLinear(1, 1, false))
+	m.Modules = append(m.Modules, nn.NewLinear(1, 1, false))
+	m.Append(nn.NewLinear(1, 2, false))
+	if got := nn.NumParameters(m); got != 4 || m.Len() != 3 {
+		t.Fatalf("ModuleList after append and Append: %d parameters, %d modules, want 4 and 3", got, m.Len())
+	}
+}
+
+// A weight tied between two layers (a decoder sharing its embedding's
+// matrix) is one parameter, and stays one through To.
+func TestTiedWeights(t *testing.T) {
+	emb := nn.NewEmbedding(5, 3)
+	head := nn.NewLinear(3, 5, false)
+	head.Weight = emb.Weight
+	s := nn.NewSequential(emb, head)
+	if got := nn.NumParameters(s); got != 15 {
+		t.Fatalf("tied embedding and head: %d parameters, want 15", got)
+	}
+	s.To(ember.Meta)
+	if emb.Weight != head.Weight || emb.Weight.Device() != ember.Meta || !emb.Weight.RequiresGrad() {
+		t.Fatal("To(meta) untied the weights")
+	}
+	n := 0
+	s.MapParameters(func(_ string, p *ember.Tensor) *ember.Tensor { n++; return ember.Zeros(p.Shape()) })
+	if n != 1 || emb.Weight != head.Weight {
+		t.Fatalf("MapParameters called f %d times and left the weights tied: %v; want once, tied", n, emb.Weight == head.Weight)
+	}
+}

@@ -3,7 +3,6 @@ package nn
 import (
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/emberml/ember"
 )
@@ -211,9 +210,22 @@ func NewModuleList(ms ...Module) *ModuleList {
 	noNil("*nn.ModuleList", "NewModuleList", "module", ms)
 	l := &ModuleList{Modules: ms}
 	l.Init(l)
-	for i, m := range ms {
-		l.RegisterModule(strconv.Itoa(i), m)
+	l.growFrom(ms)
+	return l
+}
+
+func (l *ModuleList) grow() { l.growFrom(l.Modules) }
+
+// Append adds m as the last module and returns l (PyTorch's append). A
+// module appended to Modules directly is registered too, the next time
+// the list's children or parameters are listed.
+func (l *ModuleList) Append(m Module) *ModuleList {
+	CheckNil(l, "Append")
+	if isNil(m) {
+		useErr("*nn.ModuleList", "Append", "nil module"+typed(m))
 	}
+	l.Modules = append(l.Modules, m)
+	l.grow()
 	return l
 }
 

@@ -12,7 +12,8 @@ import (
 // torch.optim refuses what it cannot update: "optimizer got an empty
 // parameter list", "can't optimize a non-leaf Tensor" (PyTorch 1.13's
 // ValueErrors); ember also refuses integer parameters, which 1.13 takes
-// at construction (an integer tensor cannot hold Adam's update).
+// at construction (an integer tensor cannot hold Adam's update), and a
+// tensor listed twice, where 1.13 warns.
 func TestOptimizerRefusesParams(t *testing.T) {
 	leaf := ember.Zeros(ember.Shape{2}).SetRequiresGrad(true)
 	ints := ember.Zeros(ember.Shape{2}, ember.Dtype(ember.Int64))
@@ -28,6 +29,11 @@ func TestOptimizerRefusesParams(t *testing.T) {
 		}
 		ve := testenv.Raises[*ember.ValueError](t, op+" non-leaf", func() { mk(Tensors(leaf, leaf.MulScalar(2))) })
 		if ve.Op != op || ve.Msg != `can't optimize a non-leaf Tensor (parameter "1" is the output of MulBackward0)` {
+			t.Errorf("%s: %v", op, ve)
+		}
+		// torch 1.13 warns "this will cause an error"; each step would update it twice
+		ve = testenv.Raises[*ember.ValueError](t, op+" duplicate", func() { mk([]Param{{"a", leaf}, {"b", leaf}}) })
+		if ve.Msg != `optimizer contains a parameter group with duplicate parameters: "b" is the same tensor as "a"` {
 			t.Errorf("%s: %v", op, ve)
 		}
 		ve = testenv.Raises[*ember.ValueError](t, op+" empty", func() { mk(nil) })

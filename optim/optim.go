@@ -82,12 +82,18 @@ func hyperErr(op string, ok bool, format string, args ...any) {
 func newBase(op string, params []Param, grad GradFunc, lr float64) base {
 	hyperErr(op, lr >= 0, "Invalid learning rate: %v", lr)
 	hyperErr(op, len(params) > 0, "optimizer got an empty parameter list")
+	first := map[*ember.Tensor]string{}
 	for i, p := range params {
 		name := p.Name
 		if name == "" {
 			name = strconv.Itoa(i)
 		}
 		hyperErr(op, p.Tensor != nil, "parameter %q is a nil tensor", name)
+		if was, dup := first[p.Tensor]; dup {
+			// PyTorch 1.13 warns that this "will cause an error"; each step would update it twice
+			hyperErr(op, false, "optimizer contains a parameter group with duplicate parameters: %q is the same tensor as %q", name, was)
+		}
+		first[p.Tensor] = name
 		if dt := p.Tensor.DType(); !dt.IsFloat() {
 			panic(&ember.DTypeError{Op: op, DTypes: []ember.DType{dt}, Msg: fmt.Sprintf("optimizer can only optimize Tensors of floating point dtype, parameter %q is %v", name, dt)})
 		}
