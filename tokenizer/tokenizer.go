@@ -13,6 +13,12 @@
 // Encode and Decode, invalid UTF-8 included: an invalid byte is a
 // character of its own to the pattern (of the class [^\s\p{L}\p{N}], as
 // Python's surrogateescape makes it) and keeps its byte.
+//
+// A tokenizer.json may say otherwise, and is followed: its normalizer
+// (NFC, NFKC, …), a pre-tokenizer pipeline (a Sequence of Split patterns,
+// such as Llama 3's and Qwen2's, Digits and ByteLevel) and the model's
+// ignore_merges; a file this package cannot follow exactly is an error
+// (see FromTokenizerJSON).
 package tokenizer
 
 import (
@@ -20,7 +26,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode/utf8"
+	"sync/atomic"
 
 	"github.com/dlclark/regexp2/v2"
 )
@@ -46,12 +52,24 @@ type Tokenizer struct {
 	special map[string]int // special tokens, as text
 	byID    map[int]string // special id → text
 	specs   []string       // special tokens, longest first
-	// AddPrefixSpace puts a space before a text that does not start with
-	// one (ByteLevel's add_prefix_space).
-	addPrefixSpace bool
+	// pre is the pre-tokenizer pipeline: GPT-2's (ByteLevel with its
+	// pattern) unless a tokenizer.json says otherwise
+	pre []preStep
+	// normalize, if not nil, is applied to the text before the
+	// pre-tokenizers (tokenizer.json's normalizer, such as NFC)
+	normalize func(string) string
+	// ignoreMerges takes a piece that is a token as it is, without
+	// merging (tokenizer.json's model.ignore_merges)
+	ignoreMerges bool
 
-	cache sync.Map // piece → ids
+	cache  sync.Map     // piece → ids
+	cached atomic.Int64 // entries in cache, at most maxCached
 }
+
+// maxCached bounds the cache of pieces' ids (as the tokenizers library's
+// BPE cache is bounded): beyond it pieces are encoded afresh each time,
+// so that memory does not grow with the number of distinct words seen.
+const maxCached = 1 << 16
 
 // byteRune is GPT-2's bytes_to_unicode: printable bytes stand for
 // themselves, the others for 256 + n in byte order.
@@ -87,7 +105,8 @@ func ByteToken(b byte) string { return string(byteRune[b]) }
 // result, so that any text encodes. Ids must be below MaxIDSpread times
 // the number of tokens plus 1024.
 func New(vocab map[string]int, merges [][2]string, special map[string]int) (*Tokenizer, error) {
-	t := &Tokenizer{vocab: vocab, ranks: make(map[[2]string]int, len(merges)), special: map[string]int{}, byID: map[int]string{}}
+	t := &Tokenizer{vocab: vocab, ranks: make(map[[2]string]int, len(merges)), special: map[string]int{}, byID: map[int]string{},
+		pre: []preStep{byteLevelStep(false, true)}}
 	maxID := -1
 	for tok, id := range vocab {
 		if id < 0 {
@@ -165,18 +184,15 @@ func (t *Tokenizer) TokenID(tok string) (int, bool) {
 // Encode returns the ids of text, special tokens' text encoded as
 // ordinary text.
 func (t *Tokenizer) Encode(text string) []int {
-	if t.addPrefixSpace && text != "" && text[0] != ' ' {
-		text = " " + text
-	}
 	return t.encodeOrdinary(text, nil)
 }
 
 // EncodeWithSpecial returns the ids of text, each occurrence of a special
-// token's text (such as "<|endoftext|>") encoded as its id.
+// token's text (such as "<|endoftext|>") encoded as its id. The text
+// between them is encoded as Encode does, each part on its own (as the
+// tokenizers library does: a ByteLevel add_prefix_space, for one, puts a
+// space before each).
 func (t *Tokenizer) EncodeWithSpecial(text string) []int {
-	if t.addPrefixSpace && text != "" && text[0] != ' ' {
-		text = " " + text
-	}
 	var ids []int
 	for text != "" {
 		at, which := -1, ""
@@ -195,37 +211,26 @@ func (t *Tokenizer) EncodeWithSpecial(text string) []int {
 	return ids
 }
 
-// encodeOrdinary appends the ids of text (no special tokens) to ids.
+// encodeOrdinary appends the ids of text (no special tokens) to ids: the
+// text normalized, split by each pre-tokenizer in turn, each piece's BPE.
 func (t *Tokenizer) encodeOrdinary(text string, ids []int) []int {
+	if t.normalize != nil {
+		text = t.normalize(text)
+	}
 	if text == "" {
 		return ids
 	}
-	// runes for the pattern (an invalid byte is U+FFFD, a symbol, as
-	// Python's surrogateescape makes it one) and their byte offsets
-	runes := make([]rune, 0, len(text))
-	offs := make([]int, 0, len(text)+1)
-	for i := 0; i < len(text); {
-		r, n := utf8.DecodeRuneInString(text[i:])
-		runes = append(runes, r)
-		offs = append(offs, i)
-		i += n
-	}
-	offs = append(offs, len(text))
-	re := pattern()
-	pos := 0
-	emit := func(from, to int) {
-		if from < to {
-			ids = t.piece(text[offs[from]:offs[to]], ids)
+	pieces := []string{text}
+	for _, step := range t.pre {
+		var next []string
+		for _, p := range pieces {
+			next = step(p, next)
 		}
+		pieces = next
 	}
-	m, err := re.FindRunesMatch(runes)
-	for err == nil && m != nil {
-		emit(pos, m.RuneIndex) // no gap is expected: the pattern matches every character
-		emit(m.RuneIndex, m.RuneIndex+m.RuneLength)
-		pos = m.RuneIndex + m.RuneLength
-		m, err = re.FindNextMatch(m)
+	for _, p := range pieces {
+		ids = t.piece(p, ids)
 	}
-	emit(pos, len(runes))
 	return ids
 }
 
@@ -237,6 +242,11 @@ func (t *Tokenizer) piece(p string, ids []int) []int {
 	word := make([]string, len(p))
 	for i := 0; i < len(p); i++ {
 		word[i] = ByteToken(p[i])
+	}
+	if t.ignoreMerges {
+		if id, ok := t.vocab[strings.Join(word, "")]; ok {
+			return append(ids, id)
+		}
 	}
 	for len(word) > 1 {
 		best, at := -1, -1
@@ -264,8 +274,10 @@ func (t *Tokenizer) piece(p string, ids []int) []int {
 	for i, w := range word {
 		out[i] = t.vocab[w]
 	}
-	if len(p) <= 256 {
-		t.cache.Store(p, out)
+	if len(p) <= 256 && t.cached.Load() < maxCached {
+		if _, loaded := t.cache.LoadOrStore(p, out); !loaded {
+			t.cached.Add(1)
+		}
 	}
 	return append(ids, out...)
 }

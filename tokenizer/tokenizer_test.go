@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -102,7 +103,7 @@ func TestAddPrefixSpace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk2.addPrefixSpace = true
+	tk2.pre = []preStep{byteLevelStep(true, true)}
 	if a, b := tk2.Encode("Hello"), tk.Encode(" Hello"); !reflect.DeepEqual(a, b) {
 		t.Fatalf("add_prefix_space: %v, want %v", a, b)
 	}
@@ -140,6 +141,16 @@ func TestBadFiles(t *testing.T) {
 		"json not bpe":     {map[string]string{"tokenizer.json": strings.Replace(string(tj), `"type": "BPE"`, `"type": "WordPiece"`, 1)}, "only BPE"},
 		"json not bytelvl": {map[string]string{"tokenizer.json": strings.Replace(string(tj), `"pre_tokenizer": {"type": "ByteLevel"`, `"pre_tokenizer": {"type": "Whitespace"`, 1)}, "ByteLevel"},
 		"json no model":    {map[string]string{"tokenizer.json": `{"added_tokens": []}`}, "no model"},
+		"json metaspace in sequence": {map[string]string{"tokenizer.json": strings.Replace(string(tj), `"pre_tokenizer": {"type": "ByteLevel"`,
+			`"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Metaspace"}, {"type": "ByteLevel"}]}, "x": {"type": "ByteLevel"`, 1)}, `pre_tokenizer "Metaspace" is not supported`},
+		"json split removed": {map[string]string{"tokenizer.json": strings.Replace(string(tj), `"pre_tokenizer": {"type": "ByteLevel"`,
+			`"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Removed"}, {"type": "ByteLevel"}]}, "x": {"type": "ByteLevel"`, 1)}, `behavior "Removed" is not supported`},
+		"json split bad regex": {map[string]string{"tokenizer.json": strings.Replace(string(tj), `"pre_tokenizer": {"type": "ByteLevel"`,
+			`"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "(a"}, "behavior": "Isolated"}, {"type": "ByteLevel"}]}, "x": {"type": "ByteLevel"`, 1)}, `pattern "(a"`},
+		"json split only": {map[string]string{"tokenizer.json": strings.Replace(string(tj), `"pre_tokenizer": {"type": "ByteLevel"`,
+			`"pre_tokenizer": {"type": "Split", "pattern": {"String": " "}, "behavior": "Isolated"}, "x": {"type": "ByteLevel"`, 1)}, "no ByteLevel pre_tokenizer"},
+		"json lowercase":      {map[string]string{"tokenizer.json": strings.Replace(string(tj), `"normalizer": null`, `"normalizer": {"type": "Lowercase"}`, 1)}, `normalizer "Lowercase" is not supported`},
+		"json subword prefix": {map[string]string{"tokenizer.json": strings.Replace(string(tj), `"continuing_subword_prefix": ""`, `"continuing_subword_prefix": "##"`, 1)}, "continuing_subword_prefix"},
 	} {
 		_, err := Load(write(t, "m", c.files))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -223,4 +234,98 @@ func FuzzFromTokenizerJSON(f *testing.F) {
 			fuzzTokenizer(t, tk)
 		}
 	})
+}
+
+// pipeline.json: testdata/gen_tokenizer_pipeline_fixtures.py's variants
+// of gpt2-tiny-json/tokenizer.json (Llama 3's and Qwen2's Split patterns,
+// Digits, the split behaviors, normalizers, ignore_merges) and the ids of
+// its Python implementation of the tokenizers library's pipeline.
+type pipelineVariant struct {
+	Name         string          `json:"name"`
+	Normalizer   json.RawMessage `json:"normalizer"`
+	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
+	IgnoreMerges bool            `json:"ignore_merges"`
+	ExtraVocab   map[string]int  `json:"extra_vocab"`
+	Cases        []tcase         `json:"cases"`
+}
+
+// variantJSON is gpt2-tiny-json's tokenizer.json with v's fields.
+func variantJSON(t *testing.T, v pipelineVariant) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "gpt2-tiny-json", "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tj map[string]any
+	if err := json.Unmarshal(b, &tj); err != nil {
+		t.Fatal(err)
+	}
+	tj["normalizer"] = v.Normalizer
+	tj["pre_tokenizer"] = v.PreTokenizer
+	model := tj["model"].(map[string]any)
+	model["ignore_merges"] = v.IgnoreMerges
+	vocab := model["vocab"].(map[string]any)
+	for tok, id := range v.ExtraVocab {
+		vocab[tok] = id
+	}
+	out, err := json.Marshal(tj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// TestPipelineMatchesPython: a tokenizer.json's whole pre-tokenizer
+// pipeline, normalizer and ignore_merges are applied (they were ignored,
+// GPT-2's pattern standing in for Llama 3's Split, Digits and NFC, and the
+// ids silently differed from the tokenizers library's).
+func TestPipelineMatchesPython(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "pipeline.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []pipelineVariant
+	if err := json.Unmarshal(b, &vs); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		tk, err := Load(write(t, v.Name, map[string]string{"tokenizer.json": variantJSON(t, v)}))
+		if err != nil {
+			t.Fatalf("%s: %v", v.Name, err)
+		}
+		for _, c := range v.Cases {
+			text := b64(t, c.Text)
+			if got := tk.Encode(text); !reflect.DeepEqual(got, c.IDs) && len(got)+len(c.IDs) > 0 {
+				t.Fatalf("%s: Encode(%q) = %v, want %v", v.Name, text, got, c.IDs)
+			}
+			if c.IDsSpecial == nil { // the same
+				c.IDsSpecial = c.IDs
+			}
+			if got := tk.EncodeWithSpecial(text); !reflect.DeepEqual(got, c.IDsSpecial) && len(got)+len(c.IDsSpecial) > 0 {
+				t.Fatalf("%s: EncodeWithSpecial(%q) = %v, want %v", v.Name, text, got, c.IDsSpecial)
+			}
+		}
+	}
+}
+
+// TestCacheBounded: the cache of pieces' ids stops growing at maxCached
+// entries (it grew with every distinct word a long-running program saw),
+// and pieces past it still encode.
+func TestCacheBounded(t *testing.T) {
+	tk, err := Load(filepath.Join("testdata", "gpt2-tiny"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range maxCached + 100 {
+		fmt.Fprintf(&b, " %d", i)
+	}
+	text := b.String()
+	ids := tk.Encode(text)
+	if n := tk.cached.Load(); n != maxCached {
+		t.Fatalf("%d pieces cached, want %d", n, maxCached)
+	}
+	if back, err := tk.Decode(ids); err != nil || back != text {
+		t.Fatalf("round trip past the cache's bound: %v", err)
+	}
 }
