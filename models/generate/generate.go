@@ -85,6 +85,7 @@ func Generate(m Model, prompt []int, o Options, emit func(id int) bool) ([]int, 
 	c := m.NewCache()
 	defer c.Release()
 	var out []int
+	var err error
 	stop := StopMaxTokens
 	next := prompt
 	n := len(prompt)
@@ -92,6 +93,9 @@ func Generate(m Model, prompt []int, o Options, emit func(id int) bool) ([]int, 
 		for len(out) < o.MaxNewTokens {
 			ids := ember.FromSlice(next, ember.Shape{1, len(next)}, ember.On(o.Device))
 			logits := m.Step(ids, c).Float32s()
+			if err = checkLogits(logits, len(out)); err != nil {
+				return
+			}
 			id := s.Sample(logits)
 			out = append(out, id)
 			n++
@@ -110,7 +114,46 @@ func Generate(m Model, prompt []int, o Options, emit func(id int) bool) ([]int, 
 			next = []int{id}
 		}
 	})
+	if err != nil {
+		return out, "", err
+	}
 	return out, stop, nil
+}
+
+// ErrBadLogits is returned (wrapped, with the step) when the model's
+// logits cannot be sampled from: empty, NaN, +Inf, or all −Inf (a model
+// that overflowed, in float16 say). torch.multinomial refuses them too.
+var ErrBadLogits = errors.New("the model's logits cannot be sampled from")
+
+// checkLogits returns an error wrapping ErrBadLogits for logits that
+// have no distribution.
+func checkLogits(logits []float32, step int) error {
+	if msg := badLogits(logits); msg != "" {
+		return fmt.Errorf("generate: %w: token %d: %s", ErrBadLogits, step, msg)
+	}
+	return nil
+}
+
+// badLogits says what is wrong with logits ("" for nothing).
+func badLogits(logits []float32) string {
+	if len(logits) == 0 {
+		return "no logits"
+	}
+	finite := false
+	for i, v := range logits {
+		switch {
+		case math.IsNaN(float64(v)):
+			return fmt.Sprintf("logit %d is NaN", i)
+		case math.IsInf(float64(v), 1):
+			return fmt.Sprintf("logit %d is +Inf", i)
+		case !math.IsInf(float64(v), -1):
+			finite = true
+		}
+	}
+	if !finite {
+		return "every logit is -Inf"
+	}
+	return ""
 }
 
 // Sampler picks tokens from logits.
@@ -126,8 +169,14 @@ func NewSampler(o Options) *Sampler {
 	return &Sampler{o: o, rng: rand.New(rand.NewPCG(o.Seed, 0x656d626572))}
 }
 
-// Sample returns the next token for logits over the vocabulary.
+// Sample returns the next token for logits over the vocabulary. It
+// panics with an *ember.ValueError on logits that have no distribution
+// (empty, NaN, +Inf or all −Inf; ErrBadLogits), as torch.multinomial
+// raises.
 func (s *Sampler) Sample(logits []float32) int {
+	if msg := badLogits(logits); msg != "" {
+		panic(&ember.ValueError{Op: "generate.Sampler.Sample", Msg: msg})
+	}
 	if s.o.Temperature == 0 {
 		best := 0
 		for i, v := range logits {

@@ -1,12 +1,14 @@
 package generate
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/testenv"
 	"github.com/emberml/ember/models/kvcache"
 )
 
@@ -57,5 +59,88 @@ func TestOptions(t *testing.T) {
 	}
 	if got, stop, err := Generate(fixed{ctx: 3}, []int{0}, Options{MaxNewTokens: 5, EOS: -1}, nil); err != nil || len(got) != 2 || stop != StopContext {
 		t.Errorf("context 3: %v %q %v, want two tokens and %q", got, stop, err, StopContext)
+	}
+}
+
+// TestSamplerDistribution: the frequencies of 40000 draws from logits
+// [1, 2, 3, 0.5] follow softmax(logits/T) within top-k and the top-p
+// nucleus (HF's TopK then TopP warpers), worked by hand: e^x/Σe^x over
+// the kept tokens.
+func TestSamplerDistribution(t *testing.T) {
+	logits := []float32{1, 2, 3, 0.5}
+	softmax := func(T float64, keep ...int) []float64 {
+		p := make([]float64, 4)
+		sum := 0.0
+		for _, i := range keep {
+			p[i] = math.Exp(float64(logits[i]) / T)
+			sum += p[i]
+		}
+		for i := range p {
+			p[i] /= sum
+		}
+		return p
+	}
+	// T=1: probabilities .0854 .2321 .6308 .0518 (e^x / 31.84); most
+	// likely first, their sums are .6308 .8629 .9482 1
+	for _, c := range []struct {
+		o    Options
+		want []float64
+	}{
+		{Options{Temperature: 1}, softmax(1, 0, 1, 2, 3)},
+		{Options{Temperature: 2}, softmax(2, 0, 1, 2, 3)},
+		{Options{Temperature: 1, TopK: 2}, softmax(1, 1, 2)},
+		{Options{Temperature: 1, TopK: 100}, softmax(1, 0, 1, 2, 3)},
+		// the nucleus: the fewest most likely tokens whose sum reaches p
+		{Options{Temperature: 1, TopP: 0.8}, softmax(1, 1, 2)},
+		{Options{Temperature: 1, TopP: 0.5}, softmax(1, 2)},
+		{Options{Temperature: 1, TopP: 0.9}, softmax(1, 0, 1, 2)},
+		{Options{Temperature: 1, TopP: 0.95}, softmax(1, 0, 1, 2, 3)},
+		// within the top 3 (.6652 .2447 .0901) 0.99 needs all three
+		{Options{Temperature: 1, TopP: 1}, softmax(1, 0, 1, 2, 3)},
+		{Options{Temperature: 1, TopK: 3, TopP: 0.99}, softmax(1, 0, 1, 2)},
+	} {
+		c.o.Seed = 3
+		s := NewSampler(c.o)
+		const n = 40000
+		count := make([]float64, 4)
+		for range n {
+			count[s.Sample(logits)]++
+		}
+		for i := range count {
+			got, want := count[i]/n, c.want[i]
+			if math.Abs(got-want) > 4*math.Sqrt(want*(1-want)/n)+1e-9 {
+				t.Fatalf("%+v: token %d frequency %.4f, want %.4f", c.o, i, got, want)
+			}
+		}
+	}
+}
+
+// badStep gives the logits it holds.
+type badStep struct{ logits []float32 }
+
+func (b badStep) Step(*ember.Tensor, *kvcache.Cache) *ember.Tensor {
+	return ember.FromSlice(b.logits, ember.Shape{1, len(b.logits)})
+}
+func (badStep) NewCache() *kvcache.Cache { return kvcache.New(1) }
+func (badStep) ContextLength() int       { return 0 }
+
+// TestBadLogits: logits with no distribution (NaN, +Inf, all −Inf, none)
+// are an error wrapping ErrBadLogits from Generate, greedy or sampling,
+// and a *ember.ValueError panic from Sample, not a token picked from NaN
+// probabilities (or an index out of range for none).
+func TestBadLogits(t *testing.T) {
+	inf := float32(math.Inf(1))
+	for _, l := range [][]float32{{1, float32(math.NaN()), 2}, {1, inf, 2}, {-inf, -inf}, {}} {
+		for _, temp := range []float64{0, 1} {
+			_, _, err := Generate(badStep{l}, []int{0}, Options{MaxNewTokens: 2, Temperature: temp, EOS: -1}, nil)
+			if !errors.Is(err, ErrBadLogits) {
+				t.Errorf("%v T=%v: %v, want ErrBadLogits", l, temp, err)
+			}
+			testenv.Raises[*ember.ValueError](t, "Sample", func() { NewSampler(Options{Temperature: temp}).Sample(l) })
+		}
+	}
+	// −Inf logits are fine where some are finite (a masked vocabulary)
+	if id := NewSampler(Options{Temperature: 1}).Sample([]float32{-inf, 0, -inf}); id != 1 {
+		t.Fatalf("sampled %d from one finite logit", id)
 	}
 }

@@ -432,6 +432,7 @@ func (m *Model) Forward(ids *ember.Tensor) *ember.Tensor {
 // (models/generate).
 func (m *Model) Step(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
 	nn.CheckNil(m, "Step")
+	stepIDs(ids)
 	h := m.Transformer.hidden(ids, c)
 	t := h.Shape()[1]
 	return m.head(h.Narrow(1, t-1, 1)).Squeeze(1).Cast(ember.Float32)
@@ -543,4 +544,11 @@ func (a *Attention) forward(x *ember.Tensor, c *kvcache.Cache, layer int, mask *
 func (p *MLP) Forward(x *ember.Tensor) *ember.Tensor {
 	nn.CheckNil(p, "Forward")
 	return p.CProj.Forward(p.act(p.CFc.Forward(x)))
+}
+
+// stepIDs checks that Step has a token to give the logits of.
+func stepIDs(ids *ember.Tensor) {
+	if ids != nil && ids.Dim() == 2 && ids.Shape()[1] == 0 {
+		panic(&ember.ShapeError{Op: "gpt2.Step", Msg: fmt.Sprintf("ids %v: Step needs at least one new token (it returns the logits of the last)", ids.Shape())})
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/backend/cuda/cudatest"
+	"github.com/emberml/ember/internal/testenv"
 	"github.com/emberml/ember/models/generate"
 	"github.com/emberml/ember/models/gpt2"
 )
@@ -190,6 +191,30 @@ func TestBadInput(t *testing.T) {
 		if _, err := gpt2.Load(d, ember.CPU); err == nil || !strings.Contains(err.Error(), "no weights") {
 			t.Fatalf("Load: %v", err)
 		}
+	})
+	t.Run("misuse", func(t *testing.T) {
+		m, err := gpt2.Load("testdata/tiny", ember.CPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := m.Config.VocabSize
+		// a batch of no sequences: empty logits (the fused attention
+		// kernel failed with a Go index-out-of-range panic)
+		if got := m.Forward(ember.Zeros(ember.Shape{0, 3}, ember.Dtype(ember.Int64))).Shape(); !got.Equal(ember.Shape{0, 3, v}) {
+			t.Fatalf("Forward of [0, 3] ids: shape %v, want [0 3 %d]", got, v)
+		}
+		e := testenv.Raises[*ember.ShapeError](t, "Step of no tokens", func() {
+			m.Step(ember.Zeros(ember.Shape{1, 0}, ember.Dtype(ember.Int64)), m.NewCache())
+		})
+		if !strings.Contains(e.Error(), "at least one new token") {
+			t.Fatalf("Step of no tokens: %v", e)
+		}
+		testenv.Raises[*ember.IndexError](t, "id past the vocabulary", func() {
+			m.Forward(ember.FromSlice([]int{1, v}, ember.Shape{1, 2}))
+		})
+		testenv.Raises[*ember.ShapeError](t, "past the context", func() {
+			m.Forward(ember.Zeros(ember.Shape{1, 33}, ember.Dtype(ember.Int64)))
+		})
 	})
 	t.Run("prompt longer than the context", func(t *testing.T) {
 		m, err := gpt2.Load("testdata/tiny", ember.CPU)

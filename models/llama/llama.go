@@ -382,6 +382,7 @@ func (m *Model) ForwardCache(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor 
 // Float32 whatever the model's dtype.
 func (m *Model) Step(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
 	nn.CheckNil(m, "Step")
+	stepIDs(ids)
 	h := m.Model.hidden(ids, c)
 	return m.head(h.Narrow(1, h.Shape()[1]-1, 1)).Squeeze(1).Cast(ember.Float32)
 }
@@ -518,4 +519,11 @@ func (a *Attention) forward(x *ember.Tensor, c *kvcache.Cache, layer int, cos, s
 func (f *MLP) Forward(x *ember.Tensor) *ember.Tensor {
 	nn.CheckNil(f, "Forward")
 	return f.DownProj.Forward(f.GateProj.Forward(x).SiLU().Mul(f.UpProj.Forward(x)))
+}
+
+// stepIDs checks that Step has a token to give the logits of.
+func stepIDs(ids *ember.Tensor) {
+	if ids != nil && ids.Dim() == 2 && ids.Shape()[1] == 0 {
+		panic(&ember.ShapeError{Op: "llama.Step", Msg: fmt.Sprintf("ids %v: Step needs at least one new token (it returns the logits of the last)", ids.Shape())})
+	}
 }
