@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -417,9 +418,14 @@ func runTrainGPT(cmd *cobra.Command) error {
 	return nil
 }
 
-// printSample prints n characters the model generates after "func ".
+// printSample prints n characters the model generates after "func " (its
+// end, in a context shorter than 6: at least one character is generated).
+// A model whose logits are NaN (a diverged run) gets a note, not an error
+// that would end the run.
 func printSample(w io.Writer, m *gpt2.Model, dev ember.Device, n int, seed uint64) error {
 	prompt := []byte("func ")
+	ctx := m.ContextLength()
+	prompt = prompt[len(prompt)-max(1, min(len(prompt), ctx-1)):]
 	ids := make([]int, len(prompt))
 	for i, b := range prompt {
 		ids[i] = int(b)
@@ -427,8 +433,12 @@ func printSample(w io.Writer, m *gpt2.Model, dev ember.Device, n int, seed uint6
 	m.Eval()
 	defer m.Train(true)
 	// the context bounds a sample: the cache cannot pass the block size
-	n = min(n, m.ContextLength()-len(ids))
+	n = min(n, ctx-len(ids))
 	got, _, err := generate.Generate(m, ids, generate.Options{MaxNewTokens: n, Temperature: 0.8, Seed: seed, EOS: -1, Device: dev}, nil)
+	if errors.Is(err, generate.ErrBadLogits) {
+		fmt.Fprintf(w, "--- sample ---\n(none: %v)\n--------------\n", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -121,3 +121,25 @@ func TestTrainGPTAMP(t *testing.T) {
 		t.Errorf("--amp int8: %v", err)
 	}
 }
+
+// TestTrainGPTShortContext: --sample with a --block-size shorter than the
+// sample's prompt "func " samples after its end; the run failed at its
+// first evaluation with "prompt longer than the model's context".
+func TestTrainGPTShortContext(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte(strings.Repeat("abcd\n", 200)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, err := runCmd(t, "train", "--model", "gpt", "--dataset", "text:"+filepath.Join(dir, "a.txt"), "--n-layer", "1", "--n-head", "1",
+		"--n-embd", "8", "--block-size", "3", "--batch", "2", "--max-steps", "2", "--eval-interval", "2", "--eval-iters", "1",
+		"--sample", "10", "--device", "cpu", "--out", filepath.Join(dir, "run"), "--quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the last 2 bytes of the prompt, then 1 character: the context of 3
+	const head = "--- sample ---\nc "
+	i := strings.Index(stdout, head)
+	if i < 0 || len(stdout) < i+len(head)+2 || stdout[i+len(head)+1] != '\n' {
+		t.Errorf("output:\n%s", stdout)
+	}
+}
