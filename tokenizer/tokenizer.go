@@ -22,6 +22,7 @@
 package tokenizer
 
 import (
+	"container/heap"
 	"fmt"
 	"sort"
 	"strings"
@@ -248,28 +249,7 @@ func (t *Tokenizer) piece(p string, ids []int) []int {
 			return append(ids, id)
 		}
 	}
-	for len(word) > 1 {
-		best, at := -1, -1
-		for i := 0; i+1 < len(word); i++ {
-			if r, ok := t.ranks[[2]string{word[i], word[i+1]}]; ok && (best < 0 || r < best) {
-				best, at = r, i
-			}
-		}
-		if at < 0 {
-			break
-		}
-		a, b := word[at], word[at+1]
-		merged := word[:0:0]
-		for i := 0; i < len(word); i++ {
-			if i+1 < len(word) && word[i] == a && word[i+1] == b {
-				merged = append(merged, a+b)
-				i++
-			} else {
-				merged = append(merged, word[i])
-			}
-		}
-		word = merged
-	}
+	word = t.merge(word)
 	out := make([]int, len(word))
 	for i, w := range word {
 		out[i] = t.vocab[w]
@@ -280,6 +260,79 @@ func (t *Tokenizer) piece(p string, ids []int) []int {
 		}
 	}
 	return append(ids, out...)
+}
+
+// merge applies the merges to word's symbols, lowest rank first and, among
+// equal ranks, leftmost first, as the tokenizers library does: with a heap
+// of the candidate pairs, so that a piece of n bytes takes O(n log n), not
+// a pass over the word for each merge (minutes for a long run of letters
+// with a real vocabulary). On merges learned by BPE training (a merge of a
+// token comes after the merge that made it) this is GPT-2's algorithm.
+func (t *Tokenizer) merge(word []string) []string {
+	if len(word) < 2 {
+		return word
+	}
+	next := make([]int, len(word)) // the next live symbol; -1 at the end
+	prev := make([]int, len(word))
+	for i := range word {
+		next[i], prev[i] = i+1, i-1
+	}
+	next[len(word)-1] = -1
+	h := &pairHeap{}
+	push := func(i int) {
+		if i < 0 || next[i] < 0 {
+			return
+		}
+		if r, ok := t.ranks[[2]string{word[i], word[next[i]]}]; ok {
+			heap.Push(h, pair{r, i})
+		}
+	}
+	for i := range word {
+		push(i)
+	}
+	for h.Len() > 0 {
+		c := heap.Pop(h).(pair)
+		i := c.pos
+		j := next[i]
+		if word[i] == "" || j < 0 {
+			continue // merged away, or now the last symbol
+		}
+		if r, ok := t.ranks[[2]string{word[i], word[j]}]; !ok || r != c.rank {
+			continue // stale: a neighbour has changed since
+		}
+		word[i] += word[j]
+		word[j] = ""
+		next[i] = next[j]
+		if next[j] >= 0 {
+			prev[next[j]] = i
+		}
+		push(prev[i])
+		push(i)
+	}
+	out := word[:0]
+	for i := 0; i >= 0; i = next[i] {
+		out = append(out, word[i])
+	}
+	return out
+}
+
+// pair is a candidate merge of the symbol at pos with the next one.
+type pair struct{ rank, pos int }
+
+// pairHeap orders the candidates by rank, then position.
+type pairHeap []pair
+
+func (h pairHeap) Len() int { return len(h) }
+func (h pairHeap) Less(a, b int) bool {
+	return h[a].rank < h[b].rank || h[a].rank == h[b].rank && h[a].pos < h[b].pos
+}
+func (h pairHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *pairHeap) Push(x any)   { *h = append(*h, x.(pair)) }
+func (h *pairHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // UnknownIDError is a Decode of an id the tokenizer does not have.

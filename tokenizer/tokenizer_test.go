@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // cases.json: ids from testdata/gen_tokenizer_fixtures.py's Python
@@ -327,5 +328,100 @@ func TestCacheBounded(t *testing.T) {
 	}
 	if back, err := tk.Decode(ids); err != nil || back != text {
 		t.Fatalf("round trip past the cache's bound: %v", err)
+	}
+}
+
+// gpt2BPE is GPT-2's encoder.py bpe: merge every occurrence of the
+// lowest-ranked pair, left to right, until none has a rank.
+func gpt2BPE(word []string, ranks map[[2]string]int) []string {
+	for len(word) > 1 {
+		best, at := -1, -1
+		for i := 0; i+1 < len(word); i++ {
+			if r, ok := ranks[[2]string{word[i], word[i+1]}]; ok && (best < 0 || r < best) {
+				best, at = r, i
+			}
+		}
+		if at < 0 {
+			break
+		}
+		a, b := word[at], word[at+1]
+		var merged []string
+		for i := 0; i < len(word); i++ {
+			if i+1 < len(word) && word[i] == a && word[i+1] == b {
+				merged = append(merged, a+b)
+				i++
+			} else {
+				merged = append(merged, word[i])
+			}
+		}
+		word = merged
+	}
+	return word
+}
+
+// TestLongPiece: a 200 kB run of letters is one piece; with thousands of
+// merges that apply (a vocabulary of all 400 pairs of 20 letters, then
+// 3000 pairs of those), merging with a heap takes tens of milliseconds,
+// where a pass over the piece per merge took half a minute. The ids of
+// its first 4 kB are GPT-2's algorithm's.
+func TestLongPiece(t *testing.T) {
+	const letters = "abcdefghijklmnopqrst"
+	vocab := map[string]int{}
+	for b := range 256 {
+		vocab[ByteToken(byte(b))] = b
+	}
+	var merges [][2]string
+	ranks := map[[2]string]int{}
+	add := func(a, b string) {
+		if _, dup := ranks[[2]string{a, b}]; dup {
+			return
+		}
+		ranks[[2]string{a, b}] = len(merges)
+		merges = append(merges, [2]string{a, b})
+		vocab[a+b] = len(vocab)
+	}
+	var pairs []string
+	x := uint32(1)
+	rnd := func(n int) int {
+		x = x*1664525 + 1013904223
+		return int(x>>16) % n
+	}
+	for range 400 { // the letter pairs in a seeded order
+		a, b := string(letters[rnd(20)]), string(letters[rnd(20)])
+		add(a, b)
+		pairs = append(pairs, a+b)
+	}
+	for range 3000 {
+		add(pairs[rnd(len(pairs))], pairs[rnd(len(pairs))])
+	}
+	tk, err := New(vocab, merges, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 200_000)
+	for i := range b {
+		b[i] = letters[rnd(20)]
+	}
+	start := time.Now()
+	ids := tk.Encode(string(b))
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("%d bytes took %v", len(b), d)
+	}
+	if back, err := tk.Decode(ids); err != nil || back != string(b) {
+		t.Fatalf("round trip: %v", err)
+	}
+	word := make([]string, 4000)
+	for i := range word {
+		word[i] = string(b[i])
+	}
+	var want []int
+	for _, w := range gpt2BPE(word, ranks) {
+		want = append(want, vocab[w])
+	}
+	if got := tk.Encode(string(b[:4000])); !reflect.DeepEqual(got, want) {
+		t.Fatalf("4 kB: %d ids, GPT-2's algorithm %d", len(got), len(want))
+	}
+	if len(want) > 3000 {
+		t.Fatalf("%d tokens for 4000 letters: the test's merges hardly apply", len(want))
 	}
 }
