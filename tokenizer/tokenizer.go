@@ -195,21 +195,36 @@ func (t *Tokenizer) Encode(text string) []int {
 // space before each).
 func (t *Tokenizer) EncodeWithSpecial(text string) []int {
 	var ids []int
-	for text != "" {
-		at, which := -1, ""
-		for _, s := range t.specs { // the leftmost match, the longest there
-			if i := strings.Index(text, s); i >= 0 && (at < 0 || i < at) {
-				at, which = i, s
+	// next[k] is where special k next occurs at or after pos (-1: nowhere
+	// more), searched again only once pos has passed it, so that the
+	// specials that do not occur are looked for once, not at each one
+	// that does (Llama 3 has 256)
+	next := make([]int, len(t.specs))
+	for k := range next {
+		next[k] = -2 // not searched yet
+	}
+	pos := 0
+	for pos < len(text) {
+		at, which := -1, -1
+		for k, s := range t.specs { // the leftmost match, the longest there
+			if next[k] == -2 || next[k] >= 0 && next[k] < pos {
+				next[k] = -1
+				if i := strings.Index(text[pos:], s); i >= 0 {
+					next[k] = pos + i
+				}
+			}
+			if i := next[k]; i >= 0 && (at < 0 || i < at) {
+				at, which = i, k
 			}
 		}
 		if at < 0 {
-			return t.encodeOrdinary(text, ids)
+			break
 		}
-		ids = t.encodeOrdinary(text[:at], ids)
-		ids = append(ids, t.special[which])
-		text = text[at+len(which):]
+		ids = t.encodeOrdinary(text[pos:at], ids)
+		ids = append(ids, t.special[t.specs[which]])
+		pos = at + len(t.specs[which])
 	}
-	return ids
+	return t.encodeOrdinary(text[pos:], ids)
 }
 
 // encodeOrdinary appends the ids of text (no special tokens) to ids: the

@@ -425,3 +425,53 @@ func TestLongPiece(t *testing.T) {
 		t.Fatalf("%d tokens for 4000 letters: the test's merges hardly apply", len(want))
 	}
 }
+
+// TestManySpecials: with Llama 3's count of special tokens (256) and a
+// corpus of 20000 documents joined by <|endoftext|>, EncodeWithSpecial
+// looks for each special token once, not once per occurrence of another
+// (which scanned the rest of 360 kB 5 million times).
+func TestManySpecials(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "gpt2-tiny", "vocab.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vocab map[string]int
+	if err := json.Unmarshal(b, &vocab); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := os.ReadFile(filepath.Join("testdata", "gpt2-tiny", "merges.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	merges, err := parseMerges("merges.txt", ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	special := map[string]int{"<|endoftext|>": vocab["<|endoftext|>"]}
+	for k := range 255 {
+		special[fmt.Sprintf("<|reserved_special_token_%d|>", k)] = len(vocab) + k
+	}
+	tk, err := New(vocab, merges, special)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := tk.Encode("hello world")
+	var want []int
+	for range 20000 {
+		want = append(want, doc...)
+		want = append(want, special["<|endoftext|>"])
+	}
+	start := time.Now()
+	got := tk.EncodeWithSpecial(strings.Repeat("hello world<|endoftext|>", 20000))
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %v", d)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d ids, want %d", len(got), len(want))
+	}
+	// the leftmost occurrence wins, the longest where two start together
+	got = tk.EncodeWithSpecial("a<|reserved_special_token_12|><|reserved_special_token_1|>")
+	if len(got) != 3 || got[1] != special["<|reserved_special_token_12|>"] || got[2] != special["<|reserved_special_token_1|>"] {
+		t.Fatalf("two specials: %v", got)
+	}
+}
