@@ -52,6 +52,9 @@ type Config struct {
 
 	ScaleAttnByInverseLayerIdx bool `json:"scale_attn_by_inverse_layer_idx"`
 	ReorderAndUpcastAttn       bool `json:"reorder_and_upcast_attn"`
+	// ScaleAttnWeights is scale_attn_weights (nil: true, the default);
+	// false, attention without the 1/√d, is not supported.
+	ScaleAttnWeights *bool `json:"scale_attn_weights"`
 }
 
 // Small is GPT-2 small's configuration (124M parameters).
@@ -91,6 +94,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("gpt2: n_embd %d is not a multiple of n_head %d", c.NEmbd, c.NHead)
 	case c.ScaleAttnByInverseLayerIdx || c.ReorderAndUpcastAttn:
 		return fmt.Errorf("gpt2: scale_attn_by_inverse_layer_idx and reorder_and_upcast_attn are not supported")
+	case c.ScaleAttnWeights != nil && !*c.ScaleAttnWeights:
+		return fmt.Errorf("gpt2: scale_attn_weights false (attention scores not divided by √head_dim) is not supported")
 	}
 	if _, ok := activations[c.Activation]; !ok {
 		return fmt.Errorf("gpt2: unknown activation_function %q (known: gelu_new, gelu_pytorch_tanh, gelu_fast, gelu, relu, silu)", c.Activation)

@@ -170,6 +170,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown activation", strings.Replace(string(cfg), `"gelu_new"`, `"gelu_sparkly"`, 1), `unknown activation_function "gelu_sparkly"`},
 		{"missing field", strings.Replace(string(cfg), `"n_head": 4,`, ``, 1), "missing n_head"},
 		{"wrong shape", strings.Replace(string(cfg), `"n_positions": 32`, `"n_positions": 16`, 1), "weight transformer.wpe.weight has shape [32 32], want [16 32]"},
+		// the scores would silently lack their 1/√d
+		{"unscaled attention", strings.Replace(string(cfg), `"n_head": 4,`, `"n_head": 4, "scale_attn_weights": false,`, 1), "scale_attn_weights false"},
 		{"untied head missing", strings.Replace(string(cfg), `"tie_word_embeddings": true`, `"tie_word_embeddings": false`, 1), "missing weight lm_head.weight"},
 		// a hostile layer count: minutes and gigabytes before the check
 		// against the weights
