@@ -101,8 +101,9 @@ type tokenizerJSON struct {
 		Content string `json:"content"`
 		Special bool   `json:"special"`
 	} `json:"added_tokens"`
-	Normalizer   *normalizer   `json:"normalizer"`
-	PreTokenizer *preTokenizer `json:"pre_tokenizer"`
+	Normalizer    *normalizer    `json:"normalizer"`
+	PreTokenizer  *preTokenizer  `json:"pre_tokenizer"`
+	PostProcessor *postProcessor `json:"post_processor"`
 }
 
 // FromTokenizerJSON reads a tokenizers tokenizer.json whose model is BPE
@@ -114,7 +115,9 @@ type tokenizerJSON struct {
 // the normalizer may be null, NFC, NFKC, NFD, NFKD or a Sequence of them.
 // Anything else is an error rather than ids that differ from the
 // tokenizers library's. Its added_tokens are the special tokens
-// EncodeWithSpecial recognises.
+// EncodeWithSpecial recognises; its post_processor (TemplateProcessing,
+// such as Llama 3's <|begin_of_text|> before the text, Roberta's or
+// Bert's) is what EncodeForModel adds.
 func FromTokenizerJSON(path string) (*Tokenizer, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -141,6 +144,10 @@ func FromTokenizerJSON(path string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer: %s: no ByteLevel pre_tokenizer, only byte-level BPE (GPT-2's) is supported", path)
 	}
 	normalize, err := tj.Normalizer.function()
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %s: %w", path, err)
+	}
+	before, after, err := tj.PostProcessor.template()
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %s: %w", path, err)
 	}
@@ -180,5 +187,11 @@ func FromTokenizerJSON(path string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("%w (%s)", err, path)
 	}
 	t.pre, t.normalize, t.ignoreMerges = pre, normalize, tj.Model.IgnoreMerges
+	for _, id := range append(before, after...) {
+		if id < 0 || id >= len(t.tokens) || t.tokens[id] == "" && t.byID[id] == "" {
+			return nil, fmt.Errorf("tokenizer: %s: post_processor adds id %d, which is not a token", path, id)
+		}
+	}
+	t.before, t.after = before, after
 	return t, nil
 }

@@ -271,3 +271,93 @@ func (n *normalizer) function() (func(string) string, error) {
 	}
 	return nil, fmt.Errorf("normalizer %q is not supported (NFC, NFKC, NFD, NFKD, Sequence)", n.Type)
 }
+
+// postProcessor is a tokenizer.json post_processor: what the tokenizers
+// library puts around an encoded text when special tokens are added
+// (add_special_tokens=True, its default).
+type postProcessor struct {
+	Type       string          `json:"type"`
+	Processors []postProcessor `json:"processors"`
+	// TemplateProcessing
+	Single []struct {
+		SpecialToken *struct {
+			ID string `json:"id"`
+		} `json:"SpecialToken"`
+		Sequence *struct {
+			ID string `json:"id"`
+		} `json:"Sequence"`
+	} `json:"single"`
+	SpecialTokens map[string]struct {
+		IDs []int `json:"ids"`
+	} `json:"special_tokens"`
+	// RobertaProcessing, BertProcessing: [token, id]
+	Cls []any `json:"cls"`
+	Sep []any `json:"sep"`
+}
+
+// template returns the ids the post-processor puts before and after a
+// single text.
+func (p *postProcessor) template() (before, after []int, err error) {
+	if p == nil {
+		return nil, nil, nil
+	}
+	switch p.Type {
+	case "ByteLevel": // offsets only
+		return nil, nil, nil
+	case "Sequence":
+		for i := range p.Processors {
+			b, a, err := p.Processors[i].template()
+			if err != nil {
+				return nil, nil, err
+			}
+			// each processor wraps the result of the one before
+			before, after = append(b, before...), append(after, a...)
+		}
+		return before, after, nil
+	case "TemplateProcessing":
+		seen := false
+		for _, piece := range p.Single {
+			switch {
+			case piece.Sequence != nil:
+				if seen {
+					return nil, nil, fmt.Errorf("post_processor template with two sequences for a single text")
+				}
+				seen = true
+			case piece.SpecialToken != nil:
+				st, ok := p.SpecialTokens[piece.SpecialToken.ID]
+				if !ok {
+					return nil, nil, fmt.Errorf("post_processor template token %q is not in its special_tokens", piece.SpecialToken.ID)
+				}
+				if seen {
+					after = append(after, st.IDs...)
+				} else {
+					before = append(before, st.IDs...)
+				}
+			}
+		}
+		if !seen {
+			return nil, nil, fmt.Errorf("post_processor template without the text's sequence $A")
+		}
+		return before, after, nil
+	case "RobertaProcessing", "BertProcessing":
+		cls, ok1 := tokenPair(p.Cls)
+		sep, ok2 := tokenPair(p.Sep)
+		if !ok1 || !ok2 {
+			return nil, nil, fmt.Errorf("post_processor %s: cls %v and sep %v are not [token, id] pairs", p.Type, p.Cls, p.Sep)
+		}
+		return []int{cls}, []int{sep}, nil
+	}
+	return nil, nil, fmt.Errorf("post_processor %q is not supported (TemplateProcessing, ByteLevel, RobertaProcessing, BertProcessing, Sequence)", p.Type)
+}
+
+// tokenPair reads the id of a [token, id] pair.
+func tokenPair(p []any) (int, bool) {
+	if len(p) != 2 {
+		return 0, false
+	}
+	f, ok := p[1].(float64)
+	if !ok || f < 0 || f != float64(int(f)) {
+		return 0, false
+	}
+	return int(f), true
+}

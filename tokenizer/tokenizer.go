@@ -62,6 +62,9 @@ type Tokenizer struct {
 	// ignoreMerges takes a piece that is a token as it is, without
 	// merging (tokenizer.json's model.ignore_merges)
 	ignoreMerges bool
+	// before and after are the ids the post-processor puts around a text
+	// (EncodeForModel)
+	before, after []int
 
 	cache  sync.Map     // piece → ids
 	cached atomic.Int64 // entries in cache, at most maxCached
@@ -225,6 +228,17 @@ func (t *Tokenizer) EncodeWithSpecial(text string) []int {
 		pos = at + len(t.specs[which])
 	}
 	return t.encodeOrdinary(text[pos:], ids)
+}
+
+// EncodeForModel is EncodeWithSpecial with the ids tokenizer.json's
+// post_processor puts around a text (Llama 3's <|begin_of_text|> first):
+// what Hugging Face's tokenizer(text) gives, add_special_tokens=True
+// being its default, and what a model expects its prompt to be. GPT-2's
+// files add nothing.
+func (t *Tokenizer) EncodeForModel(text string) []int {
+	ids := append([]int(nil), t.before...)
+	ids = append(ids, t.EncodeWithSpecial(text)...)
+	return append(ids, t.after...)
 }
 
 // encodeOrdinary appends the ids of text (no special tokens) to ids: the

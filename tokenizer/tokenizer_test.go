@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -473,5 +474,65 @@ func TestManySpecials(t *testing.T) {
 	got = tk.EncodeWithSpecial("a<|reserved_special_token_12|><|reserved_special_token_1|>")
 	if len(got) != 3 || got[1] != special["<|reserved_special_token_12|>"] || got[2] != special["<|reserved_special_token_1|>"] {
 		t.Fatalf("two specials: %v", got)
+	}
+}
+
+// TestEncodeForModel: tokenizer.json's post_processor is what
+// EncodeForModel puts around the text, as tokenizer(text) does in
+// Hugging Face: Llama 3's TemplateProcessing puts <|begin_of_text|> first
+// (a Llama 3 prompt without it was what ember generate ran), Roberta's
+// <s> … </s>; GPT-2's ByteLevel nothing.
+func TestEncodeForModel(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "gpt2-tiny-json", "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Load(filepath.Join("testdata", "gpt2-tiny-json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "Hello world<|endoftext|> again"
+	body := plain.EncodeWithSpecial(text)
+	if got := plain.EncodeForModel(text); !reflect.DeepEqual(got, body) {
+		t.Fatalf("GPT-2's post_processor: %v, want %v", got, body)
+	}
+	const bos = `{"id": 564, "content": "<|begin_of_text|>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}, `
+	withBOS := strings.Replace(string(b), `"added_tokens": [`, `"added_tokens": [`+bos, 1)
+	for _, c := range []struct {
+		name, post string
+		want       []int
+	}{
+		{"llama3", `{"type": "Sequence", "processors": [{"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true},
+			{"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+			 "pair": [], "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>", "ids": [564], "tokens": ["<|begin_of_text|>"]}}}]}`,
+			append([]int{564}, body...)},
+		{"suffix", `{"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}}],
+			 "special_tokens": {"<|endoftext|>": {"id": "<|endoftext|>", "ids": [563], "tokens": ["<|endoftext|>"]}}}`,
+			append(slices.Clone(body), 563)},
+		{"roberta", `{"type": "RobertaProcessing", "sep": ["<|endoftext|>", 563], "cls": ["<|begin_of_text|>", 564], "trim_offsets": true, "add_prefix_space": false}`,
+			append(append([]int{564}, body...), 563)},
+	} {
+		tj := strings.Replace(withBOS, `"post_processor": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true}`, `"post_processor": `+c.post, 1)
+		tk, err := Load(write(t, c.name, map[string]string{"tokenizer.json": tj}))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := tk.EncodeForModel(text); !reflect.DeepEqual(got, c.want) {
+			t.Fatalf("%s: %v, want %v", c.name, got, c.want)
+		}
+		if got := tk.EncodeWithSpecial(text); !reflect.DeepEqual(got, body) {
+			t.Fatalf("%s: EncodeWithSpecial %v, want %v", c.name, got, body)
+		}
+	}
+	for post, want := range map[string]string{
+		`{"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}], "special_tokens": {}}`:                        `template token "<s>" is not in its special_tokens`,
+		`{"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}], "special_tokens": {"<s>": {"ids": [99999]}}}`: "post_processor adds id 99999",
+		`{"type": "BertProcessing", "sep": ["x"], "cls": ["y", 1]}`: "not [token, id] pairs",
+		`{"type": "Mystery"}`: `post_processor "Mystery" is not supported`,
+	} {
+		tj := strings.Replace(string(b), `"post_processor": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true}`, `"post_processor": `+post, 1)
+		if _, err := Load(write(t, "bad", map[string]string{"tokenizer.json": tj})); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error containing %q", post, err, want)
+		}
 	}
 }

@@ -40,7 +40,10 @@ func newGenerateCmd() *cobra.Command {
 Face hub cache, $HF_HUB_CACHE or $HF_HOME/hub; nothing is downloaded)
 (config.json with model_type gpt2 or llama; model.safetensors, a sharded
 model.safetensors.index.json or pytorch_model.bin; the tokenizer as
-tokenizer.json or vocab.json + merges.txt), runs the prompt once and then
+tokenizer.json or vocab.json + merges.txt), encodes the prompt as
+Hugging Face's tokenizer(prompt) does (special tokens' text recognised,
+and the post-processor's tokens added: Llama 3's <|begin_of_text|>
+first), runs it once and then
 one token at a time with a KV cache, printing the text as it is produced,
 then the prompt's and the new tokens' counts and the speed (on stderr).
 
@@ -151,7 +154,7 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	if err != nil {
 		return err
 	}
-	prompt := tk.EncodeWithSpecial(o.prompt)
+	prompt := tk.EncodeForModel(o.prompt) // with the tokens the tokenizer puts first (Llama 3's <|begin_of_text|>)
 	eos := m.EOS()
 	if o.ignoreEOS {
 		eos = -1

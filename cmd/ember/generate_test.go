@@ -169,3 +169,60 @@ func TestGenerateFromHubCache(t *testing.T) {
 		t.Errorf("absent model: %v", err)
 	}
 }
+
+// TestGeneratePromptTemplate: a tokenizer.json whose post_processor puts a
+// token first (Llama 3's <|begin_of_text|>; here <|endoftext|>, id 563)
+// gives ember generate and ember tokenize that token before the prompt's
+// ids, as Hugging Face's tokenizer(prompt) does; --no-special leaves it out.
+func TestGeneratePromptTemplate(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"config.json", "model.safetensors"} {
+		b, err := os.ReadFile(filepath.Join("../../models/llama/testdata/tiny", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tj, err := os.ReadFile("../../tokenizer/testdata/gpt2-tiny-json/tokenizer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const old = `"post_processor": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true}`
+	tmpl := `"post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+		"special_tokens": {"<|endoftext|>": {"id": "<|endoftext|>", "ids": [563], "tokens": ["<|endoftext|>"]}}}`
+	if !strings.Contains(string(tj), old) {
+		t.Fatal("the fixture's post_processor changed")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(strings.Replace(string(tj), old, tmpl, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := runTokenize(t, "--model", "../../tokenizer/testdata/gpt2-tiny-json", "--no-special", "Hello world")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int
+	if err := json.Unmarshal([]byte(plain), &ids); err != nil || len(ids) == 0 {
+		t.Fatalf("%q: %v", plain, err)
+	}
+	want := append([]int{563}, ids...)
+	out, _, err := runCmd(t, "generate", "--model", dir, "--prompt", "Hello world", "--temperature", "0",
+		"--max-new-tokens", "2", "--device", "cpu", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		PromptIDs []int `json:"prompt_ids"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || !slices.Equal(got.PromptIDs, want) {
+		t.Fatalf("prompt_ids %v (%v), want %v", got.PromptIDs, err, want)
+	}
+	tok, err := runTokenize(t, "--model", dir, "Hello world")
+	if w, _ := json.Marshal(want); err != nil || strings.TrimSpace(tok) != string(w) {
+		t.Fatalf("tokenize: %q, %v; want %s", tok, err, w)
+	}
+	if tok, err := runTokenize(t, "--model", dir, "--no-special", "Hello world"); err != nil || tok != plain {
+		t.Fatalf("tokenize --no-special: %q, %v; want %q", tok, err, plain)
+	}
+}
