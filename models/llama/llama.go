@@ -46,8 +46,11 @@ type Config struct {
 	HiddenAct             string `json:"hidden_act"`
 	AttentionBias         bool   `json:"attention_bias"`
 	MLPBias               bool   `json:"mlp_bias"`
-	// RopeScaling must be absent or null: scaled rotary embeddings are not
-	// supported yet.
+	// RopeScaling is rope_scaling: absent or null, or the rope_type (or
+	// type) "llama3" (Llama 3.1 and 3.2: factor, low_freq_factor,
+	// high_freq_factor, original_max_position_embeddings), "linear"
+	// (factor) or "default"; the others (dynamic, yarn, longrope) are
+	// refused.
 	RopeScaling any `json:"rope_scaling"`
 	// EOSTokenID is eos_token_id (a number; a list is read as its first), or nil.
 	EOSTokenID any `json:"eos_token_id"`
@@ -83,8 +86,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("llama: the head dimension %d is odd (rotary embeddings rotate pairs)", c.Head())
 	case c.HiddenAct != "silu":
 		return fmt.Errorf("llama: unknown hidden_act %q (known: silu)", c.HiddenAct)
-	case c.RopeScaling != nil:
-		return fmt.Errorf("llama: rope_scaling %v is not supported (only plain rotary embeddings)", c.RopeScaling)
+	case ropeErr(c.RopeScaling) != nil:
+		return ropeErr(c.RopeScaling)
 	case !(c.RMSNormEps > 0) || !(c.RopeTheta > 0):
 		return fmt.Errorf("llama: rms_norm_eps %v and rope_theta %v must be positive", c.RMSNormEps, c.RopeTheta)
 	}
@@ -197,6 +200,7 @@ func build(c Config, src source) *Model {
 		// as transformers computes it, in float32
 		d.invFreq[i] = float64(float32(1 / math.Pow(c.RopeTheta, float64(float32(2*i)/float32(hd)))))
 	}
+	scaleInvFreq(d.invFreq, c.RopeScaling)
 	d.EmbedTokens = &nn.Embedding{Num: c.VocabSize, Dim: e, PaddingIdx: -1}
 	d.EmbedTokens.Init(d.EmbedTokens)
 	d.EmbedTokens.Weight = src("model.embed_tokens.weight", []int{c.VocabSize, e}, normal(0.02))
@@ -525,5 +529,93 @@ func (f *MLP) Forward(x *ember.Tensor) *ember.Tensor {
 func stepIDs(ids *ember.Tensor) {
 	if ids != nil && ids.Dim() == 2 && ids.Shape()[1] == 0 {
 		panic(&ember.ShapeError{Op: "llama.Step", Msg: fmt.Sprintf("ids %v: Step needs at least one new token (it returns the logits of the last)", ids.Shape())})
+	}
+}
+
+// ropeScaling is rope_scaling's parameters.
+type ropeScaling struct {
+	kind                                        string
+	factor, lowFreqFactor, highFreqFactor, orig float64
+}
+
+// parseRope reads rope_scaling (nil: none).
+func parseRope(v any) (*ropeScaling, error) {
+	if v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("llama: rope_scaling %v is not an object", v)
+	}
+	kind, _ := m["rope_type"].(string)
+	if kind == "" {
+		kind, _ = m["type"].(string)
+	}
+	num := func(k string) (float64, error) {
+		f, ok := m[k].(float64)
+		if !ok || !(f > 0) {
+			return 0, fmt.Errorf("llama: rope_scaling %q needs a positive %s, got %v", kind, k, m[k])
+		}
+		return f, nil
+	}
+	r := &ropeScaling{kind: kind}
+	var err error
+	switch kind {
+	case "default":
+		return nil, nil
+	case "linear":
+		r.factor, err = num("factor")
+	case "llama3":
+		for _, f := range []struct {
+			k string
+			p *float64
+		}{{"factor", &r.factor}, {"low_freq_factor", &r.lowFreqFactor}, {"high_freq_factor", &r.highFreqFactor}, {"original_max_position_embeddings", &r.orig}} {
+			if *f.p, err = num(f.k); err != nil {
+				return nil, err
+			}
+		}
+		if r.highFreqFactor <= r.lowFreqFactor {
+			return nil, fmt.Errorf("llama: rope_scaling llama3's high_freq_factor %v must exceed low_freq_factor %v", r.highFreqFactor, r.lowFreqFactor)
+		}
+	default:
+		return nil, fmt.Errorf("llama: rope_scaling %v is not supported (rope_type llama3, linear or default)", v)
+	}
+	return r, err
+}
+
+// ropeErr is parseRope's error.
+func ropeErr(v any) error {
+	_, err := parseRope(v)
+	return err
+}
+
+// scaleInvFreq applies rope_scaling to the rotary frequencies as
+// transformers' modeling_rope_utils does (in float32): "linear" divides
+// them by factor; "llama3" divides those of wavelength above
+// original_max_position_embeddings/low_freq_factor by factor, keeps those
+// below original/high_freq_factor, and blends the ones between.
+func scaleInvFreq(invFreq []float64, v any) {
+	r, _ := parseRope(v) // Validate has checked it
+	if r == nil {
+		return
+	}
+	f32 := func(x float64) float64 { return float64(float32(x)) }
+	for i, f := range invFreq {
+		switch r.kind {
+		case "linear":
+			invFreq[i] = f32(f / r.factor)
+		case "llama3":
+			lowWavelen, highWavelen := r.orig/r.lowFreqFactor, r.orig/r.highFreqFactor
+			wavelen := f32(2 * math.Pi / f)
+			scaled := f
+			if wavelen > lowWavelen {
+				scaled = f32(f / r.factor)
+			}
+			if wavelen >= highWavelen && wavelen <= lowWavelen {
+				smooth := f32((f32(r.orig/wavelen) - r.lowFreqFactor) / (r.highFreqFactor - r.lowFreqFactor))
+				scaled = f32(f32(f32(1-smooth)*scaled/r.factor) + f32(smooth*scaled))
+			}
+			invFreq[i] = scaled
+		}
 	}
 }

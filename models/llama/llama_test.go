@@ -170,7 +170,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown activation", strings.Replace(string(cfg), `"silu"`, `"gelu_sparkly"`, 1), `unknown hidden_act "gelu_sparkly"`},
 		{"missing field", strings.Replace(string(cfg), `"num_attention_heads": 4,`, ``, 1), "missing num_attention_heads"},
 		{"wrong shape", strings.Replace(string(cfg), `"intermediate_size": 48`, `"intermediate_size": 40`, 1), "weight model.layers.0.mlp.gate_proj.weight has shape [48 32], want [40 32]"},
-		{"rope scaling", strings.Replace(string(cfg), `"rope_scaling": null`, `"rope_scaling": {"type": "linear", "factor": 2}`, 1), "rope_scaling map[factor:2 type:linear] is not supported"},
+		{"rope scaling", strings.Replace(string(cfg), `"rope_scaling": null`, `"rope_scaling": {"type": "dynamic", "factor": 2}`, 1), "rope_scaling map[factor:2 type:dynamic] is not supported"},
+		{"rope scaling llama3 without its factors", strings.Replace(string(cfg), `"rope_scaling": null`, `"rope_scaling": {"rope_type": "llama3", "factor": 8}`, 1), `rope_scaling "llama3" needs a positive low_freq_factor`},
 		{"kv heads", strings.Replace(string(cfg), `"num_key_value_heads": 2`, `"num_key_value_heads": 3`, 1), "num_attention_heads 4 is not a multiple of num_key_value_heads 3"},
 		// a hostile layer count: a makeslice panic (10¹⁸) or minutes and
 		// gigabytes (10⁷) before the check against the weights
@@ -233,4 +234,51 @@ func TestBadInput(t *testing.T) {
 			t.Fatalf("Generate at the context's end: %d tokens, %s, %v; want 2, context", len(got), stop, err)
 		}
 	})
+}
+
+// TestRopeScalingMatchesPyTorch: rope_scaling "llama3" (Llama 3.1 and
+// 3.2's) and "linear" on the tiny Llama's weights: the last position's
+// logits of 40 ids and the greedy continuation are those of
+// models/testdata/gen_models.py's plain-torch model with transformers'
+// scaled frequencies; such configs were refused.
+func TestRopeScalingMatchesPyTorch(t *testing.T) {
+	b, err := os.ReadFile("testdata/rope_scaling.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		RopeScaling map[string]any `json:"rope_scaling"`
+		IDs         [][]int        `json:"ids"`
+		LastLogits  []float64      `json:"last_logits"`
+		Greedy      []int          `json:"greedy"`
+	}
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile("testdata/tiny/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := readFixture(t)
+	for _, c := range cases {
+		rs, _ := json.Marshal(c.RopeScaling)
+		d := writeDir(t, strings.Replace(string(cfg), `"rope_scaling": null`, `"rope_scaling": `+string(rs), 1),
+			map[string]string{"model.safetensors": "testdata/tiny/model.safetensors"})
+		m, err := llama.Load(d, ember.CPU)
+		if err != nil {
+			t.Fatalf("%s: %v", rs, err)
+		}
+		var last []float32
+		ember.NoGrad(func() {
+			logits := m.Forward(idsTensor(c.IDs, ember.CPU))
+			last = logits.Narrow(1, len(c.IDs[0])-1, 1).Contiguous().Float32s()
+		})
+		if diff := maxDiff(last, c.LastLogits); diff > 1e-4 {
+			t.Errorf("%s: logits differ from PyTorch's by %g", rs, diff)
+		}
+		got, _, err := generate.Generate(m, fx.PromptIDs, generate.Options{MaxNewTokens: len(c.Greedy), EOS: -1}, nil)
+		if err != nil || !slices.Equal(got, c.Greedy) {
+			t.Errorf("%s: greedy %v (%v), PyTorch's %v", rs, got, err, c.Greedy)
+		}
+	}
 }
