@@ -50,7 +50,8 @@ then the prompt's and the new tokens' counts and the speed (on stderr).
 --temperature 0 is greedy decoding; otherwise tokens are sampled from the
 softmax of logits/temperature, within the top-k tokens and the top-p
 nucleus, seeded by --seed. Generation stops after --max-new-tokens, at the
-model's end-of-text token (eos_token_id; --ignore-eos continues), or when
+model's end-of-text token (eos_token_id, any of a list; --ignore-eos
+continues), or when
 the sequence fills the model's context (a note says so). A prompt longer
 than the context is an error.
 
@@ -156,8 +157,12 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	}
 	prompt := tk.EncodeForModel(o.prompt) // with the tokens the tokenizer puts first (Llama 3's <|begin_of_text|>)
 	eos := m.EOS()
+	var stopIDs []int
+	if l, ok := m.(interface{ EOSIDs() []int }); ok {
+		stopIDs = l.EOSIDs() // all of a list of eos_token_id (Llama 3.2 Instruct's end of turn)
+	}
 	if o.ignoreEOS {
-		eos = -1
+		eos, stopIDs = -1, nil
 	}
 	out, diag := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	var pending []byte // bytes of a character not yet complete
@@ -190,7 +195,7 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	}
 	t0 := time.Now()
 	ids, stop, err := generate.Generate(m, prompt, generate.Options{MaxNewTokens: o.maxNew, Temperature: o.temperature,
-		TopK: o.topK, TopP: o.topP, Seed: o.seed, EOS: eos, Device: dev}, emit)
+		TopK: o.topK, TopP: o.topP, Seed: o.seed, EOS: eos, StopIDs: stopIDs, Device: dev}, emit)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -224,5 +225,55 @@ func TestGeneratePromptTemplate(t *testing.T) {
 	}
 	if tok, err := runTokenize(t, "--model", dir, "--no-special", "Hello world"); err != nil || tok != plain {
 		t.Fatalf("tokenize --no-special: %q, %v; want %q", tok, err, plain)
+	}
+}
+
+// TestGenerateEOSList: a config's eos_token_id list (Llama 3.2 Instruct's
+// [128001, 128008, 128009]) stops generation at any of its ids; only the
+// first stopped it, so an instruct model ran on past its end of turn.
+func TestGenerateEOSList(t *testing.T) {
+	const src = "../../models/llama/testdata/tiny"
+	b, err := os.ReadFile(src + "/fixture.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Prompt string `json:"prompt"`
+		Greedy []int  `json:"greedy"`
+	}
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"config.json", "model.safetensors", "vocab.json", "merges.txt"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "config.json" { // the third greedy token, second in the list
+			b = []byte(strings.Replace(string(b), `"eos_token_id": null`, fmt.Sprintf(`"eos_token_id": [563, %d]`, fx.Greedy[2]), 1))
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		flags []string
+		want  []int
+	}{
+		{nil, fx.Greedy[:3]},
+		{[]string{"--ignore-eos"}, fx.Greedy},
+	} {
+		out, _, err := runCmd(t, "generate", append([]string{"--model", dir, "--prompt", fx.Prompt, "--temperature", "0",
+			"--max-new-tokens", "12", "--device", "cpu", "--json"}, c.flags...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			IDs []int `json:"ids"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil || !slices.Equal(got.IDs, c.want) {
+			t.Errorf("%v: ids %v (%v), want %v", c.flags, got.IDs, err, c.want)
+		}
 	}
 }

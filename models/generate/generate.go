@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/emberml/ember"
@@ -42,7 +43,11 @@ type Options struct {
 	// Seed seeds the sampler (a PCG stream): the same seed gives the same text.
 	Seed uint64
 	// EOS ends generation when produced (it is included in the result); -1: none.
+	// Note that the zero value is token 0: set -1 for none.
 	EOS int
+	// StopIDs end generation as EOS does (a model's list of eos_token_id,
+	// such as llama.Model.EOSIDs).
+	StopIDs []int
 	// Device is where the model lives (the ids are made there).
 	Device ember.Device
 }
@@ -103,7 +108,7 @@ func Generate(m Model, prompt []int, o Options, emit func(id int) bool) ([]int, 
 				stop = StopCallback
 				return
 			}
-			if id == o.EOS {
+			if id == o.EOS || slices.Contains(o.StopIDs, id) {
 				stop = StopEOS
 				return
 			}

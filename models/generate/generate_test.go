@@ -49,6 +49,8 @@ func TestOptions(t *testing.T) {
 	}{
 		{Options{MaxNewTokens: 3, EOS: -1}, nil, []int{2, 2, 2}, StopMaxTokens},
 		{Options{MaxNewTokens: 3, EOS: 2}, nil, []int{2}, StopEOS},
+		{Options{MaxNewTokens: 3, EOS: -1, StopIDs: []int{7, 2}}, nil, []int{2}, StopEOS},
+		{Options{MaxNewTokens: 3, EOS: -1, StopIDs: []int{7, 1}}, nil, []int{2, 2, 2}, StopMaxTokens},
 		{Options{MaxNewTokens: 3, EOS: -1}, func(int) bool { return false }, []int{2}, StopCallback},
 		{Options{MaxNewTokens: 0, EOS: -1}, nil, nil, StopMaxTokens},
 	} {

@@ -52,7 +52,8 @@ type Config struct {
 	// (factor) or "default"; the others (dynamic, yarn, longrope) are
 	// refused.
 	RopeScaling any `json:"rope_scaling"`
-	// EOSTokenID is eos_token_id (a number; a list is read as its first), or nil.
+	// EOSTokenID is eos_token_id: a number, a list (Llama 3.1's and 3.2's
+	// [128001, 128008, 128009]; EOS is its first, EOSIDs all), or nil.
 	EOSTokenID any `json:"eos_token_id"`
 }
 
@@ -367,6 +368,25 @@ func (m *Model) EOS() int {
 		}
 	}
 	return -1
+}
+
+// EOSIDs is every id of eos_token_id (none for nil): generation stops at
+// any of them, as transformers' generate does with a list.
+func (m *Model) EOSIDs() []int {
+	nn.CheckNil(m, "EOSIDs")
+	switch v := m.Config.EOSTokenID.(type) {
+	case float64:
+		return []int{int(v)}
+	case []any:
+		var ids []int
+		for _, e := range v {
+			if f, ok := e.(float64); ok {
+				ids = append(ids, int(f))
+			}
+		}
+		return ids
+	}
+	return nil
 }
 
 // Forward maps ids [B, T] to logits [B, T, vocab] (causal).

@@ -282,3 +282,26 @@ func TestRopeScalingMatchesPyTorch(t *testing.T) {
 		}
 	}
 }
+
+// TestEOSIDs: eos_token_id as a number, a list (EOS its first, EOSIDs
+// all) or null.
+func TestEOSIDs(t *testing.T) {
+	for _, c := range []struct {
+		json string
+		eos  int
+		ids  []int
+	}{
+		{`7`, 7, []int{7}},
+		{`[128001, 128008, 128009]`, 128001, []int{128001, 128008, 128009}},
+		{`null`, -1, nil},
+	} {
+		var v any
+		if err := json.Unmarshal([]byte(c.json), &v); err != nil {
+			t.Fatal(err)
+		}
+		m := &llama.Model{Config: llama.Config{EOSTokenID: v}}
+		if m.EOS() != c.eos || !slices.Equal(m.EOSIDs(), c.ids) {
+			t.Errorf("%s: EOS %d EOSIDs %v, want %d %v", c.json, m.EOS(), m.EOSIDs(), c.eos, c.ids)
+		}
+	}
+}
