@@ -156,6 +156,13 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 		return err
 	}
 	prompt := tk.EncodeForModel(o.prompt) // with the tokens the tokenizer puts first (Llama 3's <|begin_of_text|>)
+	if v := vocabSize(m); v > 0 {
+		for _, id := range prompt {
+			if id >= v {
+				return fmt.Errorf("generate: the prompt's token %d is past the model's vocabulary of %d (vocab_size): the tokenizer has tokens the model lacks", id, v)
+			}
+		}
+	}
 	eos := m.EOS()
 	var stopIDs []int
 	if l, ok := m.(interface{ EOSIDs() []int }); ok {
@@ -234,4 +241,15 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	}
 	fmt.Fprintf(diag, "prompt tokens %d, new tokens %d, %.1f tokens/s (%s, %.2fs)%s\n", len(prompt), len(ids), float64(len(ids))/secs, where, secs, note)
 	return nil
+}
+
+// vocabSize is the model's vocab_size (0 if unknown).
+func vocabSize(m causalLM) int {
+	switch m := m.(type) {
+	case *gpt2.Model:
+		return m.Config.VocabSize
+	case *llama.Model:
+		return m.Config.VocabSize
+	}
+	return 0
 }

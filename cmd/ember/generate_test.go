@@ -277,3 +277,31 @@ func TestGenerateEOSList(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneratePromptPastVocab: a tokenizer with a token the model's
+// embedding lacks (an added token past vocab_size) is an error naming
+// both, not the embedding's panic out of the command.
+func TestGeneratePromptPastVocab(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"config.json", "model.safetensors"} {
+		b, err := os.ReadFile(filepath.Join("../../models/gpt2/testdata/tiny", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tj, err := os.ReadFile("../../tokenizer/testdata/gpt2-tiny-json/tokenizer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := `"added_tokens": [{"id": 600, "content": "<|user|>", "special": true}, `
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(strings.Replace(string(tj), `"added_tokens": [`, added, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runCmd(t, "generate", "--model", dir, "--prompt", "<|user|> hi", "--max-new-tokens", "2", "--device", "cpu", "--json")
+	if err == nil || !strings.Contains(err.Error(), "token 600 is past the model's vocabulary of 564") {
+		t.Fatalf("%v, want an error naming token 600 and the vocabulary of 564", err)
+	}
+}
