@@ -84,12 +84,20 @@ func (c Config) Inner() int {
 	return 4 * c.NEmbd
 }
 
+// MaxDim bounds the sizes in a Config (2³¹; no model comes near it), so
+// that the weights' shapes computed from them (3·n_embd, …) cannot
+// overflow before a checkpoint's shapes refute them.
+const MaxDim = 1 << 31
+
 // Validate reports a configuration the model cannot be built from.
 func (c Config) Validate() error {
 	switch {
 	case c.VocabSize < 1 || c.NPositions < 1 || c.NEmbd < 1 || c.NLayer < 1 || c.NHead < 1:
 		return fmt.Errorf("gpt2: vocab_size %d, n_positions %d, n_embd %d, n_layer %d and n_head %d must all be positive",
 			c.VocabSize, c.NPositions, c.NEmbd, c.NLayer, c.NHead)
+	case max(c.VocabSize, c.NPositions, c.NEmbd, c.NInner) > MaxDim:
+		return fmt.Errorf("gpt2: vocab_size %d, n_positions %d, n_embd %d and n_inner %d must be at most %d",
+			c.VocabSize, c.NPositions, c.NEmbd, c.NInner, MaxDim)
 	case c.NEmbd%c.NHead != 0:
 		return fmt.Errorf("gpt2: n_embd %d is not a multiple of n_head %d", c.NEmbd, c.NHead)
 	case c.ScaleAttnByInverseLayerIdx || c.ReorderAndUpcastAttn:
@@ -379,7 +387,10 @@ func FromStateDict(c Config, sd map[string]*ember.Tensor, path string, dev ember
 	m := build(c, func(name string, shape []int, _ func([]int) *ember.Tensor) *ember.Tensor {
 		t := w.Take(name, shape...)
 		if t == nil {
-			return ember.Zeros(shape, ember.On(ember.Meta), ember.Dtype(o.dtype))
+			// an error is recorded and the model dropped: a stand-in of no
+			// size (the config's shape may not even have a size, n_embd
+			// 10¹² making [10¹², 3·10¹²])
+			return ember.Zeros(ember.Shape{0}, ember.On(ember.Meta), ember.Dtype(o.dtype))
 		}
 		return t
 	})

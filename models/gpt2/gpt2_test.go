@@ -176,6 +176,11 @@ func TestBadInput(t *testing.T) {
 		// a hostile layer count: minutes and gigabytes before the check
 		// against the weights
 		{"millions of layers", strings.Replace(string(cfg), `"n_layer": 2`, `"n_layer": 10000000`, 1), "holds 28 tensors: too few for 10000000 layers"},
+		// hostile sizes: refused past 2³¹; at 2³¹ the shapes computed from
+		// them ([n_embd, 3·n_embd] has 1.4·10¹⁹ elements) were a
+		// ShapeError panic out of Load
+		{"n_embd 10¹²", strings.Replace(string(cfg), `"n_embd": 32`, `"n_embd": 1000000000000`, 1), "must be at most 2147483648"},
+		{"n_embd 2³¹", strings.Replace(string(cfg), `"n_embd": 32`, `"n_embd": 2147483648`, 1), "weight transformer.h.0.attn.c_attn.weight has shape [32 96], want [2147483648 6442450944]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := writeDir(t, tc.config, weights)

@@ -73,12 +73,23 @@ func (c Config) Head() int {
 	return c.HiddenSize / max(1, c.NumAttentionHeads)
 }
 
+// MaxDim bounds the sizes in a Config (2³¹; no model comes near it), so
+// that the weights' shapes computed from them (heads·head_dim, …) cannot
+// overflow before a checkpoint's shapes refute them.
+const MaxDim = 1 << 31
+
 // Validate reports a configuration the model cannot be built from.
 func (c Config) Validate() error {
 	switch {
 	case c.VocabSize < 1 || c.HiddenSize < 1 || c.IntermediateSize < 1 || c.NumHiddenLayers < 1 || c.NumAttentionHeads < 1:
 		return fmt.Errorf("llama: vocab_size %d, hidden_size %d, intermediate_size %d, num_hidden_layers %d and num_attention_heads %d must all be positive",
 			c.VocabSize, c.HiddenSize, c.IntermediateSize, c.NumHiddenLayers, c.NumAttentionHeads)
+	case c.NumKeyValueHeads < 0 || c.HeadDim < 0 || c.MaxPositionEmbeddings < 0:
+		return fmt.Errorf("llama: num_key_value_heads %d, head_dim %d and max_position_embeddings %d may not be negative",
+			c.NumKeyValueHeads, c.HeadDim, c.MaxPositionEmbeddings)
+	case max(c.VocabSize, c.HiddenSize, c.IntermediateSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim) > MaxDim:
+		return fmt.Errorf("llama: vocab_size %d, hidden_size %d, intermediate_size %d, num_attention_heads %d, num_key_value_heads %d and head_dim %d must be at most %d",
+			c.VocabSize, c.HiddenSize, c.IntermediateSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, MaxDim)
 	case c.HeadDim == 0 && c.HiddenSize%c.NumAttentionHeads != 0:
 		return fmt.Errorf("llama: hidden_size %d is not a multiple of num_attention_heads %d", c.HiddenSize, c.NumAttentionHeads)
 	case c.NumAttentionHeads%c.KVHeads() != 0:
@@ -328,11 +339,22 @@ func FromStateDict(c Config, sd map[string]*ember.Tensor, path string, dev ember
 	if err := w.CheckLayers("num_hidden_layers", c.NumHiddenLayers, 9); err != nil {
 		return nil, fmt.Errorf("llama: %w", err)
 	}
+	// the rotary table has a value per pair of a head's dims: a hostile
+	// head_dim (or hidden_size) must not size it before the weights refute it
+	total := 0
+	for _, t := range sd {
+		total += t.Shape().NumElements()
+	}
+	if c.Head() > total {
+		return nil, fmt.Errorf("llama: %s: the head dimension %d is more than the %d values the weights hold", path, c.Head(), total)
+	}
 	m := build(c, func(name string, shape []int, _ func([]int) *ember.Tensor) *ember.Tensor {
 		if t := w.Take(name, shape...); t != nil {
 			return t
 		}
-		return ember.Zeros(shape, ember.On(ember.Meta), ember.Dtype(o.dtype))
+		// an error is recorded and the model dropped: a stand-in of no
+		// size (the config's shape may not even have a size)
+		return ember.Zeros(ember.Shape{0}, ember.On(ember.Meta), ember.Dtype(o.dtype))
 	})
 	if err := w.Err(); err != nil {
 		return nil, fmt.Errorf("llama: %w", err)

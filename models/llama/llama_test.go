@@ -177,6 +177,12 @@ func TestBadInput(t *testing.T) {
 		// gigabytes (10⁷) before the check against the weights
 		{"layers past the weights", strings.Replace(string(cfg), `"num_hidden_layers": 2`, `"num_hidden_layers": 1000000000000000000`, 1), "too few for 1000000000000000000 layers"},
 		{"millions of layers", strings.Replace(string(cfg), `"num_hidden_layers": 2`, `"num_hidden_layers": 10000000`, 1), "holds 21 tensors: too few for 10000000 layers"},
+		// hostile sizes: refused past 2³¹ or when negative; a head_dim of
+		// 2³¹ sized the rotary table (8 GiB: the process died out of
+		// memory) before the weights could refute it
+		{"hidden 10¹²", strings.Replace(string(cfg), `"hidden_size": 32`, `"hidden_size": 1000000000000`, 1), "must be at most 2147483648"},
+		{"head_dim 2³¹", strings.Replace(string(cfg), `"hidden_act"`, `"head_dim": 2147483648, "hidden_act"`, 1), "the head dimension 2147483648 is more than the 51616 values the weights hold"},
+		{"negative kv heads", strings.Replace(string(cfg), `"num_key_value_heads": 2`, `"num_key_value_heads": -1`, 1), "may not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := writeDir(t, tc.config, weights)
