@@ -219,6 +219,9 @@ func runTrainGPT(cmd *cobra.Command) error {
 	fmt.Fprintf(out, "text:%s: %d files, %d bytes to train on, %d to validate (byte level: vocabulary 256)\n", path, corpus.files, len(corpus.train), len(corpus.val))
 	ember.ManualSeed(f.seed)
 	cfg := gpt2.Config{VocabSize: 256, NPositions: g.blockSize, NEmbd: g.nEmbd, NLayer: g.nLayer, NHead: g.nHead, Activation: "gelu_new", LayerNormEps: 1e-5}
+	if err := cfg.Validate(); err != nil { // (New panics on it)
+		return err
+	}
 	m := gpt2.New(cfg)
 	m.To(dev)
 	var decay, noDecay []optim.Param

@@ -70,6 +70,8 @@ func TestTrainGPTBadFlags(t *testing.T) {
 		{[]string{"--dataset", "fashion-mnist"}, "--dataset text:PATH"},
 		{[]string{"--dataset", "text:/nonexistent/x"}, "no such file"},
 		{[]string{"--dataset", "text:.", "--n-embd", "30", "--n-head", "4"}, "--n-embd 30 is not a multiple of --n-head 4"},
+		// past gpt2.MaxDim: New's panic out of the command
+		{[]string{"--dataset", "text:.", "--n-embd", "4294967296", "--n-head", "1", "--max-steps", "1"}, "must be at most 2147483648"},
 	} {
 		_, _, err := runCmd(t, "train", append([]string{"--model", "gpt", "--device", "cpu", "--out", t.TempDir()}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
