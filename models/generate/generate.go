@@ -98,7 +98,7 @@ func Generate(m Model, prompt []int, o Options, emit func(id int) bool) ([]int, 
 		for len(out) < o.MaxNewTokens {
 			ids := ember.FromSlice(next, ember.Shape{1, len(next)}, ember.On(o.Device))
 			logits := m.Step(ids, c).Float32s()
-			if err = checkLogits(logits, len(out)); err != nil {
+			if err = checkLogits(logits, len(out), o.Temperature == 0); err != nil {
 				return
 			}
 			id := s.Sample(logits)
@@ -126,21 +126,23 @@ func Generate(m Model, prompt []int, o Options, emit func(id int) bool) ([]int, 
 }
 
 // ErrBadLogits is returned (wrapped, with the step) when the model's
-// logits cannot be sampled from: empty, NaN, +Inf, or all −Inf (a model
-// that overflowed, in float16 say). torch.multinomial refuses them too.
-var ErrBadLogits = errors.New("the model's logits cannot be sampled from")
+// logits cannot be decoded from: empty or NaN (a model that overflowed,
+// in float16 say), and when sampling also +Inf or all −Inf, which
+// torch.multinomial refuses too (greedy decoding takes the argmax of
+// those, as torch.argmax does).
+var ErrBadLogits = errors.New("the model's logits cannot be decoded from")
 
 // checkLogits returns an error wrapping ErrBadLogits for logits that
-// have no distribution.
-func checkLogits(logits []float32, step int) error {
-	if msg := badLogits(logits); msg != "" {
+// have no distribution (no argmax, when greedy).
+func checkLogits(logits []float32, step int, greedy bool) error {
+	if msg := badLogits(logits, greedy); msg != "" {
 		return fmt.Errorf("generate: %w: token %d: %s", ErrBadLogits, step, msg)
 	}
 	return nil
 }
 
 // badLogits says what is wrong with logits ("" for nothing).
-func badLogits(logits []float32) string {
+func badLogits(logits []float32, greedy bool) string {
 	if len(logits) == 0 {
 		return "no logits"
 	}
@@ -150,13 +152,15 @@ func badLogits(logits []float32) string {
 		case math.IsNaN(float64(v)):
 			return fmt.Sprintf("logit %d is NaN", i)
 		case math.IsInf(float64(v), 1):
-			return fmt.Sprintf("logit %d is +Inf", i)
+			if !greedy {
+				return fmt.Sprintf("logit %d is +Inf", i)
+			}
 		case !math.IsInf(float64(v), -1):
 			finite = true
 		}
 	}
-	if !finite {
-		return "every logit is -Inf"
+	if !finite && !greedy {
+		return "no logit is finite"
 	}
 	return ""
 }
@@ -176,10 +180,10 @@ func NewSampler(o Options) *Sampler {
 
 // Sample returns the next token for logits over the vocabulary. It
 // panics with an *ember.ValueError on logits that have no distribution
-// (empty, NaN, +Inf or all −Inf; ErrBadLogits), as torch.multinomial
-// raises.
+// (empty or NaN, and when sampling +Inf or all −Inf; ErrBadLogits), as
+// torch.multinomial raises.
 func (s *Sampler) Sample(logits []float32) int {
-	if msg := badLogits(logits); msg != "" {
+	if msg := badLogits(logits, s.o.Temperature == 0); msg != "" {
 		panic(&ember.ValueError{Op: "generate.Sampler.Sample", Msg: msg})
 	}
 	if s.o.Temperature == 0 {

@@ -126,19 +126,37 @@ func (b badStep) Step(*ember.Tensor, *kvcache.Cache) *ember.Tensor {
 func (badStep) NewCache() *kvcache.Cache { return kvcache.New(1) }
 func (badStep) ContextLength() int       { return 0 }
 
-// TestBadLogits: logits with no distribution (NaN, +Inf, all −Inf, none)
-// are an error wrapping ErrBadLogits from Generate, greedy or sampling,
-// and a *ember.ValueError panic from Sample, not a token picked from NaN
-// probabilities (or an index out of range for none).
+// TestBadLogits: logits with no distribution (NaN, none; sampling, also
+// +Inf or all −Inf) are an error wrapping ErrBadLogits from Generate and
+// a *ember.ValueError panic from Sample, not a token picked from NaN
+// probabilities (or an index out of range for none); greedy decoding
+// takes torch.argmax's pick of +Inf and all −Inf logits.
 func TestBadLogits(t *testing.T) {
 	inf := float32(math.Inf(1))
-	for _, l := range [][]float32{{1, float32(math.NaN()), 2}, {1, inf, 2}, {-inf, -inf}, {}} {
-		for _, temp := range []float64{0, 1} {
-			_, _, err := Generate(badStep{l}, []int{0}, Options{MaxNewTokens: 2, Temperature: temp, EOS: -1}, nil)
+	for _, c := range []struct {
+		logits []float32
+		temps  []float64
+	}{
+		{[]float32{1, float32(math.NaN()), 2}, []float64{0, 1}},
+		{[]float32{}, []float64{0, 1}},
+		{[]float32{1, inf, 2}, []float64{1}},
+		{[]float32{-inf, -inf}, []float64{1}},
+	} {
+		for _, temp := range c.temps {
+			_, _, err := Generate(badStep{c.logits}, []int{0}, Options{MaxNewTokens: 2, Temperature: temp, EOS: -1}, nil)
 			if !errors.Is(err, ErrBadLogits) {
-				t.Errorf("%v T=%v: %v, want ErrBadLogits", l, temp, err)
+				t.Errorf("%v T=%v: %v, want ErrBadLogits", c.logits, temp, err)
 			}
-			testenv.Raises[*ember.ValueError](t, "Sample", func() { NewSampler(Options{Temperature: temp}).Sample(l) })
+			testenv.Raises[*ember.ValueError](t, "Sample", func() { NewSampler(Options{Temperature: temp}).Sample(c.logits) })
+		}
+	}
+	for _, c := range []struct {
+		logits []float32
+		want   int
+	}{{[]float32{1, inf, 2}, 1}, {[]float32{-inf, -inf}, 0}} {
+		got, _, err := Generate(badStep{c.logits}, []int{0}, Options{MaxNewTokens: 1, EOS: -1}, nil)
+		if err != nil || !slices.Equal(got, []int{c.want}) {
+			t.Errorf("greedy %v: %v %v, want [%d] (torch.argmax)", c.logits, got, err, c.want)
 		}
 	}
 	// −Inf logits are fine where some are finite (a masked vocabulary)
