@@ -100,9 +100,9 @@ type attnMask struct {
 }
 
 // attention returns the attention kernel for q under k.
-func (k Kernels) attention(q, mask *Tensor, dropout float64, e, ev, l, s int) attentionKernel {
+func (k Kernels) attention(q, mask *Tensor, dropout float64, nb, e, ev, l, s int) attentionKernel {
 	at, ok := q.be().(backend.Attender)
-	if !ok || k == GenericKernels || dropout > 0 || !q.dtype.IsFloat() || l == 0 || s == 0 ||
+	if !ok || k == GenericKernels || dropout > 0 || !q.dtype.IsFloat() || nb == 0 || l == 0 || s == 0 ||
 		(mask != nil && mask.dtype != Bool && needsGrad(mask)) || !at.AttentionSupported(q.dtype, e, ev) {
 		return generic{}
 	}
@@ -164,7 +164,7 @@ func (k Kernels) ScaledDotProductAttention(q, key, v *Tensor, o AttentionOptions
 		}
 		am.m4 = maskAs4d(m.Detach().Expand(full...), batch, l, s)
 	}
-	return k.attention(q, o.Mask, o.Dropout, e, ev, l, s).attention(q3, k3, v3, am, p, o.Dropout)
+	return k.attention(q, o.Mask, o.Dropout, nb, e, ev, l, s).attention(q3, k3, v3, am, p, o.Dropout)
 }
 
 // maskAs4d views an expanded mask [batch..., L, S] as [B1, B2, L, S]:

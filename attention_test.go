@@ -257,3 +257,39 @@ func TestSDPAErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSDPAEmptyBatch: a batch of zero sequences (a zero batch dim in q, or
+// one that only k broadcasts in) gives an empty output of the right shape
+// and empty gradients, as PyTorch does, on the fused path and with a mask;
+// it reached the CPU kernel as an index-out-of-range panic.
+func TestSDPAEmptyBatch(t *testing.T) {
+	for _, dev := range testDevices() {
+		for _, c := range []struct {
+			q, k Shape
+			want Shape
+			mask bool
+		}{
+			{Shape{0, 2, 3, 4}, Shape{0, 2, 5, 4}, Shape{0, 2, 3, 6}, false},
+			{Shape{2, 0, 3, 4}, Shape{2, 0, 5, 4}, Shape{2, 0, 3, 6}, true},
+			{Shape{1, 3, 4}, Shape{0, 5, 4}, Shape{0, 3, 6}, true},
+		} {
+			q := Zeros(c.q, On(dev)).SetRequiresGrad(true)
+			k := Zeros(c.k, On(dev)).SetRequiresGrad(true)
+			vs := c.k.clone()
+			vs[len(vs)-1] = 6
+			v := Zeros(vs, On(dev)).SetRequiresGrad(true)
+			o := AttentionOptions{Causal: !c.mask}
+			if c.mask {
+				o.Mask = Ones(Shape{3, 5}, On(dev), Dtype(Bool))
+			}
+			out := ScaledDotProductAttention(q, k, v, o)
+			if !out.Shape().Equal(c.want) {
+				t.Fatalf("%v %v: shape %v, want %v", dev, c.q, out.Shape(), c.want)
+			}
+			out.Sum().Backward()
+			if !q.Grad().Shape().Equal(c.q) || !k.Grad().Shape().Equal(c.k) || !v.Grad().Shape().Equal(vs) {
+				t.Fatalf("%v %v: gradient shapes %v %v %v", dev, c.q, q.Grad().Shape(), k.Grad().Shape(), v.Grad().Shape())
+			}
+		}
+	}
+}

@@ -89,46 +89,35 @@ func parseMerges(path string, b []byte) ([][2]string, error) {
 // tokenizerJSON is the part of a tokenizers tokenizer.json read here.
 type tokenizerJSON struct {
 	Model *struct {
-		Type   string          `json:"type"`
-		Vocab  map[string]int  `json:"vocab"`
-		Merges json.RawMessage `json:"merges"`
+		Type                    string          `json:"type"`
+		Vocab                   map[string]int  `json:"vocab"`
+		Merges                  json.RawMessage `json:"merges"`
+		IgnoreMerges            bool            `json:"ignore_merges"`
+		ContinuingSubwordPrefix string          `json:"continuing_subword_prefix"`
+		EndOfWordSuffix         string          `json:"end_of_word_suffix"`
 	} `json:"model"`
 	AddedTokens []struct {
 		ID      int    `json:"id"`
 		Content string `json:"content"`
 		Special bool   `json:"special"`
 	} `json:"added_tokens"`
-	PreTokenizer *preTokenizer `json:"pre_tokenizer"`
-}
-
-type preTokenizer struct {
-	Type           string         `json:"type"`
-	AddPrefixSpace bool           `json:"add_prefix_space"`
-	PreTokenizers  []preTokenizer `json:"pretokenizers"`
-}
-
-// byteLevel finds the ByteLevel pre-tokenizer (alone or in a Sequence).
-func (p *preTokenizer) byteLevel() *preTokenizer {
-	if p == nil {
-		return nil
-	}
-	if p.Type == "ByteLevel" {
-		return p
-	}
-	if p.Type == "Sequence" {
-		for i := range p.PreTokenizers {
-			if b := p.PreTokenizers[i].byteLevel(); b != nil {
-				return b
-			}
-		}
-	}
-	return nil
+	Normalizer    *normalizer    `json:"normalizer"`
+	PreTokenizer  *preTokenizer  `json:"pre_tokenizer"`
+	PostProcessor *postProcessor `json:"post_processor"`
 }
 
 // FromTokenizerJSON reads a tokenizers tokenizer.json whose model is BPE
-// (vocab and merges, as "left right" strings or [left, right] pairs) with
-// a ByteLevel pre-tokenizer (its add_prefix_space honoured). Its
-// added_tokens are the special tokens EncodeWithSpecial recognises.
+// (vocab and merges, as "left right" strings or [left, right] pairs;
+// ignore_merges honoured) with a ByteLevel pre-tokenizer (its
+// add_prefix_space and use_regex honoured), alone or in a Sequence with
+// Split (a Regex or String pattern, any behavior but Removed, invert) and
+// Digits pre-tokenizers, as Llama 3's, Qwen2's and StarCoder's files have;
+// the normalizer may be null, NFC, NFKC, NFD, NFKD or a Sequence of them.
+// Anything else is an error rather than ids that differ from the
+// tokenizers library's. Its added_tokens are the special tokens
+// EncodeWithSpecial recognises; its post_processor (TemplateProcessing,
+// such as Llama 3's <|begin_of_text|> before the text, Roberta's or
+// Bert's) is what EncodeForModel adds.
 func FromTokenizerJSON(path string) (*Tokenizer, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -144,9 +133,26 @@ func FromTokenizerJSON(path string) (*Tokenizer, error) {
 	if tj.Model.Type != "BPE" {
 		return nil, fmt.Errorf("tokenizer: %s: model type %q, only BPE is supported", path, tj.Model.Type)
 	}
-	bl := tj.PreTokenizer.byteLevel()
-	if bl == nil {
+	if tj.PreTokenizer == nil {
 		return nil, fmt.Errorf("tokenizer: %s: no ByteLevel pre_tokenizer, only byte-level BPE (GPT-2's) is supported", path)
+	}
+	pre, byteLevel, err := tj.PreTokenizer.steps(nil)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %s: %w", path, err)
+	}
+	if !byteLevel {
+		return nil, fmt.Errorf("tokenizer: %s: no ByteLevel pre_tokenizer, only byte-level BPE (GPT-2's) is supported", path)
+	}
+	normalize, err := tj.Normalizer.function()
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %s: %w", path, err)
+	}
+	before, after, err := tj.PostProcessor.template()
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %s: %w", path, err)
+	}
+	if tj.Model.ContinuingSubwordPrefix != "" || tj.Model.EndOfWordSuffix != "" {
+		return nil, fmt.Errorf("tokenizer: %s: model.continuing_subword_prefix %q and end_of_word_suffix %q are not supported (byte-level BPE has neither)", path, tj.Model.ContinuingSubwordPrefix, tj.Model.EndOfWordSuffix)
 	}
 	if len(tj.Model.Vocab) == 0 {
 		return nil, fmt.Errorf("tokenizer: %s: empty model.vocab", path)
@@ -180,6 +186,12 @@ func FromTokenizerJSON(path string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (%s)", err, path)
 	}
-	t.addPrefixSpace = bl.AddPrefixSpace
+	t.pre, t.normalize, t.ignoreMerges = pre, normalize, tj.Model.IgnoreMerges
+	for _, id := range append(before, after...) {
+		if id < 0 || id >= len(t.tokens) || t.tokens[id] == "" && t.byID[id] == "" {
+			return nil, fmt.Errorf("tokenizer: %s: post_processor adds id %d, which is not a token", path, id)
+		}
+	}
+	t.before, t.after = before, after
 	return t, nil
 }

@@ -13,14 +13,21 @@
 // Encode and Decode, invalid UTF-8 included: an invalid byte is a
 // character of its own to the pattern (of the class [^\s\p{L}\p{N}], as
 // Python's surrogateescape makes it) and keeps its byte.
+//
+// A tokenizer.json may say otherwise, and is followed: its normalizer
+// (NFC, NFKC, …), a pre-tokenizer pipeline (a Sequence of Split patterns,
+// such as Llama 3's and Qwen2's, Digits and ByteLevel) and the model's
+// ignore_merges; a file this package cannot follow exactly is an error
+// (see FromTokenizerJSON).
 package tokenizer
 
 import (
+	"container/heap"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
-	"unicode/utf8"
+	"sync/atomic"
 
 	"github.com/dlclark/regexp2/v2"
 )
@@ -46,12 +53,27 @@ type Tokenizer struct {
 	special map[string]int // special tokens, as text
 	byID    map[int]string // special id → text
 	specs   []string       // special tokens, longest first
-	// AddPrefixSpace puts a space before a text that does not start with
-	// one (ByteLevel's add_prefix_space).
-	addPrefixSpace bool
+	// pre is the pre-tokenizer pipeline: GPT-2's (ByteLevel with its
+	// pattern) unless a tokenizer.json says otherwise
+	pre []preStep
+	// normalize, if not nil, is applied to the text before the
+	// pre-tokenizers (tokenizer.json's normalizer, such as NFC)
+	normalize func(string) string
+	// ignoreMerges takes a piece that is a token as it is, without
+	// merging (tokenizer.json's model.ignore_merges)
+	ignoreMerges bool
+	// before and after are the ids the post-processor puts around a text
+	// (EncodeForModel)
+	before, after []int
 
-	cache sync.Map // piece → ids
+	cache  sync.Map     // piece → ids
+	cached atomic.Int64 // entries in cache, at most maxCached
 }
+
+// maxCached bounds the cache of pieces' ids (as the tokenizers library's
+// BPE cache is bounded): beyond it pieces are encoded afresh each time,
+// so that memory does not grow with the number of distinct words seen.
+const maxCached = 1 << 16
 
 // byteRune is GPT-2's bytes_to_unicode: printable bytes stand for
 // themselves, the others for 256 + n in byte order.
@@ -87,7 +109,8 @@ func ByteToken(b byte) string { return string(byteRune[b]) }
 // result, so that any text encodes. Ids must be below MaxIDSpread times
 // the number of tokens plus 1024.
 func New(vocab map[string]int, merges [][2]string, special map[string]int) (*Tokenizer, error) {
-	t := &Tokenizer{vocab: vocab, ranks: make(map[[2]string]int, len(merges)), special: map[string]int{}, byID: map[int]string{}}
+	t := &Tokenizer{vocab: vocab, ranks: make(map[[2]string]int, len(merges)), special: map[string]int{}, byID: map[int]string{},
+		pre: []preStep{byteLevelStep(false, true)}}
 	maxID := -1
 	for tok, id := range vocab {
 		if id < 0 {
@@ -165,67 +188,79 @@ func (t *Tokenizer) TokenID(tok string) (int, bool) {
 // Encode returns the ids of text, special tokens' text encoded as
 // ordinary text.
 func (t *Tokenizer) Encode(text string) []int {
-	if t.addPrefixSpace && text != "" && text[0] != ' ' {
-		text = " " + text
-	}
 	return t.encodeOrdinary(text, nil)
 }
 
 // EncodeWithSpecial returns the ids of text, each occurrence of a special
-// token's text (such as "<|endoftext|>") encoded as its id.
+// token's text (such as "<|endoftext|>") encoded as its id. The text
+// between them is encoded as Encode does, each part on its own (as the
+// tokenizers library does: a ByteLevel add_prefix_space, for one, puts a
+// space before each).
 func (t *Tokenizer) EncodeWithSpecial(text string) []int {
-	if t.addPrefixSpace && text != "" && text[0] != ' ' {
-		text = " " + text
-	}
 	var ids []int
-	for text != "" {
-		at, which := -1, ""
-		for _, s := range t.specs { // the leftmost match, the longest there
-			if i := strings.Index(text, s); i >= 0 && (at < 0 || i < at) {
-				at, which = i, s
+	// next[k] is where special k next occurs at or after pos (-1: nowhere
+	// more), searched again only once pos has passed it, so that the
+	// specials that do not occur are looked for once, not at each one
+	// that does (Llama 3 has 256)
+	next := make([]int, len(t.specs))
+	for k := range next {
+		next[k] = -2 // not searched yet
+	}
+	pos := 0
+	for pos < len(text) {
+		at, which := -1, -1
+		for k, s := range t.specs { // the leftmost match, the longest there
+			if next[k] == -2 || next[k] >= 0 && next[k] < pos {
+				next[k] = -1
+				if i := strings.Index(text[pos:], s); i >= 0 {
+					next[k] = pos + i
+				}
+			}
+			if i := next[k]; i >= 0 && (at < 0 || i < at) {
+				at, which = i, k
 			}
 		}
 		if at < 0 {
-			return t.encodeOrdinary(text, ids)
+			break
 		}
-		ids = t.encodeOrdinary(text[:at], ids)
-		ids = append(ids, t.special[which])
-		text = text[at+len(which):]
+		ids = t.encodeOrdinary(text[pos:at], ids)
+		ids = append(ids, t.special[t.specs[which]])
+		pos = at + len(t.specs[which])
 	}
-	return ids
+	return t.encodeOrdinary(text[pos:], ids)
 }
 
-// encodeOrdinary appends the ids of text (no special tokens) to ids.
+// EncodeForModel is EncodeWithSpecial with the ids tokenizer.json's
+// post_processor puts around a text (Llama 3's <|begin_of_text|> first):
+// what Hugging Face's tokenizer(text) gives, add_special_tokens=True
+// being its default, and what a model expects its prompt to be. GPT-2's
+// files add nothing.
+func (t *Tokenizer) EncodeForModel(text string) []int {
+	ids := append([]int(nil), t.before...)
+	ids = append(ids, t.EncodeWithSpecial(text)...)
+	return append(ids, t.after...)
+}
+
+// encodeOrdinary appends the ids of text (no special tokens) to ids: the
+// text normalized, split by each pre-tokenizer in turn, each piece's BPE.
 func (t *Tokenizer) encodeOrdinary(text string, ids []int) []int {
+	if t.normalize != nil {
+		text = t.normalize(text)
+	}
 	if text == "" {
 		return ids
 	}
-	// runes for the pattern (an invalid byte is U+FFFD, a symbol, as
-	// Python's surrogateescape makes it one) and their byte offsets
-	runes := make([]rune, 0, len(text))
-	offs := make([]int, 0, len(text)+1)
-	for i := 0; i < len(text); {
-		r, n := utf8.DecodeRuneInString(text[i:])
-		runes = append(runes, r)
-		offs = append(offs, i)
-		i += n
-	}
-	offs = append(offs, len(text))
-	re := pattern()
-	pos := 0
-	emit := func(from, to int) {
-		if from < to {
-			ids = t.piece(text[offs[from]:offs[to]], ids)
+	pieces := []string{text}
+	for _, step := range t.pre {
+		var next []string
+		for _, p := range pieces {
+			next = step(p, next)
 		}
+		pieces = next
 	}
-	m, err := re.FindRunesMatch(runes)
-	for err == nil && m != nil {
-		emit(pos, m.RuneIndex) // no gap is expected: the pattern matches every character
-		emit(m.RuneIndex, m.RuneIndex+m.RuneLength)
-		pos = m.RuneIndex + m.RuneLength
-		m, err = re.FindNextMatch(m)
+	for _, p := range pieces {
+		ids = t.piece(p, ids)
 	}
-	emit(pos, len(runes))
 	return ids
 }
 
@@ -238,36 +273,95 @@ func (t *Tokenizer) piece(p string, ids []int) []int {
 	for i := 0; i < len(p); i++ {
 		word[i] = ByteToken(p[i])
 	}
-	for len(word) > 1 {
-		best, at := -1, -1
-		for i := 0; i+1 < len(word); i++ {
-			if r, ok := t.ranks[[2]string{word[i], word[i+1]}]; ok && (best < 0 || r < best) {
-				best, at = r, i
-			}
+	if t.ignoreMerges {
+		if id, ok := t.vocab[strings.Join(word, "")]; ok {
+			return append(ids, id)
 		}
-		if at < 0 {
-			break
-		}
-		a, b := word[at], word[at+1]
-		merged := word[:0:0]
-		for i := 0; i < len(word); i++ {
-			if i+1 < len(word) && word[i] == a && word[i+1] == b {
-				merged = append(merged, a+b)
-				i++
-			} else {
-				merged = append(merged, word[i])
-			}
-		}
-		word = merged
 	}
+	word = t.merge(word)
 	out := make([]int, len(word))
 	for i, w := range word {
 		out[i] = t.vocab[w]
 	}
-	if len(p) <= 256 {
-		t.cache.Store(p, out)
+	if len(p) <= 256 && t.cached.Load() < maxCached {
+		if _, loaded := t.cache.LoadOrStore(p, out); !loaded {
+			t.cached.Add(1)
+		}
 	}
 	return append(ids, out...)
+}
+
+// merge applies the merges to word's symbols, lowest rank first and, among
+// equal ranks, leftmost first, as the tokenizers library does: with a heap
+// of the candidate pairs, so that a piece of n bytes takes O(n log n), not
+// a pass over the word for each merge (minutes for a long run of letters
+// with a real vocabulary). On merges learned by BPE training (a merge of a
+// token comes after the merge that made it) this is GPT-2's algorithm.
+func (t *Tokenizer) merge(word []string) []string {
+	if len(word) < 2 {
+		return word
+	}
+	next := make([]int, len(word)) // the next live symbol; -1 at the end
+	prev := make([]int, len(word))
+	for i := range word {
+		next[i], prev[i] = i+1, i-1
+	}
+	next[len(word)-1] = -1
+	h := &pairHeap{}
+	push := func(i int) {
+		if i < 0 || next[i] < 0 {
+			return
+		}
+		if r, ok := t.ranks[[2]string{word[i], word[next[i]]}]; ok {
+			heap.Push(h, pair{r, i})
+		}
+	}
+	for i := range word {
+		push(i)
+	}
+	for h.Len() > 0 {
+		c := heap.Pop(h).(pair)
+		i := c.pos
+		j := next[i]
+		if word[i] == "" || j < 0 {
+			continue // merged away, or now the last symbol
+		}
+		if r, ok := t.ranks[[2]string{word[i], word[j]}]; !ok || r != c.rank {
+			continue // stale: a neighbour has changed since
+		}
+		word[i] += word[j]
+		word[j] = ""
+		next[i] = next[j]
+		if next[j] >= 0 {
+			prev[next[j]] = i
+		}
+		push(prev[i])
+		push(i)
+	}
+	out := word[:0]
+	for i := 0; i >= 0; i = next[i] {
+		out = append(out, word[i])
+	}
+	return out
+}
+
+// pair is a candidate merge of the symbol at pos with the next one.
+type pair struct{ rank, pos int }
+
+// pairHeap orders the candidates by rank, then position.
+type pairHeap []pair
+
+func (h pairHeap) Len() int { return len(h) }
+func (h pairHeap) Less(a, b int) bool {
+	return h[a].rank < h[b].rank || h[a].rank == h[b].rank && h[a].pos < h[b].pos
+}
+func (h pairHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *pairHeap) Push(x any)   { *h = append(*h, x.(pair)) }
+func (h *pairHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // UnknownIDError is a Decode of an id the tokenizer does not have.

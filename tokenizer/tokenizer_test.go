@@ -3,11 +3,14 @@ package tokenizer
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // cases.json: ids from testdata/gen_tokenizer_fixtures.py's Python
@@ -102,7 +105,7 @@ func TestAddPrefixSpace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk2.addPrefixSpace = true
+	tk2.pre = []preStep{byteLevelStep(true, true)}
 	if a, b := tk2.Encode("Hello"), tk.Encode(" Hello"); !reflect.DeepEqual(a, b) {
 		t.Fatalf("add_prefix_space: %v, want %v", a, b)
 	}
@@ -140,6 +143,16 @@ func TestBadFiles(t *testing.T) {
 		"json not bpe":     {map[string]string{"tokenizer.json": strings.Replace(string(tj), `"type": "BPE"`, `"type": "WordPiece"`, 1)}, "only BPE"},
 		"json not bytelvl": {map[string]string{"tokenizer.json": strings.Replace(string(tj), `"pre_tokenizer": {"type": "ByteLevel"`, `"pre_tokenizer": {"type": "Whitespace"`, 1)}, "ByteLevel"},
 		"json no model":    {map[string]string{"tokenizer.json": `{"added_tokens": []}`}, "no model"},
+		"json metaspace in sequence": {map[string]string{"tokenizer.json": strings.Replace(string(tj), `"pre_tokenizer": {"type": "ByteLevel"`,
+			`"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Metaspace"}, {"type": "ByteLevel"}]}, "x": {"type": "ByteLevel"`, 1)}, `pre_tokenizer "Metaspace" is not supported`},
+		"json split removed": {map[string]string{"tokenizer.json": strings.Replace(string(tj), `"pre_tokenizer": {"type": "ByteLevel"`,
+			`"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Removed"}, {"type": "ByteLevel"}]}, "x": {"type": "ByteLevel"`, 1)}, `behavior "Removed" is not supported`},
+		"json split bad regex": {map[string]string{"tokenizer.json": strings.Replace(string(tj), `"pre_tokenizer": {"type": "ByteLevel"`,
+			`"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "(a"}, "behavior": "Isolated"}, {"type": "ByteLevel"}]}, "x": {"type": "ByteLevel"`, 1)}, `pattern "(a"`},
+		"json split only": {map[string]string{"tokenizer.json": strings.Replace(string(tj), `"pre_tokenizer": {"type": "ByteLevel"`,
+			`"pre_tokenizer": {"type": "Split", "pattern": {"String": " "}, "behavior": "Isolated"}, "x": {"type": "ByteLevel"`, 1)}, "no ByteLevel pre_tokenizer"},
+		"json lowercase":      {map[string]string{"tokenizer.json": strings.Replace(string(tj), `"normalizer": null`, `"normalizer": {"type": "Lowercase"}`, 1)}, `normalizer "Lowercase" is not supported`},
+		"json subword prefix": {map[string]string{"tokenizer.json": strings.Replace(string(tj), `"continuing_subword_prefix": ""`, `"continuing_subword_prefix": "##"`, 1)}, "continuing_subword_prefix"},
 	} {
 		_, err := Load(write(t, "m", c.files))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -214,6 +227,8 @@ func FuzzFromTokenizerJSON(f *testing.F) {
 	tj, _ := os.ReadFile(filepath.Join("testdata", "gpt2-tiny-json", "tokenizer.json"))
 	f.Add(tj)
 	f.Add([]byte(`{"model": {"type": "BPE", "vocab": {"a": 99999999999}, "merges": []}}`))
+	f.Add([]byte(strings.Replace(string(tj), `"pre_tokenizer": {"type": "ByteLevel"`, `"normalizer2": null, "pre_tokenizer": {"type": "Sequence", "pretokenizers": [`+
+		`{"type": "Split", "pattern": {"Regex": "\\p{N}{1,3}"}, "behavior": "MergedWithNext", "invert": true}, {"type": "Digits", "individual_digits": true}, {"type": "ByteLevel", "use_regex": false}]}, "x": {"type": "ByteLevel"`, 1)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := filepath.Join(t.TempDir(), "tokenizer.json")
 		if os.WriteFile(p, b, 0o644) != nil {
@@ -223,4 +238,303 @@ func FuzzFromTokenizerJSON(f *testing.F) {
 			fuzzTokenizer(t, tk)
 		}
 	})
+}
+
+// pipeline.json: testdata/gen_tokenizer_pipeline_fixtures.py's variants
+// of gpt2-tiny-json/tokenizer.json (Llama 3's and Qwen2's Split patterns,
+// Digits, the split behaviors, normalizers, ignore_merges) and the ids of
+// its Python implementation of the tokenizers library's pipeline.
+type pipelineVariant struct {
+	Name         string          `json:"name"`
+	Normalizer   json.RawMessage `json:"normalizer"`
+	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
+	IgnoreMerges bool            `json:"ignore_merges"`
+	ExtraVocab   map[string]int  `json:"extra_vocab"`
+	Cases        []tcase         `json:"cases"`
+}
+
+// variantJSON is gpt2-tiny-json's tokenizer.json with v's fields.
+func variantJSON(t *testing.T, v pipelineVariant) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "gpt2-tiny-json", "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tj map[string]any
+	if err := json.Unmarshal(b, &tj); err != nil {
+		t.Fatal(err)
+	}
+	tj["normalizer"] = v.Normalizer
+	tj["pre_tokenizer"] = v.PreTokenizer
+	model := tj["model"].(map[string]any)
+	model["ignore_merges"] = v.IgnoreMerges
+	vocab := model["vocab"].(map[string]any)
+	for tok, id := range v.ExtraVocab {
+		vocab[tok] = id
+	}
+	out, err := json.Marshal(tj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// TestPipelineMatchesPython: a tokenizer.json's whole pre-tokenizer
+// pipeline, normalizer and ignore_merges are applied (they were ignored,
+// GPT-2's pattern standing in for Llama 3's Split, Digits and NFC, and the
+// ids silently differed from the tokenizers library's).
+func TestPipelineMatchesPython(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "pipeline.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []pipelineVariant
+	if err := json.Unmarshal(b, &vs); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		tk, err := Load(write(t, v.Name, map[string]string{"tokenizer.json": variantJSON(t, v)}))
+		if err != nil {
+			t.Fatalf("%s: %v", v.Name, err)
+		}
+		for _, c := range v.Cases {
+			text := b64(t, c.Text)
+			if got := tk.Encode(text); !reflect.DeepEqual(got, c.IDs) && len(got)+len(c.IDs) > 0 {
+				t.Fatalf("%s: Encode(%q) = %v, want %v", v.Name, text, got, c.IDs)
+			}
+			if c.IDsSpecial == nil { // the same
+				c.IDsSpecial = c.IDs
+			}
+			if got := tk.EncodeWithSpecial(text); !reflect.DeepEqual(got, c.IDsSpecial) && len(got)+len(c.IDsSpecial) > 0 {
+				t.Fatalf("%s: EncodeWithSpecial(%q) = %v, want %v", v.Name, text, got, c.IDsSpecial)
+			}
+		}
+	}
+}
+
+// TestCacheBounded: the cache of pieces' ids stops growing at maxCached
+// entries (it grew with every distinct word a long-running program saw),
+// and pieces past it still encode.
+func TestCacheBounded(t *testing.T) {
+	tk, err := Load(filepath.Join("testdata", "gpt2-tiny"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range maxCached + 100 {
+		fmt.Fprintf(&b, " %d", i)
+	}
+	text := b.String()
+	ids := tk.Encode(text)
+	if n := tk.cached.Load(); n != maxCached {
+		t.Fatalf("%d pieces cached, want %d", n, maxCached)
+	}
+	if back, err := tk.Decode(ids); err != nil || back != text {
+		t.Fatalf("round trip past the cache's bound: %v", err)
+	}
+}
+
+// gpt2BPE is GPT-2's encoder.py bpe: merge every occurrence of the
+// lowest-ranked pair, left to right, until none has a rank.
+func gpt2BPE(word []string, ranks map[[2]string]int) []string {
+	for len(word) > 1 {
+		best, at := -1, -1
+		for i := 0; i+1 < len(word); i++ {
+			if r, ok := ranks[[2]string{word[i], word[i+1]}]; ok && (best < 0 || r < best) {
+				best, at = r, i
+			}
+		}
+		if at < 0 {
+			break
+		}
+		a, b := word[at], word[at+1]
+		var merged []string
+		for i := 0; i < len(word); i++ {
+			if i+1 < len(word) && word[i] == a && word[i+1] == b {
+				merged = append(merged, a+b)
+				i++
+			} else {
+				merged = append(merged, word[i])
+			}
+		}
+		word = merged
+	}
+	return word
+}
+
+// TestLongPiece: a 200 kB run of letters is one piece; with thousands of
+// merges that apply (a vocabulary of all 400 pairs of 20 letters, then
+// 3000 pairs of those), merging with a heap takes tens of milliseconds,
+// where a pass over the piece per merge took half a minute. The ids of
+// its first 4 kB are GPT-2's algorithm's.
+func TestLongPiece(t *testing.T) {
+	const letters = "abcdefghijklmnopqrst"
+	vocab := map[string]int{}
+	for b := range 256 {
+		vocab[ByteToken(byte(b))] = b
+	}
+	var merges [][2]string
+	ranks := map[[2]string]int{}
+	add := func(a, b string) {
+		if _, dup := ranks[[2]string{a, b}]; dup {
+			return
+		}
+		ranks[[2]string{a, b}] = len(merges)
+		merges = append(merges, [2]string{a, b})
+		vocab[a+b] = len(vocab)
+	}
+	var pairs []string
+	x := uint32(1)
+	rnd := func(n int) int {
+		x = x*1664525 + 1013904223
+		return int(x>>16) % n
+	}
+	for range 400 { // the letter pairs in a seeded order
+		a, b := string(letters[rnd(20)]), string(letters[rnd(20)])
+		add(a, b)
+		pairs = append(pairs, a+b)
+	}
+	for range 3000 {
+		add(pairs[rnd(len(pairs))], pairs[rnd(len(pairs))])
+	}
+	tk, err := New(vocab, merges, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 200_000)
+	for i := range b {
+		b[i] = letters[rnd(20)]
+	}
+	start := time.Now()
+	ids := tk.Encode(string(b))
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("%d bytes took %v", len(b), d)
+	}
+	if back, err := tk.Decode(ids); err != nil || back != string(b) {
+		t.Fatalf("round trip: %v", err)
+	}
+	word := make([]string, 4000)
+	for i := range word {
+		word[i] = string(b[i])
+	}
+	var want []int
+	for _, w := range gpt2BPE(word, ranks) {
+		want = append(want, vocab[w])
+	}
+	if got := tk.Encode(string(b[:4000])); !reflect.DeepEqual(got, want) {
+		t.Fatalf("4 kB: %d ids, GPT-2's algorithm %d", len(got), len(want))
+	}
+	if len(want) > 3000 {
+		t.Fatalf("%d tokens for 4000 letters: the test's merges hardly apply", len(want))
+	}
+}
+
+// TestManySpecials: with Llama 3's count of special tokens (256) and a
+// corpus of 20000 documents joined by <|endoftext|>, EncodeWithSpecial
+// looks for each special token once, not once per occurrence of another
+// (which scanned the rest of 360 kB 5 million times).
+func TestManySpecials(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "gpt2-tiny", "vocab.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vocab map[string]int
+	if err := json.Unmarshal(b, &vocab); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := os.ReadFile(filepath.Join("testdata", "gpt2-tiny", "merges.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	merges, err := parseMerges("merges.txt", ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	special := map[string]int{"<|endoftext|>": vocab["<|endoftext|>"]}
+	for k := range 255 {
+		special[fmt.Sprintf("<|reserved_special_token_%d|>", k)] = len(vocab) + k
+	}
+	tk, err := New(vocab, merges, special)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := tk.Encode("hello world")
+	var want []int
+	for range 20000 {
+		want = append(want, doc...)
+		want = append(want, special["<|endoftext|>"])
+	}
+	start := time.Now()
+	got := tk.EncodeWithSpecial(strings.Repeat("hello world<|endoftext|>", 20000))
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %v", d)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d ids, want %d", len(got), len(want))
+	}
+	// the leftmost occurrence wins, the longest where two start together
+	got = tk.EncodeWithSpecial("a<|reserved_special_token_12|><|reserved_special_token_1|>")
+	if len(got) != 3 || got[1] != special["<|reserved_special_token_12|>"] || got[2] != special["<|reserved_special_token_1|>"] {
+		t.Fatalf("two specials: %v", got)
+	}
+}
+
+// TestEncodeForModel: tokenizer.json's post_processor is what
+// EncodeForModel puts around the text, as tokenizer(text) does in
+// Hugging Face: Llama 3's TemplateProcessing puts <|begin_of_text|> first
+// (a Llama 3 prompt without it was what ember generate ran), Roberta's
+// <s> … </s>; GPT-2's ByteLevel nothing.
+func TestEncodeForModel(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "gpt2-tiny-json", "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Load(filepath.Join("testdata", "gpt2-tiny-json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "Hello world<|endoftext|> again"
+	body := plain.EncodeWithSpecial(text)
+	if got := plain.EncodeForModel(text); !reflect.DeepEqual(got, body) {
+		t.Fatalf("GPT-2's post_processor: %v, want %v", got, body)
+	}
+	const bos = `{"id": 564, "content": "<|begin_of_text|>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}, `
+	withBOS := strings.Replace(string(b), `"added_tokens": [`, `"added_tokens": [`+bos, 1)
+	for _, c := range []struct {
+		name, post string
+		want       []int
+	}{
+		{"llama3", `{"type": "Sequence", "processors": [{"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true},
+			{"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+			 "pair": [], "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>", "ids": [564], "tokens": ["<|begin_of_text|>"]}}}]}`,
+			append([]int{564}, body...)},
+		{"suffix", `{"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}}],
+			 "special_tokens": {"<|endoftext|>": {"id": "<|endoftext|>", "ids": [563], "tokens": ["<|endoftext|>"]}}}`,
+			append(slices.Clone(body), 563)},
+		{"roberta", `{"type": "RobertaProcessing", "sep": ["<|endoftext|>", 563], "cls": ["<|begin_of_text|>", 564], "trim_offsets": true, "add_prefix_space": false}`,
+			append(append([]int{564}, body...), 563)},
+	} {
+		tj := strings.Replace(withBOS, `"post_processor": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true}`, `"post_processor": `+c.post, 1)
+		tk, err := Load(write(t, c.name, map[string]string{"tokenizer.json": tj}))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := tk.EncodeForModel(text); !reflect.DeepEqual(got, c.want) {
+			t.Fatalf("%s: %v, want %v", c.name, got, c.want)
+		}
+		if got := tk.EncodeWithSpecial(text); !reflect.DeepEqual(got, body) {
+			t.Fatalf("%s: EncodeWithSpecial %v, want %v", c.name, got, body)
+		}
+	}
+	for post, want := range map[string]string{
+		`{"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}], "special_tokens": {}}`:                        `template token "<s>" is not in its special_tokens`,
+		`{"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}], "special_tokens": {"<s>": {"ids": [99999]}}}`: "post_processor adds id 99999",
+		`{"type": "BertProcessing", "sep": ["x"], "cls": ["y", 1]}`: "not [token, id] pairs",
+		`{"type": "Mystery"}`: `post_processor "Mystery" is not supported`,
+	} {
+		tj := strings.Replace(string(b), `"post_processor": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true}`, `"post_processor": `+post, 1)
+		if _, err := Load(write(t, "bad", map[string]string{"tokenizer.json": tj})); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error containing %q", post, err, want)
+		}
+	}
 }

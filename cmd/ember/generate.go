@@ -40,14 +40,18 @@ func newGenerateCmd() *cobra.Command {
 Face hub cache, $HF_HUB_CACHE or $HF_HOME/hub; nothing is downloaded)
 (config.json with model_type gpt2 or llama; model.safetensors, a sharded
 model.safetensors.index.json or pytorch_model.bin; the tokenizer as
-tokenizer.json or vocab.json + merges.txt), runs the prompt once and then
+tokenizer.json or vocab.json + merges.txt), encodes the prompt as
+Hugging Face's tokenizer(prompt) does (special tokens' text recognised,
+and the post-processor's tokens added: Llama 3's <|begin_of_text|>
+first), runs it once and then
 one token at a time with a KV cache, printing the text as it is produced,
 then the prompt's and the new tokens' counts and the speed (on stderr).
 
 --temperature 0 is greedy decoding; otherwise tokens are sampled from the
 softmax of logits/temperature, within the top-k tokens and the top-p
 nucleus, seeded by --seed. Generation stops after --max-new-tokens, at the
-model's end-of-text token (eos_token_id; --ignore-eos continues), or when
+model's end-of-text token (eos_token_id, any of a list; --ignore-eos
+continues), or when
 the sequence fills the model's context (a note says so). A prompt longer
 than the context is an error.
 
@@ -151,10 +155,21 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	if err != nil {
 		return err
 	}
-	prompt := tk.EncodeWithSpecial(o.prompt)
+	prompt := tk.EncodeForModel(o.prompt) // with the tokens the tokenizer puts first (Llama 3's <|begin_of_text|>)
+	if v := vocabSize(m); v > 0 {
+		for _, id := range prompt {
+			if id >= v {
+				return fmt.Errorf("generate: the prompt's token %d is past the model's vocabulary of %d (vocab_size): the tokenizer has tokens the model lacks", id, v)
+			}
+		}
+	}
 	eos := m.EOS()
+	var stopIDs []int
+	if l, ok := m.(interface{ EOSIDs() []int }); ok {
+		stopIDs = l.EOSIDs() // all of a list of eos_token_id (Llama 3.2 Instruct's end of turn)
+	}
 	if o.ignoreEOS {
-		eos = -1
+		eos, stopIDs = -1, nil
 	}
 	out, diag := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	var pending []byte // bytes of a character not yet complete
@@ -187,7 +202,7 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	}
 	t0 := time.Now()
 	ids, stop, err := generate.Generate(m, prompt, generate.Options{MaxNewTokens: o.maxNew, Temperature: o.temperature,
-		TopK: o.topK, TopP: o.topP, Seed: o.seed, EOS: eos, Device: dev}, emit)
+		TopK: o.topK, TopP: o.topP, Seed: o.seed, EOS: eos, StopIDs: stopIDs, Device: dev}, emit)
 	if err != nil {
 		return err
 	}
@@ -226,4 +241,15 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	}
 	fmt.Fprintf(diag, "prompt tokens %d, new tokens %d, %.1f tokens/s (%s, %.2fs)%s\n", len(prompt), len(ids), float64(len(ids))/secs, where, secs, note)
 	return nil
+}
+
+// vocabSize is the model's vocab_size (0 if unknown).
+func vocabSize(m causalLM) int {
+	switch m := m.(type) {
+	case *gpt2.Model:
+		return m.Config.VocabSize
+	case *llama.Model:
+		return m.Config.VocabSize
+	}
+	return 0
 }

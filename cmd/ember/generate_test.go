@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -167,5 +168,140 @@ func TestGenerateFromHubCache(t *testing.T) {
 	_, _, err = runCmd(t, "generate", "--model", "ember/absent", "--prompt", "Hi", "--device", "cpu")
 	if err == nil || !strings.Contains(err.Error(), "not in the Hugging Face cache") {
 		t.Errorf("absent model: %v", err)
+	}
+}
+
+// TestGeneratePromptTemplate: a tokenizer.json whose post_processor puts a
+// token first (Llama 3's <|begin_of_text|>; here <|endoftext|>, id 563)
+// gives ember generate and ember tokenize that token before the prompt's
+// ids, as Hugging Face's tokenizer(prompt) does; --no-special leaves it out.
+func TestGeneratePromptTemplate(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"config.json", "model.safetensors"} {
+		b, err := os.ReadFile(filepath.Join("../../models/llama/testdata/tiny", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tj, err := os.ReadFile("../../tokenizer/testdata/gpt2-tiny-json/tokenizer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const old = `"post_processor": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true}`
+	tmpl := `"post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+		"special_tokens": {"<|endoftext|>": {"id": "<|endoftext|>", "ids": [563], "tokens": ["<|endoftext|>"]}}}`
+	if !strings.Contains(string(tj), old) {
+		t.Fatal("the fixture's post_processor changed")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(strings.Replace(string(tj), old, tmpl, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := runTokenize(t, "--model", "../../tokenizer/testdata/gpt2-tiny-json", "--no-special", "Hello world")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int
+	if err := json.Unmarshal([]byte(plain), &ids); err != nil || len(ids) == 0 {
+		t.Fatalf("%q: %v", plain, err)
+	}
+	want := append([]int{563}, ids...)
+	out, _, err := runCmd(t, "generate", "--model", dir, "--prompt", "Hello world", "--temperature", "0",
+		"--max-new-tokens", "2", "--device", "cpu", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		PromptIDs []int `json:"prompt_ids"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || !slices.Equal(got.PromptIDs, want) {
+		t.Fatalf("prompt_ids %v (%v), want %v", got.PromptIDs, err, want)
+	}
+	tok, err := runTokenize(t, "--model", dir, "Hello world")
+	if w, _ := json.Marshal(want); err != nil || strings.TrimSpace(tok) != string(w) {
+		t.Fatalf("tokenize: %q, %v; want %s", tok, err, w)
+	}
+	if tok, err := runTokenize(t, "--model", dir, "--no-special", "Hello world"); err != nil || tok != plain {
+		t.Fatalf("tokenize --no-special: %q, %v; want %q", tok, err, plain)
+	}
+}
+
+// TestGenerateEOSList: a config's eos_token_id list (Llama 3.2 Instruct's
+// [128001, 128008, 128009]) stops generation at any of its ids; only the
+// first stopped it, so an instruct model ran on past its end of turn.
+func TestGenerateEOSList(t *testing.T) {
+	const src = "../../models/llama/testdata/tiny"
+	b, err := os.ReadFile(src + "/fixture.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Prompt string `json:"prompt"`
+		Greedy []int  `json:"greedy"`
+	}
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"config.json", "model.safetensors", "vocab.json", "merges.txt"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "config.json" { // the third greedy token, second in the list
+			b = []byte(strings.Replace(string(b), `"eos_token_id": null`, fmt.Sprintf(`"eos_token_id": [563, %d]`, fx.Greedy[2]), 1))
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		flags []string
+		want  []int
+	}{
+		{nil, fx.Greedy[:3]},
+		{[]string{"--ignore-eos"}, fx.Greedy},
+	} {
+		out, _, err := runCmd(t, "generate", append([]string{"--model", dir, "--prompt", fx.Prompt, "--temperature", "0",
+			"--max-new-tokens", "12", "--device", "cpu", "--json"}, c.flags...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			IDs []int `json:"ids"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil || !slices.Equal(got.IDs, c.want) {
+			t.Errorf("%v: ids %v (%v), want %v", c.flags, got.IDs, err, c.want)
+		}
+	}
+}
+
+// TestGeneratePromptPastVocab: a tokenizer with a token the model's
+// embedding lacks (an added token past vocab_size) is an error naming
+// both, not the embedding's panic out of the command.
+func TestGeneratePromptPastVocab(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"config.json", "model.safetensors"} {
+		b, err := os.ReadFile(filepath.Join("../../models/gpt2/testdata/tiny", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tj, err := os.ReadFile("../../tokenizer/testdata/gpt2-tiny-json/tokenizer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := `"added_tokens": [{"id": 600, "content": "<|user|>", "special": true}, `
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(strings.Replace(string(tj), `"added_tokens": [`, added, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runCmd(t, "generate", "--model", dir, "--prompt", "<|user|> hi", "--max-new-tokens", "2", "--device", "cpu", "--json")
+	if err == nil || !strings.Contains(err.Error(), "token 600 is past the model's vocabulary of 564") {
+		t.Fatalf("%v, want an error naming token 600 and the vocabulary of 564", err)
 	}
 }

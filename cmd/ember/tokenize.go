@@ -24,8 +24,10 @@ func newTokenizeCmd() *cobra.Command {
 		Short: "Print the token ids of TEXT as a JSON array (--decode: the text of ids)",
 		Long: `tokenize encodes TEXT with the byte-level BPE tokenizer of a model folder
 (tokenizer.json, or vocab.json + merges.txt, as Hugging Face saves GPT-2) and
-prints the ids as a JSON array. Special tokens such as <|endoftext|> in TEXT
-become their ids unless --no-special is given.
+prints the ids as a JSON array, as Hugging Face's tokenizer.encode(TEXT)
+does: special tokens such as <|endoftext|> in TEXT become their ids, and
+the ids tokenizer.json's post_processor adds are added (Llama 3's
+<|begin_of_text|> first; GPT-2's add none). --no-special does neither.
 
 With --decode, TEXT is ids (a JSON array, or numbers separated by spaces or
 commas) and the decoded text is printed as it is, bytes and all.`,
@@ -55,7 +57,7 @@ commas) and the decoded text is printed as it is, bytes and all.`,
 			if noSpec {
 				ids = tk.Encode(args[0])
 			} else {
-				ids = tk.EncodeWithSpecial(args[0])
+				ids = tk.EncodeForModel(args[0])
 			}
 			if ids == nil {
 				ids = []int{}
@@ -67,7 +69,7 @@ commas) and the decoded text is printed as it is, bytes and all.`,
 	}
 	cmd.Flags().StringVar(&model, "model", "", "model folder with tokenizer.json or vocab.json + merges.txt")
 	cmd.Flags().BoolVar(&decode, "decode", false, "read TEXT as token ids and print their text")
-	cmd.Flags().BoolVar(&noSpec, "no-special", false, "encode special tokens' text as ordinary text")
+	cmd.Flags().BoolVar(&noSpec, "no-special", false, "encode special tokens' text as ordinary text and add no post-processor tokens")
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -218,6 +219,9 @@ func runTrainGPT(cmd *cobra.Command) error {
 	fmt.Fprintf(out, "text:%s: %d files, %d bytes to train on, %d to validate (byte level: vocabulary 256)\n", path, corpus.files, len(corpus.train), len(corpus.val))
 	ember.ManualSeed(f.seed)
 	cfg := gpt2.Config{VocabSize: 256, NPositions: g.blockSize, NEmbd: g.nEmbd, NLayer: g.nLayer, NHead: g.nHead, Activation: "gelu_new", LayerNormEps: 1e-5}
+	if err := cfg.Validate(); err != nil { // (New panics on it)
+		return err
+	}
 	m := gpt2.New(cfg)
 	m.To(dev)
 	var decay, noDecay []optim.Param
@@ -417,9 +421,14 @@ func runTrainGPT(cmd *cobra.Command) error {
 	return nil
 }
 
-// printSample prints n characters the model generates after "func ".
+// printSample prints n characters the model generates after "func " (its
+// end, in a context shorter than 6: at least one character is generated).
+// A model whose logits are NaN (a diverged run) gets a note, not an error
+// that would end the run.
 func printSample(w io.Writer, m *gpt2.Model, dev ember.Device, n int, seed uint64) error {
 	prompt := []byte("func ")
+	ctx := m.ContextLength()
+	prompt = prompt[len(prompt)-max(1, min(len(prompt), ctx-1)):]
 	ids := make([]int, len(prompt))
 	for i, b := range prompt {
 		ids[i] = int(b)
@@ -427,8 +436,12 @@ func printSample(w io.Writer, m *gpt2.Model, dev ember.Device, n int, seed uint6
 	m.Eval()
 	defer m.Train(true)
 	// the context bounds a sample: the cache cannot pass the block size
-	n = min(n, m.ContextLength()-len(ids))
+	n = min(n, ctx-len(ids))
 	got, _, err := generate.Generate(m, ids, generate.Options{MaxNewTokens: n, Temperature: 0.8, Seed: seed, EOS: -1, Device: dev}, nil)
+	if errors.Is(err, generate.ErrBadLogits) {
+		fmt.Fprintf(w, "--- sample ---\n(none: %v)\n--------------\n", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

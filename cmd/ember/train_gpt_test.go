@@ -70,6 +70,8 @@ func TestTrainGPTBadFlags(t *testing.T) {
 		{[]string{"--dataset", "fashion-mnist"}, "--dataset text:PATH"},
 		{[]string{"--dataset", "text:/nonexistent/x"}, "no such file"},
 		{[]string{"--dataset", "text:.", "--n-embd", "30", "--n-head", "4"}, "--n-embd 30 is not a multiple of --n-head 4"},
+		// past gpt2.MaxDim: New's panic out of the command
+		{[]string{"--dataset", "text:.", "--n-embd", "4294967296", "--n-head", "1", "--max-steps", "1"}, "must be at most 2147483648"},
 	} {
 		_, _, err := runCmd(t, "train", append([]string{"--model", "gpt", "--device", "cpu", "--out", t.TempDir()}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -119,5 +121,27 @@ func TestTrainGPTAMP(t *testing.T) {
 		"--out", t.TempDir(), "--amp", "int8")
 	if err == nil || !strings.Contains(err.Error(), `--amp "int8": want bf16 or fp16`) {
 		t.Errorf("--amp int8: %v", err)
+	}
+}
+
+// TestTrainGPTShortContext: --sample with a --block-size shorter than the
+// sample's prompt "func " samples after its end; the run failed at its
+// first evaluation with "prompt longer than the model's context".
+func TestTrainGPTShortContext(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte(strings.Repeat("abcd\n", 200)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, err := runCmd(t, "train", "--model", "gpt", "--dataset", "text:"+filepath.Join(dir, "a.txt"), "--n-layer", "1", "--n-head", "1",
+		"--n-embd", "8", "--block-size", "3", "--batch", "2", "--max-steps", "2", "--eval-interval", "2", "--eval-iters", "1",
+		"--sample", "10", "--device", "cpu", "--out", filepath.Join(dir, "run"), "--quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the last 2 bytes of the prompt, then 1 character: the context of 3
+	const head = "--- sample ---\nc "
+	i := strings.Index(stdout, head)
+	if i < 0 || len(stdout) < i+len(head)+2 || stdout[i+len(head)+1] != '\n' {
+		t.Errorf("output:\n%s", stdout)
 	}
 }

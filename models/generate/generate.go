@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/emberml/ember"
@@ -42,7 +43,11 @@ type Options struct {
 	// Seed seeds the sampler (a PCG stream): the same seed gives the same text.
 	Seed uint64
 	// EOS ends generation when produced (it is included in the result); -1: none.
+	// Note that the zero value is token 0: set -1 for none.
 	EOS int
+	// StopIDs end generation as EOS does (a model's list of eos_token_id,
+	// such as llama.Model.EOSIDs).
+	StopIDs []int
 	// Device is where the model lives (the ids are made there).
 	Device ember.Device
 }
@@ -85,6 +90,7 @@ func Generate(m Model, prompt []int, o Options, emit func(id int) bool) ([]int, 
 	c := m.NewCache()
 	defer c.Release()
 	var out []int
+	var err error
 	stop := StopMaxTokens
 	next := prompt
 	n := len(prompt)
@@ -92,6 +98,9 @@ func Generate(m Model, prompt []int, o Options, emit func(id int) bool) ([]int, 
 		for len(out) < o.MaxNewTokens {
 			ids := ember.FromSlice(next, ember.Shape{1, len(next)}, ember.On(o.Device))
 			logits := m.Step(ids, c).Float32s()
+			if err = checkLogits(logits, len(out), o.Temperature == 0); err != nil {
+				return
+			}
 			id := s.Sample(logits)
 			out = append(out, id)
 			n++
@@ -99,7 +108,7 @@ func Generate(m Model, prompt []int, o Options, emit func(id int) bool) ([]int, 
 				stop = StopCallback
 				return
 			}
-			if id == o.EOS {
+			if id == o.EOS || slices.Contains(o.StopIDs, id) {
 				stop = StopEOS
 				return
 			}
@@ -110,7 +119,50 @@ func Generate(m Model, prompt []int, o Options, emit func(id int) bool) ([]int, 
 			next = []int{id}
 		}
 	})
+	if err != nil {
+		return out, "", err
+	}
 	return out, stop, nil
+}
+
+// ErrBadLogits is returned (wrapped, with the step) when the model's
+// logits cannot be decoded from: empty or NaN (a model that overflowed,
+// in float16 say), and when sampling also +Inf or all −Inf, which
+// torch.multinomial refuses too (greedy decoding takes the argmax of
+// those, as torch.argmax does).
+var ErrBadLogits = errors.New("the model's logits cannot be decoded from")
+
+// checkLogits returns an error wrapping ErrBadLogits for logits that
+// have no distribution (no argmax, when greedy).
+func checkLogits(logits []float32, step int, greedy bool) error {
+	if msg := badLogits(logits, greedy); msg != "" {
+		return fmt.Errorf("generate: %w: token %d: %s", ErrBadLogits, step, msg)
+	}
+	return nil
+}
+
+// badLogits says what is wrong with logits ("" for nothing).
+func badLogits(logits []float32, greedy bool) string {
+	if len(logits) == 0 {
+		return "no logits"
+	}
+	finite := false
+	for i, v := range logits {
+		switch {
+		case math.IsNaN(float64(v)):
+			return fmt.Sprintf("logit %d is NaN", i)
+		case math.IsInf(float64(v), 1):
+			if !greedy {
+				return fmt.Sprintf("logit %d is +Inf", i)
+			}
+		case !math.IsInf(float64(v), -1):
+			finite = true
+		}
+	}
+	if !finite && !greedy {
+		return "no logit is finite"
+	}
+	return ""
 }
 
 // Sampler picks tokens from logits.
@@ -126,8 +178,14 @@ func NewSampler(o Options) *Sampler {
 	return &Sampler{o: o, rng: rand.New(rand.NewPCG(o.Seed, 0x656d626572))}
 }
 
-// Sample returns the next token for logits over the vocabulary.
+// Sample returns the next token for logits over the vocabulary. It
+// panics with an *ember.ValueError on logits that have no distribution
+// (empty or NaN, and when sampling +Inf or all −Inf; ErrBadLogits), as
+// torch.multinomial raises.
 func (s *Sampler) Sample(logits []float32) int {
+	if msg := badLogits(logits, s.o.Temperature == 0); msg != "" {
+		panic(&ember.ValueError{Op: "generate.Sampler.Sample", Msg: msg})
+	}
 	if s.o.Temperature == 0 {
 		best := 0
 		for i, v := range logits {

@@ -52,6 +52,9 @@ type Config struct {
 
 	ScaleAttnByInverseLayerIdx bool `json:"scale_attn_by_inverse_layer_idx"`
 	ReorderAndUpcastAttn       bool `json:"reorder_and_upcast_attn"`
+	// ScaleAttnWeights is scale_attn_weights (nil: true, the default);
+	// false, attention without the 1/√d, is not supported.
+	ScaleAttnWeights *bool `json:"scale_attn_weights"`
 }
 
 // Small is GPT-2 small's configuration (124M parameters).
@@ -81,16 +84,26 @@ func (c Config) Inner() int {
 	return 4 * c.NEmbd
 }
 
+// MaxDim bounds the sizes in a Config (2³¹; no model comes near it), so
+// that the weights' shapes computed from them (3·n_embd, …) cannot
+// overflow before a checkpoint's shapes refute them.
+const MaxDim = 1 << 31
+
 // Validate reports a configuration the model cannot be built from.
 func (c Config) Validate() error {
 	switch {
 	case c.VocabSize < 1 || c.NPositions < 1 || c.NEmbd < 1 || c.NLayer < 1 || c.NHead < 1:
 		return fmt.Errorf("gpt2: vocab_size %d, n_positions %d, n_embd %d, n_layer %d and n_head %d must all be positive",
 			c.VocabSize, c.NPositions, c.NEmbd, c.NLayer, c.NHead)
+	case max(c.VocabSize, c.NPositions, c.NEmbd, c.NInner) > MaxDim:
+		return fmt.Errorf("gpt2: vocab_size %d, n_positions %d, n_embd %d and n_inner %d must be at most %d",
+			c.VocabSize, c.NPositions, c.NEmbd, c.NInner, MaxDim)
 	case c.NEmbd%c.NHead != 0:
 		return fmt.Errorf("gpt2: n_embd %d is not a multiple of n_head %d", c.NEmbd, c.NHead)
 	case c.ScaleAttnByInverseLayerIdx || c.ReorderAndUpcastAttn:
 		return fmt.Errorf("gpt2: scale_attn_by_inverse_layer_idx and reorder_and_upcast_attn are not supported")
+	case c.ScaleAttnWeights != nil && !*c.ScaleAttnWeights:
+		return fmt.Errorf("gpt2: scale_attn_weights false (attention scores not divided by √head_dim) is not supported")
 	}
 	if _, ok := activations[c.Activation]; !ok {
 		return fmt.Errorf("gpt2: unknown activation_function %q (known: gelu_new, gelu_pytorch_tanh, gelu_fast, gelu, relu, silu)", c.Activation)
@@ -374,7 +387,10 @@ func FromStateDict(c Config, sd map[string]*ember.Tensor, path string, dev ember
 	m := build(c, func(name string, shape []int, _ func([]int) *ember.Tensor) *ember.Tensor {
 		t := w.Take(name, shape...)
 		if t == nil {
-			return ember.Zeros(shape, ember.On(ember.Meta), ember.Dtype(o.dtype))
+			// an error is recorded and the model dropped: a stand-in of no
+			// size (the config's shape may not even have a size, n_embd
+			// 10¹² making [10¹², 3·10¹²])
+			return ember.Zeros(ember.Shape{0}, ember.On(ember.Meta), ember.Dtype(o.dtype))
 		}
 		return t
 	})
@@ -432,6 +448,7 @@ func (m *Model) Forward(ids *ember.Tensor) *ember.Tensor {
 // (models/generate).
 func (m *Model) Step(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
 	nn.CheckNil(m, "Step")
+	stepIDs(ids)
 	h := m.Transformer.hidden(ids, c)
 	t := h.Shape()[1]
 	return m.head(h.Narrow(1, t-1, 1)).Squeeze(1).Cast(ember.Float32)
@@ -543,4 +560,11 @@ func (a *Attention) forward(x *ember.Tensor, c *kvcache.Cache, layer int, mask *
 func (p *MLP) Forward(x *ember.Tensor) *ember.Tensor {
 	nn.CheckNil(p, "Forward")
 	return p.CProj.Forward(p.act(p.CFc.Forward(x)))
+}
+
+// stepIDs checks that Step has a token to give the logits of.
+func stepIDs(ids *ember.Tensor) {
+	if ids != nil && ids.Dim() == 2 && ids.Shape()[1] == 0 {
+		panic(&ember.ShapeError{Op: "gpt2.Step", Msg: fmt.Sprintf("ids %v: Step needs at least one new token (it returns the logits of the last)", ids.Shape())})
+	}
 }

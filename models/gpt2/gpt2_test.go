@@ -11,6 +11,7 @@ import (
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/backend/cuda/cudatest"
+	"github.com/emberml/ember/internal/testenv"
 	"github.com/emberml/ember/models/generate"
 	"github.com/emberml/ember/models/gpt2"
 )
@@ -169,10 +170,17 @@ func TestBadInput(t *testing.T) {
 		{"unknown activation", strings.Replace(string(cfg), `"gelu_new"`, `"gelu_sparkly"`, 1), `unknown activation_function "gelu_sparkly"`},
 		{"missing field", strings.Replace(string(cfg), `"n_head": 4,`, ``, 1), "missing n_head"},
 		{"wrong shape", strings.Replace(string(cfg), `"n_positions": 32`, `"n_positions": 16`, 1), "weight transformer.wpe.weight has shape [32 32], want [16 32]"},
+		// the scores would silently lack their 1/√d
+		{"unscaled attention", strings.Replace(string(cfg), `"n_head": 4,`, `"n_head": 4, "scale_attn_weights": false,`, 1), "scale_attn_weights false"},
 		{"untied head missing", strings.Replace(string(cfg), `"tie_word_embeddings": true`, `"tie_word_embeddings": false`, 1), "missing weight lm_head.weight"},
 		// a hostile layer count: minutes and gigabytes before the check
 		// against the weights
 		{"millions of layers", strings.Replace(string(cfg), `"n_layer": 2`, `"n_layer": 10000000`, 1), "holds 28 tensors: too few for 10000000 layers"},
+		// hostile sizes: refused past 2³¹; at 2³¹ the shapes computed from
+		// them ([n_embd, 3·n_embd] has 1.4·10¹⁹ elements) were a
+		// ShapeError panic out of Load
+		{"n_embd 10¹²", strings.Replace(string(cfg), `"n_embd": 32`, `"n_embd": 1000000000000`, 1), "must be at most 2147483648"},
+		{"n_embd 2³¹", strings.Replace(string(cfg), `"n_embd": 32`, `"n_embd": 2147483648`, 1), "weight transformer.h.0.attn.c_attn.weight has shape [32 96], want [2147483648 6442450944]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := writeDir(t, tc.config, weights)
@@ -190,6 +198,30 @@ func TestBadInput(t *testing.T) {
 		if _, err := gpt2.Load(d, ember.CPU); err == nil || !strings.Contains(err.Error(), "no weights") {
 			t.Fatalf("Load: %v", err)
 		}
+	})
+	t.Run("misuse", func(t *testing.T) {
+		m, err := gpt2.Load("testdata/tiny", ember.CPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := m.Config.VocabSize
+		// a batch of no sequences: empty logits (the fused attention
+		// kernel failed with a Go index-out-of-range panic)
+		if got := m.Forward(ember.Zeros(ember.Shape{0, 3}, ember.Dtype(ember.Int64))).Shape(); !got.Equal(ember.Shape{0, 3, v}) {
+			t.Fatalf("Forward of [0, 3] ids: shape %v, want [0 3 %d]", got, v)
+		}
+		e := testenv.Raises[*ember.ShapeError](t, "Step of no tokens", func() {
+			m.Step(ember.Zeros(ember.Shape{1, 0}, ember.Dtype(ember.Int64)), m.NewCache())
+		})
+		if !strings.Contains(e.Error(), "at least one new token") {
+			t.Fatalf("Step of no tokens: %v", e)
+		}
+		testenv.Raises[*ember.IndexError](t, "id past the vocabulary", func() {
+			m.Forward(ember.FromSlice([]int{1, v}, ember.Shape{1, 2}))
+		})
+		testenv.Raises[*ember.ShapeError](t, "past the context", func() {
+			m.Forward(ember.Zeros(ember.Shape{1, 33}, ember.Dtype(ember.Int64)))
+		})
 	})
 	t.Run("prompt longer than the context", func(t *testing.T) {
 		m, err := gpt2.Load("testdata/tiny", ember.CPU)

@@ -46,10 +46,14 @@ type Config struct {
 	HiddenAct             string `json:"hidden_act"`
 	AttentionBias         bool   `json:"attention_bias"`
 	MLPBias               bool   `json:"mlp_bias"`
-	// RopeScaling must be absent or null: scaled rotary embeddings are not
-	// supported yet.
+	// RopeScaling is rope_scaling: absent or null, or the rope_type (or
+	// type) "llama3" (Llama 3.1 and 3.2: factor, low_freq_factor,
+	// high_freq_factor, original_max_position_embeddings), "linear"
+	// (factor) or "default"; the others (dynamic, yarn, longrope) are
+	// refused.
 	RopeScaling any `json:"rope_scaling"`
-	// EOSTokenID is eos_token_id (a number; a list is read as its first), or nil.
+	// EOSTokenID is eos_token_id: a number, a list (Llama 3.1's and 3.2's
+	// [128001, 128008, 128009]; EOS is its first, EOSIDs all), or nil.
 	EOSTokenID any `json:"eos_token_id"`
 }
 
@@ -69,12 +73,23 @@ func (c Config) Head() int {
 	return c.HiddenSize / max(1, c.NumAttentionHeads)
 }
 
+// MaxDim bounds the sizes in a Config (2³¹; no model comes near it), so
+// that the weights' shapes computed from them (heads·head_dim, …) cannot
+// overflow before a checkpoint's shapes refute them.
+const MaxDim = 1 << 31
+
 // Validate reports a configuration the model cannot be built from.
 func (c Config) Validate() error {
 	switch {
 	case c.VocabSize < 1 || c.HiddenSize < 1 || c.IntermediateSize < 1 || c.NumHiddenLayers < 1 || c.NumAttentionHeads < 1:
 		return fmt.Errorf("llama: vocab_size %d, hidden_size %d, intermediate_size %d, num_hidden_layers %d and num_attention_heads %d must all be positive",
 			c.VocabSize, c.HiddenSize, c.IntermediateSize, c.NumHiddenLayers, c.NumAttentionHeads)
+	case c.NumKeyValueHeads < 0 || c.HeadDim < 0 || c.MaxPositionEmbeddings < 0:
+		return fmt.Errorf("llama: num_key_value_heads %d, head_dim %d and max_position_embeddings %d may not be negative",
+			c.NumKeyValueHeads, c.HeadDim, c.MaxPositionEmbeddings)
+	case max(c.VocabSize, c.HiddenSize, c.IntermediateSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim) > MaxDim:
+		return fmt.Errorf("llama: vocab_size %d, hidden_size %d, intermediate_size %d, num_attention_heads %d, num_key_value_heads %d and head_dim %d must be at most %d",
+			c.VocabSize, c.HiddenSize, c.IntermediateSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, MaxDim)
 	case c.HeadDim == 0 && c.HiddenSize%c.NumAttentionHeads != 0:
 		return fmt.Errorf("llama: hidden_size %d is not a multiple of num_attention_heads %d", c.HiddenSize, c.NumAttentionHeads)
 	case c.NumAttentionHeads%c.KVHeads() != 0:
@@ -83,8 +98,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("llama: the head dimension %d is odd (rotary embeddings rotate pairs)", c.Head())
 	case c.HiddenAct != "silu":
 		return fmt.Errorf("llama: unknown hidden_act %q (known: silu)", c.HiddenAct)
-	case c.RopeScaling != nil:
-		return fmt.Errorf("llama: rope_scaling %v is not supported (only plain rotary embeddings)", c.RopeScaling)
+	case ropeErr(c.RopeScaling) != nil:
+		return ropeErr(c.RopeScaling)
 	case !(c.RMSNormEps > 0) || !(c.RopeTheta > 0):
 		return fmt.Errorf("llama: rms_norm_eps %v and rope_theta %v must be positive", c.RMSNormEps, c.RopeTheta)
 	}
@@ -197,6 +212,7 @@ func build(c Config, src source) *Model {
 		// as transformers computes it, in float32
 		d.invFreq[i] = float64(float32(1 / math.Pow(c.RopeTheta, float64(float32(2*i)/float32(hd)))))
 	}
+	scaleInvFreq(d.invFreq, c.RopeScaling)
 	d.EmbedTokens = &nn.Embedding{Num: c.VocabSize, Dim: e, PaddingIdx: -1}
 	d.EmbedTokens.Init(d.EmbedTokens)
 	d.EmbedTokens.Weight = src("model.embed_tokens.weight", []int{c.VocabSize, e}, normal(0.02))
@@ -323,11 +339,22 @@ func FromStateDict(c Config, sd map[string]*ember.Tensor, path string, dev ember
 	if err := w.CheckLayers("num_hidden_layers", c.NumHiddenLayers, 9); err != nil {
 		return nil, fmt.Errorf("llama: %w", err)
 	}
+	// the rotary table has a value per pair of a head's dims: a hostile
+	// head_dim (or hidden_size) must not size it before the weights refute it
+	total := 0
+	for _, t := range sd {
+		total += t.Shape().NumElements()
+	}
+	if c.Head() > total {
+		return nil, fmt.Errorf("llama: %s: the head dimension %d is more than the %d values the weights hold", path, c.Head(), total)
+	}
 	m := build(c, func(name string, shape []int, _ func([]int) *ember.Tensor) *ember.Tensor {
 		if t := w.Take(name, shape...); t != nil {
 			return t
 		}
-		return ember.Zeros(shape, ember.On(ember.Meta), ember.Dtype(o.dtype))
+		// an error is recorded and the model dropped: a stand-in of no
+		// size (the config's shape may not even have a size)
+		return ember.Zeros(ember.Shape{0}, ember.On(ember.Meta), ember.Dtype(o.dtype))
 	})
 	if err := w.Err(); err != nil {
 		return nil, fmt.Errorf("llama: %w", err)
@@ -365,6 +392,25 @@ func (m *Model) EOS() int {
 	return -1
 }
 
+// EOSIDs is every id of eos_token_id (none for nil): generation stops at
+// any of them, as transformers' generate does with a list.
+func (m *Model) EOSIDs() []int {
+	nn.CheckNil(m, "EOSIDs")
+	switch v := m.Config.EOSTokenID.(type) {
+	case float64:
+		return []int{int(v)}
+	case []any:
+		var ids []int
+		for _, e := range v {
+			if f, ok := e.(float64); ok {
+				ids = append(ids, int(f))
+			}
+		}
+		return ids
+	}
+	return nil
+}
+
 // Forward maps ids [B, T] to logits [B, T, vocab] (causal).
 func (m *Model) Forward(ids *ember.Tensor) *ember.Tensor {
 	nn.CheckNil(m, "Forward")
@@ -382,6 +428,7 @@ func (m *Model) ForwardCache(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor 
 // Float32 whatever the model's dtype.
 func (m *Model) Step(ids *ember.Tensor, c *kvcache.Cache) *ember.Tensor {
 	nn.CheckNil(m, "Step")
+	stepIDs(ids)
 	h := m.Model.hidden(ids, c)
 	return m.head(h.Narrow(1, h.Shape()[1]-1, 1)).Squeeze(1).Cast(ember.Float32)
 }
@@ -518,4 +565,99 @@ func (a *Attention) forward(x *ember.Tensor, c *kvcache.Cache, layer int, cos, s
 func (f *MLP) Forward(x *ember.Tensor) *ember.Tensor {
 	nn.CheckNil(f, "Forward")
 	return f.DownProj.Forward(f.GateProj.Forward(x).SiLU().Mul(f.UpProj.Forward(x)))
+}
+
+// stepIDs checks that Step has a token to give the logits of.
+func stepIDs(ids *ember.Tensor) {
+	if ids != nil && ids.Dim() == 2 && ids.Shape()[1] == 0 {
+		panic(&ember.ShapeError{Op: "llama.Step", Msg: fmt.Sprintf("ids %v: Step needs at least one new token (it returns the logits of the last)", ids.Shape())})
+	}
+}
+
+// ropeScaling is rope_scaling's parameters.
+type ropeScaling struct {
+	kind                                        string
+	factor, lowFreqFactor, highFreqFactor, orig float64
+}
+
+// parseRope reads rope_scaling (nil: none).
+func parseRope(v any) (*ropeScaling, error) {
+	if v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("llama: rope_scaling %v is not an object", v)
+	}
+	kind, _ := m["rope_type"].(string)
+	if kind == "" {
+		kind, _ = m["type"].(string)
+	}
+	num := func(k string) (float64, error) {
+		f, ok := m[k].(float64)
+		if !ok || !(f > 0) {
+			return 0, fmt.Errorf("llama: rope_scaling %q needs a positive %s, got %v", kind, k, m[k])
+		}
+		return f, nil
+	}
+	r := &ropeScaling{kind: kind}
+	var err error
+	switch kind {
+	case "default":
+		return nil, nil
+	case "linear":
+		r.factor, err = num("factor")
+	case "llama3":
+		for _, f := range []struct {
+			k string
+			p *float64
+		}{{"factor", &r.factor}, {"low_freq_factor", &r.lowFreqFactor}, {"high_freq_factor", &r.highFreqFactor}, {"original_max_position_embeddings", &r.orig}} {
+			if *f.p, err = num(f.k); err != nil {
+				return nil, err
+			}
+		}
+		if r.highFreqFactor <= r.lowFreqFactor {
+			return nil, fmt.Errorf("llama: rope_scaling llama3's high_freq_factor %v must exceed low_freq_factor %v", r.highFreqFactor, r.lowFreqFactor)
+		}
+	default:
+		return nil, fmt.Errorf("llama: rope_scaling %v is not supported (rope_type llama3, linear or default)", v)
+	}
+	return r, err
+}
+
+// ropeErr is parseRope's error.
+func ropeErr(v any) error {
+	_, err := parseRope(v)
+	return err
+}
+
+// scaleInvFreq applies rope_scaling to the rotary frequencies as
+// transformers' modeling_rope_utils does (in float32): "linear" divides
+// them by factor; "llama3" divides those of wavelength above
+// original_max_position_embeddings/low_freq_factor by factor, keeps those
+// below original/high_freq_factor, and blends the ones between.
+func scaleInvFreq(invFreq []float64, v any) {
+	r, _ := parseRope(v) // Validate has checked it
+	if r == nil {
+		return
+	}
+	f32 := func(x float64) float64 { return float64(float32(x)) }
+	for i, f := range invFreq {
+		switch r.kind {
+		case "linear":
+			invFreq[i] = f32(f / r.factor)
+		case "llama3":
+			lowWavelen, highWavelen := r.orig/r.lowFreqFactor, r.orig/r.highFreqFactor
+			wavelen := f32(2 * math.Pi / f)
+			scaled := f
+			if wavelen > lowWavelen {
+				scaled = f32(f / r.factor)
+			}
+			if wavelen >= highWavelen && wavelen <= lowWavelen {
+				smooth := f32((f32(r.orig/wavelen) - r.lowFreqFactor) / (r.highFreqFactor - r.lowFreqFactor))
+				scaled = f32(f32(f32(1-smooth)*scaled/r.factor) + f32(smooth*scaled))
+			}
+			invFreq[i] = scaled
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/backend/cuda/cudatest"
+	"github.com/emberml/ember/internal/testenv"
 	"github.com/emberml/ember/models/generate"
 	"github.com/emberml/ember/models/llama"
 )
@@ -169,12 +170,19 @@ func TestBadInput(t *testing.T) {
 		{"unknown activation", strings.Replace(string(cfg), `"silu"`, `"gelu_sparkly"`, 1), `unknown hidden_act "gelu_sparkly"`},
 		{"missing field", strings.Replace(string(cfg), `"num_attention_heads": 4,`, ``, 1), "missing num_attention_heads"},
 		{"wrong shape", strings.Replace(string(cfg), `"intermediate_size": 48`, `"intermediate_size": 40`, 1), "weight model.layers.0.mlp.gate_proj.weight has shape [48 32], want [40 32]"},
-		{"rope scaling", strings.Replace(string(cfg), `"rope_scaling": null`, `"rope_scaling": {"type": "linear", "factor": 2}`, 1), "rope_scaling map[factor:2 type:linear] is not supported"},
+		{"rope scaling", strings.Replace(string(cfg), `"rope_scaling": null`, `"rope_scaling": {"type": "dynamic", "factor": 2}`, 1), "rope_scaling map[factor:2 type:dynamic] is not supported"},
+		{"rope scaling llama3 without its factors", strings.Replace(string(cfg), `"rope_scaling": null`, `"rope_scaling": {"rope_type": "llama3", "factor": 8}`, 1), `rope_scaling "llama3" needs a positive low_freq_factor`},
 		{"kv heads", strings.Replace(string(cfg), `"num_key_value_heads": 2`, `"num_key_value_heads": 3`, 1), "num_attention_heads 4 is not a multiple of num_key_value_heads 3"},
 		// a hostile layer count: a makeslice panic (10¹⁸) or minutes and
 		// gigabytes (10⁷) before the check against the weights
 		{"layers past the weights", strings.Replace(string(cfg), `"num_hidden_layers": 2`, `"num_hidden_layers": 1000000000000000000`, 1), "too few for 1000000000000000000 layers"},
 		{"millions of layers", strings.Replace(string(cfg), `"num_hidden_layers": 2`, `"num_hidden_layers": 10000000`, 1), "holds 21 tensors: too few for 10000000 layers"},
+		// hostile sizes: refused past 2³¹ or when negative; a head_dim of
+		// 2³¹ sized the rotary table (8 GiB: the process died out of
+		// memory) before the weights could refute it
+		{"hidden 10¹²", strings.Replace(string(cfg), `"hidden_size": 32`, `"hidden_size": 1000000000000`, 1), "must be at most 2147483648"},
+		{"head_dim 2³¹", strings.Replace(string(cfg), `"hidden_act"`, `"head_dim": 2147483648, "hidden_act"`, 1), "the head dimension 2147483648 is more than the 51616 values the weights hold"},
+		{"negative kv heads", strings.Replace(string(cfg), `"num_key_value_heads": 2`, `"num_key_value_heads": -1`, 1), "may not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := writeDir(t, tc.config, weights)
@@ -193,6 +201,30 @@ func TestBadInput(t *testing.T) {
 			t.Fatalf("Load: %v", err)
 		}
 	})
+	t.Run("misuse", func(t *testing.T) {
+		m, err := llama.Load("testdata/tiny", ember.CPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := m.Config.VocabSize
+		// a batch of no sequences: empty logits (the fused attention
+		// kernel failed with a Go index-out-of-range panic)
+		if got := m.Forward(ember.Zeros(ember.Shape{0, 3}, ember.Dtype(ember.Int64))).Shape(); !got.Equal(ember.Shape{0, 3, v}) {
+			t.Fatalf("Forward of [0, 3] ids: shape %v, want [0 3 %d]", got, v)
+		}
+		e := testenv.Raises[*ember.ShapeError](t, "Step of no tokens", func() {
+			m.Step(ember.Zeros(ember.Shape{1, 0}, ember.Dtype(ember.Int64)), m.NewCache())
+		})
+		if !strings.Contains(e.Error(), "at least one new token") {
+			t.Fatalf("Step of no tokens: %v", e)
+		}
+		testenv.Raises[*ember.IndexError](t, "id past the vocabulary", func() {
+			m.Forward(ember.FromSlice([]int{1, v}, ember.Shape{1, 2}))
+		})
+		testenv.Raises[*ember.ShapeError](t, "past the context", func() {
+			m.Forward(ember.Zeros(ember.Shape{1, 65}, ember.Dtype(ember.Int64)))
+		})
+	})
 	t.Run("prompt longer than the context", func(t *testing.T) {
 		m, err := llama.Load("testdata/tiny", ember.CPU)
 		if err != nil {
@@ -208,4 +240,74 @@ func TestBadInput(t *testing.T) {
 			t.Fatalf("Generate at the context's end: %d tokens, %s, %v; want 2, context", len(got), stop, err)
 		}
 	})
+}
+
+// TestRopeScalingMatchesPyTorch: rope_scaling "llama3" (Llama 3.1 and
+// 3.2's) and "linear" on the tiny Llama's weights: the last position's
+// logits of 40 ids and the greedy continuation are those of
+// models/testdata/gen_models.py's plain-torch model with transformers'
+// scaled frequencies; such configs were refused.
+func TestRopeScalingMatchesPyTorch(t *testing.T) {
+	b, err := os.ReadFile("testdata/rope_scaling.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		RopeScaling map[string]any `json:"rope_scaling"`
+		IDs         [][]int        `json:"ids"`
+		LastLogits  []float64      `json:"last_logits"`
+		Greedy      []int          `json:"greedy"`
+	}
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile("testdata/tiny/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := readFixture(t)
+	for _, c := range cases {
+		rs, _ := json.Marshal(c.RopeScaling)
+		d := writeDir(t, strings.Replace(string(cfg), `"rope_scaling": null`, `"rope_scaling": `+string(rs), 1),
+			map[string]string{"model.safetensors": "testdata/tiny/model.safetensors"})
+		m, err := llama.Load(d, ember.CPU)
+		if err != nil {
+			t.Fatalf("%s: %v", rs, err)
+		}
+		var last []float32
+		ember.NoGrad(func() {
+			logits := m.Forward(idsTensor(c.IDs, ember.CPU))
+			last = logits.Narrow(1, len(c.IDs[0])-1, 1).Contiguous().Float32s()
+		})
+		if diff := maxDiff(last, c.LastLogits); diff > 1e-4 {
+			t.Errorf("%s: logits differ from PyTorch's by %g", rs, diff)
+		}
+		got, _, err := generate.Generate(m, fx.PromptIDs, generate.Options{MaxNewTokens: len(c.Greedy), EOS: -1}, nil)
+		if err != nil || !slices.Equal(got, c.Greedy) {
+			t.Errorf("%s: greedy %v (%v), PyTorch's %v", rs, got, err, c.Greedy)
+		}
+	}
+}
+
+// TestEOSIDs: eos_token_id as a number, a list (EOS its first, EOSIDs
+// all) or null.
+func TestEOSIDs(t *testing.T) {
+	for _, c := range []struct {
+		json string
+		eos  int
+		ids  []int
+	}{
+		{`7`, 7, []int{7}},
+		{`[128001, 128008, 128009]`, 128001, []int{128001, 128008, 128009}},
+		{`null`, -1, nil},
+	} {
+		var v any
+		if err := json.Unmarshal([]byte(c.json), &v); err != nil {
+			t.Fatal(err)
+		}
+		m := &llama.Model{Config: llama.Config{EOSTokenID: v}}
+		if m.EOS() != c.eos || !slices.Equal(m.EOSIDs(), c.ids) {
+			t.Errorf("%s: EOS %d EOSIDs %v, want %d %v", c.json, m.EOS(), m.EOSIDs(), c.eos, c.ids)
+		}
+	}
 }

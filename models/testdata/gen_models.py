@@ -15,6 +15,10 @@ writes
                                       the attn.bias buffers older transformers saved)
   models/llama/testdata/tiny/         config.json (grouped-query attention: 4 heads, 2 key/value heads), model.safetensors,
                                       vocab.json + merges.txt, fixture.json
+  models/llama/testdata/rope_scaling.json
+                                      the tiny Llama with rope_scaling llama3 and linear: each one's rotary
+                                      frequencies, the last position's logits of ids [2, 40] and the
+                                      greedy continuation of the prompt
 
 fixture.json: ids [2, 7] and their logits [2, 7, vocab]; the prompt "Hello world", its ids (from
 tokenizer/testdata/cases.json, made by the Python GPT-2 encoder) and torch's greedy continuation of it
@@ -166,12 +170,36 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
+def llama_inv_freq(c, hd):
+    """transformers' rotary frequencies (modeling_rope_utils), in float32:
+    the default ones, rope_scaling "linear" (divided by factor) or "llama3"
+    (_compute_llama3_parameters: the low frequencies divided by factor, the
+    medium ones smoothly between)."""
+    inv_freq = 1.0 / (c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
+    rs = c.get("rope_scaling")
+    if rs is None:
+        return inv_freq
+    kind = rs.get("rope_type", rs.get("type"))
+    if kind == "linear":
+        return inv_freq / rs["factor"]
+    assert kind == "llama3", kind
+    factor, low, high = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"]
+    old = rs["original_max_position_embeddings"]
+    low_wavelen, high_wavelen = old / low, old / high
+    wavelen = 2 * math.pi / inv_freq
+    inv_freq_llama = torch.where(wavelen > low_wavelen, inv_freq / factor, inv_freq)
+    smooth = (old / wavelen - low) / (high - low)
+    smoothed = (1 - smooth) * inv_freq_llama / factor + smooth * inv_freq_llama
+    medium = ~(wavelen < high_wavelen) * ~(wavelen > low_wavelen)
+    return torch.where(medium, smoothed, inv_freq_llama)
+
+
 def llama_forward(c, p, ids):
     b, t = ids.shape
     e = c["hidden_size"]
     nh, nkv = c["num_attention_heads"], c["num_key_value_heads"]
     hd = e // nh
-    inv_freq = 1.0 / (c["rope_theta"] ** (torch.arange(0, hd, 2).float() / hd))
+    inv_freq = llama_inv_freq(c, hd)
     freqs = torch.outer(torch.arange(t).float(), inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1)
     cos, sin = emb.cos(), emb.sin()
@@ -265,6 +293,24 @@ def main():
     save_safetensors(os.path.join(d, "model.safetensors"), p)
     copy_tokenizer(d)
     write_json(os.path.join(d, "fixture.json"), fixture(llama_forward, c, p, g))
+
+    # rope_scaling: the tiny Llama's weights with scaled rotary frequencies
+    # (original context 16, so that in a head of 8 one frequency is
+    # smoothed, three divided, one kept)
+    out = []
+    for rs in ({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 16},
+               {"type": "linear", "factor": 4.0}):
+        cs = dict(c, rope_scaling=rs)
+        ids = torch.randint(0, VOCAB, (2, 40), generator=torch.Generator().manual_seed(5))
+        with torch.no_grad():
+            last = llama_forward(cs, p, ids)[:, -1]
+        out.append({"rope_scaling": rs, "inv_freq": llama_inv_freq(cs, c["hidden_size"] // c["num_attention_heads"]).tolist(),
+                    "ids": ids.tolist(), "last_logits": [round(float(v), 7) for v in last.flatten()],
+                    "greedy": greedy(llama_forward, cs, p)})
+    with open(os.path.join(ROOT, "models", "llama", "testdata", "rope_scaling.json"), "w") as f:
+        json.dump(out, f, separators=(",", ":"))
+        f.write("\n")
 
 
 if __name__ == "__main__":
