@@ -1,0 +1,52 @@
+package imageio
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestPNMMaxvalMatchesPIL decodes PGM/PPM files whose maxval is not 255
+// (8- and 16-bit samples) against Pillow 9.4's Image.open(f).convert("RGB")
+// (testdata/gen_pnm_fixtures.py): samples rounded, not truncated, when
+// scaled, and a 16-bit PGM clipped to 255 as PIL's mode I is. ember
+// truncated (v·255/maxval) and scaled 16-bit PGMs, so a P5 of maxval 65535
+// holding 1000 gave 3 where PIL gives 255.
+func TestPNMMaxvalMatchesPIL(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(fixtures, "pnm_maxval.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		File []byte
+		W, H int
+		RGB  []uint8
+	}
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, c := range cases {
+		head := string(c.File[:min(len(c.File), 12)])
+		img, err := Decode(bytes.NewReader(c.File))
+		if err != nil {
+			t.Errorf("%q: %v", head, err)
+			continue
+		}
+		if img.Rect.Dx() != c.W || img.Rect.Dy() != c.H {
+			t.Errorf("%q: %v, PIL %dx%d", head, img.Rect, c.W, c.H)
+			continue
+		}
+		var got []uint8
+		for i := 0; i < len(img.Pix); i += 4 {
+			got = append(got, img.Pix[i:i+3]...)
+		}
+		if !bytes.Equal(got, c.RGB) {
+			t.Errorf("%q: %v, PIL %v", head, got, c.RGB)
+		}
+	}
+}
