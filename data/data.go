@@ -33,16 +33,28 @@ type Subset struct {
 // Len is the number of indices.
 func (s *Subset) Len() int { return len(s.Indices) }
 
-// Get returns ds's sample Indices[i]; an i outside the indices panics with
-// an *ember.IndexError.
+// Get returns ds's sample Indices[i]; a negative i counts from the end, as
+// Python's indexing, and an i outside the indices panics with an
+// *ember.IndexError.
 func (s *Subset) Get(i int) (*ember.Tensor, *ember.Tensor) {
-	if i < 0 || i >= len(s.Indices) {
-		panic(&ember.IndexError{Op: "data.Subset.Get", Index: int64(i), Size: len(s.Indices)})
-	}
+	i = sampleIndex("data.Subset.Get", i, len(s.Indices))
 	if s.DS == nil {
 		panic(&ember.ValueError{Op: "data.Subset.Get", Msg: "nil dataset"})
 	}
 	return s.DS.Get(s.Indices[i])
+}
+
+// sampleIndex is Python's sequence indexing of a dataset of n samples: i
+// in [-n, n), a negative i counting from the end; any other i panics with
+// an *ember.IndexError naming op.
+func sampleIndex(op string, i, n int) int {
+	if i < -n || i >= n {
+		panic(&ember.IndexError{Op: op, Index: int64(i), Size: n})
+	}
+	if i < 0 {
+		i += n
+	}
+	return i
 }
 
 // SetEpoch forwards to the underlying dataset.
