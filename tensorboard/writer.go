@@ -31,18 +31,25 @@ import (
 
 var uid atomic.Int64
 
+// flushEvery is how long an event may wait in the writer's buffer before
+// it is written to the file: PyTorch's SummaryWriter(flush_secs=120).
+var flushEvery = 120 * time.Second
+
 // SummaryWriter writes events into a log directory. Its methods are safe
-// for concurrent use. The first error is kept and returned by Flush and
-// Close; the Add methods return it too.
+// for concurrent use. Events are buffered and reach the file at most two
+// minutes after they are added (as PyTorch's flush_secs=120), or at Flush
+// and Close. The first error is kept and returned by Flush and Close; the
+// Add methods return it too.
 type SummaryWriter struct {
-	dir  string
-	path string
-	mu   sync.Mutex
-	f    *os.File
-	w    *bufio.Writer
-	err  error
-	sub  map[string]*SummaryWriter // AddScalars' per-tag writers
-	now  func() time.Time
+	dir   string
+	path  string
+	mu    sync.Mutex
+	f     *os.File
+	w     *bufio.Writer
+	err   error
+	sub   map[string]*SummaryWriter // AddScalars' per-tag writers
+	now   func() time.Time
+	timer *time.Timer // armed while events wait in w
 }
 
 // NewSummaryWriter creates dir (and its parents) and an event file in it.
@@ -103,7 +110,24 @@ func (s *SummaryWriter) summary(step int64, vals ...*tbpb.Summary_Value) error {
 	if s.f == nil {
 		return fmt.Errorf("tensorboard: %s: the writer is closed", s.dir)
 	}
-	return s.write(&tbpb.Event{WallTime: wall(s.now()), Step: step, What: &tbpb.Event_Summary{Summary: &tbpb.Summary{Value: vals}}})
+	err := s.write(&tbpb.Event{WallTime: wall(s.now()), Step: step, What: &tbpb.Event_Summary{Summary: &tbpb.Summary{Value: vals}}})
+	if err == nil && s.timer == nil && s.w.Buffered() > 0 {
+		s.timer = time.AfterFunc(flushEvery, s.timedFlush)
+	}
+	return err
+}
+
+// timedFlush writes the buffered events to the file, flushEvery after the
+// first of them was added; without it a run logging a scalar an epoch
+// showed nothing in TensorBoard until 4 KiB of events had accumulated, and
+// lost them all when it was interrupted.
+func (s *SummaryWriter) timedFlush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.timer = nil
+	if s.f != nil && s.err == nil {
+		s.err = s.w.Flush()
+	}
 }
 
 // AddScalar records value under tag at step.
@@ -281,6 +305,10 @@ func (s *SummaryWriter) AddText(tag, text string, step int64) error {
 }
 
 func (s *SummaryWriter) flushLocked() error {
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
 	if s.err == nil {
 		if s.err = s.w.Flush(); s.err == nil {
 			s.err = s.f.Sync()
