@@ -239,7 +239,26 @@ func (l *ptLoader) findClass(module, name string) (any, error) {
 			return args[0], nil
 		}), nil
 	}
-	return nil, fmt.Errorf("global %s.%s is not allowed in a state dict", module, name)
+	return nil, refused(module, name)
+}
+
+// refused is the error for a global findClass does not resolve, saying
+// what the file holds where the global tells (torch.save(model) pickles
+// the module's class; complex, quantized and sparse tensors have their
+// own storages and rebuild functions).
+func refused(module, name string) error {
+	full := module + "." + name
+	switch {
+	case module == "torch" && strings.HasPrefix(name, "Complex") && strings.HasSuffix(name, "Storage"):
+		return fmt.Errorf("global %s: complex tensors are not supported (ember has no complex dtype; save torch.view_as_real(t) instead)", full)
+	case module == "torch" && strings.HasPrefix(name, "Q") && strings.HasSuffix(name, "Storage"), full == "torch._utils._rebuild_qtensor":
+		return fmt.Errorf("global %s: quantized tensors are not supported (save t.dequantize() instead)", full)
+	case strings.HasPrefix(full, "torch._utils._rebuild_sparse"):
+		return fmt.Errorf("global %s: sparse tensors are not supported (save t.to_dense() instead)", full)
+	case module == "__main__" || strings.HasPrefix(module, "torch.nn.modules."):
+		return fmt.Errorf("global %s is not allowed in a state dict: the file pickles a Python object, as torch.save(model) does; save model.state_dict() instead", full)
+	}
+	return fmt.Errorf("global %s is not allowed in a state dict (tensors, dicts and plain values are read; for a whole pickled model, save model.state_dict() instead)", full)
 }
 
 func (l *ptLoader) persistentLoad(pid any) (any, error) {

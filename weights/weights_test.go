@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -273,5 +274,25 @@ func TestPyTorchRefusesGlobals(t *testing.T) {
 	_, err = ParsePyTorch(zipWith(t, map[string][]byte{"a/data.pkl": []byte(pkl), "a/data/0": make([]byte, 8)}))
 	if err == nil || !strings.Contains(err.Error(), "its record holds 8") {
 		t.Errorf("err = %v, want a storage size mismatch", err)
+	}
+}
+
+// What PyTorch 1.13 writes for a whole module and for complex, quantized
+// and sparse tensors (testdata/gen_pth_fixtures.py) is refused with an
+// error saying so and what to save instead, not only "global ... is not
+// allowed".
+func TestPyTorchUnsupportedSaysWhat(t *testing.T) {
+	for file, want := range map[string]string{
+		"module.pth":    "global torch.nn.modules.linear.Linear is not allowed in a state dict: the file pickles a Python object, as torch.save(model) does; save model.state_dict() instead",
+		"complex.pth":   "global torch.ComplexFloatStorage: complex tensors are not supported",
+		"quantized.pth": "global torch._utils._rebuild_qtensor: quantized tensors are not supported",
+		"sparse.pth":    "global torch._utils._rebuild_sparse_tensor: sparse tensors are not supported",
+	} {
+		path := filepath.Join("..", "testdata", "pth", file)
+		_, err := LoadPyTorch(path)
+		var fe *FormatError
+		if !errors.As(err, &fe) || fe.Path != path || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v\nwant a *FormatError containing %q", file, err, want)
+		}
 	}
 }
