@@ -1,8 +1,10 @@
 package data
 
 import (
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/testenv"
 )
 
 // ramp is a dataset whose sample i is the input [i, i] and target i.
@@ -208,6 +211,52 @@ func TestLoaderHugeWorkersAndPrefetch(t *testing.T) {
 		}
 		if !slices.EqualFunc(got, want, slices.Equal) || peak > 3+1 {
 			t.Errorf("batches %v, %d goroutines started", got, peak)
+		}
+	}
+}
+
+// Normalize computes in float32 as torchvision does (testdata/gen_normalize.py):
+// in float64 it differed from torch by an ulp in 500 of these 768 values.
+// A std that is zero in float32 is torchvision's ValueError, not Inf/NaN.
+func TestNormalizeMatchesTorchvision(t *testing.T) {
+	b, err := os.ReadFile("testdata/normalize.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Mean, Std []float64
+		Shape     []int
+		Out       []float64
+	}
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	in := make([]float32, 3*256)
+	for i := range in {
+		in[i] = float32(i%256) / 255
+	}
+	got := Normalize(fx.Mean, fx.Std)(ember.FromSlice(in, ember.Shape(fx.Shape)), nil).Float32s()
+	if len(got) != len(fx.Out) {
+		t.Fatalf("%d values, torch %d", len(got), len(fx.Out))
+	}
+	bad := 0
+	for i, w := range fx.Out {
+		if got[i] != float32(w) {
+			if bad++; bad <= 3 {
+				t.Errorf("value %d: %v, torch %v", i, got[i], float32(w))
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d values differ from torch", bad, len(got))
+	}
+	for _, std := range [][]float64{{0}, {1e-50}, {1, 0, 1}} {
+		mean := make([]float64, len(std))
+		e := testenv.Raises[*ember.ValueError](t, "zero std", func() {
+			Normalize(mean, std)(ember.FromSlice(in, ember.Shape(fx.Shape)), nil)
+		})
+		if !strings.Contains(e.Msg, "evaluated to zero after conversion to float32") {
+			t.Error(e)
 		}
 	}
 }

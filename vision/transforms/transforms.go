@@ -249,17 +249,27 @@ func ToTensor(img *image.RGBA) *ember.Tensor {
 }
 
 // Normalize is F.normalize on a [C, H, W] (or [N, C, H, W]) tensor:
-// (x - mean) / std per channel, in float32 as torch computes it.
+// (x - mean) / std per channel, in float32 as torch computes it; one mean
+// and std apply to every channel. A std that is zero in float32 panics
+// with an *ember.ValueError, as torchvision's "std evaluated to zero".
 func Normalize(t *ember.Tensor, mean, std []float64) *ember.Tensor {
 	s := t.Shape()
-	if len(s) < 3 || s[len(s)-3] != len(mean) || len(std) != len(mean) {
+	if len(s) < 3 || (s[len(s)-3] != len(mean) && len(mean) != 1) || len(std) != len(mean) {
 		panic(&ember.ShapeError{Op: "transforms.Normalize", Msg: fmt.Sprintf("%d means, %d stds for the tensor", len(mean), len(std)), Shapes: []ember.Shape{s}})
+	}
+	for _, v := range std {
+		if float32(v) == 0 {
+			panic(&ember.ValueError{Op: "transforms.Normalize", Msg: fmt.Sprintf("std %v evaluated to zero after conversion to float32, leading to division by zero", std)})
+		}
 	}
 	c, hw := s[len(s)-3], s[len(s)-2]*s[len(s)-1]
 	px := t.Cast(ember.Float32).Contiguous().Float32s()
 	out := make([]float32, len(px))
 	for i := range px {
-		ch := (i / hw) % c
+		ch := 0
+		if len(mean) > 1 {
+			ch = (i / hw) % c
+		}
 		out[i] = (px[i] - float32(mean[ch])) / float32(std[ch])
 	}
 	return ember.FromSlice(out, s)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/testenv"
 	"github.com/emberml/ember/vision/imageio"
 	"github.com/emberml/ember/weights"
 )
@@ -229,6 +230,24 @@ func TestOutputBound(t *testing.T) {
 		var ve *ember.ValueError
 		if !errors.As(err, &ve) || ve.Op != strings.TrimSpace(name) || !strings.Contains(err.Error(), "MaxPixels") {
 			t.Errorf("%s: %T %v", name, err, err)
+		}
+	}
+}
+
+// As F.normalize: one mean and std apply to every channel (ember refused
+// them as a shape mismatch), and a std that is zero in float32 is a
+// ValueError ("std evaluated to zero"), not a tensor of Inf and NaN.
+func TestNormalizeOneValueAndZeroStd(t *testing.T) {
+	x := ember.FromSlice([]float32{0, 0.5, 1, 0.75}, ember.Shape{2, 1, 2})
+	got := Normalize(x, []float64{0.5}, []float64{0.25}).Float32s()
+	if want := []float32{-2, 0, 2, 1}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Normalize(x, [0.5], [0.25]) = %v, want %v", got, want)
+	}
+	for _, std := range [][]float64{{0}, {1, 1e-46}} {
+		mean := make([]float64, len(std))
+		e := testenv.Raises[*ember.ValueError](t, "zero std", func() { Normalize(x, mean, std) })
+		if e.Op != "transforms.Normalize" || !strings.Contains(e.Msg, "evaluated to zero") {
+			t.Error(e)
 		}
 	}
 }
