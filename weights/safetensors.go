@@ -285,7 +285,9 @@ func ParseSafetensors(data []byte) (map[string]*ember.Tensor, map[string]string,
 }
 
 // SaveSafetensors writes tensors to path in the safetensors format, keys in
-// sorted order. The file is written to a temporary name and renamed.
+// sorted order. The file is written to a temporary name and renamed; it is
+// readable by all (mode 0644, as a file Python creates under the usual
+// umask), not only by its owner as a temporary file is.
 func SaveSafetensors(path string, tensors map[string]*ember.Tensor) error {
 	return SaveSafetensorsMeta(path, tensors, nil)
 }
@@ -298,6 +300,10 @@ func SaveSafetensorsMeta(path string, tensors map[string]*ember.Tensor, meta map
 	}
 	defer os.Remove(tmp.Name())
 	if err := WriteSafetensors(tmp, tensors, meta); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
 		return err
 	}

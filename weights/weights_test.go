@@ -129,6 +129,11 @@ func TestSafetensorsRoundTrip(t *testing.T) {
 	if err := SaveSafetensors(p, in); err != nil {
 		t.Fatal(err)
 	}
+	// readable by all as torch.save's files are, not 0600 as the temporary
+	// file it was renamed from
+	if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("saved file mode %v (%v), want -rw-r--r--", st.Mode(), err)
+	}
 	raw, _ := os.ReadFile(p)
 	hl := binary.LittleEndian.Uint64(raw)
 	if (8+hl)%8 != 0 {
