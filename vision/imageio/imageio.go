@@ -3,8 +3,9 @@
 // same pixels: JPEG, PNG and GIF through Go's standard library, WebP, BMP
 // and TIFF through golang.org/x/image. Grayscale is replicated to three
 // channels, alpha is dropped (not composited: PIL's RGBA→RGB), palettes are
-// looked up, CMYK is converted as PIL does, 16-bit samples keep their high
-// byte. EXIF orientation is applied only when asked (AutoOrient), since
+// looked up, CMYK is converted as PIL does, 16-bit colour samples keep their
+// high byte and 16-bit grayscale is clipped to 255 (PIL's mode I). EXIF
+// orientation is applied only when asked (AutoOrient), since
 // Image.open does not apply it either (ImageOps.exif_transpose does).
 package imageio
 
@@ -111,6 +112,9 @@ func decode(b []byte, opts []Option) (*image.RGBA, error) {
 	if err != nil {
 		return nil, &DecodeError{Err: fmt.Errorf("%s: %w", format, err)}
 	}
+	if m, ok := img.(*image.NRGBA64); ok && format == "png" && len(b) > 25 && b[24] == 16 && b[25] == 0 {
+		img = gray16Of(m)
+	}
 	rgb := ToRGB(img)
 	if o.orient && format == "jpeg" {
 		rgb = Orient(rgb, exifOrientation(b))
@@ -188,6 +192,19 @@ func ToRGB(img image.Image) *image.RGBA {
 		}
 	}
 	return out
+}
+
+// gray16Of is the gray channel of a 16-bit grayscale PNG with a tRNS
+// chunk, which Go decodes as NRGBA64: PIL opens it as mode I, like one
+// without tRNS, and clips it to 0..255 rather than taking its high byte.
+func gray16Of(m *image.NRGBA64) *image.Gray16 {
+	g := image.NewGray16(m.Rect)
+	for y := m.Rect.Min.Y; y < m.Rect.Max.Y; y++ {
+		for x := m.Rect.Min.X; x < m.Rect.Max.X; x++ {
+			g.SetGray16(x, y, color.Gray16{Y: m.NRGBA64At(x, y).R})
+		}
+	}
+	return g
 }
 
 // cmyk is Pillow's cmyk2rgb: (255-c)(255-k)/255 with MULDIV255 rounding.

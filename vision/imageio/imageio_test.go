@@ -55,7 +55,7 @@ func TestDecodeMatchesPIL(t *testing.T) {
 		mean    float64
 	}{
 		{"rgb.png", 0, 0}, {"gray.png", 0, 0}, {"rgba.png", 0, 0}, {"la.png", 0, 0}, {"palette.png", 0, 0},
-		{"gray16.png", 0, 0}, {"rgb.bmp", 0, 0}, {"rgb.tiff", 0, 0}, {"lossless.webp", 0, 0}, {"rgb.ppm", 0, 0}, {"gray.pgm", 0, 0},
+		{"gray16.png", 0, 0}, {"gray16trns.png", 0, 0}, {"rgb.bmp", 0, 0}, {"rgb.tiff", 0, 0}, {"lossless.webp", 0, 0}, {"rgb.ppm", 0, 0}, {"gray.pgm", 0, 0},
 		{"q90_444.jpg", 3, 0.6}, {"gray.jpg", 2, 0.5}, {"q90_420.jpg", 45, 2.5}, {"cmyk.jpg", 3, 0.7},
 		{"orient6.jpg", 3, 0.6},
 	} {
