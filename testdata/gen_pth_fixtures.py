@@ -16,3 +16,5 @@ torch.save({"w": torch.ones(2), "c": torch.tensor([1 + 2j])}, os.path.join(OUT, 
 q = torch.quantize_per_tensor(torch.ones(2), 0.1, 0, torch.qint8)
 torch.save({"w": torch.ones(2), "q": q}, os.path.join(OUT, "quantized.pth"))
 torch.save({"w": torch.ones(2), "s": torch.eye(2).to_sparse()}, os.path.join(OUT, "sparse.pth"))
+# the pre-1.6 format, which ember refuses with an error that says so
+torch.save({"w": torch.ones(2)}, os.path.join(OUT, "legacy.pth"), _use_new_zipfile_serialization=False)
