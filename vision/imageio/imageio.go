@@ -115,7 +115,13 @@ func decode(b []byte, opts []Option) (*image.RGBA, error) {
 	if m, ok := img.(*image.NRGBA64); ok && format == "png" && len(b) > 25 && b[24] == 16 && b[25] == 0 {
 		img = gray16Of(m)
 	}
-	rgb := ToRGB(img)
+	var rgb *image.RGBA
+	if m, ok := img.(*image.YCbCr); ok && format == "jpeg" {
+		rgb = jpegRGB(m)
+	}
+	if rgb == nil {
+		rgb = ToRGB(img)
+	}
 	if o.orient && format == "jpeg" {
 		rgb = Orient(rgb, exifOrientation(b))
 	}
