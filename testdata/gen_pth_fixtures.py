@@ -18,3 +18,16 @@ torch.save({"w": torch.ones(2), "q": q}, os.path.join(OUT, "quantized.pth"))
 torch.save({"w": torch.ones(2), "s": torch.eye(2).to_sparse()}, os.path.join(OUT, "sparse.pth"))
 # the pre-1.6 format, which ember refuses with an error that says so
 torch.save({"w": torch.ones(2)}, os.path.join(OUT, "legacy.pth"), _use_new_zipfile_serialization=False)
+# a checkpoint with Python objects beside the state dict, as research code
+# saves it: ember skips them (they hold no tensors) and reads the weights
+import argparse
+
+import numpy as np
+
+torch.save({"state_dict": {"fc.weight": torch.tensor([[1.0, 2.0], [3.0, 4.0]]), "fc.bias": torch.tensor([0.5, -0.5])},
+            "args": argparse.Namespace(lr=0.1, arch="resnet18", milestones=[30, 60]),
+            "best_acc1": np.float64(0.75), "epoch": np.int64(90), "size": torch.Size([2, 3]),
+            "dtype": torch.float16, "device": torch.device("cpu")},
+           os.path.join(OUT, "extras.pth"))
+# a whole module inside the checkpoint (as YOLOv5's): its tensors are not read
+torch.save({"epoch": 3, "model": torch.nn.Linear(2, 3)}, os.path.join(OUT, "module_in_dict.pth"))

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -266,10 +267,19 @@ func zipWith(t testing.TB, files map[string][]byte) []byte {
 }
 
 func TestPyTorchRefusesGlobals(t *testing.T) {
-	evil := zipWith(t, map[string][]byte{"a/data.pkl": []byte("cos\nsystem\n(S'echo hi'\ntR.")})
+	// os.system is never called: it is an opaque object, and so is what
+	// "calling" it gives
+	evil := zipWith(t, map[string][]byte{"a/data.pkl": []byte("cos\nsystem\n(S'touch /tmp/ember-pwned'\ntR.")})
 	_, err := ParsePyTorch(evil)
-	if err == nil || !strings.Contains(err.Error(), "os.system is not allowed") {
+	if err == nil || !strings.Contains(err.Error(), "top-level object is a pickled os.system, not a dict of tensors") {
 		t.Errorf("err = %v, want os.system refused", err)
+	}
+	if _, err := os.Stat("/tmp/ember-pwned"); err == nil {
+		t.Error("os.system ran")
+	}
+	evil = zipWith(t, map[string][]byte{"a/data.pkl": []byte("(dS'w'\ncos\nsystem\n(S'touch /tmp/ember-pwned'\ntRs.")})
+	if m, err := ParsePyTorch(evil); err != nil || len(m) != 0 {
+		t.Errorf("a dict holding os.system('…'): %v %v, want it skipped", m, err)
 	}
 	// A storage claiming more elements than its record holds.
 	pkl := "\x80\x02}X\x01\x00\x00\x00actorch._utils\n_rebuild_tensor_v2\n(ctorch\nFloatStorage\n" +
@@ -284,14 +294,15 @@ func TestPyTorchRefusesGlobals(t *testing.T) {
 
 // What PyTorch 1.13 writes for a whole module and for complex, quantized
 // and sparse tensors (testdata/gen_pth_fixtures.py) is refused with an
-// error saying so and what to save instead, not only "global ... is not
+// error saying so and what to save instead, not "global ... is not
 // allowed".
 func TestPyTorchUnsupportedSaysWhat(t *testing.T) {
 	for file, want := range map[string]string{
-		"module.pth":    "global torch.nn.modules.linear.Linear is not allowed in a state dict: the file pickles a Python object, as torch.save(model) does; save model.state_dict() instead",
-		"complex.pth":   "global torch.ComplexFloatStorage: complex tensors are not supported",
-		"quantized.pth": "global torch._utils._rebuild_qtensor: quantized tensors are not supported",
-		"sparse.pth":    "global torch._utils._rebuild_sparse_tensor: sparse tensors are not supported",
+		"module.pth":         "top-level object is a pickled torch.nn.modules.linear.Linear, not a dict of tensors (for a model saved whole with torch.save(model), save model.state_dict() instead)",
+		"module_in_dict.pth": `key "model" is a pickled torch.nn.modules.linear.Linear holding tensors, which are not read`,
+		"complex.pth":        "global torch.ComplexFloatStorage: complex tensors are not supported",
+		"quantized.pth":      "global torch._utils._rebuild_qtensor: quantized tensors are not supported",
+		"sparse.pth":         "global torch._utils._rebuild_sparse_tensor: sparse, nested and other tensors that are not strided are not supported",
 	} {
 		path := filepath.Join("..", "testdata", "pth", file)
 		_, err := LoadPyTorch(path)
@@ -299,5 +310,23 @@ func TestPyTorchUnsupportedSaysWhat(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Path != path || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v\nwant a *FormatError containing %q", file, err, want)
 		}
+	}
+}
+
+// A checkpoint holding Python objects beside its state dict (an
+// argparse.Namespace, NumPy scalars, torch.Size, a dtype, a device:
+// testdata/gen_pth_fixtures.py) loads its tensors; the objects, holding
+// none, are skipped without running anything. Each used to fail the whole
+// load ("global argparse.Namespace is not allowed").
+func TestPyTorchSkipsPythonObjects(t *testing.T) {
+	m, err := LoadPyTorch(filepath.Join("..", "testdata", "pth", "extras.pth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ks := strings.Join(Keys(m), " "); ks != "state_dict.fc.bias state_dict.fc.weight" {
+		t.Fatalf("keys %s", ks)
+	}
+	if w, b := m["state_dict.fc.weight"], m["state_dict.fc.bias"]; fmt.Sprint(w.Shape(), w.Float32s(), b.Float32s()) != "[2, 2] [1 2 3 4] [0.5 -0.5]" {
+		t.Errorf("weight %v, bias %v", w, b)
 	}
 }
