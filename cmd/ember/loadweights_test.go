@@ -71,3 +71,18 @@ func TestLoadWeightsSniffsFormat(t *testing.T) {
 		t.Errorf("absent file: %v", err)
 	}
 }
+
+// A --classes file's lines lose their "\r\n" line ends as well as "\n".
+func TestClassLines(t *testing.T) {
+	for in, want := range map[string]string{
+		"cat\ndog\n":          "cat|dog",
+		"cat\r\ndog\r\n":      "cat|dog",
+		"cat\r\ndog":          "cat|dog",
+		"a b\r\nc\n\n\r\n":    "a b|c",
+		"tench, fish\r\n\r\n": "tench, fish",
+	} {
+		if got := strings.Join(classLines(in), "|"); got != want {
+			t.Errorf("classLines(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
