@@ -71,8 +71,8 @@ func jpegRGB(m *image.YCbCr) *image.RGBA {
 // upsample is libjpeg-turbo's upsampler (jdsample.c) for one chroma plane
 // of cw×ch samples (row stride s) to w×h: the rows above the first and
 // below the last repeat them, as jdmainct.c's context rows do.
-func upsample(p []uint8, s, cw, ch, hf, vf, w, h int) []int {
-	out := make([]int, w*h)
+func upsample(p []uint8, s, cw, ch, hf, vf, w, h int) []uint8 {
+	out := make([]uint8, w*h)
 	at := func(x, y int) int { return int(p[y*s+x]) }
 	fancyH := hf == 2 && cw > 2
 	for y := 0; y < h; y++ {
@@ -83,9 +83,9 @@ func upsample(p []uint8, s, cw, ch, hf, vf, w, h int) []int {
 			for x := range o {
 				i := x / 2
 				if x%2 == 0 {
-					o[x] = (3*at(i, cy) + at(max(i-1, 0), cy) + 1) >> 2
+					o[x] = uint8((3*at(i, cy) + at(max(i-1, 0), cy) + 1) >> 2)
 				} else {
-					o[x] = (3*at(i, cy) + at(min(i+1, cw-1), cy) + 2) >> 2
+					o[x] = uint8((3*at(i, cy) + at(min(i+1, cw-1), cy) + 2) >> 2)
 				}
 			}
 		case fancyH && vf == 2: // h2v2_fancy_upsample
@@ -97,9 +97,9 @@ func upsample(p []uint8, s, cw, ch, hf, vf, w, h int) []int {
 			for x := range o {
 				i := x / 2
 				if x%2 == 0 {
-					o[x] = (3*col(i) + col(max(i-1, 0)) + 8) >> 4
+					o[x] = uint8((3*col(i) + col(max(i-1, 0)) + 8) >> 4)
 				} else {
-					o[x] = (3*col(i) + col(min(i+1, cw-1)) + 7) >> 4
+					o[x] = uint8((3*col(i) + col(min(i+1, cw-1)) + 7) >> 4)
 				}
 			}
 		case hf == 1 && vf == 2: // h1v2_fancy_upsample
@@ -108,11 +108,11 @@ func upsample(p []uint8, s, cw, ch, hf, vf, w, h int) []int {
 				ny, bias = min(cy+1, ch-1), 2
 			}
 			for x := range o {
-				o[x] = (3*at(x, cy) + at(x, ny) + bias) >> 2
+				o[x] = uint8((3*at(x, cy) + at(x, ny) + bias) >> 2)
 			}
 		default: // replication (h2 with two samples or fewer, h4, 4:4:4)
 			for x := range o {
-				o[x] = at(x/hf, cy)
+				o[x] = uint8(at(x/hf, cy))
 			}
 		}
 	}
