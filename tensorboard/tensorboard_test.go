@@ -328,3 +328,28 @@ func TestTimedFlush(t *testing.T) {
 	}
 	time.Sleep(3 * flushEvery) // a timer left armed must not touch the closed file
 }
+
+// A nil *SummaryWriter (its NewSummaryWriter failed and the error was not
+// checked) and a zero SummaryWriter return errors from every method; they
+// were nil dereferences, and AddScalars on a zero writer a nil-map write.
+func TestNilAndZeroWriter(t *testing.T) {
+	img := ember.Zeros(ember.Shape{3, 2, 2})
+	for name, s := range map[string]*SummaryWriter{"nil": nil, "zero": {}} {
+		if s.Dir() != "" || s.Path() != "" {
+			t.Errorf("%s: Dir %q Path %q", name, s.Dir(), s.Path())
+		}
+		for op, err := range map[string]error{
+			"AddScalar":    s.AddScalar("a", 1, 0),
+			"AddScalars":   s.AddScalars("a", map[string]float64{"x": 1}, 0),
+			"AddHistogram": s.AddHistogram("h", img, 0),
+			"AddImage":     s.AddImage("i", img, 0),
+			"AddText":      s.AddText("t", "x", 0),
+			"Flush":        s.Flush(),
+			"Close":        s.Close(),
+		} {
+			if (err == nil) != (name == "zero" && (op == "Flush" || op == "Close")) {
+				t.Errorf("%s writer %s: %v", name, op, err)
+			}
+		}
+	}
+}

@@ -86,10 +86,24 @@ func newWriter(dir string, now func() time.Time) (*SummaryWriter, error) {
 func wall(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 // Dir is the log directory.
-func (s *SummaryWriter) Dir() string { return s.dir }
+func (s *SummaryWriter) Dir() string {
+	if s == nil {
+		return ""
+	}
+	return s.dir
+}
 
 // Path is the event file's path.
-func (s *SummaryWriter) Path() string { return s.path }
+func (s *SummaryWriter) Path() string {
+	if s == nil {
+		return ""
+	}
+	return s.path
+}
+
+// errNil is the error of every method on a nil *SummaryWriter (one whose
+// NewSummaryWriter failed), which was a nil dereference.
+var errNil = fmt.Errorf("tensorboard: nil *SummaryWriter (NewSummaryWriter returned an error?)")
 
 func (s *SummaryWriter) write(e *tbpb.Event) error {
 	if s.err != nil {
@@ -105,6 +119,9 @@ func (s *SummaryWriter) write(e *tbpb.Event) error {
 }
 
 func (s *SummaryWriter) summary(step int64, vals ...*tbpb.Summary_Value) error {
+	if s == nil {
+		return errNil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
@@ -140,6 +157,15 @@ func (s *SummaryWriter) AddScalar(tag string, value float64, step int64) error {
 // become underscores), all under the tag mainTag, so TensorBoard draws them
 // in one chart.
 func (s *SummaryWriter) AddScalars(mainTag string, values map[string]float64, step int64) error {
+	if s == nil {
+		return errNil
+	}
+	s.mu.Lock()
+	closed := s.f == nil
+	s.mu.Unlock()
+	if closed {
+		return fmt.Errorf("tensorboard: %s: the writer is closed", s.dir)
+	}
 	tags := make([]string, 0, len(values))
 	for k := range values {
 		tags = append(tags, k)
@@ -319,6 +345,9 @@ func (s *SummaryWriter) flushLocked() error {
 
 // Flush writes buffered events to disk, in the subdirectories' files too.
 func (s *SummaryWriter) Flush() error {
+	if s == nil {
+		return errNil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
@@ -334,6 +363,9 @@ func (s *SummaryWriter) Flush() error {
 
 // Close flushes and closes the event files.
 func (s *SummaryWriter) Close() error {
+	if s == nil {
+		return errNil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
