@@ -170,6 +170,20 @@ func TestNilOptions(t *testing.T) {
 	if err := ember.Try(func() { NewLoader(nil) }); err == nil || !strings.Contains(err.Error(), "nil dataset") {
 		t.Fatalf("NewLoader(nil): %v, want an error naming the nil dataset", err)
 	}
+	// a dataset variable holding a nil pointer (NewImageFolder's error
+	// unchecked) was a nil dereference in Len
+	var folder *ImageFolder
+	var td *TensorDataset
+	for name, f := range map[string]func(){
+		"NewLoader(nil *ImageFolder)": func() { NewLoader(folder) },
+		"Take(nil *TensorDataset)":    func() { Take(td, 1) },
+		"Subset{nil *ImageFolder}":    func() { (&Subset{DS: folder, Indices: []int{0}}).Get(0) },
+	} {
+		e := testenv.Raises[*ember.ValueError](t, name, f)
+		if !strings.Contains(e.Msg, "nil dataset") {
+			t.Errorf("%s: %v", name, e)
+		}
+	}
 }
 
 // TestMisuseIsTyped: the loader's, the sampler's and the transforms' bad
