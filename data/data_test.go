@@ -198,6 +198,8 @@ func TestMisuseIsTyped(t *testing.T) {
 		"normalize channels": func() { Normalize([]float64{0, 0}, []float64{1, 1})(img, r) },
 		"crop too large":     func() { RandomCrop(9, 0)(img, r) },
 		"image of 4 dims":    func() { RandomCrop(2, 0)(ember.Ones(ember.Shape{1, 3, 4, 4}), r) },
+		"crop, nil rand":     func() { RandomCrop(2, 0)(img, nil) }, // was a nil dereference
+		"flip, nil rand":     func() { RandomHorizontalFlip(0.5)(img, nil) },
 	} {
 		err := ember.Try(f)
 		var ve *ember.ValueError

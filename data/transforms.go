@@ -71,6 +71,7 @@ func Normalize(mean, std []float64) Transform {
 func RandomCrop(size, padding int) Transform {
 	return func(x *ember.Tensor, r *rand.Rand) *ember.Tensor {
 		c, h, w, px := chw("RandomCrop", x)
+		needRand("data.RandomCrop", r)
 		ph, pw := h+2*padding, w+2*padding
 		if size > ph || size > pw {
 			panic(&ember.ValueError{Op: "data.RandomCrop", Msg: fmt.Sprintf("crop %d larger than padded image %dx%d", size, ph, pw)})
@@ -102,6 +103,7 @@ func RandomCrop(size, padding int) Transform {
 // RandomHorizontalFlip mirrors the image left to right with probability p.
 func RandomHorizontalFlip(p float64) Transform {
 	return func(x *ember.Tensor, r *rand.Rand) *ember.Tensor {
+		needRand("data.RandomHorizontalFlip", r)
 		if r.Float64() >= p {
 			return x
 		}
@@ -113,6 +115,15 @@ func RandomHorizontalFlip(p float64) Transform {
 			}
 		}
 		return ember.FromSlice(px, x.Shape())
+	}
+}
+
+// needRand panics with an *ember.ValueError naming op when a random
+// transform is called without a random source (Transformed gives each
+// sample one).
+func needRand(op string, r *rand.Rand) {
+	if r == nil {
+		panic(&ember.ValueError{Op: op, Msg: "a random transform needs a *rand.Rand (got nil)"})
 	}
 }
 
