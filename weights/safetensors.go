@@ -316,6 +316,9 @@ func SaveSafetensorsMeta(path string, tensors map[string]*ember.Tensor, meta map
 // WriteSafetensors writes tensors (and optional metadata) in the
 // safetensors format to w. Tensors may live on any device with data.
 func WriteSafetensors(w io.Writer, tensors map[string]*ember.Tensor, meta map[string]string) error {
+	if w == nil {
+		return fmt.Errorf("safetensors: nil writer")
+	}
 	names := make([]string, 0, len(tensors))
 	for n := range tensors {
 		if n == "__metadata__" {

@@ -330,3 +330,10 @@ func TestPyTorchSkipsPythonObjects(t *testing.T) {
 		t.Errorf("weight %v, bias %v", w, b)
 	}
 }
+
+// WriteSafetensors to a nil writer is an error, not a nil dereference.
+func TestWriteSafetensorsNilWriter(t *testing.T) {
+	if err := WriteSafetensors(nil, map[string]*ember.Tensor{"a": ember.Ones(ember.Shape{2})}, nil); err == nil {
+		t.Error("nil writer accepted")
+	}
+}

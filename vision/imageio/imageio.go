@@ -75,6 +75,9 @@ func Open(path string, opts ...Option) (*image.RGBA, error) {
 
 // Decode reads an image from r.
 func Decode(r io.Reader, opts ...Option) (*image.RGBA, error) {
+	if r == nil {
+		return nil, &DecodeError{Err: errors.New("nil reader")}
+	}
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err

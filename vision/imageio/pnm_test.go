@@ -3,6 +3,7 @@ package imageio
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -48,5 +49,13 @@ func TestPNMMaxvalMatchesPIL(t *testing.T) {
 		if !bytes.Equal(got, c.RGB) {
 			t.Errorf("%q: %v, PIL %v", head, got, c.RGB)
 		}
+	}
+}
+
+// Decode(nil) is a *DecodeError, not a nil dereference in io.ReadAll.
+func TestDecodeNilReader(t *testing.T) {
+	var de *DecodeError
+	if _, err := Decode(nil); !errors.As(err, &de) {
+		t.Errorf("Decode(nil): %T %v", err, err)
 	}
 }
