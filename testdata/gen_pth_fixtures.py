@@ -31,3 +31,8 @@ torch.save({"state_dict": {"fc.weight": torch.tensor([[1.0, 2.0], [3.0, 4.0]]), 
            os.path.join(OUT, "extras.pth"))
 # a whole module inside the checkpoint (as YOLOv5's): its tensors are not read
 torch.save({"epoch": 3, "model": torch.nn.Linear(2, 3)}, os.path.join(OUT, "module_in_dict.pth"))
+# tensors in lists and tuples: ember flattens them with index keys
+torch.save({"anchors": [torch.tensor([1.0, 2.0]), torch.tensor([3.0])],
+            "pair": (torch.tensor([4]), {"w": torch.tensor([[5.0]])}), "hp": [1, 2.5, "x"]},
+           os.path.join(OUT, "lists.pth"))
+torch.save([torch.tensor([1.0]), torch.tensor([2, 3])], os.path.join(OUT, "toplist.pth"))

@@ -41,9 +41,11 @@ var storageKinds = map[string]elemKind{
 
 // LoadPyTorch reads the tensors of a file written by torch.save in its zip
 // format (the default since PyTorch 1.6): a state dict, or a dict holding
-// state dicts. Nested dicts are flattened with dotted keys
-// ({"model": {"fc.weight": t}} gives "model.fc.weight"); values that are not
-// tensors or dicts (epoch numbers, strings, lists) are skipped. Only the
+// state dicts. Nested dicts, lists and tuples are flattened with dotted
+// keys ({"model": {"fc.weight": t}} gives "model.fc.weight", {"anchors":
+// [a, b]} gives "anchors.0" and "anchors.1", a list [a, b] "0" and "1");
+// values that are not tensors or containers (epoch numbers, strings) are
+// skipped. Only the
 // classes a state dict needs are resolved, and no code named by the file
 // is ever run: any other Python object (an argparse.Namespace of
 // hyperparameters, a NumPy scalar, a torch.Size) is kept opaque and
@@ -477,7 +479,7 @@ func (l *ptLoader) rebuildTensor(args ...any) (any, error) {
 
 func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int, visits *int) error {
 	if depth > 32 {
-		return fmt.Errorf("dicts nested more than 32 deep")
+		return fmt.Errorf("dicts and lists nested more than 32 deep")
 	}
 	put := func(k, v any) error {
 		if *visits--; *visits < 0 {
@@ -501,7 +503,7 @@ func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int, vi
 				return fmt.Errorf("key %q appears twice after flattening", name)
 			}
 			out[name] = x.t
-		case *types.Dict, *types.OrderedDict:
+		case *types.Dict, *types.OrderedDict, *types.List, *types.Tuple:
 			return flatten(name, x, out, depth+1, visits)
 		case *opaque:
 			if held, err := holdsTensor(x, visits); err != nil || !held {
@@ -522,6 +524,18 @@ func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int, vi
 	case *types.Dict:
 		for _, ent := range *d {
 			if err := put(ent.Key, ent.Value); err != nil {
+				return err
+			}
+		}
+	case *types.List:
+		for i, v := range *d {
+			if err := put(i, v); err != nil {
+				return err
+			}
+		}
+	case *types.Tuple:
+		for i, v := range *d {
+			if err := put(i, v); err != nil {
 				return err
 			}
 		}

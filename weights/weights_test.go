@@ -337,3 +337,28 @@ func TestWriteSafetensorsNilWriter(t *testing.T) {
 		t.Error("nil writer accepted")
 	}
 }
+
+// Tensors in lists and tuples (testdata/gen_pth_fixtures.py) load under
+// index keys, as nn.ModuleList names its entries; they were dropped
+// without a word, and a top-level list was refused.
+func TestPyTorchListsAndTuples(t *testing.T) {
+	m, err := LoadPyTorch(filepath.Join("..", "testdata", "pth", "lists.pth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for k, v := range m {
+		got[k] = fmt.Sprint(v.DType(), v.Shape(), v.Float64s())
+	}
+	want := map[string]string{
+		"anchors.0": "float32 [2] [1 2]", "anchors.1": "float32 [1] [3]",
+		"pair.0": "int64 [1] [4]", "pair.1.w": "float32 [1, 1] [5]",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+	m, err = LoadPyTorch(filepath.Join("..", "testdata", "pth", "toplist.pth"))
+	if err != nil || len(m) != 2 || fmt.Sprint(m["0"].Float64s(), m["1"].Int64s()) != "[1] [2 3]" {
+		t.Errorf("top-level list: %v %v", m, err)
+	}
+}
