@@ -4,9 +4,12 @@
 // and TIFF through golang.org/x/image. Grayscale is replicated to three
 // channels, alpha is dropped (not composited: PIL's RGBA→RGB), palettes are
 // looked up, CMYK is converted as PIL does, 16-bit colour samples keep their
-// high byte and 16-bit grayscale is clipped to 255 (PIL's mode I). EXIF
-// orientation is applied only when asked (AutoOrient), since
-// Image.open does not apply it either (ImageOps.exif_transpose does).
+// high byte and 16-bit grayscale is clipped to 255 (PIL's mode I). JPEG
+// and lossy WebP chroma is upsampled and converted to RGB with libjpeg-turbo's
+// and libwebp's arithmetic, as PIL gets it from them (JPEG within a level
+// or two: Go's IDCT differs). EXIF orientation is applied only when asked
+// (AutoOrient), since Image.open does not apply it either
+// (ImageOps.exif_transpose does).
 package imageio
 
 import (
@@ -119,8 +122,17 @@ func decode(b []byte, opts []Option) (*image.RGBA, error) {
 		img = gray16Of(m)
 	}
 	var rgb *image.RGBA
-	if m, ok := img.(*image.YCbCr); ok && format == "jpeg" {
-		rgb = jpegRGB(m)
+	switch m := img.(type) {
+	case *image.YCbCr:
+		if format == "jpeg" {
+			rgb = jpegRGB(m)
+		} else if format == "webp" {
+			rgb = webpRGB(m)
+		}
+	case *image.NYCbCrA: // a lossy WebP with alpha, which PIL's RGB drops
+		if format == "webp" {
+			rgb = webpRGB(&m.YCbCr)
+		}
 	}
 	if rgb == nil {
 		rgb = ToRGB(img)

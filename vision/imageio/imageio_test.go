@@ -48,7 +48,8 @@ func diff(a, b *image.RGBA) (maxd int, mean float64) {
 // two (chroma is upsampled and converted as libjpeg-turbo does; Go's own
 // replication of 4:2:0 chroma was up to ~90 levels off at sharp colour
 // edges). testdata/gen_jpeg_fixtures.py makes the 4:2:2, 4:4:0, odd-size
-// and narrow files.
+// and narrow files. Lossy WebP decodes exactly (testdata/gen_webp_fixtures.py):
+// it was decoded with JPEG's full-range colour formula, up to 76 levels off.
 func TestDecodeMatchesPIL(t *testing.T) {
 	for _, c := range []struct {
 		file    string
@@ -59,6 +60,7 @@ func TestDecodeMatchesPIL(t *testing.T) {
 		{"gray16.png", 0, 0}, {"gray16trns.png", 0, 0}, {"rgb.bmp", 0, 0}, {"rgb.tiff", 0, 0}, {"lossless.webp", 0, 0}, {"rgb.ppm", 0, 0}, {"gray.pgm", 0, 0},
 		{"q90_444.jpg", 3, 0.1}, {"gray.jpg", 2, 0.1}, {"q90_420.jpg", 3, 0.1}, {"cmyk.jpg", 3, 0.7},
 		{"orient6.jpg", 3, 0.1}, {"q90_422.jpg", 3, 0.1}, {"q90_420_odd.jpg", 3, 0.1}, {"s440.jpg", 3, 0.1},
+		{"lossy_odd.webp", 0, 0}, {"lossy_even.webp", 0, 0}, {"lossy_flat.webp", 0, 0}, {"lossy_alpha.webp", 0, 0},
 		{"narrow420_3.jpg", 3, 0.1}, {"narrow420_5.jpg", 3, 0.1}, {"narrow422_4.jpg", 3, 0.2},
 	} {
 		got, err := Open(filepath.Join(fixtures, c.file))
