@@ -168,7 +168,8 @@ func TestHostileHeaders(t *testing.T) {
 // *DecodeError; the seeds are the fixtures of every format, a PNM among
 // them (its decoder is ember's own), with EXIF orientation honoured.
 func FuzzDecode(f *testing.F) {
-	for _, name := range []string{"gray.pgm", "rgb.ppm", "palette.png", "orient6.jpg", "rgb.bmp", "lossless.webp", "rgb.tiff"} {
+	for _, name := range []string{"gray.pgm", "rgb.ppm", "palette.png", "orient6.jpg", "rgb.bmp", "lossless.webp", "rgb.tiff",
+		"lossy_alpha.webp", "lossy_even.webp", "narrow420_3.jpg", "narrow422_4.jpg", "s440.jpg"} {
 		b, err := os.ReadFile(filepath.Join(fixtures, name))
 		if err != nil {
 			f.Fatal(err)
