@@ -114,6 +114,9 @@ func decode(b []byte, opts []Option) (*image.RGBA, error) {
 	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width > MaxPixels || cfg.Height > MaxPixels || int64(cfg.Width)*int64(cfg.Height) > MaxPixels {
 		return nil, &DecodeError{Err: fmt.Errorf("%s of %dx%d pixels: refused (at most %d)", format, cfg.Width, cfg.Height, MaxPixels)}
 	}
+	if format == "gif" {
+		b = opaqueGIF(b)
+	}
 	img, _, err := image.Decode(newPeeker(bytes.NewReader(b), bytes.NewReader(b)))
 	if err != nil {
 		return nil, &DecodeError{Err: fmt.Errorf("%s: %w", format, err)}

@@ -60,6 +60,7 @@ func TestDecodeMatchesPIL(t *testing.T) {
 		{"gray16.png", 0, 0}, {"gray16trns.png", 0, 0}, {"rgb.bmp", 0, 0}, {"rgb.tiff", 0, 0}, {"lossless.webp", 0, 0}, {"rgb.ppm", 0, 0}, {"gray.pgm", 0, 0},
 		{"q90_444.jpg", 3, 0.1}, {"gray.jpg", 2, 0.1}, {"q90_420.jpg", 3, 0.1}, {"cmyk.jpg", 3, 0.7},
 		{"orient6.jpg", 3, 0.1}, {"q90_422.jpg", 3, 0.1}, {"q90_420_odd.jpg", 3, 0.1}, {"s440.jpg", 3, 0.1},
+		{"transparent.gif", 0, 0}, {"anim_transparent.gif", 0, 0},
 		{"lossy_odd.webp", 0, 0}, {"lossy_even.webp", 0, 0}, {"lossy_flat.webp", 0, 0}, {"lossy_alpha.webp", 0, 0},
 		{"narrow420_3.jpg", 3, 0.1}, {"narrow420_5.jpg", 3, 0.1}, {"narrow422_4.jpg", 3, 0.2},
 	} {
@@ -169,7 +170,7 @@ func TestHostileHeaders(t *testing.T) {
 // them (its decoder is ember's own), with EXIF orientation honoured.
 func FuzzDecode(f *testing.F) {
 	for _, name := range []string{"gray.pgm", "rgb.ppm", "palette.png", "orient6.jpg", "rgb.bmp", "lossless.webp", "rgb.tiff",
-		"lossy_alpha.webp", "lossy_even.webp", "narrow420_3.jpg", "narrow422_4.jpg", "s440.jpg"} {
+		"lossy_alpha.webp", "lossy_even.webp", "narrow420_3.jpg", "narrow422_4.jpg", "s440.jpg", "anim_transparent.gif"} {
 		b, err := os.ReadFile(filepath.Join(fixtures, name))
 		if err != nil {
 			f.Fatal(err)
