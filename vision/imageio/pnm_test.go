@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"image"
 	"os"
 	"path/filepath"
 	"testing"
@@ -57,5 +58,32 @@ func TestDecodeNilReader(t *testing.T) {
 	var de *DecodeError
 	if _, err := Decode(nil); !errors.As(err, &de) {
 		t.Errorf("Decode(nil): %T %v", err, err)
+	}
+}
+
+// Orient reads a sub-image at its own origin and stride (it read Pix as if
+// the image started at (0, 0) with a tight stride: the wrong pixels, or an
+// index out of range), and Orient(nil, o) is nil.
+func TestOrientSubImage(t *testing.T) {
+	full := image.NewRGBA(image.Rect(0, 0, 5, 4))
+	for i := range full.Pix {
+		full.Pix[i] = uint8(i)
+	}
+	sub := full.SubImage(image.Rect(1, 1, 4, 3)).(*image.RGBA) // 3×2 at (1, 1)
+	got := Orient(sub, 6)                                      // rotate 90° clockwise: 2×3
+	if got.Rect != image.Rect(0, 0, 2, 3) {
+		t.Fatalf("rect %v", got.Rect)
+	}
+	// output (dx, dy) = (h-1-y, x) takes input (x, y)
+	for y := 0; y < 2; y++ {
+		for x := 0; x < 3; x++ {
+			want := full.RGBAAt(1+x, 1+y)
+			if g := got.RGBAAt(2-1-y, x); g != want {
+				t.Errorf("input (%d, %d): %v, want %v", x, y, g, want)
+			}
+		}
+	}
+	if Orient(nil, 6) != nil {
+		t.Error("Orient(nil) not nil")
 	}
 }
