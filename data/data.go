@@ -9,6 +9,7 @@ import (
 	"iter"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 
 	"github.com/emberml/ember"
@@ -33,16 +34,28 @@ type Subset struct {
 // Len is the number of indices.
 func (s *Subset) Len() int { return len(s.Indices) }
 
-// Get returns ds's sample Indices[i]; an i outside the indices panics with
-// an *ember.IndexError.
+// Get returns ds's sample Indices[i]; a negative i counts from the end, as
+// Python's indexing, and an i outside the indices panics with an
+// *ember.IndexError.
 func (s *Subset) Get(i int) (*ember.Tensor, *ember.Tensor) {
-	if i < 0 || i >= len(s.Indices) {
-		panic(&ember.IndexError{Op: "data.Subset.Get", Index: int64(i), Size: len(s.Indices)})
-	}
-	if s.DS == nil {
+	i = sampleIndex("data.Subset.Get", i, len(s.Indices))
+	if isNil(s.DS) {
 		panic(&ember.ValueError{Op: "data.Subset.Get", Msg: "nil dataset"})
 	}
 	return s.DS.Get(s.Indices[i])
+}
+
+// sampleIndex is Python's sequence indexing of a dataset of n samples: i
+// in [-n, n), a negative i counting from the end; any other i panics with
+// an *ember.IndexError naming op.
+func sampleIndex(op string, i, n int) int {
+	if i < -n || i >= n {
+		panic(&ember.IndexError{Op: op, Index: int64(i), Size: n})
+	}
+	if i < 0 {
+		i += n
+	}
+	return i
 }
 
 // SetEpoch forwards to the underlying dataset.
@@ -54,8 +67,8 @@ func (s *Subset) SetEpoch(e int) {
 
 // Take returns the first n samples of ds (all of them when n <= 0 or n >= Len).
 func Take(ds Dataset, n int) Dataset {
-	if ds == nil {
-		panic(&ember.ValueError{Op: "data.Take", Msg: "nil dataset"})
+	if isNil(ds) {
+		panic(&ember.ValueError{Op: "data.Take", Msg: fmt.Sprintf("nil dataset (%T)", ds)})
 	}
 	if n <= 0 || n >= ds.Len() {
 		return ds
@@ -65,6 +78,17 @@ func Take(ds Dataset, n int) Dataset {
 		idx[i] = i
 	}
 	return &Subset{ds, idx}
+}
+
+// isNil reports a nil Dataset, or one holding a nil pointer (a
+// NewImageFolder whose error went unchecked), whose Len was a nil
+// dereference.
+func isNil(ds Dataset) bool {
+	if ds == nil {
+		return true
+	}
+	v := reflect.ValueOf(ds)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // Batch is one collated batch: inputs stacked along a new first dimension,
@@ -133,8 +157,8 @@ type DataLoader struct {
 // NewLoader returns a DataLoader over ds. Bad options, and a dataset whose
 // Len is negative, panic with an *ember.ValueError.
 func NewLoader(ds Dataset, opts ...LoaderOption) *DataLoader {
-	if ds == nil {
-		panic(&ember.ValueError{Op: "data.NewLoader", Msg: "nil dataset"})
+	if isNil(ds) {
+		panic(&ember.ValueError{Op: "data.NewLoader", Msg: fmt.Sprintf("nil dataset (%T)", ds)})
 	}
 	l := &DataLoader{ds: ds, batch: 1, collate: StackCollate}
 	for _, o := range opts {

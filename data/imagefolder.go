@@ -269,8 +269,10 @@ func (d *ImageFolder) SetEpoch(e int) { d.epoch = e }
 
 // Get decodes image i and transforms it; the target is its class index (an
 // Int64 scalar). A file that fails to decode panics with its
-// *imageio.DecodeError.
+// *imageio.DecodeError. A negative i counts from the end, as Python's
+// indexing; an i outside the samples panics with an *ember.IndexError.
 func (d *ImageFolder) Get(i int) (*ember.Tensor, *ember.Tensor) {
+	i = sampleIndex("data.ImageFolder.Get", i, len(d.Samples))
 	x, err := d.Load(i)
 	if err != nil {
 		panic(err)
@@ -278,8 +280,10 @@ func (d *ImageFolder) Get(i int) (*ember.Tensor, *ember.Tensor) {
 	return x, ember.FromSlice([]int64{int64(d.Samples[i].Class)}, ember.Shape{})
 }
 
-// Load is Get's input, with the decoding error returned.
+// Load is Get's input, with the decoding error returned (an i outside the
+// samples panics with an *ember.IndexError, as in Get).
 func (d *ImageFolder) Load(i int) (*ember.Tensor, error) {
+	i = sampleIndex("data.ImageFolder.Load", i, len(d.Samples))
 	var opts []imageio.Option
 	if d.orient {
 		opts = append(opts, imageio.AutoOrient())

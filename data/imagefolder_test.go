@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/testenv"
 	"github.com/emberml/ember/vision/imageio"
 	"github.com/emberml/ember/vision/transforms"
 )
@@ -155,4 +157,32 @@ func TestImageFolderBadFiles(t *testing.T) {
 	}()
 	for range NewLoader(d, BatchSize(1), Workers(2)).Epoch(0) {
 	}
+}
+
+// As torchvision's dataset[i] (a Python list's indexing): -1 is the last
+// sample, and past either end an IndexError, not Go's "index out of range".
+func TestImageFolderIndexing(t *testing.T) {
+	root := tree(t, []string{"a/1.png", "b/2.png", "b/3.png"})
+	d, err := NewImageFolder(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, y := d.Get(-1); y.Int64s()[0] != 1 {
+		t.Errorf("Get(-1) class %v, want 1", y)
+	}
+	if _, y := d.Get(-3); y.Int64s()[0] != 0 {
+		t.Errorf("Get(-3) class %v, want 0", y)
+	}
+	for _, i := range []int{3, -4, 1 << 40} {
+		e := testenv.Raises[*ember.IndexError](t, "Get out of range", func() { d.Get(i) })
+		if e.Index != int64(i) || e.Size != 3 || e.Op != "data.ImageFolder.Get" {
+			t.Error(e)
+		}
+		testenv.Raises[*ember.IndexError](t, "Load out of range", func() { d.Load(i) })
+	}
+	sub := &Subset{DS: d, Indices: []int{2, 0}}
+	if _, y := sub.Get(-2); y.Int64s()[0] != 1 {
+		t.Errorf("Subset.Get(-2) class %v, want 1 (sample 2)", y)
+	}
+	testenv.Raises[*ember.IndexError](t, "Subset.Get(-3)", func() { sub.Get(-3) })
 }

@@ -30,8 +30,11 @@ func NewTensorDataset(inputs, targets *ember.Tensor) (*TensorDataset, error) {
 // Len is the size of dim 0.
 func (d *TensorDataset) Len() int { return d.Inputs.Shape()[0] }
 
-// Get returns sample i (views of the tensors).
+// Get returns sample i (views of the tensors); a negative i counts from
+// the end, and an i outside the samples panics with an *ember.IndexError,
+// as torch's dataset[i].
 func (d *TensorDataset) Get(i int) (*ember.Tensor, *ember.Tensor) {
+	i = sampleIndex("data.TensorDataset.Get", i, d.Len())
 	return d.Inputs.Select(0, i), d.Targets.Select(0, i)
 }
 

@@ -1,10 +1,12 @@
 package data
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/testenv"
 )
 
 func TestTensorDataset(t *testing.T) {
@@ -33,6 +35,17 @@ func TestTensorDataset(t *testing.T) {
 	for _, in := range [][2]*ember.Tensor{{nil, y}, {x, nil}, {nil, nil}} {
 		if _, err := NewTensorDataset(in[0], in[1]); err == nil {
 			t.Fatalf("NewTensorDataset(%v, %v) accepted", in[0], in[1])
+		}
+	}
+	// torch's TensorDataset[i]: -1 is the last sample, past either end an
+	// IndexError (was a ShapeError from select)
+	if a, b := ds.Get(-1); fmt.Sprint(a.Float32s(), b.Int64s()) != "[10 11] [0]" {
+		t.Errorf("Get(-1) = %v %v", a, b)
+	}
+	for _, i := range []int{6, -7} {
+		e := testenv.Raises[*ember.IndexError](t, "Get out of range", func() { ds.Get(i) })
+		if e.Op != "data.TensorDataset.Get" || e.Index != int64(i) || e.Size != 6 {
+			t.Error(e)
 		}
 	}
 }

@@ -36,21 +36,29 @@ func chw(op string, x *ember.Tensor) (c, h, w int, px []float32) {
 }
 
 // Normalize subtracts mean and divides by std per channel, as
-// torchvision.transforms.Normalize. One value applies to every channel.
+// torchvision.transforms.Normalize: in float32, mean and std rounded to
+// float32 first. One value applies to every channel. A std that is zero
+// in float32 panics with an *ember.ValueError, as torchvision's
+// "std evaluated to zero".
 func Normalize(mean, std []float64) Transform {
 	return func(x *ember.Tensor, _ *rand.Rand) *ember.Tensor {
 		c, h, w, px := chw("Normalize", x)
 		if (len(mean) != 1 && len(mean) != c) || len(std) != len(mean) {
 			panic(&ember.ValueError{Op: "data.Normalize", Msg: fmt.Sprintf("%d means and %d stds for %d channels", len(mean), len(std), c)})
 		}
+		for _, s := range std {
+			if float32(s) == 0 {
+				panic(&ember.ValueError{Op: "data.Normalize", Msg: fmt.Sprintf("std %v evaluated to zero after conversion to float32, leading to division by zero", std)})
+			}
+		}
 		for ch := 0; ch < c; ch++ {
-			m, s := mean[0], std[0]
+			m, s := float32(mean[0]), float32(std[0])
 			if len(mean) > 1 {
-				m, s = mean[ch], std[ch]
+				m, s = float32(mean[ch]), float32(std[ch])
 			}
 			seg := px[ch*h*w : (ch+1)*h*w]
 			for i, v := range seg {
-				seg[i] = float32((float64(v) - m) / s)
+				seg[i] = (v - m) / s
 			}
 		}
 		return ember.FromSlice(px, x.Shape())
@@ -63,6 +71,7 @@ func Normalize(mean, std []float64) Transform {
 func RandomCrop(size, padding int) Transform {
 	return func(x *ember.Tensor, r *rand.Rand) *ember.Tensor {
 		c, h, w, px := chw("RandomCrop", x)
+		needRand("data.RandomCrop", r)
 		ph, pw := h+2*padding, w+2*padding
 		if size > ph || size > pw {
 			panic(&ember.ValueError{Op: "data.RandomCrop", Msg: fmt.Sprintf("crop %d larger than padded image %dx%d", size, ph, pw)})
@@ -94,6 +103,7 @@ func RandomCrop(size, padding int) Transform {
 // RandomHorizontalFlip mirrors the image left to right with probability p.
 func RandomHorizontalFlip(p float64) Transform {
 	return func(x *ember.Tensor, r *rand.Rand) *ember.Tensor {
+		needRand("data.RandomHorizontalFlip", r)
 		if r.Float64() >= p {
 			return x
 		}
@@ -105,6 +115,15 @@ func RandomHorizontalFlip(p float64) Transform {
 			}
 		}
 		return ember.FromSlice(px, x.Shape())
+	}
+}
+
+// needRand panics with an *ember.ValueError naming op when a random
+// transform is called without a random source (Transformed gives each
+// sample one).
+func needRand(op string, r *rand.Rand) {
+	if r == nil {
+		panic(&ember.ValueError{Op: op, Msg: "a random transform needs a *rand.Rand (got nil)"})
 	}
 }
 

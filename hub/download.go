@@ -112,6 +112,9 @@ func collect(opts []Option) options {
 // torch.hub.load_state_dict_from_url(url, check_hash=True) does. A file
 // whose name carries a SHA-256 prefix is checked, cached or new: a mismatch
 // is a *HashError. Absent while offline: an *OfflineError naming the path.
+// Calls fetching one file at once, from one process or several (the ranks
+// of a job on one machine), download it once: the others wait for it (on
+// Unix, through a lock on the partial file).
 func CachedFile(ctx context.Context, rawURL string, opts ...Option) (string, error) {
 	o := collect(opts)
 	dir := o.dir
@@ -146,7 +149,7 @@ func CachedFile(ctx context.Context, rawURL string, opts ...Option) (string, err
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("hub: %w", err)
 	}
-	if err := download(ctx, rawURL, dst, prefix, o); err != nil {
+	if err := download(ctx, rawURL, dst, prefix, o, true); err != nil {
 		return "", err
 	}
 	return dst, nil
@@ -159,7 +162,7 @@ func CachedFile(ctx context.Context, rawURL string, opts ...Option) (string, err
 // hash mismatch deletes the partial file; a stall or a cut connection keeps
 // it for the next attempt. Download ignores the offline variables.
 func Download(ctx context.Context, rawURL, dst, hashPrefix string, opts ...Option) error {
-	return download(ctx, rawURL, dst, hashPrefix, collect(opts))
+	return download(ctx, rawURL, dst, hashPrefix, collect(opts), false)
 }
 
 // VerifyFile checks that path's SHA-256 starts with prefix (nothing to
@@ -184,7 +187,10 @@ func VerifyFile(path, prefix string) error {
 	return nil
 }
 
-func download(ctx context.Context, rawURL, dst, prefix string, o options) error {
+// download fetches rawURL into dst. cached says dst was absent when the
+// caller looked (CachedFile): a dst present once the lock is held was
+// then put there by another download, and is what is wanted.
+func download(ctx context.Context, rawURL, dst, prefix string, o options, cached bool) error {
 	part := dst + ".partial"
 	f, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -195,6 +201,22 @@ func download(ctx context.Context, rawURL, dst, prefix string, o options) error 
 			f.Close()
 		}
 	}()
+	// one download at a time per file (the ranks of a job on one machine
+	// fetching the same weights): the others wait, then find it done
+	waited, err := lockFile(ctx, f)
+	if err != nil {
+		return fmt.Errorf("hub: waiting for another download of %s: %w", dst, err)
+	}
+	if waited || cached {
+		if _, err := os.Stat(dst); err == nil {
+			f.Close()
+			f = nil
+			if st, err := os.Stat(part); err == nil && st.Size() == 0 {
+				os.Remove(part) // made by this call after the winner renamed its own
+			}
+			return VerifyFile(dst, prefix)
+		}
+	}
 	have, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return fmt.Errorf("hub: %w", err)
@@ -285,11 +307,8 @@ func download(ctx context.Context, rawURL, dst, prefix string, o options) error 
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("hub: %w", err)
 	}
-	err = f.Close()
-	f = nil
-	if err != nil {
-		return fmt.Errorf("hub: %w", err)
-	}
+	// verified and renamed under the lock, so that a waiting download
+	// finds dst when it gets the lock
 	if err := VerifyFile(part, prefix); err != nil {
 		os.Remove(part)
 		var he *HashError
@@ -299,6 +318,11 @@ func download(ctx context.Context, rawURL, dst, prefix string, o options) error 
 		return err
 	}
 	if err := os.Rename(part, dst); err != nil {
+		return fmt.Errorf("hub: %w", err)
+	}
+	err = f.Close()
+	f = nil
+	if err != nil {
 		return fmt.Errorf("hub: %w", err)
 	}
 	return nil

@@ -369,3 +369,43 @@ func TestHFSnapshot(t *testing.T) {
 		t.Errorf("HF_HUB_CACHE: %v", err)
 	}
 }
+
+// Processes fetching the same checkpoint at once (the ranks of a
+// data-parallel job on one machine, each loading --pretrained) take turns
+// on the partial file: one downloads, the others wait and then find the
+// file cached. They used to write, truncate and rename one shared
+// .partial file under each other, failing with a missing file or a hash
+// mismatch. (Each call opens the file itself, so goroutines contend as
+// processes do.)
+func TestConcurrentDownloadsShareOne(t *testing.T) {
+	body, name := payload(2 << 20)
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		for i := 0; i < len(body); i += 64 << 10 {
+			w.Write(body[i:min(i+64<<10, len(body))])
+			w.(http.Flusher).Flush()
+			time.Sleep(2 * time.Millisecond)
+		}
+	})
+	ts := httptest.NewServer(slow)
+	defer ts.Close()
+	dir := t.TempDir()
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			p, err := CachedFile(context.Background(), ts.URL+"/"+name, Dir(dir), quiet())
+			if err == nil {
+				if got, _ := os.ReadFile(p); !bytes.Equal(got, body) {
+					err = fmt.Errorf("%s differs from the served file", p)
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	noFiles(t, dir, name)
+}

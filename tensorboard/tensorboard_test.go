@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/tensorboard/tbpb"
@@ -284,4 +285,71 @@ func FuzzReadRecords(f *testing.F) {
 			t.Fatalf("%d records read from %d bytes write back as %d", len(recs), len(b), w.Len())
 		}
 	})
+}
+
+// Events reach the file flushEvery after they are added, without Flush, as
+// PyTorch's SummaryWriter(flush_secs=120): a scalar an epoch used to stay
+// in the buffer until 4 KiB had accumulated (or Close), so TensorBoard
+// showed nothing of a running job and an interrupted one lost it.
+func TestTimedFlush(t *testing.T) {
+	defer func(d time.Duration) { flushEvery = d }(flushEvery)
+	flushEvery = 20 * time.Millisecond
+	s, err := NewSummaryWriter(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	scalars := func() (n int) {
+		evs, err := ReadEvents(s.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			if e.GetSummary() != nil {
+				n++
+			}
+		}
+		return n
+	}
+	for step := range 3 {
+		if err := s.AddScalar("loss", 1, int64(step)); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for scalars() != step+1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("step %d: %d scalar events in the file, want %d", step, scalars(), step+1)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * flushEvery) // a timer left armed must not touch the closed file
+}
+
+// A nil *SummaryWriter (its NewSummaryWriter failed and the error was not
+// checked) and a zero SummaryWriter return errors from every method; they
+// were nil dereferences, and AddScalars on a zero writer a nil-map write.
+func TestNilAndZeroWriter(t *testing.T) {
+	img := ember.Zeros(ember.Shape{3, 2, 2})
+	for name, s := range map[string]*SummaryWriter{"nil": nil, "zero": {}} {
+		if s.Dir() != "" || s.Path() != "" {
+			t.Errorf("%s: Dir %q Path %q", name, s.Dir(), s.Path())
+		}
+		for op, err := range map[string]error{
+			"AddScalar":    s.AddScalar("a", 1, 0),
+			"AddScalars":   s.AddScalars("a", map[string]float64{"x": 1}, 0),
+			"AddHistogram": s.AddHistogram("h", img, 0),
+			"AddImage":     s.AddImage("i", img, 0),
+			"AddText":      s.AddText("t", "x", 0),
+			"Flush":        s.Flush(),
+			"Close":        s.Close(),
+		} {
+			if (err == nil) != (name == "zero" && (op == "Flush" || op == "Close")) {
+				t.Errorf("%s writer %s: %v", name, op, err)
+			}
+		}
+	}
 }

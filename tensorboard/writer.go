@@ -31,18 +31,25 @@ import (
 
 var uid atomic.Int64
 
+// flushEvery is how long an event may wait in the writer's buffer before
+// it is written to the file: PyTorch's SummaryWriter(flush_secs=120).
+var flushEvery = 120 * time.Second
+
 // SummaryWriter writes events into a log directory. Its methods are safe
-// for concurrent use. The first error is kept and returned by Flush and
-// Close; the Add methods return it too.
+// for concurrent use. Events are buffered and reach the file at most two
+// minutes after they are added (as PyTorch's flush_secs=120), or at Flush
+// and Close. The first error is kept and returned by Flush and Close; the
+// Add methods return it too.
 type SummaryWriter struct {
-	dir  string
-	path string
-	mu   sync.Mutex
-	f    *os.File
-	w    *bufio.Writer
-	err  error
-	sub  map[string]*SummaryWriter // AddScalars' per-tag writers
-	now  func() time.Time
+	dir   string
+	path  string
+	mu    sync.Mutex
+	f     *os.File
+	w     *bufio.Writer
+	err   error
+	sub   map[string]*SummaryWriter // AddScalars' per-tag writers
+	now   func() time.Time
+	timer *time.Timer // armed while events wait in w
 }
 
 // NewSummaryWriter creates dir (and its parents) and an event file in it.
@@ -79,10 +86,24 @@ func newWriter(dir string, now func() time.Time) (*SummaryWriter, error) {
 func wall(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 // Dir is the log directory.
-func (s *SummaryWriter) Dir() string { return s.dir }
+func (s *SummaryWriter) Dir() string {
+	if s == nil {
+		return ""
+	}
+	return s.dir
+}
 
 // Path is the event file's path.
-func (s *SummaryWriter) Path() string { return s.path }
+func (s *SummaryWriter) Path() string {
+	if s == nil {
+		return ""
+	}
+	return s.path
+}
+
+// errNil is the error of every method on a nil *SummaryWriter (one whose
+// NewSummaryWriter failed), which was a nil dereference.
+var errNil = fmt.Errorf("tensorboard: nil *SummaryWriter (NewSummaryWriter returned an error?)")
 
 func (s *SummaryWriter) write(e *tbpb.Event) error {
 	if s.err != nil {
@@ -98,12 +119,32 @@ func (s *SummaryWriter) write(e *tbpb.Event) error {
 }
 
 func (s *SummaryWriter) summary(step int64, vals ...*tbpb.Summary_Value) error {
+	if s == nil {
+		return errNil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
 		return fmt.Errorf("tensorboard: %s: the writer is closed", s.dir)
 	}
-	return s.write(&tbpb.Event{WallTime: wall(s.now()), Step: step, What: &tbpb.Event_Summary{Summary: &tbpb.Summary{Value: vals}}})
+	err := s.write(&tbpb.Event{WallTime: wall(s.now()), Step: step, What: &tbpb.Event_Summary{Summary: &tbpb.Summary{Value: vals}}})
+	if err == nil && s.timer == nil && s.w.Buffered() > 0 {
+		s.timer = time.AfterFunc(flushEvery, s.timedFlush)
+	}
+	return err
+}
+
+// timedFlush writes the buffered events to the file, flushEvery after the
+// first of them was added; without it a run logging a scalar an epoch
+// showed nothing in TensorBoard until 4 KiB of events had accumulated, and
+// lost them all when it was interrupted.
+func (s *SummaryWriter) timedFlush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.timer = nil
+	if s.f != nil && s.err == nil {
+		s.err = s.w.Flush()
+	}
 }
 
 // AddScalar records value under tag at step.
@@ -116,6 +157,15 @@ func (s *SummaryWriter) AddScalar(tag string, value float64, step int64) error {
 // become underscores), all under the tag mainTag, so TensorBoard draws them
 // in one chart.
 func (s *SummaryWriter) AddScalars(mainTag string, values map[string]float64, step int64) error {
+	if s == nil {
+		return errNil
+	}
+	s.mu.Lock()
+	closed := s.f == nil
+	s.mu.Unlock()
+	if closed {
+		return fmt.Errorf("tensorboard: %s: the writer is closed", s.dir)
+	}
 	tags := make([]string, 0, len(values))
 	for k := range values {
 		tags = append(tags, k)
@@ -281,6 +331,10 @@ func (s *SummaryWriter) AddText(tag, text string, step int64) error {
 }
 
 func (s *SummaryWriter) flushLocked() error {
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
 	if s.err == nil {
 		if s.err = s.w.Flush(); s.err == nil {
 			s.err = s.f.Sync()
@@ -291,6 +345,9 @@ func (s *SummaryWriter) flushLocked() error {
 
 // Flush writes buffered events to disk, in the subdirectories' files too.
 func (s *SummaryWriter) Flush() error {
+	if s == nil {
+		return errNil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
@@ -306,6 +363,9 @@ func (s *SummaryWriter) Flush() error {
 
 // Close flushes and closes the event files.
 func (s *SummaryWriter) Close() error {
+	if s == nil {
+		return errNil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {

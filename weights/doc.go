@@ -16,9 +16,11 @@
 // read differently (duplicate keys, non-UTF-8, data_offsets that are not
 // two integers) are refused.
 //
-// ember has the dtypes float32, float64, int64, int32 and bool. Stored
-// dtypes outside that set are widened on load: float16 and bfloat16 become
-// float32; uint8, int8 and int16 become int32; uint32 becomes int64.
+// ember has the dtypes float32, float64, float16, bfloat16, int64, int32
+// and bool; tensors of those load as they are stored. Other stored integer
+// dtypes are widened on load: uint8, int8 and int16 become int32; uint32
+// becomes int64. Complex, quantized and sparse tensors are refused with
+// an error that says so.
 package weights
 
 import (

@@ -250,3 +250,21 @@ func TestSafetensorsTooManyTensors(t *testing.T) {
 	_, _, err := ParseSafetensors(stFile(h.String(), nil))
 	wantFormatError(t, "too many tensors", err, "more than 262144 tensors")
 }
+
+// Opaque objects (unknown globals) may hold themselves through the memo;
+// looking for tensors inside them terminates, and finds one behind a cycle.
+func TestPyTorchOpaqueCycles(t *testing.T) {
+	// {'k': o} where o = Foo.__new__(Foo) and o.__setstate__(o)
+	self := "\x80\x02}X\x01\x00\x00\x00kc__main__\nFoo\n)\x81q\x00h\x00bs."
+	m, err := ParsePyTorch(zipWith(t, map[string][]byte{"a/data.pkl": []byte(self)}))
+	if err != nil || len(m) != 0 {
+		t.Fatalf("self-holding object: %v %v, want it skipped", m, err)
+	}
+	// the same object also holding a tensor: refused, naming the key
+	withTensor := "\x80\x02}X\x01\x00\x00\x00kc__main__\nFoo\n)\x81q\x00h\x00b" +
+		"ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x02tQK\x00K\x02\x85K\x01\x85\x89NtRbs."
+	_, err = ParsePyTorch(zipWith(t, map[string][]byte{"a/data.pkl": []byte(withTensor), "a/data/0": make([]byte, 8)}))
+	if err == nil || !strings.Contains(err.Error(), `key "k" is a pickled __main__.Foo holding tensors`) {
+		t.Fatalf("object holding a tensor: %v", err)
+	}
+}

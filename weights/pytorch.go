@@ -41,11 +41,17 @@ var storageKinds = map[string]elemKind{
 
 // LoadPyTorch reads the tensors of a file written by torch.save in its zip
 // format (the default since PyTorch 1.6): a state dict, or a dict holding
-// state dicts. Nested dicts are flattened with dotted keys
-// ({"model": {"fc.weight": t}} gives "model.fc.weight"); values that are not
-// tensors or dicts (epoch numbers, strings, lists) are skipped. Only the
-// classes a state dict needs are resolved; any other global is an error, so
-// no code named by the file is ever run. Tensors are loaded onto the CPU.
+// state dicts. Nested dicts, lists and tuples are flattened with dotted
+// keys ({"model": {"fc.weight": t}} gives "model.fc.weight", {"anchors":
+// [a, b]} gives "anchors.0" and "anchors.1", a list [a, b] "0" and "1");
+// values that are not tensors or containers (epoch numbers, strings) are
+// skipped. Only the
+// classes a state dict needs are resolved, and no code named by the file
+// is ever run: any other Python object (an argparse.Namespace of
+// hyperparameters, a NumPy scalar, a torch.Size) is kept opaque and
+// skipped, unless it holds tensors (a pickled module, as torch.save(model)
+// writes), which is an error, as is a complex, quantized or sparse tensor.
+// Tensors are loaded onto the CPU.
 func LoadPyTorch(path string) (map[string]*ember.Tensor, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -239,7 +245,79 @@ func (l *ptLoader) findClass(module, name string) (any, error) {
 			return args[0], nil
 		}), nil
 	}
-	return nil, fmt.Errorf("global %s.%s is not allowed in a state dict", module, name)
+	full := module + "." + name
+	switch {
+	case module == "torch" && strings.HasPrefix(name, "Complex") && strings.HasSuffix(name, "Storage"):
+		return nil, fmt.Errorf("global %s: complex tensors are not supported (ember has no complex dtype; save torch.view_as_real(t) instead)", full)
+	case module == "torch" && strings.HasPrefix(name, "Q") && strings.HasSuffix(name, "Storage"), full == "torch._utils._rebuild_qtensor":
+		return nil, fmt.Errorf("global %s: quantized tensors are not supported (save t.dequantize() instead)", full)
+	case strings.HasPrefix(full, "torch._utils._rebuild_"):
+		return nil, fmt.Errorf("global %s: sparse, nested and other tensors that are not strided are not supported (save t.to_dense() instead)", full)
+	case module == "torch" && strings.HasSuffix(name, "Storage"):
+		return nil, fmt.Errorf("global %s: storage type not supported", full)
+	}
+	return &opaque{class: full}, nil
+}
+
+// opaque is any Python object or class the loader does not know: a
+// class, calling it (REDUCE, NEWOBJ) or building it (BUILD, SETITEM,
+// APPEND) only records what it was given, so no code runs and the tensors
+// inside stay visible to flatten, which skips an opaque object without
+// tensors and refuses one with them.
+type opaque struct {
+	class string
+	parts []any
+}
+
+func (o *opaque) Call(args ...any) (any, error)  { return &opaque{class: o.class, parts: args}, nil }
+func (o *opaque) PyNew(args ...any) (any, error) { return o.Call(args...) }
+func (o *opaque) PySetState(state any) error {
+	o.parts = append(o.parts, state)
+	return nil
+}
+func (o *opaque) Set(key, value any) { o.parts = append(o.parts, key, value) }
+func (o *opaque) Append(value any)   { o.parts = append(o.parts, value) }
+
+// holdsTensor reports whether a tensor is reachable from v, visiting each
+// container once (the memo can share and even cycle them) and at most
+// *visits of them.
+func holdsTensor(v any, visits *int) (bool, error) {
+	seen := map[any]bool{}
+	stack := []any{v}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch x.(type) {
+		case *ptTensor:
+			return true, nil
+		case *opaque, *types.Tuple, *types.List, *types.Dict, *types.OrderedDict:
+			if seen[x] {
+				continue
+			}
+			seen[x] = true
+			if *visits--; *visits < 0 {
+				return false, fmt.Errorf("more than %d objects to walk (containers shared through the pickle memo?)", maxVisits)
+			}
+		}
+		switch c := x.(type) {
+		case *opaque:
+			stack = append(stack, c.parts...)
+		case *types.Tuple:
+			stack = append(stack, *c...)
+		case *types.List:
+			stack = append(stack, *c...)
+		case *types.Dict:
+			for _, e := range *c {
+				stack = append(stack, e.Key, e.Value)
+			}
+		case *types.OrderedDict:
+			for e := c.List.Front(); e != nil; e = e.Next() {
+				ent := e.Value.(*types.OrderedDictEntry)
+				stack = append(stack, ent.Key, ent.Value)
+			}
+		}
+	}
+	return false, nil
 }
 
 func (l *ptLoader) persistentLoad(pid any) (any, error) {
@@ -401,7 +479,7 @@ func (l *ptLoader) rebuildTensor(args ...any) (any, error) {
 
 func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int, visits *int) error {
 	if depth > 32 {
-		return fmt.Errorf("dicts nested more than 32 deep")
+		return fmt.Errorf("dicts and lists nested more than 32 deep")
 	}
 	put := func(k, v any) error {
 		if *visits--; *visits < 0 {
@@ -425,8 +503,13 @@ func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int, vi
 				return fmt.Errorf("key %q appears twice after flattening", name)
 			}
 			out[name] = x.t
-		case *types.Dict, *types.OrderedDict:
+		case *types.Dict, *types.OrderedDict, *types.List, *types.Tuple:
 			return flatten(name, x, out, depth+1, visits)
+		case *opaque:
+			if held, err := holdsTensor(x, visits); err != nil || !held {
+				return err
+			}
+			return fmt.Errorf("key %q is a pickled %s holding tensors, which are not read (for a model saved whole with torch.save(model), save model.state_dict() instead)", name, x.class)
 		}
 		return nil
 	}
@@ -444,9 +527,25 @@ func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int, vi
 				return err
 			}
 		}
+	case *types.List:
+		for i, v := range *d {
+			if err := put(i, v); err != nil {
+				return err
+			}
+		}
+	case *types.Tuple:
+		for i, v := range *d {
+			if err := put(i, v); err != nil {
+				return err
+			}
+		}
 	case *ptTensor:
 		if prefix == "" {
 			out[""] = d.t
+		}
+	case *opaque:
+		if depth == 0 {
+			return fmt.Errorf("top-level object is a pickled %s, not a dict of tensors (for a model saved whole with torch.save(model), save model.state_dict() instead)", d.class)
 		}
 	default:
 		if depth == 0 {

@@ -285,7 +285,9 @@ func ParseSafetensors(data []byte) (map[string]*ember.Tensor, map[string]string,
 }
 
 // SaveSafetensors writes tensors to path in the safetensors format, keys in
-// sorted order. The file is written to a temporary name and renamed.
+// sorted order. The file is written to a temporary name and renamed; it is
+// readable by all (mode 0644, as a file Python creates under the usual
+// umask), not only by its owner as a temporary file is.
 func SaveSafetensors(path string, tensors map[string]*ember.Tensor) error {
 	return SaveSafetensorsMeta(path, tensors, nil)
 }
@@ -301,6 +303,10 @@ func SaveSafetensorsMeta(path string, tensors map[string]*ember.Tensor, meta map
 		tmp.Close()
 		return err
 	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
@@ -310,6 +316,9 @@ func SaveSafetensorsMeta(path string, tensors map[string]*ember.Tensor, meta map
 // WriteSafetensors writes tensors (and optional metadata) in the
 // safetensors format to w. Tensors may live on any device with data.
 func WriteSafetensors(w io.Writer, tensors map[string]*ember.Tensor, meta map[string]string) error {
+	if w == nil {
+		return fmt.Errorf("safetensors: nil writer")
+	}
 	names := make([]string, 0, len(tensors))
 	for n := range tensors {
 		if n == "__metadata__" {

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -127,6 +129,11 @@ func TestSafetensorsRoundTrip(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "x.safetensors")
 	if err := SaveSafetensors(p, in); err != nil {
 		t.Fatal(err)
+	}
+	// readable by all as torch.save's files are, not 0600 as the temporary
+	// file it was renamed from
+	if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("saved file mode %v (%v), want -rw-r--r--", st.Mode(), err)
 	}
 	raw, _ := os.ReadFile(p)
 	hl := binary.LittleEndian.Uint64(raw)
@@ -260,10 +267,19 @@ func zipWith(t testing.TB, files map[string][]byte) []byte {
 }
 
 func TestPyTorchRefusesGlobals(t *testing.T) {
-	evil := zipWith(t, map[string][]byte{"a/data.pkl": []byte("cos\nsystem\n(S'echo hi'\ntR.")})
+	// os.system is never called: it is an opaque object, and so is what
+	// "calling" it gives
+	evil := zipWith(t, map[string][]byte{"a/data.pkl": []byte("cos\nsystem\n(S'touch /tmp/ember-pwned'\ntR.")})
 	_, err := ParsePyTorch(evil)
-	if err == nil || !strings.Contains(err.Error(), "os.system is not allowed") {
+	if err == nil || !strings.Contains(err.Error(), "top-level object is a pickled os.system, not a dict of tensors") {
 		t.Errorf("err = %v, want os.system refused", err)
+	}
+	if _, err := os.Stat("/tmp/ember-pwned"); err == nil {
+		t.Error("os.system ran")
+	}
+	evil = zipWith(t, map[string][]byte{"a/data.pkl": []byte("(dS'w'\ncos\nsystem\n(S'touch /tmp/ember-pwned'\ntRs.")})
+	if m, err := ParsePyTorch(evil); err != nil || len(m) != 0 {
+		t.Errorf("a dict holding os.system('…'): %v %v, want it skipped", m, err)
 	}
 	// A storage claiming more elements than its record holds.
 	pkl := "\x80\x02}X\x01\x00\x00\x00actorch._utils\n_rebuild_tensor_v2\n(ctorch\nFloatStorage\n" +
@@ -273,5 +289,76 @@ func TestPyTorchRefusesGlobals(t *testing.T) {
 	_, err = ParsePyTorch(zipWith(t, map[string][]byte{"a/data.pkl": []byte(pkl), "a/data/0": make([]byte, 8)}))
 	if err == nil || !strings.Contains(err.Error(), "its record holds 8") {
 		t.Errorf("err = %v, want a storage size mismatch", err)
+	}
+}
+
+// What PyTorch 1.13 writes for a whole module and for complex, quantized
+// and sparse tensors (testdata/gen_pth_fixtures.py) is refused with an
+// error saying so and what to save instead, not "global ... is not
+// allowed".
+func TestPyTorchUnsupportedSaysWhat(t *testing.T) {
+	for file, want := range map[string]string{
+		"module.pth":         "top-level object is a pickled torch.nn.modules.linear.Linear, not a dict of tensors (for a model saved whole with torch.save(model), save model.state_dict() instead)",
+		"module_in_dict.pth": `key "model" is a pickled torch.nn.modules.linear.Linear holding tensors, which are not read`,
+		"complex.pth":        "global torch.ComplexFloatStorage: complex tensors are not supported",
+		"quantized.pth":      "global torch._utils._rebuild_qtensor: quantized tensors are not supported",
+		"sparse.pth":         "global torch._utils._rebuild_sparse_tensor: sparse, nested and other tensors that are not strided are not supported",
+	} {
+		path := filepath.Join("..", "testdata", "pth", file)
+		_, err := LoadPyTorch(path)
+		var fe *FormatError
+		if !errors.As(err, &fe) || fe.Path != path || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v\nwant a *FormatError containing %q", file, err, want)
+		}
+	}
+}
+
+// A checkpoint holding Python objects beside its state dict (an
+// argparse.Namespace, NumPy scalars, torch.Size, a dtype, a device:
+// testdata/gen_pth_fixtures.py) loads its tensors; the objects, holding
+// none, are skipped without running anything. Each used to fail the whole
+// load ("global argparse.Namespace is not allowed").
+func TestPyTorchSkipsPythonObjects(t *testing.T) {
+	m, err := LoadPyTorch(filepath.Join("..", "testdata", "pth", "extras.pth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ks := strings.Join(Keys(m), " "); ks != "state_dict.fc.bias state_dict.fc.weight" {
+		t.Fatalf("keys %s", ks)
+	}
+	if w, b := m["state_dict.fc.weight"], m["state_dict.fc.bias"]; fmt.Sprint(w.Shape(), w.Float32s(), b.Float32s()) != "[2, 2] [1 2 3 4] [0.5 -0.5]" {
+		t.Errorf("weight %v, bias %v", w, b)
+	}
+}
+
+// WriteSafetensors to a nil writer is an error, not a nil dereference.
+func TestWriteSafetensorsNilWriter(t *testing.T) {
+	if err := WriteSafetensors(nil, map[string]*ember.Tensor{"a": ember.Ones(ember.Shape{2})}, nil); err == nil {
+		t.Error("nil writer accepted")
+	}
+}
+
+// Tensors in lists and tuples (testdata/gen_pth_fixtures.py) load under
+// index keys, as nn.ModuleList names its entries; they were dropped
+// without a word, and a top-level list was refused.
+func TestPyTorchListsAndTuples(t *testing.T) {
+	m, err := LoadPyTorch(filepath.Join("..", "testdata", "pth", "lists.pth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for k, v := range m {
+		got[k] = fmt.Sprint(v.DType(), v.Shape(), v.Float64s())
+	}
+	want := map[string]string{
+		"anchors.0": "float32 [2] [1 2]", "anchors.1": "float32 [1] [3]",
+		"pair.0": "int64 [1] [4]", "pair.1.w": "float32 [1, 1] [5]",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+	m, err = LoadPyTorch(filepath.Join("..", "testdata", "pth", "toplist.pth"))
+	if err != nil || len(m) != 2 || fmt.Sprint(m["0"].Float64s(), m["1"].Int64s()) != "[1] [2 3]" {
+		t.Errorf("top-level list: %v %v", m, err)
 	}
 }

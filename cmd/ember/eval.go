@@ -1,10 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/data"
@@ -90,16 +90,28 @@ func pickDevice(s string) (ember.Device, error) {
 	return d, ember.CheckDevice(d)
 }
 
+// loadWeights reads a state dict and its safetensors metadata. The format
+// is told by the file's first bytes, not its name: torch.save's zip (or
+// its legacy pickle) is read as PyTorch, so model_best.pth.tar,
+// pytorch_model.bin and .ckpt files load, anything else as safetensors.
 func loadWeights(path string) (map[string]*ember.Tensor, map[string]string, error) {
-	if strings.HasSuffix(path, ".pth") || strings.HasSuffix(path, ".pt") {
-		sd, err := weights.LoadPyTorch(path)
-		return sd, nil, err
-	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	return weights.ParseSafetensors(b)
+	var sd map[string]*ember.Tensor
+	var meta map[string]string
+	// torch's legacy format opens with the pickled magic number
+	// 0x1950a86a20f9469cfc6c, a safetensors header length beyond its limit
+	if bytes.HasPrefix(b, []byte("PK\x03\x04")) || bytes.HasPrefix(b, []byte("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46")) {
+		sd, err = weights.ParsePyTorch(b)
+	} else {
+		sd, meta, err = weights.ParseSafetensors(b)
+	}
+	if fe, ok := err.(*weights.FormatError); ok {
+		fe.Path = path
+	}
+	return sd, meta, err
 }
 
 func buildModel(name string) (nn.Module, error) {

@@ -77,7 +77,7 @@ func runPredict(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return err
 		}
-		classes = strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		classes = classLines(string(b))
 	}
 	n := m.FC.Out
 	if classes != nil && len(classes) != n {
@@ -126,6 +126,17 @@ func runPredict(cmd *cobra.Command, args []string) error {
 		}
 	}
 	return nil
+}
+
+// classLines splits a --classes file into its lines, without their line
+// ends ("\n" or "\r\n": a file saved on Windows gave names ending in
+// "\r", which garbled the printed table) and without trailing blank lines.
+func classLines(s string) []string {
+	lines := strings.Split(strings.TrimRight(s, "\r\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	return lines
 }
 
 // predictModel builds the network with its weights, the class names and

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emberml/ember"
 	"github.com/emberml/ember/internal/testenv"
 )
 
@@ -100,6 +101,19 @@ func TestSmallDatasetFromDir(t *testing.T) {
 	x, y := ds.Get(0)
 	if !x.Shape().Equal([]int{1, 2, 3}) || x.Float32s()[5] != 1 || y.Item() != 4 {
 		t.Errorf("Get(0) = %v %v", x, y)
+	}
+	// Python's indexing: -1 is the last sample; past either end an
+	// IndexError (was a Go "slice bounds out of range")
+	if _, y := ds.Get(-1); y.Item() != 7 || ds.Label(-2) != 4 || ds.Pixels(-2)[5] != 255 {
+		t.Errorf("Get(-1) = %v, Label(-2) = %d, Pixels(-2) = %v", y, ds.Label(-2), ds.Pixels(-2))
+	}
+	for _, i := range []int{2, -3} {
+		e := testenv.Raises[*ember.IndexError](t, "Get out of range", func() { ds.Get(i) })
+		if e.Index != int64(i) || e.Size != 2 {
+			t.Error(e)
+		}
+		testenv.Raises[*ember.IndexError](t, "Pixels out of range", func() { ds.Pixels(i) })
+		testenv.Raises[*ember.IndexError](t, "Label out of range", func() { ds.Label(i) })
 	}
 	write("train-labels-idx1-ubyte", idxBytes([]uint32{2}, []byte{4, 10}), false)
 	if _, err := LoadMNIST(true, Dir(dir)); err == nil {

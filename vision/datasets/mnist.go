@@ -147,8 +147,11 @@ func load(name, def, pkg string, classes []string, train bool, opts []Option) (*
 func (m *MNIST) Len() int { return len(m.labels) }
 
 // Get returns sample i: a float32 [1, Rows, Cols] image in [0, 1] and its
-// int64 label as a 0-d tensor.
+// int64 label as a 0-d tensor. A negative i counts from the end, as
+// Python's indexing; an i outside the samples panics with an
+// *ember.IndexError (as do Pixels and Label).
 func (m *MNIST) Get(i int) (*ember.Tensor, *ember.Tensor) {
+	i = m.index("datasets.MNIST.Get", i)
 	px := m.Rows * m.Cols
 	img := make([]float32, px)
 	for j, b := range m.images[i*px : (i+1)*px] {
@@ -159,9 +162,23 @@ func (m *MNIST) Get(i int) (*ember.Tensor, *ember.Tensor) {
 
 // Pixels returns sample i's raw bytes (row-major, Rows×Cols).
 func (m *MNIST) Pixels(i int) []byte {
+	i = m.index("datasets.MNIST.Pixels", i)
 	px := m.Rows * m.Cols
 	return m.images[i*px : (i+1)*px]
 }
 
 // Label returns sample i's label.
-func (m *MNIST) Label(i int) int { return int(m.labels[i]) }
+func (m *MNIST) Label(i int) int { return int(m.labels[m.index("datasets.MNIST.Label", i)]) }
+
+// index is Python's indexing of the samples: i in [-Len, Len), a negative
+// i counting from the end.
+func (m *MNIST) index(op string, i int) int {
+	n := len(m.labels)
+	if i < -n || i >= n {
+		panic(&ember.IndexError{Op: op, Index: int64(i), Size: n})
+	}
+	if i < 0 {
+		i += n
+	}
+	return i
+}

@@ -3,9 +3,13 @@
 // same pixels: JPEG, PNG and GIF through Go's standard library, WebP, BMP
 // and TIFF through golang.org/x/image. Grayscale is replicated to three
 // channels, alpha is dropped (not composited: PIL's RGBA→RGB), palettes are
-// looked up, CMYK is converted as PIL does, 16-bit samples keep their high
-// byte. EXIF orientation is applied only when asked (AutoOrient), since
-// Image.open does not apply it either (ImageOps.exif_transpose does).
+// looked up, CMYK is converted as PIL does, 16-bit colour samples keep their
+// high byte and 16-bit grayscale is clipped to 255 (PIL's mode I). JPEG
+// and lossy WebP chroma is upsampled and converted to RGB with libjpeg-turbo's
+// and libwebp's arithmetic, as PIL gets it from them (JPEG within a level
+// or two: Go's IDCT differs). EXIF orientation is applied only when asked
+// (AutoOrient), since Image.open does not apply it either
+// (ImageOps.exif_transpose does).
 package imageio
 
 import (
@@ -74,6 +78,9 @@ func Open(path string, opts ...Option) (*image.RGBA, error) {
 
 // Decode reads an image from r.
 func Decode(r io.Reader, opts ...Option) (*image.RGBA, error) {
+	if r == nil {
+		return nil, &DecodeError{Err: errors.New("nil reader")}
+	}
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -107,11 +114,32 @@ func decode(b []byte, opts []Option) (*image.RGBA, error) {
 	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width > MaxPixels || cfg.Height > MaxPixels || int64(cfg.Width)*int64(cfg.Height) > MaxPixels {
 		return nil, &DecodeError{Err: fmt.Errorf("%s of %dx%d pixels: refused (at most %d)", format, cfg.Width, cfg.Height, MaxPixels)}
 	}
+	if format == "gif" {
+		b = opaqueGIF(b)
+	}
 	img, _, err := image.Decode(newPeeker(bytes.NewReader(b), bytes.NewReader(b)))
 	if err != nil {
 		return nil, &DecodeError{Err: fmt.Errorf("%s: %w", format, err)}
 	}
-	rgb := ToRGB(img)
+	if m, ok := img.(*image.NRGBA64); ok && format == "png" && len(b) > 25 && b[24] == 16 && b[25] == 0 {
+		img = gray16Of(m)
+	}
+	var rgb *image.RGBA
+	switch m := img.(type) {
+	case *image.YCbCr:
+		if format == "jpeg" {
+			rgb = jpegRGB(m)
+		} else if format == "webp" {
+			rgb = webpRGB(m)
+		}
+	case *image.NYCbCrA: // a lossy WebP with alpha, which PIL's RGB drops
+		if format == "webp" {
+			rgb = webpRGB(&m.YCbCr)
+		}
+	}
+	if rgb == nil {
+		rgb = ToRGB(img)
+	}
 	if o.orient && format == "jpeg" {
 		rgb = Orient(rgb, exifOrientation(b))
 	}
@@ -188,6 +216,19 @@ func ToRGB(img image.Image) *image.RGBA {
 		}
 	}
 	return out
+}
+
+// gray16Of is the gray channel of a 16-bit grayscale PNG with a tRNS
+// chunk, which Go decodes as NRGBA64: PIL opens it as mode I, like one
+// without tRNS, and clips it to 0..255 rather than taking its high byte.
+func gray16Of(m *image.NRGBA64) *image.Gray16 {
+	g := image.NewGray16(m.Rect)
+	for y := m.Rect.Min.Y; y < m.Rect.Max.Y; y++ {
+		for x := m.Rect.Min.X; x < m.Rect.Max.X; x++ {
+			g.SetGray16(x, y, color.Gray16{Y: m.NRGBA64At(x, y).R})
+		}
+	}
+	return g
 }
 
 // cmyk is Pillow's cmyk2rgb: (255-c)(255-k)/255 with MULDIV255 rounding.

@@ -6,9 +6,10 @@ import (
 )
 
 // Orient applies an EXIF Orientation value (1–8) to img, as
-// ImageOps.exif_transpose; other values return img.
+// ImageOps.exif_transpose; other values return img (nil for nil). img may
+// be a sub-image (an origin other than (0, 0), a wider stride).
 func Orient(img *image.RGBA, o int) *image.RGBA {
-	if o < 2 || o > 8 {
+	if o < 2 || o > 8 || img == nil {
 		return img
 	}
 	w, h := img.Rect.Dx(), img.Rect.Dy()
@@ -36,7 +37,8 @@ func Orient(img *image.RGBA, o int) *image.RGBA {
 			case 8: // rotate 90 counter-clockwise
 				dx, dy = y, w-1-x
 			}
-			copy(out.Pix[(dy*ow+dx)*4:(dy*ow+dx)*4+4], img.Pix[(y*w+x)*4:(y*w+x)*4+4])
+			i := img.PixOffset(img.Rect.Min.X+x, img.Rect.Min.Y+y)
+			copy(out.Pix[(dy*ow+dx)*4:(dy*ow+dx)*4+4], img.Pix[i:i+4])
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/color"
 	"io"
+	"math"
 )
 
 // Binary PGM (P5) and PPM (P6), which torchvision's ImageFolder lists
@@ -115,15 +116,12 @@ func decodePNM(r io.Reader) (image.Image, error) {
 	if len(buf) < need {
 		return nil, fmt.Errorf("pnm: %d bytes of pixels, the header says %d", len(buf), need)
 	}
-	sample := func(i int) uint8 { // scaled to 0..255 as PIL does for maxval != 255
-		v := int(buf[i*bps])
+	lut := pnmLUT(hd.magic, hd.maxval, bps)
+	sample := func(i int) uint8 {
 		if bps == 2 {
-			v = v<<8 | int(buf[i*bps+1])
+			return lut[int(buf[2*i])<<8|int(buf[2*i+1])]
 		}
-		if hd.maxval == 255 {
-			return uint8(v)
-		}
-		return uint8(min(v*255/hd.maxval, 255))
+		return lut[buf[i]]
 	}
 	rect := image.Rect(0, 0, hd.w, hd.h)
 	if ch == 1 {
@@ -138,4 +136,26 @@ func decodePNM(r io.Reader) (image.Image, error) {
 		out.Pix[i*4], out.Pix[i*4+1], out.Pix[i*4+2], out.Pix[i*4+3] = sample(3*i), sample(3*i+1), sample(3*i+2), 255
 	}
 	return out, nil
+}
+
+// pnmLUT maps each possible sample to the byte PIL's
+// Image.open(f).convert("RGB") gives it. Pillow 9.4 scales a sample v to
+// min(out, round(v / maxval * out)) (Python's round, half to even), with
+// out 255, except for a 16-bit PGM (maxval > 255): that opens as mode I
+// with out 65535 (maxval 65535 read as it is), and convert("RGB") clips
+// mode I to 0..255 rather than scaling it, as for a 16-bit PNG.
+func pnmLUT(magic string, maxval, bps int) []uint8 {
+	out := 255
+	if magic == "P5" && maxval > 255 {
+		out = 65535
+	}
+	lut := make([]uint8, 1<<(8*bps))
+	for v := range lut {
+		s := v
+		if maxval != out {
+			s = int(min(float64(out), math.RoundToEven(float64(v)/float64(maxval)*float64(out))))
+		}
+		lut[v] = uint8(min(s, 255))
+	}
+	return lut
 }

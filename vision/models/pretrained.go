@@ -150,6 +150,9 @@ func LoadPretrained(arch string, opts ...hub.Option) (*ResNet, *Weights, error) 
 // LoadPretrainedFrom builds a ResNet with the given blocks per stage and
 // w's weights (its class count from w.Categories, 1000 when empty).
 func LoadPretrainedFrom(layers [4]int, w *Weights, opts ...hub.Option) (*ResNet, error) {
+	if w == nil {
+		return nil, &PretrainedError{Reason: "models: LoadPretrainedFrom: nil *Weights"}
+	}
 	c := config{classes: 1000, in: 3, width: 64, pretrained: true, from: w, hubOpts: opts}
 	if len(w.Categories) > 0 {
 		c.classes = len(w.Categories)

@@ -137,3 +137,12 @@ func TestLoadPretrainedFull(t *testing.T) {
 	}
 	checkParityLoaded(t, m, dir, "resnet18", 1e-4)
 }
+
+// LoadPretrainedFrom(layers, nil) is a *PretrainedError, not a nil
+// dereference.
+func TestLoadPretrainedFromNil(t *testing.T) {
+	var pe *PretrainedError
+	if _, err := LoadPretrainedFrom([4]int{2, 2, 2, 2}, nil); !errors.As(err, &pe) {
+		t.Errorf("nil weights: %T %v", err, err)
+	}
+}

@@ -12,8 +12,8 @@ import (
 // blend is Pillow's ImagingBlend of two 8-bit images: in1 + alpha·(in2 -
 // in1) in C float, truncated, clamped when extrapolating. in1 is given per
 // pixel by deg.
-func blend(img *image.RGBA, alpha float32, deg func(i int) (uint8, uint8, uint8)) *image.RGBA {
-	img = normal(img)
+func blend(op string, img *image.RGBA, alpha float32, deg func(i int) (uint8, uint8, uint8)) *image.RGBA {
+	img = normal(op, img)
 	out := image.NewRGBA(img.Rect)
 	for i := 0; i < len(img.Pix); i += 4 {
 		d0, d1, d2 := deg(i)
@@ -42,26 +42,26 @@ func luma(r, g, b uint8) uint8 {
 
 // AdjustBrightness is F.adjust_brightness: a blend with black.
 func AdjustBrightness(img *image.RGBA, factor float64) *image.RGBA {
-	return blend(img, float32(factor), func(int) (uint8, uint8, uint8) { return 0, 0, 0 })
+	return blend("transforms.AdjustBrightness", img, float32(factor), func(int) (uint8, uint8, uint8) { return 0, 0, 0 })
 }
 
 // AdjustContrast is F.adjust_contrast: a blend with the grey of the
 // image's mean luma (rounded).
 func AdjustContrast(img *image.RGBA, factor float64) *image.RGBA {
-	img = normal(img)
+	img = normal("transforms.AdjustContrast", img)
 	var sum float64
 	for i := 0; i < len(img.Pix); i += 4 {
 		sum += float64(luma(img.Pix[i], img.Pix[i+1], img.Pix[i+2]))
 	}
 	m := uint8(int(sum/float64(len(img.Pix)/4) + 0.5))
-	return blend(img, float32(factor), func(int) (uint8, uint8, uint8) { return m, m, m })
+	return blend("transforms.AdjustContrast", img, float32(factor), func(int) (uint8, uint8, uint8) { return m, m, m })
 }
 
 // AdjustSaturation is F.adjust_saturation: a blend with the image's
 // grayscale.
 func AdjustSaturation(img *image.RGBA, factor float64) *image.RGBA {
-	img = normal(img)
-	return blend(img, float32(factor), func(i int) (uint8, uint8, uint8) {
+	img = normal("transforms.AdjustSaturation", img)
+	return blend("transforms.AdjustSaturation", img, float32(factor), func(i int) (uint8, uint8, uint8) {
 		l := luma(img.Pix[i], img.Pix[i+1], img.Pix[i+2])
 		return l, l, l
 	})
@@ -74,7 +74,7 @@ func AdjustHue(img *image.RGBA, factor float64) *image.RGBA {
 	if factor < -0.5 || factor > 0.5 {
 		panic(&ember.ValueError{Op: "transforms.AdjustHue", Msg: fmt.Sprintf("factor %v not in [-0.5, 0.5]", factor)})
 	}
-	img = normal(img)
+	img = normal("transforms.AdjustHue", img)
 	shift := uint8(int64(factor * 255)) // numpy's uint8(float): truncate, wrap
 	out := image.NewRGBA(img.Rect)
 	for i := 0; i < len(img.Pix); i += 4 {
@@ -147,6 +147,8 @@ type ColorJitter struct{ Brightness, Contrast, Saturation, Hue float64 }
 
 // Apply draws the factors and the order and adjusts img.
 func (t ColorJitter) Apply(img *image.RGBA, r *rand.Rand) *image.RGBA {
+	img = normal("transforms.ColorJitter", img)
+	needRand("transforms.ColorJitter", r)
 	draw := func(v float64) float64 { lo := max(0, 1-v); return lo + r.Float64()*(1+v-lo) }
 	for _, k := range r.Perm(4) {
 		switch {

@@ -52,6 +52,7 @@ type Resize struct{ Size, Width, Height int }
 
 // Apply resizes img.
 func (t Resize) Apply(img *image.RGBA, _ *rand.Rand) *image.RGBA {
+	img = normal("transforms.Resize", img)
 	w, h := img.Rect.Dx(), img.Rect.Dy()
 	ow, oh := t.Width, t.Height
 	if ow <= 0 || oh <= 0 {
@@ -73,7 +74,7 @@ func ResizedSize(w, h, size int) (int, int) {
 
 // ResizeImage scales img to w×h as PIL's img.resize((w, h), BILINEAR).
 func ResizeImage(img *image.RGBA, w, h int) *image.RGBA {
-	img = normal(img)
+	img = normal("transforms.Resize", img)
 	if w == img.Rect.Dx() && h == img.Rect.Dy() {
 		return clone(img)
 	}
@@ -86,6 +87,7 @@ type CenterCrop struct{ Size, Width, Height int }
 
 // Apply crops img.
 func (t CenterCrop) Apply(img *image.RGBA, _ *rand.Rand) *image.RGBA {
+	img = normal("transforms.CenterCrop", img)
 	cw, ch := t.Width, t.Height
 	if cw <= 0 || ch <= 0 {
 		cw, ch = t.Size, t.Size
@@ -135,7 +137,7 @@ func checkOut(op string, w, h int) {
 // outside the image is black, as PIL's crop.
 func Crop(img *image.RGBA, top, left, h, w int) *image.RGBA {
 	checkOut("transforms.Crop", w, h)
-	img = normal(img)
+	img = normal("transforms.Crop", img)
 	iw, ih := img.Rect.Dx(), img.Rect.Dy()
 	out := image.NewRGBA(image.Rect(0, 0, w, h))
 	for i := range out.Pix {
@@ -171,6 +173,7 @@ type RandomResizedCrop struct {
 
 // Apply draws the region and resizes it.
 func (t RandomResizedCrop) Apply(img *image.RGBA, r *rand.Rand) *image.RGBA {
+	img = normal("transforms.RandomResizedCrop", img)
 	top, left, h, w := t.Params(img.Rect.Dx(), img.Rect.Dy(), r)
 	return ResizedCrop(img, top, left, h, w, t.Size, t.Size)
 }
@@ -179,6 +182,7 @@ func (t RandomResizedCrop) Apply(img *image.RGBA, r *rand.Rand) *image.RGBA {
 // region inside the image, else the central crop of the nearest allowed
 // aspect ratio.
 func (t RandomResizedCrop) Params(width, height int, r *rand.Rand) (top, left, h, w int) {
+	needRand("transforms.RandomResizedCrop", r)
 	scale, ratio := t.Scale, t.Ratio
 	if scale == [2]float64{} {
 		scale = [2]float64{0.08, 1}
@@ -216,6 +220,8 @@ type RandomHorizontalFlip struct{ P float64 }
 
 // Apply flips img or returns it.
 func (t RandomHorizontalFlip) Apply(img *image.RGBA, r *rand.Rand) *image.RGBA {
+	img = normal("transforms.RandomHorizontalFlip", img)
+	needRand("transforms.RandomHorizontalFlip", r)
 	if r.Float64() < t.P {
 		return HFlip(img)
 	}
@@ -224,7 +230,7 @@ func (t RandomHorizontalFlip) Apply(img *image.RGBA, r *rand.Rand) *image.RGBA {
 
 // HFlip mirrors img left to right.
 func HFlip(img *image.RGBA) *image.RGBA {
-	img = normal(img)
+	img = normal("transforms.HFlip", img)
 	w, h := img.Rect.Dx(), img.Rect.Dy()
 	out := image.NewRGBA(image.Rect(0, 0, w, h))
 	for y := 0; y < h; y++ {
@@ -237,7 +243,7 @@ func HFlip(img *image.RGBA) *image.RGBA {
 
 // ToTensor is F.to_tensor: a [3, H, W] float32 tensor with values in [0, 1].
 func ToTensor(img *image.RGBA) *ember.Tensor {
-	img = normal(img)
+	img = normal("transforms.ToTensor", img)
 	w, h := img.Rect.Dx(), img.Rect.Dy()
 	px := make([]float32, 3*h*w)
 	for i := 0; i < h*w; i++ {
@@ -249,17 +255,27 @@ func ToTensor(img *image.RGBA) *ember.Tensor {
 }
 
 // Normalize is F.normalize on a [C, H, W] (or [N, C, H, W]) tensor:
-// (x - mean) / std per channel, in float32 as torch computes it.
+// (x - mean) / std per channel, in float32 as torch computes it; one mean
+// and std apply to every channel. A std that is zero in float32 panics
+// with an *ember.ValueError, as torchvision's "std evaluated to zero".
 func Normalize(t *ember.Tensor, mean, std []float64) *ember.Tensor {
 	s := t.Shape()
-	if len(s) < 3 || s[len(s)-3] != len(mean) || len(std) != len(mean) {
+	if len(s) < 3 || (s[len(s)-3] != len(mean) && len(mean) != 1) || len(std) != len(mean) {
 		panic(&ember.ShapeError{Op: "transforms.Normalize", Msg: fmt.Sprintf("%d means, %d stds for the tensor", len(mean), len(std)), Shapes: []ember.Shape{s}})
+	}
+	for _, v := range std {
+		if float32(v) == 0 {
+			panic(&ember.ValueError{Op: "transforms.Normalize", Msg: fmt.Sprintf("std %v evaluated to zero after conversion to float32, leading to division by zero", std)})
+		}
 	}
 	c, hw := s[len(s)-3], s[len(s)-2]*s[len(s)-1]
 	px := t.Cast(ember.Float32).Contiguous().Float32s()
 	out := make([]float32, len(px))
 	for i := range px {
-		ch := (i / hw) % c
+		ch := 0
+		if len(mean) > 1 {
+			ch = (i / hw) % c
+		}
 		out[i] = (px[i] - float32(mean[ch])) / float32(std[ch])
 	}
 	return ember.FromSlice(out, s)
@@ -287,8 +303,20 @@ func ImageNetEval(resize, crop int, mean, std [3]float64) Preset {
 	return Preset{Image: Compose{Resize{Size: resize}, CenterCrop{Size: crop}}, Mean: mean[:], Std: std[:]}
 }
 
-// normal returns img with its origin at (0, 0) and a tight stride.
-func normal(img *image.RGBA) *image.RGBA {
+// normal returns img with its origin at (0, 0) and a tight stride. A nil
+// image (an imageio.Open error unchecked) or one whose Pix is too short
+// for its Rect and Stride panics with an *ember.ValueError naming op
+// rather than a nil dereference or an index out of range.
+func normal(op string, img *image.RGBA) *image.RGBA {
+	if img == nil {
+		panic(&ember.ValueError{Op: op, Msg: "nil *image.RGBA (an unchecked decoding error?)"})
+	}
+	if r := img.Rect; !r.Empty() {
+		off := img.PixOffset(r.Min.X, r.Min.Y)
+		if img.Stride < 4*r.Dx() || off < 0 || off > len(img.Pix) || (len(img.Pix)-off-4*r.Dx())/img.Stride < r.Dy()-1 || len(img.Pix)-off < 4*r.Dx() {
+			panic(&ember.ValueError{Op: op, Msg: fmt.Sprintf("image of %v with stride %d holds %d bytes, too few", r, img.Stride, len(img.Pix))})
+		}
+	}
 	if img.Rect.Min == (image.Point{}) && img.Stride == img.Rect.Dx()*4 {
 		return img
 	}
@@ -297,6 +325,14 @@ func normal(img *image.RGBA) *image.RGBA {
 		copy(out.Pix[y*out.Stride:(y+1)*out.Stride], img.Pix[img.PixOffset(img.Rect.Min.X, img.Rect.Min.Y+y):])
 	}
 	return out
+}
+
+// needRand panics with an *ember.ValueError naming op when a random
+// transform is given no random source.
+func needRand(op string, r *rand.Rand) {
+	if r == nil {
+		panic(&ember.ValueError{Op: op, Msg: "a random transform needs a *rand.Rand (got nil)"})
+	}
 }
 
 func clone(img *image.RGBA) *image.RGBA {

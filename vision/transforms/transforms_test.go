@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/testenv"
 	"github.com/emberml/ember/vision/imageio"
 	"github.com/emberml/ember/weights"
 )
@@ -230,5 +231,70 @@ func TestOutputBound(t *testing.T) {
 		if !errors.As(err, &ve) || ve.Op != strings.TrimSpace(name) || !strings.Contains(err.Error(), "MaxPixels") {
 			t.Errorf("%s: %T %v", name, err, err)
 		}
+	}
+}
+
+// As F.normalize: one mean and std apply to every channel (ember refused
+// them as a shape mismatch), and a std that is zero in float32 is a
+// ValueError ("std evaluated to zero"), not a tensor of Inf and NaN.
+func TestNormalizeOneValueAndZeroStd(t *testing.T) {
+	x := ember.FromSlice([]float32{0, 0.5, 1, 0.75}, ember.Shape{2, 1, 2})
+	got := Normalize(x, []float64{0.5}, []float64{0.25}).Float32s()
+	if want := []float32{-2, 0, 2, 1}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Normalize(x, [0.5], [0.25]) = %v, want %v", got, want)
+	}
+	for _, std := range [][]float64{{0}, {1, 1e-46}} {
+		mean := make([]float64, len(std))
+		e := testenv.Raises[*ember.ValueError](t, "zero std", func() { Normalize(x, mean, std) })
+		if e.Op != "transforms.Normalize" || !strings.Contains(e.Msg, "evaluated to zero") {
+			t.Error(e)
+		}
+	}
+}
+
+// A nil image (imageio.Open's error unchecked), one whose Pix is shorter
+// than its Rect needs, and a random transform without a random source are
+// *ember.ValueErrors naming the transform, not a nil dereference or an
+// index out of range.
+func TestBadImagesAndNilRand(t *testing.T) {
+	short := &image.RGBA{Rect: image.Rect(0, 0, 4, 4), Stride: 16, Pix: make([]uint8, 60)}
+	negStride := &image.RGBA{Rect: image.Rect(0, 0, 4, 4), Stride: -16, Pix: make([]uint8, 64)}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, img := range []*image.RGBA{nil, short, negStride} {
+		for op, f := range map[string]func(){
+			"transforms.Resize":               func() { Resize{Size: 2}.Apply(img, nil) },
+			"transforms.Resize ":              func() { ResizeImage(img, 2, 2) },
+			"transforms.CenterCrop":           func() { CenterCrop{Size: 2}.Apply(img, nil) },
+			"transforms.Crop":                 func() { Crop(img, 0, 0, 2, 2) },
+			"transforms.RandomResizedCrop":    func() { RandomResizedCrop{Size: 2}.Apply(img, r) },
+			"transforms.RandomHorizontalFlip": func() { RandomHorizontalFlip{P: 1}.Apply(img, r) },
+			"transforms.HFlip":                func() { HFlip(img) },
+			"transforms.ToTensor":             func() { ToTensor(img) },
+			"transforms.AdjustBrightness":     func() { AdjustBrightness(img, 1.2) },
+			"transforms.AdjustContrast":       func() { AdjustContrast(img, 1.2) },
+			"transforms.AdjustSaturation":     func() { AdjustSaturation(img, 1.2) },
+			"transforms.AdjustHue":            func() { AdjustHue(img, 0.1) },
+			"transforms.ColorJitter":          func() { ColorJitter{Brightness: 0.5}.Apply(img, r) },
+		} {
+			e := testenv.Raises[*ember.ValueError](t, op, f)
+			if e.Op != strings.TrimSpace(op) {
+				t.Errorf("%s: %v", op, e)
+			}
+		}
+	}
+	ok := image.NewRGBA(image.Rect(0, 0, 4, 4))
+	for op, f := range map[string]func(){
+		"transforms.RandomResizedCrop":    func() { RandomResizedCrop{Size: 2}.Apply(ok, nil) },
+		"transforms.RandomHorizontalFlip": func() { RandomHorizontalFlip{P: 0.5}.Apply(ok, nil) },
+		"transforms.ColorJitter":          func() { ColorJitter{Hue: 0.1}.Apply(ok, nil) },
+	} {
+		if e := testenv.Raises[*ember.ValueError](t, op+" nil rand", f); e.Op != op || !strings.Contains(e.Msg, "*rand.Rand") {
+			t.Errorf("%s: %v", op, e)
+		}
+	}
+	// a sub-image (non-zero origin, wide stride) is fine
+	sub := image.NewRGBA(image.Rect(0, 0, 8, 8)).SubImage(image.Rect(2, 3, 6, 7)).(*image.RGBA)
+	if got := ToTensor(sub).Shape(); !got.Equal(ember.Shape{3, 4, 4}) {
+		t.Errorf("ToTensor(sub-image) shape %v", got)
 	}
 }
