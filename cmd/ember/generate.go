@@ -84,7 +84,7 @@ float32 logits. The default is fp32.`,
 // causalLM is what generate runs.
 type causalLM interface {
 	generate.Model
-	EOS() int
+	EOSIDs() []int
 }
 
 // resolveModel is name itself when it is a folder, else the snapshot of
@@ -163,13 +163,9 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 			}
 		}
 	}
-	eos := m.EOS()
-	var stopIDs []int
-	if l, ok := m.(interface{ EOSIDs() []int }); ok {
-		stopIDs = l.EOSIDs() // all of a list of eos_token_id (Llama 3.2 Instruct's end of turn)
-	}
-	if o.ignoreEOS {
-		eos, stopIDs = -1, nil
+	var eos []int // all of a list of eos_token_id (Llama 3.2 Instruct's end of turn)
+	if !o.ignoreEOS {
+		eos = m.EOSIDs()
 	}
 	out, diag := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	var pending []byte // bytes of a character not yet complete
@@ -202,7 +198,7 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	}
 	t0 := time.Now()
 	ids, stop, err := generate.Generate(m, prompt, generate.Options{MaxNewTokens: o.maxNew, Temperature: o.temperature,
-		TopK: o.topK, TopP: o.topP, Seed: o.seed, EOS: eos, StopIDs: stopIDs, Device: dev}, emit)
+		TopK: o.topK, TopP: o.topP, Seed: o.seed, EOS: eos, Device: dev}, emit)
 	if err != nil {
 		return err
 	}

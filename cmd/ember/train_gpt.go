@@ -437,7 +437,7 @@ func printSample(w io.Writer, m *gpt2.Model, dev ember.Device, n int, seed uint6
 	defer m.Train(true)
 	// the context bounds a sample: the cache cannot pass the block size
 	n = min(n, ctx-len(ids))
-	got, _, err := generate.Generate(m, ids, generate.Options{MaxNewTokens: n, Temperature: 0.8, Seed: seed, EOS: -1, Device: dev}, nil)
+	got, _, err := generate.Generate(m, ids, generate.Options{MaxNewTokens: n, Temperature: 0.8, Seed: seed, Device: dev}, nil)
 	if errors.Is(err, generate.ErrBadLogits) {
 		fmt.Fprintf(w, "--- sample ---\n(none: %v)\n--------------\n", err)
 		return nil

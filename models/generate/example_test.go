@@ -24,7 +24,7 @@ func ExampleGenerate() {
 	prompt := tk.Encode("Hello world")
 	n := 0
 	ids, stop, err := generate.Generate(m, prompt, generate.Options{
-		MaxNewTokens: 8, Temperature: 0.7, TopK: 40, TopP: 0.95, Seed: 1, EOS: m.EOS(),
+		MaxNewTokens: 8, Temperature: 0.7, TopK: 40, TopP: 0.95, Seed: 1, EOS: m.EOSIDs(),
 	}, func(id int) bool { n++; return true }) // emit: called with each token as it comes
 	if err != nil {
 		panic(err)

@@ -42,12 +42,10 @@ type Options struct {
 	TopP float64
 	// Seed seeds the sampler (a PCG stream): the same seed gives the same text.
 	Seed uint64
-	// EOS ends generation when produced (it is included in the result); -1: none.
-	// Note that the zero value is token 0: set -1 for none.
-	EOS int
-	// StopIDs end generation as EOS does (a model's list of eos_token_id,
-	// such as llama.Model.EOSIDs).
-	StopIDs []int
+	// EOS are the ids that end generation when produced (the one produced
+	// is included in the result); nil: none. A model's eos_token_id, which
+	// may be a list (Llama 3.2 Instruct's end of turn), is its EOSIDs().
+	EOS []int
 	// Device is where the model lives (the ids are made there).
 	Device ember.Device
 }
@@ -108,7 +106,7 @@ func Generate(m Model, prompt []int, o Options, emit func(id int) bool) ([]int, 
 				stop = StopCallback
 				return
 			}
-			if id == o.EOS || slices.Contains(o.StopIDs, id) {
+			if slices.Contains(o.EOS, id) {
 				stop = StopEOS
 				return
 			}

@@ -47,19 +47,19 @@ func TestOptions(t *testing.T) {
 		want []int
 		stop Stop
 	}{
-		{Options{MaxNewTokens: 3, EOS: -1}, nil, []int{2, 2, 2}, StopMaxTokens},
-		{Options{MaxNewTokens: 3, EOS: 2}, nil, []int{2}, StopEOS},
-		{Options{MaxNewTokens: 3, EOS: -1, StopIDs: []int{7, 2}}, nil, []int{2}, StopEOS},
-		{Options{MaxNewTokens: 3, EOS: -1, StopIDs: []int{7, 1}}, nil, []int{2, 2, 2}, StopMaxTokens},
-		{Options{MaxNewTokens: 3, EOS: -1}, func(int) bool { return false }, []int{2}, StopCallback},
-		{Options{MaxNewTokens: 0, EOS: -1}, nil, nil, StopMaxTokens},
+		{Options{MaxNewTokens: 3}, nil, []int{2, 2, 2}, StopMaxTokens},
+		{Options{MaxNewTokens: 3, EOS: []int{2}}, nil, []int{2}, StopEOS},
+		{Options{MaxNewTokens: 3, EOS: []int{7, 2}}, nil, []int{2}, StopEOS},
+		{Options{MaxNewTokens: 3, EOS: []int{7, 1}}, nil, []int{2, 2, 2}, StopMaxTokens},
+		{Options{MaxNewTokens: 3}, func(int) bool { return false }, []int{2}, StopCallback},
+		{Options{MaxNewTokens: 0}, nil, nil, StopMaxTokens},
 	} {
 		got, stop, err := Generate(fixed{}, []int{0}, tc.o, tc.emit)
 		if err != nil || !slices.Equal(got, tc.want) || stop != tc.stop {
 			t.Errorf("%+v: %v %q %v, want %v %q", tc.o, got, stop, err, tc.want, tc.stop)
 		}
 	}
-	if got, stop, err := Generate(fixed{ctx: 3}, []int{0}, Options{MaxNewTokens: 5, EOS: -1}, nil); err != nil || len(got) != 2 || stop != StopContext {
+	if got, stop, err := Generate(fixed{ctx: 3}, []int{0}, Options{MaxNewTokens: 5}, nil); err != nil || len(got) != 2 || stop != StopContext {
 		t.Errorf("context 3: %v %q %v, want two tokens and %q", got, stop, err, StopContext)
 	}
 }
@@ -143,7 +143,7 @@ func TestBadLogits(t *testing.T) {
 		{[]float32{-inf, -inf}, []float64{1}},
 	} {
 		for _, temp := range c.temps {
-			_, _, err := Generate(badStep{c.logits}, []int{0}, Options{MaxNewTokens: 2, Temperature: temp, EOS: -1}, nil)
+			_, _, err := Generate(badStep{c.logits}, []int{0}, Options{MaxNewTokens: 2, Temperature: temp}, nil)
 			if !errors.Is(err, ErrBadLogits) {
 				t.Errorf("%v T=%v: %v, want ErrBadLogits", c.logits, temp, err)
 			}
@@ -154,7 +154,7 @@ func TestBadLogits(t *testing.T) {
 		logits []float32
 		want   int
 	}{{[]float32{1, inf, 2}, 1}, {[]float32{-inf, -inf}, 0}} {
-		got, _, err := Generate(badStep{c.logits}, []int{0}, Options{MaxNewTokens: 1, EOS: -1}, nil)
+		got, _, err := Generate(badStep{c.logits}, []int{0}, Options{MaxNewTokens: 1}, nil)
 		if err != nil || !slices.Equal(got, []int{c.want}) {
 			t.Errorf("greedy %v: %v %v, want [%d] (torch.argmax)", c.logits, got, err, c.want)
 		}

@@ -16,7 +16,7 @@ func Example() {
 		panic(err)
 	}
 	prompt := []int{72, 101, 108, 108, 111, 280, 111, 114, 108, 100} // "Hello world"
-	ids, stop, err := generate.Generate(m, prompt, generate.Options{MaxNewTokens: 5, EOS: m.EOS()}, nil)
+	ids, stop, err := generate.Generate(m, prompt, generate.Options{MaxNewTokens: 5, EOS: m.EOSIDs()}, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -47,8 +47,9 @@ type Config struct {
 	LayerNormEps float64 `json:"layer_norm_epsilon"`
 	// TieWordEmbeddings shares lm_head's weight with wte (the default).
 	TieWordEmbeddings *bool `json:"tie_word_embeddings"`
-	// EOSTokenID is eos_token_id, or nil; generation stops there.
-	EOSTokenID *int `json:"eos_token_id"`
+	// EOSTokenID is eos_token_id: a number, a list of numbers, or nil;
+	// generation stops there (see EOSIDs).
+	EOSTokenID any `json:"eos_token_id"`
 
 	ScaleAttnByInverseLayerIdx bool `json:"scale_attn_by_inverse_layer_idx"`
 	ReorderAndUpcastAttn       bool `json:"reorder_and_upcast_attn"`
@@ -426,13 +427,20 @@ func (m *Model) ContextLength() int {
 	return m.Config.NPositions
 }
 
-// EOS is eos_token_id, or -1.
+// EOS is eos_token_id (the first, for a list), or -1.
 func (m *Model) EOS() int {
 	nn.CheckNil(m, "EOS")
-	if m.Config.EOSTokenID == nil {
-		return -1
+	if ids := hf.IDs(m.Config.EOSTokenID); len(ids) > 0 {
+		return ids[0]
 	}
-	return *m.Config.EOSTokenID
+	return -1
+}
+
+// EOSIDs is every id of eos_token_id (none for nil); pass it as
+// generate.Options.EOS.
+func (m *Model) EOSIDs() []int {
+	nn.CheckNil(m, "EOSIDs")
+	return hf.IDs(m.Config.EOSTokenID)
 }
 
 // Forward maps token ids [B, T] (Int64) to logits [B, T, vocab], with

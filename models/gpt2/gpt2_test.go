@@ -98,7 +98,7 @@ func TestGreedyMatchesPyTorch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, stop, err := generate.Generate(m, fx.PromptIDs, generate.Options{MaxNewTokens: len(fx.Greedy), EOS: -1, Device: dev}, nil)
+		got, stop, err := generate.Generate(m, fx.PromptIDs, generate.Options{MaxNewTokens: len(fx.Greedy), Device: dev}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,14 +228,39 @@ func TestBadInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = generate.Generate(m, make([]int, 33), generate.Options{MaxNewTokens: 1, EOS: -1}, nil)
+		_, _, err = generate.Generate(m, make([]int, 33), generate.Options{MaxNewTokens: 1}, nil)
 		if err == nil || !strings.Contains(err.Error(), "33 tokens, the context is 32") {
 			t.Fatalf("Generate: %v", err)
 		}
 		// generation that reaches the context stops there
-		got, stop, err := generate.Generate(m, make([]int, 30), generate.Options{MaxNewTokens: 5, EOS: -1}, nil)
+		got, stop, err := generate.Generate(m, make([]int, 30), generate.Options{MaxNewTokens: 5}, nil)
 		if err != nil || len(got) != 2 || stop != generate.StopContext {
 			t.Fatalf("Generate at the context's end: %d tokens, %s, %v; want 2, context", len(got), stop, err)
 		}
 	})
+}
+
+// TestEOSIDs: a config.json's eos_token_id as a number, a list (which
+// failed to load) or null; entries that are not ids are left out.
+func TestEOSIDs(t *testing.T) {
+	for _, c := range []struct {
+		json string
+		eos  int
+		ids  []int
+	}{
+		{`{"eos_token_id": 50256}`, 50256, []int{50256}},
+		{`{"eos_token_id": [50256, 7]}`, 50256, []int{50256, 7}},
+		{`{"eos_token_id": [-1, 2.5, "x", 3]}`, 3, []int{3}},
+		{`{"eos_token_id": null}`, -1, nil},
+		{`{}`, -1, nil},
+	} {
+		var cfg gpt2.Config
+		if err := json.Unmarshal([]byte(c.json), &cfg); err != nil {
+			t.Fatalf("%s: %v", c.json, err)
+		}
+		m := &gpt2.Model{Config: cfg}
+		if m.EOS() != c.eos || !slices.Equal(m.EOSIDs(), c.ids) {
+			t.Errorf("%s: EOS %d EOSIDs %v, want %d %v", c.json, m.EOS(), m.EOSIDs(), c.eos, c.ids)
+		}
+	}
 }

@@ -82,7 +82,7 @@ func TestHalfMatchesPyTorch(t *testing.T) {
 			if d > 0.01 {
 				t.Errorf("%v on %s: logits differ from PyTorch's by %g", dt, dev, d)
 			}
-			got, _, err := generate.Generate(m, fx.PromptIDs, generate.Options{MaxNewTokens: len(want.Greedy), EOS: -1, Device: dev}, nil)
+			got, _, err := generate.Generate(m, fx.PromptIDs, generate.Options{MaxNewTokens: len(want.Greedy), Device: dev}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

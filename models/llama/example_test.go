@@ -17,7 +17,7 @@ func Example() {
 	}
 	fmt.Println(m.Config.NumAttentionHeads, m.Config.KVHeads())
 	prompt := []int{72, 101, 108, 108, 111, 280, 111, 114, 108, 100} // "Hello world"
-	ids, _, err := generate.Generate(m, prompt, generate.Options{MaxNewTokens: 5, EOS: -1}, nil)
+	ids, _, err := generate.Generate(m, prompt, generate.Options{MaxNewTokens: 5}, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -376,39 +376,21 @@ func (m *Model) ContextLength() int {
 	return m.Config.MaxPositionEmbeddings
 }
 
-// EOS is eos_token_id, or -1.
+// EOS is eos_token_id (the first, for a list), or -1.
 func (m *Model) EOS() int {
 	nn.CheckNil(m, "EOS")
-	switch v := m.Config.EOSTokenID.(type) {
-	case float64:
-		return int(v)
-	case []any:
-		if len(v) > 0 {
-			if f, ok := v[0].(float64); ok {
-				return int(f)
-			}
-		}
+	if ids := hf.IDs(m.Config.EOSTokenID); len(ids) > 0 {
+		return ids[0]
 	}
 	return -1
 }
 
 // EOSIDs is every id of eos_token_id (none for nil): generation stops at
-// any of them, as transformers' generate does with a list.
+// any of them, as transformers' generate does with a list; pass it as
+// generate.Options.EOS.
 func (m *Model) EOSIDs() []int {
 	nn.CheckNil(m, "EOSIDs")
-	switch v := m.Config.EOSTokenID.(type) {
-	case float64:
-		return []int{int(v)}
-	case []any:
-		var ids []int
-		for _, e := range v {
-			if f, ok := e.(float64); ok {
-				ids = append(ids, int(f))
-			}
-		}
-		return ids
-	}
-	return nil
+	return hf.IDs(m.Config.EOSTokenID)
 }
 
 // Forward maps ids [B, T] to logits [B, T, vocab] (causal).

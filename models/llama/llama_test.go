@@ -98,7 +98,7 @@ func TestGreedyMatchesPyTorch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, stop, err := generate.Generate(m, fx.PromptIDs, generate.Options{MaxNewTokens: len(fx.Greedy), EOS: -1, Device: dev}, nil)
+		got, stop, err := generate.Generate(m, fx.PromptIDs, generate.Options{MaxNewTokens: len(fx.Greedy), Device: dev}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,12 +230,12 @@ func TestBadInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = generate.Generate(m, make([]int, 65), generate.Options{MaxNewTokens: 1, EOS: -1}, nil)
+		_, _, err = generate.Generate(m, make([]int, 65), generate.Options{MaxNewTokens: 1}, nil)
 		if err == nil || !strings.Contains(err.Error(), "65 tokens, the context is 64") {
 			t.Fatalf("Generate: %v", err)
 		}
 		// generation that reaches the context stops there
-		got, stop, err := generate.Generate(m, make([]int, 62), generate.Options{MaxNewTokens: 5, EOS: -1}, nil)
+		got, stop, err := generate.Generate(m, make([]int, 62), generate.Options{MaxNewTokens: 5}, nil)
 		if err != nil || len(got) != 2 || stop != generate.StopContext {
 			t.Fatalf("Generate at the context's end: %d tokens, %s, %v; want 2, context", len(got), stop, err)
 		}
@@ -282,7 +282,7 @@ func TestRopeScalingMatchesPyTorch(t *testing.T) {
 		if diff := maxDiff(last, c.LastLogits); diff > 1e-4 {
 			t.Errorf("%s: logits differ from PyTorch's by %g", rs, diff)
 		}
-		got, _, err := generate.Generate(m, fx.PromptIDs, generate.Options{MaxNewTokens: len(c.Greedy), EOS: -1}, nil)
+		got, _, err := generate.Generate(m, fx.PromptIDs, generate.Options{MaxNewTokens: len(c.Greedy)}, nil)
 		if err != nil || !slices.Equal(got, c.Greedy) {
 			t.Errorf("%s: greedy %v (%v), PyTorch's %v", rs, got, err, c.Greedy)
 		}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -252,4 +253,25 @@ func (w *Weights) Err() error {
 		w.errs = append(w.errs[:8], fmt.Errorf("and %d more problems", len(w.errs)-8))
 	}
 	return fmt.Errorf("%s: %w", w.Path, errors.Join(w.errs...))
+}
+
+// IDs reads a token-id field of config.json (eos_token_id): a number, a
+// list of numbers (Llama 3.1's [128001, 128008, 128009]) or null. Entries
+// that are not ids (negative, fractional, past 2³¹) are left out.
+func IDs(v any) []int {
+	var ids []int
+	add := func(e any) {
+		if f, ok := e.(float64); ok && f >= 0 && f < 1<<31 && f == math.Trunc(f) {
+			ids = append(ids, int(f))
+		}
+	}
+	switch v := v.(type) {
+	case float64:
+		add(v)
+	case []any:
+		for _, e := range v {
+			add(e)
+		}
+	}
+	return ids
 }
