@@ -41,58 +41,108 @@ func reduce(l *ember.Tensor, r Reduction) *ember.Tensor {
 	return l.Mean()
 }
 
-// CrossEntropyLoss is log-softmax followed by the negative log likelihood
-// of int64 class targets, with optional label smoothing, as
-// torch.nn.CrossEntropyLoss. Input is [N, C] logits, target [N].
+// CrossEntropyLoss is log-softmax followed by the negative log likelihood,
+// with optional label smoothing, as torch.nn.CrossEntropyLoss. Input is
+// [N, C], [N, C, d...] or unbatched [C] logits; target holds class
+// indices (an integer dtype, the input's shape without C; IgnoreIndex
+// targets count for nothing) or class probabilities (a floating dtype, the
+// input's shape).
 type CrossEntropyLoss struct {
 	LabelSmoothing float64
 	Reduction      Reduction
 	// Weight, when set, weights each class ([C]); the mean divides by the
-	// targets' summed weight, as PyTorch.
+	// targets' summed weight (by N for probability targets), as PyTorch.
 	Weight *ember.Tensor
 }
 
 // Loss returns the cross entropy.
 func (c CrossEntropyLoss) Loss(input, target *ember.Tensor) *ember.Tensor {
-	if input.Dim() != 2 || target.Dim() != 1 || target.Size(0) != input.Size(0) {
-		panic(&ember.ShapeError{Op: "cross_entropy", Shapes: []ember.Shape{input.Shape(), target.Shape()}, Msg: "expected [N, C] input and [N] target"})
-	}
 	if c.Weight == nil {
 		return ember.CrossEntropy(input, target, c.LabelSmoothing, c.Reduction.String())
 	}
-	logp := input.LogSoftmax(1)
-	return nllSmoothed(logp, target, c.Weight, c.LabelSmoothing, c.Reduction)
+	const op = "cross_entropy"
+	if !(c.LabelSmoothing >= 0 && c.LabelSmoothing <= 1) { // (NaN too)
+		panic(&ember.ShapeError{Op: op, Msg: fmt.Sprintf("label_smoothing must be between 0.0 and 1.0. Got: %v", c.LabelSmoothing)})
+	}
+	return weightedNLL(op, input.LogSoftmax(classDim(input)), target, c.Weight, c.LabelSmoothing, c.Reduction, true)
 }
 
-func nllSmoothed(logp, target, weight *ember.Tensor, eps float64, red Reduction) *ember.Tensor {
-	nc := logp.Size(1)
-	oh := oneHot(target, nc, logp.DType())
-	wlogp := logp
-	if weight != nil {
-		wlogp = logp.Mul(weight)
+// classDim is a loss input's class dim: 1, or 0 for an unbatched [C].
+func classDim(input *ember.Tensor) int {
+	if input.Dim() == 1 {
+		return 0
 	}
-	nll := wlogp.Mul(oh).Sum(ember.Dims(1)).Neg() // [N]
+	return 1
+}
+
+// weightedNLL is the class-weighted negative log likelihood of the
+// log-probabilities logp at target, with label smoothing eps, as PyTorch's
+// nll_loss and cross_entropy with weight: class-index targets go through
+// ember.NLLLoss (which checks them and skips IgnoreIndex), the smoothing
+// term leaves ignored targets out too, and the mean divides by the summed
+// weight of the targets that count. Probability targets (prob) weight
+// each class's term and the mean divides by N.
+func weightedNLL(op string, logp, target, weight *ember.Tensor, eps float64, red Reduction, prob bool) *ember.Tensor {
+	if logp.Dim() < 1 {
+		panic(&ember.ShapeError{Op: op, Shapes: []ember.Shape{logp.Shape()}, Msg: "expected an input of 1 or more dims"})
+	}
+	cd := classDim(logp)
+	c := logp.Size(cd)
+	if weight.Dim() != 1 || weight.Size(0) != c {
+		panic(&ember.ShapeError{Op: op, Shapes: []ember.Shape{logp.Shape(), weight.Shape()}, Msg: fmt.Sprintf("weight tensor should be defined either for all %d classes or no classes but got weight tensor of shape: %v", c, weight.Shape())})
+	}
+	shape := make([]int, logp.Dim())
+	for i := range shape {
+		shape[i] = 1
+	}
+	shape[cd] = c
+	wb := weight.Reshape(shape...)
+	wlogp := logp.Mul(wb)
+	if prob && target.DType().IsFloat() {
+		if !target.Shape().Equal(logp.Shape()) {
+			panic(&ember.ShapeError{Op: op, Shapes: []ember.Shape{logp.Shape(), target.Shape()}, Msg: "probability targets must have the input's shape"})
+		}
+		tg := target
+		if eps > 0 {
+			tg = tg.MulScalar(1 - eps).AddScalar(eps / float64(c))
+		}
+		loss := wlogp.Mul(tg).Sum(ember.Dims(cd)).Neg()
+		switch red {
+		case Sum:
+			return loss.Sum()
+		case None:
+			return loss
+		}
+		return loss.Sum().DivScalar(float64(loss.NumElements()))
+	}
+	nll := ember.NLLLoss(wlogp, target, "none")                                    // -w[t]·logp[t], 0 where ignored
+	wt := ember.NLLLoss(wb.Detach().Expand(logp.Shape()...), target, "none").Neg() // w[t], 0 where ignored
 	var smooth *ember.Tensor
 	if eps > 0 {
-		smooth = wlogp.Sum(ember.Dims(1)).Neg().DivScalar(float64(nc)) // [N]
+		ignored := target.Cast(ember.Int64).EqScalar(ember.IgnoreIndex)
+		smooth = ember.WhereScalar(ignored, 0, wlogp.Sum(ember.Dims(cd)).Neg())
 	}
-	if red == Mean && weight != nil {
-		wsum := oh.Mul(weight).Sum()
-		l := nll.Sum().Div(wsum)
+	combine := func(f func(*ember.Tensor) *ember.Tensor) *ember.Tensor {
+		l := f(nll)
 		if eps > 0 {
-			l = l.MulScalar(1 - eps).Add(smooth.Sum().Div(wsum).MulScalar(eps))
+			l = l.MulScalar(1 - eps).Add(f(smooth).MulScalar(eps / float64(c)))
 		}
 		return l
 	}
-	l := nll
-	if eps > 0 {
-		l = nll.MulScalar(1 - eps).Add(smooth.MulScalar(eps))
+	switch red {
+	case Sum:
+		return combine(func(t *ember.Tensor) *ember.Tensor { return t.Sum() })
+	case None:
+		return combine(func(t *ember.Tensor) *ember.Tensor { return t })
 	}
-	return reduce(l, red)
+	n := wt.Sum()
+	return combine(func(t *ember.Tensor) *ember.Tensor { return t.Sum().Div(n) })
 }
 
-// NLLLoss is the negative log likelihood of log-probabilities [N, C] at
-// int64 targets [N].
+// NLLLoss is the negative log likelihood of log-probabilities ([N, C],
+// [N, C, d...] or [C]) at integer class targets (IgnoreIndex skipped), as
+// torch.nn.NLLLoss; Weight, when set, weights each class ([C]) and the
+// mean divides by the targets' summed weight.
 type NLLLoss struct {
 	Reduction Reduction
 	Weight    *ember.Tensor
@@ -100,13 +150,10 @@ type NLLLoss struct {
 
 // Loss returns the NLL.
 func (n NLLLoss) Loss(input, target *ember.Tensor) *ember.Tensor {
-	if input.Dim() != 2 || target.Dim() != 1 {
-		panic(&ember.ShapeError{Op: "nll_loss", Shapes: []ember.Shape{input.Shape(), target.Shape()}, Msg: "expected [N, C] input and [N] target"})
-	}
 	if n.Weight == nil {
 		return ember.NLLLoss(input, target, n.Reduction.String())
 	}
-	return nllSmoothed(input, target, n.Weight, 0, n.Reduction)
+	return weightedNLL("nll_loss", input, target, n.Weight, 0, n.Reduction, false)
 }
 
 // MSELoss is the squared error.

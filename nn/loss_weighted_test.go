@@ -1,0 +1,90 @@
+package nn
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/testenv"
+)
+
+// lossCase is one case of testdata/nn/loss_weighted.json, written by
+// testdata/gen_loss_fixtures.py (PyTorch 1.13).
+type lossCase struct {
+	Loss        string    `json:"loss"`
+	Shape       []int     `json:"shape"`
+	Input       []float64 `json:"input"`
+	TargetShape []int     `json:"target_shape"`
+	Target      []int64   `json:"target"`
+	TargetProbs []float64 `json:"target_probs"`
+	Weight      []float64 `json:"weight"`
+	LS          float64   `json:"ls"`
+	Reduction   string    `json:"reduction"`
+	OutShape    []int     `json:"out_shape"`
+	Out         []float64 `json:"out"`
+	Grad        []float64 `json:"grad"`
+}
+
+// TestWeightedLossesMatchTorch: CrossEntropyLoss and NLLLoss with class
+// weights leave IgnoreIndex targets out of the label-smoothing term too
+// (they had added it), take probability targets and [N, C, d] and [C]
+// inputs (they had rejected all but [N, C] with [N]), forward and
+// backward, as PyTorch.
+func TestWeightedLossesMatchTorch(t *testing.T) {
+	b, err := os.ReadFile("../testdata/nn/loss_weighted.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []lossCase
+	if err := json.Unmarshal(b, &cs); err != nil {
+		t.Fatal(err)
+	}
+	red := map[string]Reduction{"mean": Mean, "sum": Sum, "none": None}
+	for _, c := range cs {
+		name := fmt.Sprintf("%s %v weight=%v ls=%v %s probs=%v", c.Loss, c.Shape, c.Weight != nil, c.LS, c.Reduction, c.TargetProbs != nil)
+		x := ember.FromSlice(c.Input, ember.Shape(c.Shape), ember.WithGrad())
+		var tg, w *ember.Tensor
+		if c.TargetProbs != nil {
+			tg = ember.FromSlice(c.TargetProbs, ember.Shape(c.TargetShape))
+		} else {
+			tg = ember.FromSlice(c.Target, ember.Shape(c.TargetShape))
+		}
+		if c.Weight != nil {
+			w = ember.FromSlice(c.Weight, ember.Shape{len(c.Weight)})
+		}
+		var out *ember.Tensor
+		if c.Loss == "ce" {
+			out = CrossEntropyLoss{LabelSmoothing: c.LS, Reduction: red[c.Reduction], Weight: w}.Loss(x, tg)
+		} else {
+			out = NLLLoss{Reduction: red[c.Reduction], Weight: w}.Loss(x, tg)
+		}
+		close(t, name+" output", out, ember.FromSlice(c.Out, ember.Shape(c.OutShape)), 1e-9)
+		wt := ember.Arange(1, float64(out.NumElements())+1, 1, ember.Dtype(ember.Float64)).Reshape(out.Shape()...)
+		out.Mul(wt).Sum().Backward()
+		close(t, name+" grad", x.Grad(), ember.FromSlice(c.Grad, ember.Shape(c.Shape)), 1e-9)
+	}
+}
+
+// TestWeightedLossErrors: a weighted loss checks its targets and weight
+// as the unweighted one does (an out-of-range target was silently
+// ignored), with PyTorch's messages.
+func TestWeightedLossErrors(t *testing.T) {
+	x := ember.Zeros(ember.Shape{2, 3})
+	w := ember.Ones(ember.Shape{3})
+	tg := ember.FromSlice([]int64{3, 0}, ember.Shape{2})
+	for _, l := range []Loss{CrossEntropyLoss{Weight: w}, NLLLoss{Weight: w}} {
+		testenv.Raises[*ember.ValueError](t, "out-of-range target", func() { l.Loss(x, tg) })
+		testenv.Raises[*ember.ShapeError](t, "target shape", func() { l.Loss(x, ember.Zeros(ember.Shape{3}, ember.Dtype(ember.Int64))) })
+	}
+	testenv.Raises[*ember.ShapeError](t, "weight size", func() {
+		CrossEntropyLoss{Weight: ember.Ones(ember.Shape{2})}.Loss(x, ember.Zeros(ember.Shape{2}, ember.Dtype(ember.Int64)))
+	})
+	testenv.Raises[*ember.ShapeError](t, "label smoothing", func() {
+		CrossEntropyLoss{Weight: w, LabelSmoothing: 1.5}.Loss(x, ember.Zeros(ember.Shape{2}, ember.Dtype(ember.Int64)))
+	})
+	testenv.Raises[*ember.DTypeError](t, "nll float target", func() {
+		NLLLoss{Weight: w}.Loss(x, ember.Zeros(ember.Shape{2, 3}))
+	})
+}
