@@ -80,6 +80,11 @@ func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, group
 	if o < groups {
 		shapeErr(name, fmt.Sprintf("Given groups=%d, expected weight to be at least %d at dimension 0, but got weight of size %v instead", groups, groups, w.shape), x.shape, w.shape)
 	}
+	if cg == 0 {
+		// PyTorch returns a [N, 0, OH, OW] tensor here, not [N, O, OH, OW]:
+		// refused rather than matched
+		shapeErr(name, fmt.Sprintf("expected a weight with at least 1 input channel per group, but got weight of size %v", w.shape), x.shape, w.shape)
+	}
 	if kh == 0 || kw == 0 {
 		shapeErr(name, fmt.Sprintf("kernel size should be greater than zero, but got kernel_height: %d kernel_width: %d", kh, kw), x.shape, w.shape)
 	}

@@ -90,6 +90,10 @@ func TestMisuseIsTyped(t *testing.T) {
 		"conv2d no filters": func() {
 			Conv2d(Ones(Shape{1, 1, 4, 4}), Ones(Shape{0, 1, 1, 1}), nil, [2]int{1, 1}, [2]int{}, [2]int{1, 1}, 1)
 		},
+		"conv2d no input channels": func() { // was a string panic from the GEMM
+			Conv2d(Ones(Shape{1, 0, 4, 4}), Ones(Shape{2, 0, 3, 3}), nil, [2]int{1, 1}, [2]int{}, [2]int{1, 1}, 1)
+		},
+		"adaptive_avg_pool2d empty plane": func() { AdaptiveAvgPool2d(Ones(Shape{1, 1, 0, 2}), 1, 1) },
 		"conv2d empty kernel": func() {
 			Conv2d(Ones(Shape{1, 1, 4, 4}), Ones(Shape{2, 1, 0, 1}), nil, [2]int{1, 1}, [2]int{}, [2]int{1, 1}, 1)
 		},

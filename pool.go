@@ -110,6 +110,10 @@ func AdaptiveAvgPool2d(x *Tensor, outH, outW int) *Tensor {
 	if !x.dtype.IsFloat() {
 		panic(&DTypeError{Op: name, DTypes: []DType{x.dtype}, Msg: "adaptive_avg_pool2d needs a floating dtype"})
 	}
+	if x4.shape[2] == 0 || x4.shape[3] == 0 {
+		// (an empty plane averaged to NaN before)
+		shapeErr(name, "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions", x.shape)
+	}
 	if outH == 1 && outW == 1 {
 		// global average pooling (ResNet's head): a mean over the plane,
 		// rather than two batched products of 1-row matrices
