@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/emberml/ember"
 )
@@ -9,11 +10,13 @@ import (
 // Reduction says how a loss combines per-element values.
 type Reduction int
 
-// The reductions, as PyTorch's reduction="mean" | "sum" | "none".
+// The reductions, as PyTorch's reduction="mean" | "sum" | "none" |
+// "batchmean" (KLDivLoss's only; the other losses refuse it, as PyTorch).
 const (
 	Mean Reduction = iota
 	Sum
 	None
+	BatchMean
 )
 
 // Loss is a criterion comparing a prediction with a target.
@@ -27,6 +30,8 @@ func (r Reduction) String() string {
 		return "sum"
 	case None:
 		return "none"
+	case BatchMean:
+		return "batchmean"
 	}
 	return "mean"
 }
@@ -37,6 +42,8 @@ func reduce(l *ember.Tensor, r Reduction) *ember.Tensor {
 		return l.Sum()
 	case None:
 		return l
+	case BatchMean:
+		panic(&ember.ShapeError{Op: "loss", Msg: "batchmean is not a valid value for reduction"})
 	}
 	return l.Mean()
 }
@@ -219,6 +226,156 @@ func (f bceWithLogitsPosWeight) Backward(ctx *ember.FunctionCtx, g *ember.Tensor
 	}
 	if ctx.NeedsInputGrad(2) {
 		gs[2] = g.Mul(y.Mul(spNeg)) // x's shape: Apply sums it to pw's
+	}
+	return gs
+}
+
+// L1Loss is the absolute error |input − target| (shapes broadcast), as
+// torch.nn.L1Loss; its gradient at a zero difference is 0.
+type L1Loss struct{ Reduction Reduction }
+
+// Loss returns the L1 loss.
+func (l L1Loss) Loss(input, target *ember.Tensor) *ember.Tensor {
+	return reduce(input.Sub(target).Abs(), l.Reduction)
+}
+
+// SmoothL1Loss is torch.nn.SmoothL1Loss: 0.5·d²/Beta where |d| < Beta,
+// else |d| − 0.5·Beta, d = input − target (shapes broadcast). A zero Beta
+// means PyTorch's default, 1 (PyTorch's beta = 0 is L1Loss); a negative
+// one panics with a *ember.ValueError.
+type SmoothL1Loss struct {
+	Reduction Reduction
+	Beta      float64
+}
+
+// Loss returns the smooth L1 loss.
+func (s SmoothL1Loss) Loss(input, target *ember.Tensor) *ember.Tensor {
+	beta := s.Beta
+	if beta < 0 || beta != beta {
+		panic(&ember.ValueError{Op: "smooth_l1_loss", Msg: "smooth_l1_loss does not support negative values for beta."})
+	}
+	if beta == 0 {
+		beta = 1
+	}
+	d := input.Sub(target)
+	a := d.Abs()
+	quad := d.Square().MulScalar(0.5 / beta)
+	return reduce(ember.Where(a.LtScalar(beta), quad, a.SubScalar(0.5*beta)), s.Reduction)
+}
+
+// HuberLoss is torch.nn.HuberLoss: 0.5·d² where |d| < Delta, else
+// Delta·(|d| − 0.5·Delta), d = input − target (shapes broadcast). A zero
+// Delta means PyTorch's default, 1; a negative one panics with a
+// *ember.ValueError.
+type HuberLoss struct {
+	Reduction Reduction
+	Delta     float64
+}
+
+// Loss returns the Huber loss.
+func (h HuberLoss) Loss(input, target *ember.Tensor) *ember.Tensor {
+	delta := h.Delta
+	if delta < 0 || delta != delta {
+		panic(&ember.ValueError{Op: "huber_loss", Msg: "huber_loss does not support non-positive values for delta."})
+	}
+	if delta == 0 {
+		delta = 1
+	}
+	d := input.Sub(target)
+	a := d.Abs()
+	quad := d.Square().MulScalar(0.5)
+	return reduce(ember.Where(a.LtScalar(delta), quad, a.SubScalar(0.5*delta).MulScalar(delta)), h.Reduction)
+}
+
+// KLDivLoss is torch.nn.KLDivLoss: the pointwise target·(log target −
+// input) of log-probabilities input (0 where target is 0), or, with
+// LogTarget, exp(target)·(target − input). Reduction may be BatchMean
+// (the sum divided by input's first dim, the true KL divergence per
+// sample) as well as Mean (over every element, as PyTorch's default).
+// The target's gradient where target is 0 is −input (PyTorch's is NaN).
+type KLDivLoss struct {
+	Reduction Reduction
+	LogTarget bool
+}
+
+// Loss returns the KL divergence.
+func (k KLDivLoss) Loss(input, target *ember.Tensor) *ember.Tensor {
+	var l *ember.Tensor
+	if k.LogTarget {
+		l = target.Exp().Mul(target.Sub(input))
+	} else {
+		zero := target.EqScalar(0)
+		safe := ember.WhereTensorScalar(zero.LogicalNot(), target, 1) // log(1) = 0 where target is 0
+		l = target.Mul(safe.Log()).Sub(target.Mul(input))
+	}
+	if k.Reduction == BatchMean {
+		if input.Dim() == 0 {
+			return l.Sum()
+		}
+		return l.Sum().DivScalar(float64(input.Size(0)))
+	}
+	return reduce(l, k.Reduction)
+}
+
+// BCELoss is torch.nn.BCELoss, the binary cross-entropy of probabilities
+// input in [0, 1] against target (the same shape): −w·(t·log x +
+// (1−t)·log(1−x)), each log clamped to at least −100 as PyTorch does, so
+// that x = 0 or 1 gives a finite loss; Weight, when set, broadcasts to the
+// input. Inputs outside [0, 1] are not checked (PyTorch raises): they give
+// NaN. It records one BinaryCrossEntropyBackward0 node, whose input
+// gradient is w·(x − t)/max(x·(1−x), 1e-12), as PyTorch's.
+type BCELoss struct {
+	Reduction Reduction
+	Weight    *ember.Tensor
+}
+
+// Loss returns the BCE.
+func (b BCELoss) Loss(input, target *ember.Tensor) *ember.Tensor {
+	if !input.Shape().Equal(target.Shape()) {
+		panic(&ember.ShapeError{Op: "binary_cross_entropy", Shapes: []ember.Shape{target.Shape(), input.Shape()}, Msg: fmt.Sprintf("Using a target size (%v) that is different to the input size (%v) is deprecated. Please ensure they have the same size.", target.Shape(), input.Shape())})
+	}
+	w := b.Weight
+	if w == nil {
+		w = ember.OnesLike(input)
+	}
+	if b.Reduction == BatchMean {
+		reduce(input, b.Reduction) // panics
+	}
+	return ember.Apply(bce{b.Reduction}, input, target, w)
+}
+
+type bce struct{ red Reduction }
+
+// Name is PyTorch's grad_fn for binary_cross_entropy.
+func (bce) Name() string { return "BinaryCrossEntropyBackward0" }
+
+func (f bce) Forward(ctx *ember.FunctionCtx, in []*ember.Tensor) *ember.Tensor {
+	x, y, w := in[0], in[1], in[2]
+	logx := x.Log().Clamp(-100, math.Inf(1))
+	log1mx := x.Neg().Log1p().Clamp(-100, math.Inf(1))
+	ctx.SaveForBackward(x, y, w, logx, log1mx)
+	l := y.Mul(logx).Add(y.RSubScalar(1).Mul(log1mx)).Neg().Mul(w)
+	return reduce(l, f.red)
+}
+
+func (f bce) Backward(ctx *ember.FunctionCtx, g *ember.Tensor) []*ember.Tensor {
+	s := ctx.Saved()
+	x, y, w, logx, log1mx := s[0], s[1], s[2], s[3], s[4]
+	if f.red == Mean {
+		g = g.DivScalar(float64(x.NumElements()))
+	}
+	gw := g.Mul(w)
+	gs := make([]*ember.Tensor, 3)
+	if ctx.NeedsInputGrad(0) {
+		// PyTorch's EPSILON, 1e-12, as it reaches the kernel: a float32
+		den := x.Mul(x.RSubScalar(1)).Clamp(float64(float32(1e-12)), math.Inf(1))
+		gs[0] = gw.Mul(x.Sub(y)).Div(den)
+	}
+	if ctx.NeedsInputGrad(1) {
+		gs[1] = gw.Mul(log1mx.Sub(logx))
+	}
+	if ctx.NeedsInputGrad(2) {
+		gs[2] = g.Mul(y.Mul(logx).Add(y.RSubScalar(1).Mul(log1mx)).Neg())
 	}
 	return gs
 }
