@@ -352,3 +352,42 @@ func (t *Tensor) softmax(name string, dim int, log bool) *Tensor {
 	}
 	return recordSoftmax(t, out, d, log)
 }
+
+// LogSumExp returns log(Σ exp(t)) over dims (all by default), as
+// torch.logsumexp: computed stably (each slice's max subtracted first), a
+// slice of -Inf (or an empty one) gives -Inf and a +Inf gives +Inf, not
+// NaN. Integer and Bool inputs give Float32. Its gradient is
+// exp(t − result), NaN where t and the result are both infinite, as
+// PyTorch's (LogsumexpBackward0).
+func (t *Tensor) LogSumExp(opts ...ReduceOption) *Tensor {
+	const name = "logsumexp"
+	t.live(name)
+	if !t.dtype.IsFloat() {
+		return t.Cast(Float32).LogSumExp(opts...)
+	}
+	if t.dtype.IsHalf() { // in float32, rounded once
+		return t.Cast(Float32).LogSumExp(opts...).Cast(t.dtype)
+	}
+	o, red, keep := t.reduction(name, opts)
+	keepOpts := append(append([]ReduceOption{}, opts...), KeepDim())
+	td := t.Detach()
+	var m *Tensor
+	empty := false
+	for i, r := range red {
+		empty = empty || r && t.shape[i] == 0
+	}
+	if empty || t.NumElements() == 0 {
+		m = Zeros(keep, On(t.dev), Dtype(t.dtype))
+	} else {
+		m = td.Max(keepOpts...)
+		m = WhereTensorScalar(m.IsInf().LogicalNot(), m, 0) // ±Inf maxima: subtract nothing
+	}
+	s := td.Sub(m).Exp().Sum(keepOpts...).Log().Add(m) // the keepdim shape
+	out := s.Reshape(finalShape(keep, red, o.keep)...)
+	if !needsGrad(t) {
+		return out
+	}
+	return record("LogsumexpBackward0", out, []*Tensor{t}, []*Tensor{td, s}, func(g *Tensor) []*Tensor {
+		return []*Tensor{g.Reshape(keep...).Mul(td.Sub(s).Exp())}
+	})
+}

@@ -19,7 +19,7 @@ func wantGrad(t *testing.T, what string, got *Tensor, want []float64) {
 		t.Fatalf("%s: %d gradient values, want %d", what, len(g), len(want))
 	}
 	for i := range want {
-		if !(math.Abs(g[i]-want[i]) <= 1e-6+1e-6*math.Abs(want[i])) {
+		if g[i] != want[i] && !(math.Abs(g[i]-want[i]) <= 1e-6+1e-6*math.Abs(want[i])) {
 			t.Fatalf("%s: gradient %v, PyTorch %v", what, g, want)
 		}
 	}
@@ -102,5 +102,41 @@ func TestMaxGradNaN(t *testing.T) {
 		x = FromSlice([]float64{1, 3, 3}, Shape{3}, On(dev), WithGrad())
 		x.Max().Backward()
 		wantGrad(t, "max() ties", x.Grad(), []float64{0, 0.5, 0.5})
+	}
+}
+
+// TestLogSumExp: torch.logsumexp's values (-Inf rows stay -Inf, +Inf
+// gives +Inf, empty slices -Inf) and gradient exp(x − result), NaN where
+// both are infinite, as PyTorch 1.13 gives on the same input.
+func TestLogSumExp(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	l2 := 2 + math.Log1p(math.Exp(-1)) // log(e + e²)
+	s1, s2 := 1/(1+math.E), math.E/(1+math.E)
+	for _, dev := range testDevices() {
+		x := FromSlice([]float64{-inf, -inf, 1, inf, 1, 2, inf, inf}, Shape{4, 2}, On(dev), WithGrad())
+		y := x.LogSumExp(Dims(1))
+		if y.GradFn() != "LogsumexpBackward0" {
+			t.Fatalf("grad_fn %q", y.GradFn())
+		}
+		wantGrad(t, "logsumexp values", y, []float64{-inf, inf, l2, inf})
+		y.Sum().Backward()
+		g := x.Grad().Float64s()
+		want := []float64{nan, nan, 0, nan, s1, s2, nan, nan}
+		for i := range want {
+			if math.IsNaN(want[i]) != math.IsNaN(g[i]) || !math.IsNaN(want[i]) && math.Abs(g[i]-want[i]) > 1e-12 {
+				t.Fatalf("logsumexp gradient %v, PyTorch %v", g, want)
+			}
+		}
+		v := FromSlice([]float32{1, 2, 3, 4}, Shape{2, 2}, On(dev)).T().LogSumExp(Dims(-1), KeepDim())
+		if !v.Shape().Equal(Shape{2, 1}) {
+			t.Fatalf("keepdim shape %v", v.Shape())
+		}
+		wantGrad(t, "transposed", v, []float64{3 + math.Log1p(math.Exp(-2)), 4 + math.Log1p(math.Exp(-2))})
+		wantGrad(t, "empty", Zeros(Shape{0, 3}, On(dev)).LogSumExp(Dims(0)), []float64{-inf, -inf, -inf})
+		i := FromSlice([]int64{1, 2}, Shape{2}, On(dev)).LogSumExp()
+		if i.DType() != Float32 {
+			t.Fatalf("logsumexp of int64: %v, want float32", i.DType())
+		}
+		wantGrad(t, "int64", i, []float64{float64(float32(l2))})
 	}
 }
