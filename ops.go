@@ -128,8 +128,19 @@ func scalarLike(t *Tensor, v float64) *Tensor {
 			dt = Float64
 		}
 	}
+	if dt == Int64 && !(v >= -(1<<63) && v < 1<<63) {
+		// no int64 holds it: a float scalar (as a Python float), so that
+		// an int tensor compares with 1e30 rather than overflowing
+		dt = Float64
+	}
 	if t.dtype.IsFloat() {
 		dt = t.dtype // the scalar adopts the tensor's float type: no precision lost to float32
+		if !fits(v, dt) {
+			// past dt's largest finite value: kept in float64 and rounded
+			// to ±Inf by the op's cast, as PyTorch computes
+			// half(1) + 1e5 = inf
+			dt = Float64
+		}
 	}
 	return Full(Shape{}, v, On(t.dev), Dtype(dt))
 }
