@@ -239,6 +239,18 @@ func unary(op backend.UnaryOp, t *Tensor, ps ...float64) *Tensor {
 	}
 	var p backend.Params
 	copy(p[:], ps)
+	if op == backend.NanToNum && src.dtype.IsHalf() {
+		// ±Inf means the dtype's largest finite value: the two-byte
+		// dtype's own, not float32's (which the kernels compute in and
+		// which rounds to Inf)
+		hmax := map[DType]float64{Float16: 65504, BFloat16: 3.3895313892515355e38}[src.dtype]
+		if math.IsInf(p[1], 1) {
+			p[1] = hmax
+		}
+		if math.IsInf(p[2], -1) {
+			p[2] = -hmax
+		}
+	}
 	outDT := src.dtype
 	if op.Class().BoolOut() {
 		outDT = Bool
@@ -277,7 +289,7 @@ func (t *Tensor) Clamp(lo, hi float64) *Tensor {
 		}
 		return rename(x.MulScalar(0).AddScalar(math.NaN()), "ClampBackward1")
 	}
-	if t.dtype.IsInt() && (lo != math.Trunc(lo) && !math.IsInf(lo, 0) || hi != math.Trunc(hi) && !math.IsInf(hi, 0)) {
+	if (t.dtype.IsInt() || t.dtype == Bool) && (lo != math.Trunc(lo) && !math.IsInf(lo, 0) || hi != math.Trunc(hi) && !math.IsInf(hi, 0)) {
 		return t.Cast(Float32).Clamp(lo, hi)
 	}
 	return unary(backend.Clamp, t, lo, hi)
