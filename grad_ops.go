@@ -199,16 +199,20 @@ func recordProd(t, out *Tensor, opts []ReduceOption) *Tensor {
 	if !needsGrad(t) {
 		return out
 	}
-	xd := t.Detach()
-	return record(reduceName("ProdBackward", opts), out, []*Tensor{t}, []*Tensor{xd}, func(g *Tensor) []*Tensor {
-		return []*Tensor{prodGrad(xd.keepShaped(g, opts), xd, opts)}
+	xd, yd := t.Detach(), out.Detach()
+	return record(reduceName("ProdBackward", opts), out, []*Tensor{t}, []*Tensor{xd, yd}, func(g *Tensor) []*Tensor {
+		// as PyTorch's prod_backward: g·prod/x where a slice has no
+		// zero, the exclusive products where it has (prod/x is 0/0 there)
+		gk := xd.keepShaped(g, opts)
+		quot := gk.Mul(xd.keepShaped(yd, opts)).Div(xd)
+		hasZero := xd.EqScalar(0).Any(append(append([]ReduceOption{}, opts...), KeepDim())...)
+		return []*Tensor{Where(hasZero, prodGrad(gk, xd, opts), quot)}
 	})
 }
 
 // prodGrad is dL/dx_i = g·Π_{j≠i} x_j over the reduced elements, taken
 // as the product of the exclusive prefix and suffix products, so that it
-// is exact where x holds zeros (as PyTorch's prod_backward; prod/x would
-// be 0/0 there). gk has the keepdim shape.
+// is exact where x holds zeros. gk has the keepdim shape.
 func prodGrad(gk, x *Tensor, opts []ReduceOption) *Tensor {
 	_, red, _ := x.reduction("backward", opts)
 	var kept, redd []int
