@@ -230,12 +230,31 @@ func (f bceWithLogitsPosWeight) Backward(ctx *ember.FunctionCtx, g *ember.Tensor
 	return gs
 }
 
+// inF32 returns ts with each two-byte float tensor cast to Float32 where
+// autocast is on for its device: the pointwise losses run in float32
+// under autocast, as PyTorch's autocast lists them (binary_cross_entropy,
+// which PyTorch's autocast refuses, too).
+func inF32(ts ...*ember.Tensor) []*ember.Tensor {
+	out := make([]*ember.Tensor, len(ts))
+	for i, t := range ts {
+		out[i] = t
+		if t != nil && t.DType().IsHalf() {
+			if _, on := ember.AutocastDType(t.Device()); on {
+				out[i] = t.Cast(ember.Float32)
+			}
+		}
+	}
+	return out
+}
+
 // L1Loss is the absolute error |input − target| (shapes broadcast), as
 // torch.nn.L1Loss; its gradient at a zero difference is 0.
 type L1Loss struct{ Reduction Reduction }
 
 // Loss returns the L1 loss.
 func (l L1Loss) Loss(input, target *ember.Tensor) *ember.Tensor {
+	c := inF32(input, target)
+	input, target = c[0], c[1]
 	return reduce(input.Sub(target).Abs(), l.Reduction)
 }
 
@@ -257,7 +276,8 @@ func (s SmoothL1Loss) Loss(input, target *ember.Tensor) *ember.Tensor {
 	if beta == 0 {
 		beta = 1
 	}
-	d := input.Sub(target)
+	c := inF32(input, target)
+	d := c[0].Sub(c[1])
 	a := d.Abs()
 	quad := d.Square().MulScalar(0.5 / beta)
 	return reduce(ember.Where(a.LtScalar(beta), quad, a.SubScalar(0.5*beta)), s.Reduction)
@@ -281,7 +301,8 @@ func (h HuberLoss) Loss(input, target *ember.Tensor) *ember.Tensor {
 	if delta == 0 {
 		delta = 1
 	}
-	d := input.Sub(target)
+	c := inF32(input, target)
+	d := c[0].Sub(c[1])
 	a := d.Abs()
 	quad := d.Square().MulScalar(0.5)
 	return reduce(ember.Where(a.LtScalar(delta), quad, a.SubScalar(0.5*delta).MulScalar(delta)), h.Reduction)
@@ -300,6 +321,8 @@ type KLDivLoss struct {
 
 // Loss returns the KL divergence.
 func (k KLDivLoss) Loss(input, target *ember.Tensor) *ember.Tensor {
+	c := inF32(input, target)
+	input, target = c[0], c[1]
 	var l *ember.Tensor
 	if k.LogTarget {
 		l = target.Exp().Mul(target.Sub(input))
@@ -341,7 +364,8 @@ func (b BCELoss) Loss(input, target *ember.Tensor) *ember.Tensor {
 	if b.Reduction == BatchMean {
 		reduce(input, b.Reduction) // panics
 	}
-	return ember.Apply(bce{b.Reduction}, input, target, w)
+	c := inF32(input, target, w)
+	return ember.Apply(bce{b.Reduction}, c[0], c[1], c[2])
 }
 
 type bce struct{ red Reduction }

@@ -161,3 +161,33 @@ func TestPointwiseLossesMatchTorch(t *testing.T) {
 		t.Fatalf("BCE grad_fn %q", got)
 	}
 }
+
+// TestPointwiseLossesAutocast: under autocast the pointwise losses run in
+// float32, as PyTorch's autocast lists l1_loss, smooth_l1_loss,
+// huber_loss and kl_div; the input's gradient keeps its dtype. The value
+// is worked by hand: L1 of [0.2, 0.7] against [0, 1] is (0.2 + 0.3)/2 in
+// float16 inputs.
+func TestPointwiseLossesAutocast(t *testing.T) {
+	x := ember.FromSlice([]float32{0.2, 0.7}, ember.Shape{2}).Cast(ember.Float16).SetRequiresGrad(true)
+	y := ember.FromSlice([]float32{0, 1}, ember.Shape{2}).Cast(ember.Float16)
+	ember.Autocast(ember.CPU, ember.Float16, func() {
+		for _, l := range []Loss{L1Loss{}, SmoothL1Loss{}, HuberLoss{}, KLDivLoss{}, BCELoss{}} {
+			o := l.Loss(x, y)
+			if o.DType() != ember.Float32 {
+				t.Fatalf("%T under autocast: %v, want float32", l, o.DType())
+			}
+			o.Backward()
+			if x.Grad().DType() != ember.Float16 {
+				t.Fatalf("%T: gradient %v, want float16", l, x.Grad().DType())
+			}
+			x.ZeroGrad()
+		}
+	})
+	x16, y16 := x.Detach().Cast(ember.Float32).Float64s(), y.Cast(ember.Float32).Float64s()
+	want := (x16[0] - y16[0] + y16[1] - x16[1]) / 2
+	ember.Autocast(ember.CPU, ember.Float16, func() {
+		if got := (L1Loss{}).Loss(x, y).Item(); got != float64(float32(want)) {
+			t.Fatalf("L1 = %v, want %v", got, want)
+		}
+	})
+}
