@@ -99,3 +99,20 @@ func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, group
 	p := backend.Conv2dParams{Stride: stride, Padding: padding, Dilation: dilation, Groups: groups}
 	return undo(k.conv(x).conv2d(x4, w, b, p, Shape{n, o, oh, ow}))
 }
+
+// Conv1d is the 1-D cross-correlation torch.nn.functional.conv1d: x is
+// [N, C, L] (or unbatched [C, L]), w is [O, C/groups, K], b is [O] or
+// nil. It runs as Conv2d over a height of 1 (ConvolutionBackward0).
+func Conv1d(x, w, b *Tensor, stride, padding, dilation, groups int) *Tensor {
+	const name = "conv1d"
+	x.live(name)
+	w.live(name)
+	if x.Dim() != 2 && x.Dim() != 3 {
+		shapeErr(name, "expected a 2-D (unbatched) or 3-D (batched) input", x.shape)
+	}
+	if w.Dim() != 3 {
+		shapeErr(name, "expected a 3-D weight [out_channels, in_channels/groups, kernel]", w.shape)
+	}
+	y := Conv2d(x.Unsqueeze(-2), w.Unsqueeze(-2), b, [2]int{1, stride}, [2]int{0, padding}, [2]int{1, dilation}, groups).Squeeze(-2)
+	return rename(y, "ConvolutionBackward0")
+}
