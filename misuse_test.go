@@ -120,6 +120,8 @@ func TestMisuseIsTyped(t *testing.T) {
 		"as_strided stride overflow": func() { x.AsStrided(Shape{2, 2}, []int{1 << 62, 1}, 0) },
 		"cross_entropy target shape": func() { CrossEntropy(x, i64(0, 1, 2), 0, "mean") },
 		"cross_entropy smoothing":    func() { CrossEntropy(x, i64(0, 1), 2, "mean") },
+		"cross_entropy 0-d logits":   func() { CrossEntropy(Scalar(1), Scalar(0, Dtype(Int64)), 0, "mean") }, // was an index out of range
+		"nll_loss 0-d input":         func() { NLLLoss(Scalar(1), Scalar(0, Dtype(Int64)), "mean") },
 	}
 	for name, f := range shape {
 		tryTyped[*ShapeError](t, name, f)

@@ -68,6 +68,9 @@ func (c CrossEntropyLoss) Loss(input, target *ember.Tensor) *ember.Tensor {
 		return ember.CrossEntropy(input, target, c.LabelSmoothing, c.Reduction.String())
 	}
 	const op = "cross_entropy"
+	if input.Dim() < 1 {
+		panic(&ember.ShapeError{Op: op, Shapes: []ember.Shape{input.Shape()}, Msg: "Expected 1 or more dimensions (got 0)"})
+	}
 	if !(c.LabelSmoothing >= 0 && c.LabelSmoothing <= 1) { // (NaN too)
 		panic(&ember.ShapeError{Op: op, Msg: fmt.Sprintf("label_smoothing must be between 0.0 and 1.0. Got: %v", c.LabelSmoothing)})
 	}
@@ -91,7 +94,7 @@ func classDim(input *ember.Tensor) int {
 // each class's term and the mean divides by N.
 func weightedNLL(op string, logp, target, weight *ember.Tensor, eps float64, red Reduction, prob bool) *ember.Tensor {
 	if logp.Dim() < 1 {
-		panic(&ember.ShapeError{Op: op, Shapes: []ember.Shape{logp.Shape()}, Msg: "expected an input of 1 or more dims"})
+		panic(&ember.ShapeError{Op: op, Shapes: []ember.Shape{logp.Shape()}, Msg: "Expected 1 or more dimensions (got 0)"})
 	}
 	cd := classDim(logp)
 	c := logp.Size(cd)

@@ -84,6 +84,9 @@ func TestWeightedLossErrors(t *testing.T) {
 	testenv.Raises[*ember.ShapeError](t, "label smoothing", func() {
 		CrossEntropyLoss{Weight: w, LabelSmoothing: 1.5}.Loss(x, ember.Zeros(ember.Shape{2}, ember.Dtype(ember.Int64)))
 	})
+	for _, l := range []Loss{CrossEntropyLoss{Weight: w}, NLLLoss{Weight: w}, CrossEntropyLoss{}, NLLLoss{}} {
+		testenv.Raises[*ember.ShapeError](t, "0-d input", func() { l.Loss(ember.Scalar(1), ember.Scalar(0, ember.Dtype(ember.Int64))) })
+	}
 	testenv.Raises[*ember.DTypeError](t, "nll float target", func() {
 		NLLLoss{Weight: w}.Loss(x, ember.Zeros(ember.Shape{2, 3}))
 	})
