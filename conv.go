@@ -94,6 +94,9 @@ func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, group
 	if b != nil && !b.shape.Equal(Shape{o}) {
 		shapeErr(name, "bias must have shape [out_channels]", b.shape)
 	}
+	if h == 0 || wd == 0 { // (the GEMM's padded plane over nothing panicked with a string)
+		shapeErr(name, fmt.Sprintf("Only zero batch or zero channel inputs are supported, but got input shape: %v", x.shape), x.shape)
+	}
 	oh := outSize(name, h, kh, stride[0], padding[0], dilation[0])
 	ow := outSize(name, wd, kw, stride[1], padding[1], dilation[1])
 	p := backend.Conv2dParams{Stride: stride, Padding: padding, Dilation: dilation, Groups: groups}

@@ -1,6 +1,7 @@
 package ember
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/emberml/ember/internal/testenv"
@@ -39,4 +40,20 @@ func TestConv1d(t *testing.T) {
 	testenv.Raises[*ShapeError](t, "4-D input", func() { Conv1d(Ones(Shape{1, 1, 1, 3}), Ones(Shape{1, 1, 1}), nil, 1, 0, 1, 1) })
 	testenv.Raises[*ShapeError](t, "2-D weight", func() { Conv1d(Ones(Shape{1, 1, 3}), Ones(Shape{1, 1}), nil, 1, 0, 1, 1) })
 	testenv.Raises[*ShapeError](t, "channels", func() { Conv1d(Ones(Shape{1, 2, 3}), Ones(Shape{1, 1, 1}), nil, 1, 0, 1, 1) })
+}
+
+// TestConv2dHugeStrideMemory: the CPU convolution's phase table was sized
+// by the stride (a map of 2^22 entries, gigabytes at 2^31); a huge stride
+// now costs what a small one does.
+func TestConv2dHugeStrideMemory(t *testing.T) {
+	x := Ones(Shape{1, 2, 4, 4})
+	w := Ones(Shape{2, 2, 1, 1})
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	y := Conv2d(x, w, nil, [2]int{1 << 22, 1 << 22}, [2]int{}, [2]int{1, 1}, 1)
+	runtime.ReadMemStats(&m1)
+	wantGrad(t, "conv2d huge stride", y, []float64{2, 2})
+	if a := m1.TotalAlloc - m0.TotalAlloc; a > 8<<20 {
+		t.Fatalf("a 1×1 convolution with stride 2^22 allocated %d MiB", a>>20)
+	}
 }
