@@ -1,8 +1,11 @@
 package ember
 
 import (
+	"fmt"
 	"math"
 	"testing"
+
+	"github.com/emberml/ember/internal/testenv"
 )
 
 // Gradients of reductions at the points where the textbook formula is 0/0,
@@ -161,4 +164,40 @@ func TestSumLeadingDimPrecision(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestNorm: torch.linalg.vector_norm's values and gradients, worked by
+// hand (and as PyTorch 1.13 gives them): rows [3 -4 0], [0 0 0] and
+// [1 1 -2], each row's norm weighted 1, 2, 3 in the loss. The zero row's
+// gradient is 0, and so is that of a zero element for p < 1 (not NaN).
+func TestNorm(t *testing.T) {
+	s2, s6 := math.Sqrt2, math.Sqrt(6)
+	r := 2 + s2 // Σ|x|^0.5 of [1 1 -2]
+	for _, c := range []struct {
+		p         float64
+		val, grad []float64
+	}{
+		{2, []float64{5, 0, s6}, []float64{0.6, -0.8, 0, 0, 0, 0, 3 / s6, 3 / s6, -6 / s6}},
+		{1, []float64{7, 0, 4}, []float64{1, -1, 0, 0, 0, 0, 3, 3, -3}},
+		{0.5, []float64{math.Pow(math.Sqrt(3)+2, 2), 0, r * r}, []float64{(math.Sqrt(3) + 2) / math.Sqrt(3), -(math.Sqrt(3) + 2) / 2, 0, 0, 0, 0, 3 * r, 3 * r, -3 * r / s2}},
+		{math.Inf(1), []float64{4, 0, 2}, []float64{0, -1, 0, 0, 0, 0, 0, 0, -3}},
+		{math.Inf(-1), []float64{0, 0, 1}, []float64{0, 0, 0, 0, 0, 0, 1.5, 1.5, 0}},
+		{0, []float64{2, 0, 3}, []float64{0, 0, 0, 0, 0, 0, 0, 0, 0}},
+	} {
+		for _, dev := range testDevices() {
+			x := FromSlice([]float64{3, -4, 0, 0, 0, 0, 1, 1, -2}, Shape{3, 3}, On(dev), WithGrad())
+			y := x.Norm(c.p, Dims(1))
+			wantGrad(t, fmt.Sprintf("norm %v", c.p), y, c.val)
+			if y.GradFn() != "LinalgVectorNormBackward0" {
+				t.Fatalf("norm %v: grad_fn %q", c.p, y.GradFn())
+			}
+			y.Mul(FromSlice([]float64{1, 2, 3}, Shape{3}, On(dev))).Sum().Backward()
+			wantGrad(t, fmt.Sprintf("norm %v gradient", c.p), x.Grad(), c.grad)
+		}
+	}
+	v := FromSlice([]float32{3, -4}, Shape{2}).Norm(2, KeepDim())
+	if !v.Shape().Equal(Shape{1}) || v.Item() != 5 {
+		t.Fatalf("keepdim norm: %v %v", v.Shape(), v.Float64s())
+	}
+	testenv.Raises[*DTypeError](t, "integer norm", func() { FromSlice([]int64{1}, Shape{1}).Norm(2) })
 }
