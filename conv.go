@@ -80,6 +80,11 @@ func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, group
 	if o < groups {
 		shapeErr(name, fmt.Sprintf("Given groups=%d, expected weight to be at least %d at dimension 0, but got weight of size %v instead", groups, groups, w.shape), x.shape, w.shape)
 	}
+	if cg == 0 {
+		// PyTorch returns a [N, 0, OH, OW] tensor here, not [N, O, OH, OW]:
+		// refused rather than matched
+		shapeErr(name, fmt.Sprintf("expected a weight with at least 1 input channel per group, but got weight of size %v", w.shape), x.shape, w.shape)
+	}
 	if kh == 0 || kw == 0 {
 		shapeErr(name, fmt.Sprintf("kernel size should be greater than zero, but got kernel_height: %d kernel_width: %d", kh, kw), x.shape, w.shape)
 	}
@@ -89,8 +94,28 @@ func (k Kernels) Conv2d(x, w, b *Tensor, stride, padding, dilation [2]int, group
 	if b != nil && !b.shape.Equal(Shape{o}) {
 		shapeErr(name, "bias must have shape [out_channels]", b.shape)
 	}
+	if h == 0 || wd == 0 { // (the GEMM's padded plane over nothing panicked with a string)
+		shapeErr(name, fmt.Sprintf("Only zero batch or zero channel inputs are supported, but got input shape: %v", x.shape), x.shape)
+	}
 	oh := outSize(name, h, kh, stride[0], padding[0], dilation[0])
 	ow := outSize(name, wd, kw, stride[1], padding[1], dilation[1])
 	p := backend.Conv2dParams{Stride: stride, Padding: padding, Dilation: dilation, Groups: groups}
 	return undo(k.conv(x).conv2d(x4, w, b, p, Shape{n, o, oh, ow}))
+}
+
+// Conv1d is the 1-D cross-correlation torch.nn.functional.conv1d: x is
+// [N, C, L] (or unbatched [C, L]), w is [O, C/groups, K], b is [O] or
+// nil. It runs as Conv2d over a height of 1 (ConvolutionBackward0).
+func Conv1d(x, w, b *Tensor, stride, padding, dilation, groups int) *Tensor {
+	const name = "conv1d"
+	x.live(name)
+	w.live(name)
+	if x.Dim() != 2 && x.Dim() != 3 {
+		shapeErr(name, "expected a 2-D (unbatched) or 3-D (batched) input", x.shape)
+	}
+	if w.Dim() != 3 {
+		shapeErr(name, "expected a 3-D weight [out_channels, in_channels/groups, kernel]", w.shape)
+	}
+	y := Conv2d(x.Unsqueeze(-2), w.Unsqueeze(-2), b, [2]int{1, stride}, [2]int{0, padding}, [2]int{1, dilation}, groups).Squeeze(-2)
+	return rename(y, "ConvolutionBackward0")
 }

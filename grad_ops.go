@@ -201,9 +201,48 @@ func recordProd(t, out *Tensor, opts []ReduceOption) *Tensor {
 	}
 	xd, yd := t.Detach(), out.Detach()
 	return record(reduceName("ProdBackward", opts), out, []*Tensor{t}, []*Tensor{xd, yd}, func(g *Tensor) []*Tensor {
-		// prod/x; exact where x has no zeros (zeros give 0/0 here)
-		return []*Tensor{xd.keepShaped(g.Mul(yd), opts).Div(xd)}
+		// as PyTorch's prod_backward: g·prod/x where a slice has no
+		// zero, the exclusive products where it has (prod/x is 0/0 there)
+		gk := xd.keepShaped(g, opts)
+		quot := gk.Mul(xd.keepShaped(yd, opts)).Div(xd)
+		hasZero := xd.EqScalar(0).Any(append(append([]ReduceOption{}, opts...), KeepDim())...)
+		return []*Tensor{Where(hasZero, prodGrad(gk, xd, opts), quot)}
 	})
+}
+
+// prodGrad is dL/dx_i = g·Π_{j≠i} x_j over the reduced elements, taken
+// as the product of the exclusive prefix and suffix products, so that it
+// is exact where x holds zeros. gk has the keepdim shape.
+func prodGrad(gk, x *Tensor, opts []ReduceOption) *Tensor {
+	_, red, _ := x.reduction("backward", opts)
+	var kept, redd []int
+	r := 1
+	for i, isRed := range red {
+		if isRed {
+			redd = append(redd, i)
+			r *= x.shape[i]
+		} else {
+			kept = append(kept, i)
+		}
+	}
+	if r == 0 {
+		return Zeros(x.shape, On(x.dev), Dtype(x.dtype))
+	}
+	perm := append(append([]int{}, kept...), redd...)
+	xp := x.permuteAll(perm)
+	flat := append(xp.shape[:len(kept)].clone(), r)
+	xf := xp.Reshape(flat...)
+	last := len(kept)
+	one := append(flat[:last].clone(), 1)
+	ones := Ones(one, On(x.dev), Dtype(x.dtype))
+	left := Cat([]*Tensor{ones, xf.Narrow(last, 0, r-1)}, last).Cumprod(last)
+	right := Cat([]*Tensor{xf.Narrow(last, 1, r-1), ones}, last).Flip(last).Cumprod(last).Flip(last)
+	gp := gk.permuteAll(perm).Reshape(one...)
+	inv := make([]int, len(perm))
+	for i, p := range perm {
+		inv[p] = i
+	}
+	return left.Mul(right).Mul(gp).Reshape(xp.shape...).permuteAll(inv)
 }
 
 // recordMaxMin records amax/amin-style reductions: the gradient is shared
@@ -226,7 +265,14 @@ func recordMaxMin(t, out *Tensor, opts []ReduceOption, isMax bool) *Tensor {
 	}
 	xd, yd := t.Detach(), out.Detach()
 	return record(name, out, []*Tensor{t}, []*Tensor{xd, yd}, func(g *Tensor) []*Tensor {
-		mask := xd.Eq(xd.keepShaped(yd, opts)).Cast(xd.dtype)
+		yk := xd.keepShaped(yd, opts)
+		eq := xd.Eq(yk)
+		if !o.dimsSet && xd.dtype.IsFloat() {
+			// torch.max(t)'s evenly_distribute_backward: a NaN result
+			// is shared among the NaNs (amax's, with dims, is NaN)
+			eq = eq.LogicalOr(xd.IsNaN().LogicalAnd(yk.IsNaN()))
+		}
+		mask := eq.Cast(xd.dtype)
 		cnt := mask.Sum(append(append([]ReduceOption{}, opts...), KeepDim())...)
 		return []*Tensor{xd.keepShaped(g, opts).Mul(mask).Div(cnt)}
 	})
@@ -284,8 +330,10 @@ func recordVar(t, out *Tensor, opts []ReduceOption, std bool) *Tensor {
 		dev := xd.Sub(xd.Mean(keepOpts...))
 		gk := xd.keepShaped(g, opts)
 		if std {
-			// d std = d var / (2 std)
-			gk = gk.Div(xd.keepShaped(yd, opts).MulScalar(2))
+			// d std = d var / (2 std), and 0 where std is 0 (as PyTorch's
+			// std_backward), not 0/0
+			sk := xd.keepShaped(yd, opts)
+			gk = WhereTensorScalar(sk.EqScalar(0).LogicalNot(), gk.Div(sk.MulScalar(2)), 0)
 		}
 		return []*Tensor{gk.Mul(dev).MulScalar(2 / div)}
 	})

@@ -74,6 +74,8 @@ func TestGradcheckIndexOps(t *testing.T) {
 		{"ij,jk->ik", []Shape{{2, 3}, {3, 4}}}, {"ii->", []Shape{{3, 3}}}, {"ii->i", []Shape{{3, 3}}},
 		{"bij,bjk->bik", []Shape{{2, 2, 3}, {2, 3, 2}}}, {"i,j->ij", []Shape{{2}, {3}}}, {"ij->ji", []Shape{{2, 3}}},
 		{"ij,jk,kl->il", []Shape{{2, 3}, {3, 2}, {2, 2}}},
+		{"...ij,...jk->...ik", []Shape{{2, 2, 3}, {1, 3, 2}}}, {"i...->...", []Shape{{2, 3}}},
+		{"iij->ji", []Shape{{2, 2, 3}}}, {"ij,ij->i", []Shape{{2, 3}, {1, 3}}},
 	} {
 		ins := make([]gin, len(eq.shapes))
 		for i, s := range eq.shapes {

@@ -19,6 +19,14 @@ func checkReduction(op, r string) {
 // PyTorch's default ignore_index.
 const IgnoreIndex = -100
 
+// needClassDim panics with a *ShapeError for a 0-d loss input, which has
+// no class dim (as PyTorch's nll_loss_nd).
+func needClassDim(op string, input *Tensor) {
+	if input.Dim() < 1 {
+		shapeErr(op, fmt.Sprintf("Expected 1 or more dimensions (got %d)", input.Dim()), input.shape)
+	}
+}
+
 // classDim is the class dim of a loss input: 1, or 0 for an unbatched input.
 func classDim(input *Tensor) int {
 	if input.Dim() == 1 {
@@ -78,6 +86,7 @@ func NLLLoss(input, target *Tensor, reduction string) *Tensor {
 	}
 	const name = "nll_loss"
 	input.live(name)
+	needClassDim(name, input)
 	checkReduction(name, reduction)
 	tg := checkTarget(name, input, target)
 	cd := classDim(input)
@@ -118,6 +127,7 @@ func CrossEntropy(logits, target *Tensor, labelSmoothing float64, reduction stri
 	const name = "cross_entropy"
 	logits.live(name)
 	target.live(name)
+	needClassDim(name, logits)
 	checkReduction(name, reduction)
 	if !(labelSmoothing >= 0 && labelSmoothing <= 1) { // (NaN too)
 		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("label_smoothing must be between 0.0 and 1.0. Got: %v", labelSmoothing)})

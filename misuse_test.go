@@ -90,6 +90,20 @@ func TestMisuseIsTyped(t *testing.T) {
 		"conv2d no filters": func() {
 			Conv2d(Ones(Shape{1, 1, 4, 4}), Ones(Shape{0, 1, 1, 1}), nil, [2]int{1, 1}, [2]int{}, [2]int{1, 1}, 1)
 		},
+		"conv2d no input channels": func() { // was a string panic from the GEMM
+			Conv2d(Ones(Shape{1, 0, 4, 4}), Ones(Shape{2, 0, 3, 3}), nil, [2]int{1, 1}, [2]int{}, [2]int{1, 1}, 1)
+		},
+		"adaptive_avg_pool2d empty plane": func() { AdaptiveAvgPool2d(Ones(Shape{1, 1, 0, 2}), 1, 1) },
+		"max_pool2d empty plane": func() { // padding made a window over nothing: a slice out of range
+			MaxPool2d(Ones(Shape{1, 2, 0, 4}), [2]int{2, 2}, [2]int{1, 1}, [2]int{1, 1})
+		},
+		"avg_pool2d empty plane": func() { AvgPool2d(Ones(Shape{1, 2, 4, 0}), [2]int{2, 2}, [2]int{1, 1}, [2]int{1, 1}, true) },
+		"conv2d empty plane": func() { // a string panic from the GEMM
+			Conv2d(Ones(Shape{1, 2, 0, 4}), Ones(Shape{2, 2, 1, 1}), nil, [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}, 1)
+		},
+		"max_pool2d huge padding": func() { // padding*2 overflowed past the check: a slice out of range
+			MaxPool2d(Ones(Shape{1, 2, 4, 4}), [2]int{1, 1}, [2]int{1, 1}, [2]int{math.MaxInt, math.MaxInt})
+		},
 		"conv2d empty kernel": func() {
 			Conv2d(Ones(Shape{1, 1, 4, 4}), Ones(Shape{2, 1, 0, 1}), nil, [2]int{1, 1}, [2]int{}, [2]int{1, 1}, 1)
 		},
@@ -116,6 +130,8 @@ func TestMisuseIsTyped(t *testing.T) {
 		"as_strided stride overflow": func() { x.AsStrided(Shape{2, 2}, []int{1 << 62, 1}, 0) },
 		"cross_entropy target shape": func() { CrossEntropy(x, i64(0, 1, 2), 0, "mean") },
 		"cross_entropy smoothing":    func() { CrossEntropy(x, i64(0, 1), 2, "mean") },
+		"cross_entropy 0-d logits":   func() { CrossEntropy(Scalar(1), Scalar(0, Dtype(Int64)), 0, "mean") }, // was an index out of range
+		"nll_loss 0-d input":         func() { NLLLoss(Scalar(1), Scalar(0, Dtype(Int64)), "mean") },
 	}
 	for name, f := range shape {
 		tryTyped[*ShapeError](t, name, f)

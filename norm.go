@@ -40,6 +40,12 @@ func (k Kernels) BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, tra
 			}
 		}
 	}
+	if x.NumElements() == 0 {
+		// nothing to normalise, as PyTorch returns an empty input's shape
+		// (which also divided by c = 0 below); the running statistics are
+		// left as they are (PyTorch's become NaN)
+		return x.MulScalar(1)
+	}
 	cnt := x.NumElements() / c
 	if training && cnt <= 1 {
 		panic(&ShapeError{Op: name, Shapes: []Shape{x.shape}, Msg: fmt.Sprintf("Expected more than 1 value per channel when training, got input size %v", x.shape)})

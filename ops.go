@@ -128,8 +128,19 @@ func scalarLike(t *Tensor, v float64) *Tensor {
 			dt = Float64
 		}
 	}
+	if dt == Int64 && !(v >= -(1<<63) && v < 1<<63) {
+		// no int64 holds it: a float scalar (as a Python float), so that
+		// an int tensor compares with 1e30 rather than overflowing
+		dt = Float64
+	}
 	if t.dtype.IsFloat() {
 		dt = t.dtype // the scalar adopts the tensor's float type: no precision lost to float32
+		if !fits(v, dt) {
+			// past dt's largest finite value: kept in float64 and rounded
+			// to ±Inf by the op's cast, as PyTorch computes
+			// half(1) + 1e5 = inf
+			dt = Float64
+		}
 	}
 	return Full(Shape{}, v, On(t.dev), Dtype(dt))
 }
@@ -228,6 +239,18 @@ func unary(op backend.UnaryOp, t *Tensor, ps ...float64) *Tensor {
 	}
 	var p backend.Params
 	copy(p[:], ps)
+	if op == backend.NanToNum && src.dtype.IsHalf() {
+		// ±Inf means the dtype's largest finite value: the two-byte
+		// dtype's own, not float32's (which the kernels compute in and
+		// which rounds to Inf)
+		hmax := map[DType]float64{Float16: 65504, BFloat16: 3.3895313892515355e38}[src.dtype]
+		if math.IsInf(p[1], 1) {
+			p[1] = hmax
+		}
+		if math.IsInf(p[2], -1) {
+			p[2] = -hmax
+		}
+	}
 	outDT := src.dtype
 	if op.Class().BoolOut() {
 		outDT = Bool
@@ -266,7 +289,7 @@ func (t *Tensor) Clamp(lo, hi float64) *Tensor {
 		}
 		return rename(x.MulScalar(0).AddScalar(math.NaN()), "ClampBackward1")
 	}
-	if t.dtype.IsInt() && (lo != math.Trunc(lo) && !math.IsInf(lo, 0) || hi != math.Trunc(hi) && !math.IsInf(hi, 0)) {
+	if (t.dtype.IsInt() || t.dtype == Bool) && (lo != math.Trunc(lo) && !math.IsInf(lo, 0) || hi != math.Trunc(hi) && !math.IsInf(hi, 0)) {
 		return t.Cast(Float32).Clamp(lo, hi)
 	}
 	return unary(backend.Clamp, t, lo, hi)

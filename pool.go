@@ -19,11 +19,20 @@ func poolArgs(op string, kernel, stride, padding [2]int) [2]int {
 		stride = kernel // PyTorch's default stride is the kernel size
 	}
 	for i := 0; i < 2; i++ {
-		if padding[i]*2 > kernel[i] {
+		if padding[i] > kernel[i]/2 { // (padding*2 overflows for a huge padding)
 			panic(&ShapeError{Op: op, Msg: fmt.Sprintf("pad should be at most half of effective kernel size, but got pad=%d, kernel_size=%d", padding[i], kernel[i])})
 		}
 	}
 	return stride
+}
+
+// nonEmptyPlane panics with a *ShapeError for an input plane with no rows
+// or no columns, as PyTorch's pools (a padded output over it read past the
+// input's data).
+func nonEmptyPlane(op string, x *Tensor, h, w int) {
+	if h == 0 || w == 0 {
+		shapeErr(op, fmt.Sprintf("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got: %v", x.shape), x.shape)
+	}
 }
 
 // MaxPool2d is torch.nn.functional.max_pool2d over [N, C, H, W] (or
@@ -44,6 +53,7 @@ func (k Kernels) MaxPool2d(x *Tensor, kernel, stride, padding [2]int) *Tensor {
 	x4, undo := batched4d(name, x)
 	stride = poolArgs(name, kernel, stride, padding)
 	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
+	nonEmptyPlane(name, x, h, wd)
 	oh := outSize(name, h, kernel[0], stride[0], padding[0], 1)
 	ow := outSize(name, wd, kernel[1], stride[1], padding[1], 1)
 	p := backend.Pool2dParams{Kernel: kernel, Stride: stride, Padding: padding}
@@ -68,6 +78,7 @@ func (k Kernels) AvgPool2d(x *Tensor, kernel, stride, padding [2]int, countInclu
 	x4, undo := batched4d(name, x)
 	stride = poolArgs(name, kernel, stride, padding)
 	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
+	nonEmptyPlane(name, x, h, wd)
 	oh := outSize(name, h, kernel[0], stride[0], padding[0], 1)
 	ow := outSize(name, wd, kernel[1], stride[1], padding[1], 1)
 	if !x.dtype.IsFloat() {
@@ -109,6 +120,10 @@ func AdaptiveAvgPool2d(x *Tensor, outH, outW int) *Tensor {
 	}
 	if !x.dtype.IsFloat() {
 		panic(&DTypeError{Op: name, DTypes: []DType{x.dtype}, Msg: "adaptive_avg_pool2d needs a floating dtype"})
+	}
+	if x4.shape[2] == 0 || x4.shape[3] == 0 {
+		// (an empty plane averaged to NaN before)
+		shapeErr(name, "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions", x.shape)
 	}
 	if outH == 1 && outW == 1 {
 		// global average pooling (ResNet's head): a mean over the plane,

@@ -352,3 +352,111 @@ func (t *Tensor) softmax(name string, dim int, log bool) *Tensor {
 	}
 	return recordSoftmax(t, out, d, log)
 }
+
+// LogSumExp returns log(Σ exp(t)) over dims (all by default), as
+// torch.logsumexp: computed stably (each slice's max subtracted first), a
+// slice of -Inf (or an empty one) gives -Inf and a +Inf gives +Inf, not
+// NaN. Integer and Bool inputs give Float32. Its gradient is
+// exp(t − result), NaN where t and the result are both infinite, as
+// PyTorch's (LogsumexpBackward0).
+func (t *Tensor) LogSumExp(opts ...ReduceOption) *Tensor {
+	const name = "logsumexp"
+	t.live(name)
+	if !t.dtype.IsFloat() {
+		return t.Cast(Float32).LogSumExp(opts...)
+	}
+	if t.dtype.IsHalf() { // in float32, rounded once
+		return t.Cast(Float32).LogSumExp(opts...).Cast(t.dtype)
+	}
+	o, red, keep := t.reduction(name, opts)
+	keepOpts := append(append([]ReduceOption{}, opts...), KeepDim())
+	td := t.Detach()
+	var m *Tensor
+	empty := false
+	for i, r := range red {
+		empty = empty || r && t.shape[i] == 0
+	}
+	if empty || t.NumElements() == 0 {
+		m = Zeros(keep, On(t.dev), Dtype(t.dtype))
+	} else {
+		m = td.Max(keepOpts...)
+		m = WhereTensorScalar(m.IsInf().LogicalNot(), m, 0) // ±Inf maxima: subtract nothing
+	}
+	s := td.Sub(m).Exp().Sum(keepOpts...).Log().Add(m) // the keepdim shape
+	out := s.Reshape(finalShape(keep, red, o.keep)...)
+	if !needsGrad(t) {
+		return out
+	}
+	return record("LogsumexpBackward0", out, []*Tensor{t}, []*Tensor{td, s}, func(g *Tensor) []*Tensor {
+		return []*Tensor{g.Reshape(keep...).Mul(td.Sub(s).Exp())}
+	})
+}
+
+// Norm returns the p-norm of t over dims (all by default), as
+// torch.linalg.vector_norm(t, ord=p, dim, keepdim): (Σ|t|^p)^(1/p), the
+// largest |t| for p = +Inf, the smallest for -Inf and the number of
+// non-zero elements for 0. t must be floating, as in PyTorch. Its gradient
+// where the norm is 0 is 0, as PyTorch's norm_backward, not the 0/0 that
+// composing Sqrt(Sum(Square)) gives (LinalgVectorNormBackward0).
+func (t *Tensor) Norm(p float64, opts ...ReduceOption) *Tensor {
+	const name = "linalg.vector_norm"
+	t.live(name)
+	if !t.dtype.IsFloat() {
+		panic(&DTypeError{Op: name, DTypes: []DType{t.dtype}, Msg: fmt.Sprintf("linalg.vector_norm: Expected a floating point or complex tensor as input. Got %s", torchTypeName(t.dtype))})
+	}
+	if math.IsNaN(p) {
+		panic(&ValueError{Op: name, Msg: "linalg.vector_norm: ord must not be NaN"})
+	}
+	if t.dtype.IsHalf() { // in float32, rounded once
+		return t.Cast(Float32).Norm(p, opts...).Cast(t.dtype)
+	}
+	switch {
+	case math.IsInf(p, 1):
+		return rename(t.Abs().Max(opts...), "LinalgVectorNormBackward0")
+	case math.IsInf(p, -1):
+		return rename(t.Abs().Min(opts...), "LinalgVectorNormBackward0")
+	case p == 0: // a count: its gradient is 0, as PyTorch's
+		out := t.Detach().Ne(zeroLike(t)).Cast(t.dtype).Sum(opts...)
+		if !needsGrad(t) {
+			return out
+		}
+		shape := t.shape.clone()
+		return record("LinalgVectorNormBackward0", out, []*Tensor{t}, nil, func(g *Tensor) []*Tensor {
+			return []*Tensor{Zeros(shape, On(g.dev), Dtype(g.dtype))}
+		})
+	}
+	o, red, keep := t.reduction(name, opts)
+	td := t.Detach()
+	a := td.Abs()
+	var nk *Tensor // the keepdim norm
+	keepOpts := append(append([]ReduceOption{}, opts...), KeepDim())
+	switch p {
+	case 1:
+		nk = a.Sum(keepOpts...)
+	case 2:
+		nk = td.Square().Sum(keepOpts...).Sqrt()
+	default:
+		nk = a.PowScalar(p).Sum(keepOpts...).PowScalar(1 / p)
+	}
+	out := nk.Reshape(finalShape(keep, red, o.keep)...)
+	if !needsGrad(t) {
+		return out
+	}
+	return record("LinalgVectorNormBackward0", out, []*Tensor{t}, []*Tensor{td, nk}, func(g *Tensor) []*Tensor {
+		gk := g.Reshape(keep...)
+		if p == 1 {
+			return []*Tensor{gk.Mul(td.Sign())}
+		}
+		// sgn(x)·|x|^(p-1) (0 where x is 0) times g / norm^(p-1) (0 where
+		// the norm is 0), as PyTorch's norm_backward
+		nz := nk.EqScalar(0).LogicalNot()
+		var scale, d *Tensor
+		if p == 2 {
+			d, scale = td, gk.Div(nk)
+		} else {
+			d = td.Sign().Mul(WhereTensorScalar(td.EqScalar(0).LogicalNot(), td.Abs().PowScalar(p-1), 0))
+			scale = gk.Div(nk.PowScalar(p - 1))
+		}
+		return []*Tensor{d.Mul(WhereTensorScalar(nz, scale, 0))}
+	})
+}

@@ -237,3 +237,54 @@ func bmmHalfF32(name string, a, b *Tensor) *Tensor {
 	})
 	return out
 }
+
+// Pad pads t with the constant value, as torch.nn.functional.pad(t, pad,
+// mode="constant", value): pad holds (before, after) pairs for the last
+// dims, the last dim first ([left, right, top, bottom] pads the last two);
+// a negative pad crops. The other modes (reflect, replicate, circular)
+// are not provided. Gradients flow to t through the Cat and Narrow it is
+// made of.
+func Pad(t *Tensor, pad []int, value float64) *Tensor {
+	const name = "constant_pad_nd"
+	t.live(name)
+	if len(pad)%2 != 0 {
+		panic(&ValueError{Op: name, Msg: "Padding length must be divisible by 2"})
+	}
+	if len(pad)/2 > t.Dim() {
+		shapeErr(name, fmt.Sprintf("Padding length too large: %d pads for a %d-dimensional input", len(pad), t.Dim()), t.shape)
+	}
+	checkFits(name, value, t.dtype)
+	out := t
+	for i := 0; i < len(pad)/2; i++ {
+		d := t.Dim() - 1 - i
+		before, after := pad[2*i], pad[2*i+1]
+		n := out.shape[d]
+		if before < -n || after < -n || n+before+after < 0 { // (before + after could overflow)
+			shapeErr(name, fmt.Sprintf("The input size %d, plus negative padding %d and %d resulted in a negative output size, which is invalid. Check dimension %d of your input.", n, before, after, d), t.shape)
+		}
+		if before < 0 {
+			out, n, before = out.Narrow(d, -before, n+before), n+before, 0
+		}
+		if after < 0 {
+			out, n, after = out.Narrow(d, 0, n+after), n+after, 0
+		}
+		if before == 0 && after == 0 {
+			continue
+		}
+		parts := []*Tensor{}
+		for _, k := range []int{before, -1, after} {
+			switch {
+			case k == -1:
+				parts = append(parts, out)
+			case k > 0:
+				checkShape(name, withSize(out.shape, d, k))
+				parts = append(parts, Full(withSize(out.shape, d, k), value, On(t.dev), Dtype(t.dtype)))
+			}
+		}
+		out = Cat(parts, d)
+	}
+	if out == t {
+		out = t.Clone() // a new tensor, as PyTorch's
+	}
+	return rename(out, "ConstantPadNdBackward0")
+}

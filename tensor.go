@@ -244,32 +244,38 @@ func Full(shape Shape, v float64, opts ...Option) *Tensor {
 // finite value of a floating one (a fractional value is truncated into an
 // integer dtype, an infinity kept in a floating one, as PyTorch).
 func checkFits(op string, v float64, dt DType) {
+	if !fits(v, dt) {
+		panic(&ValueError{Op: op, Msg: fmt.Sprintf("value cannot be converted to type %s without overflow", cTypeName(dt))})
+	}
+}
+
+// cTypeName is the C++ type PyTorch names in its overflow messages.
+func cTypeName(dt DType) string {
+	return map[DType]string{Int64: "int64_t", Int32: "int", Float32: "float", BFloat16: "at::BFloat16", Float16: "at::Half"}[dt]
+}
+
+// fits reports whether checkFits accepts v for dt.
+func fits(v float64, dt DType) bool {
 	var lo, hi float64
-	var name string
 	switch dt {
 	case Int64:
-		lo, hi, name = -(1 << 63), 1<<63, "int64_t" // v < 2^63 after truncation
+		lo, hi = -(1 << 63), 1<<63 // v < 2^63 after truncation
 	case Int32:
-		lo, hi, name = math.MinInt32, math.MaxInt32+1, "int"
+		lo, hi = math.MinInt32, math.MaxInt32+1
 	case Float32:
-		lo, hi, name = -math.MaxFloat32, math.MaxFloat32, "float"
+		lo, hi = -math.MaxFloat32, math.MaxFloat32
 	case BFloat16:
-		lo, hi, name = -3.3895313892515355e38, 3.3895313892515355e38, "at::BFloat16"
+		lo, hi = -3.3895313892515355e38, 3.3895313892515355e38
 	case Float16:
-		lo, hi, name = -65504, 65504, "at::Half"
+		lo, hi = -65504, 65504
 	default: // Float64 holds every float64; Bool takes any value (v != 0)
-		return
+		return true
 	}
-	bad := false
 	if dt.IsInt() {
 		tv := math.Trunc(v)
-		bad = math.IsNaN(v) || tv < lo || tv >= hi
-	} else {
-		bad = !math.IsInf(v, 0) && !math.IsNaN(v) && (v < lo || v > hi)
+		return !(math.IsNaN(v) || tv < lo || tv >= hi)
 	}
-	if bad {
-		panic(&ValueError{Op: op, Msg: fmt.Sprintf("value cannot be converted to type %s without overflow", name)})
-	}
+	return math.IsInf(v, 0) || math.IsNaN(v) || (v >= lo && v <= hi)
 }
 
 // Zeros returns a tensor of zeros.

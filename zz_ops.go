@@ -170,7 +170,7 @@ func (t *Tensor) Atan2(o *Tensor) *Tensor { return binary(backend.Atan2, t, o, f
 // Remainder returns t mod o with the sign of o (torch.remainder); an integer divisor of 0 panics with a *ValueError (ZeroDivisionError).
 func (t *Tensor) Remainder(o *Tensor) *Tensor { return binary(backend.Remainder, t, o, false) }
 
-// FloorDivide returns floor(t / o); an integer divisor of 0 panics with a *ValueError (ZeroDivisionError).
+// FloorDivide returns t // o, floor(t / o) as Python and torch.floor_divide compute it (the quotient of t - fmod(t, o): 1 // 0.1 is 9, -5 // inf is -1); an integer divisor of 0 panics with a *ValueError (ZeroDivisionError).
 func (t *Tensor) FloorDivide(o *Tensor) *Tensor { return binary(backend.FloorDiv, t, o, false) }
 
 // LogicalAnd is the elementwise and (nonzero is true), as Bool.

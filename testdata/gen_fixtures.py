@@ -220,6 +220,11 @@ def gen_binary():
     c.add("div_int_by_zero", "div", [T([1, -1, 0], torch.int64), T([0, 0, 0], torch.int64)], torch.div)
     c.add("sub_bool_bool", "sub", [T([True, False]), T([True, True])], torch.sub)
     c.add("pow_int_negexp", "pow", [T([2, 3], torch.int64), T([-1, 2], torch.int64)], torch.pow)
+    # floor_divide as Python's //: the quotient of x - fmod(x, y), not floor(x / y)
+    fd_x = [1.0, -1.0, 5.0, -5.0, float("inf"), 7.5, 0.3, 1.0, -0.0]
+    fd_y = [0.1, 0.1, float("inf"), float("inf"), 3.0, -0.5, 0.1, -float("inf"), 2.0]
+    c.add("floor_divide_inexact", "floor_divide", [T(fd_x), T(fd_y)], torch.floor_divide)
+    c.add("floor_divide_inexact_f64", "floor_divide", [T(fd_x, torch.float64), T(fd_y, torch.float64)], torch.floor_divide)
     c.add("add_bool_bool", "add", [T([True, False, False]), T([True, True, False])], torch.add)
     # logical
     for op, fn in [("logical_and", torch.logical_and), ("logical_or", torch.logical_or), ("logical_xor", torch.logical_xor)]:

@@ -386,9 +386,40 @@ func accumulateRows[T numT](op backend.ReduceOp, out, s []T, base, rs, n int) {
 		fillRow(out, identity[T](op))
 		return
 	}
+	if o, ok := any(out).([]float32); ok && op == backend.Sum && n > rowBlock {
+		sumRowsF32(o, any(s).([]float32), base, rs, n)
+		return
+	}
 	copy(out, s[base:base+len(out)])
 	for r := 1; r < n; r++ {
 		mergeRow(op, out, s[base+r*rs:][:len(out)])
+	}
+}
+
+// rowBlock is how many float32 rows sumRowsF32 adds in float32 before
+// folding them into its float64 sums.
+const rowBlock = 128
+
+// sumRowsF32 sets out to the sum of n rows of s (row r at base + r*rs):
+// blocks of rowBlock rows added in float32 (vec's loops), the blocks'
+// sums in float64, so that a long column's error does not grow with its
+// length (a sequential float32 sum of 10⁴ rows of 0.1 was off by 1e-4
+// relative; PyTorch's cascade sum, and ember's other float sums, are not).
+func sumRowsF32(out, s []float32, base, rs, n int) {
+	m := len(out)
+	acc := make([]float64, m)
+	part := make([]float32, m)
+	for r0 := 0; r0 < n; r0 += rowBlock {
+		copy(part, s[base+r0*rs:][:m])
+		for r := r0 + 1; r < min(n, r0+rowBlock); r++ {
+			vec.Binary(vec.Add, part, part, s[base+r*rs:][:m])
+		}
+		for i, v := range part {
+			acc[i] += float64(v)
+		}
+	}
+	for i, v := range acc {
+		out[i] = float32(v)
 	}
 }
 

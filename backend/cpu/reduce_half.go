@@ -129,8 +129,26 @@ func (Backend) ReduceHalf(op backend.ReduceOp, dst, src backend.View) bool {
 				out, base := d[off[0]+r*sd0:][:n1], off[1]+r*ss0
 				for c := 0; c < n1; c += redChunk {
 					o := out[c:min(n1, c+redChunk)]
-					h.widen(o, base+c)
 					t := buf[:len(o)]
+					if op == backend.Sum && nRed > rowBlock {
+						// as sumRowsF32: float32 blocks of rows, float64 totals
+						acc := make([]float64, len(o))
+						for r0 := 0; r0 < nRed; r0 += rowBlock {
+							h.widen(o, base+r0*rs+c)
+							for i := r0 + 1; i < min(nRed, r0+rowBlock); i++ {
+								h.widen(t, base+i*rs+c)
+								mergeRow(op, o, t)
+							}
+							for k, v := range o {
+								acc[k] += float64(v)
+							}
+						}
+						for k, v := range acc {
+							o[k] = float32(v)
+						}
+						continue
+					}
+					h.widen(o, base+c)
 					for i := 1; i < nRed; i++ {
 						h.widen(t, base+i*rs+c)
 						mergeRow(op, o, t)

@@ -113,6 +113,28 @@ func remF(x, y float64) float64 {
 	return r
 }
 
+// floorDivF is torch.floor_divide for floats (c10's div_floor_floating,
+// Python's //): the quotient of x − fmod(x, y), so that 1 // 0.1 is 9, not
+// floor(1/0.1) = 10, -5 // inf is -1 and inf // 3 is NaN; x // 0 is x / 0.
+func floorDivF(x, y float64) float64 {
+	if y == 0 {
+		return x / y
+	}
+	mod := math.Mod(x, y)
+	div := (x - mod) / y
+	if mod != 0 && (y < 0) != (mod < 0) {
+		div--
+	}
+	if div == 0 {
+		return math.Copysign(0, x/y)
+	}
+	f := math.Floor(div)
+	if div-f > 0.5 {
+		f++
+	}
+	return f
+}
+
 // remI and floorDivI define x/0 as 0 rather than crash a worker goroutine.
 func remI[T intT](x, y T) T {
 	if y == 0 {

@@ -2482,21 +2482,21 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
 				for i, x := range aa {
 					y := bb[i]
-					dd[i] = T(math.Floor(float64(x) / float64(y)))
+					dd[i] = T(floorDivF(float64(x), float64(y)))
 				}
 			}
 		case sd1 == 1 && sa1 == 1 && sb1 == 0:
 			for r := 0; r < n0; r++ {
 				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
 				for i, x := range aa {
-					dd[i] = T(math.Floor(float64(x) / float64(y)))
+					dd[i] = T(floorDivF(float64(x), float64(y)))
 				}
 			}
 		case sd1 == 1 && sa1 == 0 && sb1 == 1:
 			for r := 0; r < n0; r++ {
 				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
 				for i, y := range bb {
-					dd[i] = T(math.Floor(float64(x) / float64(y)))
+					dd[i] = T(floorDivF(float64(x), float64(y)))
 				}
 			}
 		default:
@@ -2504,7 +2504,7 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
 					x, y := aa[i*sa1], bb[i*sb1]
-					dd[i*sd1] = T(math.Floor(float64(x) / float64(y)))
+					dd[i*sd1] = T(floorDivF(float64(x), float64(y)))
 				}
 			}
 		}
@@ -3099,21 +3099,21 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
 				for i, x := range aa {
 					y := bb[i]
-					dd[i] = T(math.Floor(float64(x) / float64(y)))
+					dd[i] = T(floorDivF(float64(x), float64(y)))
 				}
 			}
 		case sd1 == 1 && sa1 == 1 && sb1 == 0:
 			for r := 0; r < n0; r++ {
 				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
 				for i, x := range aa {
-					dd[i] = T(math.Floor(float64(x) / float64(y)))
+					dd[i] = T(floorDivF(float64(x), float64(y)))
 				}
 			}
 		case sd1 == 1 && sa1 == 0 && sb1 == 1:
 			for r := 0; r < n0; r++ {
 				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
 				for i, y := range bb {
-					dd[i] = T(math.Floor(float64(x) / float64(y)))
+					dd[i] = T(floorDivF(float64(x), float64(y)))
 				}
 			}
 		default:
@@ -3121,7 +3121,7 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
 					x, y := aa[i*sa1], bb[i*sb1]
-					dd[i*sd1] = T(math.Floor(float64(x) / float64(y)))
+					dd[i*sd1] = T(floorDivF(float64(x), float64(y)))
 				}
 			}
 		}
@@ -5151,7 +5151,7 @@ func binaryBFloat16(op backend.BinaryOp, d []backend.BF16, od, sd0, sd1 int, a [
 			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 			for i := 0; i < n1; i++ {
 				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
-				dd[i*sd1] = backend.ToBF16(T(math.Floor(float64(x) / float64(y))))
+				dd[i*sd1] = backend.ToBF16(T(floorDivF(float64(x), float64(y))))
 			}
 		}
 	case backend.Fmod:
@@ -5755,7 +5755,7 @@ func binaryFloat16(op backend.BinaryOp, d []backend.F16, od, sd0, sd1 int, a []b
 			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 			for i := 0; i < n1; i++ {
 				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
-				dd[i*sd1] = backend.ToF16(T(math.Floor(float64(x) / float64(y))))
+				dd[i*sd1] = backend.ToF16(T(floorDivF(float64(x), float64(y))))
 			}
 		}
 	case backend.Fmod:

@@ -59,6 +59,18 @@ __device__ __forceinline__ double ember_remf(double a, double b) {
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
 }
+// torch.floor_divide for floats (c10's div_floor_floating, Python's //):
+// the quotient of x - fmod(x, y), so that 1 // 0.1 is 9, -5 // inf is -1.
+__device__ __forceinline__ double ember_floordivf(double a, double b) {
+    if (b == 0) return a / b;
+    double mod = ::fmod(a, b);
+    double div = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+    if (div == 0) return ::copysign(0.0, a / b);
+    double f = ::floor(div);
+    if (div - f > 0.5) f += 1;
+    return f;
+}
 template <typename T> __device__ __forceinline__ T ember_remi(T x, T y) {
     if (y == 0 || y == -1) return 0; // x % -1 is 0 (and MinInt % -1 undefined in C)
     T r = x % y;

@@ -264,7 +264,7 @@ __device__ __forceinline__ O ember_binary_op(T x, T y) {
         else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else if constexpr (OP == B_FLOOR_DIVIDE) { // torch.floor_divide
-        if constexpr (F) { return (O)((T)::floor((double)x / (double)y)); }
+        if constexpr (F) { return (O)((T)ember_floordivf((double)x, (double)y)); }
         else if constexpr (!F && !B) { return (O)(ember_floordivi(x, y)); }
         else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }

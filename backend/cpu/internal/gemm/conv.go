@@ -65,7 +65,7 @@ type phases struct {
 
 func newPhases(k, s, d, out int) phases {
 	ph := phases{idx: make([]int, k), off: make([]int, k)}
-	seen := make(map[int]int, s)
+	seen := make(map[int]int, min(s, k)) // at most k phases (a map of s entries was gigabytes for a huge stride)
 	for t := 0; t < k; t++ {
 		v := t * d
 		a := v % s
