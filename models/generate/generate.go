@@ -35,7 +35,8 @@ type Options struct {
 	MaxNewTokens int
 	// Temperature divides the logits; 0 is greedy (argmax).
 	Temperature float64
-	// TopK keeps the k most likely tokens (0: all).
+	// TopK keeps the k most likely tokens and those tied with the k-th,
+	// as transformers' TopKLogitsWarper (0: all).
 	TopK int
 	// TopP keeps the most likely tokens whose probabilities sum to at
 	// least p (0 or 1: all).
@@ -205,7 +206,15 @@ func (s *Sampler) Sample(logits []float32) int {
 	sort.SliceStable(idx, func(a, b int) bool { return logits[idx[a]] > logits[idx[b]] })
 	k := n
 	if s.o.TopK > 0 && s.o.TopK < n {
+		// transformers' TopKLogitsWarper removes the scores below the
+		// k-th (logits/temperature in float32): the tokens tied with it
+		// stay
 		k = s.o.TopK
+		temp := float32(s.o.Temperature)
+		kth := logits[idx[k-1]] / temp
+		for k < n && logits[idx[k]]/temp >= kth {
+			k++
+		}
 	}
 	top := float64(logits[idx[0]])
 	sum := 0.0

@@ -164,3 +164,33 @@ func TestBadLogits(t *testing.T) {
 		t.Fatalf("sampled %d from one finite logit", id)
 	}
 }
+
+// TestTopKTies: top-k keeps every token tied with the k-th, as
+// transformers' TopKLogitsWarper (it removes scores < the k-th value):
+// from logits [1, 2, 2, 0.5, 2] top-k 1 and 2 keep the three 2s, equally
+// likely (1/3 each); top-k 4 keeps all but 0.5 (e^1 : e^2 : e^2 : e^2).
+func TestTopKTies(t *testing.T) {
+	logits := []float32{1, 2, 2, 0.5, 2}
+	e1, e2 := math.E, math.E*math.E
+	for _, c := range []struct {
+		k    int
+		want []float64
+	}{
+		{1, []float64{0, 1. / 3, 1. / 3, 0, 1. / 3}},
+		{2, []float64{0, 1. / 3, 1. / 3, 0, 1. / 3}},
+		{4, []float64{e1 / (e1 + 3*e2), e2 / (e1 + 3*e2), e2 / (e1 + 3*e2), 0, e2 / (e1 + 3*e2)}},
+	} {
+		s := NewSampler(Options{Temperature: 1, TopK: c.k, Seed: 5})
+		const n = 30000
+		count := make([]float64, len(logits))
+		for range n {
+			count[s.Sample(logits)]++
+		}
+		for i := range count {
+			got, want := count[i]/n, c.want[i]
+			if math.Abs(got-want) > 4*math.Sqrt(want*(1-want)/n)+1e-9 {
+				t.Fatalf("top-k %d: token %d frequency %.4f, want %.4f", c.k, i, got, want)
+			}
+		}
+	}
+}
