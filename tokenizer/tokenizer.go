@@ -145,9 +145,9 @@ func New(vocab map[string]int, merges [][2]string, special map[string]int) (*Tok
 				return nil, fmt.Errorf("tokenizer: merge %d (%q %q): %q is not in the vocabulary", i+1, m[0], m[1], part)
 			}
 		}
-		if _, dup := t.ranks[m]; !dup {
-			t.ranks[m] = i
-		}
+		// a merge listed twice has its last rank, as GPT-2's bpe_ranks
+		// dict and the tokenizers library's BPE builder give it
+		t.ranks[m] = i
 	}
 	for s, id := range special {
 		t.special[s] = id

@@ -538,3 +538,23 @@ func TestEncodeForModel(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateMerge: a merge listed twice takes its last rank, as GPT-2's
+// bpe_ranks = dict(zip(merges, range(n))) and the tokenizers library's
+// BPE builder (a map filled in order) do. With merges [b c, a b, b c],
+// "abc" merges a b (rank 1) before b c (rank 2): ["ab", "c"]; the first
+// rank (0) would give ["a", "bc"].
+func TestDuplicateMerge(t *testing.T) {
+	vocab := map[string]int{}
+	for b := range 256 {
+		vocab[ByteToken(byte(b))] = b
+	}
+	vocab["ab"], vocab["bc"] = 256, 257
+	tk, err := New(vocab, [][2]string{{"b", "c"}, {"a", "b"}, {"b", "c"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tk.Encode("abc"), []int{256, 'c'}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("Encode(abc) = %v, want %v", got, want)
+	}
+}
