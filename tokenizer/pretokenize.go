@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"fmt"
 	"regexp"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -11,8 +12,36 @@ import (
 )
 
 // A preStep is one pre-tokenizer of tokenizer.json's pipeline: it appends
-// the pieces it splits p into to out.
-type preStep func(p string, out []string) []string
+// the pieces it splits p into to out. A Split pattern's matching panics
+// with a *PatternTimeoutError past deadline.
+type preStep func(p string, out []string, deadline time.Time) []string
+
+// MatchTimeout bounds the work of a tokenizer.json's Split patterns, which
+// a hostile file may write to backtrack for ever (regexp2, which they
+// need, is a backtracking engine: `(a+)+$` takes exponential time): one
+// search for a pattern's next match may take at most MatchTimeout, and
+// all of one Encode's Split matching at most MatchTimeout plus
+// MatchTimePerByte for each byte of its text (about 40 times what the
+// patterns of Llama 3 and GPT-2 take). Past it Encode panics with a
+// *PatternTimeoutError rather than return the ids of a text cut short.
+// GPT-2's own pattern (ByteLevel's) is not bounded: it cannot backtrack
+// that way.
+const (
+	MatchTimeout     = time.Second
+	MatchTimePerByte = 10 * time.Microsecond
+)
+
+// PatternTimeoutError is the panic of an Encode whose tokenizer.json
+// Split pattern took longer than MatchTimeout allows.
+type PatternTimeoutError struct {
+	Pattern string // the Split pattern
+	Len     int    // bytes of the piece of text it was matching in
+}
+
+func (e *PatternTimeoutError) Error() string {
+	return fmt.Sprintf("tokenizer: the pre_tokenizer's Split pattern %q took longer than allowed (%v a search, and %v plus %v a byte of text in all) on a piece of %d bytes: a pattern that backtracks catastrophically?",
+		e.Pattern, MatchTimeout, MatchTimeout, MatchTimePerByte, e.Len)
+}
 
 // splitBehavior is tokenizers' SplitDelimiterBehavior: what becomes of
 // the matches of a split's pattern.
@@ -38,8 +67,10 @@ type span struct {
 
 // regexSpans returns the matches of re in p and the gaps between them.
 // An invalid byte is U+FFFD to the pattern (a symbol, as Python's
-// surrogateescape makes it) and keeps its byte.
-func regexSpans(p string, re *regexp2.Regexp) []span {
+// surrogateescape makes it) and keeps its byte. Unless deadline is zero,
+// matching past it, or a search past re.MatchTimeout, panics with a
+// *PatternTimeoutError.
+func regexSpans(p string, re *regexp2.Regexp, deadline time.Time) []span {
 	runes := make([]rune, 0, len(p))
 	offs := make([]int, 0, len(p)+1)
 	for i := 0; i < len(p); {
@@ -51,8 +82,12 @@ func regexSpans(p string, re *regexp2.Regexp) []span {
 	offs = append(offs, len(p))
 	var sp []span
 	prev := 0
+	timeout := func() { panic(&PatternTimeoutError{Pattern: re.String(), Len: len(p)}) }
 	m, err := re.FindRunesMatch(runes)
-	for err == nil && m != nil {
+	for n := 1; m != nil || err != nil; n++ {
+		if err != nil || n%64 == 0 && !deadline.IsZero() && time.Now().After(deadline) {
+			timeout()
+		}
 		from, to := m.RuneIndex, m.RuneIndex+m.RuneLength
 		if from > prev {
 			sp = append(sp, span{offs[prev], offs[from], false})
@@ -149,14 +184,14 @@ func splitSpans(p string, sp []span, b splitBehavior, invert bool, out []string)
 // piece that does not start with one (add_prefix_space), then GPT-2's
 // pattern (use_regex).
 func byteLevelStep(addPrefixSpace, useRegex bool) preStep {
-	return func(p string, out []string) []string {
+	return func(p string, out []string, _ time.Time) []string {
 		if addPrefixSpace && p != "" && p[0] != ' ' {
 			p = " " + p
 		}
 		if !useRegex {
 			return append(out, p)
 		}
-		return splitSpans(p, regexSpans(p, pattern()), isolated, false, out)
+		return splitSpans(p, regexSpans(p, pattern(), time.Time{}), isolated, false, out)
 	}
 }
 
@@ -212,16 +247,17 @@ func (p *preTokenizer) steps(steps []preStep) ([]preStep, bool, error) {
 		if err != nil {
 			return nil, false, fmt.Errorf("Split pre_tokenizer pattern %q: %w", expr, err)
 		}
+		re.MatchTimeout = MatchTimeout
 		invert := p.Invert
-		return append(steps, func(s string, out []string) []string {
-			return splitSpans(s, regexSpans(s, re), b, invert, out)
+		return append(steps, func(s string, out []string, deadline time.Time) []string {
+			return splitSpans(s, regexSpans(s, re, deadline), b, invert, out)
 		}), false, nil
 	case "Digits":
 		b := contiguous
 		if p.IndividualDigits {
 			b = isolated
 		}
-		return append(steps, func(s string, out []string) []string {
+		return append(steps, func(s string, out []string, _ time.Time) []string {
 			return splitSpans(s, runeSpans(s, unicode.IsNumber), b, false, out)
 		}), false, nil
 	}

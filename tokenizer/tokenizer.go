@@ -28,6 +28,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dlclark/regexp2/v2"
 )
@@ -251,10 +252,11 @@ func (t *Tokenizer) encodeOrdinary(text string, ids []int) []int {
 		return ids
 	}
 	pieces := []string{text}
+	deadline := time.Now().Add(MatchTimeout + time.Duration(len(text))*MatchTimePerByte)
 	for _, step := range t.pre {
 		var next []string
 		for _, p := range pieces {
-			next = step(p, next)
+			next = step(p, next, deadline)
 		}
 		pieces = next
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/emberml/ember/internal/testenv"
 )
 
 // cases.json: ids from testdata/gen_tokenizer_fixtures.py's Python
@@ -190,6 +192,13 @@ func FuzzRoundTrip(f *testing.F) {
 
 // fuzzTokenizer checks what a loaded tokenizer does with text and ids.
 func fuzzTokenizer(t *testing.T, tk *Tokenizer) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(*PatternTimeoutError); !ok { // a fuzzed pattern may backtrack for ever
+				panic(r)
+			}
+		}
+	}()
 	for _, s := range []string{"Hello world", " \x00\xff", "<|endoftext|>"} {
 		ids := tk.EncodeWithSpecial(s)
 		if back, err := tk.Decode(ids); err != nil || back != s {
@@ -556,5 +565,30 @@ func TestDuplicateMerge(t *testing.T) {
 	}
 	if got, want := tk.Encode("abc"), []int{256, 'c'}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("Encode(abc) = %v, want %v", got, want)
+	}
+}
+
+// TestHostileSplitPattern: a tokenizer.json Split pattern that backtracks
+// catastrophically ((a+)+$ on 40 a's and a !: 2^40 ways to fail) makes
+// Encode panic with a *PatternTimeoutError after MatchTimeout, where it
+// hung (and a search error ended the matching early, silently dropping
+// the rest of the text's splits).
+func TestHostileSplitPattern(t *testing.T) {
+	tj := variantJSON(t, pipelineVariant{PreTokenizer: json.RawMessage(`{"type": "Sequence", "pretokenizers": [` +
+		`{"type": "Split", "pattern": {"Regex": "(a+)+$"}, "behavior": "Isolated"}, {"type": "ByteLevel", "add_prefix_space": false}]}`)})
+	tk, err := Load(write(t, "hostile", map[string]string{"tokenizer.json": tj}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := tk.Encode("aaa"); len(ids) == 0 { // a text it matches quickly
+		t.Fatal("no ids")
+	}
+	start := time.Now()
+	e := testenv.Raises[*PatternTimeoutError](t, "Encode", func() { tk.Encode(strings.Repeat("a", 40) + "!") })
+	if d := time.Since(start); d > 10*MatchTimeout {
+		t.Fatalf("took %v", d)
+	}
+	if e.Pattern != "(a+)+$" || !strings.Contains(e.Error(), "backtracks") {
+		t.Fatalf("%v", e)
 	}
 }
