@@ -13,7 +13,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	ids := tk.EncodeWithSpecial("the text<|endoftext|>")
+	ids := tk.Encode("the text<|endoftext|>")
 	text, _ := tk.Decode(ids)
 	fmt.Println(len(ids) > 0, ids[len(ids)-1] == tk.VocabSize()-1, text)
 	// Output: true true the text<|endoftext|>

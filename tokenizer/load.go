@@ -97,9 +97,13 @@ type tokenizerJSON struct {
 		EndOfWordSuffix         string          `json:"end_of_word_suffix"`
 	} `json:"model"`
 	AddedTokens []struct {
-		ID      int    `json:"id"`
-		Content string `json:"content"`
-		Special bool   `json:"special"`
+		ID         int    `json:"id"`
+		Content    string `json:"content"`
+		Special    bool   `json:"special"`
+		SingleWord bool   `json:"single_word"`
+		LStrip     bool   `json:"lstrip"`
+		RStrip     bool   `json:"rstrip"`
+		Normalized *bool  `json:"normalized"` // absent: not if special, as AddedToken::from
 	} `json:"added_tokens"`
 	Normalizer    *normalizer    `json:"normalizer"`
 	PreTokenizer  *preTokenizer  `json:"pre_tokenizer"`
@@ -114,8 +118,10 @@ type tokenizerJSON struct {
 // Digits pre-tokenizers, as Llama 3's, Qwen2's and StarCoder's files have;
 // the normalizer may be null, NFC, NFKC, NFD, NFKD or a Sequence of them.
 // Anything else is an error rather than ids that differ from the
-// tokenizers library's. Its added_tokens are the special tokens
-// EncodeWithSpecial recognises; its post_processor (TemplateProcessing,
+// tokenizers library's. Its added_tokens are the tokens Encode matches
+// before the model (with their lstrip, rstrip, single_word and normalized
+// options; EncodeOrdinary leaves out the special ones); its
+// post_processor (TemplateProcessing,
 // such as Llama 3's <|begin_of_text|> before the text, Roberta's or
 // Bert's) is what EncodeForModel adds.
 func FromTokenizerJSON(path string) (*Tokenizer, error) {
@@ -187,6 +193,15 @@ func FromTokenizerJSON(path string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("%w (%s)", err, path)
 	}
 	t.pre, t.normalize, t.ignoreMerges = pre, normalize, tj.Model.IgnoreMerges
+	added := make([]addedToken, len(tj.AddedTokens))
+	for i, a := range tj.AddedTokens {
+		added[i] = addedToken{content: a.Content, id: a.ID, special: a.Special, lstrip: a.LStrip, rstrip: a.RStrip,
+			singleWord: a.SingleWord, normalized: !a.Special}
+		if a.Normalized != nil {
+			added[i].normalized = *a.Normalized
+		}
+	}
+	t.setAdded(added)
 	for _, id := range append(before, after...) {
 		if id < 0 || id >= len(t.tokens) || t.tokens[id] == "" && t.byID[id] == "" {
 			return nil, fmt.Errorf("tokenizer: %s: post_processor adds id %d, which is not a token", path, id)

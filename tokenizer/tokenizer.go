@@ -29,6 +29,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/dlclark/regexp2/v2"
 )
@@ -51,9 +53,12 @@ type Tokenizer struct {
 	vocab   map[string]int // token (in the byte alphabet) → id
 	tokens  []string       // id → token; "" for an unused id
 	ranks   map[[2]string]int
-	special map[string]int // special tokens, as text
-	byID    map[int]string // special id → text
-	specs   []string       // special tokens, longest first
+	special map[string]int // added tokens (special or not), as text
+	byID    map[int]string // added token's id → text
+	// raw and norm are the added tokens matched in the text as it is
+	// (normalized false) and in the normalized text (normalized true, their
+	// content normalized too), each longest first
+	raw, norm []addedToken
 	// pre is the pre-tokenizer pipeline: GPT-2's (ByteLevel with its
 	// pattern) unless a tokenizer.json says otherwise
 	pre []preStep
@@ -105,7 +110,8 @@ func ByteToken(b byte) string { return string(byteRune[b]) }
 
 // New builds a tokenizer from a vocabulary (token → id, tokens in GPT-2's
 // byte alphabet), the merges in rank order and the special tokens (text →
-// id, recognised by EncodeWithSpecial; they may be in vocab too). Every
+// id, recognised by Encode, and not by EncodeOrdinary; they may be in
+// vocab too). Every
 // byte's token must be in the vocabulary, and every merge's parts and
 // result, so that any text encodes. Ids must be below MaxIDSpread times
 // the number of tokens plus 1024.
@@ -150,24 +156,56 @@ func New(vocab map[string]int, merges [][2]string, special map[string]int) (*Tok
 		// dict and the tokenizers library's BPE builder give it
 		t.ranks[m] = i
 	}
+	var added []addedToken
 	for s, id := range special {
-		t.special[s] = id
-		t.byID[id] = s
-		t.specs = append(t.specs, s)
+		added = append(added, addedToken{content: s, id: id, special: true})
 	}
-	sort.Slice(t.specs, func(i, j int) bool {
-		if len(t.specs[i]) != len(t.specs[j]) {
-			return len(t.specs[i]) > len(t.specs[j])
-		}
-		return t.specs[i] < t.specs[j]
-	})
+	t.setAdded(added)
 	return t, nil
+}
+
+// addedToken is one of tokenizer.json's added_tokens, with the tokenizers
+// library's options (AddedToken): lstrip and rstrip take the whitespace
+// before and after it into the match, single_word matches it only where
+// no word character is next to it, and normalized matches it in the
+// normalized text (else in the text as it is).
+type addedToken struct {
+	content                                         string
+	id                                              int
+	special, lstrip, rstrip, singleWord, normalized bool
+}
+
+// setAdded makes added the tokenizer's added tokens.
+func (t *Tokenizer) setAdded(added []addedToken) {
+	t.special, t.byID, t.raw, t.norm = map[string]int{}, map[int]string{}, nil, nil
+	for _, a := range added {
+		t.special[a.content] = a.id
+		t.byID[a.id] = a.content
+		if a.normalized {
+			if t.normalize != nil {
+				a.content = t.normalize(a.content)
+			}
+			if a.content != "" {
+				t.norm = append(t.norm, a)
+			}
+		} else {
+			t.raw = append(t.raw, a)
+		}
+	}
+	for _, set := range [][]addedToken{t.raw, t.norm} {
+		sort.Slice(set, func(i, j int) bool {
+			if len(set[i].content) != len(set[j].content) {
+				return len(set[i].content) > len(set[j].content)
+			}
+			return set[i].content < set[j].content
+		})
+	}
 }
 
 // VocabSize is one more than the largest id.
 func (t *Tokenizer) VocabSize() int { return len(t.tokens) }
 
-// SpecialTokens returns the special tokens (text → id).
+// SpecialTokens returns the added tokens, special or not (text → id).
 func (t *Tokenizer) SpecialTokens() map[string]int {
 	m := make(map[string]int, len(t.special))
 	for s, id := range t.special {
@@ -186,34 +224,97 @@ func (t *Tokenizer) TokenID(tok string) (int, bool) {
 	return id, ok
 }
 
-// Encode returns the ids of text, special tokens' text encoded as
-// ordinary text.
+// Encode returns the ids of text as the tokenizers library's encode
+// (Hugging Face's tokenizer.encode(text, add_special_tokens=False)) gives
+// them: its added tokens (tokenizer.json's added_tokens, GPT-2's
+// <|endoftext|>), special or not, are matched first, leftmost and then
+// longest, with their lstrip, rstrip, single_word and normalized options,
+// and each text between them is normalized, pre-tokenized and merged on
+// its own (a ByteLevel add_prefix_space, for one, puts a space before
+// each). It panics with a *PatternTimeoutError where a tokenizer.json's
+// Split pattern takes too long (see MatchTimeout).
 func (t *Tokenizer) Encode(text string) []int {
-	return t.encodeOrdinary(text, nil)
+	return t.encode(text, false)
 }
 
-// EncodeWithSpecial returns the ids of text, each occurrence of a special
-// token's text (such as "<|endoftext|>") encoded as its id. The text
-// between them is encoded as Encode does, each part on its own (as the
-// tokenizers library does: a ByteLevel add_prefix_space, for one, puts a
-// space before each).
-func (t *Tokenizer) EncodeWithSpecial(text string) []int {
+// EncodeOrdinary is Encode with special tokens' text encoded as ordinary
+// text (the added tokens that are not special are still matched): Hugging
+// Face's split_special_tokens=True, for text that must not be able to
+// write a control token.
+func (t *Tokenizer) EncodeOrdinary(text string) []int {
+	return t.encode(text, true)
+}
+
+// EncodeWithSpecial is Encode, which recognises special tokens.
+//
+// Deprecated: Encode recognises added tokens, as Hugging Face's encode.
+func (t *Tokenizer) EncodeWithSpecial(text string) []int { return t.Encode(text) }
+
+// EncodeForModel is Encode with the ids tokenizer.json's post_processor
+// puts around a text (Llama 3's <|begin_of_text|> first): what Hugging
+// Face's tokenizer(text) gives, add_special_tokens=True being its
+// default, and what a model expects its prompt to be. GPT-2's files add
+// nothing.
+func (t *Tokenizer) EncodeForModel(text string) []int {
+	ids := append([]int(nil), t.before...)
+	ids = append(ids, t.Encode(text)...)
+	return append(ids, t.after...)
+}
+
+// encode is Encode, special tokens left as text if skipSpecial, as the
+// tokenizers library's AddedVocabulary.extract_and_normalize then the
+// model: the added tokens that are not normalized are matched in the
+// text, those that are in each normalized text between.
+func (t *Tokenizer) encode(text string, skipSpecial bool) []int {
 	var ids []int
-	// next[k] is where special k next occurs at or after pos (-1: nowhere
-	// more), searched again only once pos has passed it, so that the
-	// specials that do not occur are looked for once, not at each one
-	// that does (Llama 3 has 256)
-	next := make([]int, len(t.specs))
+	deadline := time.Now().Add(MatchTimeout + time.Duration(len(text))*MatchTimePerByte)
+	matchAdded(text, t.raw, skipSpecial, func(from, to, id int) {
+		if id >= 0 {
+			ids = append(ids, id)
+			return
+		}
+		gap := text[from:to]
+		if t.normalize != nil {
+			gap = t.normalize(gap)
+		}
+		matchAdded(gap, t.norm, skipSpecial, func(from, to, id int) {
+			if id >= 0 {
+				ids = append(ids, id)
+				return
+			}
+			ids = t.encodeNormalized(gap[from:to], ids, deadline)
+		})
+	})
+	return ids
+}
+
+// matchAdded calls f with each of the added tokens found in text (its
+// bytes [from, to), lstrip's and rstrip's whitespace included, and id)
+// and each text between them (id −1), in order, as the tokenizers
+// library's AddedVocabulary.find_matches: the leftmost-longest matches,
+// not overlapping, each then dropped if single_word and a word character
+// (\w) is next to it, or if skipSpecial and it is special. Each token's
+// next occurrence is looked for again only once the search has passed
+// it, so that the tokens that do not occur are looked for once, not at
+// each one that does (Llama 3 has 256).
+func matchAdded(text string, set []addedToken, skipSpecial bool, f func(from, to, id int)) {
+	if len(set) == 0 {
+		if text != "" {
+			f(0, len(text), -1)
+		}
+		return
+	}
+	next := make([]int, len(set))
 	for k := range next {
 		next[k] = -2 // not searched yet
 	}
-	pos := 0
-	for pos < len(text) {
+	done := 0 // text before done has been given to f
+	for pos := 0; pos < len(text); {
 		at, which := -1, -1
-		for k, s := range t.specs { // the leftmost match, the longest there
+		for k := range set { // the leftmost match, the longest there
 			if next[k] == -2 || next[k] >= 0 && next[k] < pos {
 				next[k] = -1
-				if i := strings.Index(text[pos:], s); i >= 0 {
+				if i := strings.Index(text[pos:], set[k].content); i >= 0 {
 					next[k] = pos + i
 				}
 			}
@@ -224,35 +325,60 @@ func (t *Tokenizer) EncodeWithSpecial(text string) []int {
 		if at < 0 {
 			break
 		}
-		ids = t.encodeOrdinary(text[pos:at], ids)
-		ids = append(ids, t.special[t.specs[which]])
-		pos = at + len(t.specs[which])
+		a := &set[which]
+		start, stop := at, at+len(a.content)
+		pos = stop
+		if skipSpecial && a.special {
+			continue
+		}
+		if a.singleWord && (start > 0 && endsWithWord(text[:start]) || stop < len(text) && startsWithWord(text[stop:])) {
+			continue
+		}
+		if a.lstrip {
+			start = max(len(strings.TrimRightFunc(text[:start], unicode.IsSpace)), done)
+		}
+		if a.rstrip {
+			stop = len(text) - len(strings.TrimLeftFunc(text[stop:], unicode.IsSpace))
+		}
+		if start < done {
+			continue // inside the whitespace a token before took
+		}
+		if done < start {
+			f(done, start, -1)
+		}
+		f(start, stop, a.id)
+		done = stop
 	}
-	return t.encodeOrdinary(text[pos:], ids)
+	if done < len(text) {
+		f(done, len(text), -1)
+	}
 }
 
-// EncodeForModel is EncodeWithSpecial with the ids tokenizer.json's
-// post_processor puts around a text (Llama 3's <|begin_of_text|> first):
-// what Hugging Face's tokenizer(text) gives, add_special_tokens=True
-// being its default, and what a model expects its prompt to be. GPT-2's
-// files add nothing.
-func (t *Tokenizer) EncodeForModel(text string) []int {
-	ids := append([]int(nil), t.before...)
-	ids = append(ids, t.EncodeWithSpecial(text)...)
-	return append(ids, t.after...)
+// isWord is regex's \w, as Rust's regex crate (the tokenizers library's)
+// has it: alphabetic, a mark, a decimal digit, a connector punctuation
+// or a joiner.
+func isWord(r rune) bool {
+	return unicode.IsLetter(r) || unicode.Is(unicode.Nl, r) || unicode.IsMark(r) || unicode.Is(unicode.Nd, r) ||
+		unicode.Is(unicode.Pc, r) || r == 0x200C || r == 0x200D || unicode.Is(unicode.Other_Alphabetic, r)
 }
 
-// encodeOrdinary appends the ids of text (no special tokens) to ids: the
-// text normalized, split by each pre-tokenizer in turn, each piece's BPE.
-func (t *Tokenizer) encodeOrdinary(text string, ids []int) []int {
-	if t.normalize != nil {
-		text = t.normalize(text)
-	}
+func endsWithWord(s string) bool {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return isWord(r)
+}
+
+func startsWithWord(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return isWord(r)
+}
+
+// encodeNormalized appends the ids of text (normalized, no added tokens)
+// to ids: split by each pre-tokenizer in turn, each piece's BPE.
+func (t *Tokenizer) encodeNormalized(text string, ids []int, deadline time.Time) []int {
 	if text == "" {
 		return ids
 	}
 	pieces := []string{text}
-	deadline := time.Now().Add(MatchTimeout + time.Duration(len(text))*MatchTimePerByte)
 	for _, step := range t.pre {
 		var next []string
 		for _, p := range pieces {

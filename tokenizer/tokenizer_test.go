@@ -63,11 +63,11 @@ func TestMatchesPython(t *testing.T) {
 	for name, tk := range tokenizers(t) {
 		for i, c := range cases {
 			text := b64(t, c.Text)
-			if got := tk.Encode(text); !reflect.DeepEqual(nz(got), nz(c.IDs)) {
-				t.Errorf("%s case %d %q: Encode\n got %v\nwant %v", name, i, text, got, c.IDs)
+			if got := tk.EncodeOrdinary(text); !reflect.DeepEqual(nz(got), nz(c.IDs)) {
+				t.Errorf("%s case %d %q: EncodeOrdinary\n got %v\nwant %v", name, i, text, got, c.IDs)
 			}
-			if got := tk.EncodeWithSpecial(text); !reflect.DeepEqual(nz(got), nz(c.IDsSpecial)) {
-				t.Errorf("%s case %d %q: EncodeWithSpecial\n got %v\nwant %v", name, i, text, got, c.IDsSpecial)
+			if got := tk.Encode(text); !reflect.DeepEqual(nz(got), nz(c.IDsSpecial)) {
+				t.Errorf("%s case %d %q: Encode\n got %v\nwant %v", name, i, text, got, c.IDsSpecial)
 			}
 			for _, ids := range [][]int{c.IDs, c.IDsSpecial} {
 				if back, err := tk.Decode(ids); err != nil || back != text {
@@ -92,12 +92,12 @@ func TestSpecialToken(t *testing.T) {
 	if !ok || eot != tk.VocabSize()-1 {
 		t.Fatalf("<|endoftext|> id %d %v, vocab %d", eot, ok, tk.VocabSize())
 	}
-	got := tk.EncodeWithSpecial("<|endoftext|>")
+	got := tk.Encode("<|endoftext|>")
 	if len(got) != 1 || got[0] != eot {
-		t.Fatalf("EncodeWithSpecial = %v, want [%d]", got, eot)
+		t.Fatalf("Encode = %v, want [%d]", got, eot)
 	}
-	if got := tk.Encode("<|endoftext|>"); len(got) < 2 {
-		t.Fatalf("Encode treats the special token as text: %v", got)
+	if got := tk.EncodeOrdinary("<|endoftext|>"); len(got) < 2 {
+		t.Fatalf("EncodeOrdinary treats the special token as text: %v", got)
 	}
 }
 
@@ -181,7 +181,7 @@ func FuzzRoundTrip(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, ids := range [][]int{tk.Encode(string(b)), tk.EncodeWithSpecial(string(b))} {
+		for _, ids := range [][]int{tk.Encode(string(b)), tk.EncodeOrdinary(string(b))} {
 			back, err := tk.Decode(ids)
 			if err != nil || back != string(b) {
 				t.Fatalf("%q → %v → %q, %v", b, ids, back, err)
@@ -199,9 +199,13 @@ func fuzzTokenizer(t *testing.T, tk *Tokenizer) {
 			}
 		}
 	}()
+	strips := false // an added token's lstrip or rstrip drops whitespace
+	for _, a := range append(slices.Clone(tk.raw), tk.norm...) {
+		strips = strips || a.lstrip || a.rstrip
+	}
 	for _, s := range []string{"Hello world", " \x00\xff", "<|endoftext|>"} {
-		ids := tk.EncodeWithSpecial(s)
-		if back, err := tk.Decode(ids); err != nil || back != s {
+		ids := tk.Encode(s)
+		if back, err := tk.Decode(ids); err != nil || back != s && !strips {
 			t.Fatalf("%q → %v → %q, %v", s, ids, back, err)
 		}
 	}
@@ -308,14 +312,14 @@ func TestPipelineMatchesPython(t *testing.T) {
 		}
 		for _, c := range v.Cases {
 			text := b64(t, c.Text)
-			if got := tk.Encode(text); !reflect.DeepEqual(got, c.IDs) && len(got)+len(c.IDs) > 0 {
-				t.Fatalf("%s: Encode(%q) = %v, want %v", v.Name, text, got, c.IDs)
+			if got := tk.EncodeOrdinary(text); !reflect.DeepEqual(got, c.IDs) && len(got)+len(c.IDs) > 0 {
+				t.Fatalf("%s: EncodeOrdinary(%q) = %v, want %v", v.Name, text, got, c.IDs)
 			}
 			if c.IDsSpecial == nil { // the same
 				c.IDsSpecial = c.IDs
 			}
-			if got := tk.EncodeWithSpecial(text); !reflect.DeepEqual(got, c.IDsSpecial) && len(got)+len(c.IDsSpecial) > 0 {
-				t.Fatalf("%s: EncodeWithSpecial(%q) = %v, want %v", v.Name, text, got, c.IDsSpecial)
+			if got := tk.Encode(text); !reflect.DeepEqual(got, c.IDsSpecial) && len(got)+len(c.IDsSpecial) > 0 {
+				t.Fatalf("%s: Encode(%q) = %v, want %v", v.Name, text, got, c.IDsSpecial)
 			}
 		}
 	}
@@ -474,7 +478,7 @@ func TestManySpecials(t *testing.T) {
 		want = append(want, special["<|endoftext|>"])
 	}
 	start := time.Now()
-	got := tk.EncodeWithSpecial(strings.Repeat("hello world<|endoftext|>", 20000))
+	got := tk.Encode(strings.Repeat("hello world<|endoftext|>", 20000))
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("took %v", d)
 	}
@@ -482,7 +486,7 @@ func TestManySpecials(t *testing.T) {
 		t.Fatalf("%d ids, want %d", len(got), len(want))
 	}
 	// the leftmost occurrence wins, the longest where two start together
-	got = tk.EncodeWithSpecial("a<|reserved_special_token_12|><|reserved_special_token_1|>")
+	got = tk.Encode("a<|reserved_special_token_12|><|reserved_special_token_1|>")
 	if len(got) != 3 || got[1] != special["<|reserved_special_token_12|>"] || got[2] != special["<|reserved_special_token_1|>"] {
 		t.Fatalf("two specials: %v", got)
 	}
@@ -503,7 +507,7 @@ func TestEncodeForModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := "Hello world<|endoftext|> again"
-	body := plain.EncodeWithSpecial(text)
+	body := plain.Encode(text)
 	if got := plain.EncodeForModel(text); !reflect.DeepEqual(got, body) {
 		t.Fatalf("GPT-2's post_processor: %v, want %v", got, body)
 	}
@@ -531,7 +535,7 @@ func TestEncodeForModel(t *testing.T) {
 		if got := tk.EncodeForModel(text); !reflect.DeepEqual(got, c.want) {
 			t.Fatalf("%s: %v, want %v", c.name, got, c.want)
 		}
-		if got := tk.EncodeWithSpecial(text); !reflect.DeepEqual(got, body) {
+		if got := tk.Encode(text); !reflect.DeepEqual(got, body) {
 			t.Fatalf("%s: EncodeWithSpecial %v, want %v", c.name, got, body)
 		}
 	}
@@ -591,4 +595,83 @@ func TestHostileSplitPattern(t *testing.T) {
 	if e.Pattern != "(a+)+$" || !strings.Contains(e.Error(), "backtracks") {
 		t.Fatalf("%v", e)
 	}
+}
+
+// TestAddedTokenOptions: Encode matches tokenizer.json's added tokens,
+// special or not, with their options, as the tokenizers library's
+// AddedVocabulary does; the cases are its own unit tests' (can_extract_
+// added_tokens, test_single_word_is_correct, test_lstrip_unicode_space,
+// test_encode_special_tokens), worked by hand: the text between the
+// tokens is encoded as a tokenizer without added tokens does. Encode
+// matched only the special ones (EncodeWithSpecial matched all, with no
+// options), where Hugging Face's tokenizer(text) matches all of them.
+func TestAddedTokenOptions(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "gpt2-tiny-json", "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func(normalizer, added string) *Tokenizer {
+		t.Helper()
+		var tj map[string]any
+		if err := json.Unmarshal(b, &tj); err != nil {
+			t.Fatal(err)
+		}
+		tj["normalizer"] = json.RawMessage(normalizer)
+		tj["added_tokens"] = json.RawMessage(added)
+		out, _ := json.Marshal(tj)
+		tk, err := Load(write(t, "added", map[string]string{"tokenizer.json": string(out)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	tok := func(id int, content string, special, lstrip, rstrip, single, normalized bool) string {
+		s, _ := json.Marshal(map[string]any{"id": id, "content": content, "special": special, "lstrip": lstrip, "rstrip": rstrip,
+			"single_word": single, "normalized": normalized})
+		return string(s)
+	}
+	// ids is the ids of parts: an int is a token's id, a string the text
+	// between tokens, encoded by base
+	ids := func(base *Tokenizer, parts ...any) []int {
+		var out []int
+		for _, p := range parts {
+			switch p := p.(type) {
+			case int:
+				out = append(out, p)
+			case string:
+				out = append(out, base.Encode(p)...)
+			}
+		}
+		return out
+	}
+	base := load("null", "[]")
+	four := load("null", "["+tok(600, "my", false, false, false, false, true)+","+tok(601, "name", false, false, false, false, true)+","+
+		tok(602, "[CLS]", true, false, false, false, false)+","+tok(603, "[SEP]", true, false, false, false, false)+"]")
+	text := "[CLS] My name is Anthony [SEP]"
+	check := func(what string, got, want []int) {
+		t.Helper()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %v\nwant %v", what, got, want)
+		}
+	}
+	check("special and not", four.Encode(text), ids(base, 602, " My ", 601, " is Anthony ", 603))
+	check("EncodeForModel", four.EncodeForModel(text), four.Encode(text))
+	check("split_special_tokens", four.EncodeOrdinary(text), ids(base, "[CLS] My ", 601, " is Anthony [SEP]"))
+	check("not special, in EncodeOrdinary", four.EncodeOrdinary("myname"), []int{600, 601})
+
+	single := load("null", "["+tok(604, "<mask>", false, false, false, true, false)+"]")
+	check("single_word", single.Encode("<mask> My name <mask> A<mask> <mask>ony <mask>"),
+		ids(base, 604, " My name ", 604, " A<mask> <mask>ony ", 604))
+
+	strip := load("null", "["+tok(604, "<mask>", true, true, true, true, false)+"]")
+	text = "Hi <mask> there\t<mask>\t<mask>\u2000"
+	check("lstrip, rstrip", strip.Encode(text), ids(base, "Hi", 604, "there", 604, 604))
+	check("lstrip, rstrip, split_special_tokens", strip.EncodeOrdinary(text), base.Encode(text))
+
+	// normalized: ﬁx (NFKC fix) matches in the normalized text, ﬁy only
+	// as it is
+	nfkc := `{"type": "NFKC"}`
+	norm := load(nfkc, "["+tok(605, "ﬁx", false, false, false, false, true)+","+tok(606, "ﬁy", false, false, false, false, false)+"]")
+	nbase := load(nfkc, "[]")
+	check("normalized", norm.Encode("fix ﬁx ﬁy fiy"), ids(nbase, 605, " ", 605, " ", 606, " fiy"))
 }

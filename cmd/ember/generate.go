@@ -155,7 +155,10 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	if err != nil {
 		return err
 	}
-	prompt := tk.EncodeForModel(o.prompt) // with the tokens the tokenizer puts first (Llama 3's <|begin_of_text|>)
+	prompt, err := encodeText(tk.EncodeForModel, o.prompt) // with the tokens the tokenizer puts first (Llama 3's <|begin_of_text|>)
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
 	if v := vocabSize(m); v > 0 {
 		for _, id := range prompt {
 			if id >= v {

@@ -25,9 +25,12 @@ func newTokenizeCmd() *cobra.Command {
 		Long: `tokenize encodes TEXT with the byte-level BPE tokenizer of a model folder
 (tokenizer.json, or vocab.json + merges.txt, as Hugging Face saves GPT-2) and
 prints the ids as a JSON array, as Hugging Face's tokenizer.encode(TEXT)
-does: special tokens such as <|endoftext|> in TEXT become their ids, and
-the ids tokenizer.json's post_processor adds are added (Llama 3's
-<|begin_of_text|> first; GPT-2's add none). --no-special does neither.
+does: added tokens, such as the special <|endoftext|>, in TEXT become their
+ids (with tokenizer.json's lstrip, rstrip, single_word and normalized
+options), and the ids tokenizer.json's post_processor adds are added
+(Llama 3's <|begin_of_text|> first; GPT-2's add none). --no-special
+encodes special tokens' text as ordinary text (split_special_tokens=True)
+and adds no post-processor ids.
 
 With --decode, TEXT is ids (a JSON array, or numbers separated by spaces or
 commas) and the decoded text is printed as it is, bytes and all.`,
@@ -53,11 +56,13 @@ commas) and the decoded text is printed as it is, bytes and all.`,
 				_, err = fmt.Fprintln(out, text)
 				return err
 			}
-			var ids []int
+			encode := tk.EncodeForModel
 			if noSpec {
-				ids = tk.Encode(args[0])
-			} else {
-				ids = tk.EncodeForModel(args[0])
+				encode = tk.EncodeOrdinary
+			}
+			ids, err := encodeText(encode, args[0])
+			if err != nil {
+				return err
 			}
 			if ids == nil {
 				ids = []int{}
@@ -71,6 +76,21 @@ commas) and the decoded text is printed as it is, bytes and all.`,
 	cmd.Flags().BoolVar(&decode, "decode", false, "read TEXT as token ids and print their text")
 	cmd.Flags().BoolVar(&noSpec, "no-special", false, "encode special tokens' text as ordinary text and add no post-processor tokens")
 	return cmd
+}
+
+// encodeText is encode(text), the *tokenizer.PatternTimeoutError with
+// which a tokenizer.json's hostile Split pattern makes it panic an error.
+func encodeText(encode func(string) []int, text string) (ids []int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(*tokenizer.PatternTimeoutError)
+			if !ok {
+				panic(r)
+			}
+			err = e
+		}
+	}()
+	return encode(text), nil
 }
 
 // parseIDs reads "[1, 2, 3]" or "1 2 3" or "1,2,3".

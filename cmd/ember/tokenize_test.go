@@ -82,3 +82,22 @@ func TestTokenizeErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenizeHostilePattern: a tokenizer.json whose Split pattern
+// backtracks catastrophically is an error after tokenizer.MatchTimeout,
+// not a hang (nor the tokenizer's panic out of the command).
+func TestTokenizeHostilePattern(t *testing.T) {
+	b, err := os.ReadFile("../../tokenizer/testdata/gpt2-tiny-json/tokenizer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tj := strings.Replace(string(b), `"pre_tokenizer": {"type": "ByteLevel"`, `"pre_tokenizer": {"type": "Sequence", "pretokenizers": [`+
+		`{"type": "Split", "pattern": {"Regex": "(a+)+$"}, "behavior": "Isolated"}, {"type": "ByteLevel", "add_prefix_space": false}]}, "x": {"type": "ByteLevel"`, 1)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(tj), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runTokenize(t, "--model", dir, strings.Repeat("a", 40)+"!"); err == nil || !strings.Contains(err.Error(), "backtracks") {
+		t.Fatalf("%v, want the pattern's timeout", err)
+	}
+}
