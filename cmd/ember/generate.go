@@ -1,11 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -48,12 +51,23 @@ one token at a time with a KV cache, printing the text as it is produced,
 then the prompt's and the new tokens' counts and the speed (on stderr).
 
 --temperature 0 is greedy decoding; otherwise tokens are sampled from the
-softmax of logits/temperature, within the top-k tokens and the top-p
-nucleus, seeded by --seed. Generation stops after --max-new-tokens, at the
-model's end-of-text token (eos_token_id, any of a list; --ignore-eos
-continues), or when
-the sequence fills the model's context (a note says so). A prompt longer
-than the context is an error.
+softmax of logits/temperature, within the top-k tokens (and those tied
+with the k-th) and the top-p nucleus, seeded by --seed. Generation stops
+after --max-new-tokens, at the model's end-of-text token (eos_token_id,
+any of a list; --ignore-eos continues), or when the sequence fills the
+model's context (a note says so). A prompt longer than the context is an
+error; an empty one starts from bos_token_id, as transformers' generate.
+
+A generation_config.json in the folder is read as transformers does: its
+eos_token_id (and bos_token_id) replace config.json's, and its sampling
+settings are the defaults that flags given on the command line override:
+do_sample false is greedy decoding; do_sample true samples with its
+temperature, top_k and top_p, transformers' defaults (1, 50, 1) for those
+it lacks; without do_sample, its temperature, top_k and top_p replace
+these flags' defaults.
+
+Ids the tokenizer does not have (a model's vocabulary padded past the
+tokenizer's) are left out of the text, as Hugging Face's decode does.
 
 --json prints {"prompt_ids": [...], "ids": [...], "text": "..."} instead,
 ids being the new tokens and text their decoding.
@@ -159,6 +173,17 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
+	gc, err := readGenerationConfig(o.model)
+	if err != nil {
+		return err
+	}
+	gc.apply(cmd, &o)
+	if len(prompt) == 0 { // transformers' generate starts from bos_token_id
+		if gc.bos == nil {
+			return fmt.Errorf("generate: an empty prompt needs the model's bos_token_id to start from, and neither %s nor config.json has one", generationConfigFile)
+		}
+		prompt = []int{*gc.bos}
+	}
 	if v := vocabSize(m); v > 0 {
 		for _, id := range prompt {
 			if id >= v {
@@ -169,6 +194,9 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	var eos []int // all of a list of eos_token_id (Llama 3.2 Instruct's end of turn)
 	if !o.ignoreEOS {
 		eos = m.EOSIDs()
+		if gc.hasEOS {
+			eos = gc.eos
+		}
 	}
 	out, diag := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	var pending []byte // bytes of a character not yet complete
@@ -206,10 +234,7 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 		return err
 	}
 	secs := time.Since(t0).Seconds()
-	text, err := tk.Decode(ids)
-	if err != nil {
-		return err
-	}
+	text := decodeKnown(tk, ids)
 	if o.json {
 		if ids == nil {
 			ids = []int{}
@@ -240,6 +265,112 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	}
 	fmt.Fprintf(diag, "prompt tokens %d, new tokens %d, %.1f tokens/s (%s, %.2fs)%s\n", len(prompt), len(ids), float64(len(ids))/secs, where, secs, note)
 	return nil
+}
+
+// decodeKnown is the text of ids, those the tokenizer does not have left
+// out, as the tokenizers library's decode does (a model's vocabulary may
+// be padded past the tokenizer's: an id there is not an error once the
+// text before it has been printed).
+func decodeKnown(tk *tokenizer.Tokenizer, ids []int) string {
+	var b strings.Builder
+	for _, id := range ids {
+		if s, err := tk.Decode([]int{id}); err == nil {
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+// generationConfigFile is where transformers saves a model's generation
+// settings.
+const generationConfigFile = "generation_config.json"
+
+// generationConfig is what generate reads of generation_config.json, and
+// config.json's bos_token_id.
+type generationConfig struct {
+	eos    []int
+	hasEOS bool
+	bos    *int
+	// the sampling settings, nil where the file has none
+	doSample    *bool
+	temperature *float64
+	topK        *int
+	topP        *float64
+}
+
+// readGenerationConfig reads dir's generation_config.json (none: no
+// settings) and the bos_token_id of it or of config.json.
+func readGenerationConfig(dir string) (generationConfig, error) {
+	var gc generationConfig
+	var raw struct {
+		EOS         json.RawMessage `json:"eos_token_id"`
+		BOS         *int            `json:"bos_token_id"`
+		DoSample    *bool           `json:"do_sample"`
+		Temperature *float64        `json:"temperature"`
+		TopK        *int            `json:"top_k"`
+		TopP        *float64        `json:"top_p"`
+	}
+	path := filepath.Join(dir, generationConfigFile)
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return gc, fmt.Errorf("generate: %w", err)
+	default:
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return gc, fmt.Errorf("generate: %s: %w", path, err)
+		}
+		if len(raw.EOS) > 0 && string(raw.EOS) != "null" {
+			var one int
+			if json.Unmarshal(raw.EOS, &one) == nil {
+				gc.eos = []int{one}
+			} else if err := json.Unmarshal(raw.EOS, &gc.eos); err != nil {
+				return gc, fmt.Errorf("generate: %s: eos_token_id %s is neither an id nor a list of ids", path, raw.EOS)
+			}
+			gc.hasEOS = true
+		}
+		gc.bos, gc.doSample, gc.temperature, gc.topK, gc.topP = raw.BOS, raw.DoSample, raw.Temperature, raw.TopK, raw.TopP
+	}
+	if gc.bos == nil { // config.json's, as transformers' GenerationConfig.from_model_config
+		var c struct {
+			BOS *int `json:"bos_token_id"`
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "config.json")); err == nil && json.Unmarshal(b, &c) == nil {
+			gc.bos = c.BOS
+		}
+	}
+	if gc.bos != nil && *gc.bos < 0 {
+		return gc, fmt.Errorf("generate: bos_token_id %d is not a token id", *gc.bos)
+	}
+	return gc, nil
+}
+
+// apply makes gc's sampling settings o's, where no flag on the command
+// line set them: do_sample false is greedy; do_sample true samples with
+// the file's settings and transformers' defaults (temperature 1, top_k
+// 50, top_p 1) for those it lacks; without do_sample the file's settings
+// replace the flags' defaults.
+func (gc generationConfig) apply(cmd *cobra.Command, o *generateOptions) {
+	set := cmd.Flags().Changed
+	temperature, topK, topP := gc.temperature, gc.topK, gc.topP
+	if gc.doSample != nil && *gc.doSample {
+		one, fifty := 1.0, 50
+		temperature = cmp.Or(temperature, &one)
+		topK = cmp.Or(topK, &fifty)
+		topP = cmp.Or(topP, &one)
+	}
+	if temperature != nil && !set("temperature") {
+		o.temperature = *temperature
+	}
+	if topK != nil && !set("top-k") {
+		o.topK = *topK
+	}
+	if topP != nil && !set("top-p") {
+		o.topP = *topP
+	}
+	if gc.doSample != nil && !*gc.doSample && !set("temperature") {
+		o.temperature = 0
+	}
 }
 
 // vocabSize is the model's vocab_size (0 if unknown).

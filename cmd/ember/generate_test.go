@@ -305,3 +305,150 @@ func TestGeneratePromptPastVocab(t *testing.T) {
 		t.Fatalf("%v, want an error naming token 600 and the vocabulary of 564", err)
 	}
 }
+
+// genFolder copies the tiny GPT-2 folder (config, weights, vocab.json and
+// merges.txt) to a temporary one, with files added or replaced.
+func genFolder(t *testing.T, files map[string]string) string {
+	t.Helper()
+	const src = "../../models/gpt2/testdata/tiny"
+	dir := t.TempDir()
+	for _, f := range []string{"config.json", "model.safetensors", "vocab.json", "merges.txt"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for f, s := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// genJSON runs ember generate --json with args and returns its ids.
+func genJSON(t *testing.T, args ...string) (promptIDs, ids []int, text string) {
+	t.Helper()
+	out, _, err := runCmd(t, "generate", append([]string{"--device", "cpu", "--json"}, args...)...)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	var got struct {
+		PromptIDs []int  `json:"prompt_ids"`
+		IDs       []int  `json:"ids"`
+		Text      string `json:"text"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %v in %q", args, err, out)
+	}
+	return got.PromptIDs, got.IDs, got.Text
+}
+
+// TestGenerateConfig: generation_config.json is read as transformers
+// reads it: its eos_token_id stops generation (PyTorch's greedy ids of
+// the tiny GPT-2 stop at their third, 244), do_sample false is greedy
+// without --temperature 0, do_sample true samples with its settings
+// (transformers' top_k 50 where it has none), and flags override it.
+// generate read no generation_config.json.
+func TestGenerateConfig(t *testing.T) {
+	b, err := os.ReadFile("../../models/gpt2/testdata/tiny/fixture.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Prompt string `json:"prompt"`
+		Greedy []int  `json:"greedy"`
+	}
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"--prompt", fx.Prompt, "--max-new-tokens", "12", "--seed", "3"}
+	plain := genFolder(t, nil)
+	if _, ids, _ := genJSON(t, append([]string{"--model", genFolder(t, map[string]string{"generation_config.json": `{"eos_token_id": 244, "do_sample": false}`})}, base...)...); !slices.Equal(ids, fx.Greedy[:3]) {
+		t.Errorf("eos_token_id 244, do_sample false: %v, want %v", ids, fx.Greedy[:3])
+	}
+	if _, ids, _ := genJSON(t, append([]string{"--model", genFolder(t, map[string]string{"generation_config.json": `{"eos_token_id": [7, 244], "do_sample": false}`}), "--ignore-eos"}, base...)...); !slices.Equal(ids, fx.Greedy) {
+		t.Errorf("--ignore-eos: %v, want %v", ids, fx.Greedy)
+	}
+	sampled := genFolder(t, map[string]string{"generation_config.json": `{"do_sample": true, "temperature": 1.7, "top_p": 0.9}`})
+	_, want, _ := genJSON(t, append([]string{"--model", plain, "--temperature", "1.7", "--top-k", "50", "--top-p", "0.9"}, base...)...)
+	if _, ids, _ := genJSON(t, append([]string{"--model", sampled}, base...)...); !slices.Equal(ids, want) {
+		t.Errorf("do_sample true: %v, want %v (temperature 1.7, top-k 50, top-p 0.9)", ids, want)
+	}
+	if slices.Equal(want, fx.Greedy) {
+		t.Fatal("the sampled ids are the greedy ones: the test cannot tell them apart")
+	}
+	_, want, _ = genJSON(t, append([]string{"--model", plain, "--temperature", "0.9", "--top-k", "3", "--top-p", "1"}, base...)...)
+	if _, ids, _ := genJSON(t, append([]string{"--model", sampled, "--temperature", "0.9", "--top-k", "3", "--top-p", "1"}, base...)...); !slices.Equal(ids, want) {
+		t.Errorf("flags over do_sample true: %v, want %v", ids, want)
+	}
+	greedyCfg := genFolder(t, map[string]string{"generation_config.json": `{"do_sample": false}`})
+	if _, ids, _ := genJSON(t, append([]string{"--model", greedyCfg, "--temperature", "0.9", "--top-k", "3"}, base...)...); !slices.Equal(ids, want) {
+		t.Errorf("--temperature over do_sample false: %v, want %v", ids, want)
+	}
+	for cfg, msg := range map[string]string{`{"eos_token_id": "x"}`: "eos_token_id", `{`: "generation_config.json"} {
+		_, _, err := runCmd(t, "generate", "--model", genFolder(t, map[string]string{"generation_config.json": cfg}), "--prompt", "hi", "--device", "cpu")
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: %v, want an error naming %s", cfg, err, msg)
+		}
+	}
+}
+
+// TestGenerateEmptyPrompt: an empty prompt starts from bos_token_id (of
+// generation_config.json, else config.json), as transformers' generate
+// does without input_ids, and continues as the prompt of that one token
+// does; without one it is an error naming bos_token_id.
+func TestGenerateEmptyPrompt(t *testing.T) {
+	cfg, err := os.ReadFile("../../models/gpt2/testdata/tiny/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withBOS := strings.Replace(string(cfg), `"model_type": "gpt2",`, `"model_type": "gpt2", "bos_token_id": 563,`, 1)
+	args := []string{"--prompt", "", "--temperature", "0", "--max-new-tokens", "5"}
+	_, want, _ := genJSON(t, "--model", genFolder(t, nil), "--prompt", "<|endoftext|>", "--temperature", "0", "--max-new-tokens", "5")
+	for _, files := range []map[string]string{
+		{"config.json": withBOS},
+		{"generation_config.json": `{"bos_token_id": 563}`},
+	} {
+		prompt, ids, _ := genJSON(t, append([]string{"--model", genFolder(t, files)}, args...)...)
+		if !slices.Equal(prompt, []int{563}) || !slices.Equal(ids, want) {
+			t.Errorf("%v: prompt %v ids %v, want [563] %v", files, prompt, ids, want)
+		}
+	}
+	if _, _, err := runCmd(t, "generate", append([]string{"--model", genFolder(t, nil), "--device", "cpu"}, args...)...); err == nil || !strings.Contains(err.Error(), "bos_token_id") {
+		t.Errorf("no bos_token_id: %v", err)
+	}
+}
+
+// TestGenerateUnknownID: a model that produces an id its tokenizer lacks
+// (a vocabulary padded past the tokenizer's: here the tokenizer's "ed",
+// PyTorch's first greedy token 368, is moved to id 600) leaves it out of
+// the text, as Hugging Face's decode does; generate failed at the end,
+// after the text had streamed.
+func TestGenerateUnknownID(t *testing.T) {
+	vocab, err := os.ReadFile("../../models/gpt2/testdata/tiny/vocab.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := strings.Replace(string(vocab), `"ed": 368,`, `"ed": 600,`, 1)
+	if moved == string(vocab) {
+		t.Fatal("no \"ed\": 368 in vocab.json")
+	}
+	dir := genFolder(t, map[string]string{"vocab.json": moved})
+	_, ids, text := genJSON(t, "--model", dir, "--prompt", "Hello world", "--temperature", "0", "--max-new-tokens", "3")
+	if !slices.Equal(ids, []int{368, 173, 244}) {
+		t.Fatalf("ids %v, want PyTorch's greedy 368 173 244", ids)
+	}
+	_, _, want := genJSON(t, "--model", genFolder(t, nil), "--prompt", "Hello world", "--temperature", "0", "--max-new-tokens", "3")
+	if want != "ed"+text || text == "" {
+		t.Errorf("text %q, want the text of 173 244 (%q without its \"ed\")", text, want)
+	}
+	out, _, err := runCmd(t, "generate", "--model", dir, "--prompt", "Hello world", "--temperature", "0", "--max-new-tokens", "3", "--device", "cpu")
+	// 173 and 244 are the bytes 0xad and 0xf4 (GPT-2's Ń and ô)
+	if err != nil || out != "Hello world\xad\xf4\n" {
+		t.Errorf("streamed %q, %v; want %q", out, err, "Hello world\xad\xf4\n")
+	}
+}
