@@ -3,14 +3,17 @@
 // or a tokenizer.json of the tokenizers library whose model is BPE with a
 // ByteLevel pre-tokenizer.
 //
-// Encoding splits the text with GPT-2's pattern
+// Encoding first takes out the added tokens (special ones such as
+// <|endoftext|> among them, as Hugging Face's tokenizer(text) does), then
+// splits the rest with GPT-2's pattern
 //
 //	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 //
 // (github.com/dlclark/regexp2: it needs the lookahead and Unicode classes),
 // maps each piece's bytes to GPT-2's printable byte alphabet and applies
 // the merges, lowest rank first. Every byte sequence round-trips through
-// Encode and Decode, invalid UTF-8 included: an invalid byte is a
+// Encode and Decode (but the whitespace an added token's lstrip or rstrip
+// takes), invalid UTF-8 included: an invalid byte is a
 // character of its own to the pattern (of the class [^\s\p{L}\p{N}], as
 // Python's surrogateescape makes it) and keeps its byte.
 //
