@@ -242,6 +242,9 @@ func FuzzFromTokenizerJSON(f *testing.F) {
 	f.Add([]byte(`{"model": {"type": "BPE", "vocab": {"a": 99999999999}, "merges": []}}`))
 	f.Add([]byte(strings.Replace(string(tj), `"pre_tokenizer": {"type": "ByteLevel"`, `"normalizer2": null, "pre_tokenizer": {"type": "Sequence", "pretokenizers": [`+
 		`{"type": "Split", "pattern": {"Regex": "\\p{N}{1,3}"}, "behavior": "MergedWithNext", "invert": true}, {"type": "Digits", "individual_digits": true}, {"type": "ByteLevel", "use_regex": false}]}, "x": {"type": "ByteLevel"`, 1)))
+	f.Add([]byte(strings.Replace(string(tj), `"added_tokens": [`, `"added_tokens": [`+
+		`{"id": 600, "content": " ", "rstrip": true, "lstrip": true}, {"id": 601, "content": "ﬁ", "single_word": true, "normalized": true}, `+
+		`{"id": 602, "content": "<|endoftext|> ", "special": true, "normalized": false}, `, 1)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := filepath.Join(t.TempDir(), "tokenizer.json")
 		if os.WriteFile(p, b, 0o644) != nil {
