@@ -671,6 +671,15 @@ func TestAddedTokenOptions(t *testing.T) {
 	check("lstrip, rstrip", strip.Encode(text), ids(base, "Hi", 604, "there", 604, 604))
 	check("lstrip, rstrip, split_special_tokens", strip.EncodeOrdinary(text), base.Encode(text))
 
+	// test_encode_special_tokens: a special <mask> left as text by
+	// split_special_tokens holds the non-special, normalized ask>
+	three := load("null", "["+tok(604, "<mask>", true, true, true, true, false)+","+tok(605, "ask>", false, false, false, false, true)+","+
+		tok(606, "<pad>", true, false, false, false, false)+"]")
+	text = "Hi <mask> there\t<mask>\t<mask>\u2000 <pad> <mask><pad><pad>"
+	check("three", three.Encode(text), ids(base, "Hi", 604, "there", 604, 604, 606, 604, 606, 606))
+	check("three, split_special_tokens", three.EncodeOrdinary(text),
+		ids(base, "Hi <m", 605, " there\t<m", 605, "\t<m", 605, "\u2000 <pad> <m", 605, "<pad><pad>"))
+
 	// normalized: ﬁx (NFKC fix) matches in the normalized text, ﬁy only
 	// as it is
 	nfkc := `{"type": "NFKC"}`
