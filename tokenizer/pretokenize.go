@@ -12,9 +12,13 @@ import (
 )
 
 // A preStep is one pre-tokenizer of tokenizer.json's pipeline: it appends
-// the pieces it splits p into to out. A Split pattern's matching panics
-// with a *PatternTimeoutError past deadline.
-type preStep func(p string, out []string, deadline time.Time) []string
+// the pieces it splits p into to out. A Split pattern's matching takes
+// its time from b (nil: unbounded), and panics with a *PatternTimeoutError
+// once b has none left.
+type preStep func(p string, out []string, b *matchBudget) []string
+
+// matchBudget is the time one Encode's Split patterns have left.
+type matchBudget struct{ left time.Duration }
 
 // MatchTimeout bounds the work of a tokenizer.json's Split patterns, which
 // a hostile file may write to backtrack for ever (regexp2, which they
@@ -22,7 +26,7 @@ type preStep func(p string, out []string, deadline time.Time) []string
 // search for a pattern's next match may take at most MatchTimeout, and
 // all of one Encode's Split matching at most MatchTimeout plus
 // MatchTimePerByte for each byte of its text (about 40 times what the
-// patterns of Llama 3 and GPT-2 take). Past it Encode panics with a
+// patterns of Llama 3 and GPT-2 take; it is checked every 8 matches). Past it Encode panics with a
 // *PatternTimeoutError rather than return the ids of a text cut short.
 // GPT-2's own pattern (ByteLevel's) is not bounded: it cannot backtrack
 // that way.
@@ -67,10 +71,10 @@ type span struct {
 
 // regexSpans returns the matches of re in p and the gaps between them.
 // An invalid byte is U+FFFD to the pattern (a symbol, as Python's
-// surrogateescape makes it) and keeps its byte. Unless deadline is zero,
-// matching past it, or a search past re.MatchTimeout, panics with a
-// *PatternTimeoutError.
-func regexSpans(p string, re *regexp2.Regexp, deadline time.Time) []span {
+// surrogateescape makes it) and keeps its byte. Matching longer than b
+// has left (unless b is nil), or a search longer than re.MatchTimeout,
+// panics with a *PatternTimeoutError.
+func regexSpans(p string, re *regexp2.Regexp, b *matchBudget) []span {
 	runes := make([]rune, 0, len(p))
 	offs := make([]int, 0, len(p)+1)
 	for i := 0; i < len(p); {
@@ -83,9 +87,16 @@ func regexSpans(p string, re *regexp2.Regexp, deadline time.Time) []span {
 	var sp []span
 	prev := 0
 	timeout := func() { panic(&PatternTimeoutError{Pattern: re.String(), Len: len(p)}) }
+	start := time.Now()
+	if b != nil {
+		defer func() { b.left -= time.Since(start) }()
+	}
+	if b != nil && b.left <= 0 {
+		timeout()
+	}
 	m, err := re.FindRunesMatch(runes)
 	for n := 1; m != nil || err != nil; n++ {
-		if err != nil || n%64 == 0 && !deadline.IsZero() && time.Now().After(deadline) {
+		if err != nil || n%8 == 0 && b != nil && time.Since(start) > b.left {
 			timeout()
 		}
 		from, to := m.RuneIndex, m.RuneIndex+m.RuneLength
@@ -184,14 +195,14 @@ func splitSpans(p string, sp []span, b splitBehavior, invert bool, out []string)
 // piece that does not start with one (add_prefix_space), then GPT-2's
 // pattern (use_regex).
 func byteLevelStep(addPrefixSpace, useRegex bool) preStep {
-	return func(p string, out []string, _ time.Time) []string {
+	return func(p string, out []string, _ *matchBudget) []string {
 		if addPrefixSpace && p != "" && p[0] != ' ' {
 			p = " " + p
 		}
 		if !useRegex {
 			return append(out, p)
 		}
-		return splitSpans(p, regexSpans(p, pattern(), time.Time{}), isolated, false, out)
+		return splitSpans(p, regexSpans(p, pattern(), nil), isolated, false, out)
 	}
 }
 
@@ -249,15 +260,15 @@ func (p *preTokenizer) steps(steps []preStep) ([]preStep, bool, error) {
 		}
 		re.MatchTimeout = MatchTimeout
 		invert := p.Invert
-		return append(steps, func(s string, out []string, deadline time.Time) []string {
-			return splitSpans(s, regexSpans(s, re, deadline), b, invert, out)
+		return append(steps, func(s string, out []string, budget *matchBudget) []string {
+			return splitSpans(s, regexSpans(s, re, budget), b, invert, out)
 		}), false, nil
 	case "Digits":
 		b := contiguous
 		if p.IndividualDigits {
 			b = isolated
 		}
-		return append(steps, func(s string, out []string, _ time.Time) []string {
+		return append(steps, func(s string, out []string, _ *matchBudget) []string {
 			return splitSpans(s, runeSpans(s, unicode.IsNumber), b, false, out)
 		}), false, nil
 	}

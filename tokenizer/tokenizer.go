@@ -270,7 +270,7 @@ func (t *Tokenizer) EncodeForModel(text string) []int {
 // text, those that are in each normalized text between.
 func (t *Tokenizer) encode(text string, skipSpecial bool) []int {
 	var ids []int
-	deadline := time.Now().Add(MatchTimeout + time.Duration(len(text))*MatchTimePerByte)
+	budget := &matchBudget{MatchTimeout + time.Duration(len(text))*MatchTimePerByte}
 	matchAdded(text, t.raw, skipSpecial, func(from, to, id int) {
 		if id >= 0 {
 			ids = append(ids, id)
@@ -285,7 +285,7 @@ func (t *Tokenizer) encode(text string, skipSpecial bool) []int {
 				ids = append(ids, id)
 				return
 			}
-			ids = t.encodeNormalized(gap[from:to], ids, deadline)
+			ids = t.encodeNormalized(gap[from:to], ids, budget)
 		})
 	})
 	return ids
@@ -377,7 +377,7 @@ func startsWithWord(s string) bool {
 
 // encodeNormalized appends the ids of text (normalized, no added tokens)
 // to ids: split by each pre-tokenizer in turn, each piece's BPE.
-func (t *Tokenizer) encodeNormalized(text string, ids []int, deadline time.Time) []int {
+func (t *Tokenizer) encodeNormalized(text string, ids []int, budget *matchBudget) []int {
 	if text == "" {
 		return ids
 	}
@@ -385,7 +385,7 @@ func (t *Tokenizer) encodeNormalized(text string, ids []int, deadline time.Time)
 	for _, step := range t.pre {
 		var next []string
 		for _, p := range pieces {
-			next = step(p, next, deadline)
+			next = step(p, next, budget)
 		}
 		pieces = next
 	}

@@ -598,6 +598,19 @@ func TestHostileSplitPattern(t *testing.T) {
 	if e.Pattern != "(a+)+$" || !strings.Contains(e.Error(), "backtracks") {
 		t.Fatalf("%v", e)
 	}
+
+	// each search well within MatchTimeout ((x+)+$ fails on 20 x's in
+	// about 0.1 s), but 80 of them: all together bounded too
+	tj = variantJSON(t, pipelineVariant{PreTokenizer: json.RawMessage(`{"type": "Sequence", "pretokenizers": [` +
+		`{"type": "Split", "pattern": {"Regex": "(x+)+$|a"}, "behavior": "Isolated"}, {"type": "ByteLevel", "add_prefix_space": false}]}`)})
+	if tk, err = Load(write(t, "hostile2", map[string]string{"tokenizer.json": tj})); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	testenv.Raises[*PatternTimeoutError](t, "Encode", func() { tk.Encode(strings.Repeat(strings.Repeat("x", 20)+"a", 80)) })
+	if d := time.Since(start); d > 6*MatchTimeout {
+		t.Fatalf("took %v", d)
+	}
 }
 
 // TestAddedTokenOptions: Encode matches tokenizer.json's added tokens,
