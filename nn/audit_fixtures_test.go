@@ -1,0 +1,145 @@
+package nn
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/testenv"
+)
+
+// jsonTensor is a tensor of testdata/nn/audit.json.
+type jsonTensor struct {
+	Shape []int     `json:"shape"`
+	Data  []float64 `json:"data"`
+}
+
+func (j jsonTensor) tensor() *ember.Tensor {
+	return ember.FromSlice(j.Data, ember.Shape(j.Shape)).Cast(ember.Float32)
+}
+
+// auditFixtures reads testdata/nn/audit.json, written by
+// testdata/gen_nn_audit_fixtures.py (PyTorch 1.13).
+func auditFixtures(t *testing.T) (f struct {
+	BN []struct {
+		Name, Dims  string
+		KW          map[string]any `json:"kw"`
+		TrainX      []jsonTensor   `json:"train_x"`
+		TrainY      []jsonTensor   `json:"train_y"`
+		RunningMean []jsonTensor   `json:"running_mean"`
+		RunningVar  []jsonTensor   `json:"running_var"`
+		Tracked     []int64        `json:"tracked"`
+		EvalX       jsonTensor     `json:"eval_x"`
+		EvalY       jsonTensor     `json:"eval_y"`
+		Repr        string
+	}
+	Clip []struct {
+		NormType any        `json:"norm_type"`
+		Total    float64    `json:"total"`
+		G1       jsonTensor `json:"g1"`
+		G2       jsonTensor `json:"g2"`
+	}
+}) {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/nn/audit.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestBatchNormRunningStatsMatchTorch runs three training steps and one
+// evaluation step of BatchNorm1d/2d as PyTorch 1.13 does: momentum 0.1 and
+// 0.3, momentum=None (CumulativeAverage: the running statistics had
+// followed momentum 0.1), affine=False (nil Weight and Bias) and
+// track_running_stats=False (nil running buffers: evaluation mode had
+// panicked instead of using the batch's statistics).
+func TestBatchNormRunningStatsMatchTorch(t *testing.T) {
+	for _, c := range auditFixtures(t).BN {
+		var b *BatchNorm
+		if c.Dims == "1d" {
+			b = NewBatchNorm1d(3)
+		} else {
+			b = NewBatchNorm2d(3)
+		}
+		if m, ok := c.KW["momentum"]; ok {
+			if m == nil {
+				b.CumulativeAverage = true
+			} else {
+				b.Momentum = m.(float64)
+			}
+		}
+		if c.KW["affine"] == false {
+			b.Weight, b.Bias = nil, nil
+		} else {
+			b.Weight.Detach().CopyFrom(ember.FromSlice([]float32{0.5, 1.5, -1}, ember.Shape{3}))
+			b.Bias.Detach().CopyFrom(ember.FromSlice([]float32{0.1, -0.2, 0.3}, ember.Shape{3}))
+		}
+		if c.KW["track_running_stats"] == false {
+			b.RunningMean, b.RunningVar, b.NumBatchesTracked = nil, nil, nil
+		}
+		if got := b.String(); got != c.Repr {
+			t.Errorf("%s: repr %q, want %q", c.Name, got, c.Repr)
+		}
+		for i := range c.TrainX {
+			y := b.Forward(c.TrainX[i].tensor())
+			close(t, c.Name+" train y", y, c.TrainY[i].tensor(), 1e-5)
+			if b.RunningMean == nil {
+				continue
+			}
+			close(t, c.Name+" running_mean", b.RunningMean, c.RunningMean[i].tensor(), 1e-5)
+			close(t, c.Name+" running_var", b.RunningVar, c.RunningVar[i].tensor(), 1e-5)
+			if got := b.NumBatchesTracked.Int64s()[0]; got != c.Tracked[i] {
+				t.Errorf("%s: num_batches_tracked %d, want %d", c.Name, got, c.Tracked[i])
+			}
+		}
+		b.Eval()
+		close(t, c.Name+" eval y", b.Forward(c.EvalX.tensor()), c.EvalY.tensor(), 1e-5)
+	}
+}
+
+// TestBatchNormBatchOfOne: one value per channel in training panics with
+// PyTorch's ValueError (it was a ShapeError); evaluation mode takes it.
+func TestBatchNormBatchOfOne(t *testing.T) {
+	b := NewBatchNorm1d(3)
+	e := testenv.Raises[*ember.ValueError](t, "BatchNorm1d on [1, 3]", func() { b.Forward(ember.Ones(ember.Shape{1, 3})) })
+	if !strings.Contains(e.Error(), "Expected more than 1 value per channel when training") {
+		t.Errorf("error %q", e)
+	}
+	b.Eval()
+	close(t, "eval on [1, 3]", b.Forward(ember.Ones(ember.Shape{1, 3})), ember.Full(ember.Shape{1, 3}, 1/math.Sqrt(1+1e-5)), 1e-6)
+}
+
+// TestClipGradNormTypesMatchTorch: clip_grad_norm_ for norm types 0 (the
+// count of non-zeros) and -Inf (the smallest |g|), which had given 1 for
+// any gradients (|g|^0 summed, to the power 1/0), as well as 1, 2, 3 and
+// Inf, against PyTorch 1.13.
+func TestClipGradNormTypesMatchTorch(t *testing.T) {
+	for _, c := range auditFixtures(t).Clip {
+		nt := 0.0
+		switch v := c.NormType.(type) {
+		case float64:
+			nt = v
+		case string:
+			nt = math.Inf(1)
+			if v == "-inf" {
+				nt = math.Inf(-1)
+			}
+		}
+		ps := []*ember.Tensor{ember.Zeros(ember.Shape{3}, ember.WithGrad()), ember.Zeros(ember.Shape{2}, ember.WithGrad()), ember.Zeros(ember.Shape{2}, ember.WithGrad())}
+		ps[0].SetGrad(ember.FromSlice([]float32{1, 0.5, 2}, ember.Shape{3}))
+		ps[1].SetGrad(ember.FromSlice([]float32{0, -3}, ember.Shape{2}))
+		tot := ClipGradNorm(ps, 1, nt)
+		if got := tot.Item(); math.Abs(got-c.Total) > 1e-6*(1+math.Abs(c.Total)) {
+			t.Errorf("norm %v: total %v, want %v", nt, got, c.Total)
+		}
+		close(t, "g1", ps[0].Grad(), c.G1.tensor(), 1e-6)
+		close(t, "g2", ps[1].Grad(), c.G2.tensor(), 1e-6)
+	}
+}

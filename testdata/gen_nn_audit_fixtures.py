@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""Writes testdata/nn/audit.json: BatchNorm running statistics over several
+training steps (momentum, momentum=None, track_running_stats=False,
+affine=False), clip_grad_norm_ for every norm type, and learning-rate
+sequences of the schedulers, from PyTorch 1.13 (CPU).
+
+Run from the repository root:
+
+    /usr/bin/python3 testdata/gen_nn_audit_fixtures.py
+
+Tensors are {"shape", "data"} with the data flat in row-major order.
+"""
+
+import json
+import math
+import os
+import warnings
+
+import torch
+
+warnings.filterwarnings("ignore")
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nn", "audit.json")
+
+
+def T(t):
+    t = t.detach().to(torch.float64)
+    return {"shape": list(t.shape), "data": [float(v) for v in t.reshape(-1)]}
+
+
+def gen_bn():
+    g = torch.Generator().manual_seed(5)
+    cases = []
+    for name, dims, shape, kw in [
+        ("1d_m01", "1d", (4, 3), dict(momentum=0.1)),
+        ("1d_cum", "1d", (4, 3), dict(momentum=None)),
+        ("1d_L_m03", "1d", (2, 3, 5), dict(momentum=0.3)),
+        ("2d_cum", "2d", (2, 3, 2, 2), dict(momentum=None)),
+        ("2d_noaffine", "2d", (3, 3, 2, 1), dict(affine=False)),
+        ("2d_notrack", "2d", (2, 3, 2, 2), dict(track_running_stats=False)),
+    ]:
+        m = (torch.nn.BatchNorm1d if dims == "1d" else torch.nn.BatchNorm2d)(3, **kw)
+        if m.weight is not None:
+            with torch.no_grad():
+                m.weight.copy_(torch.tensor([0.5, 1.5, -1.0]))
+                m.bias.copy_(torch.tensor([0.1, -0.2, 0.3]))
+        c = {"name": name, "dims": dims, "kw": {k: v for k, v in kw.items()},
+             "train_x": [], "train_y": [], "running_mean": [], "running_var": [], "tracked": []}
+        m.train()
+        for _ in range(3):
+            x = torch.randn(*shape, generator=g) * 2 + 1
+            y = m(x)
+            c["train_x"].append(T(x))
+            c["train_y"].append(T(y))
+            if m.running_mean is not None:
+                c["running_mean"].append(T(m.running_mean))
+                c["running_var"].append(T(m.running_var))
+                c["tracked"].append(int(m.num_batches_tracked))
+        m.eval()
+        x = torch.randn(*shape, generator=g)
+        c["eval_x"] = T(x)
+        c["eval_y"] = T(m(x))
+        c["repr"] = repr(m)
+        cases.append(c)
+    return cases
+
+
+def gen_clip():
+    out = []
+    for nt in [0.0, -math.inf, 1.0, 2.0, 3.0, math.inf]:
+        p = torch.zeros(3, requires_grad=True)
+        p.grad = torch.tensor([1.0, 0.5, 2.0])
+        q = torch.zeros(2, requires_grad=True)
+        q.grad = torch.tensor([0.0, -3.0])
+        r = torch.zeros(2, requires_grad=True)  # no gradient
+        tot = torch.nn.utils.clip_grad_norm_([p, q, r], 1.0, nt)
+        out.append({"norm_type": "inf" if nt == math.inf else "-inf" if nt == -math.inf else nt,
+                    "total": float(tot), "g1": T(p.grad), "g2": T(q.grad)})
+    return out
+
+
+def lrs(mk, n, lr=0.1, metrics=None):
+    q = torch.zeros(1, requires_grad=True)
+    opt = torch.optim.SGD([q], lr=lr)
+    sch = mk(opt)
+    out = [opt.param_groups[0]["lr"]]
+    for i in range(n):
+        opt.step()
+        if metrics is None:
+            sch.step()
+        else:
+            sch.step(metrics[i])
+        out.append(opt.param_groups[0]["lr"])
+    return out
+
+
+def gen_sched():
+    S = torch.optim.lr_scheduler
+    plateau_metrics = [1.0, 0.9, 0.95, 0.9, 0.9, 0.8999, 0.91, 0.92, 0.93, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1]
+    return {
+        "cosine_past_tmax": lrs(lambda o: S.CosineAnnealingLR(o, 4, 0.01), 12),
+        "multistep": lrs(lambda o: S.MultiStepLR(o, [2, 5, 5, 9], 0.5), 12),
+        "exponential": lrs(lambda o: S.ExponentialLR(o, 0.9), 8),
+        "linear": lrs(lambda o: S.LinearLR(o, 0.25, 1.0, 4), 8),
+        "linear_down": lrs(lambda o: S.LinearLR(o, 1.0, 0.1, 3), 6),
+        "lambda": lrs(lambda o: S.LambdaLR(o, lambda e: 1.0 / (e + 1)), 6),
+        "warm_restarts_1": lrs(lambda o: S.CosineAnnealingWarmRestarts(o, 3, 1, 0.01), 10),
+        "warm_restarts_2": lrs(lambda o: S.CosineAnnealingWarmRestarts(o, 2, 2, 0.0), 16),
+        "plateau_metrics": plateau_metrics,
+        "plateau_min": lrs(lambda o: S.ReduceLROnPlateau(o, "min", factor=0.5, patience=2), 16, metrics=plateau_metrics),
+        "plateau_max_abs_cooldown": lrs(lambda o: S.ReduceLROnPlateau(o, "max", factor=0.1, patience=1, threshold=0.05,
+                                                                      threshold_mode="abs", cooldown=2, min_lr=0.0005),
+                                        16, metrics=plateau_metrics),
+        "plateau_min_rel": lrs(lambda o: S.ReduceLROnPlateau(o, "min", factor=0.5, patience=0, threshold=0.1), 16,
+                               metrics=plateau_metrics),
+    }
+
+
+def main():
+    torch.manual_seed(0)
+    data = {"bn": gen_bn(), "clip": gen_clip(), "sched": gen_sched()}
+    with open(OUT, "w") as f:
+        json.dump(data, f, indent=None, separators=(",", ":"))
+
+
+if __name__ == "__main__":
+    main()
