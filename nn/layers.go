@@ -112,6 +112,13 @@ func (c *Conv2d) Forward(x *ember.Tensor) *ember.Tensor {
 
 // BatchNorm normalises over the batch (and spatial dims): BatchNorm1d for
 // [N, C] or [N, C, L] inputs, BatchNorm2d for [N, C, H, W].
+//
+// PyTorch's constructor flags are fields: nil Weight and Bias are
+// affine=False; nil RunningMean, RunningVar and NumBatchesTracked are
+// track_running_stats=False (the batch's statistics are then used in
+// evaluation mode too); CumulativeAverage is momentum=None (the running
+// statistics are the plain average of all batches seen, the factor being
+// 1/NumBatchesTracked instead of Momentum).
 type BatchNorm struct {
 	Base
 	Weight, Bias            *ember.Tensor
@@ -119,6 +126,7 @@ type BatchNorm struct {
 	NumBatchesTracked       *ember.Tensor
 	Features                int
 	Eps, Momentum           float64
+	CumulativeAverage       bool
 	dims                    string // "1d" or "2d", for printing
 }
 
@@ -160,10 +168,17 @@ func (b *BatchNorm) Forward(x *ember.Tensor) *ember.Tensor {
 	case b.dims == "2d" && d != 4:
 		panic(&ember.ValueError{Op: "nn.BatchNorm2d", Msg: fmt.Sprintf("expected 4D input (got %dD input)", d)})
 	}
-	if b.Training() && b.NumBatchesTracked != nil {
+	tracking := b.RunningMean != nil || b.RunningVar != nil
+	momentum := b.Momentum
+	if b.Training() && tracking && b.NumBatchesTracked != nil {
 		b.NumBatchesTracked.AddScalarInPlace(1) // an integer buffer: no graph
+		if b.CumulativeAverage {
+			momentum = 1 / b.NumBatchesTracked.Item()
+		}
 	}
-	return ember.BatchNorm(x, b.RunningMean, b.RunningVar, b.Weight, b.Bias, b.Training(), b.Momentum, b.Eps)
+	// as PyTorch, without running statistics the batch's are used in
+	// evaluation mode too
+	return ember.BatchNorm(x, b.RunningMean, b.RunningVar, b.Weight, b.Bias, b.Training() || !tracking, momentum, b.Eps)
 }
 
 // LayerNorm normalises over the last len(Shape) dims.
