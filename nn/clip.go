@@ -7,8 +7,9 @@ import (
 )
 
 // ClipGradNorm scales the gradients of params in place so that their
-// total normType-norm (the norm of all gradients concatenated; math.Inf(1)
-// for the largest absolute value) is at most maxNorm, and returns that
+// total normType-norm (the norm of the gradients' norms; math.Inf(1) for
+// the largest absolute value, math.Inf(-1) the smallest, 0 the count of
+// non-zeros, as torch.norm) is at most maxNorm, and returns that
 // total norm before clipping as a zero-dim tensor, as
 // torch.nn.utils.clip_grad_norm_: every gradient is multiplied by
 // min(1, maxNorm/(total+1e-6)). Parameters without a gradient are skipped;
@@ -25,18 +26,12 @@ func ClipGradNorm(params []*ember.Tensor, maxNorm, normType float64) *ember.Tens
 		return ember.Scalar(0)
 	}
 	norms := make([]*ember.Tensor, len(grads))
-	var total *ember.Tensor
-	if math.IsInf(normType, 1) {
-		for i, g := range grads {
-			norms[i] = g.Abs().Max().Cast(ember.Float64).Reshape(1)
-		}
-		total = ember.Cat(norms, 0).Max()
-	} else {
-		for i, g := range grads {
-			norms[i] = g.Abs().PowScalar(normType).Sum().Cast(ember.Float64).PowScalar(1 / normType).Reshape(1)
-		}
-		total = ember.Cat(norms, 0).PowScalar(normType).Sum().PowScalar(1 / normType)
+	for i, g := range grads {
+		// torch.norm(g, normType): the largest |g| for +Inf, the smallest
+		// for -Inf, the count of non-zeros for 0
+		norms[i] = g.Norm(normType).Cast(ember.Float64).Reshape(1)
 	}
+	total := ember.Cat(norms, 0).Norm(normType)
 	coef := total.AddScalar(1e-6).Reciprocal().MulScalar(maxNorm).Clamp(math.Inf(-1), 1)
 	for _, g := range grads {
 		g.MulInPlace(coef.Cast(g.DType()))
