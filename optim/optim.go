@@ -1,6 +1,7 @@
 // Package optim holds optimizers (SGD, Adam, AdamW) and learning-rate
-// schedules (StepLR, CosineAnnealingLR, OneCycleLR) with PyTorch's update
-// rules and state-dict layout.
+// schedules (StepLR, MultiStepLR, ExponentialLR, LinearLR, LambdaLR,
+// CosineAnnealingLR, CosineAnnealingWarmRestarts, OneCycleLR,
+// ReduceLROnPlateau) with PyTorch's update rules and state-dict layout.
 //
 // An optimizer updates its parameters in place (through detached views) from
 // their gradients, p.Grad(), as filled by loss.Backward(); the parameters

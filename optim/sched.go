@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 
 	"github.com/emberml/ember"
 )
@@ -112,4 +113,189 @@ func OneCycleLR(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFacto
 // reads its rate at once).
 func schedOf(op string, opt Optimizer) {
 	hyperErr(op, opt != nil && !(reflect.ValueOf(opt).Kind() == reflect.Pointer && reflect.ValueOf(opt).IsNil()), "nil optimizer")
+}
+
+// MultiStepLR multiplies the learning rate by gamma at each milestone step
+// count, as torch.optim.lr_scheduler.MultiStepLR: the rate after t steps
+// is base·gamma^k with k the number of milestones ≤ t (a milestone given
+// twice counts twice, as torch's Counter).
+func MultiStepLR(opt Optimizer, milestones []int, gamma float64) Scheduler {
+	const op = "optim.MultiStepLR"
+	schedOf(op, opt)
+	ms := slices.Clone(milestones)
+	slices.Sort(ms)
+	base := opt.LR()
+	return &sched{op: op, opt: opt, lrAt: func(t int) float64 {
+		k, _ := slices.BinarySearch(ms, t+1) // bisect_right(ms, t)
+		return base * math.Pow(gamma, float64(k))
+	}}
+}
+
+// ExponentialLR multiplies the learning rate by gamma every step, as
+// torch.optim.lr_scheduler.ExponentialLR.
+func ExponentialLR(opt Optimizer, gamma float64) Scheduler {
+	const op = "optim.ExponentialLR"
+	schedOf(op, opt)
+	base := opt.LR()
+	return &sched{op: op, opt: opt, lrAt: func(t int) float64 { return base * math.Pow(gamma, float64(t)) }}
+}
+
+// LinearLR scales the learning rate by a factor going linearly from
+// startFactor to endFactor over totalIters steps and staying there, as
+// torch.optim.lr_scheduler.LinearLR (PyTorch's defaults: 1/3, 1, 5), the
+// usual warm-up. It sets the optimizer's rate (base·startFactor) at once.
+func LinearLR(opt Optimizer, startFactor, endFactor float64, totalIters int) Scheduler {
+	const op = "optim.LinearLR"
+	schedOf(op, opt)
+	hyperErr(op, startFactor > 0 && startFactor <= 1, "Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
+	hyperErr(op, endFactor >= 0 && endFactor <= 1, "Ending multiplicative factor expected to be between 0 and 1.")
+	hyperErr(op, totalIters >= 0, "total_iters %d < 0", totalIters)
+	base := opt.LR()
+	s := &sched{op: op, opt: opt, lrAt: func(t int) float64 {
+		if totalIters == 0 { // torch's recursive form never leaves the start
+			return base * startFactor
+		}
+		if t >= totalIters {
+			return base * endFactor
+		}
+		return base * (startFactor + (endFactor-startFactor)*float64(t)/float64(totalIters))
+	}}
+	opt.SetLR(s.lrAt(0))
+	return s
+}
+
+// LambdaLR sets the learning rate to base·f(t) after t steps, as
+// torch.optim.lr_scheduler.LambdaLR; it sets base·f(0) at once. f must not
+// be nil.
+func LambdaLR(opt Optimizer, f func(step int) float64) Scheduler {
+	const op = "optim.LambdaLR"
+	schedOf(op, opt)
+	hyperErr(op, f != nil, "nil lr_lambda")
+	base := opt.LR()
+	s := &sched{op: op, opt: opt, lrAt: func(t int) float64 { return base * f(t) }}
+	opt.SetLR(s.lrAt(0))
+	return s
+}
+
+// CosineAnnealingWarmRestarts is torch.optim.lr_scheduler's SGDR schedule:
+// etaMin + (base-etaMin)·(1+cos(π·Tcur/Ti))/2, where Tcur counts the steps
+// since the last restart and the period Ti starts at t0 and is multiplied
+// by tMult (an integer ≥ 1) at each restart.
+func CosineAnnealingWarmRestarts(opt Optimizer, t0, tMult int, etaMin float64) Scheduler {
+	const op = "optim.CosineAnnealingWarmRestarts"
+	schedOf(op, opt)
+	hyperErr(op, t0 > 0, "Expected positive integer T_0, but got %d", t0)
+	hyperErr(op, tMult >= 1, "Expected integer T_mult >= 1, but got %d", tMult)
+	base := opt.LR()
+	return &sched{op: op, opt: opt, lrAt: func(t int) float64 {
+		cur, ti := t, t0
+		if tMult == 1 {
+			cur %= t0
+		} else {
+			for cur >= ti {
+				cur -= ti
+				ti *= tMult
+			}
+		}
+		return etaMin + (base-etaMin)*(1+math.Cos(math.Pi*float64(cur)/float64(ti)))/2
+	}}
+}
+
+// Plateau is torch.optim.lr_scheduler.ReduceLROnPlateau: Step(metric)
+// multiplies the learning rate by Factor (not below MinLR) once the metric
+// has not improved for more than Patience steps, then waits Cooldown steps
+// before counting again. In Mode "min" an improvement is a metric below
+// best·(1-Threshold) (ThresholdMode "rel") or best-Threshold ("abs"); in
+// "max" above best·(1+Threshold) or best+Threshold. A change smaller than
+// Eps is not made. The fields may be changed between steps.
+type Plateau struct {
+	opt                     Optimizer
+	Mode, ThresholdMode     string
+	Factor, Threshold       float64
+	MinLR, Eps              float64
+	Patience, Cooldown      int
+	best                    float64
+	numBad, cooldownCounter int
+	steps                   int
+}
+
+// ReduceLROnPlateau returns a Plateau with mode ("min" or "max"), factor
+// (< 1) and patience, and PyTorch's other defaults: threshold 1e-4 in
+// "rel" mode, cooldown 0, min_lr 0 and eps 1e-8.
+func ReduceLROnPlateau(opt Optimizer, mode string, factor float64, patience int) *Plateau {
+	const op = "optim.ReduceLROnPlateau"
+	schedOf(op, opt)
+	hyperErr(op, factor < 1, "Factor should be < 1.0.")
+	p := &Plateau{opt: opt, Mode: mode, ThresholdMode: "rel", Factor: factor, Threshold: 1e-4, Eps: 1e-8, Patience: patience}
+	p.check()
+	p.best = p.worst()
+	return p
+}
+
+func (p *Plateau) check() {
+	const op = "optim.ReduceLROnPlateau"
+	hyperErr(op, p.Mode == "min" || p.Mode == "max", "mode %s is unknown!", p.Mode)
+	hyperErr(op, p.ThresholdMode == "rel" || p.ThresholdMode == "abs", "threshold mode %s is unknown!", p.ThresholdMode)
+}
+
+func (p *Plateau) worst() float64 {
+	if p.Mode == "min" {
+		return math.Inf(1)
+	}
+	return math.Inf(-1)
+}
+
+func (p *Plateau) better(a float64) bool {
+	switch {
+	case p.Mode == "min" && p.ThresholdMode == "rel":
+		return a < p.best*(1-p.Threshold)
+	case p.Mode == "min":
+		return a < p.best-p.Threshold
+	case p.ThresholdMode == "rel":
+		return a > p.best*(1+p.Threshold)
+	default:
+		return a > p.best+p.Threshold
+	}
+}
+
+// Step records one metric value (a NaN one never improves) and reduces
+// the learning rate when it has plateaued.
+func (p *Plateau) Step(metric float64) {
+	if p == nil {
+		nilOptimizer("Plateau", "Step")
+	}
+	p.check()
+	p.steps++
+	if p.better(metric) {
+		p.best, p.numBad = metric, 0
+	} else {
+		p.numBad++
+	}
+	if p.cooldownCounter > 0 {
+		p.cooldownCounter--
+		p.numBad = 0
+	}
+	if p.numBad > p.Patience {
+		old := p.opt.LR()
+		if lr := math.Max(old*p.Factor, p.MinLR); old-lr > p.Eps {
+			p.opt.SetLR(lr)
+		}
+		p.cooldownCounter, p.numBad = p.Cooldown, 0
+	}
+}
+
+// LR is the optimizer's current learning rate.
+func (p *Plateau) LR() float64 {
+	if p == nil {
+		nilOptimizer("Plateau", "LR")
+	}
+	return p.opt.LR()
+}
+
+// StepCount is the number of Step calls so far.
+func (p *Plateau) StepCount() int {
+	if p == nil {
+		nilOptimizer("Plateau", "StepCount")
+	}
+	return p.steps
 }

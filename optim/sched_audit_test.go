@@ -1,0 +1,124 @@
+package optim
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/testenv"
+)
+
+// schedFixtures reads the "sched" part of testdata/nn/audit.json, written
+// by testdata/gen_nn_audit_fixtures.py (PyTorch 1.13): each the optimizer's
+// learning rate after the constructor and after every step, from 0.1.
+func schedFixtures(t *testing.T) map[string][]float64 {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/nn/audit.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct{ Sched map[string][]float64 }
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f.Sched
+}
+
+func sgd01() *SGD {
+	return NewSGD([]Param{{"w", ember.Zeros(ember.Shape{1})}}, nil, 0.1, 0, 0, 0, false)
+}
+
+// TestMoreSchedulesMatchTorch checks MultiStepLR, ExponentialLR, LinearLR,
+// LambdaLR and CosineAnnealingWarmRestarts (none of which ember had), and
+// CosineAnnealingLR past T_max, against PyTorch's sequences, and that
+// SetStepCount lands on the same rate.
+func TestMoreSchedulesMatchTorch(t *testing.T) {
+	f := schedFixtures(t)
+	for name, mk := range map[string]func(Optimizer) Scheduler{
+		"cosine_past_tmax": func(o Optimizer) Scheduler { return CosineAnnealingLR(o, 4, 0.01) },
+		"multistep":        func(o Optimizer) Scheduler { return MultiStepLR(o, []int{9, 5, 2, 5}, 0.5) },
+		"exponential":      func(o Optimizer) Scheduler { return ExponentialLR(o, 0.9) },
+		"linear":           func(o Optimizer) Scheduler { return LinearLR(o, 0.25, 1, 4) },
+		"linear_down":      func(o Optimizer) Scheduler { return LinearLR(o, 1, 0.1, 3) },
+		"lambda":           func(o Optimizer) Scheduler { return LambdaLR(o, func(e int) float64 { return 1 / float64(e+1) }) },
+		"warm_restarts_1":  func(o Optimizer) Scheduler { return CosineAnnealingWarmRestarts(o, 3, 1, 0.01) },
+		"warm_restarts_2":  func(o Optimizer) Scheduler { return CosineAnnealingWarmRestarts(o, 2, 2, 0) },
+	} {
+		want := f[name]
+		if want == nil {
+			t.Fatalf("%s: no fixture", name)
+		}
+		opt := sgd01()
+		s := mk(opt)
+		got := []float64{opt.LR()}
+		for len(got) < len(want) {
+			opt.Step()
+			s.Step()
+			got = append(got, opt.LR())
+		}
+		near(t, name, got, want, 1e-9)
+		s.SetStepCount(5)
+		if d := opt.LR() - want[5]; d > 1e-12 || d < -1e-12 {
+			t.Errorf("%s: SetStepCount(5) gives lr %v, want %v", name, opt.LR(), want[5])
+		}
+	}
+}
+
+// TestReduceLROnPlateauMatchesTorch feeds the same metrics to
+// ReduceLROnPlateau in min and max mode, relative and absolute thresholds,
+// with patience, cooldown and min_lr.
+func TestReduceLROnPlateauMatchesTorch(t *testing.T) {
+	f := schedFixtures(t)
+	metrics := f["plateau_metrics"]
+	for name, mk := range map[string]func(Optimizer) *Plateau{
+		"plateau_min": func(o Optimizer) *Plateau { return ReduceLROnPlateau(o, "min", 0.5, 2) },
+		"plateau_max_abs_cooldown": func(o Optimizer) *Plateau {
+			p := ReduceLROnPlateau(o, "max", 0.1, 1)
+			p.Threshold, p.ThresholdMode, p.Cooldown, p.MinLR = 0.05, "abs", 2, 0.0005
+			return p
+		},
+		"plateau_min_rel": func(o Optimizer) *Plateau {
+			p := ReduceLROnPlateau(o, "min", 0.5, 0)
+			p.Threshold = 0.1
+			return p
+		},
+	} {
+		opt := sgd01()
+		p := mk(opt)
+		got := []float64{opt.LR()}
+		for _, m := range metrics {
+			p.Step(m)
+			got = append(got, p.LR())
+		}
+		near(t, name, got, f[name], 1e-12)
+		if p.StepCount() != len(metrics) {
+			t.Errorf("%s: StepCount %d", name, p.StepCount())
+		}
+	}
+}
+
+// TestNewSchedulesRefuseBadArguments: PyTorch's ValueErrors.
+func TestNewSchedulesRefuseBadArguments(t *testing.T) {
+	for name, f := range map[string]func(){
+		"LinearLR start 0":       func() { LinearLR(sgd01(), 0, 1, 5) },
+		"LinearLR end 2":         func() { LinearLR(sgd01(), 0.5, 2, 5) },
+		"LambdaLR nil":           func() { LambdaLR(sgd01(), nil) },
+		"WarmRestarts T_0 0":     func() { CosineAnnealingWarmRestarts(sgd01(), 0, 1, 0) },
+		"WarmRestarts T_mult 0":  func() { CosineAnnealingWarmRestarts(sgd01(), 2, 0, 0) },
+		"Plateau factor 1":       func() { ReduceLROnPlateau(sgd01(), "min", 1, 1) },
+		"Plateau mode":           func() { ReduceLROnPlateau(sgd01(), "lowest", 0.5, 1) },
+		"MultiStepLR nil opt":    func() { MultiStepLR(nil, []int{1}, 0.1) },
+		"Plateau threshold mode": func() { p := ReduceLROnPlateau(sgd01(), "min", 0.5, 1); p.ThresholdMode = "x"; p.Step(1) },
+		"Plateau nil":            func() { (*Plateau)(nil).Step(1) },
+	} {
+		testenv.Raises[*ember.ValueError](t, name, f)
+	}
+	// total_iters 0: PyTorch's LinearLR stays at the start factor
+	opt := sgd01()
+	s := LinearLR(opt, 0.5, 1, 0)
+	s.Step()
+	if opt.LR() != 0.05 {
+		t.Errorf("LinearLR(0.5, 1, 0) after a step: lr %v, want 0.05", opt.LR())
+	}
+}
