@@ -399,8 +399,12 @@ func (a *AdaptiveAvgPool2d) Forward(x *ember.Tensor) *ember.Tensor {
 // N(0, 2/fan_out), fan_out = O·k·k for a conv weight [O, I, k, k], as
 // torchvision's ResNet init (kaiming_normal_, mode="fan_out",
 // nonlinearity="relu").
+// A w of fewer than 2 dims panics with PyTorch's *ember.ValueError.
 func KaimingNormalFanOut(w *ember.Tensor) *ember.Tensor {
 	s := w.Shape()
+	if len(s) < 2 {
+		argErr("KaimingNormalFanOut", "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions (got shape %v)", s)
+	}
 	fanOut := s[0]
 	for _, d := range s[2:] {
 		fanOut *= d
