@@ -179,7 +179,17 @@ func (b *base) readState(sd map[string]*ember.Tensor, state []map[string]*ember.
 			if name != "step" && !v.Shape().Equal(p.Shape()) {
 				return fmt.Errorf("optim: %s has shape %v, parameter %s has %v", k, v.Shape(), b.params[i].Name, p.Shape())
 			}
-			if name != "step" {
+			if name == "step" {
+				// a count: one finite non-negative whole number, kept
+				// as a float64 on the CPU (torch 1.13 writes float32)
+				if v.NumElements() != 1 {
+					return fmt.Errorf("optim: %s has shape %v, want a scalar step count", k, v.Shape())
+				}
+				if x := v.Item(); !(x >= 0 && x <= 1<<53 && x == math.Trunc(x)) {
+					return fmt.Errorf("optim: %s is %v, want a step count", k, x)
+				}
+				v = v.Reshape().Cast(ember.Float64).CPU()
+			} else {
 				v = v.Cast(p.DType()).To(p.Device())
 			}
 			state[i][name] = v.Detach().Clone()
@@ -289,11 +299,15 @@ func NewAdamW(params []Param, grad GradFunc, lr, b1, b2, eps, weightDecay float6
 // Step applies one Adam update with bias correction.
 func (a *Adam) Step() {
 	a.b("Step").each(func(_ int, p, g *ember.Tensor, st map[string]*ember.Tensor) {
-		step := 1.0
-		if s, ok := st["step"]; ok {
-			step = s.Item() + 1
+		// the count is updated in place, so a StateDict taken earlier
+		// follows it as it follows exp_avg
+		s, ok := st["step"]
+		if !ok {
+			s = ember.Scalar(0, ember.Dtype(ember.Float64))
+			st["step"] = s
 		}
-		st["step"] = ember.Scalar(step, ember.Dtype(ember.Float64))
+		s.AddScalarInPlace(1)
+		step := s.Item()
 		if a.WeightDecay != 0 {
 			if a.Decoupled {
 				p.MulScalarInPlace(1 - a.lr*a.WeightDecay)
