@@ -224,10 +224,12 @@ func (b *base) each(f func(i int, p, g *ember.Tensor, st map[string]*ember.Tenso
 
 // SGD is stochastic gradient descent with momentum, dampening, Nesterov
 // momentum and weight decay, as torch.optim.SGD.
+//
+// Maximize (torch's maximize=True) ascends the gradient instead.
 type SGD struct {
 	base
 	Momentum, Dampening, WeightDecay float64
-	Nesterov                         bool
+	Nesterov, Maximize               bool
 }
 
 // NewSGD returns an SGD optimizer; grad nil takes gradients from p.Grad().
@@ -244,6 +246,9 @@ func NewSGD(params []Param, grad GradFunc, lr, momentum, dampening, weightDecay 
 // Step applies p -= lr·d with d the (momentum-filtered) gradient.
 func (s *SGD) Step() {
 	s.b("Step").each(func(_ int, p, g *ember.Tensor, st map[string]*ember.Tensor) {
+		if s.Maximize {
+			g = g.Neg()
+		}
 		if s.WeightDecay != 0 {
 			g = g.Add(p.MulScalar(s.WeightDecay))
 		}
@@ -267,10 +272,12 @@ func (s *SGD) Step() {
 
 // Adam is torch.optim.Adam (L2 weight decay added to the gradient) or,
 // with Decoupled, torch.optim.AdamW (p *= 1 - lr·wd before the update).
+// AMSGrad (torch's amsgrad=True) divides by the running maximum of the
+// second moment (state "max_exp_avg_sq"); Maximize ascends the gradient.
 type Adam struct {
 	base
 	Beta1, Beta2, Eps, WeightDecay float64
-	Decoupled                      bool
+	Decoupled, AMSGrad, Maximize   bool
 }
 
 // NewAdam returns Adam with betas (b1, b2), eps and L2 weight decay; grad
@@ -308,6 +315,9 @@ func (a *Adam) Step() {
 		}
 		s.AddScalarInPlace(1)
 		step := s.Item()
+		if a.Maximize {
+			g = g.Neg()
+		}
 		if a.WeightDecay != 0 {
 			if a.Decoupled {
 				p.MulScalarInPlace(1 - a.lr*a.WeightDecay)
@@ -329,6 +339,15 @@ func (a *Adam) Step() {
 		v.MulScalarInPlace(a.Beta2).AddcmulInPlace(g, g, 1-a.Beta2)
 		bc1 := 1 - math.Pow(a.Beta1, step)
 		bc2 := 1 - math.Pow(a.Beta2, step)
+		if a.AMSGrad {
+			vmax, ok := st["max_exp_avg_sq"]
+			if !ok {
+				vmax = ember.ZerosLike(p)
+				st["max_exp_avg_sq"] = vmax
+			}
+			vmax.CopyFrom(vmax.Maximum(v))
+			v = vmax
+		}
 		denom := v.Sqrt().DivScalar(math.Sqrt(bc2)).AddScalar(a.Eps)
 		p.AddcdivInPlace(m, denom, -a.lr/bc1)
 	})

@@ -122,3 +122,59 @@ func TestNewSchedulesRefuseBadArguments(t *testing.T) {
 		t.Errorf("LinearLR(0.5, 1, 0) after a step: lr %v, want 0.05", opt.LR())
 	}
 }
+
+// TestOptimizerVariantsMatchTorch: five steps of SGD with maximize and
+// with dampening, and Adam/AdamW with amsgrad (and maximize), which ember
+// did not have, against PyTorch 1.13.
+func TestOptimizerVariantsMatchTorch(t *testing.T) {
+	b, err := os.ReadFile("../testdata/nn/audit.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type jt struct {
+		Shape []int
+		Data  []float64
+	}
+	var f struct{ Optim map[string]json.RawMessage }
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	var p0 jt
+	var grads []jt
+	if json.Unmarshal(f.Optim["p0"], &p0) != nil || json.Unmarshal(f.Optim["grads"], &grads) != nil {
+		t.Fatal("bad fixture")
+	}
+	for name, mk := range map[string]func([]Param) Optimizer{
+		"sgd_maximize": func(p []Param) Optimizer {
+			return SGDWith(p, 0.1, Momentum(0.9), WeightDecay(0.01), Maximize())
+		},
+		"sgd_dampening": func(p []Param) Optimizer { return SGDWith(p, 0.1, Momentum(0.5), Dampening(0.5)) },
+		"adam_amsgrad": func(p []Param) Optimizer {
+			return AdamWith(p, LR(0.05), Betas(0.9, 0.99), WeightDecay(0.1), AMSGrad())
+		},
+		"adamw_amsgrad_maximize": func(p []Param) Optimizer {
+			return AdamWWith(p, LR(0.05), WeightDecay(0.02), AMSGrad(), Maximize())
+		},
+	} {
+		var want []jt
+		if err := json.Unmarshal(f.Optim[name], &want); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		p := ember.FromSlice(p0.Data, ember.Shape(p0.Shape)).Cast(ember.Float32).SetRequiresGrad(true)
+		params := Tensors(p)
+		opt := mk(params)
+		for i, g := range grads {
+			if i == 3 { // resume from a state dict midway
+				sd := opt.StateDict()
+				opt = mk(params)
+				if err := opt.LoadStateDict(sd); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p.SetGrad(ember.FromSlice(g.Data, ember.Shape(g.Shape)).Cast(ember.Float32))
+			opt.Step()
+			near(t, name, p.Detach().Cast(ember.Float64).Float64s(), want[i].Data, 1e-5)
+		}
+	}
+	testenv.Raises[*ember.ValueError](t, "SGDWith(AMSGrad())", func() { SGDWith(Tensors(ember.Zeros(ember.Shape{1}, ember.WithGrad())), 0.1, AMSGrad()) })
+}

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Writes testdata/nn/audit.json: BatchNorm running statistics over several
 training steps (momentum, momentum=None, track_running_stats=False,
-affine=False), clip_grad_norm_ for every norm type, and learning-rate
-sequences of the schedulers, from PyTorch 1.13 (CPU).
+affine=False), clip_grad_norm_ for every norm type, learning-rate
+sequences of the schedulers, and five steps of SGD (maximize, dampening)
+and Adam/AdamW (amsgrad, maximize), from PyTorch 1.13 (CPU).
 
 Run from the repository root:
 
@@ -115,9 +116,35 @@ def gen_sched():
     }
 
 
+def gen_optim():
+    """Five steps of each optimizer from p0 with gradients g0..g4 (large
+    first, then small, so that AMSGrad's running maximum matters)."""
+    g = torch.Generator().manual_seed(9)
+    p0 = torch.randn(2, 3, generator=g)
+    grads = [torch.randn(2, 3, generator=g) * s for s in [3.0, 2.0, 0.1, 0.05, 0.5]]
+    O = torch.optim
+    configs = {
+        "sgd_maximize": lambda q: O.SGD([q], lr=0.1, momentum=0.9, weight_decay=0.01, maximize=True),
+        "sgd_dampening": lambda q: O.SGD([q], lr=0.1, momentum=0.5, dampening=0.5),
+        "adam_amsgrad": lambda q: O.Adam([q], lr=0.05, betas=(0.9, 0.99), weight_decay=0.1, amsgrad=True),
+        "adamw_amsgrad_maximize": lambda q: O.AdamW([q], lr=0.05, weight_decay=0.02, amsgrad=True, maximize=True),
+    }
+    out = {"p0": T(p0), "grads": [T(x) for x in grads]}
+    for name, mk in configs.items():
+        q = p0.clone().requires_grad_(True)
+        opt = mk(q)
+        steps = []
+        for gr in grads:
+            q.grad = gr.clone()
+            opt.step()
+            steps.append(T(q))
+        out[name] = steps
+    return out
+
+
 def main():
     torch.manual_seed(0)
-    data = {"bn": gen_bn(), "clip": gen_clip(), "sched": gen_sched()}
+    data = {"bn": gen_bn(), "clip": gen_clip(), "sched": gen_sched(), "optim": gen_optim()}
     with open(OUT, "w") as f:
         json.dump(data, f, indent=None, separators=(",", ":"))
 
