@@ -143,3 +143,59 @@ func TestClipGradNormTypesMatchTorch(t *testing.T) {
 		close(t, "g2", ps[1].Grad(), c.G2.tensor(), 1e-6)
 	}
 }
+
+// TestGroupNormMatchesTorch checks the new GroupNorm (forward, input,
+// weight and bias gradients, repr) against PyTorch 1.13, with and without
+// affine, over [N, C], [N, C, L] and [N, C, H, W] inputs.
+func TestGroupNormMatchesTorch(t *testing.T) {
+	b, err := os.ReadFile("../testdata/nn/audit.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		GroupNorm []struct {
+			Groups, Channels     int
+			Affine               bool
+			X, Y, Gout, Gx       jsonTensor
+			Weight, Bias, Gw, Gb jsonTensor
+			Repr                 string
+		}
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.GroupNorm) == 0 {
+		t.Fatal("no fixtures")
+	}
+	for _, c := range f.GroupNorm {
+		m := NewGroupNorm(c.Groups, c.Channels)
+		if c.Affine {
+			if err := m.LoadStateDict(map[string]*ember.Tensor{"weight": c.Weight.tensor(), "bias": c.Bias.tensor()}, true); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			m.Weight, m.Bias = nil, nil
+		}
+		if m.String() != c.Repr {
+			t.Errorf("repr %q, want %q", m.String(), c.Repr)
+		}
+		x := c.X.tensor().SetRequiresGrad(true)
+		y := m.Forward(x)
+		close(t, c.Repr+" y", y, c.Y.tensor(), 1e-5)
+		y.Mul(c.Gout.tensor()).Sum().Backward()
+		close(t, c.Repr+" grad x", x.Grad(), c.Gx.tensor(), 1e-4)
+		if c.Affine {
+			close(t, c.Repr+" grad weight", m.Weight.Grad(), c.Gw.tensor(), 1e-4)
+			close(t, c.Repr+" grad bias", m.Bias.Grad(), c.Gb.tensor(), 1e-5)
+		}
+	}
+	testenv.Raises[*ember.ValueError](t, "NewGroupNorm(4, 6)", func() { NewGroupNorm(4, 6) })
+	testenv.Raises[*ember.ValueError](t, "NewGroupNorm(0, 6)", func() { NewGroupNorm(0, 6) })
+	testenv.Raises[*ember.ShapeError](t, "GroupNorm(2, 6) on [2, 4]", func() { NewGroupNorm(2, 6).Forward(ember.Ones(ember.Shape{2, 4})) })
+	testenv.Raises[*ember.ValueError](t, "GroupNorm(1, 1) on [1, 1]", func() { NewGroupNorm(1, 1).Forward(ember.Ones(ember.Shape{1, 1})) })
+	// half inputs: float32 statistics, the output in the input's dtype
+	h := NewGroupNorm(2, 4).Forward(ember.Randn(ember.Shape{2, 4, 3}).Cast(ember.BFloat16))
+	if h.DType() != ember.BFloat16 {
+		t.Errorf("bfloat16 input gave %v", h.DType())
+	}
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes testdata/nn/audit.json: BatchNorm running statistics over several
 training steps (momentum, momentum=None, track_running_stats=False,
-affine=False), clip_grad_norm_ for every norm type, learning-rate
+affine=False), GroupNorm forward and backward, clip_grad_norm_ for every norm type, learning-rate
 sequences of the schedulers, and five steps of SGD (maximize, dampening)
 and Adam/AdamW (amsgrad, maximize), from PyTorch 1.13 (CPU).
 
@@ -63,6 +63,28 @@ def gen_bn():
         c["repr"] = repr(m)
         cases.append(c)
     return cases
+
+
+def gen_groupnorm():
+    g = torch.Generator().manual_seed(13)
+    out = []
+    for groups, ch, shape, affine in [(2, 6, (2, 6, 3), True), (3, 6, (2, 6, 2, 2), False),
+                                      (1, 4, (3, 4), True), (4, 4, (2, 4, 5), True)]:
+        m = torch.nn.GroupNorm(groups, ch, affine=affine)
+        if affine:
+            with torch.no_grad():
+                m.weight.copy_(torch.randn(ch, generator=g))
+                m.bias.copy_(torch.randn(ch, generator=g))
+        x = (torch.randn(*shape, generator=g) * 3 + 1).requires_grad_(True)
+        y = m(x)
+        gout = torch.randn(*shape, generator=g)
+        (y * gout).sum().backward()
+        c = {"groups": groups, "channels": ch, "affine": affine, "x": T(x), "y": T(y), "gout": T(gout),
+             "gx": T(x.grad), "repr": repr(m)}
+        if affine:
+            c.update(weight=T(m.weight), bias=T(m.bias), gw=T(m.weight.grad), gb=T(m.bias.grad))
+        out.append(c)
+    return out
 
 
 def gen_clip():
@@ -144,7 +166,8 @@ def gen_optim():
 
 def main():
     torch.manual_seed(0)
-    data = {"bn": gen_bn(), "clip": gen_clip(), "sched": gen_sched(), "optim": gen_optim()}
+    data = {"bn": gen_bn(), "clip": gen_clip(), "sched": gen_sched(), "optim": gen_optim(),
+            "groupnorm": gen_groupnorm()}
     with open(OUT, "w") as f:
         json.dump(data, f, indent=None, separators=(",", ":"))
 
