@@ -70,6 +70,16 @@ type base struct {
 	lr     float64
 	state  []map[string]*ember.Tensor
 	hyper  map[string]*float64
+	// initialLR is torch's group "initial_lr" (0: not yet set), which the
+	// first schedule sets (see initialLR in sched.go)
+	initialLR float64
+}
+
+func (b *base) initial() float64 {
+	if b.initialLR == 0 {
+		b.initialLR = b.lr
+	}
+	return b.initialLR
 }
 
 // hyperErr panics with PyTorch's ValueError for a hyper-parameter out of
@@ -127,6 +137,9 @@ func (b *base) StateDict() map[string]*ember.Tensor {
 		}
 	}
 	out["param_groups.0.lr"] = ember.Scalar(b.lr, ember.Dtype(ember.Float64))
+	if b.initialLR != 0 {
+		out["param_groups.0.initial_lr"] = ember.Scalar(b.initialLR, ember.Dtype(ember.Float64))
+	}
 	for k, v := range b.hyper {
 		out["param_groups.0."+k] = ember.Scalar(*v, ember.Dtype(ember.Float64))
 	}
@@ -152,6 +165,9 @@ func (b *base) LoadStateDict(sd map[string]*ember.Tensor) error {
 		return err
 	}
 	b.lr = hyper["lr"]
+	if v, ok := hyper["initial_lr"]; ok && v > 0 {
+		b.initialLR = v
+	}
 	for k, p := range b.hyper {
 		if v, ok := hyper[k]; ok {
 			*p = v

@@ -65,7 +65,7 @@ func (s *sched) SetStepCount(n int) {
 func StepLR(opt Optimizer, stepSize int, gamma float64) Scheduler {
 	schedOf("optim.StepLR", opt)
 	hyperErr("optim.StepLR", stepSize >= 1, "step_size %d < 1", stepSize)
-	base := opt.LR()
+	base := initialLR(opt)
 	return &sched{op: "optim.StepLR", opt: opt, lrAt: func(t int) float64 { return base * math.Pow(gamma, float64(t/stepSize)) }}
 }
 
@@ -73,7 +73,7 @@ func StepLR(opt Optimizer, stepSize int, gamma float64) Scheduler {
 func CosineAnnealingLR(opt Optimizer, tMax int, etaMin float64) Scheduler {
 	schedOf("optim.CosineAnnealingLR", opt)
 	hyperErr("optim.CosineAnnealingLR", tMax >= 1, "T_max %d < 1", tMax)
-	base := opt.LR()
+	base := initialLR(opt)
 	return &sched{op: "optim.CosineAnnealingLR", opt: opt, lrAt: func(t int) float64 {
 		return etaMin + (base-etaMin)*(1+math.Cos(math.Pi*float64(t)/float64(tMax)))/2
 	}}
@@ -109,6 +109,19 @@ func OneCycleLR(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFacto
 	return s
 }
 
+// initialLR is the rate a schedule starts from, torch's group
+// "initial_lr": the first schedule made for an optimizer of this package
+// records its rate then, and the optimizer's StateDict carries it, so a
+// schedule made after LoadStateDict (to resume with SetStepCount) starts
+// from the original rate, not from the decayed one loaded. For another
+// Optimizer it is the current rate.
+func initialLR(opt Optimizer) float64 {
+	if b, ok := opt.(interface{ initial() float64 }); ok {
+		return b.initial()
+	}
+	return opt.LR()
+}
+
 // schedOf refuses a nil optimizer, or a nil *Adam in one (a scheduler
 // reads its rate at once).
 func schedOf(op string, opt Optimizer) {
@@ -124,7 +137,7 @@ func MultiStepLR(opt Optimizer, milestones []int, gamma float64) Scheduler {
 	schedOf(op, opt)
 	ms := slices.Clone(milestones)
 	slices.Sort(ms)
-	base := opt.LR()
+	base := initialLR(opt)
 	return &sched{op: op, opt: opt, lrAt: func(t int) float64 {
 		k, _ := slices.BinarySearch(ms, t+1) // bisect_right(ms, t)
 		return base * math.Pow(gamma, float64(k))
@@ -136,7 +149,7 @@ func MultiStepLR(opt Optimizer, milestones []int, gamma float64) Scheduler {
 func ExponentialLR(opt Optimizer, gamma float64) Scheduler {
 	const op = "optim.ExponentialLR"
 	schedOf(op, opt)
-	base := opt.LR()
+	base := initialLR(opt)
 	return &sched{op: op, opt: opt, lrAt: func(t int) float64 { return base * math.Pow(gamma, float64(t)) }}
 }
 
@@ -150,7 +163,7 @@ func LinearLR(opt Optimizer, startFactor, endFactor float64, totalIters int) Sch
 	hyperErr(op, startFactor > 0 && startFactor <= 1, "Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
 	hyperErr(op, endFactor >= 0 && endFactor <= 1, "Ending multiplicative factor expected to be between 0 and 1.")
 	hyperErr(op, totalIters >= 0, "total_iters %d < 0", totalIters)
-	base := opt.LR()
+	base := initialLR(opt)
 	s := &sched{op: op, opt: opt, lrAt: func(t int) float64 {
 		if totalIters == 0 { // torch's recursive form never leaves the start
 			return base * startFactor
@@ -171,7 +184,7 @@ func LambdaLR(opt Optimizer, f func(step int) float64) Scheduler {
 	const op = "optim.LambdaLR"
 	schedOf(op, opt)
 	hyperErr(op, f != nil, "nil lr_lambda")
-	base := opt.LR()
+	base := initialLR(opt)
 	s := &sched{op: op, opt: opt, lrAt: func(t int) float64 { return base * f(t) }}
 	opt.SetLR(s.lrAt(0))
 	return s
@@ -186,7 +199,7 @@ func CosineAnnealingWarmRestarts(opt Optimizer, t0, tMult int, etaMin float64) S
 	schedOf(op, opt)
 	hyperErr(op, t0 > 0, "Expected positive integer T_0, but got %d", t0)
 	hyperErr(op, tMult >= 1, "Expected integer T_mult >= 1, but got %d", tMult)
-	base := opt.LR()
+	base := initialLR(opt)
 	return &sched{op: op, opt: opt, lrAt: func(t int) float64 {
 		cur, ti := t, t0
 		if tMult == 1 {

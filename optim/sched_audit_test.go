@@ -178,3 +178,38 @@ func TestOptimizerVariantsMatchTorch(t *testing.T) {
 	}
 	testenv.Raises[*ember.ValueError](t, "SGDWith(AMSGrad())", func() { SGDWith(Tensors(ember.Zeros(ember.Shape{1}, ember.WithGrad())), 0.1, AMSGrad()) })
 }
+
+// TestScheduleAfterLoadStateDict: as torch's group "initial_lr", a
+// schedule made after loading an optimizer's state (to resume with
+// SetStepCount) starts from the original rate; it had started from the
+// decayed rate loaded, decaying twice.
+func TestScheduleAfterLoadStateDict(t *testing.T) {
+	opt := sgd01()
+	s := StepLR(opt, 3, 0.5)
+	for range 7 {
+		opt.Step()
+		s.Step()
+	}
+	if opt.LR() != 0.025 {
+		t.Fatalf("lr %v after 7 steps, want 0.025", opt.LR())
+	}
+	sd := opt.StateDict()
+	if v, ok := sd["param_groups.0.initial_lr"]; !ok || v.Item() != 0.1 {
+		t.Fatalf("state dict initial_lr %v", v)
+	}
+	opt2 := sgd01()
+	opt2.SetLR(0.3) // whatever the new run was made with
+	if err := opt2.LoadStateDict(sd); err != nil {
+		t.Fatal(err)
+	}
+	s2 := StepLR(opt2, 3, 0.5)
+	s2.SetStepCount(7)
+	if opt2.LR() != 0.025 {
+		t.Errorf("resumed lr %v, want 0.025", opt2.LR())
+	}
+	s2.Step()
+	s2.Step()
+	if opt2.LR() != 0.0125 {
+		t.Errorf("lr after 9 steps %v, want 0.0125", opt2.LR())
+	}
+}
