@@ -312,3 +312,39 @@ func (p *Plateau) StepCount() int {
 	}
 	return p.steps
 }
+
+// StateDict is the plateau's progress under torch's state_dict keys:
+// best, num_bad_epochs, cooldown_counter and last_epoch (the Step count),
+// for resuming with LoadStateDict. The settings are the fields.
+func (p *Plateau) StateDict() map[string]float64 {
+	if p == nil {
+		nilOptimizer("Plateau", "StateDict")
+	}
+	return map[string]float64{"best": p.best, "num_bad_epochs": float64(p.numBad),
+		"cooldown_counter": float64(p.cooldownCounter), "last_epoch": float64(p.steps)}
+}
+
+// LoadStateDict restores a StateDict; counts that are not whole numbers
+// in [0, 2³¹) are refused.
+func (p *Plateau) LoadStateDict(sd map[string]float64) error {
+	if p == nil {
+		nilOptimizer("Plateau", "LoadStateDict")
+	}
+	var n [3]int
+	for i, k := range []string{"num_bad_epochs", "cooldown_counter", "last_epoch"} {
+		v, ok := sd[k]
+		if !ok {
+			return fmt.Errorf("optim: ReduceLROnPlateau state has no %q", k)
+		}
+		if !(v >= 0 && v < 1<<31 && v == math.Trunc(v)) {
+			return fmt.Errorf("optim: ReduceLROnPlateau state: %s is %v, want a count", k, v)
+		}
+		n[i] = int(v)
+	}
+	best, ok := sd["best"]
+	if !ok || math.IsNaN(best) {
+		return fmt.Errorf("optim: ReduceLROnPlateau state: no best value, or NaN")
+	}
+	p.best, p.numBad, p.cooldownCounter, p.steps = best, n[0], n[1], n[2]
+	return nil
+}

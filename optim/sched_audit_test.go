@@ -2,6 +2,7 @@ package optim
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"testing"
 
@@ -211,5 +212,35 @@ func TestScheduleAfterLoadStateDict(t *testing.T) {
 	s2.Step()
 	if opt2.LR() != 0.0125 {
 		t.Errorf("lr after 9 steps %v, want 0.0125", opt2.LR())
+	}
+}
+
+// TestPlateauStateDict: resuming ReduceLROnPlateau from its state midway
+// continues PyTorch's sequence.
+func TestPlateauStateDict(t *testing.T) {
+	f := schedFixtures(t)
+	metrics, want := f["plateau_metrics"], f["plateau_max_abs_cooldown"]
+	mk := func(o Optimizer) *Plateau {
+		p := ReduceLROnPlateau(o, "max", 0.1, 1)
+		p.Threshold, p.ThresholdMode, p.Cooldown, p.MinLR = 0.05, "abs", 2, 0.0005
+		return p
+	}
+	opt := sgd01()
+	p := mk(opt)
+	for i, m := range metrics {
+		if i == 4 || i == 9 {
+			sd := p.StateDict()
+			p = mk(opt)
+			if err := p.LoadStateDict(sd); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.Step(m)
+		if got := opt.LR(); math.Abs(got-want[i+1]) > 1e-12 {
+			t.Errorf("step %d: lr %v, want %v", i+1, got, want[i+1])
+		}
+	}
+	if err := p.LoadStateDict(map[string]float64{"best": 1, "num_bad_epochs": -1, "cooldown_counter": 0, "last_epoch": 0}); err == nil {
+		t.Error("took num_bad_epochs -1")
 	}
 }
