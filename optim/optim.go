@@ -1,4 +1,4 @@
-// Package optim holds optimizers (SGD, Adam, AdamW) and learning-rate
+// Package optim holds optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and learning-rate
 // schedules (StepLR, MultiStepLR, ExponentialLR, LinearLR, LambdaLR,
 // CosineAnnealingLR, CosineAnnealingWarmRestarts, OneCycleLR,
 // ReduceLROnPlateau) with PyTorch's update rules and state-dict layout.

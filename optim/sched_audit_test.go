@@ -125,8 +125,9 @@ func TestNewSchedulesRefuseBadArguments(t *testing.T) {
 }
 
 // TestOptimizerVariantsMatchTorch: five steps of SGD with maximize and
-// with dampening, and Adam/AdamW with amsgrad (and maximize), which ember
-// did not have, against PyTorch 1.13.
+// with dampening, Adam/AdamW with amsgrad (and maximize), RMSprop (plain,
+// centered with momentum) and Adagrad, most of which ember did not have,
+// against PyTorch 1.13, resuming from a state dict after three.
 func TestOptimizerVariantsMatchTorch(t *testing.T) {
 	b, err := os.ReadFile("../testdata/nn/audit.json")
 	if err != nil {
@@ -156,6 +157,22 @@ func TestOptimizerVariantsMatchTorch(t *testing.T) {
 		"adamw_amsgrad_maximize": func(p []Param) Optimizer {
 			return AdamWWith(p, LR(0.05), WeightDecay(0.02), AMSGrad(), Maximize())
 		},
+		"rmsprop": func(p []Param) Optimizer {
+			r := RMSpropWith(p, WeightDecay(0.1))
+			r.Alpha = 0.9
+			return r
+		},
+		"rmsprop_centered_momentum": func(p []Param) Optimizer {
+			r := RMSpropWith(p, Momentum(0.5), Maximize())
+			r.Centered = true
+			return r
+		},
+		"adagrad": func(p []Param) Optimizer {
+			a := AdagradWith(p, LR(0.1), WeightDecay(0.05))
+			a.LRDecay, a.InitialAccumulator = 0.1, 0.2
+			return a
+		},
+		"adagrad_default": func(p []Param) Optimizer { return AdagradWith(p, LR(0.1)) },
 	} {
 		var want []jt
 		if err := json.Unmarshal(f.Optim[name], &want); err != nil {

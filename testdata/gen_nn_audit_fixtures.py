@@ -3,7 +3,8 @@
 training steps (momentum, momentum=None, track_running_stats=False,
 affine=False), GroupNorm forward and backward, clip_grad_norm_ for every norm type, learning-rate
 sequences of the schedulers, and five steps of SGD (maximize, dampening)
-and Adam/AdamW (amsgrad, maximize), from PyTorch 1.13 (CPU).
+Adam/AdamW (amsgrad, maximize),
+RMSprop and Adagrad, from PyTorch 1.13 (CPU).
 
 Run from the repository root:
 
@@ -150,6 +151,10 @@ def gen_optim():
         "sgd_dampening": lambda q: O.SGD([q], lr=0.1, momentum=0.5, dampening=0.5),
         "adam_amsgrad": lambda q: O.Adam([q], lr=0.05, betas=(0.9, 0.99), weight_decay=0.1, amsgrad=True),
         "adamw_amsgrad_maximize": lambda q: O.AdamW([q], lr=0.05, weight_decay=0.02, amsgrad=True, maximize=True),
+        "rmsprop": lambda q: O.RMSprop([q], lr=0.01, alpha=0.9, weight_decay=0.1),
+        "rmsprop_centered_momentum": lambda q: O.RMSprop([q], lr=0.01, momentum=0.5, centered=True, maximize=True),
+        "adagrad": lambda q: O.Adagrad([q], lr=0.1, lr_decay=0.1, weight_decay=0.05, initial_accumulator_value=0.2),
+        "adagrad_default": lambda q: O.Adagrad([q], lr=0.1),
     }
     out = {"p0": T(p0), "grads": [T(x) for x in grads]}
     for name, mk in configs.items():
