@@ -1,6 +1,6 @@
 // Package optim holds optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and learning-rate
 // schedules (StepLR, MultiStepLR, ExponentialLR, LinearLR, LambdaLR,
-// CosineAnnealingLR, CosineAnnealingWarmRestarts, OneCycleLR,
+// CosineAnnealingLR, CosineAnnealingWarmRestarts, OneCycleLR, SequentialLR,
 // ReduceLROnPlateau) with PyTorch's update rules and state-dict layout.
 //
 // An optimizer updates its parameters in place (through detached views) from

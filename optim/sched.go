@@ -348,3 +348,49 @@ func (p *Plateau) LoadStateDict(sd map[string]float64) error {
 	p.best, p.numBad, p.cooldownCounter, p.steps = best, n[0], n[1], n[2]
 	return nil
 }
+
+// SequentialLR runs schedulers one after another, as
+// torch.optim.lr_scheduler.SequentialLR: schedulers[i] from step
+// milestones[i-1] on, restarted at its step 0 there. The schedulers must
+// be this package's, made for opt (made in a row, they all start from
+// opt's first rate), and there must be one more of them than milestones,
+// which must not decrease. It sets the first scheduler's rate at once.
+func SequentialLR(opt Optimizer, schedulers []Scheduler, milestones []int) Scheduler {
+	const op = "optim.SequentialLR"
+	schedOf(op, opt)
+	hyperErr(op, len(schedulers) >= 1 && len(milestones) == len(schedulers)-1,
+		"Sequential Schedulers expects number of schedulers provided to be one more than the number of milestone points, but got number of schedulers %d and the number of milestones to be equal to %d", len(schedulers), len(milestones))
+	subs := make([]*sched, len(schedulers))
+	for i, sc := range schedulers {
+		ss, ok := sc.(*sched)
+		hyperErr(op, ok && ss != nil, "scheduler %d is %T, not one of package optim's schedules", i, sc)
+		hyperErr(op, ss.opt == opt, "Sequential Schedulers expects all schedulers to belong to the same optimizer, but got schedulers at index %d to be different than the optimizer passed in.", i)
+		subs[i] = ss
+	}
+	ms := slices.Clone(milestones)
+	for i, m := range ms {
+		hyperErr(op, m >= 0 && (i == 0 || m >= ms[i-1]), "milestones %v must be non-negative and not decreasing", milestones)
+		start := 0
+		if i > 0 {
+			start = ms[i-1]
+		}
+		// a OneCycleLR cut by a milestone must not run out before it
+		hyperErr(op, subs[i].total == 0 || m-start <= subs[i].total, "scheduler %d (%s) takes %d steps, less than the %d before milestone %d", i, subs[i].op, subs[i].total, m-start, m)
+	}
+	s := &sched{op: op, opt: opt, lrAt: func(t int) float64 {
+		i, _ := slices.BinarySearch(ms, t+1) // bisect_right(ms, t)
+		start := 0
+		if i > 0 {
+			start = ms[i-1]
+		}
+		return subs[i].lrAt(t - start)
+	}}
+	if last := subs[len(subs)-1]; last.total > 0 {
+		s.total = last.total
+		if len(ms) > 0 {
+			s.total += ms[len(ms)-1]
+		}
+	}
+	opt.SetLR(s.lrAt(0))
+	return s
+}

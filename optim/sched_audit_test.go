@@ -31,7 +31,8 @@ func sgd01() *SGD {
 }
 
 // TestMoreSchedulesMatchTorch checks MultiStepLR, ExponentialLR, LinearLR,
-// LambdaLR and CosineAnnealingWarmRestarts (none of which ember had), and
+// LambdaLR, CosineAnnealingWarmRestarts and SequentialLR (none of which
+// ember had; a schedule made after LinearLR starts from the first rate), and
 // CosineAnnealingLR past T_max, against PyTorch's sequences, and that
 // SetStepCount lands on the same rate.
 func TestMoreSchedulesMatchTorch(t *testing.T) {
@@ -45,6 +46,12 @@ func TestMoreSchedulesMatchTorch(t *testing.T) {
 		"lambda":           func(o Optimizer) Scheduler { return LambdaLR(o, func(e int) float64 { return 1 / float64(e+1) }) },
 		"warm_restarts_1":  func(o Optimizer) Scheduler { return CosineAnnealingWarmRestarts(o, 3, 1, 0.01) },
 		"warm_restarts_2":  func(o Optimizer) Scheduler { return CosineAnnealingWarmRestarts(o, 2, 2, 0) },
+		"sequential_warmup_cosine": func(o Optimizer) Scheduler {
+			return SequentialLR(o, []Scheduler{LinearLR(o, 0.1, 1, 3), CosineAnnealingLR(o, 5, 0.001)}, []int{3})
+		},
+		"sequential_three": func(o Optimizer) Scheduler {
+			return SequentialLR(o, []Scheduler{ExponentialLR(o, 0.5), StepLR(o, 2, 0.1), LinearLR(o, 0.5, 1, 2)}, []int{2, 5})
+		},
 	} {
 		want := f[name]
 		if want == nil {
@@ -102,16 +109,29 @@ func TestReduceLROnPlateauMatchesTorch(t *testing.T) {
 // TestNewSchedulesRefuseBadArguments: PyTorch's ValueErrors.
 func TestNewSchedulesRefuseBadArguments(t *testing.T) {
 	for name, f := range map[string]func(){
-		"LinearLR start 0":       func() { LinearLR(sgd01(), 0, 1, 5) },
-		"LinearLR end 2":         func() { LinearLR(sgd01(), 0.5, 2, 5) },
-		"LambdaLR nil":           func() { LambdaLR(sgd01(), nil) },
-		"WarmRestarts T_0 0":     func() { CosineAnnealingWarmRestarts(sgd01(), 0, 1, 0) },
-		"WarmRestarts T_mult 0":  func() { CosineAnnealingWarmRestarts(sgd01(), 2, 0, 0) },
-		"Plateau factor 1":       func() { ReduceLROnPlateau(sgd01(), "min", 1, 1) },
-		"Plateau mode":           func() { ReduceLROnPlateau(sgd01(), "lowest", 0.5, 1) },
-		"MultiStepLR nil opt":    func() { MultiStepLR(nil, []int{1}, 0.1) },
-		"Plateau threshold mode": func() { p := ReduceLROnPlateau(sgd01(), "min", 0.5, 1); p.ThresholdMode = "x"; p.Step(1) },
-		"Plateau nil":            func() { (*Plateau)(nil).Step(1) },
+		"LinearLR start 0":        func() { LinearLR(sgd01(), 0, 1, 5) },
+		"LinearLR end 2":          func() { LinearLR(sgd01(), 0.5, 2, 5) },
+		"LambdaLR nil":            func() { LambdaLR(sgd01(), nil) },
+		"WarmRestarts T_0 0":      func() { CosineAnnealingWarmRestarts(sgd01(), 0, 1, 0) },
+		"WarmRestarts T_mult 0":   func() { CosineAnnealingWarmRestarts(sgd01(), 2, 0, 0) },
+		"Plateau factor 1":        func() { ReduceLROnPlateau(sgd01(), "min", 1, 1) },
+		"Plateau mode":            func() { ReduceLROnPlateau(sgd01(), "lowest", 0.5, 1) },
+		"MultiStepLR nil opt":     func() { MultiStepLR(nil, []int{1}, 0.1) },
+		"Plateau threshold mode":  func() { p := ReduceLROnPlateau(sgd01(), "min", 0.5, 1); p.ThresholdMode = "x"; p.Step(1) },
+		"Plateau nil":             func() { (*Plateau)(nil).Step(1) },
+		"SequentialLR milestones": func() { o := sgd01(); SequentialLR(o, []Scheduler{ExponentialLR(o, 0.5)}, []int{2}) },
+		"SequentialLR other opt": func() {
+			o := sgd01()
+			SequentialLR(o, []Scheduler{ExponentialLR(o, 0.5), ExponentialLR(sgd01(), 0.5)}, []int{2})
+		},
+		"SequentialLR decreasing": func() {
+			o := sgd01()
+			SequentialLR(o, []Scheduler{ExponentialLR(o, 0.5), ExponentialLR(o, 0.5), ExponentialLR(o, 0.5)}, []int{3, 2})
+		},
+		"SequentialLR short cycle": func() {
+			o := sgd01()
+			SequentialLR(o, []Scheduler{OneCycleLR(o, 1, 2, 0.3, 25, 1e4), ExponentialLR(o, 0.5)}, []int{5})
+		},
 	} {
 		testenv.Raises[*ember.ValueError](t, name, f)
 	}
