@@ -199,3 +199,69 @@ func TestGroupNormMatchesTorch(t *testing.T) {
 		t.Errorf("bfloat16 input gave %v", h.DType())
 	}
 }
+
+// TestConv1dMatchesTorch checks the new Conv1d module (stride, padding,
+// dilation, groups, bias=False, an unbatched input) against PyTorch 1.13:
+// forward, gradients and repr; and its initialisation bound 1/√fan_in.
+func TestConv1dMatchesTorch(t *testing.T) {
+	b, err := os.ReadFile("../testdata/nn/audit.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Conv1d []struct {
+			KW                         map[string]any `json:"kw"`
+			X, Y, Gout, Gx, Weight, Gw jsonTensor
+			Bias, Gb                   *jsonTensor
+			Repr                       string
+		}
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Conv1d) == 0 {
+		t.Fatal("no fixtures")
+	}
+	for _, c := range f.Conv1d {
+		num := func(k string, def int) int {
+			if v, ok := c.KW[k]; ok {
+				return int(v.(float64))
+			}
+			return def
+		}
+		opts := []ConvOption{Stride(num("stride", 1)), Padding(num("padding", 0)), Dilation(num("dilation", 1)), Groups(num("groups", 1))}
+		if c.KW["bias"] == false {
+			opts = append(opts, NoBias())
+		}
+		m := NewConv1d(num("in_channels", 0), num("out_channels", 0), num("kernel_size", 0), opts...)
+		sd := map[string]*ember.Tensor{"weight": c.Weight.tensor()}
+		if c.Bias != nil {
+			sd["bias"] = c.Bias.tensor()
+		}
+		if err := m.LoadStateDict(sd, true); err != nil {
+			t.Fatal(err)
+		}
+		if m.String() != c.Repr {
+			t.Errorf("repr %q, want %q", m.String(), c.Repr)
+		}
+		x := c.X.tensor().SetRequiresGrad(true)
+		y := m.Forward(x)
+		close(t, c.Repr+" y", y, c.Y.tensor(), 1e-5)
+		y.Mul(c.Gout.tensor()).Sum().Backward()
+		close(t, c.Repr+" grad x", x.Grad(), c.Gx.tensor(), 1e-5)
+		close(t, c.Repr+" grad weight", m.Weight.Grad(), c.Gw.tensor(), 1e-5)
+		if c.Bias != nil {
+			close(t, c.Repr+" grad bias", m.Bias.Grad(), c.Gb.tensor(), 1e-5)
+		}
+	}
+	// U(-1/√fan_in, 1/√fan_in): fan_in = 8/2·5 = 20
+	m := NewConv1d(8, 400, 5, Groups(2))
+	bound := 1 / math.Sqrt(20)
+	for name, p := range map[string]*ember.Tensor{"weight": m.Weight, "bias": m.Bias} {
+		lo, hi := p.Min().Item(), p.Max().Item()
+		if lo < -bound || hi > bound || hi-lo < 1.8*bound {
+			t.Errorf("%s in [%v, %v], want about U(-%v, %v)", name, lo, hi, bound, bound)
+		}
+	}
+	testenv.Raises[*ember.ValueError](t, "NewConv1d groups 3", func() { NewConv1d(4, 6, 3, Groups(3)) })
+}

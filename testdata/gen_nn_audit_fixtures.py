@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes testdata/nn/audit.json: BatchNorm running statistics over several
 training steps (momentum, momentum=None, track_running_stats=False,
-affine=False), GroupNorm forward and backward, clip_grad_norm_ for every norm type, learning-rate
+affine=False), GroupNorm and Conv1d forward and backward, clip_grad_norm_ for every norm type, learning-rate
 sequences of the schedulers, and five steps of SGD (maximize, dampening)
 Adam/AdamW (amsgrad, maximize),
 RMSprop and Adagrad, from PyTorch 1.13 (CPU).
@@ -84,6 +84,30 @@ def gen_groupnorm():
              "gx": T(x.grad), "repr": repr(m)}
         if affine:
             c.update(weight=T(m.weight), bias=T(m.bias), gw=T(m.weight.grad), gb=T(m.bias.grad))
+        out.append(c)
+    return out
+
+
+def gen_conv1d():
+    g = torch.Generator().manual_seed(17)
+    out = []
+    for kw, shape in [(dict(in_channels=4, out_channels=6, kernel_size=3), (2, 4, 9)),
+                      (dict(in_channels=4, out_channels=6, kernel_size=3, stride=2, padding=1, dilation=2, groups=2,
+                            bias=False), (2, 4, 11)),
+                      (dict(in_channels=3, out_channels=2, kernel_size=2, padding=2), (3, 7))]:
+        m = torch.nn.Conv1d(**kw)
+        with torch.no_grad():
+            m.weight.copy_(torch.randn(m.weight.shape, generator=g))
+            if m.bias is not None:
+                m.bias.copy_(torch.randn(m.bias.shape, generator=g))
+        x = torch.randn(*shape, generator=g).requires_grad_(True)
+        y = m(x)
+        gout = torch.randn(y.shape, generator=g)
+        (y * gout).sum().backward()
+        c = {"kw": kw, "x": T(x), "y": T(y), "gout": T(gout), "gx": T(x.grad), "weight": T(m.weight),
+             "gw": T(m.weight.grad), "repr": repr(m)}
+        if m.bias is not None:
+            c.update(bias=T(m.bias), gb=T(m.bias.grad))
         out.append(c)
     return out
 
@@ -176,7 +200,7 @@ def gen_optim():
 def main():
     torch.manual_seed(0)
     data = {"bn": gen_bn(), "clip": gen_clip(), "sched": gen_sched(), "optim": gen_optim(),
-            "groupnorm": gen_groupnorm()}
+            "groupnorm": gen_groupnorm(), "conv1d": gen_conv1d()}
     with open(OUT, "w") as f:
         json.dump(data, f, indent=None, separators=(",", ":"))
 
