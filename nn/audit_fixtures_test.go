@@ -265,3 +265,23 @@ func TestConv1dMatchesTorch(t *testing.T) {
 	}
 	testenv.Raises[*ember.ValueError](t, "NewConv1d groups 3", func() { NewConv1d(4, 6, 3, Groups(3)) })
 }
+
+// TestClipGradNormFinite: torch's error_if_nonfinite=True, an error for an
+// infinite or NaN total norm with the gradients left as they were, and
+// ClipGradNorm's result otherwise.
+func TestClipGradNormFinite(t *testing.T) {
+	p := ember.Zeros(ember.Shape{3}, ember.WithGrad())
+	p.SetGrad(ember.FromSlice([]float32{1, float32(math.Inf(1)), 2}, ember.Shape{3}))
+	if _, err := ClipGradNormFinite([]*ember.Tensor{p}, 1, 2); err == nil || !strings.Contains(err.Error(), "non-finite") {
+		t.Errorf("inf gradient: err %v", err)
+	}
+	if g := p.Grad().Float64s(); g[0] != 1 || !math.IsInf(g[1], 1) || g[2] != 2 {
+		t.Errorf("the gradients changed: %v", g)
+	}
+	p.SetGrad(ember.FromSlice([]float32{3, 0, 4}, ember.Shape{3}))
+	tot, err := ClipGradNormFinite([]*ember.Tensor{p}, 1, 2)
+	if err != nil || tot.Item() != 5 {
+		t.Fatalf("total %v, err %v", tot, err)
+	}
+	close(t, "clipped", p.Grad(), ember.FromSlice([]float64{0.6, 0, 0.8}, ember.Shape{3}), 1e-6)
+}
