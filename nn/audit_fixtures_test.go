@@ -285,3 +285,15 @@ func TestClipGradNormFinite(t *testing.T) {
 	}
 	close(t, "clipped", p.Grad(), ember.FromSlice([]float64{0.6, 0, 0.8}, ember.Shape{3}), 1e-6)
 }
+
+// TestEmbeddingPaddedRepr: print(torch.nn.Embedding(10, 4, padding_idx=-2))
+// in PyTorch 1.13 is "Embedding(10, 4, padding_idx=8)" (ember had left
+// padding_idx out).
+func TestEmbeddingPaddedRepr(t *testing.T) {
+	if got := NewEmbeddingPadded(10, 4, -2).String(); got != "Embedding(10, 4, padding_idx=8)" {
+		t.Errorf("repr %q", got)
+	}
+	if got := NewEmbedding(10, 4).String(); got != "Embedding(10, 4)" {
+		t.Errorf("repr %q", got)
+	}
+}

@@ -146,6 +146,9 @@ func (l *LayerNorm) ExtraRepr() string {
 // ExtraRepr is "num, dim".
 func (e *Embedding) ExtraRepr() string {
 	CheckNil(e, "ExtraRepr")
+	if e.PaddingIdx >= 0 {
+		return fmt.Sprintf("%d, %d, padding_idx=%d", e.Num, e.Dim, e.PaddingIdx)
+	}
 	return fmt.Sprintf("%d, %d", e.Num, e.Dim)
 }
 
