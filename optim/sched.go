@@ -28,6 +28,17 @@ type sched struct {
 	t     int
 	total int // the last step count allowed (OneCycleLR's total_steps); 0: none
 	lrAt  func(t int) float64
+	// also, if set, sets what else the schedule drives at step count t
+	// (OneCycleLRMomentum's momentum)
+	also func(t int)
+}
+
+// set sets the optimizer's rate (and whatever else) for step count t.
+func (s *sched) set(t int) {
+	s.opt.SetLR(s.lrAt(t))
+	if s.also != nil {
+		s.also(t)
+	}
 }
 
 // check panics with PyTorch's ValueError unless t is a step count the
@@ -48,7 +59,7 @@ func (s *sched) check(t int) {
 func (s *sched) Step() {
 	s.check(s.t + 1)
 	s.t++
-	s.opt.SetLR(s.lrAt(s.t))
+	s.set(s.t)
 }
 func (s *sched) LR() float64    { return s.lrAt(s.t) }
 func (s *sched) StepCount() int { return s.t }
@@ -58,7 +69,7 @@ func (s *sched) StepCount() int { return s.t }
 func (s *sched) SetStepCount(n int) {
 	s.check(n)
 	s.t = n
-	s.opt.SetLR(s.lrAt(n))
+	s.set(n)
 }
 
 // StepLR multiplies the learning rate by gamma every stepSize steps.
@@ -80,7 +91,8 @@ func CosineAnnealingLR(opt Optimizer, tMax int, etaMin float64) Scheduler {
 }
 
 // OneCycleLR is torch.optim.lr_scheduler.OneCycleLR with cosine annealing,
-// two phases and cycle_momentum=False: from maxLR/divFactor up to maxLR over
+// two phases and cycle_momentum=False (OneCycleLRMomentum is PyTorch's
+// default, cycle_momentum=True): from maxLR/divFactor up to maxLR over
 // pctStart of totalSteps, then down to maxLR/divFactor/finalDivFactor. It
 // sets the optimizer's rate at once (PyTorch's defaults: pctStart 0.3,
 // divFactor 25, finalDivFactor 1e4). As in PyTorch, it takes totalSteps
@@ -88,7 +100,45 @@ func CosineAnnealingLR(opt Optimizer, tMax int, etaMin float64) Scheduler {
 // times. The specified number of total steps is 2", counting the step
 // PyTorch's constructor takes).
 func OneCycleLR(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFactor, finalDivFactor float64) Scheduler {
-	const op = "optim.OneCycleLR"
+	s := oneCycle("optim.OneCycleLR", opt, maxLR, totalSteps, pctStart, divFactor, finalDivFactor)
+	s.set(0)
+	return s.sched
+}
+
+// OneCycleLRMomentum is OneCycleLR with cycle_momentum=True, PyTorch's
+// default: the momentum (SGD's and RMSprop's Momentum, Adam's Beta1) moves
+// the other way, from maxMomentum down to baseMomentum while the rate
+// rises and back up while it falls (PyTorch's defaults 0.85 and 0.95). An
+// optimizer without momentum (Adagrad, or another package's) panics with
+// an *ember.ValueError. As in PyTorch, an SGD made without momentum gets
+// one.
+func OneCycleLRMomentum(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFactor, finalDivFactor, baseMomentum, maxMomentum float64) Scheduler {
+	const op = "optim.OneCycleLRMomentum"
+	s := oneCycle(op, opt, maxLR, totalSteps, pctStart, divFactor, finalDivFactor)
+	var m *float64
+	switch o := opt.(type) {
+	case *SGD:
+		m = &o.Momentum
+	case *Adam:
+		m = &o.Beta1
+	case *RMSprop:
+		m = &o.Momentum
+	}
+	hyperErr(op, m != nil, "optimizer must support momentum with `cycle_momentum` option enabled (got %T)", opt)
+	hyperErr(op, baseMomentum >= 0 && maxMomentum >= 0 && maxMomentum < 1 && baseMomentum < 1, "momenta %v and %v must be in [0, 1)", baseMomentum, maxMomentum)
+	s.also = func(t int) { *m = s.phase(t, maxMomentum, baseMomentum, maxMomentum) }
+	s.set(0)
+	return s.sched
+}
+
+// oneCycleSched is a OneCycleLR schedule: phase(t, a, b, c) anneals from
+// a to b over the warm-up and from b to c after it.
+type oneCycleSched struct {
+	*sched
+	phase func(t int, a, b, c float64) float64
+}
+
+func oneCycle(op string, opt Optimizer, maxLR float64, totalSteps int, pctStart, divFactor, finalDivFactor float64) oneCycleSched {
 	schedOf(op, opt)
 	hyperErr(op, totalSteps > 0, "Expected positive integer total_steps, but got %d", totalSteps)
 	hyperErr(op, pctStart >= 0 && pctStart <= 1, "Expected float between 0 and 1 pct_start, but got %v", pctStart)
@@ -98,15 +148,16 @@ func OneCycleLR(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFacto
 	up := pctStart*float64(totalSteps) - 1
 	end := float64(totalSteps - 1)
 	cos := func(start, stop, pct float64) float64 { return stop + (start-stop)/2*(1+math.Cos(math.Pi*pct)) }
-	s := &sched{op: op, opt: opt, total: totalSteps, lrAt: func(t int) float64 {
+	phase := func(t int, a, b, c float64) float64 {
 		x := float64(t)
 		if up > 0 && x <= up { // (pct_start·total_steps ≤ 1: no warm-up steps)
-			return cos(initial, maxLR, x/up)
+			return cos(a, b, x/up)
 		}
-		return cos(maxLR, minLR, (x-up)/(end-up))
-	}}
-	opt.SetLR(s.lrAt(0))
-	return s
+		return cos(b, c, (x-up)/(end-up))
+	}
+	return oneCycleSched{&sched{op: op, opt: opt, total: totalSteps, lrAt: func(t int) float64 {
+		return phase(t, initial, maxLR, minLR)
+	}}, phase}
 }
 
 // initialLR is the rate a schedule starts from, torch's group
@@ -385,12 +436,22 @@ func SequentialLR(opt Optimizer, schedulers []Scheduler, milestones []int) Sched
 		}
 		return subs[i].lrAt(t - start)
 	}}
+	s.also = func(t int) {
+		i, _ := slices.BinarySearch(ms, t+1)
+		start := 0
+		if i > 0 {
+			start = ms[i-1]
+		}
+		if subs[i].also != nil {
+			subs[i].also(t - start)
+		}
+	}
 	if last := subs[len(subs)-1]; last.total > 0 {
 		s.total = last.total
 		if len(ms) > 0 {
 			s.total += ms[len(ms)-1]
 		}
 	}
-	opt.SetLR(s.lrAt(0))
+	s.set(0)
 	return s
 }

@@ -281,3 +281,46 @@ func TestPlateauStateDict(t *testing.T) {
 		t.Error("took num_bad_epochs -1")
 	}
 }
+
+// TestOneCycleLRMomentumMatchesTorch: OneCycleLR with cycle_momentum=True
+// (PyTorch's default, which ember lacked) drives SGD's momentum (also one
+// made without momentum) and Adam's beta1 as PyTorch 1.13 does.
+func TestOneCycleLRMomentumMatchesTorch(t *testing.T) {
+	f := schedFixtures(t)
+	p := func() []Param { return Tensors(ember.Zeros(ember.Shape{1}, ember.WithGrad())) }
+	for _, c := range []struct {
+		name string
+		opt  Optimizer
+		m    func(Optimizer) float64
+		mk   func(Optimizer) Scheduler
+		lr   string
+	}{
+		{"sgd", SGDWith(p(), 0.1, Momentum(0.9)), func(o Optimizer) float64 { return o.(*SGD).Momentum },
+			func(o Optimizer) Scheduler { return OneCycleLRMomentum(o, 1, 10, 0.25, 25, 1e4, 0.85, 0.95) }, "onecycle_mom_sgd_m"},
+		{"sgd0", SGDWith(p(), 0.1), func(o Optimizer) float64 { return o.(*SGD).Momentum },
+			func(o Optimizer) Scheduler { return OneCycleLRMomentum(o, 0.5, 7, 0.3, 25, 1e4, 0.8, 0.9) }, "onecycle_mom_sgd0_m"},
+		{"adam", AdamWith(p(), LR(0.1)), func(o Optimizer) float64 { return o.(*Adam).Beta1 },
+			func(o Optimizer) Scheduler { return OneCycleLRMomentum(o, 0.01, 10, 0.3, 25, 1e4, 0.85, 0.95) }, "onecycle_mom_adam_b1"},
+	} {
+		wantLR, wantM := f["onecycle_mom_"+c.name+"_lr"], f[c.lr]
+		if wantLR == nil || wantM == nil {
+			t.Fatalf("%s: no fixture", c.name)
+		}
+		s := c.mk(c.opt)
+		lr, m := []float64{c.opt.LR()}, []float64{c.m(c.opt)}
+		for len(lr) < len(wantLR) {
+			c.opt.Step()
+			s.Step()
+			lr, m = append(lr, c.opt.LR()), append(m, c.m(c.opt))
+		}
+		near(t, c.name+" lr", lr, wantLR, 1e-9)
+		near(t, c.name+" momentum", m, wantM, 1e-9)
+		s.SetStepCount(2)
+		if math.Abs(c.m(c.opt)-wantM[2]) > 1e-12 {
+			t.Errorf("%s: SetStepCount(2) momentum %v, want %v", c.name, c.m(c.opt), wantM[2])
+		}
+	}
+	testenv.Raises[*ember.ValueError](t, "OneCycleLRMomentum(Adagrad)", func() {
+		OneCycleLRMomentum(AdagradWith(p()), 1, 10, 0.3, 25, 1e4, 0.85, 0.95)
+	})
+}

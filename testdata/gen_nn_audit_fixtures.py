@@ -141,10 +141,37 @@ def lrs(mk, n, lr=0.1, metrics=None):
     return out
 
 
+def one_cycle_momentum(make_opt, key, n, **kw):
+    """lr and momentum (or beta1) after the constructor and each step of
+    OneCycleLR with cycle_momentum=True (PyTorch's default)."""
+    q = torch.zeros(1, requires_grad=True)
+    opt = make_opt(q)
+    sch = torch.optim.lr_scheduler.OneCycleLR(opt, **kw)
+    lr, m = [], []
+    for i in range(n + 1):
+        if i > 0:
+            opt.step()
+            sch.step()
+        g = opt.param_groups[0]
+        lr.append(g["lr"])
+        m.append(g["betas"][0] if key == "betas" else g["momentum"])
+    return lr, m
+
+
 def gen_sched():
     S = torch.optim.lr_scheduler
     plateau_metrics = [1.0, 0.9, 0.95, 0.9, 0.9, 0.8999, 0.91, 0.92, 0.93, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1]
+    O = torch.optim
+    sgd_lr, sgd_m = one_cycle_momentum(lambda q: O.SGD([q], lr=0.1, momentum=0.9), "momentum", 9,
+                                       max_lr=1.0, total_steps=10, pct_start=0.25)
+    sgd0_lr, sgd0_m = one_cycle_momentum(lambda q: O.SGD([q], lr=0.1), "momentum", 6,
+                                         max_lr=0.5, total_steps=7, base_momentum=0.8, max_momentum=0.9)
+    adam_lr, adam_b1 = one_cycle_momentum(lambda q: O.Adam([q], lr=0.1), "betas", 9,
+                                          max_lr=0.01, total_steps=10)
     return {
+        "onecycle_mom_sgd_lr": sgd_lr, "onecycle_mom_sgd_m": sgd_m,
+        "onecycle_mom_sgd0_lr": sgd0_lr, "onecycle_mom_sgd0_m": sgd0_m,
+        "onecycle_mom_adam_lr": adam_lr, "onecycle_mom_adam_b1": adam_b1,
         "cosine_past_tmax": lrs(lambda o: S.CosineAnnealingLR(o, 4, 0.01), 12),
         "multistep": lrs(lambda o: S.MultiStepLR(o, [2, 5, 5, 9], 0.5), 12),
         "exponential": lrs(lambda o: S.ExponentialLR(o, 0.9), 8),
