@@ -50,7 +50,10 @@ type Optimizer interface {
 	// Step applies one update in place; parameters without a gradient are
 	// skipped.
 	Step()
-	// ZeroGrad clears every parameter's gradient (set_to_none=True).
+	// ZeroGrad clears every parameter's gradient (set_to_none=True,
+	// PyTorch 2's default; 1.13's zeroed them): a parameter that gets no
+	// gradient before the next Step is skipped by it, its momentum and
+	// weight decay included, as in PyTorch 2.
 	ZeroGrad()
 	// LR returns the learning rate; SetLR changes it (schedules call it).
 	LR() float64
