@@ -297,3 +297,23 @@ func TestEmbeddingPaddedRepr(t *testing.T) {
 		t.Errorf("repr %q", got)
 	}
 }
+
+// TestIdentitySoftmaxLayers: nn.Identity, nn.Softmax and nn.LogSoftmax,
+// values and reprs from PyTorch 1.13 (x = [[1, 2, 3], [0, 0, 1]]).
+func TestIdentitySoftmaxLayers(t *testing.T) {
+	x := ember.FromSlice([]float32{1, 2, 3, 0, 0, 1}, ember.Shape{2, 3})
+	for _, c := range []struct {
+		m    *Activation
+		repr string
+		want []float64
+	}{
+		{NewIdentity(), "Identity()", []float64{1, 2, 3, 0, 0, 1}},
+		{NewSoftmax(-1), "Softmax(dim=-1)", []float64{0.09003057330846786, 0.2447284758090973, 0.6652409434318542, 0.21194155514240265, 0.21194155514240265, 0.5761168599128723}},
+		{NewLogSoftmax(0), "LogSoftmax(dim=0)", []float64{-0.31326165795326233, -0.12692804634571075, -0.12692804634571075, -1.31326162815094, -2.1269280910491943, -2.1269280910491943}},
+	} {
+		if c.m.String() != c.repr {
+			t.Errorf("repr %q, want %q", c.m.String(), c.repr)
+		}
+		close(t, c.repr, c.m.Forward(x), ember.FromSlice(c.want, ember.Shape{2, 3}), 1e-6)
+	}
+}

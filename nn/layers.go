@@ -309,6 +309,26 @@ func NewSigmoid() *Activation { return act("Sigmoid", (*ember.Tensor).Sigmoid) }
 // NewTanh returns tanh(x).
 func NewTanh() *Activation { return act("Tanh", (*ember.Tensor).Tanh) }
 
+// NewIdentity returns x itself, as nn.Identity() (a placeholder layer).
+func NewIdentity() *Activation {
+	return act("Identity", func(x *ember.Tensor) *ember.Tensor { return x })
+}
+
+// NewSoftmax returns the softmax over dim (negative counts from the end),
+// as nn.Softmax(dim).
+func NewSoftmax(dim int) *Activation {
+	a := act("Softmax", func(x *ember.Tensor) *ember.Tensor { return x.Softmax(dim) })
+	a.extra = fmt.Sprintf("dim=%d", dim)
+	return a
+}
+
+// NewLogSoftmax returns the log-softmax over dim, as nn.LogSoftmax(dim).
+func NewLogSoftmax(dim int) *Activation {
+	a := act("LogSoftmax", func(x *ember.Tensor) *ember.Tensor { return x.LogSoftmax(dim) })
+	a.extra = fmt.Sprintf("dim=%d", dim)
+	return a
+}
+
 // NewFlatten returns x flattened from dim 1 on, as nn.Flatten().
 func NewFlatten() *Activation {
 	a := act("Flatten", func(x *ember.Tensor) *ember.Tensor { return x.Flatten(1, -1) })
