@@ -192,6 +192,7 @@ func TestGroupNormMatchesTorch(t *testing.T) {
 	testenv.Raises[*ember.ValueError](t, "NewGroupNorm(4, 6)", func() { NewGroupNorm(4, 6) })
 	testenv.Raises[*ember.ValueError](t, "NewGroupNorm(0, 6)", func() { NewGroupNorm(0, 6) })
 	testenv.Raises[*ember.ShapeError](t, "GroupNorm(2, 6) on [2, 4]", func() { NewGroupNorm(2, 6).Forward(ember.Ones(ember.Shape{2, 4})) })
+	testenv.Raises[*ember.DTypeError](t, "GroupNorm on int64", func() { NewGroupNorm(1, 3).Forward(ember.Ones(ember.Shape{2, 3}, ember.Dtype(ember.Int64))) })
 	testenv.Raises[*ember.ValueError](t, "GroupNorm(1, 1) on [1, 1]", func() { NewGroupNorm(1, 1).Forward(ember.Ones(ember.Shape{1, 1})) })
 	// half inputs: float32 statistics, the output in the input's dtype
 	h := NewGroupNorm(2, 4).Forward(ember.Randn(ember.Shape{2, 4, 3}).Cast(ember.BFloat16))

@@ -50,6 +50,9 @@ func (g *GroupNorm) Forward(x *ember.Tensor) (out *ember.Tensor) {
 	if s[1] != g.Channels {
 		panic(&ember.ShapeError{Op: op, Shapes: []ember.Shape{s}, Msg: fmt.Sprintf("Expected weight to be a vector of size equal to the number of channels in input, but got weight of shape [%d] and input of shape %v", g.Channels, s)})
 	}
+	if dt := x.DType(); !dt.IsFloat() {
+		panic(&ember.DTypeError{Op: op, DTypes: []ember.DType{dt}, Msg: "group_norm needs a floating dtype"})
+	}
 	// torch.nn.functional.group_norm's _verify_batch_size on
 	// [N·C/G, G, *]
 	per := s[0] * s[1] / g.Groups
