@@ -318,3 +318,31 @@ func TestIdentitySoftmaxLayers(t *testing.T) {
 		close(t, c.repr, c.m.Forward(x), ember.FromSlice(c.want, ember.Shape{2, 3}), 1e-6)
 	}
 }
+
+// TestInitBounds: PyTorch's reset_parameters, kaiming_uniform_(a=√5) for
+// the weight and U(±1/√fan_in) for the bias, is U(±1/√fan_in) for both,
+// fan_in = In/Groups·k·k for Conv2d.
+func TestInitBounds(t *testing.T) {
+	conv := NewConv2d(8, 400, 3, Groups(4), Stride(2), Dilation(2))
+	lin := NewLinear(50, 400, true)
+	for _, c := range []struct {
+		name  string
+		p     *ember.Tensor
+		bound float64
+	}{
+		{"conv weight", conv.Weight, 1 / math.Sqrt(18)}, {"conv bias", conv.Bias, 1 / math.Sqrt(18)},
+		{"linear weight", lin.Weight, 1 / math.Sqrt(50)}, {"linear bias", lin.Bias, 1 / math.Sqrt(50)},
+	} {
+		lo, hi := c.p.Min().Item(), c.p.Max().Item()
+		if lo < -c.bound || hi > c.bound || hi-lo < 1.8*c.bound {
+			t.Errorf("%s in [%v, %v], want about U(-%v, %v)", c.name, lo, hi, c.bound, c.bound)
+		}
+		// the variance of U(-b, b) is b²/3
+		if v := c.p.Square().Mean().Item(); math.Abs(v-c.bound*c.bound/3) > 0.15*c.bound*c.bound/3 {
+			t.Errorf("%s: mean square %v, want about %v", c.name, v, c.bound*c.bound/3)
+		}
+	}
+	if NewConv2d(4, 4, 3, NoBias()).Bias != nil {
+		t.Error("NoBias left a bias")
+	}
+}
