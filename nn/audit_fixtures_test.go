@@ -346,3 +346,14 @@ func TestInitBounds(t *testing.T) {
 		t.Error("NoBias left a bias")
 	}
 }
+
+// TestAvgPoolCountIncludePad: nn.AvgPool2d(3, 2, 1) on arange(16) as
+// [1, 1, 4, 4], with and without count_include_pad (PyTorch 1.13's
+// values; ember always counted the padding).
+func TestAvgPoolCountIncludePad(t *testing.T) {
+	x := ember.Arange(0, 16, 1).Cast(ember.Float32).Reshape(1, 1, 4, 4)
+	p := NewAvgPool2d(3, 2, 1)
+	close(t, "count_include_pad", p.Forward(x).Flatten(0, -1), ember.FromSlice([]float64{1.1111111640930176, 2.6666667461395264, 5.666666507720947, 10}, ember.Shape{4}), 1e-6)
+	p.CountIncludePad = false
+	close(t, "count_include_pad=False", p.Forward(x).Flatten(0, -1), ember.FromSlice([]float64{2.5, 4, 8.5, 10}, ember.Shape{4}), 1e-6)
+}

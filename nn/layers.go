@@ -359,11 +359,15 @@ func (d *Dropout) Forward(x *ember.Tensor) *ember.Tensor {
 	return ember.Dropout(x, d.P, d.Training())
 }
 
-// Pool is MaxPool2d or AvgPool2d with square windows.
+// Pool is MaxPool2d or AvgPool2d with square windows. For AvgPool2d,
+// CountIncludePad (true from NewAvgPool2d, PyTorch's default) divides by
+// the whole window; false is count_include_pad=False, dividing by the
+// window's part inside the input.
 type Pool struct {
 	stateless
 	Max                     bool
 	Kernel, Stride, Padding int
+	CountIncludePad         bool
 }
 
 // NewMaxPool2d returns a max pooling layer; stride 0 means the kernel size.
@@ -371,10 +375,12 @@ func NewMaxPool2d(kernel, stride, padding int) *Pool {
 	return newPool(true, kernel, stride, padding)
 }
 
-// NewAvgPool2d returns an average pooling layer (count_include_pad);
-// stride 0 means the kernel size.
+// NewAvgPool2d returns an average pooling layer (count_include_pad, unless
+// CountIncludePad is set false); stride 0 means the kernel size.
 func NewAvgPool2d(kernel, stride, padding int) *Pool {
-	return newPool(false, kernel, stride, padding)
+	p := newPool(false, kernel, stride, padding)
+	p.CountIncludePad = true
+	return p
 }
 
 func newPool(max bool, k, s, p int) *Pool {
@@ -393,7 +399,7 @@ func (p *Pool) Forward(x *ember.Tensor) *ember.Tensor {
 	if p.Max {
 		return ember.MaxPool2d(x, k, s, pd)
 	}
-	return ember.AvgPool2d(x, k, s, pd, true)
+	return ember.AvgPool2d(x, k, s, pd, p.CountIncludePad)
 }
 
 // AdaptiveAvgPool2d averages to a fixed output size.
