@@ -357,3 +357,52 @@ func TestAvgPoolCountIncludePad(t *testing.T) {
 	p.CountIncludePad = false
 	close(t, "count_include_pad=False", p.Forward(x).Flatten(0, -1), ember.FromSlice([]float64{2.5, 4, 8.5, 10}, ember.Shape{4}), 1e-6)
 }
+
+// TestLayerNormOddShapesMatchTorch: LayerNorm over (3, 1), (2, 3), (5,), (4,)
+// with and without affine, and eps 1e-3, forward, gradients and repr
+// against PyTorch 1.13.
+func TestLayerNormOddShapesMatchTorch(t *testing.T) {
+	b, err := os.ReadFile("../testdata/nn/audit.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		LayerNorm []struct {
+			Norm                 []int
+			Affine               bool
+			Eps                  float64
+			X, Y, Gout, Gx       jsonTensor
+			Weight, Bias, Gw, Gb jsonTensor
+			Repr                 string
+		}
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.LayerNorm) == 0 {
+		t.Fatal("no fixtures")
+	}
+	for _, c := range f.LayerNorm {
+		m := NewLayerNorm(c.Norm...)
+		m.Eps = c.Eps
+		if c.Affine {
+			if err := m.LoadStateDict(map[string]*ember.Tensor{"weight": c.Weight.tensor(), "bias": c.Bias.tensor()}, true); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			m.Weight, m.Bias = nil, nil
+		}
+		if m.String() != c.Repr {
+			t.Errorf("repr %q, want %q", m.String(), c.Repr)
+		}
+		x := c.X.tensor().SetRequiresGrad(true)
+		y := m.Forward(x)
+		close(t, c.Repr+" y", y, c.Y.tensor(), 1e-5)
+		y.Mul(c.Gout.tensor()).Sum().Backward()
+		close(t, c.Repr+" grad x", x.Grad(), c.Gx.tensor(), 1e-4)
+		if c.Affine {
+			close(t, c.Repr+" grad weight", m.Weight.Grad(), c.Gw.tensor(), 1e-5)
+			close(t, c.Repr+" grad bias", m.Bias.Grad(), c.Gb.tensor(), 1e-5)
+		}
+	}
+}

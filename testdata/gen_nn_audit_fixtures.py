@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes testdata/nn/audit.json: BatchNorm running statistics over several
 training steps (momentum, momentum=None, track_running_stats=False,
-affine=False), GroupNorm and Conv1d forward and backward, clip_grad_norm_ for every norm type, learning-rate
+affine=False), LayerNorm, GroupNorm and Conv1d forward and backward, clip_grad_norm_ for every norm type, learning-rate
 sequences of the schedulers, and five steps of SGD (maximize, dampening)
 Adam/AdamW (amsgrad, maximize),
 RMSprop and Adagrad, from PyTorch 1.13 (CPU).
@@ -108,6 +108,28 @@ def gen_conv1d():
              "gw": T(m.weight.grad), "repr": repr(m)}
         if m.bias is not None:
             c.update(bias=T(m.bias), gb=T(m.bias.grad))
+        out.append(c)
+    return out
+
+
+def gen_layernorm():
+    g = torch.Generator().manual_seed(23)
+    out = []
+    for norm, shape, affine, eps in [((3, 1), (2, 3, 1), False, 1e-5), ((5,), (1, 5), True, 1e-3),
+                                     ((2, 3), (4, 2, 3), False, 1e-5), ((4,), (3, 4), True, 1e-5)]:
+        m = torch.nn.LayerNorm(norm, eps=eps, elementwise_affine=affine)
+        if affine:
+            with torch.no_grad():
+                m.weight.copy_(torch.randn(norm, generator=g))
+                m.bias.copy_(torch.randn(norm, generator=g))
+        x = (torch.randn(*shape, generator=g) * 2 - 1).requires_grad_(True)
+        y = m(x)
+        gout = torch.randn(*shape, generator=g)
+        (y * gout).sum().backward()
+        c = {"norm": list(norm), "affine": affine, "eps": eps, "x": T(x), "y": T(y), "gout": T(gout),
+             "gx": T(x.grad), "repr": repr(m)}
+        if affine:
+            c.update(weight=T(m.weight), bias=T(m.bias), gw=T(m.weight.grad), gb=T(m.bias.grad))
         out.append(c)
     return out
 
@@ -227,7 +249,8 @@ def gen_optim():
 def main():
     torch.manual_seed(0)
     data = {"bn": gen_bn(), "clip": gen_clip(), "sched": gen_sched(), "optim": gen_optim(),
-            "groupnorm": gen_groupnorm(), "conv1d": gen_conv1d()}
+            "groupnorm": gen_groupnorm(), "conv1d": gen_conv1d(),
+            "layernorm": gen_layernorm()}
     with open(OUT, "w") as f:
         json.dump(data, f, indent=None, separators=(",", ":"))
 
