@@ -48,7 +48,8 @@ func (k Kernels) BatchNorm(x, runningMean, runningVar, weight, bias *Tensor, tra
 	}
 	cnt := x.NumElements() / c
 	if training && cnt <= 1 {
-		panic(&ShapeError{Op: name, Shapes: []Shape{x.shape}, Msg: fmt.Sprintf("Expected more than 1 value per channel when training, got input size %v", x.shape)})
+		// PyTorch's ValueError (torch.nn.functional._verify_batch_size)
+		panic(&ValueError{Op: name, Msg: fmt.Sprintf("Expected more than 1 value per channel when training, got input size %v", x.shape)})
 	}
 	if !training && (runningMean == nil || runningVar == nil) {
 		panic(&ShapeError{Op: name, Msg: "running_mean and running_var must be defined in evaluation mode"})

@@ -112,6 +112,13 @@ func (c *Conv2d) Forward(x *ember.Tensor) *ember.Tensor {
 
 // BatchNorm normalises over the batch (and spatial dims): BatchNorm1d for
 // [N, C] or [N, C, L] inputs, BatchNorm2d for [N, C, H, W].
+//
+// PyTorch's constructor flags are fields: nil Weight and Bias are
+// affine=False; nil RunningMean, RunningVar and NumBatchesTracked are
+// track_running_stats=False (the batch's statistics are then used in
+// evaluation mode too); CumulativeAverage is momentum=None (the running
+// statistics are the plain average of all batches seen, the factor being
+// 1/NumBatchesTracked instead of Momentum).
 type BatchNorm struct {
 	Base
 	Weight, Bias            *ember.Tensor
@@ -119,6 +126,7 @@ type BatchNorm struct {
 	NumBatchesTracked       *ember.Tensor
 	Features                int
 	Eps, Momentum           float64
+	CumulativeAverage       bool
 	dims                    string // "1d" or "2d", for printing
 }
 
@@ -160,10 +168,17 @@ func (b *BatchNorm) Forward(x *ember.Tensor) *ember.Tensor {
 	case b.dims == "2d" && d != 4:
 		panic(&ember.ValueError{Op: "nn.BatchNorm2d", Msg: fmt.Sprintf("expected 4D input (got %dD input)", d)})
 	}
-	if b.Training() && b.NumBatchesTracked != nil {
+	tracking := b.RunningMean != nil || b.RunningVar != nil
+	momentum := b.Momentum
+	if b.Training() && tracking && b.NumBatchesTracked != nil {
 		b.NumBatchesTracked.AddScalarInPlace(1) // an integer buffer: no graph
+		if b.CumulativeAverage {
+			momentum = 1 / b.NumBatchesTracked.Item()
+		}
 	}
-	return ember.BatchNorm(x, b.RunningMean, b.RunningVar, b.Weight, b.Bias, b.Training(), b.Momentum, b.Eps)
+	// as PyTorch, without running statistics the batch's are used in
+	// evaluation mode too
+	return ember.BatchNorm(x, b.RunningMean, b.RunningVar, b.Weight, b.Bias, b.Training() || !tracking, momentum, b.Eps)
 }
 
 // LayerNorm normalises over the last len(Shape) dims.
@@ -294,6 +309,26 @@ func NewSigmoid() *Activation { return act("Sigmoid", (*ember.Tensor).Sigmoid) }
 // NewTanh returns tanh(x).
 func NewTanh() *Activation { return act("Tanh", (*ember.Tensor).Tanh) }
 
+// NewIdentity returns x itself, as nn.Identity() (a placeholder layer).
+func NewIdentity() *Activation {
+	return act("Identity", func(x *ember.Tensor) *ember.Tensor { return x })
+}
+
+// NewSoftmax returns the softmax over dim (negative counts from the end),
+// as nn.Softmax(dim).
+func NewSoftmax(dim int) *Activation {
+	a := act("Softmax", func(x *ember.Tensor) *ember.Tensor { return x.Softmax(dim) })
+	a.extra = fmt.Sprintf("dim=%d", dim)
+	return a
+}
+
+// NewLogSoftmax returns the log-softmax over dim, as nn.LogSoftmax(dim).
+func NewLogSoftmax(dim int) *Activation {
+	a := act("LogSoftmax", func(x *ember.Tensor) *ember.Tensor { return x.LogSoftmax(dim) })
+	a.extra = fmt.Sprintf("dim=%d", dim)
+	return a
+}
+
 // NewFlatten returns x flattened from dim 1 on, as nn.Flatten().
 func NewFlatten() *Activation {
 	a := act("Flatten", func(x *ember.Tensor) *ember.Tensor { return x.Flatten(1, -1) })
@@ -324,11 +359,15 @@ func (d *Dropout) Forward(x *ember.Tensor) *ember.Tensor {
 	return ember.Dropout(x, d.P, d.Training())
 }
 
-// Pool is MaxPool2d or AvgPool2d with square windows.
+// Pool is MaxPool2d or AvgPool2d with square windows. For AvgPool2d,
+// CountIncludePad (true from NewAvgPool2d, PyTorch's default) divides by
+// the whole window; false is count_include_pad=False, dividing by the
+// window's part inside the input.
 type Pool struct {
 	stateless
 	Max                     bool
 	Kernel, Stride, Padding int
+	CountIncludePad         bool
 }
 
 // NewMaxPool2d returns a max pooling layer; stride 0 means the kernel size.
@@ -336,10 +375,12 @@ func NewMaxPool2d(kernel, stride, padding int) *Pool {
 	return newPool(true, kernel, stride, padding)
 }
 
-// NewAvgPool2d returns an average pooling layer (count_include_pad);
-// stride 0 means the kernel size.
+// NewAvgPool2d returns an average pooling layer (count_include_pad, unless
+// CountIncludePad is set false); stride 0 means the kernel size.
 func NewAvgPool2d(kernel, stride, padding int) *Pool {
-	return newPool(false, kernel, stride, padding)
+	p := newPool(false, kernel, stride, padding)
+	p.CountIncludePad = true
+	return p
 }
 
 func newPool(max bool, k, s, p int) *Pool {
@@ -358,7 +399,7 @@ func (p *Pool) Forward(x *ember.Tensor) *ember.Tensor {
 	if p.Max {
 		return ember.MaxPool2d(x, k, s, pd)
 	}
-	return ember.AvgPool2d(x, k, s, pd, true)
+	return ember.AvgPool2d(x, k, s, pd, p.CountIncludePad)
 }
 
 // AdaptiveAvgPool2d averages to a fixed output size.
@@ -384,8 +425,12 @@ func (a *AdaptiveAvgPool2d) Forward(x *ember.Tensor) *ember.Tensor {
 // N(0, 2/fan_out), fan_out = O·k·k for a conv weight [O, I, k, k], as
 // torchvision's ResNet init (kaiming_normal_, mode="fan_out",
 // nonlinearity="relu").
+// A w of fewer than 2 dims panics with PyTorch's *ember.ValueError.
 func KaimingNormalFanOut(w *ember.Tensor) *ember.Tensor {
 	s := w.Shape()
+	if len(s) < 2 {
+		argErr("KaimingNormalFanOut", "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions (got shape %v)", s)
+	}
 	fanOut := s[0]
 	for _, d := range s[2:] {
 		fanOut *= d

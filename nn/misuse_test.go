@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"math"
 	"testing"
 
 	"github.com/emberml/ember"
@@ -89,5 +90,19 @@ func TestBatchNormNilInput(t *testing.T) {
 	e := testenv.Raises[*ember.ShapeError](t, "BatchNorm2d(nil)", func() { NewBatchNorm2d(3).Forward(nil) })
 	if e.Op != "nn.BatchNorm2d" {
 		t.Fatal(e)
+	}
+}
+
+// KaimingNormalFanOut of a weight of fewer than 2 dims panics with
+// PyTorch's ValueError (it was a Go index-out-of-range panic).
+func TestKaimingNormalFanOutRank(t *testing.T) {
+	for _, s := range []ember.Shape{{}, {4}} {
+		testenv.Raises[*ember.ValueError](t, "KaimingNormalFanOut("+s.String()+")", func() { KaimingNormalFanOut(ember.Zeros(s)) })
+	}
+	w := KaimingNormalFanOut(ember.Zeros(ember.Shape{200, 3, 3, 3}))
+	// N(0, 2/fan_out), fan_out = 200·9: the sample std within 10%
+	std := math.Sqrt(w.Square().Mean().Item())
+	if want := math.Sqrt(2.0 / 1800); math.Abs(std-want) > 0.1*want {
+		t.Errorf("std %v, want about %v", std, want)
 	}
 }

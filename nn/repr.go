@@ -130,7 +130,11 @@ func (b *BatchNorm) moduleName() string {
 // ExtraRepr is "64, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True".
 func (b *BatchNorm) ExtraRepr() string {
 	CheckNil(b, "ExtraRepr")
-	return fmt.Sprintf("%d, eps=%s, momentum=%s, affine=%s, track_running_stats=%s", b.Features, pyFloat(b.Eps), pyFloat(b.Momentum), pyBool(b.Weight != nil), pyBool(b.RunningMean != nil))
+	momentum := pyFloat(b.Momentum)
+	if b.CumulativeAverage {
+		momentum = "None"
+	}
+	return fmt.Sprintf("%d, eps=%s, momentum=%s, affine=%s, track_running_stats=%s", b.Features, pyFloat(b.Eps), momentum, pyBool(b.Weight != nil), pyBool(b.RunningMean != nil))
 }
 
 // ExtraRepr is "(5,), eps=1e-05, elementwise_affine=True".
@@ -142,6 +146,9 @@ func (l *LayerNorm) ExtraRepr() string {
 // ExtraRepr is "num, dim".
 func (e *Embedding) ExtraRepr() string {
 	CheckNil(e, "ExtraRepr")
+	if e.PaddingIdx >= 0 {
+		return fmt.Sprintf("%d, %d, padding_idx=%d", e.Num, e.Dim, e.PaddingIdx)
+	}
 	return fmt.Sprintf("%d, %d", e.Num, e.Dim)
 }
 

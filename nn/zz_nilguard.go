@@ -489,6 +489,167 @@ func (m *BatchNorm) ZeroGrad() {
 	m.Base.ZeroGrad()
 }
 
+// Buffers is Base.Buffers; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) Eval() {
+	CheckNil(m, "Eval")
+	m.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) Init(self Module) {
+	CheckNil(m, "Init")
+	m.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (mod *Conv1d) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (mod *Conv1d) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) String() string {
+	CheckNil(m, "String")
+	return m.Base.String()
+}
+
+// To is Base.To; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) Train(on bool) {
+	CheckNil(m, "Train")
+	m.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) Training() bool {
+	CheckNil(m, "Training")
+	return m.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.Conv1d it panics with an
+// *nn.ModuleError.
+func (m *Conv1d) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.Base.ZeroGrad()
+}
+
 // Buffers is Base.Buffers; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) Buffers() []*ember.Tensor {
@@ -1122,6 +1283,167 @@ func (m *Embedding) Training() bool {
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.Embedding it panics with an
 // *nn.ModuleError.
 func (m *Embedding) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.Base.ZeroGrad()
+}
+
+// Buffers is Base.Buffers; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) Eval() {
+	CheckNil(m, "Eval")
+	m.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) Init(self Module) {
+	CheckNil(m, "Init")
+	m.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (mod *GroupNorm) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (mod *GroupNorm) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) String() string {
+	CheckNil(m, "String")
+	return m.Base.String()
+}
+
+// To is Base.To; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) Train(on bool) {
+	CheckNil(m, "Train")
+	m.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) Training() bool {
+	CheckNil(m, "Training")
+	return m.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.GroupNorm it panics with an
+// *nn.ModuleError.
+func (m *GroupNorm) ZeroGrad() {
 	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }

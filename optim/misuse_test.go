@@ -18,9 +18,11 @@ func TestOptimizerRefusesParams(t *testing.T) {
 	leaf := ember.Zeros(ember.Shape{2}).SetRequiresGrad(true)
 	ints := ember.Zeros(ember.Shape{2}, ember.Dtype(ember.Int64))
 	mks := map[string]func([]Param) Optimizer{
-		"optim.SGD":   func(p []Param) Optimizer { return SGDWith(p, 0.1) },
-		"optim.Adam":  func(p []Param) Optimizer { return AdamWith(p) },
-		"optim.AdamW": func(p []Param) Optimizer { return AdamWWith(p) },
+		"optim.SGD":     func(p []Param) Optimizer { return SGDWith(p, 0.1) },
+		"optim.Adam":    func(p []Param) Optimizer { return AdamWith(p) },
+		"optim.AdamW":   func(p []Param) Optimizer { return AdamWWith(p) },
+		"optim.RMSprop": func(p []Param) Optimizer { return RMSpropWith(p) },
+		"optim.Adagrad": func(p []Param) Optimizer { return AdagradWith(p) },
 	}
 	for op, mk := range mks {
 		de := testenv.Raises[*ember.DTypeError](t, op+" int64", func() { mk([]Param{{"w", leaf}, {"step", ints}}) })
@@ -114,7 +116,7 @@ func TestSchedulerNilOptimizer(t *testing.T) {
 // panics with a *ember.ValueError naming the type and method, never a nil
 // dereference.
 func TestNilOptimizerMethods(t *testing.T) {
-	for _, recv := range []any{(*SGD)(nil), (*Adam)(nil), (*GradScaler)(nil)} {
+	for _, recv := range []any{(*SGD)(nil), (*Adam)(nil), (*RMSprop)(nil), (*Adagrad)(nil), (*GradScaler)(nil), (*Plateau)(nil)} {
 		typ := reflect.TypeOf(recv)
 		for _, m := range testenv.CallMethods(recv, reflect.Zero) {
 			r := m.Panic
@@ -138,6 +140,11 @@ func TestOptionsForeignToTheOptimizer(t *testing.T) {
 		"sgd betas":      func() { SGDWith(ps, 0.1, Betas(0.8, 0.9)) },
 		"sgd eps":        func() { SGDWith(ps, 0.1, Eps(1e-6)) },
 		"sgd nil option": func() { SGDWith(ps, 0.1, nil) },
+		"rmsprop betas":  func() { RMSpropWith(ps, Betas(0.8, 0.9)) },
+		"adagrad moment": func() { AdagradWith(ps, Momentum(0.9)) },
+		"rmsprop eps<0":  func() { RMSpropWith(ps, Eps(-1)) },
+		"adagrad wd<0":   func() { AdagradWith(ps, WeightDecay(-1)) },
+		"sgd amsgrad":    func() { SGDWith(ps, 0.1, AMSGrad()) },
 	} {
 		testenv.Raises[*ember.ValueError](t, name, f)
 	}

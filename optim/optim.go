@@ -1,6 +1,7 @@
-// Package optim holds optimizers (SGD, Adam, AdamW) and learning-rate
-// schedules (StepLR, CosineAnnealingLR, OneCycleLR) with PyTorch's update
-// rules and state-dict layout.
+// Package optim holds optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and learning-rate
+// schedules (StepLR, MultiStepLR, ExponentialLR, LinearLR, LambdaLR,
+// CosineAnnealingLR, CosineAnnealingWarmRestarts, OneCycleLR, SequentialLR,
+// ReduceLROnPlateau) with PyTorch's update rules and state-dict layout.
 //
 // An optimizer updates its parameters in place (through detached views) from
 // their gradients, p.Grad(), as filled by loss.Backward(); the parameters
@@ -49,7 +50,10 @@ type Optimizer interface {
 	// Step applies one update in place; parameters without a gradient are
 	// skipped.
 	Step()
-	// ZeroGrad clears every parameter's gradient (set_to_none=True).
+	// ZeroGrad clears every parameter's gradient (set_to_none=True,
+	// PyTorch 2's default; 1.13's zeroed them): a parameter that gets no
+	// gradient before the next Step is skipped by it, its momentum and
+	// weight decay included, as in PyTorch 2.
 	ZeroGrad()
 	// LR returns the learning rate; SetLR changes it (schedules call it).
 	LR() float64
@@ -69,6 +73,16 @@ type base struct {
 	lr     float64
 	state  []map[string]*ember.Tensor
 	hyper  map[string]*float64
+	// initialLR is torch's group "initial_lr" (0: not yet set), which the
+	// first schedule sets (see initialLR in sched.go)
+	initialLR float64
+}
+
+func (b *base) initial() float64 {
+	if b.initialLR == 0 {
+		b.initialLR = b.lr
+	}
+	return b.initialLR
 }
 
 // hyperErr panics with PyTorch's ValueError for a hyper-parameter out of
@@ -126,6 +140,9 @@ func (b *base) StateDict() map[string]*ember.Tensor {
 		}
 	}
 	out["param_groups.0.lr"] = ember.Scalar(b.lr, ember.Dtype(ember.Float64))
+	if b.initialLR != 0 {
+		out["param_groups.0.initial_lr"] = ember.Scalar(b.initialLR, ember.Dtype(ember.Float64))
+	}
 	for k, v := range b.hyper {
 		out["param_groups.0."+k] = ember.Scalar(*v, ember.Dtype(ember.Float64))
 	}
@@ -151,6 +168,9 @@ func (b *base) LoadStateDict(sd map[string]*ember.Tensor) error {
 		return err
 	}
 	b.lr = hyper["lr"]
+	if v, ok := hyper["initial_lr"]; ok && v > 0 {
+		b.initialLR = v
+	}
 	for k, p := range b.hyper {
 		if v, ok := hyper[k]; ok {
 			*p = v
@@ -178,7 +198,17 @@ func (b *base) readState(sd map[string]*ember.Tensor, state []map[string]*ember.
 			if name != "step" && !v.Shape().Equal(p.Shape()) {
 				return fmt.Errorf("optim: %s has shape %v, parameter %s has %v", k, v.Shape(), b.params[i].Name, p.Shape())
 			}
-			if name != "step" {
+			if name == "step" {
+				// a count: one finite non-negative whole number, kept
+				// as a float64 on the CPU (torch 1.13 writes float32)
+				if v.NumElements() != 1 {
+					return fmt.Errorf("optim: %s has shape %v, want a scalar step count", k, v.Shape())
+				}
+				if x := v.Item(); !(x >= 0 && x <= 1<<53 && x == math.Trunc(x)) {
+					return fmt.Errorf("optim: %s is %v, want a step count", k, x)
+				}
+				v = v.Reshape().Cast(ember.Float64).CPU()
+			} else {
 				v = v.Cast(p.DType()).To(p.Device())
 			}
 			state[i][name] = v.Detach().Clone()
@@ -213,10 +243,12 @@ func (b *base) each(f func(i int, p, g *ember.Tensor, st map[string]*ember.Tenso
 
 // SGD is stochastic gradient descent with momentum, dampening, Nesterov
 // momentum and weight decay, as torch.optim.SGD.
+//
+// Maximize (torch's maximize=True) ascends the gradient instead.
 type SGD struct {
 	base
 	Momentum, Dampening, WeightDecay float64
-	Nesterov                         bool
+	Nesterov, Maximize               bool
 }
 
 // NewSGD returns an SGD optimizer; grad nil takes gradients from p.Grad().
@@ -233,6 +265,9 @@ func NewSGD(params []Param, grad GradFunc, lr, momentum, dampening, weightDecay 
 // Step applies p -= lr·d with d the (momentum-filtered) gradient.
 func (s *SGD) Step() {
 	s.b("Step").each(func(_ int, p, g *ember.Tensor, st map[string]*ember.Tensor) {
+		if s.Maximize {
+			g = g.Neg()
+		}
 		if s.WeightDecay != 0 {
 			g = g.Add(p.MulScalar(s.WeightDecay))
 		}
@@ -256,10 +291,12 @@ func (s *SGD) Step() {
 
 // Adam is torch.optim.Adam (L2 weight decay added to the gradient) or,
 // with Decoupled, torch.optim.AdamW (p *= 1 - lr·wd before the update).
+// AMSGrad (torch's amsgrad=True) divides by the running maximum of the
+// second moment (state "max_exp_avg_sq"); Maximize ascends the gradient.
 type Adam struct {
 	base
 	Beta1, Beta2, Eps, WeightDecay float64
-	Decoupled                      bool
+	Decoupled, AMSGrad, Maximize   bool
 }
 
 // NewAdam returns Adam with betas (b1, b2), eps and L2 weight decay; grad
@@ -288,11 +325,18 @@ func NewAdamW(params []Param, grad GradFunc, lr, b1, b2, eps, weightDecay float6
 // Step applies one Adam update with bias correction.
 func (a *Adam) Step() {
 	a.b("Step").each(func(_ int, p, g *ember.Tensor, st map[string]*ember.Tensor) {
-		step := 1.0
-		if s, ok := st["step"]; ok {
-			step = s.Item() + 1
+		// the count is updated in place, so a StateDict taken earlier
+		// follows it as it follows exp_avg
+		s, ok := st["step"]
+		if !ok {
+			s = ember.Scalar(0, ember.Dtype(ember.Float64))
+			st["step"] = s
 		}
-		st["step"] = ember.Scalar(step, ember.Dtype(ember.Float64))
+		s.AddScalarInPlace(1)
+		step := s.Item()
+		if a.Maximize {
+			g = g.Neg()
+		}
 		if a.WeightDecay != 0 {
 			if a.Decoupled {
 				p.MulScalarInPlace(1 - a.lr*a.WeightDecay)
@@ -314,6 +358,15 @@ func (a *Adam) Step() {
 		v.MulScalarInPlace(a.Beta2).AddcmulInPlace(g, g, 1-a.Beta2)
 		bc1 := 1 - math.Pow(a.Beta1, step)
 		bc2 := 1 - math.Pow(a.Beta2, step)
+		if a.AMSGrad {
+			vmax, ok := st["max_exp_avg_sq"]
+			if !ok {
+				vmax = ember.ZerosLike(p)
+				st["max_exp_avg_sq"] = vmax
+			}
+			vmax.CopyFrom(vmax.Maximum(v))
+			v = vmax
+		}
 		denom := v.Sqrt().DivScalar(math.Sqrt(bc2)).AddScalar(a.Eps)
 		p.AddcdivInPlace(m, denom, -a.lr/bc1)
 	})

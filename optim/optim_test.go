@@ -87,3 +87,36 @@ func TestSchedulesMatchTorch(t *testing.T) {
 		}
 	}
 }
+
+// TestAdamStateDictStep: a state dict's step must be one whole count ≥ 0
+// (a [3] one was taken and panicked in the next Step, reading it as a
+// scalar), and a StateDict taken earlier follows the count in place as it
+// follows exp_avg (it kept the stale step beside a fresh exp_avg).
+func TestAdamStateDictStep(t *testing.T) {
+	p := ember.Zeros(ember.Shape{2}, ember.WithGrad())
+	opt := NewAdam(Tensors(p), nil, 0.1, 0.9, 0.999, 1e-8, 0)
+	for _, step := range []*ember.Tensor{ember.Zeros(ember.Shape{3}), ember.Scalar(-1), ember.Scalar(2.5), ember.Scalar(math.NaN())} {
+		sd := map[string]*ember.Tensor{"param_groups.0.lr": ember.Scalar(0.1), "state.0.step": step}
+		if err := opt.LoadStateDict(sd); err == nil {
+			t.Errorf("LoadStateDict took step %v", step)
+		}
+	}
+	p.SetGrad(ember.Ones(ember.Shape{2}))
+	opt.Step()
+	sd := opt.StateDict()
+	opt.Step()
+	if got := sd["state.0.step"].Item(); got != 2 {
+		t.Errorf("earlier StateDict's step = %v after two steps, want 2", got)
+	}
+	// torch 1.13 writes the step as a float32 scalar
+	opt2 := NewAdam(Tensors(ember.Zeros(ember.Shape{2}, ember.WithGrad())), nil, 0.1, 0.9, 0.999, 1e-8, 0)
+	sd["state.0.step"] = ember.Scalar(2, ember.Dtype(ember.Float32))
+	if err := opt2.LoadStateDict(sd); err != nil {
+		t.Fatal(err)
+	}
+	opt2.params[0].Tensor.Detach().CopyFrom(p.Detach())
+	opt2.params[0].Tensor.SetGrad(ember.Ones(ember.Shape{2}))
+	opt.Step()
+	opt2.Step()
+	near(t, "resumed from a float32 step", opt2.params[0].Tensor.Detach().Cast(ember.Float64).Float64s(), p.Detach().Cast(ember.Float64).Float64s(), 0)
+}

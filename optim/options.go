@@ -12,7 +12,7 @@ import (
 // PyTorch's defaults for the optimizer.
 type Options struct {
 	LR, Momentum, Dampening, WeightDecay float64
-	Nesterov                             bool
+	Nesterov, AMSGrad, Maximize          bool
 	Beta1, Beta2, Eps                    float64
 	Grad                                 GradFunc
 
@@ -33,6 +33,12 @@ func Dampening(d float64) Option { return func(o *Options) { o.Dampening = d; o.
 
 // Nesterov turns on SGD's Nesterov momentum.
 func Nesterov() Option { return func(o *Options) { o.Nesterov = true; o.mark("nesterov") } }
+
+// AMSGrad turns on Adam's and AdamW's AMSGrad variant (amsgrad=True).
+func AMSGrad() Option { return func(o *Options) { o.AMSGrad = true; o.mark("amsgrad") } }
+
+// Maximize makes the optimizer ascend the gradient (maximize=True).
+func Maximize() Option { return func(o *Options) { o.Maximize = true } }
 
 // WeightDecay sets the weight decay (default 0; AdamW's 0.01).
 func WeightDecay(wd float64) Option { return func(o *Options) { o.WeightDecay = wd } }
@@ -74,22 +80,28 @@ func options(op string, def Options, opts []Option, foreign ...string) Options {
 //
 //	opt := optim.SGDWith(optim.ModuleParams(m), 0.1, optim.Momentum(0.9), optim.WeightDecay(5e-4))
 func SGDWith(params []Param, lr float64, opts ...Option) *SGD {
-	o := options("optim.SGDWith", Options{LR: lr}, opts, "betas", "eps")
-	return NewSGD(params, o.Grad, o.LR, o.Momentum, o.Dampening, o.WeightDecay, o.Nesterov)
+	o := options("optim.SGDWith", Options{LR: lr}, opts, "betas", "eps", "amsgrad")
+	s := NewSGD(params, o.Grad, o.LR, o.Momentum, o.Dampening, o.WeightDecay, o.Nesterov)
+	s.Maximize = o.Maximize
+	return s
 }
 
 // AdamWith is torch.optim.Adam(params, ...): lr 1e-3, betas (0.9, 0.999),
 // eps 1e-8, weight decay 0 unless options say otherwise.
 func AdamWith(params []Param, opts ...Option) *Adam {
 	o := options("optim.AdamWith", Options{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}, opts, "momentum", "dampening", "nesterov")
-	return NewAdam(params, o.Grad, o.LR, o.Beta1, o.Beta2, o.Eps, o.WeightDecay)
+	a := NewAdam(params, o.Grad, o.LR, o.Beta1, o.Beta2, o.Eps, o.WeightDecay)
+	a.AMSGrad, a.Maximize = o.AMSGrad, o.Maximize
+	return a
 }
 
 // AdamWWith is torch.optim.AdamW(params, ...): AdamWith's defaults with
 // decoupled weight decay 0.01.
 func AdamWWith(params []Param, opts ...Option) *Adam {
 	o := options("optim.AdamWWith", Options{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01}, opts, "momentum", "dampening", "nesterov")
-	return NewAdamW(params, o.Grad, o.LR, o.Beta1, o.Beta2, o.Eps, o.WeightDecay)
+	a := NewAdamW(params, o.Grad, o.LR, o.Beta1, o.Beta2, o.Eps, o.WeightDecay)
+	a.AMSGrad, a.Maximize = o.AMSGrad, o.Maximize
+	return a
 }
 
 // Tensors makes params of plain tensors (torch.optim's list of tensors).

@@ -26,6 +26,7 @@ type GradScaler struct {
 	// per optimizer since the last Update: unscaled, and whether an
 	// infinite or NaN gradient was found
 	foundInf map[Optimizer]bool
+	stepped  map[Optimizer]bool // Step was called since the last Update
 }
 
 // NewGradScaler returns a scaler with PyTorch's defaults: scale 65536,
@@ -96,9 +97,18 @@ func (s *GradScaler) Unscale(opt Optimizer) {
 
 // Step unscales the gradients if Unscale was not called, then runs
 // opt.Step unless a gradient was infinite or NaN. It reports whether the
-// step ran.
+// step ran. A second Step of opt before Update panics with a
+// *ember.ValueError, as PyTorch's "step() has already been called since
+// the last update()" (it would apply the same gradients twice).
 func (s *GradScaler) Step(opt Optimizer) bool {
 	s.live("Step")
+	if s.stepped[opt] {
+		panic(&ember.ValueError{Op: "optim.GradScaler", Msg: "step() has already been called since the last update()."})
+	}
+	if s.stepped == nil {
+		s.stepped = map[Optimizer]bool{}
+	}
+	s.stepped[opt] = true
 	if _, done := s.foundInf[opt]; !done {
 		s.Unscale(opt)
 	}
@@ -113,9 +123,14 @@ func (s *GradScaler) Step(opt Optimizer) bool {
 // step with an inf/NaN gradient multiplies it by BackoffFactor and restarts
 // the count; otherwise the count grows and, reaching GrowthInterval,
 // multiplies the scale by GrowthFactor (when the result stays finite) and
-// restarts.
+// restarts. Update without a Step or Unscale since the last one panics
+// with a *ember.ValueError, as PyTorch's "No inf checks were recorded prior
+// to update." (it would count a step that never ran towards growth).
 func (s *GradScaler) Update() {
 	s.live("Update")
+	if len(s.foundInf) == 0 {
+		panic(&ember.ValueError{Op: "optim.GradScaler", Msg: "No inf checks were recorded prior to update."})
+	}
 	found := false
 	for _, f := range s.foundInf {
 		found = found || f
@@ -132,6 +147,7 @@ func (s *GradScaler) Update() {
 		s.tracker++
 	}
 	clear(s.foundInf)
+	clear(s.stepped)
 }
 
 // StateDict is torch's GradScaler.state_dict(): scale, growth_factor,
@@ -153,8 +169,8 @@ func (s *GradScaler) LoadStateDict(sd map[string]float64) error {
 	// torch.cuda.amp.GradScaler's constructor checks (growth > 1, backoff
 	// in (0, 1)), and a finite positive scale (NaN too fails these)
 	sc, gf, bf, gi, tr := sd["scale"], sd["growth_factor"], sd["backoff_factor"], sd["growth_interval"], sd["_growth_tracker"]
-	if !(sc > 0 && float32(sc) <= math.MaxFloat32) || !(gf > 1) || !(bf > 0 && bf < 1) || !(gi >= 1 && gi == math.Trunc(gi)) || !(tr >= 0 && tr == math.Trunc(tr)) {
-		return fmt.Errorf("optim: GradScaler state: scale %v, growth_factor %v, backoff_factor %v, growth_interval %v, _growth_tracker %v: want a finite scale > 0, growth > 1, backoff in (0, 1), an interval ≥ 1 and a count ≥ 0", sc, gf, bf, gi, tr)
+	if !(sc > 0 && float32(sc) <= math.MaxFloat32) || !(gf > 1) || !(bf > 0 && bf < 1) || !(gi >= 1 && gi <= math.MaxInt32 && gi == math.Trunc(gi)) || !(tr >= 0 && tr < gi && tr == math.Trunc(tr)) {
+		return fmt.Errorf("optim: GradScaler state: scale %v, growth_factor %v, backoff_factor %v, growth_interval %v, _growth_tracker %v: want a finite scale > 0, growth > 1, backoff in (0, 1), an interval in [1, 2³¹) and a count in [0, interval)", sc, gf, bf, gi, tr)
 	}
 	s.scale, s.GrowthFactor, s.BackoffFactor = float32(sc), gf, bf
 	s.GrowthInterval, s.tracker = int(gi), int(tr)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/testenv"
 )
 
 // TestGradScalerSequence runs a scripted overflow sequence, worked by hand
@@ -194,6 +195,36 @@ func TestLoadStateDictRefusesBadState(t *testing.T) {
 		sd[c.k] = c.v
 		if err := s.LoadStateDict(sd); err == nil || s.Scale() != 65536 {
 			t.Errorf("GradScaler %s = %v: %v (scale now %v)", c.k, c.v, err, s.Scale())
+		}
+	}
+}
+
+// TestGradScalerStepUpdateOrder: as torch.cuda.amp.GradScaler, a second Step before
+// Update (which had stepped the optimizer twice on the same gradients) and
+// an Update with no Step or Unscale since the last (which had counted
+// towards growth) panic; a growth interval past int32 or a tracker not
+// below it is refused on load (a huge interval had wrapped negative).
+func TestGradScalerStepUpdateOrder(t *testing.T) {
+	p := ember.FromSlice([]float32{1, 2}, nil).SetRequiresGrad(true)
+	opt := NewSGD([]Param{{Name: "p", Tensor: p}}, nil, 0.1, 0, 0, 0, false)
+	s := NewGradScaler().WithInitScale(2)
+	p.SetGrad(ember.FromSlice([]float32{2, 4}, nil))
+	s.Step(opt)
+	testenv.Raises[*ember.ValueError](t, "second Step", func() { s.Step(opt) })
+	if v := p.Detach().Float32s(); v[0] != 0.9 || v[1] != 1.8 {
+		t.Errorf("p = %v, want [0.9 1.8] (one step)", v)
+	}
+	s.Update()
+	testenv.Raises[*ember.ValueError](t, "Update with no Step", func() { s.Update() })
+	p.SetGrad(ember.FromSlice([]float32{2, 4}, nil))
+	s.Step(opt) // allowed again after Update
+	s.Update()
+	for _, sd := range []map[string]float64{
+		{"scale": 2, "growth_factor": 2, "backoff_factor": 0.5, "growth_interval": 1e300, "_growth_tracker": 0},
+		{"scale": 2, "growth_factor": 2, "backoff_factor": 0.5, "growth_interval": 10, "_growth_tracker": 10},
+	} {
+		if err := s.LoadStateDict(sd); err == nil {
+			t.Errorf("LoadStateDict(%v) took it: %v", sd, s.StateDict())
 		}
 	}
 }
