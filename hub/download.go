@@ -191,6 +191,24 @@ func VerifyFile(path, prefix string) error {
 // caller looked (CachedFile): a dst present once the lock is held was
 // then put there by another download, and is what is wanted.
 func download(ctx context.Context, rawURL, dst, prefix string, o options, cached bool) error {
+	// one download at a time per file (the ranks of a job on one machine
+	// fetching the same weights): the others wait, then find it done. The
+	// lock is on a file of its own, never removed or renamed (as
+	// huggingface_hub's), so that every waiter locks the same one
+	lock, err := os.OpenFile(dst+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("hub: %w", err)
+	}
+	defer lock.Close() // releases the lock
+	waited, err := lockFile(ctx, lock)
+	if err != nil {
+		return fmt.Errorf("hub: waiting for another download of %s: %w", dst, err)
+	}
+	if waited || cached {
+		if _, err := os.Stat(dst); err == nil {
+			return VerifyFile(dst, prefix)
+		}
+	}
 	part := dst + ".partial"
 	f, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -201,22 +219,6 @@ func download(ctx context.Context, rawURL, dst, prefix string, o options, cached
 			f.Close()
 		}
 	}()
-	// one download at a time per file (the ranks of a job on one machine
-	// fetching the same weights): the others wait, then find it done
-	waited, err := lockFile(ctx, f)
-	if err != nil {
-		return fmt.Errorf("hub: waiting for another download of %s: %w", dst, err)
-	}
-	if waited || cached {
-		if _, err := os.Stat(dst); err == nil {
-			f.Close()
-			f = nil
-			if st, err := os.Stat(part); err == nil && st.Size() == 0 {
-				os.Remove(part) // made by this call after the winner renamed its own
-			}
-			return VerifyFile(dst, prefix)
-		}
-	}
 	have, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return fmt.Errorf("hub: %w", err)

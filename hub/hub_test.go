@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -87,6 +88,9 @@ func noFiles(t *testing.T, dir string, keep ...string) {
 	t.Helper()
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".lock") {
+			continue // download's lock file stays, as huggingface_hub's
+		}
 		if !strings.Contains(strings.Join(keep, " "), e.Name()) {
 			t.Errorf("unexpected file %s in the cache", e.Name())
 		}
@@ -405,6 +409,59 @@ func TestConcurrentDownloadsShareOne(t *testing.T) {
 	for range 4 {
 		if err := <-errs; err != nil {
 			t.Error(err)
+		}
+	}
+	noFiles(t, dir, name)
+}
+
+// The lock is a file of its own: a download that fails before writing
+// anything removes its partial file, and one waiting on the lock then,
+// or one arriving after, still downloads the whole file into the cache.
+// With the lock on the partial file itself, the waiter locked a removed
+// file and failed to rename it ('no such file or directory').
+func TestDownloadAfterFailedOne(t *testing.T) {
+	body, name := payload(1 << 20)
+	var calls atomic.Int32
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			time.Sleep(150 * time.Millisecond)
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		for i := 0; i < len(body); i += 64 << 10 {
+			w.Write(body[i:min(i+64<<10, len(body))])
+			w.(http.Flusher).Flush()
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	dir := t.TempDir()
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i, delay := range []time.Duration{0, 30 * time.Millisecond, 250 * time.Millisecond} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(delay)
+			p, err := CachedFile(context.Background(), ts.URL+"/"+name, Dir(dir), quiet())
+			if err == nil {
+				if got, _ := os.ReadFile(p); !bytes.Equal(got, body) {
+					err = fmt.Errorf("%s differs from the served file", p)
+				}
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	var he *HTTPError
+	if !errors.As(errs[0], &he) || he.Status != 500 {
+		t.Errorf("first download: %v, want the server's 500", errs[0])
+	}
+	for i, err := range errs[1:] {
+		if err != nil {
+			t.Errorf("download %d: %v", i+2, err)
 		}
 	}
 	noFiles(t, dir, name)
