@@ -151,7 +151,7 @@ func TestPyTorchSharedDictWalk(t *testing.T) {
 	}
 	p.WriteString(".")
 	_, err := ParsePyTorch(zipWith(t, map[string][]byte{"a/data.pkl": p.Bytes()}))
-	wantFormatError(t, "shared dicts", err, "dict entries to flatten")
+	wantFormatError(t, "shared dicts", err, "containers to flatten")
 }
 
 // 60000 records: the storage lookup is a map, not a scan per record.
@@ -266,5 +266,24 @@ func TestPyTorchOpaqueCycles(t *testing.T) {
 	_, err = ParsePyTorch(zipWith(t, map[string][]byte{"a/data.pkl": []byte(withTensor), "a/data/0": make([]byte, 8)}))
 	if err == nil || !strings.Contains(err.Error(), `key "k" is a pickled __main__.Foo holding tensors`) {
 		t.Fatalf("object holding a tensor: %v", err)
+	}
+}
+
+// A checkpoint's list of numbers (a loss history) costs nothing of the
+// flattening budget, however long, and a list of them shared through the
+// memo is walked once: {'losses': [1]*1.2M, 'again': <the same list>}
+// loaded before lists were flattened, and must still.
+func TestPyTorchLongNumberList(t *testing.T) {
+	var p bytes.Buffer
+	p.WriteString("\x80\x02}q\x00(X\x06\x00\x00\x00losses]q\x01")
+	for range 1200 { // APPENDS in batches of 1000, as pickle writes them
+		p.WriteString("(")
+		p.Write(bytes.Repeat([]byte("K\x01"), 1000))
+		p.WriteString("e")
+	}
+	p.WriteString("X\x05\x00\x00\x00againh\x01u.")
+	m, err := ParsePyTorch(zipWith(t, map[string][]byte{"a/data.pkl": p.Bytes()}))
+	if err != nil || len(m) != 0 {
+		t.Fatalf("got %d tensors, %v; want none and no error", len(m), err)
 	}
 }

@@ -28,8 +28,10 @@ const (
 	// maxDeflate is how many times its compressed size a deflated record
 	// may inflate to (deflate's own limit is about 1032).
 	maxDeflate = 1032
-	// maxVisits bounds the dict entries flattened (dicts shared through
-	// the memo are walked once per reference).
+	// maxVisits bounds the tensors and containers flattened (containers
+	// shared through the memo are walked once per reference; the numbers,
+	// strings and such in a container are not counted, and a container
+	// holding nothing else is walked once).
 	maxVisits = 1 << 20
 )
 
@@ -147,8 +149,8 @@ func ParsePyTorch(data []byte) (m map[string]*ember.Tensor, err error) {
 		return nil, bad("data.pkl: %v", err)
 	}
 	out := map[string]*ember.Tensor{}
-	visits := maxVisits
-	if err := flatten("", obj, out, 0, &visits); err != nil {
+	st := &flattening{visits: maxVisits, plain: map[any]bool{}}
+	if err := flatten("", obj, out, 0, st); err != nil {
 		return nil, bad("%v", err)
 	}
 	return out, nil
@@ -477,13 +479,36 @@ func (l *ptLoader) rebuildTensor(args ...any) (any, error) {
 	return &ptTensor{t}, nil
 }
 
-func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int, visits *int) error {
+// flattening is flatten's state: the visits left, and the containers
+// found to hold nothing that flattens (numbers, strings), skipped when met
+// again through the memo.
+type flattening struct {
+	visits int
+	plain  map[any]bool
+}
+
+func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int, st *flattening) error {
 	if depth > 32 {
 		return fmt.Errorf("dicts and lists nested more than 32 deep")
 	}
+	var container bool
+	switch obj.(type) {
+	case *types.Dict, *types.OrderedDict, *types.List, *types.Tuple: // pointers: comparable
+		container = true
+		if st.plain[obj] {
+			return nil
+		}
+	}
+	plain := true
 	put := func(k, v any) error {
-		if *visits--; *visits < 0 {
-			return fmt.Errorf("more than %d dict entries to flatten (a dict shared through the pickle memo?)", maxVisits)
+		switch v.(type) {
+		case *ptTensor, *types.Dict, *types.OrderedDict, *types.List, *types.Tuple, *opaque:
+			plain = false
+			if st.visits--; st.visits < 0 {
+				return fmt.Errorf("more than %d tensors and containers to flatten (containers shared through the pickle memo?)", maxVisits)
+			}
+		default:
+			return nil // a number, a string: nothing to flatten
 		}
 		ks, ok := k.(string)
 		if !ok {
@@ -504,9 +529,9 @@ func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int, vi
 			}
 			out[name] = x.t
 		case *types.Dict, *types.OrderedDict, *types.List, *types.Tuple:
-			return flatten(name, x, out, depth+1, visits)
+			return flatten(name, x, out, depth+1, st)
 		case *opaque:
-			if held, err := holdsTensor(x, visits); err != nil || !held {
+			if held, err := holdsTensor(x, &st.visits); err != nil || !held {
 				return err
 			}
 			return fmt.Errorf("key %q is a pickled %s holding tensors, which are not read (for a model saved whole with torch.save(model), save model.state_dict() instead)", name, x.class)
@@ -551,6 +576,9 @@ func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int, vi
 		if depth == 0 {
 			return fmt.Errorf("top-level object is %T, not a dict of tensors", obj)
 		}
+	}
+	if container && plain {
+		st.plain[obj] = true
 	}
 	return nil
 }
