@@ -220,6 +220,7 @@ func (c *Base) SetModule(name string, m Module) Module {
 	if isNil(m) {
 		c.fail("SetModule", "%q: nil module%s", name, typed(m))
 	}
+	c.registerTail() // a slot appended to a Sequential's Layers is bound by name
 	for i := range c.children {
 		ch := &c.children[i]
 		if ch.name != name {
@@ -326,53 +327,76 @@ func (c *Base) child(i int) Module {
 
 // grower is a container whose children are the elements of one slice
 // field (Sequential, ModuleList).
-type grower interface{ grow() }
+type grower interface{ elems() []Module }
 
-// sync registers the modules appended to a container's slice since the
-// last registration (see growFrom).
-func (c *Base) sync() {
-	if g, ok := c.self.(grower); ok {
-		g.grow()
+// tail returns the modules appended to a container's slice directly,
+// after its registered slots (up to the first nil: Forward reports it),
+// and the index of the first. They are children as the registered ones
+// are, listed without registering them: listing only reads, so modules
+// may be listed from several goroutines.
+func (c *Base) tail() (int, []Module) {
+	g, ok := c.self.(grower)
+	if !ok {
+		return 0, nil
+	}
+	all, n := g.elems(), 0
+	for _, ch := range c.children {
+		if ch.elem >= 0 {
+			n = max(n, ch.elem+1)
+		}
+	}
+	k := n
+	for k < len(all) && !isNil(all[k]) {
+		k++
+	}
+	if k <= n {
+		return n, nil
+	}
+	return n, all[n:k]
+}
+
+// registerTail registers a container's tail, each module as child "i"
+// bound to its own slot (the same module twice: each slot its own), as
+// PyTorch's append registers; constructors, Append and SetModule call it.
+func (c *Base) registerTail() {
+	n, t := c.tail()
+	for i, m := range t {
+		c.RegisterModule(strconv.Itoa(n+i), m)
+		c.children[len(c.children)-1].elem = n + i
 	}
 }
 
-// growFrom registers ms[i] as child "i" for each i from the number of
-// children on, each bound to its own slot: Go code grows a Sequential with
-// append, and PyTorch's append registers. It stops at a nil element
-// (Forward reports it).
-func (c *Base) growFrom(ms []Module) {
-	for i := len(c.children); i < len(ms) && !isNil(ms[i]); i++ {
-		c.RegisterModule(strconv.Itoa(i), ms[i])
-		c.children[len(c.children)-1].elem = i // the same module twice: each slot its own
+// eachChild calls f with each present child and its name: the registered
+// ones in registration order, then a container's tail.
+func (c *Base) eachChild(f func(name string, m Module)) {
+	for i, ch := range c.children {
+		if m := c.child(i); m != nil {
+			f(ch.name, m)
+		}
+	}
+	n, t := c.tail()
+	for i, m := range t {
+		f(strconv.Itoa(n+i), m)
 	}
 }
 
 // childModules returns the present children in registration order.
 func (c *Base) childModules() []Module {
-	c.sync()
 	out := make([]Module, 0, len(c.children))
-	for i := range c.children {
-		if m := c.child(i); m != nil {
-			out = append(out, m)
-		}
-	}
+	c.eachChild(func(_ string, m Module) { out = append(out, m) })
 	return out
 }
 
 // Children returns the direct sub-modules with their names.
 func (c *Base) Children() (names []string, mods []Module) {
-	c.sync()
-	for i, ch := range c.children {
-		if m := c.child(i); m != nil {
-			names = append(names, ch.name)
-			mods = append(mods, m)
-		}
-	}
+	c.eachChild(func(n string, m Module) {
+		names = append(names, n)
+		mods = append(mods, m)
+	})
 	return
 }
 
 func (c *Base) walk(prefix string, params bool, visit func(name string, p **ember.Tensor)) {
-	c.sync()
 	slots := c.buffers
 	if params {
 		slots = c.params
@@ -382,11 +406,7 @@ func (c *Base) walk(prefix string, params bool, visit func(name string, p **embe
 			visit(prefix+s.name, s.p)
 		}
 	}
-	for i, ch := range c.children {
-		if m := c.child(i); m != nil {
-			m.Registry().walk(prefix+ch.name+".", params, visit)
-		}
-	}
+	c.eachChild(func(n string, m Module) { m.Registry().walk(prefix+n+".", params, visit) })
 }
 
 // ParameterRefs returns the dotted names of the parameters and the fields
@@ -669,22 +689,22 @@ func NewSequential(layers ...Module) *Sequential {
 	noNil("*nn.Sequential", "NewSequential", "layer", layers)
 	s := &Sequential{Layers: layers}
 	s.Init(s)
-	s.growFrom(layers)
+	s.registerTail()
 	return s
 }
 
-func (s *Sequential) grow() { s.growFrom(s.Layers) }
+func (s *Sequential) elems() []Module { return s.Layers }
 
 // Append adds m as the last layer and returns s (PyTorch's append). A
-// layer appended to Layers directly is registered too, the next time the
-// module's children or parameters are listed.
+// layer appended to Layers directly is a child too (listed by Parameters,
+// StateDict, To, ...), and is registered by the next Append or SetModule.
 func (s *Sequential) Append(m Module) *Sequential {
 	CheckNil(s, "Append")
 	if isNil(m) {
 		useErr("*nn.Sequential", "Append", "nil module"+typed(m))
 	}
 	s.Layers = append(s.Layers, m)
-	s.grow()
+	s.registerTail()
 	return s
 }
 

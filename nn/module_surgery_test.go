@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/emberml/ember"
@@ -277,5 +278,39 @@ func TestTiedWeights(t *testing.T) {
 	s.MapParameters(func(_ string, p *ember.Tensor) *ember.Tensor { n++; return ember.Zeros(p.Shape()) })
 	if n != 1 || emb.Weight != head.Weight {
 		t.Fatalf("MapParameters called f %d times and left the weights tied: %v; want once, tied", n, emb.Weight == head.Weight)
+	}
+}
+
+// Listing a Sequential grown by append only reads it (goroutines may list
+// it at once: run with -race), a child registered under another name does
+// not shift the slots, and SetModule binds an appended slot by its name.
+func TestSequentialTailIsReadOnly(t *testing.T) {
+	s := nn.NewSequential(nn.NewLinear(2, 2, true))
+	s.RegisterModule("extra", nn.NewLinear(1, 1, false)) // 1 parameter
+	s.Layers = append(s.Layers, nn.NewLinear(2, 3, true), nn.NewReLU())
+	var wg sync.WaitGroup
+	counts := make([]int, 4)
+	for g := range counts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			counts[g] = nn.NumParameters(s)
+			_ = s.String()
+		}()
+	}
+	wg.Wait()
+	for _, n := range counts {
+		if n != 6+1+9 {
+			t.Fatalf("NumParameters from goroutines: %v, want 16 each", counts)
+		}
+	}
+	names, _ := s.Children()
+	if got := strings.Join(names, ","); got != "0,extra,1,2" {
+		t.Fatalf("children %s, want 0,extra,1,2", got)
+	}
+	head := nn.NewLinear(2, 5, false)
+	s.SetModule("1", head)
+	if s.Layers[1] != head || nn.NumParameters(s) != 6+1+10 {
+		t.Fatalf("SetModule(\"1\") on an appended slot: Layers[1] %v, %d parameters, want the new head and 17", s.Layers[1], nn.NumParameters(s))
 	}
 }

@@ -210,22 +210,22 @@ func NewModuleList(ms ...Module) *ModuleList {
 	noNil("*nn.ModuleList", "NewModuleList", "module", ms)
 	l := &ModuleList{Modules: ms}
 	l.Init(l)
-	l.growFrom(ms)
+	l.registerTail()
 	return l
 }
 
-func (l *ModuleList) grow() { l.growFrom(l.Modules) }
+func (l *ModuleList) elems() []Module { return l.Modules }
 
 // Append adds m as the last module and returns l (PyTorch's append). A
-// module appended to Modules directly is registered too, the next time
-// the list's children or parameters are listed.
+// module appended to Modules directly is a child too, and is registered
+// by the next Append or SetModule.
 func (l *ModuleList) Append(m Module) *ModuleList {
 	CheckNil(l, "Append")
 	if isNil(m) {
 		useErr("*nn.ModuleList", "Append", "nil module"+typed(m))
 	}
 	l.Modules = append(l.Modules, m)
-	l.grow()
+	l.registerTail()
 	return l
 }
 
