@@ -152,7 +152,13 @@ func TestTransforms(t *testing.T) {
 	if a.Item() != b.Item() || a.Item() == c.Item() {
 		t.Errorf("draws %v %v %v", a.Item(), b.Item(), c.Item())
 	}
+	// -1 is sample 3, drawn as sample 3 is
+	if l, n := ds.Get(-1); l.Item() != first(ds.Get(3)).Item() || n.Item() != 3 {
+		t.Errorf("Get(-1) drew %v (label %v), Get(3) %v", l.Item(), n.Item(), first(ds.Get(3)).Item())
+	}
 }
+
+func first(x, _ *ember.Tensor) *ember.Tensor { return x }
 
 // TestNilOptions: the nil forms of the loader's and Transformed's
 // functions mean their defaults, as None does in PyTorch (Collate(nil): the

@@ -156,6 +156,7 @@ func (d *Transformed) SetEpoch(e int) {
 
 // Get returns the transformed sample i.
 func (d *Transformed) Get(i int) (*ember.Tensor, *ember.Tensor) {
+	i = sampleIndex("data.Transformed.Get", i, d.Len()) // -1 draws as Len()-1 does
 	x, y := d.DS.Get(i)
 	if d.Transform == nil { // none, as transform=None
 		return x, y
