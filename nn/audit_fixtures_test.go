@@ -194,6 +194,14 @@ func TestGroupNormMatchesTorch(t *testing.T) {
 	testenv.Raises[*ember.ShapeError](t, "GroupNorm(2, 6) on [2, 4]", func() { NewGroupNorm(2, 6).Forward(ember.Ones(ember.Shape{2, 4})) })
 	testenv.Raises[*ember.DTypeError](t, "GroupNorm on int64", func() { NewGroupNorm(1, 3).Forward(ember.Ones(ember.Shape{2, 3}, ember.Dtype(ember.Int64))) })
 	testenv.Raises[*ember.ValueError](t, "GroupNorm(1, 1) on [1, 1]", func() { NewGroupNorm(1, 1).Forward(ember.Ones(ember.Shape{1, 1})) })
+	// fields changed after the constructor are checked again
+	testenv.Raises[*ember.ValueError](t, "Groups = 0", func() { g := NewGroupNorm(2, 6); g.Groups = 0; g.Forward(ember.Ones(ember.Shape{2, 6})) })
+	testenv.Raises[*ember.ValueError](t, "Groups = 4 of 6", func() { g := NewGroupNorm(2, 6); g.Groups = 4; g.Forward(ember.Ones(ember.Shape{2, 6})) })
+	testenv.Raises[*ember.ValueError](t, "CumulativeAverage without NumBatchesTracked", func() {
+		b := NewBatchNorm2d(2)
+		b.CumulativeAverage, b.NumBatchesTracked = true, nil
+		b.Forward(ember.Ones(ember.Shape{2, 2, 1, 1}))
+	})
 	// half inputs: float32 statistics, the output in the input's dtype
 	h := NewGroupNorm(2, 4).Forward(ember.Randn(ember.Shape{2, 4, 3}).Cast(ember.BFloat16))
 	if h.DType() != ember.BFloat16 {

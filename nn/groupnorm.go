@@ -47,6 +47,9 @@ func (g *GroupNorm) Forward(x *ember.Tensor) (out *ember.Tensor) {
 	if len(s) < 2 {
 		panic(&ember.ShapeError{Op: op, Shapes: []ember.Shape{s}, Msg: fmt.Sprintf("Expected at least 2 dimensions for input tensor but received %d", len(s))})
 	}
+	if g.Groups <= 0 || g.Channels%g.Groups != 0 { // fields set after NewGroupNorm
+		panic(&ember.ValueError{Op: op, Msg: fmt.Sprintf("num_channels (%d) must be divisible by num_groups (%d)", g.Channels, g.Groups)})
+	}
 	if s[1] != g.Channels {
 		panic(&ember.ShapeError{Op: op, Shapes: []ember.Shape{s}, Msg: fmt.Sprintf("Expected weight to be a vector of size equal to the number of channels in input, but got weight of shape [%d] and input of shape %v", g.Channels, s)})
 	}

@@ -170,6 +170,9 @@ func (b *BatchNorm) Forward(x *ember.Tensor) *ember.Tensor {
 	}
 	tracking := b.RunningMean != nil || b.RunningVar != nil
 	momentum := b.Momentum
+	if b.CumulativeAverage && b.Training() && tracking && b.NumBatchesTracked == nil {
+		panic(&ember.ValueError{Op: "nn.BatchNorm" + b.dims, Msg: "CumulativeAverage (momentum=None) needs the NumBatchesTracked buffer, which is nil"})
+	}
 	if b.Training() && tracking && b.NumBatchesTracked != nil {
 		b.NumBatchesTracked.AddScalarInPlace(1) // an integer buffer: no graph
 		if b.CumulativeAverage {
