@@ -58,13 +58,14 @@ any of a list; --ignore-eos continues), or when the sequence fills the
 model's context (a note says so). A prompt longer than the context is an
 error; an empty one starts from bos_token_id, as transformers' generate.
 
-A generation_config.json in the folder is read as transformers does: its
+A generation_config.json in the folder is read: its
 eos_token_id (and bos_token_id) replace config.json's, and its sampling
 settings are the defaults that flags given on the command line override:
 do_sample false is greedy decoding; do_sample true samples with its
 temperature, top_k and top_p, transformers' defaults (1, 50, 1) for those
-it lacks; without do_sample, its temperature, top_k and top_p replace
-these flags' defaults.
+it lacks; without do_sample (where transformers would decode greedily:
+most GPT-2 folders' file has only bos/eos), ember still samples, its
+temperature, top_k and top_p replacing these flags' defaults.
 
 Ids the tokenizer does not have (a model's vocabulary padded past the
 tokenizer's) are left out of the text, as Hugging Face's decode does.
