@@ -27,6 +27,9 @@ type GradScaler struct {
 	// infinite or NaN gradient was found
 	foundInf map[Optimizer]bool
 	stepped  map[Optimizer]bool // Step was called since the last Update
+	// unchecked: Unscale found no gradient (Step refuses to go on, as
+	// PyTorch's "No inf checks were recorded for this optimizer.")
+	unchecked map[Optimizer]bool
 }
 
 // NewGradScaler returns a scaler with PyTorch's defaults: scale 65536,
@@ -81,25 +84,45 @@ func (s *GradScaler) Unscale(opt Optimizer) {
 		s.foundInf = map[Optimizer]bool{}
 	}
 	inv := float64(float32(1 / float64(s.scale)))
-	found := false
+	// one flag per device, read back once each (as PyTorch's
+	// found_inf_per_device), not a host sync per gradient
+	flags := map[ember.Device]*ember.Tensor{}
+	var devs []ember.Device
 	for _, p := range params(opt) {
 		g := p.Tensor.Grad()
 		if g == nil {
 			continue
 		}
 		g.MulScalarInPlace(inv)
-		if g.IsNaN().Any().Item() != 0 || g.IsInf().Any().Item() != 0 {
-			found = true
+		bad := g.IsNaN().Any().LogicalOr(g.IsInf().Any())
+		if f, ok := flags[g.Device()]; ok {
+			bad = f.LogicalOr(bad)
+		} else {
+			devs = append(devs, g.Device())
 		}
+		flags[g.Device()] = bad
+	}
+	found := false
+	for _, d := range devs {
+		found = found || flags[d].Item() != 0
 	}
 	s.foundInf[opt] = found
+	if len(devs) == 0 {
+		if s.unchecked == nil {
+			s.unchecked = map[Optimizer]bool{}
+		}
+		s.unchecked[opt] = true
+	}
 }
 
 // Step unscales the gradients if Unscale was not called, then runs
 // opt.Step unless a gradient was infinite or NaN. It reports whether the
 // step ran. A second Step of opt before Update panics with a
 // *ember.ValueError, as PyTorch's "step() has already been called since
-// the last update()" (it would apply the same gradients twice).
+// the last update()" (it would apply the same gradients twice), and so
+// does a Step of an optimizer none of whose parameters has a gradient
+// (Backward forgotten), as PyTorch's "No inf checks were recorded for
+// this optimizer."
 func (s *GradScaler) Step(opt Optimizer) bool {
 	s.live("Step")
 	if s.stepped[opt] {
@@ -111,6 +134,9 @@ func (s *GradScaler) Step(opt Optimizer) bool {
 	s.stepped[opt] = true
 	if _, done := s.foundInf[opt]; !done {
 		s.Unscale(opt)
+	}
+	if s.unchecked[opt] { // no gradient at all: Backward forgotten?
+		panic(&ember.ValueError{Op: "optim.GradScaler", Msg: "No inf checks were recorded for this optimizer."})
 	}
 	if s.foundInf[opt] {
 		return false
@@ -148,6 +174,7 @@ func (s *GradScaler) Update() {
 	}
 	clear(s.foundInf)
 	clear(s.stepped)
+	clear(s.unchecked)
 }
 
 // StateDict is torch's GradScaler.state_dict(): scale, growth_factor,

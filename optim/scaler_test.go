@@ -228,3 +228,39 @@ func TestGradScalerStepUpdateOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestGradScalerNoGradients: a Step whose optimizer has no gradient at all
+// (Backward forgotten) panics, as PyTorch's "No inf checks were recorded
+// for this optimizer."; an inf in any of several gradients (checked on
+// the device, read back once) skips the step.
+func TestGradScalerNoGradients(t *testing.T) {
+	p := ember.FromSlice([]float32{1, 2}, nil).SetRequiresGrad(true)
+	opt := NewSGD([]Param{{Name: "p", Tensor: p}}, nil, 0.1, 0, 0, 0, false)
+	s := NewGradScaler().WithInitScale(2)
+	e := testenv.Raises[*ember.ValueError](t, "Step without gradients", func() { s.Step(opt) })
+	if e.Msg != "No inf checks were recorded for this optimizer." {
+		t.Errorf("message %q", e.Msg)
+	}
+	if v := p.Detach().Float32s(); v[0] != 1 || v[1] != 2 {
+		t.Errorf("p = %v after the refused Step, want [1 2]", v)
+	}
+	// after an Update, a Step with gradients goes on; an inf in one of
+	// three gradients skips it
+	s = NewGradScaler().WithInitScale(2)
+	q := ember.FromSlice([]float32{1}, nil).SetRequiresGrad(true)
+	r := ember.FromSlice([]float32{1}, nil).SetRequiresGrad(true)
+	opt = NewSGD([]Param{{"p", p}, {"q", q}, {"r", r}}, nil, 0.1, 0, 0, 0, false)
+	p.SetGrad(ember.FromSlice([]float32{2, 4}, nil))
+	q.SetGrad(ember.FromSlice([]float32{float32(math.Inf(1))}, nil))
+	r.SetGrad(ember.FromSlice([]float32{2}, nil))
+	if s.Step(opt) {
+		t.Error("Step ran with an infinite gradient")
+	}
+	s.Update()
+	q.SetGrad(ember.FromSlice([]float32{2}, nil))
+	p.SetGrad(ember.FromSlice([]float32{2, 4}, nil))
+	r.SetGrad(ember.FromSlice([]float32{2}, nil))
+	if !s.Step(opt) {
+		t.Error("Step skipped with finite gradients")
+	}
+}
