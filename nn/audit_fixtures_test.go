@@ -2,6 +2,7 @@ package nn
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -146,6 +147,42 @@ func TestClipGradNormTypesMatchTorch(t *testing.T) {
 
 // TestGroupNormMatchesTorch checks the new GroupNorm (forward, input,
 // weight and bias gradients, repr) against PyTorch 1.13, with and without
+// normCase is a normalisation layer's fixture: with or without its
+// affine weight and bias, the output and the gradients for an upstream
+// gradient Gout, and the repr.
+type normCase struct {
+	Affine               bool
+	X, Y, Gout, Gx       jsonTensor
+	Weight, Bias, Gw, Gb jsonTensor
+	Repr                 string
+}
+
+// check loads c's affine parameters into m (whose fields weight and bias
+// hold them; nil both without affine) and compares m's repr, output and
+// gradients with c's (the weight's within gwTol).
+func (c normCase) check(t *testing.T, m Module, weight, bias **ember.Tensor, gwTol float64) {
+	t.Helper()
+	if c.Affine {
+		if err := m.LoadStateDict(map[string]*ember.Tensor{"weight": c.Weight.tensor(), "bias": c.Bias.tensor()}, true); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		*weight, *bias = nil, nil
+	}
+	if fmt.Sprint(m) != c.Repr {
+		t.Errorf("repr %q, want %q", fmt.Sprint(m), c.Repr)
+	}
+	x := c.X.tensor().SetRequiresGrad(true)
+	y := m.Forward(x)
+	close(t, c.Repr+" y", y, c.Y.tensor(), 1e-5)
+	y.Mul(c.Gout.tensor()).Sum().Backward()
+	close(t, c.Repr+" grad x", x.Grad(), c.Gx.tensor(), 1e-4)
+	if c.Affine {
+		close(t, c.Repr+" grad weight", (*weight).Grad(), c.Gw.tensor(), gwTol)
+		close(t, c.Repr+" grad bias", (*bias).Grad(), c.Gb.tensor(), 1e-5)
+	}
+}
+
 // affine, over [N, C], [N, C, L] and [N, C, H, W] inputs.
 func TestGroupNormMatchesTorch(t *testing.T) {
 	b, err := os.ReadFile("../testdata/nn/audit.json")
@@ -154,11 +191,8 @@ func TestGroupNormMatchesTorch(t *testing.T) {
 	}
 	var f struct {
 		GroupNorm []struct {
-			Groups, Channels     int
-			Affine               bool
-			X, Y, Gout, Gx       jsonTensor
-			Weight, Bias, Gw, Gb jsonTensor
-			Repr                 string
+			Groups, Channels int
+			normCase
 		}
 	}
 	if err := json.Unmarshal(b, &f); err != nil {
@@ -169,25 +203,7 @@ func TestGroupNormMatchesTorch(t *testing.T) {
 	}
 	for _, c := range f.GroupNorm {
 		m := NewGroupNorm(c.Groups, c.Channels)
-		if c.Affine {
-			if err := m.LoadStateDict(map[string]*ember.Tensor{"weight": c.Weight.tensor(), "bias": c.Bias.tensor()}, true); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			m.Weight, m.Bias = nil, nil
-		}
-		if m.String() != c.Repr {
-			t.Errorf("repr %q, want %q", m.String(), c.Repr)
-		}
-		x := c.X.tensor().SetRequiresGrad(true)
-		y := m.Forward(x)
-		close(t, c.Repr+" y", y, c.Y.tensor(), 1e-5)
-		y.Mul(c.Gout.tensor()).Sum().Backward()
-		close(t, c.Repr+" grad x", x.Grad(), c.Gx.tensor(), 1e-4)
-		if c.Affine {
-			close(t, c.Repr+" grad weight", m.Weight.Grad(), c.Gw.tensor(), 1e-4)
-			close(t, c.Repr+" grad bias", m.Bias.Grad(), c.Gb.tensor(), 1e-5)
-		}
+		c.check(t, m, &m.Weight, &m.Bias, 1e-4)
 	}
 	testenv.Raises[*ember.ValueError](t, "NewGroupNorm(4, 6)", func() { NewGroupNorm(4, 6) })
 	testenv.Raises[*ember.ValueError](t, "NewGroupNorm(0, 6)", func() { NewGroupNorm(0, 6) })
@@ -376,12 +392,9 @@ func TestLayerNormOddShapesMatchTorch(t *testing.T) {
 	}
 	var f struct {
 		LayerNorm []struct {
-			Norm                 []int
-			Affine               bool
-			Eps                  float64
-			X, Y, Gout, Gx       jsonTensor
-			Weight, Bias, Gw, Gb jsonTensor
-			Repr                 string
+			Norm []int
+			Eps  float64
+			normCase
 		}
 	}
 	if err := json.Unmarshal(b, &f); err != nil {
@@ -393,24 +406,6 @@ func TestLayerNormOddShapesMatchTorch(t *testing.T) {
 	for _, c := range f.LayerNorm {
 		m := NewLayerNorm(c.Norm...)
 		m.Eps = c.Eps
-		if c.Affine {
-			if err := m.LoadStateDict(map[string]*ember.Tensor{"weight": c.Weight.tensor(), "bias": c.Bias.tensor()}, true); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			m.Weight, m.Bias = nil, nil
-		}
-		if m.String() != c.Repr {
-			t.Errorf("repr %q, want %q", m.String(), c.Repr)
-		}
-		x := c.X.tensor().SetRequiresGrad(true)
-		y := m.Forward(x)
-		close(t, c.Repr+" y", y, c.Y.tensor(), 1e-5)
-		y.Mul(c.Gout.tensor()).Sum().Backward()
-		close(t, c.Repr+" grad x", x.Grad(), c.Gx.tensor(), 1e-4)
-		if c.Affine {
-			close(t, c.Repr+" grad weight", m.Weight.Grad(), c.Gw.tensor(), 1e-5)
-			close(t, c.Repr+" grad bias", m.Bias.Grad(), c.Gb.tensor(), 1e-5)
-		}
+		c.check(t, m, &m.Weight, &m.Bias, 1e-5)
 	}
 }
