@@ -11,9 +11,9 @@ import (
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/backend/cuda/cudatest"
-	"github.com/emberml/ember/internal/testenv"
 	"github.com/emberml/ember/models/generate"
 	"github.com/emberml/ember/models/gpt2"
+	"github.com/emberml/ember/models/internal/modeltest"
 )
 
 // fixture is what models/testdata/gen_models.py records with PyTorch.
@@ -204,24 +204,7 @@ func TestBadInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := m.Config.VocabSize
-		// a batch of no sequences: empty logits (the fused attention
-		// kernel failed with a Go index-out-of-range panic)
-		if got := m.Forward(ember.Zeros(ember.Shape{0, 3}, ember.Dtype(ember.Int64))).Shape(); !got.Equal(ember.Shape{0, 3, v}) {
-			t.Fatalf("Forward of [0, 3] ids: shape %v, want [0 3 %d]", got, v)
-		}
-		e := testenv.Raises[*ember.ShapeError](t, "Step of no tokens", func() {
-			m.Step(ember.Zeros(ember.Shape{1, 0}, ember.Dtype(ember.Int64)), m.NewCache())
-		})
-		if !strings.Contains(e.Error(), "at least one new token") {
-			t.Fatalf("Step of no tokens: %v", e)
-		}
-		testenv.Raises[*ember.IndexError](t, "id past the vocabulary", func() {
-			m.Forward(ember.FromSlice([]int{1, v}, ember.Shape{1, 2}))
-		})
-		testenv.Raises[*ember.ShapeError](t, "past the context", func() {
-			m.Forward(ember.Zeros(ember.Shape{1, 33}, ember.Dtype(ember.Int64)))
-		})
+		modeltest.Misuse(t, m, m.Config.VocabSize, m.Config.NPositions)
 	})
 	t.Run("prompt longer than the context", func(t *testing.T) {
 		m, err := gpt2.Load("testdata/tiny", ember.CPU)
