@@ -79,13 +79,25 @@ func init() {
 	rootCmd.AddCommand(evalCmd)
 }
 
+// pickDevice parses a --device flag: "auto" (cuda:0 if usable, else cpu),
+// cpu, cuda or cuda:N, checked to be usable. meta is refused: its tensors
+// have no data, so nothing a command prints or writes could be computed.
 func pickDevice(s string) (ember.Device, error) {
 	if s == "auto" {
 		return ember.TryGPU(0), nil
 	}
+	return parseComputeDevice(s)
+}
+
+// parseComputeDevice parses and checks a device that must hold data: cpu,
+// cuda or cuda:N, not meta.
+func parseComputeDevice(s string) (ember.Device, error) {
 	d, err := ember.ParseDevice(s)
 	if err != nil {
 		return d, err
+	}
+	if d.Type == ember.MetaType {
+		return d, fmt.Errorf("--device %s: meta tensors have no data to compute with; want cpu or cuda:N", s)
 	}
 	return d, ember.CheckDevice(d)
 }

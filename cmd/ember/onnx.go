@@ -103,11 +103,8 @@ float32 (exactly).`,
 			if outDir == "" {
 				return fmt.Errorf("onnx run: --output-dir DIR is required")
 			}
-			dev, err := ember.ParseDevice(device)
+			dev, err := parseComputeDevice(device)
 			if err != nil {
-				return err
-			}
-			if err := ember.CheckDevice(dev); err != nil {
 				return err
 			}
 			m, err := onnx.Load(args[0])
@@ -189,11 +186,8 @@ line per case â€” PASS, FAIL with the worst error, or UNSUPPORTED with the op â€
 then "N passed, M failed, K unsupported". It exits 1 when a case fails.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dev, err := ember.ParseDevice(device)
+			dev, err := parseComputeDevice(device)
 			if err != nil {
-				return err
-			}
-			if err := ember.CheckDevice(dev); err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
