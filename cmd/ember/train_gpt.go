@@ -217,6 +217,11 @@ func runTrainGPT(cmd *cobra.Command) error {
 		return err
 	}
 	fmt.Fprintf(out, "text:%s: %d files, %d bytes to train on, %d to validate (byte level: vocabulary 256)\n", path, corpus.files, len(corpus.train), len(corpus.val))
+	// a window is --block-size bytes and the next one: each split needs one
+	if n := min(len(corpus.train), len(corpus.val)); n <= g.blockSize {
+		return fmt.Errorf("text:%s: %d bytes to train on and %d to validate, but --block-size %d needs more than %d in each: use a smaller --block-size or more text",
+			path, len(corpus.train), len(corpus.val), g.blockSize, g.blockSize)
+	}
 	ember.ManualSeed(f.seed)
 	cfg := gpt2.Config{VocabSize: 256, NPositions: g.blockSize, NEmbd: g.nEmbd, NLayer: g.nLayer, NHead: g.nHead, Activation: "gelu_new", LayerNormEps: 1e-5}
 	if err := cfg.Validate(); err != nil { // (New panics on it)
