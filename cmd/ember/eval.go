@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/data"
@@ -47,6 +48,19 @@ var evalCmd = &cobra.Command{
 		if model == "" {
 			return fmt.Errorf("%s does not say which model it holds (no ember metadata): pass --model cnn or --model resnet18", f.weights)
 		}
+		if saved := meta["model"]; saved != "" && saved != model {
+			return fmt.Errorf("%s holds a %s (its metadata), not --model %s", f.weights, saved, model)
+		}
+		// the data set it was trained on, unless --dataset says otherwise
+		if f.dataset == "" {
+			f.dataset = "fashion-mnist"
+			if saved := meta["dataset"]; saved != "" {
+				if strings.Contains(saved, ":") { // imagefolder:DIR, text:PATH
+					return fmt.Errorf("%s was trained on --dataset %s: ember eval tests fashion-mnist, mnist and synthetic models (the run's metrics.csv has its validation accuracy; ember predict classifies images with it)", f.weights, saved)
+				}
+				f.dataset = saved
+			}
+		}
 		m, err := buildModel(model)
 		if err != nil {
 			return err
@@ -70,7 +84,7 @@ func init() {
 	fl := evalCmd.Flags()
 	fl.StringVar(&evalFlags.weights, "weights", "", "model weights (.safetensors or torch .pth state dict)")
 	fl.StringVar(&evalFlags.model, "model", "", "cnn or resnet18 (default: from the checkpoint's metadata)")
-	fl.StringVar(&evalFlags.dataset, "dataset", "fashion-mnist", "fashion-mnist, mnist or synthetic")
+	fl.StringVar(&evalFlags.dataset, "dataset", "", "fashion-mnist, mnist or synthetic (default: the checkpoint's, else fashion-mnist)")
 	fl.StringVar(&evalFlags.device, "device", "auto", "auto, cpu or cuda:N")
 	fl.StringVar(&evalFlags.dataDir, "data-dir", "", "dataset directory (default: $EMBER_DATA_DIR or the Debian package's)")
 	fl.IntVar(&evalFlags.batch, "batch", 256, "batch size")

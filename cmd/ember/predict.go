@@ -68,7 +68,7 @@ func runPredict(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	m, classes, pre, err := predictModel(f.model, f.pretrained, f.weights, cmd)
+	m, classes, pre, err := predictModel(f.model, cmd.Flags().Changed("model"), f.pretrained, f.weights, cmd)
 	if err != nil {
 		return err
 	}
@@ -140,8 +140,30 @@ func classLines(s string) []string {
 }
 
 // predictModel builds the network with its weights, the class names and
-// the preprocessing.
-func predictModel(arch string, pretrained bool, file string, cmd *cobra.Command) (*models.ResNet, []string, transforms.Preset, error) {
+// the preprocessing. An ember train checkpoint's metadata names its model:
+// it is used unless --model was given (archSet), and a checkpoint that is
+// not an RGB image classifier (cnn, gpt, a Fashion-MNIST resnet18) is
+// refused with what it is.
+func predictModel(arch string, archSet, pretrained bool, file string, cmd *cobra.Command) (*models.ResNet, []string, transforms.Preset, error) {
+	var (
+		sd   map[string]*ember.Tensor
+		meta map[string]string
+	)
+	if !pretrained {
+		if err := hub.VerifyFile(file, hub.HashPrefix(filepath.Base(file))); err != nil {
+			return nil, nil, transforms.Preset{}, err
+		}
+		var err error
+		if sd, meta, err = loadWeights(file); err != nil {
+			return nil, nil, transforms.Preset{}, err
+		}
+		if err := predictable(file, meta); err != nil {
+			return nil, nil, transforms.Preset{}, err
+		}
+		if saved := meta["model"]; saved != "" && !archSet {
+			arch = saved
+		}
+	}
 	var layers [4]int
 	var w *models.Weights
 	switch arch {
@@ -158,12 +180,8 @@ func predictModel(arch string, pretrained bool, file string, cmd *cobra.Command)
 		m, err := models.LoadPretrainedFrom(layers, weightsSource(w), hub.Progress(cmd.ErrOrStderr()))
 		return m, w.Categories, pre, err
 	}
-	if err := hub.VerifyFile(file, hub.HashPrefix(filepath.Base(file))); err != nil {
-		return nil, nil, pre, err
-	}
-	sd, meta, err := loadWeights(file)
-	if err != nil {
-		return nil, nil, pre, err
+	if saved := meta["model"]; saved != "" && saved != arch {
+		return nil, nil, pre, fmt.Errorf("%s holds a %s (its metadata), not --model %s", file, saved, arch)
 	}
 	fc, ok := sd["fc.weight"]
 	if !ok || fc.Dim() != 2 {
@@ -189,6 +207,23 @@ func predictModel(arch string, pretrained bool, file string, cmd *cobra.Command)
 		pre = transforms.ImageNetEval(crop*8/7, crop, p.Mean, p.Std)
 	}
 	return m, classes, pre, nil
+}
+
+// predictable refuses an ember train checkpoint that ember predict cannot
+// run: only ResNets trained on RGB images (--dataset imagefolder:DIR) are.
+func predictable(file string, meta map[string]string) error {
+	model, dataset := meta["model"], meta["dataset"]
+	switch {
+	case model == "":
+		return nil // not ember's: a torchvision state dict
+	case model == "gpt":
+		return fmt.Errorf("%s is a GPT checkpoint: run its folder with ember generate --model %s", file, filepath.Dir(file))
+	case model != "resnet18" && model != "resnet34":
+		return fmt.Errorf("%s holds a %s trained on %s: ember predict classifies RGB images with resnet18 or resnet34 (ember eval --weights %s tests it)", file, model, dataset, file)
+	case dataset != "" && !strings.HasPrefix(dataset, "imagefolder:"):
+		return fmt.Errorf("%s holds a %s trained on %s (grayscale 28×28): ember predict classifies RGB images (ember eval --weights %s tests it)", file, model, dataset, file)
+	}
+	return nil
 }
 
 // weightsSource is where --pretrained fetches w from; tests point it at a
