@@ -100,3 +100,24 @@ func TestPredictFollowsCheckpointMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingDatasetAdvice: a missing data set is one line of advice in the
+// command's terms; for mnist it advised installing dataset-fashion-mnist
+// and repeated "set EMBER_DATA_DIR" twice.
+func TestMissingDatasetAdvice(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("EMBER_DATA_DIR", dir)
+	w := filepath.Join(dir, "w.safetensors")
+	if err := weights.SaveSafetensorsMeta(w, models.SimpleCNN(1, 10).StateDict(), map[string]string{"model": "cnn"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ dataset, want string }{
+		{"mnist", "mnist: t10k-images-idx3-ubyte.gz not found in " + dir + ": pass --data-dir DIR with the four IDX files or set $EMBER_DATA_DIR, or use --dataset synthetic"},
+		{"fashion-mnist", "fashion-mnist: t10k-images-idx3-ubyte.gz not found in " + dir + ": pass --data-dir DIR with the four IDX files or set $EMBER_DATA_DIR, install the Debian package dataset-fashion-mnist, or use --dataset synthetic"},
+	} {
+		_, _, err := runCmd(t, "eval", "--weights", w, "--dataset", c.dataset, "--device", "cpu")
+		if err == nil || err.Error() != c.want {
+			t.Errorf("--dataset %s: %v\nwant %s", c.dataset, err, c.want)
+		}
+	}
+}

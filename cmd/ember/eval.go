@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -169,8 +170,17 @@ func loadDataset(name string, train bool, dir string) (data.Dataset, []string, e
 		return nil, nil, fmt.Errorf("unknown dataset %q (want fashion-mnist, mnist or synthetic)", name)
 	}
 	if err != nil {
+		var me *datasets.MissingError
+		if dir == "" && errors.As(err, &me) {
+			// the package's advice, in the command's terms
+			hint := "pass --data-dir DIR with the four IDX files or set $EMBER_DATA_DIR"
+			if me.Package != "" {
+				hint += ", install the Debian package " + me.Package
+			}
+			return nil, nil, fmt.Errorf("%s: %s not found in %s: %s, or use --dataset synthetic", me.Name, me.File, me.Dir, hint)
+		}
 		if dir == "" {
-			return nil, nil, fmt.Errorf("%w (pass --data-dir DIR with the four IDX files, set $EMBER_DATA_DIR, install the Debian package dataset-fashion-mnist, or train on --dataset synthetic)", err)
+			return nil, nil, err
 		}
 		return nil, nil, fmt.Errorf("--data-dir %s: %w", dir, err)
 	}
