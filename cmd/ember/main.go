@@ -1,5 +1,7 @@
-// Command ember is ember's command-line tool: environment checks (info, smi),
-// and later training, evaluation, benchmarks and launching.
+// Command ember is ember's command-line tool: environment checks (info,
+// smi), training (train), evaluation and inference (eval, predict,
+// generate, tokenize, onnx), benchmarks (bench) and launching distributed
+// jobs (launch).
 //
 // Each subcommand lives in its own file and registers itself on rootCmd in an
 // init function, so the command stays thin: flags in, library calls out.

@@ -42,7 +42,7 @@ var trainFlags trainOptions
 
 var trainCmd = &cobra.Command{
 	Use:   "train",
-	Short: "Train an image classifier, writing metrics, a plot and checkpoints",
+	Short: "Train an image classifier or a small GPT, writing metrics, a plot and checkpoints",
 	Args:  cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		return catchDDPFailure(func() error { return runTrain(cmd) })
@@ -52,18 +52,18 @@ var trainCmd = &cobra.Command{
 func init() {
 	fl := trainCmd.Flags()
 	f := &trainFlags
-	fl.StringVar(&f.model, "model", "cnn", "cnn, resnet18, or gpt (a character-level GPT on --dataset text:PATH)")
-	fl.StringVar(&f.dataset, "dataset", "fashion-mnist", "fashion-mnist, mnist or synthetic (generated: for checking a setup)")
+	fl.StringVar(&f.model, "model", "cnn", "cnn, resnet18, resnet34 (with --dataset imagefolder:DIR), or gpt (a character-level GPT on --dataset text:PATH)")
+	fl.StringVar(&f.dataset, "dataset", "fashion-mnist", "fashion-mnist, mnist, synthetic (generated: for checking a setup), imagefolder:DIR (resnet18/34), or text:PATH (gpt)")
 	fl.StringVar(&f.device, "device", "auto", "auto, cpu or cuda:N")
 	fl.StringVar(&f.out, "out", "runs/default", "run directory (metrics.csv, plot.png, model.safetensors, optim.safetensors)")
-	fl.StringVar(&f.dataDir, "data-dir", "", "dataset directory")
+	fl.StringVar(&f.dataDir, "data-dir", "", "the folder of the four IDX files (default: $EMBER_DATA_DIR or the Debian package's)")
 	fl.IntVar(&f.epochs, "epochs", 5, "epochs")
-	fl.IntVar(&f.batch, "batch", 64, "batch size (with --ddp: per rank; the effective batch is batch × ranks)")
-	fl.IntVar(&f.limit, "limit", 0, "train (and test) on the first N samples only")
+	fl.IntVar(&f.batch, "batch", 64, "batch size (with --ddp: per rank; the effective batch is batch × ranks; gpt: 32 unless given)")
+	fl.IntVar(&f.limit, "limit", 0, "train (and test) on the first N samples only (gpt: about the first N bytes of text)")
 	fl.IntVar(&f.workers, "workers", 2, "data loader goroutines")
-	fl.Float64Var(&f.lr, "lr", 0.05, "learning rate (SGD with momentum, cosine schedule)")
+	fl.Float64Var(&f.lr, "lr", 0.05, "learning rate (SGD with momentum, cosine schedule; gpt: AdamW, 1e-3 unless given)")
 	fl.Float64Var(&f.momentum, "momentum", 0.9, "SGD momentum")
-	fl.Float64Var(&f.weightDecay, "weight-decay", 5e-4, "weight decay")
+	fl.Float64Var(&f.weightDecay, "weight-decay", 5e-4, "weight decay (gpt: 0.1 on the matrices unless given)")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed for initialisation and shuffling")
 	fl.BoolVar(&f.resume, "resume", false, "continue from the run directory's checkpoint")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
