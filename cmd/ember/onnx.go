@@ -117,6 +117,18 @@ float32 (exactly).`,
 				if !ok || name == "" || file == "" {
 					return fmt.Errorf("onnx run: --input %q is not NAME=FILE.npy", in)
 				}
+				if _, dup := feed[name]; dup {
+					return fmt.Errorf("onnx run: --input %s given twice", name)
+				}
+				known := false
+				var names []string
+				for _, v := range m.Inputs {
+					known = known || v.Name == name
+					names = append(names, v.Name)
+				}
+				if !known {
+					return fmt.Errorf("onnx run: --input %s: the model has no input %q (its inputs: %s)", in, name, strings.Join(names, ", "))
+				}
 				t, err := npy.ReadFile(file)
 				if err != nil {
 					return fmt.Errorf("input %s: %w", name, err)

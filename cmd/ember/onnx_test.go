@@ -81,6 +81,21 @@ func TestONNXRun(t *testing.T) {
 	if _, err := runONNX(t, "run", filepath.Join(onnxTestdata, "gpt2_block.onnx"), "--input", "nope", "--output-dir", dir); err == nil {
 		t.Error("a malformed --input was accepted")
 	}
+	// a misspelt name was reported as the real input missing; a repeated
+	// one silently took the last file
+	in := filepath.Join(onnxTestdata, "gpt2_block.input.npy")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--input", "inptu=" + in}, `the model has no input "inptu" (its inputs: input)`},
+		{[]string{"--input", "input=" + in, "--input", "input=" + in}, "--input input given twice"},
+	} {
+		_, err := runONNX(t, append([]string{"run", filepath.Join(onnxTestdata, "gpt2_block.onnx"), "--output-dir", dir}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
 }
 
 func TestONNXTest(t *testing.T) {
