@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/emberml/ember"
@@ -161,6 +162,14 @@ func runTrain(cmd *cobra.Command) error {
 		ck, err := pickCheckpoint(modelPath, optPath, midModel, midOpt)
 		if err != nil {
 			return fmt.Errorf("resume: %w", err)
+		}
+		// the same model on the same data (an image folder may have moved)
+		if saved := ck.meta["model"]; saved != "" && saved != f.model {
+			return fmt.Errorf("resume: %s was saved by --model %s: resume it with --model %s, or train --model %s in another --out", ck.modelPath, saved, saved, f.model)
+		}
+		if saved := ck.meta["dataset"]; saved != "" && saved != f.dataset &&
+			!(strings.HasPrefix(saved, "imagefolder:") && strings.HasPrefix(f.dataset, "imagefolder:")) {
+			return fmt.Errorf("resume: %s was trained on --dataset %s: resume it with --dataset %s, or train on %s in another --out", ck.modelPath, saved, saved, f.dataset)
 		}
 		if err := m.LoadStateDict(ck.model, true); err != nil {
 			return fmt.Errorf("resume: %s: %w", ck.modelPath, err)
@@ -443,6 +452,9 @@ func pickCheckpoint(modelPath, optPath, midModel, midOpt string) (*checkpoint, e
 	}
 	ck.model, ck.optim, ck.meta = sd, osd, meta
 	if ck.epoch, err = strconv.Atoi(meta["epoch"]); err != nil {
+		if model := meta["model"]; model == "gpt" { // counts steps, not epochs
+			return nil, fmt.Errorf("%s is a --model gpt checkpoint: resume it with --model gpt --dataset %s", ck.modelPath, meta["dataset"])
+		}
 		return nil, fmt.Errorf("%s has no epoch in its metadata: not a checkpoint of ember train", ck.modelPath)
 	}
 	if ck.epoch < 0 {

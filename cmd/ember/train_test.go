@@ -104,3 +104,43 @@ func TestPickCheckpointRefusesBadMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeRefusesAnotherModelOrDataset: --resume continues the run in
+// --out with its model and data. Another --dataset silently trained the
+// checkpoint on other data (appending to its metrics.csv); another --model
+// was nn's list of every missing key; a gpt run without --model gpt was
+// "not a checkpoint of ember train".
+func TestResumeRefusesAnotherModelOrDataset(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := trainRun(t, dir, "1", -1, -1); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "resnet18"}, "was saved by --model cnn: resume it with --model cnn"},
+		{[]string{"--dataset", "fashion-mnist"}, "was trained on --dataset synthetic: resume it with --dataset synthetic"},
+	} {
+		_, err := trainRun(t, dir, "2", -1, -1, append(c.args, "--resume")...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("--resume %v: %v, want a one-line error with %q", c.args, err, c.want)
+		}
+	}
+	rows, err := readMetrics(filepath.Join(dir, "metrics.csv"))
+	if err != nil || len(rows) != 1 {
+		t.Errorf("metrics.csv after the refusals: %v, %v; want the first run's one epoch", rows, err)
+	}
+	gpt := t.TempDir()
+	sd := map[string]*ember.Tensor{"w": ember.Ones(ember.Shape{2})}
+	if err := weights.SaveSafetensorsMeta(filepath.Join(gpt, "model.safetensors"), sd, map[string]string{"model": "gpt", "dataset": "text:a.txt", "step": "10"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := weights.SaveSafetensors(filepath.Join(gpt, "optim.safetensors"), sd); err != nil {
+		t.Fatal(err)
+	}
+	_, err = trainRun(t, gpt, "2", -1, -1, "--resume")
+	if err == nil || !strings.Contains(err.Error(), "is a --model gpt checkpoint: resume it with --model gpt --dataset text:a.txt") {
+		t.Errorf("--resume of a gpt run without --model gpt: %v", err)
+	}
+}
