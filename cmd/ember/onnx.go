@@ -20,6 +20,9 @@ func newONNXCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "onnx",
 		Short: "Inspect and run ONNX models; run ONNX backend test cases",
+		// a misspelt subcommand is an error (exit 1), not the help and 0
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newONNXInfoCmd(), newONNXRunCmd(), newONNXTestCmd())
 	return cmd

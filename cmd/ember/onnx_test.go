@@ -98,6 +98,28 @@ func TestONNXRun(t *testing.T) {
 	}
 }
 
+// TestONNXUnknownSubcommand: "ember onnx tets DIR" printed the help and
+// exited 0, so a script's typo passed.
+func TestONNXUnknownSubcommand(t *testing.T) {
+	run := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		rootCmd.SetOut(&out)
+		rootCmd.SetErr(&out)
+		rootCmd.SetArgs(append([]string{"onnx"}, args...))
+		defer rootCmd.SetOut(nil)
+		defer rootCmd.SetErr(nil)
+		defer rootCmd.SetArgs(nil)
+		err := rootCmd.Execute()
+		return out.String(), err
+	}
+	if _, err := run("tets", "x"); err == nil || !strings.Contains(err.Error(), `unknown command "tets" for "ember onnx"`) {
+		t.Errorf("ember onnx tets: %v, want an unknown-command error", err)
+	}
+	if out, err := run(); err != nil || !strings.Contains(out, "Available Commands:") {
+		t.Errorf("ember onnx: %v\n%s; want the help", err, out)
+	}
+}
+
 func TestONNXTest(t *testing.T) {
 	base := "/usr/share/libonnx-testdata/data"
 	if _, err := os.Stat(base); err != nil {
