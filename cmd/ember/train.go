@@ -530,14 +530,33 @@ func readCSVFloats(path string, n int) ([][]float64, error) {
 	return out, nil
 }
 
+// appendFinite appends the point (x, y) unless y is NaN or infinite: a
+// diverged run's loss leaves a gap in its curve (gonum/plot refuses NaN
+// points, and the run ended at its first plot without a checkpoint).
+func appendFinite(xy plotter.XYs, x, y float64) plotter.XYs {
+	if math.IsNaN(y) || math.IsInf(y, 0) {
+		return xy
+	}
+	return append(xy, plotter.XY{X: x, Y: y})
+}
+
+// xRange is a plot's x axis from the first to the last row, widened around
+// a single one; set explicitly, it holds when every point is a gap.
+func xRange(first, last float64) (float64, float64) {
+	if first >= last {
+		return first - 1, first + 1
+	}
+	return first, last
+}
+
 // writePlot draws loss and accuracy in two panels sharing the epoch axis;
 // each panel's y range leaves its top third free for the legend, so the
 // legend never covers a curve.
 func writePlot(path string, rows []epochRow) error {
 	series := func(get func(epochRow) float64) plotter.XYs {
-		xy := make(plotter.XYs, len(rows))
-		for i, r := range rows {
-			xy[i].X, xy[i].Y = float64(r.epoch), get(r)
+		xy := make(plotter.XYs, 0, len(rows))
+		for _, r := range rows {
+			xy = appendFinite(xy, float64(r.epoch), get(r))
 		}
 		return xy
 	}
@@ -560,9 +579,7 @@ func writePlot(path string, rows []epochRow) error {
 		p.Y.Min, p.Y.Max = lo, hi+(hi-lo)*0.5 // the legend's room
 		p.Legend.Top = true
 		p.Legend.Left = false
-		if len(rows) == 1 {
-			p.X.Min, p.X.Max = float64(rows[0].epoch)-1, float64(rows[0].epoch)+1
-		}
+		p.X.Min, p.X.Max = xRange(float64(rows[0].epoch), float64(rows[len(rows)-1].epoch))
 		return p, nil
 	}
 	loss, err := panel("loss", 0, series(func(r epochRow) float64 { return r.trainLoss }), series(func(r epochRow) float64 { return r.testLoss }))

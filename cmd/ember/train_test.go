@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,5 +143,36 @@ func TestResumeRefusesAnotherModelOrDataset(t *testing.T) {
 	_, err = trainRun(t, gpt, "2", -1, -1, "--resume")
 	if err == nil || !strings.Contains(err.Error(), "is a --model gpt checkpoint: resume it with --model gpt --dataset text:a.txt") {
 		t.Errorf("--resume of a gpt run without --model gpt: %v", err)
+	}
+}
+
+// TestDivergedRunKeepsGoing: a NaN or infinite loss (a learning rate far
+// too high) leaves gaps in plot.png; the run failed at its first plot with
+// "plotter: NaN data point", before writing a checkpoint.
+func TestDivergedRunKeepsGoing(t *testing.T) {
+	dir := t.TempDir()
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, rows := range [][]epochRow{
+		{{1, nan, 0.1, nan, 0.1, 1, 1}},
+		{{1, 2.3, 0.1, 2.2, 0.1, 1, 1}, {2, nan, 0.1, inf, 0.1, 1, 1}, {3, nan, 0.1, nan, 0.1, 1, 1}},
+	} {
+		if err := writePlot(filepath.Join(dir, "plot.png"), rows); err != nil {
+			t.Errorf("%v: %v", rows, err)
+		}
+	}
+	for _, rows := range [][]gptRow{{{10, nan, nan, 1e-3, 1, 1}}, {{10, 5.5, 5.4, 1e-3, 1, 1}, {20, nan, inf, 1e-3, 1, 1}}} {
+		if err := writeGPTPlot(filepath.Join(dir, "gpt.png"), rows); err != nil {
+			t.Errorf("%v: %v", rows, err)
+		}
+	}
+	run := filepath.Join(dir, "run")
+	out, err := trainRun(t, run, "1", -1, -1, "--lr", "1e30")
+	if err != nil || !strings.Contains(out, "train loss NaN") {
+		t.Fatalf("--lr 1e30: %v\n%s", err, out)
+	}
+	for _, f := range []string{"model.safetensors", "optim.safetensors", "plot.png", "metrics.csv"} {
+		if _, err := os.Stat(filepath.Join(run, f)); err != nil {
+			t.Error(err)
+		}
 	}
 }
