@@ -31,12 +31,14 @@ func TestEvalFollowsCheckpointMetadata(t *testing.T) {
 		t.Errorf("eval of a synthetic run: %v\n%s", err, out) // synthetic's test split: 2000 samples, classes "bar N"
 	}
 	folder := save("folder.safetensors", map[string]string{"model": "cnn", "dataset": "imagefolder:/data/flowers"})
+	gpt := save("gpt.safetensors", map[string]string{"model": "gpt", "dataset": "text:/data/go", "step": "100"})
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--weights", syn, "--model", "resnet18"}, "holds a cnn (its metadata), not --model resnet18"},
 		{[]string{"--weights", folder}, "was trained on --dataset imagefolder:/data/flowers: ember eval tests fashion-mnist"},
+		{[]string{"--weights", gpt}, "is a GPT trained on --dataset text:/data/go: ember eval tests image classifiers (the run's metrics.csv has its validation loss; ember generate --model " + dir + " runs it)"},
 	} {
 		_, _, err := runCmd(t, "eval", append(c.args, "--device", "cpu")...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

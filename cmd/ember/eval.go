@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/emberml/ember"
@@ -56,7 +57,10 @@ var evalCmd = &cobra.Command{
 		if f.dataset == "" {
 			f.dataset = "fashion-mnist"
 			if saved := meta["dataset"]; saved != "" {
-				if strings.Contains(saved, ":") { // imagefolder:DIR, text:PATH
+				if strings.HasPrefix(saved, "text:") {
+					return fmt.Errorf("%s is a GPT trained on --dataset %s: ember eval tests image classifiers (the run's metrics.csv has its validation loss; ember generate --model %s runs it)", f.weights, saved, filepath.Dir(f.weights))
+				}
+				if strings.Contains(saved, ":") { // imagefolder:DIR
 					return fmt.Errorf("%s was trained on --dataset %s: ember eval tests fashion-mnist, mnist and synthetic models (the run's metrics.csv has its validation accuracy; ember predict classifies images with it)", f.weights, saved)
 				}
 				f.dataset = saved
