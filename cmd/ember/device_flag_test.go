@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/emberml/ember"
 )
 
 // TestDeviceMetaRefused: --device meta is a one-line error naming the flag
@@ -35,5 +38,18 @@ func TestDeviceMetaRefused(t *testing.T) {
 		if out != "" {
 			t.Errorf("%v --device meta printed %q", args, out)
 		}
+	}
+}
+
+// TestTypedPanicIsAnError: a typed ember panic inside a command (here
+// PyTorch's batch-norm error: one sample of 1×1 features in training) is
+// the command's one-line error; it was a panic with a goroutine trace.
+func TestTypedPanicIsAnError(t *testing.T) {
+	root := colourFolder(t, 1, 1)
+	_, _, err := runCmd(t, "train", "--model", "resnet18", "--dataset", "imagefolder:"+root, "--image-size", "16", "--batch", "1",
+		"--epochs", "1", "--device", "cpu", "--quiet", "--workers", "0", "--out", filepath.Join(t.TempDir(), "run"))
+	var se *ember.ShapeError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "batch_norm: Expected more than 1 value per channel when training, got input size [1, 256, 1, 1]") {
+		t.Fatalf("train: %v, want batch_norm's *ember.ShapeError", err)
 	}
 }
