@@ -24,7 +24,7 @@ var predictFlags struct {
 }
 
 var predictCmd = &cobra.Command{
-	Use:   "predict --model resnet18 (--pretrained | --weights FILE) IMAGE...",
+	Use:   "predict (--pretrained | --weights FILE) [--model resnet18|resnet34] IMAGE...",
 	Short: "Classify images: the top-k classes with their probabilities",
 	Args:  cobra.MinimumNArgs(1),
 	RunE:  runPredict,
@@ -33,7 +33,7 @@ var predictCmd = &cobra.Command{
 func init() {
 	fl := predictCmd.Flags()
 	f := &predictFlags
-	fl.StringVar(&f.model, "model", "resnet18", "resnet18 or resnet34")
+	fl.StringVar(&f.model, "model", "", "resnet18 or resnet34 (default: an ember train checkpoint's, else resnet18)")
 	fl.BoolVar(&f.pretrained, "pretrained", false, "torchvision's ImageNet weights, from $TORCH_HOME/hub/checkpoints or downloaded there (EMBER_OFFLINE=1: never download)")
 	fl.StringVar(&f.weights, "weights", "", "a state dict (.pth or .safetensors); a torchvision-style name (resnet18-<sha256 prefix>.pth) has its hash checked")
 	fl.StringVar(&f.classes, "classes", "", "class names, one per line (default: ImageNet's for 1000 outputs, else the checkpoint's own)")
@@ -68,7 +68,7 @@ func runPredict(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	m, classes, pre, err := predictModel(f.model, cmd.Flags().Changed("model"), f.pretrained, f.weights, cmd)
+	m, classes, pre, err := predictModel(f.model, f.pretrained, f.weights, cmd)
 	if err != nil {
 		return err
 	}
@@ -140,11 +140,11 @@ func classLines(s string) []string {
 }
 
 // predictModel builds the network with its weights, the class names and
-// the preprocessing. An ember train checkpoint's metadata names its model:
-// it is used unless --model was given (archSet), and a checkpoint that is
-// not an RGB image classifier (cnn, gpt, a Fashion-MNIST resnet18) is
-// refused with what it is.
-func predictModel(arch string, archSet, pretrained bool, file string, cmd *cobra.Command) (*models.ResNet, []string, transforms.Preset, error) {
+// the preprocessing. arch "" is an ember train checkpoint's model (its
+// metadata), else resnet18; a checkpoint that is not an RGB image
+// classifier (cnn, gpt, a Fashion-MNIST resnet18) is refused with what it
+// is.
+func predictModel(arch string, pretrained bool, file string, cmd *cobra.Command) (*models.ResNet, []string, transforms.Preset, error) {
 	var (
 		sd   map[string]*ember.Tensor
 		meta map[string]string
@@ -160,9 +160,12 @@ func predictModel(arch string, archSet, pretrained bool, file string, cmd *cobra
 		if err := predictable(file, meta); err != nil {
 			return nil, nil, transforms.Preset{}, err
 		}
-		if saved := meta["model"]; saved != "" && !archSet {
-			arch = saved
+		if arch == "" {
+			arch = meta["model"]
 		}
+	}
+	if arch == "" {
+		arch = "resnet18"
 	}
 	var layers [4]int
 	var w *models.Weights
