@@ -46,6 +46,10 @@ func main() {
 	matmul := flag.Int("matmul", 4096, "side of the square matrices multiplied by --bench (0 skips)")
 	device := flag.String("device", "cuda:0", "the device --bench runs on")
 	flag.Parse()
+	if flag.NArg() > 0 { // "walkthrough 512" meant --size 512: don't run the full size
+		fmt.Fprintf(os.Stderr, "walkthrough: unexpected argument %q: the settings are flags (--size N, --image N, --reps N, --bench; -h lists them)\n", flag.Arg(0))
+		os.Exit(2)
+	}
 	if *benchOnly {
 		dev, err := ember.ParseDevice(*device)
 		if err == nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -134,5 +136,25 @@ func TestBench(t *testing.T) {
 	}
 	if err := bench(&out, ember.Meta, 8, 8, 1); err == nil || !strings.Contains(err.Error(), "--device meta: meta tensors have no data") {
 		t.Errorf("bench on meta: %v, want a refusal (it printed timings of no work)", err)
+	}
+}
+
+// TestStrayArgument: "walkthrough 512" (meaning --size 512) is an error,
+// exit status 2; it ran the full 10000×10000 walkthrough.
+func TestStrayArgument(t *testing.T) {
+	if os.Getenv("WALKTHROUGH_MAIN") == "1" {
+		os.Args = append([]string{"walkthrough"}, strings.Fields(os.Getenv("WALKTHROUGH_ARGS"))...)
+		main()
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStrayArgument$")
+	cmd.Env = append(os.Environ(), "WALKTHROUGH_MAIN=1", "WALKTHROUGH_ARGS=512")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || stdout.Len() != 0 ||
+		!strings.Contains(stderr.String(), `walkthrough: unexpected argument "512": the settings are flags`) {
+		t.Fatalf("walkthrough 512: %v\nstdout %q\nstderr %q", err, stdout.String(), stderr.String())
 	}
 }
