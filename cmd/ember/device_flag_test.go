@@ -1,12 +1,9 @@
 package main
 
 import (
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/emberml/ember"
 )
 
 // TestDeviceMetaRefused: --device meta is a one-line error naming the flag
@@ -48,8 +45,9 @@ func TestTypedPanicIsAnError(t *testing.T) {
 	root := colourFolder(t, 1, 1)
 	_, _, err := runCmd(t, "train", "--model", "resnet18", "--dataset", "imagefolder:"+root, "--image-size", "16", "--batch", "1",
 		"--epochs", "1", "--device", "cpu", "--quiet", "--workers", "0", "--out", filepath.Join(t.TempDir(), "run"))
-	var se *ember.ShapeError
-	if !errors.As(err, &se) || !strings.Contains(err.Error(), "batch_norm: Expected more than 1 value per channel when training, got input size [1, 256, 1, 1]") {
-		t.Fatalf("train: %v, want batch_norm's *ember.ShapeError", err)
+	// (a *ember.ShapeError here, PyTorch's ValueError in later ember: the
+	// point is the one-line error, whichever typed error it is)
+	if err == nil || !strings.Contains(err.Error(), "batch_norm: Expected more than 1 value per channel when training, got input size [1, 256, 1, 1]") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("train: %v, want batch_norm's one-line error", err)
 	}
 }
