@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -121,5 +122,36 @@ func TestMissingDatasetAdvice(t *testing.T) {
 		if err == nil || err.Error() != c.want {
 			t.Errorf("--dataset %s: %v\nwant %s", c.dataset, err, c.want)
 		}
+	}
+}
+
+// TestPredictTellsResNetDepth: a plain state dict (torchvision's
+// resnet34-*.pth, say) loads as the ResNet its blocks make without
+// --model; it failed as a resnet18 with every unexpected key listed. A
+// bottleneck ResNet is refused by name.
+func TestPredictTellsResNetDepth(t *testing.T) {
+	dir := t.TempDir()
+	img := "../../testdata/vision/sample.jpg"
+	r34 := filepath.Join(dir, "plain34.safetensors")
+	if err := weights.SaveSafetensors(r34, models.ResNet34(models.NumClasses(4)).StateDict()); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCmd(t, "predict", "--weights", r34, "--device", "cpu", "--json", img)
+	var res []prediction
+	if err == nil {
+		err = json.Unmarshal([]byte(out), &res)
+	}
+	if err != nil || len(res) != 1 || len(res[0].Top) != 4 || res[0].Top[0].Class != "class "+strconv.Itoa(res[0].Top[0].Index) {
+		t.Fatalf("predict with a plain resnet34 state dict: %v\n%s", err, out)
+	}
+	bottleneck := filepath.Join(dir, "r50.safetensors")
+	sd := models.ResNet18().StateDict()
+	sd["layer1.0.conv3.weight"] = sd["layer1.0.conv2.weight"]
+	if err := weights.SaveSafetensors(bottleneck, sd); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runCmd(t, "predict", "--weights", bottleneck, "--device", "cpu", img)
+	if err == nil || !strings.Contains(err.Error(), "is a bottleneck ResNet (ResNet-50 or deeper): ember predict runs resnet18 and resnet34") {
+		t.Errorf("predict with a bottleneck ResNet: %v", err)
 	}
 }

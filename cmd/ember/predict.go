@@ -163,6 +163,11 @@ func predictModel(arch string, pretrained bool, file string, cmd *cobra.Command)
 		if arch == "" {
 			arch = meta["model"]
 		}
+		if arch == "" { // a plain state dict: its keys tell the depth
+			if arch, err = resnetFromKeys(file, sd); err != nil {
+				return nil, nil, transforms.Preset{}, err
+			}
+		}
 	}
 	if arch == "" {
 		arch = "resnet18"
@@ -210,6 +215,23 @@ func predictModel(arch string, pretrained bool, file string, cmd *cobra.Command)
 		pre = transforms.ImageNetEval(crop*8/7, crop, p.Mean, p.Std)
 	}
 	return m, classes, pre, nil
+}
+
+// resnetFromKeys tells torchvision's ResNet-18 from its ResNet-34 by the
+// blocks a state dict has (layer3 has 2 or 6), so a resnet34-*.pth loads
+// without --model; bottleneck ResNets (conv3 in their blocks) are refused
+// by name. It returns "" when the keys are not a ResNet's (the load then
+// says what is missing).
+func resnetFromKeys(file string, sd map[string]*ember.Tensor) (string, error) {
+	switch {
+	case sd["layer1.0.conv3.weight"] != nil:
+		return "", fmt.Errorf("%s is a bottleneck ResNet (ResNet-50 or deeper): ember predict runs resnet18 and resnet34", file)
+	case sd["layer3.5.conv1.weight"] != nil:
+		return "resnet34", nil
+	case sd["layer3.1.conv1.weight"] != nil:
+		return "resnet18", nil
+	}
+	return "", nil
 }
 
 // predictable refuses an ember train checkpoint that ember predict cannot
