@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/data"
@@ -47,6 +50,22 @@ var evalCmd = &cobra.Command{
 		if model == "" {
 			return fmt.Errorf("%s does not say which model it holds (no ember metadata): pass --model cnn or --model resnet18", f.weights)
 		}
+		if saved := meta["model"]; saved != "" && saved != model {
+			return fmt.Errorf("%s holds a %s (its metadata), not --model %s", f.weights, saved, model)
+		}
+		// the data set it was trained on, unless --dataset says otherwise
+		if f.dataset == "" {
+			f.dataset = "fashion-mnist"
+			if saved := meta["dataset"]; saved != "" {
+				if strings.HasPrefix(saved, "text:") {
+					return fmt.Errorf("%s is a GPT trained on --dataset %s: ember eval tests image classifiers (the run's metrics.csv has its validation loss; ember generate --model %s runs it)", f.weights, saved, filepath.Dir(f.weights))
+				}
+				if strings.Contains(saved, ":") { // imagefolder:DIR
+					return fmt.Errorf("%s was trained on --dataset %s: ember eval tests fashion-mnist, mnist and synthetic models (the run's metrics.csv has its validation accuracy; ember predict classifies images with it)", f.weights, saved)
+				}
+				f.dataset = saved
+			}
+		}
 		m, err := buildModel(model)
 		if err != nil {
 			return err
@@ -70,7 +89,7 @@ func init() {
 	fl := evalCmd.Flags()
 	fl.StringVar(&evalFlags.weights, "weights", "", "model weights (.safetensors or torch .pth state dict)")
 	fl.StringVar(&evalFlags.model, "model", "", "cnn or resnet18 (default: from the checkpoint's metadata)")
-	fl.StringVar(&evalFlags.dataset, "dataset", "fashion-mnist", "fashion-mnist, mnist or synthetic")
+	fl.StringVar(&evalFlags.dataset, "dataset", "", "fashion-mnist, mnist or synthetic (default: the checkpoint's, else fashion-mnist)")
 	fl.StringVar(&evalFlags.device, "device", "auto", "auto, cpu or cuda:N")
 	fl.StringVar(&evalFlags.dataDir, "data-dir", "", "dataset directory (default: $EMBER_DATA_DIR or the Debian package's)")
 	fl.IntVar(&evalFlags.batch, "batch", 256, "batch size")
@@ -79,13 +98,25 @@ func init() {
 	rootCmd.AddCommand(evalCmd)
 }
 
+// pickDevice parses a --device flag: "auto" (cuda:0 if usable, else cpu),
+// cpu, cuda or cuda:N, checked to be usable. meta is refused: its tensors
+// have no data, so nothing a command prints or writes could be computed.
 func pickDevice(s string) (ember.Device, error) {
 	if s == "auto" {
 		return ember.TryGPU(0), nil
 	}
+	return parseComputeDevice(s)
+}
+
+// parseComputeDevice parses and checks a device that must hold data: cpu,
+// cuda or cuda:N, not meta.
+func parseComputeDevice(s string) (ember.Device, error) {
 	d, err := ember.ParseDevice(s)
 	if err != nil {
 		return d, err
+	}
+	if d.Type == ember.MetaType {
+		return d, fmt.Errorf("--device %s: meta tensors have no data to compute with; want cpu or cuda:N", s)
 	}
 	return d, ember.CheckDevice(d)
 }
@@ -143,8 +174,17 @@ func loadDataset(name string, train bool, dir string) (data.Dataset, []string, e
 		return nil, nil, fmt.Errorf("unknown dataset %q (want fashion-mnist, mnist or synthetic)", name)
 	}
 	if err != nil {
+		var me *datasets.MissingError
+		if dir == "" && errors.As(err, &me) {
+			// the package's advice, in the command's terms
+			hint := "pass --data-dir DIR with the four IDX files or set $EMBER_DATA_DIR"
+			if me.Package != "" {
+				hint += ", install the Debian package " + me.Package
+			}
+			return nil, nil, fmt.Errorf("%s: %s not found in %s: %s, or use --dataset synthetic", me.Name, me.File, me.Dir, hint)
+		}
 		if dir == "" {
-			return nil, nil, fmt.Errorf("%w (pass --data-dir DIR with the four IDX files, set $EMBER_DATA_DIR, install the Debian package dataset-fashion-mnist, or train on --dataset synthetic)", err)
+			return nil, nil, err
 		}
 		return nil, nil, fmt.Errorf("--data-dir %s: %w", dir, err)
 	}

@@ -149,6 +149,14 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 	if o.maxNew < 0 {
 		return fmt.Errorf("generate: --max-new-tokens %d: want 0 or more", o.maxNew)
 	}
+	switch {
+	case !(o.temperature >= 0): // (NaN too)
+		return fmt.Errorf("generate: --temperature %v: want 0 (greedy) or more", o.temperature)
+	case o.topK < 0:
+		return fmt.Errorf("generate: --top-k %d: want 0 (all tokens) or more", o.topK)
+	case !(o.topP >= 0 && o.topP <= 1):
+		return fmt.Errorf("generate: --top-p %v: want 0 to 1", o.topP)
+	}
 	dt, ok := modelDTypes[o.dtype]
 	if !ok {
 		return fmt.Errorf("generate: --dtype %q: want fp32, bf16 or fp16", o.dtype)
@@ -224,6 +232,14 @@ func runGenerate(cmd *cobra.Command, o generateOptions) error {
 		out.Write(pending[:n])
 		pending = append(pending[:0], pending[n:]...)
 		return true
+	}
+	// the prompt is echoed before the first new token: check first what
+	// Generate would refuse, so an error is never printed after it
+	if len(prompt) == 0 {
+		return errors.New("generate: empty prompt (a model needs at least one token to continue)")
+	}
+	if ctx := m.ContextLength(); ctx > 0 && len(prompt) > ctx {
+		return fmt.Errorf("generate: %w: %d tokens, the context is %d", generate.ErrPromptTooLong, len(prompt), ctx)
 	}
 	if !o.json {
 		fmt.Fprint(out, o.prompt)

@@ -123,10 +123,17 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"--model", "../../models/gpt2/testdata/tiny", "--prompt", long}, "prompt longer than the model's context: 40 tokens, the context is 32"},
 		{[]string{"--prompt", "Hi"}, "--model DIR is required"},
 		{[]string{"--model", "../../models/gpt2/testdata/tiny", "--prompt", "Hi", "--dtype", "int8"}, `--dtype "int8": want fp32, bf16 or fp16`},
+		{[]string{"--model", "../../models/gpt2/testdata/tiny", "--prompt", "Hi", "--temperature", "-1"}, "--temperature -1: want 0"},
+		{[]string{"--model", "../../models/gpt2/testdata/tiny", "--prompt", "Hi", "--temperature", "NaN"}, "--temperature NaN: want 0"},
+		{[]string{"--model", "../../models/gpt2/testdata/tiny", "--prompt", "Hi", "--top-k", "-3"}, "--top-k -3: want 0"},
+		{[]string{"--model", "../../models/gpt2/testdata/tiny", "--prompt", "Hi", "--top-p", "1.5"}, "--top-p 1.5: want 0 to 1"},
 	} {
-		_, _, err := runCmd(t, "generate", append(tc.args, "--device", "cpu")...)
+		out, _, err := runCmd(t, "generate", append(tc.args, "--device", "cpu")...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+		if out != "" { // the prompt was echoed before the error
+			t.Errorf("%v: printed %q before failing", tc.args, out)
 		}
 	}
 }

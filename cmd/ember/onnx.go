@@ -20,6 +20,9 @@ func newONNXCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "onnx",
 		Short: "Inspect and run ONNX models; run ONNX backend test cases",
+		// a misspelt subcommand is an error (exit 1), not the help and 0
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newONNXInfoCmd(), newONNXRunCmd(), newONNXTestCmd())
 	return cmd
@@ -103,11 +106,8 @@ float32 (exactly).`,
 			if outDir == "" {
 				return fmt.Errorf("onnx run: --output-dir DIR is required")
 			}
-			dev, err := ember.ParseDevice(device)
+			dev, err := parseComputeDevice(device)
 			if err != nil {
-				return err
-			}
-			if err := ember.CheckDevice(dev); err != nil {
 				return err
 			}
 			m, err := onnx.Load(args[0])
@@ -119,6 +119,18 @@ float32 (exactly).`,
 				name, file, ok := strings.Cut(in, "=")
 				if !ok || name == "" || file == "" {
 					return fmt.Errorf("onnx run: --input %q is not NAME=FILE.npy", in)
+				}
+				if _, dup := feed[name]; dup {
+					return fmt.Errorf("onnx run: --input %s given twice", name)
+				}
+				known := false
+				var names []string
+				for _, v := range m.Inputs {
+					known = known || v.Name == name
+					names = append(names, v.Name)
+				}
+				if !known {
+					return fmt.Errorf("onnx run: --input %s: the model has no input %q (its inputs: %s)", in, name, strings.Join(names, ", "))
 				}
 				t, err := npy.ReadFile(file)
 				if err != nil {
@@ -189,11 +201,8 @@ line per case â€” PASS, FAIL with the worst error, or UNSUPPORTED with the op â€
 then "N passed, M failed, K unsupported". It exits 1 when a case fails.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dev, err := ember.ParseDevice(device)
+			dev, err := parseComputeDevice(device)
 			if err != nil {
-				return err
-			}
-			if err := ember.CheckDevice(dev); err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()

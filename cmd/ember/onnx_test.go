@@ -81,6 +81,43 @@ func TestONNXRun(t *testing.T) {
 	if _, err := runONNX(t, "run", filepath.Join(onnxTestdata, "gpt2_block.onnx"), "--input", "nope", "--output-dir", dir); err == nil {
 		t.Error("a malformed --input was accepted")
 	}
+	// a misspelt name was reported as the real input missing; a repeated
+	// one silently took the last file
+	in := filepath.Join(onnxTestdata, "gpt2_block.input.npy")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--input", "inptu=" + in}, `the model has no input "inptu" (its inputs: input)`},
+		{[]string{"--input", "input=" + in, "--input", "input=" + in}, "--input input given twice"},
+	} {
+		_, err := runONNX(t, append([]string{"run", filepath.Join(onnxTestdata, "gpt2_block.onnx"), "--output-dir", dir}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
+// TestONNXUnknownSubcommand: "ember onnx tets DIR" printed the help and
+// exited 0, so a script's typo passed.
+func TestONNXUnknownSubcommand(t *testing.T) {
+	run := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		rootCmd.SetOut(&out)
+		rootCmd.SetErr(&out)
+		rootCmd.SetArgs(append([]string{"onnx"}, args...))
+		defer rootCmd.SetOut(nil)
+		defer rootCmd.SetErr(nil)
+		defer rootCmd.SetArgs(nil)
+		err := rootCmd.Execute()
+		return out.String(), err
+	}
+	if _, err := run("tets", "x"); err == nil || !strings.Contains(err.Error(), `unknown command "tets" for "ember onnx"`) {
+		t.Errorf("ember onnx tets: %v, want an unknown-command error", err)
+	}
+	if out, err := run(); err != nil || !strings.Contains(out, "Available Commands:") {
+		t.Errorf("ember onnx: %v\n%s; want the help", err, out)
+	}
 }
 
 func TestONNXTest(t *testing.T) {

@@ -24,7 +24,7 @@ var predictFlags struct {
 }
 
 var predictCmd = &cobra.Command{
-	Use:   "predict --model resnet18 (--pretrained | --weights FILE) IMAGE...",
+	Use:   "predict (--pretrained | --weights FILE) [--model resnet18|resnet34] IMAGE...",
 	Short: "Classify images: the top-k classes with their probabilities",
 	Args:  cobra.MinimumNArgs(1),
 	RunE:  runPredict,
@@ -33,7 +33,7 @@ var predictCmd = &cobra.Command{
 func init() {
 	fl := predictCmd.Flags()
 	f := &predictFlags
-	fl.StringVar(&f.model, "model", "resnet18", "resnet18 or resnet34")
+	fl.StringVar(&f.model, "model", "", "resnet18 or resnet34 (default: an ember train checkpoint's, else resnet18)")
 	fl.BoolVar(&f.pretrained, "pretrained", false, "torchvision's ImageNet weights, from $TORCH_HOME/hub/checkpoints or downloaded there (EMBER_OFFLINE=1: never download)")
 	fl.StringVar(&f.weights, "weights", "", "a state dict (.pth or .safetensors); a torchvision-style name (resnet18-<sha256 prefix>.pth) has its hash checked")
 	fl.StringVar(&f.classes, "classes", "", "class names, one per line (default: ImageNet's for 1000 outputs, else the checkpoint's own)")
@@ -140,8 +140,38 @@ func classLines(s string) []string {
 }
 
 // predictModel builds the network with its weights, the class names and
-// the preprocessing.
+// the preprocessing. arch "" is an ember train checkpoint's model (its
+// metadata), else resnet18; a checkpoint that is not an RGB image
+// classifier (cnn, gpt, a Fashion-MNIST resnet18) is refused with what it
+// is.
 func predictModel(arch string, pretrained bool, file string, cmd *cobra.Command) (*models.ResNet, []string, transforms.Preset, error) {
+	var (
+		sd   map[string]*ember.Tensor
+		meta map[string]string
+	)
+	if !pretrained {
+		if err := hub.VerifyFile(file, hub.HashPrefix(filepath.Base(file))); err != nil {
+			return nil, nil, transforms.Preset{}, err
+		}
+		var err error
+		if sd, meta, err = loadWeights(file); err != nil {
+			return nil, nil, transforms.Preset{}, err
+		}
+		if err := predictable(file, meta); err != nil {
+			return nil, nil, transforms.Preset{}, err
+		}
+		if arch == "" {
+			arch = meta["model"]
+		}
+		if arch == "" { // a plain state dict: its keys tell the depth
+			if arch, err = resnetFromKeys(file, sd); err != nil {
+				return nil, nil, transforms.Preset{}, err
+			}
+		}
+	}
+	if arch == "" {
+		arch = "resnet18"
+	}
 	var layers [4]int
 	var w *models.Weights
 	switch arch {
@@ -158,12 +188,8 @@ func predictModel(arch string, pretrained bool, file string, cmd *cobra.Command)
 		m, err := models.LoadPretrainedFrom(layers, weightsSource(w), hub.Progress(cmd.ErrOrStderr()))
 		return m, w.Categories, pre, err
 	}
-	if err := hub.VerifyFile(file, hub.HashPrefix(filepath.Base(file))); err != nil {
-		return nil, nil, pre, err
-	}
-	sd, meta, err := loadWeights(file)
-	if err != nil {
-		return nil, nil, pre, err
+	if saved := meta["model"]; saved != "" && saved != arch {
+		return nil, nil, pre, fmt.Errorf("%s holds a %s (its metadata), not --model %s", file, saved, arch)
 	}
 	fc, ok := sd["fc.weight"]
 	if !ok || fc.Dim() != 2 {
@@ -189,6 +215,40 @@ func predictModel(arch string, pretrained bool, file string, cmd *cobra.Command)
 		pre = transforms.ImageNetEval(crop*8/7, crop, p.Mean, p.Std)
 	}
 	return m, classes, pre, nil
+}
+
+// resnetFromKeys tells torchvision's ResNet-18 from its ResNet-34 by the
+// blocks a state dict has (layer3 has 2 or 6), so a resnet34-*.pth loads
+// without --model; bottleneck ResNets (conv3 in their blocks) are refused
+// by name. It returns "" when the keys are not a ResNet's (the load then
+// says what is missing).
+func resnetFromKeys(file string, sd map[string]*ember.Tensor) (string, error) {
+	switch {
+	case sd["layer1.0.conv3.weight"] != nil:
+		return "", fmt.Errorf("%s is a bottleneck ResNet (ResNet-50 or deeper): ember predict runs resnet18 and resnet34", file)
+	case sd["layer3.5.conv1.weight"] != nil:
+		return "resnet34", nil
+	case sd["layer3.1.conv1.weight"] != nil:
+		return "resnet18", nil
+	}
+	return "", nil
+}
+
+// predictable refuses an ember train checkpoint that ember predict cannot
+// run: only ResNets trained on RGB images (--dataset imagefolder:DIR) are.
+func predictable(file string, meta map[string]string) error {
+	model, dataset := meta["model"], meta["dataset"]
+	switch {
+	case model == "":
+		return nil // not ember's: a torchvision state dict
+	case model == "gpt":
+		return fmt.Errorf("%s is a GPT checkpoint: run its folder with ember generate --model %s", file, filepath.Dir(file))
+	case model != "resnet18" && model != "resnet34":
+		return fmt.Errorf("%s holds a %s trained on %s: ember predict classifies RGB images with resnet18 or resnet34 (ember eval --weights %s tests it)", file, model, dataset, file)
+	case dataset != "" && !strings.HasPrefix(dataset, "imagefolder:"):
+		return fmt.Errorf("%s holds a %s trained on %s (grayscale 28×28): ember predict classifies RGB images (ember eval --weights %s tests it)", file, model, dataset, file)
+	}
+	return nil
 }
 
 // weightsSource is where --pretrained fetches w from; tests point it at a

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/emberml/ember"
@@ -42,7 +43,7 @@ var trainFlags trainOptions
 
 var trainCmd = &cobra.Command{
 	Use:   "train",
-	Short: "Train an image classifier, writing metrics, a plot and checkpoints",
+	Short: "Train an image classifier or a small GPT, writing metrics, a plot and checkpoints",
 	Args:  cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		return catchDDPFailure(func() error { return runTrain(cmd) })
@@ -52,18 +53,18 @@ var trainCmd = &cobra.Command{
 func init() {
 	fl := trainCmd.Flags()
 	f := &trainFlags
-	fl.StringVar(&f.model, "model", "cnn", "cnn, resnet18, or gpt (a character-level GPT on --dataset text:PATH)")
-	fl.StringVar(&f.dataset, "dataset", "fashion-mnist", "fashion-mnist, mnist or synthetic (generated: for checking a setup)")
+	fl.StringVar(&f.model, "model", "cnn", "cnn, resnet18, resnet34 (with --dataset imagefolder:DIR), or gpt (a character-level GPT on --dataset text:PATH)")
+	fl.StringVar(&f.dataset, "dataset", "fashion-mnist", "fashion-mnist, mnist, synthetic (generated: for checking a setup), imagefolder:DIR (resnet18/34), or text:PATH (gpt)")
 	fl.StringVar(&f.device, "device", "auto", "auto, cpu or cuda:N")
 	fl.StringVar(&f.out, "out", "runs/default", "run directory (metrics.csv, plot.png, model.safetensors, optim.safetensors)")
-	fl.StringVar(&f.dataDir, "data-dir", "", "dataset directory")
+	fl.StringVar(&f.dataDir, "data-dir", "", "the folder of the four IDX files (default: $EMBER_DATA_DIR or the Debian package's)")
 	fl.IntVar(&f.epochs, "epochs", 5, "epochs")
-	fl.IntVar(&f.batch, "batch", 64, "batch size (with --ddp: per rank; the effective batch is batch × ranks)")
-	fl.IntVar(&f.limit, "limit", 0, "train (and test) on the first N samples only")
+	fl.IntVar(&f.batch, "batch", 64, "batch size (with --ddp: per rank; the effective batch is batch × ranks; gpt: 32 unless given)")
+	fl.IntVar(&f.limit, "limit", 0, "train (and test) on the first N samples only (gpt: about the first N bytes of text)")
 	fl.IntVar(&f.workers, "workers", 2, "data loader goroutines")
-	fl.Float64Var(&f.lr, "lr", 0.05, "learning rate (SGD with momentum, cosine schedule)")
+	fl.Float64Var(&f.lr, "lr", 0.05, "learning rate (SGD with momentum, cosine schedule; gpt: AdamW, 1e-3 unless given)")
 	fl.Float64Var(&f.momentum, "momentum", 0.9, "SGD momentum")
-	fl.Float64Var(&f.weightDecay, "weight-decay", 5e-4, "weight decay")
+	fl.Float64Var(&f.weightDecay, "weight-decay", 5e-4, "weight decay (gpt: 0.1 on the matrices unless given)")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed for initialisation and shuffling")
 	fl.BoolVar(&f.resume, "resume", false, "continue from the run directory's checkpoint")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
@@ -161,6 +162,14 @@ func runTrain(cmd *cobra.Command) error {
 		ck, err := pickCheckpoint(modelPath, optPath, midModel, midOpt)
 		if err != nil {
 			return fmt.Errorf("resume: %w", err)
+		}
+		// the same model on the same data (an image folder may have moved)
+		if saved := ck.meta["model"]; saved != "" && saved != f.model {
+			return fmt.Errorf("resume: %s was saved by --model %s: resume it with --model %s, or train --model %s in another --out", ck.modelPath, saved, saved, f.model)
+		}
+		if saved := ck.meta["dataset"]; saved != "" && saved != f.dataset &&
+			!(strings.HasPrefix(saved, "imagefolder:") && strings.HasPrefix(f.dataset, "imagefolder:")) {
+			return fmt.Errorf("resume: %s was trained on --dataset %s: resume it with --dataset %s, or train on %s in another --out", ck.modelPath, saved, saved, f.dataset)
 		}
 		if err := m.LoadStateDict(ck.model, true); err != nil {
 			return fmt.Errorf("resume: %s: %w", ck.modelPath, err)
@@ -443,6 +452,9 @@ func pickCheckpoint(modelPath, optPath, midModel, midOpt string) (*checkpoint, e
 	}
 	ck.model, ck.optim, ck.meta = sd, osd, meta
 	if ck.epoch, err = strconv.Atoi(meta["epoch"]); err != nil {
+		if model := meta["model"]; model == "gpt" { // counts steps, not epochs
+			return nil, fmt.Errorf("%s is a --model gpt checkpoint: resume it with --model gpt --dataset %s", ck.modelPath, meta["dataset"])
+		}
 		return nil, fmt.Errorf("%s has no epoch in its metadata: not a checkpoint of ember train", ck.modelPath)
 	}
 	if ck.epoch < 0 {
@@ -518,14 +530,33 @@ func readCSVFloats(path string, n int) ([][]float64, error) {
 	return out, nil
 }
 
+// appendFinite appends the point (x, y) unless y is NaN or infinite: a
+// diverged run's loss leaves a gap in its curve (gonum/plot refuses NaN
+// points, and the run ended at its first plot without a checkpoint).
+func appendFinite(xy plotter.XYs, x, y float64) plotter.XYs {
+	if math.IsNaN(y) || math.IsInf(y, 0) {
+		return xy
+	}
+	return append(xy, plotter.XY{X: x, Y: y})
+}
+
+// xRange is a plot's x axis from the first to the last row, widened around
+// a single one; set explicitly, it holds when every point is a gap.
+func xRange(first, last float64) (float64, float64) {
+	if first >= last {
+		return first - 1, first + 1
+	}
+	return first, last
+}
+
 // writePlot draws loss and accuracy in two panels sharing the epoch axis;
 // each panel's y range leaves its top third free for the legend, so the
 // legend never covers a curve.
 func writePlot(path string, rows []epochRow) error {
 	series := func(get func(epochRow) float64) plotter.XYs {
-		xy := make(plotter.XYs, len(rows))
-		for i, r := range rows {
-			xy[i].X, xy[i].Y = float64(r.epoch), get(r)
+		xy := make(plotter.XYs, 0, len(rows))
+		for _, r := range rows {
+			xy = appendFinite(xy, float64(r.epoch), get(r))
 		}
 		return xy
 	}
@@ -548,9 +579,7 @@ func writePlot(path string, rows []epochRow) error {
 		p.Y.Min, p.Y.Max = lo, hi+(hi-lo)*0.5 // the legend's room
 		p.Legend.Top = true
 		p.Legend.Left = false
-		if len(rows) == 1 {
-			p.X.Min, p.X.Max = float64(rows[0].epoch)-1, float64(rows[0].epoch)+1
-		}
+		p.X.Min, p.X.Max = xRange(float64(rows[0].epoch), float64(rows[len(rows)-1].epoch))
 		return p, nil
 	}
 	loss, err := panel("loss", 0, series(func(r epochRow) float64 { return r.trainLoss }), series(func(r epochRow) float64 { return r.testLoss }))

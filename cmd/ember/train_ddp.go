@@ -135,8 +135,10 @@ func selfLaunch(cmd *cobra.Command, nproc string) error {
 // subcommand and the flags given, --nproc-per-node left out.
 func workerArgs(cmd *cobra.Command) []string {
 	args := []string{cmd.Name()}
-	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		if fl.Name != "nproc-per-node" {
+	// VisitAll and Changed, not Visit: Visit lists every flag ever Set,
+	// even one whose Changed was cleared since (the tests reset flags so)
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed && fl.Name != "nproc-per-node" {
 			args = append(args, "--"+fl.Name+"="+fl.Value.String())
 		}
 	})

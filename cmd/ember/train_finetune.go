@@ -73,6 +73,9 @@ func trainSetup(cmd *cobra.Command, f trainOptions) (nn.Module, data.Dataset, da
 		if ft.pretrained || ft.freezeBackbone || ft.numClasses != 0 {
 			return nil, nil, nil, nil, errors.New("--pretrained, --freeze-backbone and --num-classes need --dataset imagefolder:DIR")
 		}
+		if strings.HasPrefix(f.dataset, "text:") {
+			return nil, nil, nil, nil, fmt.Errorf("--dataset %s is text: it trains --model gpt, not %s", f.dataset, f.model)
+		}
 		m, err := buildModel(f.model)
 		if err != nil {
 			return nil, nil, nil, nil, err

@@ -169,8 +169,10 @@ func validateGPTFlags(f trainOptions, g gptOptions) error {
 		return fmt.Errorf("--max-steps %d, --eval-interval %d, --eval-iters %d: want at least 1; --warmup %d, --sample %d: 0 or more", g.maxSteps, g.evalInterval, g.evalIters, g.warmup, g.sample)
 	case f.batch < 1:
 		return fmt.Errorf("--batch %d: want at least 1", f.batch)
-	case !(f.lr > 0) || f.weightDecay < 0 || g.gradClip < 0:
+	case !(f.lr > 0) || !(f.weightDecay >= 0) || !(g.gradClip >= 0): // (NaNs too)
 		return fmt.Errorf("--lr %v must be positive, --weight-decay %v and --grad-clip %v not negative", f.lr, f.weightDecay, g.gradClip)
+	case !(g.minLRFrac >= 0 && g.minLRFrac <= 1):
+		return fmt.Errorf("--min-lr-frac %v: want 0 to 1 (the cosine decays to lr × it)", g.minLRFrac)
 	case f.ddp:
 		return fmt.Errorf("--model gpt does not support --ddp yet")
 	case f.amp != "" && f.amp != "bf16" && f.amp != "fp16":
@@ -217,6 +219,11 @@ func runTrainGPT(cmd *cobra.Command) error {
 		return err
 	}
 	fmt.Fprintf(out, "text:%s: %d files, %d bytes to train on, %d to validate (byte level: vocabulary 256)\n", path, corpus.files, len(corpus.train), len(corpus.val))
+	// a window is --block-size bytes and the next one: each split needs one
+	if n := min(len(corpus.train), len(corpus.val)); n <= g.blockSize {
+		return fmt.Errorf("text:%s: %d bytes to train on and %d to validate, but --block-size %d needs more than %d in each: use a smaller --block-size or more text",
+			path, len(corpus.train), len(corpus.val), g.blockSize, g.blockSize)
+	}
 	ember.ManualSeed(f.seed)
 	cfg := gpt2.Config{VocabSize: 256, NPositions: g.blockSize, NEmbd: g.nEmbd, NLayer: g.nLayer, NHead: g.nHead, Activation: "gelu_new", LayerNormEps: 1e-5}
 	if err := cfg.Validate(); err != nil { // (New panics on it)
@@ -508,16 +515,21 @@ func writeGPTPlot(path string, rows []gptRow) error {
 	p.X.Label.Text = "step"
 	p.Y.Label.Text = "loss (nats/char)"
 	series := func(get func(gptRow) float64) plotter.XYs {
-		xy := make(plotter.XYs, len(rows))
-		for i, r := range rows {
-			xy[i].X, xy[i].Y = float64(r.step), get(r)
+		xy := make(plotter.XYs, 0, len(rows))
+		for _, r := range rows {
+			xy = appendFinite(xy, float64(r.step), get(r)) // a diverged run's NaN: a gap
 		}
 		return xy
 	}
-	if err := plotutil.AddLinePoints(p,
-		"train loss", series(func(r gptRow) float64 { return r.trainLoss }),
-		"val loss", series(func(r gptRow) float64 { return r.valLoss })); err != nil {
+	train, val := series(func(r gptRow) float64 { return r.trainLoss }), series(func(r gptRow) float64 { return r.valLoss })
+	if err := plotutil.AddLinePoints(p, "train loss", train, "val loss", val); err != nil {
 		return err
+	}
+	if len(rows) > 0 {
+		p.X.Min, p.X.Max = xRange(float64(rows[0].step), float64(rows[len(rows)-1].step))
+	}
+	if len(train)+len(val) == 0 { // nothing finite to scale the y axis by
+		p.Y.Min, p.Y.Max = 0, 1
 	}
 	return p.Save(6*vg.Inch, 4*vg.Inch, path)
 }

@@ -70,6 +70,11 @@ func TestTrainGPTBadFlags(t *testing.T) {
 		{[]string{"--dataset", "fashion-mnist"}, "--dataset text:PATH"},
 		{[]string{"--dataset", "text:/nonexistent/x"}, "no such file"},
 		{[]string{"--dataset", "text:.", "--n-embd", "30", "--n-head", "4"}, "--n-embd 30 is not a multiple of --n-head 4"},
+		{[]string{"--dataset", "text:.", "--min-lr-frac", "NaN"}, "--min-lr-frac NaN: want 0 to 1"},
+		{[]string{"--dataset", "text:.", "--min-lr-frac", "2"}, "--min-lr-frac 2: want 0 to 1"},
+		{[]string{"--dataset", "text:.", "--grad-clip", "NaN"}, "--grad-clip NaN not negative"},
+		// go.mod's last tenth is shorter than a window: an error, not IntN's panic
+		{[]string{"--dataset", "text:../../go.mod", "--block-size", "4096", "--max-steps", "1"}, "--block-size 4096 needs more than 4096 in each"},
 		// past gpt2.MaxDim: New's panic out of the command
 		{[]string{"--dataset", "text:.", "--n-embd", "4294967296", "--n-head", "1", "--max-steps", "1"}, "must be at most 2147483648"},
 	} {

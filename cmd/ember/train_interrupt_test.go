@@ -116,6 +116,7 @@ func TestTrainFlagValidation(t *testing.T) {
 		{"--lr", "NaN", "--lr NaN"},
 		{"--momentum", "NaN", "--momentum and --weight-decay"},
 		{"--model", "bogus", `--model "bogus"`},
+		{"--dataset", "text:x.txt", "--dataset text:x.txt is text: it trains --model gpt, not cnn"},
 	} {
 		_, err := trainRun(t, dir, "1", -1, -1, c.flag, c.val)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,6 +102,77 @@ func TestPickCheckpointRefusesBadMetadata(t *testing.T) {
 		}
 		if ck, err := pickCheckpoint(p, opt, filepath.Join(dir, "none"), filepath.Join(dir, "none")); err == nil {
 			t.Errorf("%v: picked epoch %d batch %d", meta, ck.epoch, ck.batch)
+		}
+	}
+}
+
+// TestResumeRefusesAnotherModelOrDataset: --resume continues the run in
+// --out with its model and data. Another --dataset silently trained the
+// checkpoint on other data (appending to its metrics.csv); another --model
+// was nn's list of every missing key; a gpt run without --model gpt was
+// "not a checkpoint of ember train".
+func TestResumeRefusesAnotherModelOrDataset(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := trainRun(t, dir, "1", -1, -1); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "resnet18"}, "was saved by --model cnn: resume it with --model cnn"},
+		{[]string{"--dataset", "fashion-mnist"}, "was trained on --dataset synthetic: resume it with --dataset synthetic"},
+	} {
+		_, err := trainRun(t, dir, "2", -1, -1, append(c.args, "--resume")...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("--resume %v: %v, want a one-line error with %q", c.args, err, c.want)
+		}
+	}
+	rows, err := readMetrics(filepath.Join(dir, "metrics.csv"))
+	if err != nil || len(rows) != 1 {
+		t.Errorf("metrics.csv after the refusals: %v, %v; want the first run's one epoch", rows, err)
+	}
+	gpt := t.TempDir()
+	sd := map[string]*ember.Tensor{"w": ember.Ones(ember.Shape{2})}
+	if err := weights.SaveSafetensorsMeta(filepath.Join(gpt, "model.safetensors"), sd, map[string]string{"model": "gpt", "dataset": "text:a.txt", "step": "10"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := weights.SaveSafetensors(filepath.Join(gpt, "optim.safetensors"), sd); err != nil {
+		t.Fatal(err)
+	}
+	_, err = trainRun(t, gpt, "2", -1, -1, "--resume")
+	if err == nil || !strings.Contains(err.Error(), "is a --model gpt checkpoint: resume it with --model gpt --dataset text:a.txt") {
+		t.Errorf("--resume of a gpt run without --model gpt: %v", err)
+	}
+}
+
+// TestDivergedRunKeepsGoing: a NaN or infinite loss (a learning rate far
+// too high) leaves gaps in plot.png; the run failed at its first plot with
+// "plotter: NaN data point", before writing a checkpoint.
+func TestDivergedRunKeepsGoing(t *testing.T) {
+	dir := t.TempDir()
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, rows := range [][]epochRow{
+		{{1, nan, 0.1, nan, 0.1, 1, 1}},
+		{{1, 2.3, 0.1, 2.2, 0.1, 1, 1}, {2, nan, 0.1, inf, 0.1, 1, 1}, {3, nan, 0.1, nan, 0.1, 1, 1}},
+	} {
+		if err := writePlot(filepath.Join(dir, "plot.png"), rows); err != nil {
+			t.Errorf("%v: %v", rows, err)
+		}
+	}
+	for _, rows := range [][]gptRow{{{10, nan, nan, 1e-3, 1, 1}}, {{10, 5.5, 5.4, 1e-3, 1, 1}, {20, nan, inf, 1e-3, 1, 1}}} {
+		if err := writeGPTPlot(filepath.Join(dir, "gpt.png"), rows); err != nil {
+			t.Errorf("%v: %v", rows, err)
+		}
+	}
+	run := filepath.Join(dir, "run")
+	out, err := trainRun(t, run, "1", -1, -1, "--lr", "1e30")
+	if err != nil || !strings.Contains(out, "train loss NaN") {
+		t.Fatalf("--lr 1e30: %v\n%s", err, out)
+	}
+	for _, f := range []string{"model.safetensors", "optim.safetensors", "plot.png", "metrics.csv"} {
+		if _, err := os.Stat(filepath.Join(run, f)); err != nil {
+			t.Error(err)
 		}
 	}
 }

@@ -18,6 +18,9 @@ import (
 // tflops counts 2·n³ flops; gbps counts 12 bytes an element (two float32
 // reads, one write), as for any elementwise binary op.
 func bench(w io.Writer, dev ember.Device, matmul, size, reps int) error {
+	if dev.Type == ember.MetaType {
+		return fmt.Errorf("--device %v: meta tensors have no data, so nothing runs to time; want cpu or cuda:N", dev)
+	}
 	if err := ember.CheckDevice(dev); err != nil {
 		return err
 	}

@@ -46,10 +46,16 @@ func main() {
 	matmul := flag.Int("matmul", 4096, "side of the square matrices multiplied by --bench (0 skips)")
 	device := flag.String("device", "cuda:0", "the device --bench runs on")
 	flag.Parse()
+	if flag.NArg() > 0 { // "walkthrough 512" meant --size 512: don't run the full size
+		fmt.Fprintf(os.Stderr, "walkthrough: unexpected argument %q: the settings are flags (--size N, --image N, --reps N, --bench; -h lists them)\n", flag.Arg(0))
+		os.Exit(2)
+	}
 	if *benchOnly {
 		dev, err := ember.ParseDevice(*device)
 		if err == nil {
-			err = bench(os.Stdout, dev, *matmul, cfg.size, cfg.reps)
+			if perr := ember.Try(func() { err = bench(os.Stdout, dev, *matmul, cfg.size, cfg.reps) }); perr != nil {
+				err = perr
+			}
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "walkthrough --bench:", err)
@@ -104,7 +110,13 @@ func run(w io.Writer, cfg config) error {
 		k.crossDevice, k.timing, k.memory, k.network,
 	}
 	for _, s := range steps {
-		if err := s(cfg); err != nil {
+		// ember's typed panics (out of memory at a large --size or --image,
+		// say) end the run as an error, not a stack trace
+		var err error
+		if perr := ember.Try(func() { err = s(cfg) }); perr != nil {
+			err = perr
+		}
+		if err != nil {
 			return fmt.Errorf("step %d: %w", k.step, err)
 		}
 	}
@@ -112,12 +124,23 @@ func run(w io.Writer, cfg config) error {
 	return nil
 }
 
-// 1. torch.cuda.is_available(), device_count(), get_device_name(), total_memory.
+// 1. torch.cuda.is_available(), torch.version.cuda, device_count(),
+// current_device(), get_device_name(), total_memory.
 func (k *walk) environment(config) error {
 	k.heading("environment check (torch.cuda.is_available)")
 	k.printf("CUDA available: %v", ember.CUDAAvailable())
+	// torch.version.cuda: ember is built without CUDA, so the version that
+	// matters is the driver's (it needs libcuda, not a GPU)
+	if v, err := cuda.DriverVersion(); err == nil {
+		k.printf("CUDA version (the driver's): %s", v)
+	} else {
+		k.printf("CUDA version: unknown: %v", err)
+	}
 	n := ember.DeviceCount()
 	k.printf("device count: %d", n)
+	// torch.cuda.current_device(): ember has no implicit current device;
+	// code names its device, usually TryGPU(0)
+	k.printf("current device: none implicit; TryGPU(0) = %v", ember.TryGPU(0))
 	if !k.gpu {
 		k.printf("cuda:0 unusable because: %v", k.why)
 		k.skip("device names and total memory")
@@ -345,7 +368,8 @@ func (k *walk) memory(cfg config) error {
 }
 
 // 9. nn.Sequential(nn.Linear(3, 1)).to(try_gpu()) applied to ones(2, 3),
-// and a ResNet-18 on a random image.
+// an input on the wrong device, nn.DataParallel, and a ResNet-18 on a
+// random image.
 func (k *walk) network(cfg config) error {
 	k.heading(fmt.Sprintf("a network on %v (nn.Sequential(nn.Linear(3, 1)).to(device))", k.dev))
 	if !k.gpu {
@@ -354,13 +378,24 @@ func (k *walk) network(cfg config) error {
 	net := nn.NewSequential(nn.NewLinear(3, 1, true))
 	net.To(ember.TryGPU(0))
 	x := ember.Ones(ember.Shape{2, 3}, ember.On(ember.TryGPU(0)))
-	var y *ember.Tensor
-	ember.NoGrad(func() { y = net.Forward(x) })
+	y := net.Forward(x) // with grad, as in the tutorial: grad_fn=<AddmmBackward0>
 	k.printf("net(X) =\n%v", y)
 	w := net.At(0).(*nn.Linear).Weight
 	k.printf("net[0].weight.Device() = %v", w.Device())
-	err := try(func() { _ = net.Forward(ember.Ones(ember.Shape{2, 3}, ember.On(ember.Meta))) })
-	k.printf("net(X on meta): %v", err)
+	// the model on the device, the input left behind: the tutorial's
+	// commonest mistake (meta stands in for the other device without a GPU)
+	other := ember.Meta
+	if k.gpu {
+		other = ember.CPU
+	}
+	err := try(func() { _ = net.Forward(ember.Ones(ember.Shape{2, 3}, ember.On(other))) })
+	k.printf("net(X on %v): %v", other, err)
+	// nn.DataParallel(model) over every GPU (the CPU without one): the batch
+	// is split along dim 0, one replica per device, outputs gathered
+	dp := nn.NewDataParallel(net)
+	var yp *ember.Tensor
+	ember.NoGrad(func() { yp = dp.Forward(x) })
+	k.printf("DataParallel over %v: dp(X) on %v, equal to net(X): %v", ember.TryAllGPUs(), yp.Device(), ember.AllClose(yp.CPU(), y.Detach().CPU(), 1e-6, 1e-6))
 	if cfg.image <= 0 {
 		k.printf("ResNet-18: not run (--image 0)")
 		return nil

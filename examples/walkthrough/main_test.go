@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -20,6 +23,8 @@ func TestWalkthrough(t *testing.T) {
 	t.Log(got)
 	want := []string{
 		"== 1. environment check",
+		"\nCUDA version", // the driver's, or why it is unknown
+		"current device: none implicit; TryGPU(0) = ",
 		"== 2. device descriptors",
 		"devices: cpu cuda:0 cuda:1 meta",
 		`ParseDevice("gpu:0"): invalid device string`,
@@ -43,7 +48,8 @@ func TestWalkthrough(t *testing.T) {
 		"allocated grew by 36.00 KiB with t and fell by 36.00 KiB at t.Release()",
 		"using t after Release: add: tensor used after Release",
 		"== 9. a network on ",
-		"net(X on meta): Expected all tensors to be on the same device",
+		"grad_fn=<AddmmBackward0>",
+		"equal to net(X): true",
 		"ResNet-18 forward of [1, 3, 32, 32]: output on ",
 		"shape [1, 1000]",
 		"walkthrough done: 9 steps on ",
@@ -57,6 +63,8 @@ func TestWalkthrough(t *testing.T) {
 			"cuda:0 + cpu: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! (op: add)",
 			"AllClose(CPU result, GPU result.CPU()): true",
 			"net[0].weight.Device() = cuda:0",
+			"net(X on cpu): Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! (op: linear)",
+			"DataParallel over [cuda:0",
 			"output on cuda:0, shape [1, 1000]",
 		)
 		if n := strings.Count(got, "SKIP "); n != 0 {
@@ -75,6 +83,8 @@ func TestWalkthrough(t *testing.T) {
 			"SKIP the cuda:0 allocator's statistics",
 			"SKIP running the network on cuda:0",
 			"net[0].weight.Device() = cpu",
+			"net(X on meta): Expected all tensors to be on the same device, but found at least two devices, meta and cpu! (op: linear)",
+			"DataParallel over [cpu]: dp(X) on cpu, equal to net(X): true",
 		)
 		// One SKIP per step that needs a GPU: 1, 5, 6, 7, 8, 9.
 		if n := strings.Count(got, "SKIP "); n != 6 {
@@ -98,6 +108,17 @@ func TestBadFlags(t *testing.T) {
 	}
 }
 
+// TestTooLargeIsAnError: an input past the memory (a 2²⁰×2²⁰ image for
+// the ResNet, 12 TiB) ends the run with the typed out-of-memory error; it
+// was a panic's stack trace.
+func TestTooLargeIsAnError(t *testing.T) {
+	err := run(&bytes.Buffer{}, config{size: 8, reps: 1, image: 1 << 20})
+	var oom *ember.OutOfMemoryError
+	if !errors.As(err, &oom) || !strings.HasPrefix(err.Error(), "step 9: out of memory") {
+		t.Fatalf("run: %v, want step 9's *ember.OutOfMemoryError", err)
+	}
+}
+
 // TestBench runs the benchmark small on the CPU and checks its line format.
 func TestBench(t *testing.T) {
 	var out bytes.Buffer
@@ -112,5 +133,28 @@ func TestBench(t *testing.T) {
 	}
 	if err := bench(&out, ember.CUDA(99), 8, 8, 1); err == nil {
 		t.Error("bench on cuda:99 did not fail")
+	}
+	if err := bench(&out, ember.Meta, 8, 8, 1); err == nil || !strings.Contains(err.Error(), "--device meta: meta tensors have no data") {
+		t.Errorf("bench on meta: %v, want a refusal (it printed timings of no work)", err)
+	}
+}
+
+// TestStrayArgument: "walkthrough 512" (meaning --size 512) is an error,
+// exit status 2; it ran the full 10000×10000 walkthrough.
+func TestStrayArgument(t *testing.T) {
+	if os.Getenv("WALKTHROUGH_MAIN") == "1" {
+		os.Args = append([]string{"walkthrough"}, strings.Fields(os.Getenv("WALKTHROUGH_ARGS"))...)
+		main()
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStrayArgument$")
+	cmd.Env = append(os.Environ(), "WALKTHROUGH_MAIN=1", "WALKTHROUGH_ARGS=512")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || stdout.Len() != 0 ||
+		!strings.Contains(stderr.String(), `walkthrough: unexpected argument "512": the settings are flags`) {
+		t.Fatalf("walkthrough 512: %v\nstdout %q\nstderr %q", err, stdout.String(), stderr.String())
 	}
 }
