@@ -149,23 +149,39 @@ func TestGradFixturesSoftmax(t *testing.T) {
 }
 
 func TestGradFixturesPool(t *testing.T) {
+	for _, k := range []Kernels{NativeKernels, GenericKernels} {
+		t.Run(k.String(), func(t *testing.T) { gradFixturesPool(t, k) })
+	}
+}
+
+// gradFixturesPool checks the pools run with k's kernels (the ceil_mode
+// cases too) against PyTorch's values and gradients.
+func gradFixturesPool(t *testing.T, kn Kernels) {
 	runGradFixtures(t, "pool", func(t *testing.T, c gradFixture, in map[string]*Tensor) *Tensor {
 		var kind string
 		var k, s, p [2]int
 		var cip bool
 		c.param(t, "kind", &kind)
 		c.param(t, "kernel", &k)
+		var opts []PoolOption
+		if _, ok := c.Params["ceil_mode"]; ok {
+			var ceil bool
+			c.param(t, "ceil_mode", &ceil)
+			if ceil {
+				opts = append(opts, CeilMode())
+			}
+		}
 		switch kind {
 		case "adaptive":
 			return AdaptiveAvgPool2d(in["x"], k[0], k[1])
 		case "max":
 			c.param(t, "stride", &s)
 			c.param(t, "padding", &p)
-			return MaxPool2d(in["x"], k, s, p)
+			return kn.MaxPool2d(in["x"], k, s, p, opts...)
 		}
 		c.param(t, "stride", &s)
 		c.param(t, "padding", &p)
 		c.param(t, "count_include_pad", &cip)
-		return AvgPool2d(in["x"], k, s, p, cip)
+		return kn.AvgPool2d(in["x"], k, s, p, cip, opts...)
 	}, nil)
 }

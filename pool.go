@@ -26,6 +26,50 @@ func poolArgs(op string, kernel, stride, padding [2]int) [2]int {
 	return stride
 }
 
+// PoolOption configures MaxPool2d and AvgPool2d.
+type PoolOption func(*poolOpts)
+
+type poolOpts struct{ ceil bool }
+
+// CeilMode is PyTorch's ceil_mode=True: the output size rounds up, so a
+// last window that would hang over the (right or bottom) padded edge is
+// kept, as long as it starts inside the input or its left padding; it is
+// clipped there. AvgPool2d divides such a window by its part inside the
+// padded input (count_include_pad) or inside the input.
+func CeilMode() PoolOption { return func(o *poolOpts) { o.ceil = true } }
+
+func poolOptions(op string, opts []PoolOption) poolOpts {
+	var o poolOpts
+	for _, f := range opts {
+		if f == nil {
+			panic(&ValueError{Op: op, Msg: "nil PoolOption"})
+		}
+		f(&o)
+	}
+	return o
+}
+
+// poolOutSize is a pool's output size along one dim, as PyTorch's
+// pooling_output_shape: with ceil, rounded up, but the last window must
+// start inside the input or the left padding.
+func poolOutSize(op string, in, k, s, p int, ceil bool) int {
+	if !ceil || s <= 0 || p < 0 {
+		return outSize(op, in, k, s, p, 1)
+	}
+	num := in + 2*p - k + s - 1
+	o := num/s + 1
+	if num < 0 {
+		o = 0 // (floor division; torch's div_rtn)
+	}
+	if o > 0 && (o-1)*s >= in+p {
+		o--
+	}
+	if o <= 0 {
+		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("Calculated output size is too small (input %d, kernel %d, stride %d, padding %d, ceil_mode=True)", in, k, s, p)})
+	}
+	return o
+}
+
 // nonEmptyPlane panics with a *ShapeError for an input plane with no rows
 // or no columns, as PyTorch's pools (a padded output over it read past the
 // input's data).
@@ -39,23 +83,25 @@ func nonEmptyPlane(op string, x *Tensor, h, w int) {
 // [C, H, W]); a zero stride means the kernel size, as PyTorch's default.
 // Padding counts as -inf. The gradient goes to the first maximum of each
 // window, as PyTorch routes it. It records MaxPool2DWithIndicesBackward0.
-func MaxPool2d(x *Tensor, kernel, stride, padding [2]int) *Tensor {
-	return NativeKernels.MaxPool2d(x, kernel, stride, padding)
+// The option CeilMode is ceil_mode=True.
+func MaxPool2d(x *Tensor, kernel, stride, padding [2]int, opts ...PoolOption) *Tensor {
+	return NativeKernels.MaxPool2d(x, kernel, stride, padding, opts...)
 }
 
 // MaxPool2d is the package's MaxPool2d run with k's kernels.
-func (k Kernels) MaxPool2d(x *Tensor, kernel, stride, padding [2]int) *Tensor {
+func (k Kernels) MaxPool2d(x *Tensor, kernel, stride, padding [2]int, opts ...PoolOption) *Tensor {
 	const name = "max_pool2d"
 	x.nonNil(name)
+	o := poolOptions(name, opts)
 	if x.dtype.IsHalf() && !k.poolsHalf(x) {
-		return inFloat32(x.dtype, []*Tensor{x}, func(c []*Tensor) *Tensor { return k.MaxPool2d(c[0], kernel, stride, padding) })
+		return inFloat32(x.dtype, []*Tensor{x}, func(c []*Tensor) *Tensor { return k.MaxPool2d(c[0], kernel, stride, padding, opts...) })
 	}
 	x4, undo := batched4d(name, x)
 	stride = poolArgs(name, kernel, stride, padding)
 	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
 	nonEmptyPlane(name, x, h, wd)
-	oh := outSize(name, h, kernel[0], stride[0], padding[0], 1)
-	ow := outSize(name, wd, kernel[1], stride[1], padding[1], 1)
+	oh := poolOutSize(name, h, kernel[0], stride[0], padding[0], o.ceil)
+	ow := poolOutSize(name, wd, kernel[1], stride[1], padding[1], o.ceil)
 	p := backend.Pool2dParams{Kernel: kernel, Stride: stride, Padding: padding}
 	return undo(k.pool(x).maxPool2d(x4, p, Shape{n, c, oh, ow}))
 }
@@ -63,24 +109,27 @@ func (k Kernels) MaxPool2d(x *Tensor, kernel, stride, padding [2]int) *Tensor {
 // AvgPool2d is torch.nn.functional.avg_pool2d over [N, C, H, W] (or
 // [C, H, W]); a zero stride means the kernel size. countIncludePad divides
 // by the whole window, else by its part inside the input. It records
-// AvgPool2DBackward0.
-func AvgPool2d(x *Tensor, kernel, stride, padding [2]int, countIncludePad bool) *Tensor {
-	return NativeKernels.AvgPool2d(x, kernel, stride, padding, countIncludePad)
+// AvgPool2DBackward0. The option CeilMode is ceil_mode=True.
+func AvgPool2d(x *Tensor, kernel, stride, padding [2]int, countIncludePad bool, opts ...PoolOption) *Tensor {
+	return NativeKernels.AvgPool2d(x, kernel, stride, padding, countIncludePad, opts...)
 }
 
 // AvgPool2d is the package's AvgPool2d run with k's kernels.
-func (k Kernels) AvgPool2d(x *Tensor, kernel, stride, padding [2]int, countIncludePad bool) *Tensor {
+func (k Kernels) AvgPool2d(x *Tensor, kernel, stride, padding [2]int, countIncludePad bool, opts ...PoolOption) *Tensor {
 	const name = "avg_pool2d"
 	x.nonNil(name)
+	o := poolOptions(name, opts)
 	if x.dtype.IsHalf() {
-		return inFloat32(x.dtype, []*Tensor{x}, func(c []*Tensor) *Tensor { return k.AvgPool2d(c[0], kernel, stride, padding, countIncludePad) })
+		return inFloat32(x.dtype, []*Tensor{x}, func(c []*Tensor) *Tensor {
+			return k.AvgPool2d(c[0], kernel, stride, padding, countIncludePad, opts...)
+		})
 	}
 	x4, undo := batched4d(name, x)
 	stride = poolArgs(name, kernel, stride, padding)
 	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
 	nonEmptyPlane(name, x, h, wd)
-	oh := outSize(name, h, kernel[0], stride[0], padding[0], 1)
-	ow := outSize(name, wd, kernel[1], stride[1], padding[1], 1)
+	oh := poolOutSize(name, h, kernel[0], stride[0], padding[0], o.ceil)
+	ow := poolOutSize(name, wd, kernel[1], stride[1], padding[1], o.ceil)
 	if !x.dtype.IsFloat() {
 		panic(&DTypeError{Op: name, DTypes: []DType{x.dtype}, Msg: "avg_pool2d needs a floating dtype"})
 	}

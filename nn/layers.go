@@ -362,12 +362,15 @@ func (d *Dropout) Forward(x *ember.Tensor) *ember.Tensor {
 // Pool is MaxPool2d or AvgPool2d with square windows. For AvgPool2d,
 // CountIncludePad (true from NewAvgPool2d, PyTorch's default) divides by
 // the whole window; false is count_include_pad=False, dividing by the
-// window's part inside the input.
+// window's part inside the input. CeilMode is ceil_mode=True (see
+// ember.CeilMode): the output size rounds up, keeping a last window that
+// hangs over the bottom or right edge.
 type Pool struct {
 	stateless
 	Max                     bool
 	Kernel, Stride, Padding int
 	CountIncludePad         bool
+	CeilMode                bool
 }
 
 // NewMaxPool2d returns a max pooling layer; stride 0 means the kernel size.
@@ -396,10 +399,14 @@ func newPool(max bool, k, s, p int) *Pool {
 func (p *Pool) Forward(x *ember.Tensor) *ember.Tensor {
 	CheckNil(p, "Forward")
 	k, s, pd := pair(p.Kernel), pair(p.Stride), pair(p.Padding)
-	if p.Max {
-		return ember.MaxPool2d(x, k, s, pd)
+	var opts []ember.PoolOption
+	if p.CeilMode {
+		opts = append(opts, ember.CeilMode())
 	}
-	return ember.AvgPool2d(x, k, s, pd, p.CountIncludePad)
+	if p.Max {
+		return ember.MaxPool2d(x, k, s, pd, opts...)
+	}
+	return ember.AvgPool2d(x, k, s, pd, p.CountIncludePad, opts...)
 }
 
 // AdaptiveAvgPool2d averages to a fixed output size.

@@ -178,7 +178,7 @@ func (p *Pool) ExtraRepr() string {
 	CheckNil(p, "ExtraRepr")
 	s := fmt.Sprintf("kernel_size=%d, stride=%d, padding=%d", p.Kernel, p.Stride, p.Padding)
 	if p.Max {
-		s += ", dilation=1, ceil_mode=False"
+		s += ", dilation=1, ceil_mode=" + pyBool(p.CeilMode)
 	}
 	return s
 }

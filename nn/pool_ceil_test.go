@@ -1,0 +1,43 @@
+package nn
+
+import (
+	"testing"
+
+	"github.com/emberml/ember"
+)
+
+// TestPoolCeilMode: MaxPool2d and AvgPool2d with CeilMode over a 5×5
+// arange, 2×2 windows at stride 2: PyTorch 1.13 gives a 3×3 output whose
+// last row and column pool the clipped windows (values from
+// F.max_pool2d / F.avg_pool2d(x, 2, 2, 0, ceil_mode=True)).
+func TestPoolCeilMode(t *testing.T) {
+	x := ember.Arange(0, 25, 1, ember.Dtype(ember.Float32)).Reshape(1, 1, 5, 5)
+	mp := NewMaxPool2d(2, 0, 0)
+	mp.CeilMode = true
+	ap := NewAvgPool2d(2, 0, 0)
+	ap.CeilMode = true
+	for _, c := range []struct {
+		m    *Pool
+		want []float64
+	}{
+		{mp, []float64{6, 8, 9, 16, 18, 19, 21, 23, 24}},
+		{ap, []float64{3, 5, 6.5, 13, 15, 16.5, 20.5, 22.5, 24}},
+	} {
+		got := c.m.Forward(x)
+		if !got.Shape().Equal(ember.Shape{1, 1, 3, 3}) {
+			t.Fatalf("%v: shape %v", c.m, got.Shape())
+		}
+		for i, v := range got.Float64s() {
+			if v != c.want[i] {
+				t.Fatalf("%v: [%d] = %v, PyTorch %v", c.m, i, v, c.want[i])
+			}
+		}
+	}
+	// repr(nn.MaxPool2d(2, ceil_mode=True)); AvgPool2d's leaves it out
+	if got, want := mp.String(), "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=True)"; got != want {
+		t.Errorf("repr %q, want %q", got, want)
+	}
+	if got, want := ap.String(), "AvgPool2d(kernel_size=2, stride=2, padding=0)"; got != want {
+		t.Errorf("repr %q, want %q", got, want)
+	}
+}
