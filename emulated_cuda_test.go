@@ -43,6 +43,8 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"GradFixturesCrossEntropy", TestGradFixturesCrossEntropy},
 		{"GradFixturesSoftmax", TestGradFixturesSoftmax},
 		{"GradFixturesPool", TestGradFixturesPool},
+		{"GradFixturesConvSame", TestGradFixturesConvSame},
+		{"PoolCeilModeFloat32", TestPoolCeilModeFloat32},
 		{"FunctionGradcheck", TestFunctionGradcheck},
 		{"GradFixturesIndex", TestGradFixturesIndex},
 		{"IndexingIdioms", TestIndexingIdioms},

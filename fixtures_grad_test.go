@@ -185,3 +185,20 @@ func gradFixturesPool(t *testing.T, kn Kernels) {
 		return kn.AvgPool2d(in["x"], k, s, p, cip, opts...)
 	}, nil)
 }
+
+// TestGradFixturesConvSame: Conv2dSame and Conv1dSame (padding='same')
+// against PyTorch's outputs and gradients, uneven splits (even kernels,
+// odd dilations) included.
+func TestGradFixturesConvSame(t *testing.T) {
+	runGradFixtures(t, "conv_same", func(t *testing.T, c gradFixture, in map[string]*Tensor) *Tensor {
+		var dim, groups int
+		var dil []int
+		c.param(t, "dim", &dim)
+		c.param(t, "dilation", &dil)
+		c.param(t, "groups", &groups)
+		if dim == 1 {
+			return Conv1dSame(in["x"], in["weight"], in["bias"], dil[0], groups)
+		}
+		return Conv2dSame(in["x"], in["weight"], in["bias"], [2]int{dil[0], dil[1]}, groups)
+	}, nil)
+}

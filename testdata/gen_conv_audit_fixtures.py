@@ -1,0 +1,87 @@
+"""PyTorch 1.13 references for convolution padding='same'/'valid' and
+nn.Conv1d/Conv2d with non-square (tuple) kernel, stride, padding and
+dilation.
+
+Run from the repository root with /usr/bin/python3 (torch 1.13):
+    /usr/bin/python3 testdata/gen_conv_audit_fixtures.py
+Writes:
+  testdata/fixtures/grad/grad_conv_same.json: F.conv2d / F.conv1d with
+    padding='same' (even kernels, dilations, groups, unbatched), in the
+    format of gen_grad_fixtures.py (output and the gradients of
+    sum(output * w));
+  testdata/nn/conv_audit.json: nn.Conv1d / nn.Conv2d modules (their
+    constructor arguments, weight, bias, an input, the output, the
+    gradients of sum(output * w) and repr).
+"""
+import json
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_grad_fixtures import case, randn, t  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def same():
+    cases = []
+    # x shape, w shape, dilation, groups, bias
+    for xs, ws, dil, groups, bias in [
+        ((2, 3, 7, 6), (4, 3, 3, 3), (1, 1), 1, True),
+        ((1, 2, 6, 7), (3, 2, 2, 4), (1, 1), 1, True),
+        ((2, 4, 8, 7), (4, 2, 3, 2), (2, 3), 2, True),
+        ((3, 5, 5), (2, 3, 4, 4), (1, 1), 1, False),
+        ((2, 3, 10), (4, 3, 4), (1,), 1, True),
+        ((1, 2, 9), (2, 1, 3), (2,), 2, False),
+        ((3, 8), (2, 3, 2), (3,), 1, True),
+    ]:
+        one = len(ws) == 3
+        inputs = {"x": randn(*xs), "weight": randn(*ws)}
+        if bias:
+            inputs["bias"] = randn(ws[0])
+        conv = F.conv1d if one else F.conv2d
+        d = dil[0] if one else dil
+
+        def fn(x, weight, bias=None, conv=conv, d=d):
+            return conv(x, weight, bias, padding="same", dilation=d, groups=groups)
+        p = {"dim": 1 if one else 2, "dilation": list(dil), "groups": groups}
+        cases.append(case(p, inputs, fn))
+    with open(os.path.join(HERE, "fixtures", "grad", "grad_conv_same.json"), "w") as f:
+        json.dump(cases, f)
+
+
+def modules():
+    out = []
+    for cls, args, kw, xs in [
+        ("Conv2d", (3, 4, (3, 5)), dict(stride=(1, 2), padding=(1, 2), dilation=(2, 1)), (2, 3, 9, 11)),
+        ("Conv2d", (2, 4, (2, 3)), dict(stride=(2, 1), padding=(0, 1), groups=2, bias=False), (1, 2, 7, 6)),
+        ("Conv2d", (3, 2, 4), dict(padding="same", dilation=(1, 2)), (2, 3, 6, 7)),
+        ("Conv2d", (3, 2, (2, 3)), dict(padding="valid"), (1, 3, 5, 6)),
+        ("Conv2d", (2, 2, 3), dict(stride=2, padding=1), (1, 2, 5, 5)),
+        ("Conv1d", (3, 2, 4), dict(padding="same", dilation=2), (2, 3, 9)),
+        ("Conv1d", (2, 2, 3), dict(padding="valid", bias=False), (2, 7)),
+    ]:
+        m = getattr(torch.nn, cls)(*args, **kw).double()
+        x = randn(*xs).requires_grad_()
+        y = m(x)
+        w = randn(*y.shape)
+        (y * w).sum().backward()
+        kw_json = {k: (list(v) if isinstance(v, tuple) else v) for k, v in kw.items()}
+        k = args[2]
+        out.append({
+            "cls": cls, "in": args[0], "out": args[1], "kernel": list(k) if isinstance(k, tuple) else k,
+            "kw": kw_json, "weight": t(m.weight), "bias": t(m.bias) if m.bias is not None else None,
+            "x": t(x), "y": t(y), "w": t(w), "gx": t(x.grad), "gweight": t(m.weight.grad),
+            "gbias": t(m.bias.grad) if m.bias is not None else None, "repr": repr(m),
+        })
+    with open(os.path.join(HERE, "nn", "conv_audit.json"), "w") as f:
+        json.dump(out, f)
+
+
+if __name__ == "__main__":
+    torch.manual_seed(7)
+    same()
+    modules()
