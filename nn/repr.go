@@ -104,12 +104,14 @@ func (l *Linear) ExtraRepr() string {
 // ExtraRepr is Conv2d's settings as PyTorch prints them (defaults left out).
 func (c *Conv2d) ExtraRepr() string {
 	CheckNil(c, "ExtraRepr")
-	s := fmt.Sprintf("%d, %d, kernel_size=%s, stride=%s", c.In, c.Out, pyTuple(c.Kernel, c.Kernel), pyTuple(c.Stride, c.Stride))
-	if c.Padding != 0 {
-		s += ", padding=" + pyTuple(c.Padding, c.Padding)
+	s := fmt.Sprintf("%d, %d, kernel_size=%s, stride=%s", c.In, c.Out, pyTuple(c.Kernel[:]...), pyTuple(c.Stride[:]...))
+	if c.PaddingName != "" {
+		s += ", padding=" + c.PaddingName
+	} else if c.Padding != [2]int{} {
+		s += ", padding=" + pyTuple(c.Padding[:]...)
 	}
-	if c.Dilation != 1 {
-		s += ", dilation=" + pyTuple(c.Dilation, c.Dilation)
+	if c.Dilation != [2]int{1, 1} {
+		s += ", dilation=" + pyTuple(c.Dilation[:]...)
 	}
 	if c.Groups != 1 {
 		s += fmt.Sprintf(", groups=%d", c.Groups)
