@@ -2,6 +2,7 @@ package ember
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/emberml/ember/backend"
 )
@@ -140,7 +141,7 @@ func convSame(nm convNames, x, w, b *Tensor, dilation [2]int, groups int) *Tenso
 	var left, extra [2]int
 	for i := 0; i < 2; i++ {
 		d, k := dilation[i], w.shape[2+i]
-		if d <= 0 || k <= 0 {
+		if d <= 0 || k <= 0 || (k > 1 && d > math.MaxInt/(k-1)) { // (d·(k−1) would overflow)
 			panic(&ShapeError{Op: nm.op, Msg: fmt.Sprintf("invalid kernel %d or dilation %d", k, d), Shapes: []Shape{nm.xs, nm.ws}})
 		}
 		total := d * (k - 1)

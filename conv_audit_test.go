@@ -58,5 +58,9 @@ func TestConvSameShapes(t *testing.T) {
 	if e.Op != "conv2d" || !strings.Contains(e.Msg, "to have 3 channels, but got 2 channels instead") {
 		t.Fatalf("%v", e)
 	}
+	e = testenv.Raises[*ShapeError](t, "same huge dilation", func() { Conv2dSame(Zeros(Shape{1, 3, 5, 5}), Zeros(Shape{4, 3, 3, 3}), nil, [2]int{1 << 62, 1}, 1) })
+	if !strings.Contains(e.Msg, "invalid kernel 3 or dilation 4611686018427387904") {
+		t.Errorf("huge dilation: %v", e)
+	}
 	testenv.Raises[*ShapeError](t, "same zero dilation", func() { Conv2dSame(Zeros(Shape{1, 3, 5, 5}), Zeros(Shape{4, 3, 3, 3}), nil, [2]int{0, 1}, 1) })
 }
