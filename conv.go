@@ -188,3 +188,79 @@ func conv1dArgs(x, w *Tensor) convNames {
 	}
 	return convNames{name, x.shape, w.shape}
 }
+
+// ConvTranspose2d is torch.nn.functional.conv_transpose2d, the gradient
+// of Conv2d with respect to its input: x is [N, In, H, W] (or unbatched
+// [In, H, W]), w is [In, Out/groups, KH, KW], b is [Out] or nil; the
+// output is (H−1)·stride − 2·padding + dilation·(KH−1) + outputPadding + 1
+// high (so wide). outputPadding adds rows and columns at the bottom and
+// right and must be smaller than the stride or the dilation. It runs as
+// Conv2d (ConvolutionBackward0) of the input spread out by the stride
+// with zeros and padded by dilation·(k−1) − padding (cropped where that
+// is negative), with the flipped, transposed weight; the gradients flow
+// through those ops. (The zeros cost stride² more work than a dedicated
+// kernel.)
+func ConvTranspose2d(x, w, b *Tensor, stride, padding, outputPadding, dilation [2]int, groups int) *Tensor {
+	const name = "conv_transpose2d"
+	x.nonNil(name)
+	w.nonNil(name)
+	x4, undo := batched4d(name, x)
+	w.live(name)
+	if w.Dim() != 4 || groups <= 0 {
+		shapeErr(name, "expected a 4-D weight and groups > 0", w.shape)
+	}
+	sameDevice(name, x, w)
+	if b != nil {
+		sameDevice(name, x, b)
+	}
+	if x.dtype != w.dtype || (b != nil && b.dtype != x.dtype) {
+		panic(&DTypeError{Op: name, DTypes: []DType{x.dtype, w.dtype}, Msg: "Input type and weight type should be the same"})
+	}
+	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
+	ci, og, kh, kw := w.shape[0], w.shape[1], w.shape[2], w.shape[3]
+	if b != nil && !b.shape.Equal(Shape{og * groups}) {
+		shapeErr(name, "bias must have shape [out_channels]", b.shape)
+	}
+	if c != ci || ci%groups != 0 {
+		shapeErr(name, fmt.Sprintf("Given transposed=1, weight of size %v, expected input%v to have %d channels, but got %d channels instead", w.shape, x.shape, ci, c), x.shape, w.shape)
+	}
+	if og == 0 || kh == 0 || kw == 0 {
+		shapeErr(name, fmt.Sprintf("expected a weight with output channels and a non-empty kernel, but got weight of size %v", w.shape), x.shape, w.shape)
+	}
+	if h == 0 || wd == 0 {
+		shapeErr(name, fmt.Sprintf("Only zero batch or zero channel inputs are supported, but got input shape: %v", x.shape), x.shape)
+	}
+	k := [2]int{kh, kw}
+	in := [2]int{h, wd}
+	var lead, trail, out [2]int
+	for i := 0; i < 2; i++ {
+		s, p, op, d := stride[i], padding[i], outputPadding[i], dilation[i]
+		if s <= 0 || d <= 0 || p < 0 || op < 0 || s > math.MaxInt32 || d > math.MaxInt32 || p > math.MaxInt32 || op > math.MaxInt32 || k[i] > math.MaxInt32 {
+			panic(&ShapeError{Op: name, Msg: fmt.Sprintf("invalid stride %v, padding %v, output padding %v or dilation %v", stride, padding, outputPadding, dilation), Shapes: []Shape{x.shape, w.shape}})
+		}
+		if op >= s && op >= d {
+			panic(&ShapeError{Op: name, Msg: fmt.Sprintf("output padding must be smaller than either stride or dilation, but got output_padding_height: %d output_padding_width: %d stride_height: %d stride_width: %d dilation_height: %d dilation_width: %d",
+				outputPadding[0], outputPadding[1], stride[0], stride[1], dilation[0], dilation[1])})
+		}
+		out[i] = (in[i]-1)*s - 2*p + d*(k[i]-1) + op + 1
+		lead[i] = d*(k[i]-1) - p
+		trail[i] = lead[i] + op
+	}
+	if out[0] <= 0 || out[1] <= 0 {
+		shapeErr(name, fmt.Sprintf("Given input size per channel: (%d x %d). Calculated output size per channel: (%d x %d). Output size is too small", h, wd, out[0], out[1]), x.shape, w.shape)
+	}
+	checkShape(name, Shape{n, og * groups, out[0], out[1]})
+	// the input spread out: x[i, j] at (i·sh, j·sw), zeros between
+	xs := x4
+	if stride[1] > 1 {
+		xs = Pad(xs.Unsqueeze(-1), []int{0, stride[1] - 1}, 0).Reshape(n, c, h, wd*stride[1]).Narrow(3, 0, (wd-1)*stride[1]+1)
+	}
+	if stride[0] > 1 {
+		ws := xs.shape[3]
+		xs = Pad(xs.Unsqueeze(3), []int{0, 0, 0, stride[0] - 1}, 0).Reshape(n, c, h*stride[0], ws).Narrow(2, 0, (h-1)*stride[0]+1)
+	}
+	xs = Pad(xs, []int{lead[1], trail[1], lead[0], trail[0]}, 0)
+	// [In, Out/g, KH, KW] → [Out, In/g, KH, KW], flipped
+	wt := w.Reshape(groups, ci/groups, og, kh, kw).Transpose(1, 2).Reshape(groups*og, ci/groups, kh, kw).Flip(2, 3)
+	return undo(Conv2d(xs, wt, b, [2]int{1, 1}, [2]int{}, dilation, groups))
+}

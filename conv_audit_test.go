@@ -64,3 +64,41 @@ func TestConvSameShapes(t *testing.T) {
 	}
 	testenv.Raises[*ShapeError](t, "same zero dilation", func() { Conv2dSame(Zeros(Shape{1, 3, 5, 5}), Zeros(Shape{4, 3, 3, 3}), nil, [2]int{0, 1}, 1) })
 }
+
+// TestConvTranspose2dShapesAndErrors: output sizes worked by hand
+// ((H−1)·s − 2p + d·(k−1) + op + 1), on the meta device too, and
+// PyTorch's errors.
+func TestConvTranspose2dShapesAndErrors(t *testing.T) {
+	for _, dev := range []Device{CPU, Meta} {
+		x := Zeros(Shape{2, 4, 5, 6}, On(dev))
+		w := Zeros(Shape{4, 3, 3, 2}, On(dev))
+		// h: 4·2 − 2 + 2 + 1 + 1 = 10; w: 5·3 − 0 + 2·1 + 0 + 1 = 18
+		got := ConvTranspose2d(x, w, nil, [2]int{2, 3}, [2]int{1, 0}, [2]int{1, 0}, [2]int{1, 2}, 1).Shape()
+		if !got.Equal(Shape{2, 3, 10, 18}) {
+			t.Errorf("%v: %v, want [2, 3, 10, 18]", dev, got)
+		}
+		// groups: Out = 2·3
+		if got := ConvTranspose2d(x, Zeros(Shape{4, 3, 1, 1}, On(dev)), nil, [2]int{1, 1}, [2]int{}, [2]int{}, [2]int{1, 1}, 2).Shape(); !got.Equal(Shape{2, 6, 5, 6}) {
+			t.Errorf("%v groups: %v", dev, got)
+		}
+	}
+	x, w := Zeros(Shape{1, 4, 4, 4}), Zeros(Shape{3, 2, 3, 3})
+	e := testenv.Raises[*ShapeError](t, "channels", func() { ConvTranspose2d(x, w, nil, [2]int{1, 1}, [2]int{}, [2]int{}, [2]int{1, 1}, 1) })
+	if e.Msg != "Given transposed=1, weight of size [3, 2, 3, 3], expected input[1, 4, 4, 4] to have 3 channels, but got 4 channels instead" {
+		t.Errorf("%v", e)
+	}
+	x = Zeros(Shape{1, 3, 2, 2})
+	e = testenv.Raises[*ShapeError](t, "too small", func() { ConvTranspose2d(x, w, nil, [2]int{1, 1}, [2]int{2, 2}, [2]int{}, [2]int{1, 1}, 1) })
+	if e.Msg != "Given input size per channel: (2 x 2). Calculated output size per channel: (0 x 0). Output size is too small" {
+		t.Errorf("%v", e)
+	}
+	e = testenv.Raises[*ShapeError](t, "output padding", func() { ConvTranspose2d(x, w, nil, [2]int{2, 2}, [2]int{}, [2]int{2, 2}, [2]int{1, 1}, 1) })
+	if !strings.HasPrefix(e.Msg, "output padding must be smaller than either stride or dilation") {
+		t.Errorf("%v", e)
+	}
+	testenv.Raises[*ShapeError](t, "bias", func() { ConvTranspose2d(x, w, Zeros(Shape{3}), [2]int{1, 1}, [2]int{}, [2]int{}, [2]int{1, 1}, 1) })
+	testenv.Raises[*ShapeError](t, "stride 0", func() { ConvTranspose2d(x, w, nil, [2]int{0, 1}, [2]int{}, [2]int{}, [2]int{1, 1}, 1) })
+	testenv.Raises[*ShapeError](t, "huge stride", func() { ConvTranspose2d(x, w, nil, [2]int{1 << 40, 1}, [2]int{}, [2]int{}, [2]int{1, 1}, 1) })
+	testenv.Raises[*DTypeError](t, "dtype", func() { ConvTranspose2d(x, w.Cast(Float64), nil, [2]int{1, 1}, [2]int{}, [2]int{}, [2]int{1, 1}, 1) })
+	testenv.Raises[*ShapeError](t, "nil", func() { ConvTranspose2d(nil, w, nil, [2]int{1, 1}, [2]int{}, [2]int{}, [2]int{1, 1}, 1) })
+}

@@ -44,6 +44,7 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"GradFixturesSoftmax", TestGradFixturesSoftmax},
 		{"GradFixturesPool", TestGradFixturesPool},
 		{"GradFixturesConvSame", TestGradFixturesConvSame},
+		{"GradFixturesConvTranspose", TestGradFixturesConvTranspose},
 		{"PoolCeilModeFloat32", TestPoolCeilModeFloat32},
 		{"FunctionGradcheck", TestFunctionGradcheck},
 		{"GradFixturesIndex", TestGradFixturesIndex},

@@ -202,3 +202,19 @@ func TestGradFixturesConvSame(t *testing.T) {
 		return Conv2dSame(in["x"], in["weight"], in["bias"], [2]int{dil[0], dil[1]}, groups)
 	}, nil)
 }
+
+// TestGradFixturesConvTranspose: ConvTranspose2d against PyTorch's
+// F.conv_transpose2d outputs and gradients (strides, output padding,
+// dilation, groups, padding beyond d·(k−1), unbatched).
+func TestGradFixturesConvTranspose(t *testing.T) {
+	runGradFixtures(t, "conv_transpose", func(t *testing.T, c gradFixture, in map[string]*Tensor) *Tensor {
+		var s, p, op, d [2]int
+		var groups int
+		c.param(t, "stride", &s)
+		c.param(t, "padding", &p)
+		c.param(t, "output_padding", &op)
+		c.param(t, "dilation", &d)
+		c.param(t, "groups", &groups)
+		return ConvTranspose2d(in["x"], in["weight"], in["bias"], s, p, op, d, groups)
+	}, nil)
+}

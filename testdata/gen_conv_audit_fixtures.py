@@ -11,7 +11,10 @@ Writes:
     sum(output * w));
   testdata/nn/conv_audit.json: nn.Conv1d / nn.Conv2d modules (their
     constructor arguments, weight, bias, an input, the output, the
-    gradients of sum(output * w) and repr).
+    gradients of sum(output * w) and repr);
+  testdata/fixtures/grad/grad_conv_transpose.json and
+    testdata/nn/conv_transpose.json: the same for F.conv_transpose2d and
+    nn.ConvTranspose2d.
 """
 import json
 import os
@@ -81,7 +84,53 @@ def modules():
         json.dump(out, f)
 
 
+def transpose():
+    """F.conv_transpose2d cases (grad_conv_transpose.json) and
+    nn.ConvTranspose2d modules (testdata/nn/conv_transpose.json)."""
+    cases = []
+    # x shape, w shape, stride, padding, output_padding, dilation, groups, bias
+    for xs, ws, s, p, op, d, g, bias in [
+        ((2, 3, 4, 5), (3, 4, 3, 3), (1, 1), (0, 0), (0, 0), (1, 1), 1, True),
+        ((2, 3, 4, 5), (3, 2, 3, 3), (2, 2), (1, 1), (1, 1), (1, 1), 1, True),
+        ((1, 4, 3, 4), (4, 3, 2, 3), (3, 2), (0, 1), (2, 0), (1, 2), 2, True),
+        ((1, 2, 5, 4), (2, 2, 4, 2), (2, 1), (3, 0), (0, 0), (2, 1), 1, False),
+        ((3, 4, 4), (3, 2, 3, 3), (2, 2), (0, 0), (1, 0), (1, 1), 1, True),
+        ((2, 2, 5, 3), (2, 3, 2, 2), (2, 3), (2, 1), (1, 0), (1, 1), 1, True),  # padding > d·(k−1): cropped
+    ]:
+        inputs = {"x": randn(*xs), "weight": randn(*ws)}
+        if bias:
+            inputs["bias"] = randn(ws[1] * g)
+
+        def fn(x, weight, bias=None, s=s, p=p, op=op, d=d, g=g):
+            return F.conv_transpose2d(x, weight, bias, s, p, op, g, d)
+        params = {"stride": list(s), "padding": list(p), "output_padding": list(op), "dilation": list(d), "groups": g}
+        cases.append(case(params, inputs, fn))
+    with open(os.path.join(HERE, "fixtures", "grad", "grad_conv_transpose.json"), "w") as f:
+        json.dump(cases, f)
+    mods = []
+    for args, kw, xs in [
+        ((3, 4, 3), dict(stride=2, padding=1, output_padding=1), (2, 3, 5, 5)),
+        ((4, 2, (2, 3)), dict(stride=(2, 1), padding=(0, 1), dilation=(1, 2), groups=2, bias=False), (1, 4, 3, 4)),
+    ]:
+        m = torch.nn.ConvTranspose2d(*args, **kw).double()
+        x = randn(*xs).requires_grad_()
+        y = m(x)
+        w = randn(*y.shape)
+        (y * w).sum().backward()
+        k = args[2]
+        mods.append({
+            "in": args[0], "out": args[1], "kernel": list(k) if isinstance(k, tuple) else k,
+            "kw": {k_: (list(v) if isinstance(v, tuple) else v) for k_, v in kw.items()},
+            "weight": t(m.weight), "bias": t(m.bias) if m.bias is not None else None,
+            "x": t(x), "y": t(y), "w": t(w), "gx": t(x.grad), "gweight": t(m.weight.grad),
+            "gbias": t(m.bias.grad) if m.bias is not None else None, "repr": repr(m),
+        })
+    with open(os.path.join(HERE, "nn", "conv_transpose.json"), "w") as f:
+        json.dump(mods, f)
+
+
 if __name__ == "__main__":
     torch.manual_seed(7)
     same()
     modules()
+    transpose()
