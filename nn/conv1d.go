@@ -41,6 +41,9 @@ func NewConv1d(in, out, kernel int, opts ...ConvOption) *Conv1d {
 			argErr("NewConv1d", "a 1-D convolution takes one %s, not %s (a two-size option)", v.name, pyTuple(v.v[:]...))
 		}
 	}
+	if cfg.outputPadding != [2]int{} {
+		argErr("NewConv1d", "output_padding is an argument of ConvTranspose2d, not of Conv1d")
+	}
 	checkPaddingName("NewConv1d", cfg.PaddingName, cfg.Stride[0])
 	c := &Conv1d{In: in, Out: out, Kernel: kernel, Stride: cfg.Stride[0], Padding: cfg.Padding[0], Dilation: cfg.Dilation[0], Groups: cfg.Groups, PaddingName: cfg.PaddingName}
 	c.Init(c)

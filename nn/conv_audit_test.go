@@ -168,3 +168,83 @@ func TestConvOptionErrors(t *testing.T) {
 		t.Errorf("square options: %+v", c)
 	}
 }
+
+// TestConvTranspose2dAgainstPyTorch builds nn.ConvTranspose2d as
+// testdata/nn/conv_transpose.json's PyTorch modules were built, loads
+// their weights and checks the output, the gradients and the repr.
+func TestConvTranspose2dAgainstPyTorch(t *testing.T) {
+	b, err := os.ReadFile("../testdata/nn/conv_transpose.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []convAuditCase
+	if err := json.Unmarshal(b, &cs); err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, c := range cs {
+		var opts []ConvOption
+		for k, v := range c.KW {
+			switch k {
+			case "bias":
+				if v == false {
+					opts = append(opts, NoBias())
+				}
+				continue
+			case "groups":
+				opts = append(opts, Groups(int(v.(float64))))
+				continue
+			}
+			h, w, _ := pairOf(t, v)
+			switch k {
+			case "stride":
+				opts = append(opts, StrideHW(h, w))
+			case "padding":
+				opts = append(opts, PaddingHW(h, w))
+			case "output_padding":
+				opts = append(opts, OutputPaddingHW(h, w))
+			case "dilation":
+				opts = append(opts, DilationHW(h, w))
+			default:
+				t.Fatalf("argument %s", k)
+			}
+		}
+		var kv any
+		if err := json.Unmarshal(c.Kernel, &kv); err != nil {
+			t.Fatal(err)
+		}
+		kh, kw, _ := pairOf(t, kv)
+		m := NewConvTranspose2d(c.In, c.Out, kh, append(opts, KernelHW(kh, kw))...)
+		if !m.Weight.Shape().Equal(ember.Shape(c.Weight.Shape)) {
+			t.Fatalf("weight %v, PyTorch %v", m.Weight.Shape(), c.Weight.Shape)
+		}
+		if got := m.String(); got != c.Repr {
+			t.Errorf("repr %q, PyTorch %q", got, c.Repr)
+		}
+		m.Weight = c.Weight.f64().SetRequiresGrad(true)
+		if c.Bias != nil {
+			m.Bias = c.Bias.f64().SetRequiresGrad(true)
+		}
+		x := c.X.f64().SetRequiresGrad(true)
+		y := m.Forward(x)
+		closeToJSON(t, c.Repr+" output", y, c.Y)
+		y.Mul(c.W.f64()).Sum().Backward()
+		closeToJSON(t, c.Repr+" grad x", x.Grad(), c.GX)
+		closeToJSON(t, c.Repr+" grad weight", m.Weight.Grad(), c.GWeight)
+		if c.GBias != nil {
+			closeToJSON(t, c.Repr+" grad bias", m.Bias.Grad(), *c.GBias)
+		}
+	}
+	// the init bound: kaiming_uniform_(a=√5) over fan-in Out/Groups·KH·KW
+	// = 8/2·3·3 = 36, so 1/√36 for weight and bias
+	m := NewConvTranspose2d(4, 8, 3, Groups(2))
+	for _, p := range []*ember.Tensor{m.Weight, m.Bias} {
+		if mx := p.Abs().Max().Item(); mx > 1.0/6 || mx < 0.9/6 {
+			t.Errorf("init bound: max |p| = %v, want just under 1/6", mx)
+		}
+	}
+	testenv.Raises[*ember.ValueError](t, "same", func() { NewConvTranspose2d(3, 4, 3, PaddingSame()) })
+	testenv.Raises[*ember.ValueError](t, "output padding on Conv2d", func() { NewConv2d(3, 4, 3, OutputPadding(1)) })
+}

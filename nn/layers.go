@@ -69,6 +69,7 @@ type Conv2d struct {
 	PaddingName                       string
 	Groups                            int
 	noBias                            bool
+	outputPadding                     [2]int // OutputPadding's, for ConvTranspose2d
 }
 
 // ConvOption configures a Conv2d (or a Conv1d, which takes the options
@@ -115,6 +116,14 @@ func DilationHW(h, w int) ConvOption { return func(c *Conv2d) { c.Dilation = [2]
 // NewConv2d's square one.
 func KernelHW(h, w int) ConvOption { return func(c *Conv2d) { c.Kernel = [2]int{h, w} } }
 
+// OutputPadding sets a ConvTranspose2d's output_padding: rows and
+// columns added at the bottom and right of its output (default 0).
+func OutputPadding(p int) ConvOption { return func(c *Conv2d) { c.outputPadding = [2]int{p, p} } }
+
+// OutputPaddingHW sets a ConvTranspose2d's output_padding along the height
+// and the width.
+func OutputPaddingHW(h, w int) ConvOption { return func(c *Conv2d) { c.outputPadding = [2]int{h, w} } }
+
 // Groups splits the channels into g groups convolved separately
 // (default 1); In and Out must be divisible by g.
 func Groups(g int) ConvOption { return func(c *Conv2d) { c.Groups = g } }
@@ -135,6 +144,9 @@ func NewConv2d(in, out, kernel int, opts ...ConvOption) *Conv2d {
 	}
 	if c.Groups <= 0 || in%c.Groups != 0 || out%c.Groups != 0 {
 		argErr("NewConv2d", "in (%d) and out (%d) channels must be divisible by groups (%d)", in, out, c.Groups)
+	}
+	if c.outputPadding != [2]int{} {
+		argErr("NewConv2d", "output_padding is an argument of ConvTranspose2d, not of Conv2d")
 	}
 	checkPaddingName("NewConv2d", c.PaddingName, c.Stride[0], c.Stride[1])
 	kh, kw := c.Kernel[0], c.Kernel[1]
