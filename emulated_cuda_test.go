@@ -45,6 +45,7 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"GradFixturesPool", TestGradFixturesPool},
 		{"GradFixturesConvSame", TestGradFixturesConvSame},
 		{"GradFixturesConvTranspose", TestGradFixturesConvTranspose},
+		{"GradFixturesPool1d", TestGradFixturesPool1d},
 		{"PoolCeilModeFloat32", TestPoolCeilModeFloat32},
 		{"FunctionGradcheck", TestFunctionGradcheck},
 		{"GradFixturesIndex", TestGradFixturesIndex},

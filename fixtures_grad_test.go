@@ -218,3 +218,31 @@ func TestGradFixturesConvTranspose(t *testing.T) {
 		return ConvTranspose2d(in["x"], in["weight"], in["bias"], s, p, op, d, groups)
 	}, nil)
 }
+
+// TestGradFixturesPool1d: MaxPool1d, AvgPool1d (ceil_mode,
+// count_include_pad, unbatched, a zero stride as the kernel) and
+// AdaptiveAvgPool1d against PyTorch's outputs and gradients.
+func TestGradFixturesPool1d(t *testing.T) {
+	runGradFixtures(t, "pool1d", func(t *testing.T, c gradFixture, in map[string]*Tensor) *Tensor {
+		var kind string
+		var k, s, p int
+		var cip, ceil bool
+		c.param(t, "kind", &kind)
+		c.param(t, "kernel", &k)
+		if kind == "adaptive" {
+			return AdaptiveAvgPool1d(in["x"], k)
+		}
+		c.param(t, "stride", &s)
+		c.param(t, "padding", &p)
+		c.param(t, "ceil_mode", &ceil)
+		var opts []PoolOption
+		if ceil {
+			opts = append(opts, CeilMode())
+		}
+		if kind == "max" {
+			return MaxPool1d(in["x"], k, s, p, opts...)
+		}
+		c.param(t, "count_include_pad", &cip)
+		return AvgPool1d(in["x"], k, s, p, cip, opts...)
+	}, nil)
+}

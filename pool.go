@@ -205,3 +205,73 @@ func AdaptiveAvgPool2d(x *Tensor, outH, outW int) *Tensor {
 	})
 	return undo(out)
 }
+
+// pool1dArgs checks a 1-D pool's input [N, C, L] (or [C, L]) and
+// arguments under the 1-D op's name, resolving a zero stride to the
+// kernel, so that the 2-D pool it runs as (over a height of 1) finds
+// nothing to refuse.
+func pool1dArgs(op string, x *Tensor, kernel, stride, padding int, ceil bool) int {
+	x.nonNil(op)
+	x.live(op)
+	if x.Dim() != 2 && x.Dim() != 3 {
+		shapeErr(op, fmt.Sprintf("Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got: %v", x.shape), x.shape)
+	}
+	if kernel <= 0 {
+		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("kernel_size must be greater than zero, but got %d", kernel), Shapes: []Shape{x.shape}})
+	}
+	if stride == 0 {
+		stride = kernel
+	}
+	if padding > kernel/2 {
+		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("padding should be at most half of kernel size, but got padding=%d and kernel_size=%d", padding, kernel), Shapes: []Shape{x.shape}})
+	}
+	l := x.shape[x.Dim()-1]
+	if l == 0 {
+		shapeErr(op, fmt.Sprintf("Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got: %v", x.shape), x.shape)
+	}
+	poolOutSize(op, l, kernel, stride, padding, ceil)
+	return stride
+}
+
+// MaxPool1d is torch.nn.functional.max_pool1d over [N, C, L] (or
+// [C, L]): MaxPool2d over a height of 1. A zero stride means the kernel
+// size; the option CeilMode is ceil_mode=True.
+func MaxPool1d(x *Tensor, kernel, stride, padding int, opts ...PoolOption) *Tensor {
+	const name = "max_pool1d"
+	stride = pool1dArgs(name, x, kernel, stride, padding, poolOptions(name, opts).ceil)
+	return MaxPool2d(x.Unsqueeze(-2), [2]int{1, kernel}, [2]int{1, stride}, [2]int{0, padding}, opts...).Squeeze(-2)
+}
+
+// AvgPool1d is torch.nn.functional.avg_pool1d over [N, C, L] (or
+// [C, L]): AvgPool2d over a height of 1. A zero stride means the kernel
+// size; countIncludePad and the option CeilMode are as AvgPool2d's.
+func AvgPool1d(x *Tensor, kernel, stride, padding int, countIncludePad bool, opts ...PoolOption) *Tensor {
+	const name = "avg_pool1d"
+	stride = pool1dArgs(name, x, kernel, stride, padding, poolOptions(name, opts).ceil)
+	if !x.dtype.IsFloat() {
+		panic(&DTypeError{Op: name, DTypes: []DType{x.dtype}, Msg: "avg_pool1d needs a floating dtype"})
+	}
+	return AvgPool2d(x.Unsqueeze(-2), [2]int{1, kernel}, [2]int{1, stride}, [2]int{0, padding}, countIncludePad, opts...).Squeeze(-2)
+}
+
+// AdaptiveAvgPool1d averages [N, C, L] (or [C, L]) into out windows as
+// torch.nn.functional.adaptive_avg_pool1d (AdaptiveAvgPool2d over a
+// height of 1).
+func AdaptiveAvgPool1d(x *Tensor, out int) *Tensor {
+	const name = "adaptive_avg_pool1d"
+	x.nonNil(name)
+	x.live(name)
+	if x.Dim() != 2 && x.Dim() != 3 {
+		shapeErr(name, "adaptive_avg_pool1d(): Expected 2D or 3D tensor", x.shape)
+	}
+	if out <= 0 {
+		panic(&ShapeError{Op: name, Msg: "output size must be positive", Shapes: []Shape{x.shape}})
+	}
+	if x.shape[x.Dim()-1] == 0 {
+		shapeErr(name, "adaptive_avg_pool1d(): Expected input to have non-zero size for non-batch dimensions", x.shape)
+	}
+	if !x.dtype.IsFloat() {
+		panic(&DTypeError{Op: name, DTypes: []DType{x.dtype}, Msg: "adaptive_avg_pool1d needs a floating dtype"})
+	}
+	return AdaptiveAvgPool2d(x.Unsqueeze(-2), 1, out).Squeeze(-2)
+}

@@ -130,3 +130,31 @@ func TestPoolCeilModeShapes(t *testing.T) {
 		AvgPool2d(Zeros(Shape{1, 1, 2, 2}), [2]int{2, 2}, [2]int{1, 1}, [2]int{0, 0}, true, nil)
 	})
 }
+
+// TestPool1dErrors: the 1-D pools' misuse names the 1-D op and the shapes
+// given, in PyTorch's words where it has them.
+func TestPool1dErrors(t *testing.T) {
+	x := Zeros(Shape{2, 3, 4})
+	e := testenv.Raises[*ShapeError](t, "padding", func() { MaxPool1d(x, 3, 1, 2) })
+	if e.Op != "max_pool1d" || e.Msg != "padding should be at most half of kernel size, but got padding=2 and kernel_size=3" {
+		t.Errorf("%v", e)
+	}
+	e = testenv.Raises[*ShapeError](t, "4-D", func() { AvgPool1d(Zeros(Shape{3, 4, 5, 6}), 2, 0, 0, true) })
+	if e.Op != "avg_pool1d" || !e.Shapes[0].Equal(Shape{3, 4, 5, 6}) {
+		t.Errorf("%v", e)
+	}
+	e = testenv.Raises[*ShapeError](t, "too small", func() { MaxPool1d(x, 5, 0, 0) })
+	if e.Op != "max_pool1d" {
+		t.Errorf("%v", e)
+	}
+	testenv.Raises[*ShapeError](t, "kernel 0", func() { MaxPool1d(x, 0, 0, 0) })
+	testenv.Raises[*ShapeError](t, "negative stride", func() { AvgPool1d(x, 2, -1, 0, true) })
+	testenv.Raises[*ShapeError](t, "empty", func() { MaxPool1d(Zeros(Shape{2, 3, 0}), 1, 0, 0) })
+	testenv.Raises[*ShapeError](t, "adaptive 0", func() { AdaptiveAvgPool1d(x, 0) })
+	testenv.Raises[*ShapeError](t, "nil", func() { AdaptiveAvgPool1d(nil, 2) })
+	testenv.Raises[*DTypeError](t, "int avg", func() { AvgPool1d(Zeros(Shape{1, 4}, Dtype(Int64)), 2, 0, 0, true) })
+	// meta: shapes
+	if got := MaxPool1d(Zeros(Shape{2, 3, 8}, On(Meta)), 3, 2, 0, CeilMode()).Shape(); !got.Equal(Shape{2, 3, 4}) {
+		t.Errorf("meta %v", got)
+	}
+}

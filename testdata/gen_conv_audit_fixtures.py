@@ -12,6 +12,8 @@ Writes:
   testdata/nn/conv_audit.json: nn.Conv1d / nn.Conv2d modules (their
     constructor arguments, weight, bias, an input, the output, the
     gradients of sum(output * w) and repr);
+  testdata/fixtures/grad/grad_pool1d.json: F.max_pool1d, avg_pool1d
+    (ceil_mode, count_include_pad) and adaptive_avg_pool1d;
   testdata/fixtures/grad/grad_conv_transpose.json and
     testdata/nn/conv_transpose.json: the same for F.conv_transpose2d and
     nn.ConvTranspose2d.
@@ -129,8 +131,41 @@ def transpose():
         json.dump(mods, f)
 
 
+
+
+def pool1d():
+    """F.max_pool1d / avg_pool1d / adaptive_avg_pool1d (grad_pool1d.json)."""
+    cases = []
+    for kind, shape, k, s, p, cip, ceil in [
+        ("max", (2, 3, 9), 3, 2, 1, False, False),
+        ("max", (2, 3, 8), 3, 2, 0, False, True),
+        ("max", (3, 7), 2, 0, 0, False, True),
+        ("avg", (2, 3, 9), 3, 2, 1, True, False),
+        ("avg", (2, 2, 8), 3, 2, 1, True, True),
+        ("avg", (2, 2, 8), 3, 2, 1, False, True),
+        ("avg", (3, 7), 2, 0, 0, True, False),
+        ("adaptive", (2, 3, 7), 3, None, None, None, None),
+        ("adaptive", (3, 5), 5, None, None, None, None),
+    ]:
+        x = randn(*shape)
+        if kind == "max":
+            def fn(x, k=k, s=s, p=p, ceil=ceil):
+                return F.max_pool1d(x, k, s or None, p, ceil_mode=ceil)
+        elif kind == "avg":
+            def fn(x, k=k, s=s, p=p, cip=cip, ceil=ceil):
+                return F.avg_pool1d(x, k, s or None, p, ceil_mode=ceil, count_include_pad=cip)
+        else:
+            def fn(x, k=k):
+                return F.adaptive_avg_pool1d(x, k)
+        params = {"kind": kind, "kernel": k, "stride": s, "padding": p, "count_include_pad": cip, "ceil_mode": ceil}
+        cases.append(case(params, {"x": x}, fn))
+    with open(os.path.join(HERE, "fixtures", "grad", "grad_pool1d.json"), "w") as f:
+        json.dump(cases, f)
+
+
 if __name__ == "__main__":
     torch.manual_seed(7)
     same()
     modules()
     transpose()
+    pool1d()
