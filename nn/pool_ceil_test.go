@@ -1,6 +1,9 @@
 package nn
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/emberml/ember"
@@ -39,5 +42,63 @@ func TestPoolCeilMode(t *testing.T) {
 	}
 	if got, want := ap.String(), "AvgPool2d(kernel_size=2, stride=2, padding=0)"; got != want {
 		t.Errorf("repr %q, want %q", got, want)
+	}
+}
+
+// TestPool1dModules runs MaxPool1d, AvgPool1d and AdaptiveAvgPool1d on
+// the inputs of testdata/fixtures/grad/grad_pool1d.json (PyTorch 1.13's
+// F.max_pool1d, ...) and checks the outputs, and the reprs against
+// PyTorch's.
+func TestPool1dModules(t *testing.T) {
+	b, err := os.ReadFile("../testdata/fixtures/grad/grad_pool1d.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []struct {
+		Params struct {
+			Kind            string
+			Kernel          int
+			Stride, Padding *int
+			CountIncludePad *bool `json:"count_include_pad"`
+			CeilMode        *bool `json:"ceil_mode"`
+		}
+		Inputs struct{ X jsonTensor }
+		Output jsonTensor
+	}
+	if err := json.Unmarshal(b, &cs); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		var m interface {
+			Forward(*ember.Tensor) *ember.Tensor
+		}
+		p := c.Params
+		switch p.Kind {
+		case "adaptive":
+			m = NewAdaptiveAvgPool1d(p.Kernel)
+		case "max":
+			l := NewMaxPool1d(p.Kernel, *p.Stride, *p.Padding)
+			l.CeilMode = *p.CeilMode
+			m = l
+		default:
+			l := NewAvgPool1d(p.Kernel, *p.Stride, *p.Padding)
+			l.CeilMode, l.CountIncludePad = *p.CeilMode, *p.CountIncludePad
+			m = l
+		}
+		closeToJSON(t, p.Kind, m.Forward(c.Inputs.X.f64()), c.Output)
+	}
+	avg := NewAvgPool1d(3, 2, 1)
+	avg.CeilMode = true
+	for _, c := range []struct {
+		m    fmt.Stringer
+		want string
+	}{
+		{NewMaxPool1d(2, 0, 0), "MaxPool1d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"},
+		{avg, "AvgPool1d(kernel_size=(3,), stride=(2,), padding=(1,))"},
+		{NewAdaptiveAvgPool1d(3), "AdaptiveAvgPool1d(output_size=3)"},
+	} {
+		if got := c.m.String(); got != c.want {
+			t.Errorf("repr %q, PyTorch %q", got, c.want)
+		}
 	}
 }
