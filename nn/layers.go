@@ -441,54 +441,65 @@ func (d *Dropout) Forward(x *ember.Tensor) *ember.Tensor {
 	return ember.Dropout(x, d.P, d.Training())
 }
 
-// Pool is MaxPool2d or AvgPool2d with square windows. For AvgPool2d,
-// CountIncludePad (true from NewAvgPool2d, PyTorch's default) divides by
-// the whole window; false is count_include_pad=False, dividing by the
-// window's part inside the input. CeilMode is ceil_mode=True (see
-// ember.CeilMode): the output size rounds up, keeping a last window that
-// hangs over the bottom or right edge.
+// Pool is MaxPool2d or AvgPool2d. Kernel, Stride and Padding are
+// (height, width) pairs, as PyTorch stores a tuple (NewMaxPool2dHW,
+// NewAvgPool2dHW; NewMaxPool2d and NewAvgPool2d make square ones). For
+// AvgPool2d, CountIncludePad (true from the constructors, PyTorch's
+// default) divides by the whole window; false is count_include_pad=False,
+// dividing by the window's part inside the input. CeilMode is
+// ceil_mode=True (see ember.CeilMode): the output size rounds up, keeping
+// a last window that hangs over the bottom or right edge.
 type Pool struct {
 	stateless
 	Max                     bool
-	Kernel, Stride, Padding int
+	Kernel, Stride, Padding [2]int
 	CountIncludePad         bool
 	CeilMode                bool
 }
 
 // NewMaxPool2d returns a max pooling layer; stride 0 means the kernel size.
 func NewMaxPool2d(kernel, stride, padding int) *Pool {
-	return newPool(true, kernel, stride, padding)
+	return newPool(true, [2]int{kernel, kernel}, [2]int{stride, stride}, [2]int{padding, padding})
 }
 
 // NewAvgPool2d returns an average pooling layer (count_include_pad, unless
 // CountIncludePad is set false); stride 0 means the kernel size.
 func NewAvgPool2d(kernel, stride, padding int) *Pool {
-	p := newPool(false, kernel, stride, padding)
-	p.CountIncludePad = true
-	return p
+	return newPool(false, [2]int{kernel, kernel}, [2]int{stride, stride}, [2]int{padding, padding})
 }
 
-func newPool(max bool, k, s, p int) *Pool {
-	if s == 0 {
+// NewMaxPool2dHW is NewMaxPool2d with (height, width) sizes, as
+// nn.MaxPool2d((2, 1)); a zero stride means the kernel size.
+func NewMaxPool2dHW(kernel, stride, padding [2]int) *Pool {
+	return newPool(true, kernel, stride, padding)
+}
+
+// NewAvgPool2dHW is NewAvgPool2d with (height, width) sizes; a zero
+// stride means the kernel size.
+func NewAvgPool2dHW(kernel, stride, padding [2]int) *Pool {
+	return newPool(false, kernel, stride, padding)
+}
+
+func newPool(max bool, k, s, p [2]int) *Pool {
+	if s == [2]int{} {
 		s = k
 	}
-	l := &Pool{Max: max, Kernel: k, Stride: s, Padding: p}
+	l := &Pool{Max: max, Kernel: k, Stride: s, Padding: p, CountIncludePad: !max}
 	l.Init(l)
 	return l
 }
 
-// Forward pools a [N, C, H, W] batch.
+// Forward pools a [N, C, H, W] batch (or an unbatched [C, H, W]).
 func (p *Pool) Forward(x *ember.Tensor) *ember.Tensor {
 	CheckNil(p, "Forward")
-	k, s, pd := pair(p.Kernel), pair(p.Stride), pair(p.Padding)
 	var opts []ember.PoolOption
 	if p.CeilMode {
 		opts = append(opts, ember.CeilMode())
 	}
 	if p.Max {
-		return ember.MaxPool2d(x, k, s, pd, opts...)
+		return ember.MaxPool2d(x, p.Kernel, p.Stride, p.Padding, opts...)
 	}
-	return ember.AvgPool2d(x, k, s, pd, p.CountIncludePad, opts...)
+	return ember.AvgPool2d(x, p.Kernel, p.Stride, p.Padding, p.CountIncludePad, opts...)
 }
 
 // AdaptiveAvgPool2d averages to a fixed output size.

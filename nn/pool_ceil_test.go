@@ -3,6 +3,7 @@ package nn
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"testing"
 
@@ -99,6 +100,38 @@ func TestPool1dModules(t *testing.T) {
 	} {
 		if got := c.m.String(); got != c.want {
 			t.Errorf("repr %q, PyTorch %q", got, c.want)
+		}
+	}
+}
+
+// TestPoolNonSquare: nn.MaxPool2d((2, 1)) and nn.AvgPool2d((1, 3),
+// stride=(1, 2), padding=(0, 1)) over a 4×3 arange: PyTorch 1.13's
+// values and reprs.
+func TestPoolNonSquare(t *testing.T) {
+	x := ember.Arange(0, 12, 1, ember.Dtype(ember.Float64)).Reshape(1, 1, 4, 3)
+	for _, c := range []struct {
+		m     *Pool
+		shape ember.Shape
+		want  []float64
+		repr  string
+	}{
+		{NewMaxPool2dHW([2]int{2, 1}, [2]int{}, [2]int{}), ember.Shape{1, 1, 2, 3}, []float64{3, 4, 5, 9, 10, 11},
+			"MaxPool2d(kernel_size=(2, 1), stride=(2, 1), padding=0, dilation=1, ceil_mode=False)"},
+		{NewAvgPool2dHW([2]int{1, 3}, [2]int{1, 2}, [2]int{0, 1}), ember.Shape{1, 1, 4, 2},
+			[]float64{1.0 / 3, 1, 7.0 / 3, 3, 13.0 / 3, 5, 19.0 / 3, 7},
+			"AvgPool2d(kernel_size=(1, 3), stride=(1, 2), padding=(0, 1))"},
+	} {
+		got := c.m.Forward(x)
+		if !got.Shape().Equal(c.shape) {
+			t.Fatalf("%v: shape %v, PyTorch %v", c.m, got.Shape(), c.shape)
+		}
+		for i, v := range got.Float64s() {
+			if math.Abs(v-c.want[i]) > 1e-12 {
+				t.Fatalf("%v: [%d] = %v, PyTorch %v", c.m, i, v, c.want[i])
+			}
+		}
+		if s := c.m.String(); s != c.repr {
+			t.Errorf("repr %q, PyTorch %q", s, c.repr)
 		}
 	}
 }

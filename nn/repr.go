@@ -168,6 +168,15 @@ func (d *Dropout) ExtraRepr() string {
 	return "p=" + pyFloat(d.P) + ", inplace=False"
 }
 
+// pySize prints a square size as the int PyTorch was given, another as
+// its tuple.
+func pySize(v [2]int) string {
+	if v[0] == v[1] {
+		return strconv.Itoa(v[0])
+	}
+	return pyTuple(v[:]...)
+}
+
 func (p *Pool) moduleName() string {
 	if p.Max {
 		return "MaxPool2d"
@@ -178,7 +187,7 @@ func (p *Pool) moduleName() string {
 // ExtraRepr is the pooling window as PyTorch prints it.
 func (p *Pool) ExtraRepr() string {
 	CheckNil(p, "ExtraRepr")
-	s := fmt.Sprintf("kernel_size=%d, stride=%d, padding=%d", p.Kernel, p.Stride, p.Padding)
+	s := fmt.Sprintf("kernel_size=%s, stride=%s, padding=%s", pySize(p.Kernel), pySize(p.Stride), pySize(p.Padding))
 	if p.Max {
 		s += ", dilation=1, ceil_mode=" + pyBool(p.CeilMode)
 	}
