@@ -11,15 +11,17 @@ import (
 // Convolver or the generic lowering (kernels.go).
 
 // outSize is a convolution's or pool's output size along one dim.
+// Sizes whose products overflow are refused (a dilated kernel's span
+// d·(k−1) that wrapped round gave windows reading outside the input).
 func outSize(op string, in, k, s, p, d int) int {
-	if s <= 0 || k <= 0 || d <= 0 || p < 0 {
+	if s <= 0 || k <= 0 || d <= 0 || p < 0 || p > math.MaxInt/4 {
 		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("invalid kernel %d, stride %d, padding %d or dilation %d", k, s, p, d)})
 	}
-	o := (in+2*p-d*(k-1)-1)/s + 1
-	if in+2*p-d*(k-1)-1 < 0 || o <= 0 {
+	span := in + 2*p // the padded input (in is a tensor's dim: no overflow)
+	if span < 1 || (k > 1 && d > (span-1)/(k-1)) {
 		panic(&ShapeError{Op: op, Msg: fmt.Sprintf("Calculated output size is too small (input %d, kernel %d, padding %d, dilation %d)", in, k, p, d)})
 	}
-	return o
+	return (span-d*(k-1)-1)/s + 1
 }
 
 // batched4d lifts an unbatched [C, H, W] input to [1, C, H, W]; undo

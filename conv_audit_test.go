@@ -1,6 +1,7 @@
 package ember
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -101,4 +102,28 @@ func TestConvTranspose2dShapesAndErrors(t *testing.T) {
 	testenv.Raises[*ShapeError](t, "huge stride", func() { ConvTranspose2d(x, w, nil, [2]int{1 << 40, 1}, [2]int{}, [2]int{}, [2]int{1, 1}, 1) })
 	testenv.Raises[*DTypeError](t, "dtype", func() { ConvTranspose2d(x, w.Cast(Float64), nil, [2]int{1, 1}, [2]int{}, [2]int{}, [2]int{1, 1}, 1) })
 	testenv.Raises[*ShapeError](t, "nil", func() { ConvTranspose2d(nil, w, nil, [2]int{1, 1}, [2]int{}, [2]int{}, [2]int{1, 1}, 1) })
+}
+
+// TestConvSizeOverflow: a dilation whose span d·(k−1) overflows was taken
+// as a small one (Conv2d returned values from wrapped-round windows,
+// Conv1d an index-out-of-range runtime panic); it is a *ShapeError now,
+// as is a padding whose double overflows. A huge stride with ceil_mode
+// gives PyTorch's one window.
+func TestConvSizeOverflow(t *testing.T) {
+	x, w := Zeros(Shape{1, 1, 8, 8}), Zeros(Shape{1, 1, 5, 5})
+	testenv.Raises[*ShapeError](t, "conv2d dilation", func() { Conv2d(x, w, nil, [2]int{1, 1}, [2]int{}, [2]int{1 << 62, 1}, 1) })
+	testenv.Raises[*ShapeError](t, "generic conv2d dilation", func() {
+		GenericKernels.Conv2d(x, w, nil, [2]int{1, 1}, [2]int{}, [2]int{1, 1 << 62}, 1)
+	})
+	testenv.Raises[*ShapeError](t, "conv1d dilation", func() { Conv1d(Zeros(Shape{1, 1, 8}), Zeros(Shape{1, 1, 5}), nil, 1, 0, 1<<62, 1) })
+	testenv.Raises[*ShapeError](t, "conv2d padding", func() { Conv2d(x, w, nil, [2]int{1, 1}, [2]int{1 << 62, 0}, [2]int{1, 1}, 1) })
+	// the largest dilation that fits: span 4·1 + 1 = 5 ≤ 8 (k = 5, d = 1);
+	// d = 2 gives 9 > 8
+	if got := Conv2d(x, w, nil, [2]int{1, 1}, [2]int{}, [2]int{1, 1}, 1).Shape(); !got.Equal(Shape{1, 1, 4, 4}) {
+		t.Errorf("%v", got)
+	}
+	testenv.Raises[*ShapeError](t, "dilation 2", func() { Conv2d(x, w, nil, [2]int{1, 1}, [2]int{}, [2]int{2, 1}, 1) })
+	if got := MaxPool2d(x, [2]int{2, 2}, [2]int{math.MaxInt, 1}, [2]int{}, CeilMode()).Shape(); !got.Equal(Shape{1, 1, 1, 7}) {
+		t.Errorf("huge stride, ceil_mode: %v, want [1, 1, 1, 7]", got)
+	}
 }

@@ -56,12 +56,20 @@ func poolOutSize(op string, in, k, s, p int, ceil bool) int {
 	if !ceil || s <= 0 || p < 0 {
 		return outSize(op, in, k, s, p, 1)
 	}
-	num := in + 2*p - k + s - 1
-	o := num/s + 1
-	if num < 0 {
-		o = 0 // (floor division; torch's div_rtn)
+	// torch: (in + 2p − k + s − 1) floor-divided by s, plus 1, without
+	// adding s (a huge stride would overflow)
+	a := in + 2*p - k // (2p ≤ k: no overflow)
+	o := 0
+	switch {
+	case a >= 0:
+		o = a/s + 1
+		if a%s != 0 {
+			o++
+		}
+	case a >= 1-s:
+		o = 1
 	}
-	if o > 0 && (o-1)*s >= in+p {
+	if o > 1 && (o-1)*s >= in+p {
 		o--
 	}
 	if o <= 0 {
