@@ -46,6 +46,7 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"GradFixturesConvSame", TestGradFixturesConvSame},
 		{"GradFixturesConvTranspose", TestGradFixturesConvTranspose},
 		{"GradFixturesPool1d", TestGradFixturesPool1d},
+		{"GradFixturesAdaptiveMaxPool", TestGradFixturesAdaptiveMaxPool},
 		{"PoolCeilModeFloat32", TestPoolCeilModeFloat32},
 		{"FunctionGradcheck", TestFunctionGradcheck},
 		{"GradFixturesIndex", TestGradFixturesIndex},

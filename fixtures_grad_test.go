@@ -246,3 +246,13 @@ func TestGradFixturesPool1d(t *testing.T) {
 		return AvgPool1d(in["x"], k, s, p, cip, opts...)
 	}, nil)
 }
+
+// TestGradFixturesAdaptiveMaxPool: AdaptiveMaxPool2d against PyTorch's
+// outputs and gradients (ties go to the first maximum).
+func TestGradFixturesAdaptiveMaxPool(t *testing.T) {
+	runGradFixtures(t, "adaptive_max", func(t *testing.T, c gradFixture, in map[string]*Tensor) *Tensor {
+		var out [2]int
+		c.param(t, "output_size", &out)
+		return AdaptiveMaxPool2d(in["x"], out[0], out[1])
+	}, nil)
+}

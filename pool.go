@@ -283,3 +283,50 @@ func AdaptiveAvgPool1d(x *Tensor, out int) *Tensor {
 	}
 	return AdaptiveAvgPool2d(x.Unsqueeze(-2), 1, out).Squeeze(-2)
 }
+
+// AdaptiveMaxPool2d takes the maximum of [N, C, H, W] (or [C, H, W]) over
+// outH×outW windows as torch.nn.functional.adaptive_max_pool2d (without
+// return_indices): window i spans rows floor(i·H/outH) to
+// ceil((i+1)·H/outH), so for columns. The gradient goes to each window's
+// first maximum in row-major order, as PyTorch routes it. Sizes that
+// divide the input run as MaxPool2d; others as a maximum over each
+// output column's columns, then over each output row's rows.
+func AdaptiveMaxPool2d(x *Tensor, outH, outW int) *Tensor {
+	const name = "adaptive_max_pool2d"
+	x.nonNil(name)
+	x4, undo := batched4d(name, x)
+	if outH <= 0 || outW <= 0 {
+		panic(&ShapeError{Op: name, Msg: "output size must be positive", Shapes: []Shape{x.shape}})
+	}
+	if !x.dtype.IsFloat() {
+		panic(&DTypeError{Op: name, DTypes: []DType{x.dtype}, Msg: "adaptive_max_pool2d needs a floating dtype"})
+	}
+	h, w := x4.shape[2], x4.shape[3]
+	if h == 0 || w == 0 {
+		shapeErr(name, "adaptive_max_pool2d(): Expected input to have non-zero size for non-batch dimensions", x.shape)
+	}
+	checkShape(name, Shape{x4.shape[0], x4.shape[1], outH, outW})
+	if h%outH == 0 && w%outW == 0 {
+		k := [2]int{h / outH, w / outW}
+		return undo(MaxPool2d(x4, k, k, [2]int{}))
+	}
+	if outH > h || outW > w {
+		// windows repeat rows or columns: as many ops as outputs along
+		// that dim, bounded by the output's size
+		if n := outH + outW; n > 1<<16 {
+			shapeErr(name, fmt.Sprintf("an output of %d×%d from %d×%d (at most 65536 rows and columns together when larger than the input)", outH, outW, h, w), x.shape)
+		}
+	}
+	cols := make([]*Tensor, outW)
+	for j := range cols {
+		s, e := j*w/outW, ((j+1)*w+outW-1)/outW
+		cols[j], _ = x4.Narrow(3, s, e-s).MaxDim(3, false) // [N, C, H]
+	}
+	cm := Stack(cols, 3) // [N, C, H, OW]
+	rows := make([]*Tensor, outH)
+	for i := range rows {
+		s, e := i*h/outH, ((i+1)*h+outH-1)/outH
+		rows[i], _ = cm.Narrow(2, s, e-s).MaxDim(2, false) // [N, C, OW]
+	}
+	return undo(Stack(rows, 2))
+}

@@ -158,3 +158,19 @@ func TestPool1dErrors(t *testing.T) {
 		t.Errorf("meta %v", got)
 	}
 }
+
+// TestAdaptiveMaxPool2dErrors: misuse is a typed error naming the op;
+// the meta device gives the shapes.
+func TestAdaptiveMaxPool2dErrors(t *testing.T) {
+	testenv.Raises[*ShapeError](t, "zero size", func() { AdaptiveMaxPool2d(Zeros(Shape{1, 2, 3, 3}), 0, 2) })
+	testenv.Raises[*ShapeError](t, "empty plane", func() { AdaptiveMaxPool2d(Zeros(Shape{1, 2, 0, 3}), 1, 1) })
+	testenv.Raises[*ShapeError](t, "2-D", func() { AdaptiveMaxPool2d(Zeros(Shape{3, 3}), 1, 1) })
+	testenv.Raises[*DTypeError](t, "int", func() { AdaptiveMaxPool2d(Zeros(Shape{1, 3, 3}, Dtype(Int64)), 1, 1) })
+	testenv.Raises[*ShapeError](t, "nil", func() { AdaptiveMaxPool2d(nil, 1, 1) })
+	testenv.Raises[*ShapeError](t, "huge", func() { AdaptiveMaxPool2d(Zeros(Shape{1, 1, 2, 2}), 1<<20, 1) })
+	for _, s := range [][2]int{{3, 2}, {4, 4}, {1, 1}} {
+		if got := AdaptiveMaxPool2d(Zeros(Shape{2, 3, 8, 7}, On(Meta)), s[0], s[1]).Shape(); !got.Equal(Shape{2, 3, s[0], s[1]}) {
+			t.Errorf("meta %v: %v", s, got)
+		}
+	}
+}

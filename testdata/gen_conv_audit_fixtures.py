@@ -14,6 +14,7 @@ Writes:
     gradients of sum(output * w) and repr);
   testdata/fixtures/grad/grad_pool1d.json: F.max_pool1d, avg_pool1d
     (ceil_mode, count_include_pad) and adaptive_avg_pool1d;
+  testdata/fixtures/grad/grad_adaptive_max.json: F.adaptive_max_pool2d;
   testdata/fixtures/grad/grad_conv_transpose.json and
     testdata/nn/conv_transpose.json: the same for F.conv_transpose2d and
     nn.ConvTranspose2d.
@@ -163,9 +164,36 @@ def pool1d():
         json.dump(cases, f)
 
 
+
+
+def adaptive_max():
+    """F.adaptive_max_pool2d (grad_adaptive_max.json): overlapping and
+    dividing windows, a global one, an unbatched input, and ties (values
+    in halves), whose gradient goes to the first maximum."""
+    cases = []
+    for shape, out, ties in [
+        ((2, 3, 7, 5), (3, 2), False),
+        ((1, 2, 8, 8), (4, 4), False),
+        ((3, 6, 5), (4, 5), False),
+        ((1, 1, 5, 7), (1, 1), False),
+        ((2, 2, 5, 6), (3, 4), True),
+        ((1, 2, 3, 4), (5, 6), False),
+    ]:
+        x = randn(*shape)
+        if ties:
+            x = (x * 2).round() / 2
+
+        def fn(x, out=out):
+            return F.adaptive_max_pool2d(x, out)
+        cases.append(case({"output_size": list(out)}, {"x": x}, fn))
+    with open(os.path.join(HERE, "fixtures", "grad", "grad_adaptive_max.json"), "w") as f:
+        json.dump(cases, f)
+
+
 if __name__ == "__main__":
     torch.manual_seed(7)
     same()
     modules()
     transpose()
     pool1d()
+    adaptive_max()
