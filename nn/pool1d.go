@@ -93,3 +93,29 @@ func (a *AdaptiveAvgPool1d) ExtraRepr() string {
 	CheckNil(a, "ExtraRepr")
 	return fmt.Sprintf("output_size=%d", a.Size)
 }
+
+// AdaptiveMaxPool2d takes maxima over windows giving a fixed output size
+// (ember.AdaptiveMaxPool2d; return_indices is not provided).
+type AdaptiveMaxPool2d struct {
+	stateless
+	H, W int
+}
+
+// NewAdaptiveMaxPool2d returns the layer for an h×w output.
+func NewAdaptiveMaxPool2d(h, w int) *AdaptiveMaxPool2d {
+	a := &AdaptiveMaxPool2d{H: h, W: w}
+	a.Init(a)
+	return a
+}
+
+// Forward pools x.
+func (a *AdaptiveMaxPool2d) Forward(x *ember.Tensor) *ember.Tensor {
+	CheckNil(a, "Forward")
+	return ember.AdaptiveMaxPool2d(x, a.H, a.W)
+}
+
+// ExtraRepr is "output_size=(h, w)".
+func (a *AdaptiveMaxPool2d) ExtraRepr() string {
+	CheckNil(a, "ExtraRepr")
+	return "output_size=" + pyTuple(a.H, a.W)
+}

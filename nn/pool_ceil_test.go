@@ -135,3 +135,23 @@ func TestPoolNonSquare(t *testing.T) {
 		}
 	}
 }
+
+// TestAdaptiveMaxPool2dModule: nn.AdaptiveMaxPool2d((3, 2)) over a 4×5
+// arange (each window's maximum is its bottom-right element: rows
+// [0,2) [1,3) [2,4), columns [0,3) [2,5)), and PyTorch's repr.
+func TestAdaptiveMaxPool2dModule(t *testing.T) {
+	m := NewAdaptiveMaxPool2d(3, 2)
+	got := m.Forward(ember.Arange(0, 20, 1, ember.Dtype(ember.Float32)).Reshape(1, 4, 5))
+	want := []float64{7, 9, 12, 14, 17, 19}
+	if !got.Shape().Equal(ember.Shape{1, 3, 2}) {
+		t.Fatalf("shape %v", got.Shape())
+	}
+	for i, v := range got.Float64s() {
+		if v != want[i] {
+			t.Fatalf("[%d] = %v, want %v", i, v, want[i])
+		}
+	}
+	if s := m.String(); s != "AdaptiveMaxPool2d(output_size=(3, 2))" {
+		t.Errorf("repr %q", s)
+	}
+}
