@@ -223,7 +223,13 @@ func ConvTranspose2d(x, w, b *Tensor, stride, padding, outputPadding, dilation [
 	if b != nil && !b.shape.Equal(Shape{og * groups}) {
 		shapeErr(name, "bias must have shape [out_channels]", b.shape)
 	}
-	if c != ci || ci%groups != 0 {
+	if ci < groups {
+		shapeErr(name, fmt.Sprintf("Given groups=%d, expected weight to be at least %d at dimension 0, but got weight of size %v instead", groups, groups, w.shape), x.shape, w.shape)
+	}
+	if ci%groups != 0 {
+		shapeErr(name, fmt.Sprintf("Given groups=%d, expected weight to be divisible by %d at dimension 0, but got weight of size %v instead", groups, groups, w.shape), x.shape, w.shape)
+	}
+	if c != ci {
 		shapeErr(name, fmt.Sprintf("Given transposed=1, weight of size %v, expected input%v to have %d channels, but got %d channels instead", w.shape, x.shape, ci, c), x.shape, w.shape)
 	}
 	if og == 0 || kh == 0 || kw == 0 {

@@ -97,6 +97,14 @@ func TestConvTranspose2dShapesAndErrors(t *testing.T) {
 	if !strings.HasPrefix(e.Msg, "output padding must be smaller than either stride or dilation") {
 		t.Errorf("%v", e)
 	}
+	e = testenv.Raises[*ShapeError](t, "groups", func() { ConvTranspose2d(x, w, nil, [2]int{1, 1}, [2]int{}, [2]int{}, [2]int{1, 1}, 2) })
+	if e.Msg != "Given groups=2, expected weight to be divisible by 2 at dimension 0, but got weight of size [3, 2, 3, 3] instead" {
+		t.Errorf("%v", e)
+	}
+	e = testenv.Raises[*ShapeError](t, "groups > in", func() { ConvTranspose2d(x, w, nil, [2]int{1, 1}, [2]int{}, [2]int{}, [2]int{1, 1}, 4) })
+	if e.Msg != "Given groups=4, expected weight to be at least 4 at dimension 0, but got weight of size [3, 2, 3, 3] instead" {
+		t.Errorf("%v", e)
+	}
 	testenv.Raises[*ShapeError](t, "bias", func() { ConvTranspose2d(x, w, Zeros(Shape{3}), [2]int{1, 1}, [2]int{}, [2]int{}, [2]int{1, 1}, 1) })
 	testenv.Raises[*ShapeError](t, "stride 0", func() { ConvTranspose2d(x, w, nil, [2]int{0, 1}, [2]int{}, [2]int{}, [2]int{1, 1}, 1) })
 	testenv.Raises[*ShapeError](t, "huge stride", func() { ConvTranspose2d(x, w, nil, [2]int{1 << 40, 1}, [2]int{}, [2]int{}, [2]int{1, 1}, 1) })
