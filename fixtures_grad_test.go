@@ -149,23 +149,110 @@ func TestGradFixturesSoftmax(t *testing.T) {
 }
 
 func TestGradFixturesPool(t *testing.T) {
+	for _, k := range []Kernels{NativeKernels, GenericKernels} {
+		t.Run(k.String(), func(t *testing.T) { gradFixturesPool(t, k) })
+	}
+}
+
+// gradFixturesPool checks the pools run with k's kernels (the ceil_mode
+// cases too) against PyTorch's values and gradients.
+func gradFixturesPool(t *testing.T, kn Kernels) {
 	runGradFixtures(t, "pool", func(t *testing.T, c gradFixture, in map[string]*Tensor) *Tensor {
 		var kind string
 		var k, s, p [2]int
 		var cip bool
 		c.param(t, "kind", &kind)
 		c.param(t, "kernel", &k)
+		var opts []PoolOption
+		if _, ok := c.Params["ceil_mode"]; ok {
+			var ceil bool
+			c.param(t, "ceil_mode", &ceil)
+			if ceil {
+				opts = append(opts, CeilMode())
+			}
+		}
 		switch kind {
 		case "adaptive":
 			return AdaptiveAvgPool2d(in["x"], k[0], k[1])
 		case "max":
 			c.param(t, "stride", &s)
 			c.param(t, "padding", &p)
-			return MaxPool2d(in["x"], k, s, p)
+			return kn.MaxPool2d(in["x"], k, s, p, opts...)
 		}
 		c.param(t, "stride", &s)
 		c.param(t, "padding", &p)
 		c.param(t, "count_include_pad", &cip)
-		return AvgPool2d(in["x"], k, s, p, cip)
+		return kn.AvgPool2d(in["x"], k, s, p, cip, opts...)
+	}, nil)
+}
+
+// TestGradFixturesConvSame: Conv2dSame and Conv1dSame (padding='same')
+// against PyTorch's outputs and gradients, uneven splits (even kernels,
+// odd dilations) included.
+func TestGradFixturesConvSame(t *testing.T) {
+	runGradFixtures(t, "conv_same", func(t *testing.T, c gradFixture, in map[string]*Tensor) *Tensor {
+		var dim, groups int
+		var dil []int
+		c.param(t, "dim", &dim)
+		c.param(t, "dilation", &dil)
+		c.param(t, "groups", &groups)
+		if dim == 1 {
+			return Conv1dSame(in["x"], in["weight"], in["bias"], dil[0], groups)
+		}
+		return Conv2dSame(in["x"], in["weight"], in["bias"], [2]int{dil[0], dil[1]}, groups)
+	}, nil)
+}
+
+// TestGradFixturesConvTranspose: ConvTranspose2d against PyTorch's
+// F.conv_transpose2d outputs and gradients (strides, output padding,
+// dilation, groups, padding beyond d·(k−1), unbatched).
+func TestGradFixturesConvTranspose(t *testing.T) {
+	runGradFixtures(t, "conv_transpose", func(t *testing.T, c gradFixture, in map[string]*Tensor) *Tensor {
+		var s, p, op, d [2]int
+		var groups int
+		c.param(t, "stride", &s)
+		c.param(t, "padding", &p)
+		c.param(t, "output_padding", &op)
+		c.param(t, "dilation", &d)
+		c.param(t, "groups", &groups)
+		return ConvTranspose2d(in["x"], in["weight"], in["bias"], s, p, op, d, groups)
+	}, nil)
+}
+
+// TestGradFixturesPool1d: MaxPool1d, AvgPool1d (ceil_mode,
+// count_include_pad, unbatched, a zero stride as the kernel) and
+// AdaptiveAvgPool1d against PyTorch's outputs and gradients.
+func TestGradFixturesPool1d(t *testing.T) {
+	runGradFixtures(t, "pool1d", func(t *testing.T, c gradFixture, in map[string]*Tensor) *Tensor {
+		var kind string
+		var k, s, p int
+		var cip, ceil bool
+		c.param(t, "kind", &kind)
+		c.param(t, "kernel", &k)
+		if kind == "adaptive" {
+			return AdaptiveAvgPool1d(in["x"], k)
+		}
+		c.param(t, "stride", &s)
+		c.param(t, "padding", &p)
+		c.param(t, "ceil_mode", &ceil)
+		var opts []PoolOption
+		if ceil {
+			opts = append(opts, CeilMode())
+		}
+		if kind == "max" {
+			return MaxPool1d(in["x"], k, s, p, opts...)
+		}
+		c.param(t, "count_include_pad", &cip)
+		return AvgPool1d(in["x"], k, s, p, cip, opts...)
+	}, nil)
+}
+
+// TestGradFixturesAdaptiveMaxPool: AdaptiveMaxPool2d against PyTorch's
+// outputs and gradients (ties go to the first maximum).
+func TestGradFixturesAdaptiveMaxPool(t *testing.T) {
+	runGradFixtures(t, "adaptive_max", func(t *testing.T, c gradFixture, in map[string]*Tensor) *Tensor {
+		var out [2]int
+		c.param(t, "output_size", &out)
+		return AdaptiveMaxPool2d(in["x"], out[0], out[1])
 	}, nil)
 }

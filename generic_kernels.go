@@ -64,7 +64,8 @@ func (generic) maxPool2d(x4 *Tensor, p backend.Pool2dParams, oshape Shape) *Tens
 	kernel, stride, padding := p.Kernel, p.Stride, p.Padding
 	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
 	oh, ow := oshape[2], oshape[3]
-	xp := pad2d(x4.Detach(), padding[0], padding[1], lowest(x4.dtype))
+	eh, ew := poolOverhang(h, wd, p, oshape)
+	xp := pad2dEnd(x4.Detach(), padding[0], padding[1], eh, ew, lowest(x4.dtype))
 	win := window{n: n, c: c, hp: xp.shape[2], wp: xp.shape[3], kh: kernel[0], kw: kernel[1], oh: oh, ow: ow, stride: stride, dil: [2]int{1, 1}}
 	kk := kernel[0] * kernel[1]
 	flat := win.view(xp).Contiguous().View(n, c, oh, ow, kk)
@@ -79,6 +80,14 @@ func (generic) maxPool2d(x4 *Tensor, p backend.Pool2dParams, oshape Shape) *Tens
 	return out
 }
 
+// poolOverhang is how far a ceil_mode pool's last windows reach past the
+// padded input (rows, columns); zero otherwise.
+func poolOverhang(h, w int, p backend.Pool2dParams, oshape Shape) (int, int) {
+	eh := (oshape[2]-1)*p.Stride[0] + p.Kernel[0] - (h + 2*p.Padding[0])
+	ew := (oshape[3]-1)*p.Stride[1] + p.Kernel[1] - (w + 2*p.Padding[1])
+	return max(eh, 0), max(ew, 0)
+}
+
 // avgPool2d sums each window and divides by its size, or by the count of
 // its elements inside the input (a pooled plane of ones).
 func (generic) avgPool2d(x4 *Tensor, p backend.Pool2dParams, countIncludePad bool, oshape Shape) *Tensor {
@@ -86,14 +95,23 @@ func (generic) avgPool2d(x4 *Tensor, p backend.Pool2dParams, countIncludePad boo
 	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
 	oh, ow := oshape[2], oshape[3]
 	xd := x4.Detach()
-	xp := pad2d(xd, padding[0], padding[1], 0)
+	eh, ew := poolOverhang(h, wd, p, oshape)
+	xp := pad2dEnd(xd, padding[0], padding[1], eh, ew, 0)
 	win := window{n: n, c: c, hp: xp.shape[2], wp: xp.shape[3], kh: kernel[0], kw: kernel[1], oh: oh, ow: ow, stride: stride, dil: [2]int{1, 1}}
 	sum := win.view(xp).Sum(Dims(4, 5))
 	var div *Tensor
-	if countIncludePad {
+	switch {
+	case countIncludePad && eh == 0 && ew == 0:
 		div = Full(Shape{}, float64(kernel[0]*kernel[1]), On(x4.dev), Dtype(x4.dtype))
-	} else {
-		ones := pad2d(Ones(Shape{1, 1, h, wd}, On(x4.dev), Dtype(x4.dtype)), padding[0], padding[1], 0)
+	case countIncludePad:
+		// the window clipped to the padded input: padding counts, a
+		// ceil_mode overhang does not (PyTorch's divisor)
+		ones := pad2dEnd(Ones(Shape{1, 1, h + 2*padding[0], wd + 2*padding[1]}, On(x4.dev), Dtype(x4.dtype)), 0, 0, eh, ew, 0)
+		w1 := win
+		w1.n, w1.c = 1, 1
+		div = w1.view(ones).Sum(Dims(4, 5))
+	default:
+		ones := pad2dEnd(Ones(Shape{1, 1, h, wd}, On(x4.dev), Dtype(x4.dtype)), padding[0], padding[1], eh, ew, 0)
 		w1 := win
 		w1.n, w1.c = 1, 1
 		div = w1.view(ones).Sum(Dims(4, 5))
@@ -187,8 +205,14 @@ func lowest(dt DType) float64 {
 // pad2d returns a contiguous copy of the 4-D x with ph rows and pw columns
 // of value added on each side.
 func pad2d(x *Tensor, ph, pw int, value float64) *Tensor {
+	return pad2dEnd(x, ph, pw, 0, 0, value)
+}
+
+// pad2dEnd is pad2d with eh more rows at the bottom and ew more columns
+// on the right (a ceil_mode pool's overhang).
+func pad2dEnd(x *Tensor, ph, pw, eh, ew int, value float64) *Tensor {
 	n, c, h, w := x.shape[0], x.shape[1], x.shape[2], x.shape[3]
-	xp := Full(Shape{n, c, h + 2*ph, w + 2*pw}, value, On(x.dev), Dtype(x.dtype))
+	xp := Full(Shape{n, c, h + 2*ph + eh, w + 2*pw + ew}, value, On(x.dev), Dtype(x.dtype))
 	xp.Narrow(2, ph, h).Narrow(3, pw, w).CopyFrom(x)
 	return xp
 }

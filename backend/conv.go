@@ -39,9 +39,12 @@ type Pool2dParams struct {
 
 // Pooler is implemented by backends with 2-D pooling kernels. Shapes: x and
 // gx [N, C, H, W]; out, gout and idx [N, C, OH, OW] with
-// OH = (H + 2·pad − KH)/stride + 1 (ember checks them, and that padding is
-// at most half the window). gx, out and idx are contiguous; x and gout may
-// have any strides.
+// OH = (H + 2·pad − KH)/stride + 1, or with ceil_mode one more, when the
+// last window starts inside the input or its left padding (ember checks
+// them, and that padding is at most half the window): a window is clipped
+// to the input, and for count_include_pad to the padded input, so that an
+// overhang past the right or bottom padding counts for nothing. gx, out
+// and idx are contiguous; x and gout may have any strides.
 type Pooler interface {
 	// MaxPool2d writes each window's maximum into out and its position in
 	// the input plane (h·W + w, an Int64) into idx. Padding does not take

@@ -250,19 +250,25 @@ func testNativeKernels(t *testing.T, dev ember.Device) {
 		compareNative(t, dev, "pool", kind,
 			func(t *testing.T, c gradCase) func(ember.Kernels, map[string]*ember.Tensor, *nativeRun) *ember.Tensor {
 				var k2, s, p [2]int
-				var cip bool
+				var cip, ceil bool
 				c.param(t, "kernel", &k2)
 				if kind(c) != "adaptive" {
 					c.param(t, "stride", &s)
 					c.param(t, "padding", &p)
 					c.param(t, "count_include_pad", &cip)
 				}
+				var opts []ember.PoolOption
+				if _, ok := c.Params["ceil_mode"]; ok {
+					if c.param(t, "ceil_mode", &ceil); ceil {
+						opts = append(opts, ember.CeilMode())
+					}
+				}
 				return func(k ember.Kernels, in map[string]*ember.Tensor, _ *nativeRun) *ember.Tensor {
 					switch kind(c) {
 					case "max":
-						return k.MaxPool2d(in["x"], k2, s, p)
+						return k.MaxPool2d(in["x"], k2, s, p, opts...)
 					case "avg":
-						return k.AvgPool2d(in["x"], k2, s, p, cip)
+						return k.AvgPool2d(in["x"], k2, s, p, cip, opts...)
 					}
 					// no kernel of its own: both paths are the same here
 					return ember.AdaptiveAvgPool2d(in["x"], k2[0], k2[1])

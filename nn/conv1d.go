@@ -8,19 +8,22 @@ import (
 
 // Conv1d is torch.nn.Conv1d: a 1-D convolution of [N, In, L] (or
 // unbatched [In, L]) inputs with Weight [Out, In/Groups, Kernel].
+// PaddingName is "same" or "valid" for padding='same' or 'valid' (then
+// Padding is unused), "" for Padding.
 type Conv1d struct {
 	Base
 	Weight, Bias                      *ember.Tensor
 	In, Out, Kernel                   int
 	Stride, Padding, Dilation, Groups int
+	PaddingName                       string
 }
 
 // NewConv1d returns a Conv1d with PyTorch's default initialisation
 // (kaiming_uniform_(a=√5), bound 1/√(In/Groups·Kernel) for weight and
-// bias); it takes Conv2d's options Stride, Padding, Dilation, Groups and
-// NoBias.
+// bias); it takes Conv2d's options Stride, Padding, PaddingSame,
+// PaddingValid, Dilation, Groups and NoBias (not the two-size ones).
 func NewConv1d(in, out, kernel int, opts ...ConvOption) *Conv1d {
-	cfg := &Conv2d{Stride: 1, Dilation: 1, Groups: 1}
+	cfg := &Conv2d{Kernel: [2]int{kernel, kernel}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1}
 	for _, o := range opts {
 		if o == nil {
 			argErr("NewConv1d", "nil ConvOption")
@@ -30,7 +33,19 @@ func NewConv1d(in, out, kernel int, opts ...ConvOption) *Conv1d {
 	if cfg.Groups <= 0 || in%cfg.Groups != 0 || out%cfg.Groups != 0 {
 		argErr("NewConv1d", "in (%d) and out (%d) channels must be divisible by groups (%d)", in, out, cfg.Groups)
 	}
-	c := &Conv1d{In: in, Out: out, Kernel: kernel, Stride: cfg.Stride, Padding: cfg.Padding, Dilation: cfg.Dilation, Groups: cfg.Groups}
+	for _, v := range []struct {
+		name string
+		v    [2]int
+	}{{"kernel", cfg.Kernel}, {"stride", cfg.Stride}, {"padding", cfg.Padding}, {"dilation", cfg.Dilation}} {
+		if v.v[0] != v.v[1] || (v.name == "kernel" && v.v[0] != kernel) {
+			argErr("NewConv1d", "a 1-D convolution takes one %s, not %s (a two-size option)", v.name, pyTuple(v.v[:]...))
+		}
+	}
+	if cfg.outputPadding != [2]int{} {
+		argErr("NewConv1d", "output_padding is an argument of ConvTranspose2d, not of Conv1d")
+	}
+	checkPaddingName("NewConv1d", cfg.PaddingName, cfg.Stride[0])
+	c := &Conv1d{In: in, Out: out, Kernel: kernel, Stride: cfg.Stride[0], Padding: cfg.Padding[0], Dilation: cfg.Dilation[0], Groups: cfg.Groups, PaddingName: cfg.PaddingName}
 	c.Init(c)
 	fanIn := in / c.Groups * kernel
 	c.Weight = uniform(ember.Shape{out, in / c.Groups, kernel}, kaimingBound(fanIn))
@@ -45,6 +60,13 @@ func NewConv1d(in, out, kernel int, opts ...ConvOption) *Conv1d {
 // Forward convolves x.
 func (c *Conv1d) Forward(x *ember.Tensor) *ember.Tensor {
 	CheckNil(c, "Forward")
+	checkPaddingName("Conv1d.Forward", c.PaddingName, c.Stride)
+	switch c.PaddingName {
+	case "same":
+		return ember.Conv1dSame(x, c.Weight, c.Bias, c.Dilation, c.Groups)
+	case "valid":
+		return ember.Conv1d(x, c.Weight, c.Bias, c.Stride, 0, c.Dilation, c.Groups)
+	}
 	return ember.Conv1d(x, c.Weight, c.Bias, c.Stride, c.Padding, c.Dilation, c.Groups)
 }
 
@@ -52,7 +74,9 @@ func (c *Conv1d) Forward(x *ember.Tensor) *ember.Tensor {
 func (c *Conv1d) ExtraRepr() string {
 	CheckNil(c, "ExtraRepr")
 	s := fmt.Sprintf("%d, %d, kernel_size=%s, stride=%s", c.In, c.Out, pyTuple(c.Kernel), pyTuple(c.Stride))
-	if c.Padding != 0 {
+	if c.PaddingName != "" {
+		s += ", padding=" + c.PaddingName
+	} else if c.Padding != 0 {
 		s += ", padding=" + pyTuple(c.Padding)
 	}
 	if c.Dilation != 1 {

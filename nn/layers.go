@@ -55,27 +55,74 @@ func (l *Linear) Forward(x *ember.Tensor) *ember.Tensor {
 	return ember.Linear(x, l.Weight, l.Bias)
 }
 
-// Conv2d is a 2-D convolution with square kernels; Weight is
-// [Out, In/Groups, Kernel, Kernel].
+// Conv2d is torch.nn.Conv2d; Weight is [Out, In/Groups, Kernel[0],
+// Kernel[1]]. Kernel, Stride, Padding and Dilation are (height, width)
+// pairs, as PyTorch stores them: the options Stride, Padding and Dilation
+// set both, StrideHW, PaddingHW, DilationHW and KernelHW each. PaddingName
+// is "same" or "valid" for padding='same' or 'valid' (PaddingSame,
+// PaddingValid), and then Padding is unused; "" means Padding.
 type Conv2d struct {
 	Base
 	Weight, Bias                      *ember.Tensor
-	In, Out, Kernel                   int
-	Stride, Padding, Dilation, Groups int
+	In, Out                           int
+	Kernel, Stride, Padding, Dilation [2]int
+	PaddingName                       string
+	Groups                            int
 	noBias                            bool
+	outputPadding                     [2]int // OutputPadding's, for ConvTranspose2d
 }
 
-// ConvOption configures a Conv2d.
+// ConvOption configures a Conv2d (or a Conv1d, which takes the options
+// of one size: Stride, Padding, Dilation, PaddingSame, PaddingValid,
+// Groups and NoBias).
 type ConvOption func(*Conv2d)
 
 // Stride sets the stride (default 1).
-func Stride(s int) ConvOption { return func(c *Conv2d) { c.Stride = s } }
+func Stride(s int) ConvOption { return func(c *Conv2d) { c.Stride = [2]int{s, s} } }
+
+// StrideHW sets the stride along the height and the width.
+func StrideHW(h, w int) ConvOption { return func(c *Conv2d) { c.Stride = [2]int{h, w} } }
 
 // Padding sets the zero padding on each side (default 0).
-func Padding(p int) ConvOption { return func(c *Conv2d) { c.Padding = p } }
+func Padding(p int) ConvOption {
+	return func(c *Conv2d) { c.Padding, c.PaddingName = [2]int{p, p}, "" }
+}
+
+// PaddingHW sets the zero padding above and below (h) and left and right
+// (w).
+func PaddingHW(h, w int) ConvOption {
+	return func(c *Conv2d) { c.Padding, c.PaddingName = [2]int{h, w}, "" }
+}
+
+// PaddingSame is padding='same': the output is the input's size (the
+// stride must be 1); d·(k−1) zeros in all along each dim, the odd one
+// after (see ember.Conv2dSame).
+func PaddingSame() ConvOption {
+	return func(c *Conv2d) { c.Padding, c.PaddingName = [2]int{}, "same" }
+}
+
+// PaddingValid is padding='valid': no padding.
+func PaddingValid() ConvOption {
+	return func(c *Conv2d) { c.Padding, c.PaddingName = [2]int{}, "valid" }
+}
 
 // Dilation sets the kernel dilation (default 1).
-func Dilation(d int) ConvOption { return func(c *Conv2d) { c.Dilation = d } }
+func Dilation(d int) ConvOption { return func(c *Conv2d) { c.Dilation = [2]int{d, d} } }
+
+// DilationHW sets the kernel dilation along the height and the width.
+func DilationHW(h, w int) ConvOption { return func(c *Conv2d) { c.Dilation = [2]int{h, w} } }
+
+// KernelHW makes a Conv2d's kernel h×w (kernel_size=(h, w)), in place of
+// NewConv2d's square one.
+func KernelHW(h, w int) ConvOption { return func(c *Conv2d) { c.Kernel = [2]int{h, w} } }
+
+// OutputPadding sets a ConvTranspose2d's output_padding: rows and
+// columns added at the bottom and right of its output (default 0).
+func OutputPadding(p int) ConvOption { return func(c *Conv2d) { c.outputPadding = [2]int{p, p} } }
+
+// OutputPaddingHW sets a ConvTranspose2d's output_padding along the height
+// and the width.
+func OutputPaddingHW(h, w int) ConvOption { return func(c *Conv2d) { c.outputPadding = [2]int{h, w} } }
 
 // Groups splits the channels into g groups convolved separately
 // (default 1); In and Out must be divisible by g.
@@ -84,18 +131,30 @@ func Groups(g int) ConvOption { return func(c *Conv2d) { c.Groups = g } }
 // NoBias leaves out the bias.
 func NoBias() ConvOption { return func(c *Conv2d) { c.Bias = nil; c.noBias = true } }
 
-// NewConv2d returns a Conv2d with PyTorch's default initialisation.
+// NewConv2d returns a Conv2d with a kernel×kernel kernel (KernelHW for
+// another) and PyTorch's default initialisation.
 func NewConv2d(in, out, kernel int, opts ...ConvOption) *Conv2d {
-	c := &Conv2d{In: in, Out: out, Kernel: kernel, Stride: 1, Dilation: 1, Groups: 1}
+	c := &Conv2d{In: in, Out: out, Kernel: [2]int{kernel, kernel}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1}
 	c.Init(c)
 	for _, o := range opts {
+		if o == nil {
+			argErr("NewConv2d", "nil ConvOption")
+		}
 		o(c)
 	}
 	if c.Groups <= 0 || in%c.Groups != 0 || out%c.Groups != 0 {
 		argErr("NewConv2d", "in (%d) and out (%d) channels must be divisible by groups (%d)", in, out, c.Groups)
 	}
-	fanIn := in / c.Groups * kernel * kernel
-	c.Weight = uniform(ember.Shape{out, in / c.Groups, kernel, kernel}, kaimingBound(fanIn))
+	if c.outputPadding != [2]int{} {
+		argErr("NewConv2d", "output_padding is an argument of ConvTranspose2d, not of Conv2d")
+	}
+	checkPaddingName("NewConv2d", c.PaddingName, c.Stride[0], c.Stride[1])
+	kh, kw := c.Kernel[0], c.Kernel[1]
+	if kh < 0 || kw < 0 {
+		argErr("NewConv2d", "kernel size (%d, %d) must not be negative", kh, kw)
+	}
+	fanIn := in / c.Groups * kh * kw
+	c.Weight = uniform(ember.Shape{out, in / c.Groups, kh, kw}, kaimingBound(fanIn))
 	if !c.noBias {
 		c.Bias = uniform(ember.Shape{out}, kaimingBound(fanIn))
 	}
@@ -104,10 +163,33 @@ func NewConv2d(in, out, kernel int, opts ...ConvOption) *Conv2d {
 	return c
 }
 
-// Forward convolves a [N, In, H, W] batch.
+// checkPaddingName panics with PyTorch's ValueErrors for a padding string
+// other than "same" and "valid", and for 'same' with a stride.
+func checkPaddingName(op, name string, strides ...int) {
+	switch name {
+	case "", "valid":
+	case "same":
+		for _, s := range strides {
+			if s != 1 {
+				argErr(op, "padding='same' is not supported for strided convolutions")
+			}
+		}
+	default:
+		argErr(op, "Invalid padding string '%s', should be one of {'valid', 'same'}", name)
+	}
+}
+
+// Forward convolves a [N, In, H, W] batch (or an unbatched [In, H, W]).
 func (c *Conv2d) Forward(x *ember.Tensor) *ember.Tensor {
 	CheckNil(c, "Forward")
-	return ember.Conv2d(x, c.Weight, c.Bias, pair(c.Stride), pair(c.Padding), pair(c.Dilation), c.Groups)
+	checkPaddingName("Conv2d.Forward", c.PaddingName, c.Stride[0], c.Stride[1])
+	switch c.PaddingName {
+	case "same":
+		return ember.Conv2dSame(x, c.Weight, c.Bias, c.Dilation, c.Groups)
+	case "valid":
+		return ember.Conv2d(x, c.Weight, c.Bias, c.Stride, [2]int{}, c.Dilation, c.Groups)
+	}
+	return ember.Conv2d(x, c.Weight, c.Bias, c.Stride, c.Padding, c.Dilation, c.Groups)
 }
 
 // BatchNorm normalises over the batch (and spatial dims): BatchNorm1d for
@@ -362,47 +444,65 @@ func (d *Dropout) Forward(x *ember.Tensor) *ember.Tensor {
 	return ember.Dropout(x, d.P, d.Training())
 }
 
-// Pool is MaxPool2d or AvgPool2d with square windows. For AvgPool2d,
-// CountIncludePad (true from NewAvgPool2d, PyTorch's default) divides by
-// the whole window; false is count_include_pad=False, dividing by the
-// window's part inside the input.
+// Pool is MaxPool2d or AvgPool2d. Kernel, Stride and Padding are
+// (height, width) pairs, as PyTorch stores a tuple (NewMaxPool2dHW,
+// NewAvgPool2dHW; NewMaxPool2d and NewAvgPool2d make square ones). For
+// AvgPool2d, CountIncludePad (true from the constructors, PyTorch's
+// default) divides by the whole window; false is count_include_pad=False,
+// dividing by the window's part inside the input. CeilMode is
+// ceil_mode=True (see ember.CeilMode): the output size rounds up, keeping
+// a last window that hangs over the bottom or right edge.
 type Pool struct {
 	stateless
 	Max                     bool
-	Kernel, Stride, Padding int
+	Kernel, Stride, Padding [2]int
 	CountIncludePad         bool
+	CeilMode                bool
 }
 
 // NewMaxPool2d returns a max pooling layer; stride 0 means the kernel size.
 func NewMaxPool2d(kernel, stride, padding int) *Pool {
-	return newPool(true, kernel, stride, padding)
+	return newPool(true, [2]int{kernel, kernel}, [2]int{stride, stride}, [2]int{padding, padding})
 }
 
 // NewAvgPool2d returns an average pooling layer (count_include_pad, unless
 // CountIncludePad is set false); stride 0 means the kernel size.
 func NewAvgPool2d(kernel, stride, padding int) *Pool {
-	p := newPool(false, kernel, stride, padding)
-	p.CountIncludePad = true
-	return p
+	return newPool(false, [2]int{kernel, kernel}, [2]int{stride, stride}, [2]int{padding, padding})
 }
 
-func newPool(max bool, k, s, p int) *Pool {
-	if s == 0 {
+// NewMaxPool2dHW is NewMaxPool2d with (height, width) sizes, as
+// nn.MaxPool2d((2, 1)); a zero stride means the kernel size.
+func NewMaxPool2dHW(kernel, stride, padding [2]int) *Pool {
+	return newPool(true, kernel, stride, padding)
+}
+
+// NewAvgPool2dHW is NewAvgPool2d with (height, width) sizes; a zero
+// stride means the kernel size.
+func NewAvgPool2dHW(kernel, stride, padding [2]int) *Pool {
+	return newPool(false, kernel, stride, padding)
+}
+
+func newPool(max bool, k, s, p [2]int) *Pool {
+	if s == [2]int{} {
 		s = k
 	}
-	l := &Pool{Max: max, Kernel: k, Stride: s, Padding: p}
+	l := &Pool{Max: max, Kernel: k, Stride: s, Padding: p, CountIncludePad: !max}
 	l.Init(l)
 	return l
 }
 
-// Forward pools a [N, C, H, W] batch.
+// Forward pools a [N, C, H, W] batch (or an unbatched [C, H, W]).
 func (p *Pool) Forward(x *ember.Tensor) *ember.Tensor {
 	CheckNil(p, "Forward")
-	k, s, pd := pair(p.Kernel), pair(p.Stride), pair(p.Padding)
-	if p.Max {
-		return ember.MaxPool2d(x, k, s, pd)
+	var opts []ember.PoolOption
+	if p.CeilMode {
+		opts = append(opts, ember.CeilMode())
 	}
-	return ember.AvgPool2d(x, k, s, pd, p.CountIncludePad)
+	if p.Max {
+		return ember.MaxPool2d(x, p.Kernel, p.Stride, p.Padding, opts...)
+	}
+	return ember.AvgPool2d(x, p.Kernel, p.Stride, p.Padding, p.CountIncludePad, opts...)
 }
 
 // AdaptiveAvgPool2d averages to a fixed output size.

@@ -104,12 +104,14 @@ func (l *Linear) ExtraRepr() string {
 // ExtraRepr is Conv2d's settings as PyTorch prints them (defaults left out).
 func (c *Conv2d) ExtraRepr() string {
 	CheckNil(c, "ExtraRepr")
-	s := fmt.Sprintf("%d, %d, kernel_size=%s, stride=%s", c.In, c.Out, pyTuple(c.Kernel, c.Kernel), pyTuple(c.Stride, c.Stride))
-	if c.Padding != 0 {
-		s += ", padding=" + pyTuple(c.Padding, c.Padding)
+	s := fmt.Sprintf("%d, %d, kernel_size=%s, stride=%s", c.In, c.Out, pyTuple(c.Kernel[:]...), pyTuple(c.Stride[:]...))
+	if c.PaddingName != "" {
+		s += ", padding=" + c.PaddingName
+	} else if c.Padding != [2]int{} {
+		s += ", padding=" + pyTuple(c.Padding[:]...)
 	}
-	if c.Dilation != 1 {
-		s += ", dilation=" + pyTuple(c.Dilation, c.Dilation)
+	if c.Dilation != [2]int{1, 1} {
+		s += ", dilation=" + pyTuple(c.Dilation[:]...)
 	}
 	if c.Groups != 1 {
 		s += fmt.Sprintf(", groups=%d", c.Groups)
@@ -166,6 +168,15 @@ func (d *Dropout) ExtraRepr() string {
 	return "p=" + pyFloat(d.P) + ", inplace=False"
 }
 
+// pySize prints a square size as the int PyTorch was given, another as
+// its tuple.
+func pySize(v [2]int) string {
+	if v[0] == v[1] {
+		return strconv.Itoa(v[0])
+	}
+	return pyTuple(v[:]...)
+}
+
 func (p *Pool) moduleName() string {
 	if p.Max {
 		return "MaxPool2d"
@@ -176,9 +187,9 @@ func (p *Pool) moduleName() string {
 // ExtraRepr is the pooling window as PyTorch prints it.
 func (p *Pool) ExtraRepr() string {
 	CheckNil(p, "ExtraRepr")
-	s := fmt.Sprintf("kernel_size=%d, stride=%d, padding=%d", p.Kernel, p.Stride, p.Padding)
+	s := fmt.Sprintf("kernel_size=%s, stride=%s, padding=%s", pySize(p.Kernel), pySize(p.Stride), pySize(p.Padding))
 	if p.Max {
-		s += ", dilation=1, ceil_mode=False"
+		s += ", dilation=1, ceil_mode=" + pyBool(p.CeilMode)
 	}
 	return s
 }

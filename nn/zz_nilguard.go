@@ -167,6 +167,167 @@ func (m *Activation) ZeroGrad() {
 	m.stateless.Base.ZeroGrad()
 }
 
+// Buffers is Base.Buffers; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.stateless.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.stateless.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) Eval() {
+	CheckNil(m, "Eval")
+	m.stateless.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) Init(self Module) {
+	CheckNil(m, "Init")
+	m.stateless.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.stateless.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.stateless.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.stateless.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.stateless.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.stateless.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.stateless.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.stateless.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.stateless.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (mod *AdaptiveAvgPool1d) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.stateless.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.stateless.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.stateless.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.stateless.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (mod *AdaptiveAvgPool1d) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.stateless.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.stateless.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) String() string {
+	CheckNil(m, "String")
+	return m.stateless.Base.String()
+}
+
+// To is Base.To; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.stateless.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) Train(on bool) {
+	CheckNil(m, "Train")
+	m.stateless.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) Training() bool {
+	CheckNil(m, "Training")
+	return m.stateless.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.AdaptiveAvgPool1d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveAvgPool1d) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.stateless.Base.ZeroGrad()
+}
+
 // Buffers is Base.Buffers; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) Buffers() []*ember.Tensor {
@@ -324,6 +485,167 @@ func (m *AdaptiveAvgPool2d) Training() bool {
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.AdaptiveAvgPool2d it panics with an
 // *nn.ModuleError.
 func (m *AdaptiveAvgPool2d) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.stateless.Base.ZeroGrad()
+}
+
+// Buffers is Base.Buffers; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.stateless.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.stateless.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) Eval() {
+	CheckNil(m, "Eval")
+	m.stateless.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) Init(self Module) {
+	CheckNil(m, "Init")
+	m.stateless.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.stateless.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.stateless.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.stateless.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.stateless.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.stateless.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.stateless.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.stateless.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.stateless.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (mod *AdaptiveMaxPool2d) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.stateless.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.stateless.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.stateless.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.stateless.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (mod *AdaptiveMaxPool2d) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.stateless.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.stateless.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) String() string {
+	CheckNil(m, "String")
+	return m.stateless.Base.String()
+}
+
+// To is Base.To; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.stateless.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) Train(on bool) {
+	CheckNil(m, "Train")
+	m.stateless.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) Training() bool {
+	CheckNil(m, "Training")
+	return m.stateless.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.AdaptiveMaxPool2d it panics with an
+// *nn.ModuleError.
+func (m *AdaptiveMaxPool2d) ZeroGrad() {
 	CheckNil(m, "ZeroGrad")
 	m.stateless.Base.ZeroGrad()
 }
@@ -807,6 +1129,167 @@ func (m *Conv2d) Training() bool {
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.Conv2d it panics with an
 // *nn.ModuleError.
 func (m *Conv2d) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.Base.ZeroGrad()
+}
+
+// Buffers is Base.Buffers; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) Eval() {
+	CheckNil(m, "Eval")
+	m.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) Init(self Module) {
+	CheckNil(m, "Init")
+	m.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (mod *ConvTranspose2d) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (mod *ConvTranspose2d) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) String() string {
+	CheckNil(m, "String")
+	return m.Base.String()
+}
+
+// To is Base.To; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) Train(on bool) {
+	CheckNil(m, "Train")
+	m.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) Training() bool {
+	CheckNil(m, "Training")
+	return m.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.ConvTranspose2d it panics with an
+// *nn.ModuleError.
+func (m *ConvTranspose2d) ZeroGrad() {
 	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
@@ -2424,6 +2907,167 @@ func (m *Pool) Training() bool {
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.stateless.Base.ZeroGrad()
+}
+
+// Buffers is Base.Buffers; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.stateless.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.stateless.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) Eval() {
+	CheckNil(m, "Eval")
+	m.stateless.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) Init(self Module) {
+	CheckNil(m, "Init")
+	m.stateless.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.stateless.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.stateless.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.stateless.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.stateless.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.stateless.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.stateless.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.stateless.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.stateless.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (mod *Pool1d) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.stateless.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.stateless.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.stateless.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.stateless.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (mod *Pool1d) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.stateless.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.stateless.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) String() string {
+	CheckNil(m, "String")
+	return m.stateless.Base.String()
+}
+
+// To is Base.To; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.stateless.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) Train(on bool) {
+	CheckNil(m, "Train")
+	m.stateless.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) Training() bool {
+	CheckNil(m, "Training")
+	return m.stateless.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.Pool1d it panics with an
+// *nn.ModuleError.
+func (m *Pool1d) ZeroGrad() {
 	CheckNil(m, "ZeroGrad")
 	m.stateless.Base.ZeroGrad()
 }

@@ -131,6 +131,28 @@ def pool():
             fn = lambda x: F.adaptive_avg_pool2d(x, k)
         p = {"kind": kind, "kernel": k, "stride": s, "padding": pd, "count_include_pad": cip}
         cases.append(case(p, {"x": x}, fn))
+    # ceil_mode=True (appended so that the cases above keep their values):
+    # last windows hanging over the bottom/right edge, clipped; the 2×2
+    # stride-2 pool over odd sizes; a window wider than the input
+    for kind, shape, k, s, pd, cip in [("max", (1, 2, 5, 5), (3, 3), (2, 2), (0, 0), False),
+                                      ("max", (2, 2, 7, 6), (3, 3), (2, 2), (1, 1), False),
+                                      ("max", (1, 2, 7, 9), (2, 2), (2, 2), (0, 0), False),
+                                      ("max", (1, 2, 5, 8), (2, 3), (3, 2), (1, 1), False),
+                                      ("max", (1, 1, 1, 2), (3, 3), (3, 3), (0, 0), False),
+                                      ("avg", (1, 2, 5, 5), (3, 3), (2, 2), (0, 0), True),
+                                      ("avg", (2, 2, 6, 7), (3, 3), (2, 2), (1, 1), True),
+                                      ("avg", (2, 2, 6, 7), (3, 3), (2, 2), (1, 1), False),
+                                      ("avg", (1, 2, 7, 9), (2, 2), (2, 2), (0, 0), True),
+                                      ("avg", (1, 2, 5, 8), (2, 3), (3, 2), (1, 1), True),
+                                      ("avg", (1, 2, 5, 8), (2, 3), (3, 2), (1, 1), False),
+                                      ("avg", (1, 1, 1, 2), (3, 3), (3, 3), (1, 1), True)]:
+        x = randn(*shape)
+        if kind == "max":
+            fn = lambda x: F.max_pool2d(x, k, s, pd, ceil_mode=True)
+        else:
+            fn = lambda x: F.avg_pool2d(x, k, s, pd, ceil_mode=True, count_include_pad=cip)
+        p = {"kind": kind, "kernel": k, "stride": s, "padding": pd, "count_include_pad": cip, "ceil_mode": True}
+        cases.append(case(p, {"x": x}, fn))
     write("pool", cases)
 
 

@@ -152,9 +152,11 @@ func maxPoolHalf[H halfT](g poolGeom, out, idx, x backend.View, widen func([]flo
 	})
 }
 
-// is2x2 reports whether the windows are 2×2 at stride 2 without padding.
+// is2x2 reports whether the windows are 2×2 at stride 2 without padding,
+// all inside the plane (a ceil_mode output's last window over an odd size
+// is not).
 func (g poolGeom) is2x2() bool {
-	return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0
+	return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && 2*g.oh <= g.h && 2*g.ow <= g.w
 }
 
 // maxPoolKeysBF16 is maxPool on bfloat16 without indices (inference): on
