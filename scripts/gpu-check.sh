@@ -19,7 +19,8 @@
 #                     assembly that a machine without AVX-512 cannot)
 #   bin/ember.gz      the CLI (ember info, smi, train --ddp, launch)
 #   bin/walkthrough.gz the tutorials walkthrough, and its --bench mode
-#   src/              the package folders the tests run in, with testdata/
+#   src.tar.gz        the package folders the tests run in, with testdata/
+#                     (run.sh unpacks it into src/)
 #   bench.py          the PyTorch side of the benchmark
 #   run.sh            unpacks bin/ (gzip) on its first run, runs everything and prints one summary
 #
@@ -83,6 +84,11 @@ for z in "$B"/bin/*.gz; do
 		gzip -dc "$z" >"$f.tmp" && chmod +x "$f.tmp" && mv "$f.tmp" "$f" || { echo "run.sh: cannot unpack $z" >&2; exit 1; }
 	fi
 done
+
+# So do the package folders with their testdata (JSON fixtures shrink 4x).
+if [ -e "$B/src.tar.gz" ] && { [ ! -d "$B/src" ] || [ "$B/src.tar.gz" -nt "$B/src" ]; }; then
+	rm -rf "$B/src" && tar -C "$B" -xzf "$B/src.tar.gz" && touch "$B/src" || { echo "run.sh: cannot unpack src.tar.gz" >&2; exit 1; }
+fi
 
 cat "$B/BUILD.txt" 2>/dev/null
 echo "host:    $(uname -n) $(uname -m); $(nproc 2>/dev/null) cores"
@@ -416,8 +422,10 @@ chmod +x "$out/run.sh"
 	for f in "${failures[@]}"; do echo "BUILD FAILED: $f"; done
 } >"$out/BUILD.txt"
 
-# Go binaries halve under gzip; run.sh unpacks them on its first run.
+# Go binaries halve under gzip, the fixtures shrink 4x; run.sh unpacks
+# them on its first run.
 gzip -9 "$out"/bin/*
+tar -C "$out" -czf "$out/src.tar.gz" src && rm -rf "$out/src"
 size=$(du -sm "$out" | cut -f1)
 echo
 cat "$out/BUILD.txt"
