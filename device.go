@@ -50,7 +50,8 @@ var (
 func CUDA(i int) Device { return Device{Type: backend.CUDAType, Index: i} }
 
 // ParseDevice reads "cpu", "cuda", "cuda:N" or "meta" (any case, spaces
-// around ignored); anything else is a *DeviceParseError.
+// around ignored; "cpu:0" and "meta:0" too, as torch.device); anything else,
+// such as "cuda:01" or "cuda:-1", is a *DeviceParseError.
 func ParseDevice(s string) (Device, error) { return backend.ParseDevice(s) }
 
 // DeviceParseError is ParseDevice's error: the string it could not read.

@@ -17,7 +17,7 @@ func ExampleParseDevice() {
 	// Output:
 	// cpu cuda:3 meta
 	// cuda:1 <nil>
-	// invalid device string "gpu:x": expected one of cpu, cuda, cuda:N (N ≥ 0), meta
+	// invalid device string "gpu:x": expected one of cpu, cuda, cuda:N (N from 0 to 32767, no leading zeros), meta
 }
 
 // Tensors are created on a device; To copies between devices and returns
