@@ -45,6 +45,9 @@ type Event interface {
 	// ElapsedMs is the time in milliseconds from start to this event; both
 	// must have completed.
 	ElapsedMs(start Event) (float64, error)
+	// Done reports, without waiting, whether the work queued before the
+	// event has completed.
+	Done() (bool, error)
 	Release()
 }
 

@@ -99,6 +99,40 @@ func TestEmulatedEvents(t *testing.T) {
 	}
 }
 
+// TestEmulatedEventUnrecorded: as torch.cuda.Event, an unrecorded event is
+// done and synchronizes at once; elapsed_time needs both recorded.
+func TestEmulatedEventUnrecorded(t *testing.T) {
+	cudatest.Use(t)
+	dev := ember.CUDA(0)
+	e, start := ember.NewEvent(dev), ember.NewEvent(dev)
+	if done, err := e.Query(); !done || err != nil {
+		t.Fatalf("Query of an unrecorded event = %v, %v; want true, nil", done, err)
+	}
+	if err := e.Synchronize(); err != nil {
+		t.Fatalf("Synchronize of an unrecorded event: %v", err)
+	}
+	if err := start.Record(); err != nil {
+		t.Fatal(err)
+	}
+	var ve *ember.ValueError
+	if _, err := e.ElapsedTime(start); !errors.As(err, &ve) {
+		t.Fatalf("ElapsedTime to an unrecorded end: %v", err)
+	}
+	if _, err := start.ElapsedTime(e); !errors.As(err, &ve) {
+		t.Fatalf("ElapsedTime from an unrecorded start: %v", err)
+	}
+	if err := e.Record(); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := e.Query(); !done || err != nil {
+		t.Fatalf("Query of a recorded event on the (synchronous) emulator = %v, %v", done, err)
+	}
+	e.Release()
+	if _, err := e.ElapsedTime(start); !errors.As(err, &ve) {
+		t.Fatalf("ElapsedTime of a released event: %v", err)
+	}
+}
+
 func TestEmulatedStreams(t *testing.T) {
 	cudatest.Use(t)
 	dev := ember.CUDA(0)

@@ -77,6 +77,8 @@ func (b *Backend) RecordEvent(dev backend.Device) (backend.Event, error) {
 
 func (e *event) Synchronize() error { return e.d.gpu.EventSynchronize(e.ev) }
 
+func (e *event) Done() (bool, error) { return e.d.gpu.EventDone(e.ev) }
+
 func (e *event) ElapsedMs(start backend.Event) (float64, error) {
 	s, ok := start.(*event)
 	if !ok || s.d != e.d {
