@@ -17,7 +17,9 @@ import (
 // MemStats are a device's allocator counters (torch.cuda.memory_stats).
 type MemStats = backend.MemStats
 
-// MemoryStats returns dev's allocator counters.
+// MemoryStats returns dev's allocator counters. On CUDA, Counters holds all
+// of torch.cuda.memory_stats' keys ("allocated_bytes.all.allocated",
+// "inactive_split.all.current", "num_alloc_retries", ...).
 func MemoryStats(dev Device) (MemStats, error) {
 	r, err := reporter(dev)
 	if err != nil {
@@ -76,6 +78,21 @@ func ResetPeakMemoryStats(dev Device) error {
 		return err
 	}
 	return r.ResetPeakMemoryStats(dev)
+}
+
+// ResetAccumulatedMemoryStats zeroes the running totals of MemoryStats'
+// Counters (the ".allocated" and ".freed" keys) and the retry and
+// out-of-memory counts (torch.cuda.reset_accumulated_memory_stats). A device
+// that keeps no such totals (the CPU) has nothing to reset.
+func ResetAccumulatedMemoryStats(dev Device) error {
+	r, err := reporter(dev)
+	if err != nil {
+		return err
+	}
+	if a, ok := r.(backend.AccumulatedStatsResetter); ok {
+		return a.ResetAccumulatedMemoryStats(dev)
+	}
+	return nil
 }
 
 // EmptyCache returns cached, unused memory of dev to the device

@@ -13,6 +13,18 @@ type MemStats struct {
 	NumAllocs       int64 // storages currently allocated
 	NumAllocRetries int64 // allocations that succeeded only after freeing the cache
 	NumOOMs         int64 // allocations that failed
+	// Counters holds every counter under torch.cuda.memory_stats' keys, such
+	// as "allocated_bytes.all.freed", "inactive_split_bytes.large_pool.peak"
+	// or "num_ooms", where the backend keeps them (CUDA); nil otherwise.
+	Counters map[string]int64
+}
+
+// AccumulatedStatsResetter is implemented by backends whose counters keep
+// running totals (torch.cuda.reset_accumulated_memory_stats).
+type AccumulatedStatsResetter interface {
+	// ResetAccumulatedMemoryStats zeroes the "allocated" and "freed" totals
+	// and the retry and out-of-memory counts.
+	ResetAccumulatedMemoryStats(dev Device) error
 }
 
 // MemoryReporter is implemented by backends that account for their memory.

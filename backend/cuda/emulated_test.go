@@ -49,6 +49,81 @@ func TestEmulatedMemoryStats(t *testing.T) {
 	}
 }
 
+// TestEmulatedMemoryStatsCounters checks torch.cuda.memory_stats' keys,
+// worked by hand from CUDACachingAllocator's rules: 4000 B rounds to a 4096 B
+// block split from a 2 MiB small-pool segment; 3 MiB is a large request
+// served from a new 20 MiB segment, split because the 17 MiB left is over
+// 1 MiB; freeing both merges each segment back whole.
+func TestEmulatedMemoryStatsCounters(t *testing.T) {
+	cudatest.Use(t)
+	dev := ember.CUDA(0)
+	x := ember.Zeros(ember.Shape{1000}, ember.On(dev))
+	y := ember.Zeros(ember.Shape{3 << 20 / 4}, ember.On(dev))
+	y.Release()
+	x.Release()
+	s, err := ember.MemoryStats(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const small, large = 2 << 20, 20 << 20
+	const xb, yb = 4096, 3 << 20
+	for k, want := range map[string]int64{
+		"allocated_bytes.all.current":          0,
+		"allocated_bytes.all.peak":             xb + yb,
+		"allocated_bytes.all.allocated":        xb + yb,
+		"allocated_bytes.all.freed":            xb + yb,
+		"allocated_bytes.small_pool.allocated": xb,
+		"allocated_bytes.large_pool.freed":     yb,
+		"allocation.all.allocated":             2,
+		"allocation.all.freed":                 2,
+		"segment.all.current":                  2,
+		"reserved_bytes.all.current":           small + large,
+		"reserved_bytes.large_pool.current":    large,
+		"inactive_split.all.current":           0,
+		"inactive_split.all.peak":              2,
+		"inactive_split.all.allocated":         2,
+		"inactive_split.all.freed":             2,
+		"inactive_split_bytes.all.peak":        (small - xb) + (large - yb),
+		"inactive_split_bytes.small_pool.peak": small - xb,
+		"active_bytes.all.current":             0,
+		"active.all.allocated":                 2,
+		"num_alloc_retries":                    0,
+		"num_ooms":                             0,
+	} {
+		if got, ok := s.Counters[k]; !ok || got != want {
+			t.Errorf("memory_stats[%q] = %d (present: %v), want %d", k, got, ok, want)
+		}
+	}
+	// A request the device cannot hold: one flush and retry, then one OOM.
+	if err := ember.Try(func() { ember.Zeros(ember.Shape{1 << 29}, ember.On(dev)) }); err == nil {
+		t.Fatal("2 GiB on a 1 GiB device succeeded")
+	}
+	s, _ = ember.MemoryStats(dev)
+	if s.Counters["num_ooms"] != 1 || s.Counters["num_alloc_retries"] != 1 || s.NumOOMs != 1 {
+		t.Fatalf("after an OOM: num_ooms %d, num_alloc_retries %d", s.Counters["num_ooms"], s.Counters["num_alloc_retries"])
+	}
+	// The retry emptied the cache: both segments went back to the device.
+	if s.Counters["reserved_bytes.all.current"] != 0 || s.Counters["reserved_bytes.all.freed"] != small+large {
+		t.Fatalf("after the flush: reserved %d, freed %d", s.Counters["reserved_bytes.all.current"], s.Counters["reserved_bytes.all.freed"])
+	}
+	// reset_accumulated_memory_stats zeroes the totals, keeps current and peak.
+	if err := ember.ResetAccumulatedMemoryStats(dev); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = ember.MemoryStats(dev)
+	for k, want := range map[string]int64{
+		"allocated_bytes.all.allocated": 0, "allocated_bytes.all.freed": 0, "num_ooms": 0, "num_alloc_retries": 0,
+		"allocated_bytes.all.peak": xb + yb, "reserved_bytes.all.peak": small + large,
+	} {
+		if got := s.Counters[k]; got != want {
+			t.Errorf("after reset_accumulated_memory_stats: %q = %d, want %d", k, got, want)
+		}
+	}
+	if err := ember.ResetAccumulatedMemoryStats(ember.CPU); err != nil {
+		t.Fatalf("the CPU has nothing to reset: %v", err)
+	}
+}
+
 func TestEmulatedOutOfMemory(t *testing.T) {
 	cudatest.Use(t)
 	dev := ember.CUDA(0)

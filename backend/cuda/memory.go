@@ -21,7 +21,19 @@ func (b *Backend) MemoryStats(dev backend.Device) (backend.MemStats, error) {
 		Allocated: a.Current, MaxAllocated: a.Peak,
 		Reserved: r.Current, MaxReserved: r.Peak,
 		NumAllocs: n.Current, NumAllocRetries: s.NumAllocRetries, NumOOMs: s.NumOOMs,
+		Counters: s.Map(),
 	}, nil
+}
+
+// ResetAccumulatedMemoryStats zeroes the running totals and the retry and
+// OOM counts.
+func (b *Backend) ResetAccumulatedMemoryStats(dev backend.Device) error {
+	d, err := b.device(dev.Index)
+	if err != nil {
+		return err
+	}
+	d.pool.ResetAccumulatedStats()
+	return nil
 }
 
 // ResetPeakMemoryStats restarts the peaks.
