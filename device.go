@@ -134,12 +134,15 @@ func logFallback(wanted string, reason error) {
 	})
 }
 
-// TryGPU returns cuda:i if that device exists, else cpu. The first fallback
-// is logged (log/slog, level info: a CPU run is not a problem) with the reason.
+// TryGPU returns cuda:i if that device exists and can be opened (CheckDevice),
+// else cpu. The first fallback is logged (log/slog, level info: a CPU run is
+// not a problem) with the reason.
 func TryGPU(i int) Device {
 	n, err := cudaCount()
 	if i >= 0 && i < n {
-		return CUDA(i)
+		if err = CheckDevice(CUDA(i)); err == nil {
+			return CUDA(i)
+		}
 	}
 	if err == nil {
 		err = fmt.Errorf("only %d CUDA device(s)", n)
