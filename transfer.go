@@ -22,7 +22,7 @@ func (t *Tensor) To(dev Device) *Tensor {
 		host := t.hostData("to")
 		s, err := b.FromHost(dev, host)
 		if err != nil {
-			panic(oomError(dev, int64(t.NumElements()*t.dtype.Size()), err))
+			panic(allocError(dev, int64(t.NumElements()*t.dtype.Size()), err))
 		}
 		out = &Tensor{st: newStorage(s, b, t.shape), shape: t.shape.clone(), strides: backend.ContiguousStrides(t.shape), dtype: t.dtype, dev: dev}
 	}
@@ -181,7 +181,7 @@ func FromBits(bits []uint16, dt DType, shape Shape, opts ...Option) *Tensor {
 	b := backendOf(o.dev)
 	s, err := b.FromHost(o.dev, host)
 	if err != nil {
-		panic(oomError(o.dev, int64(len(bits)*2), err))
+		panic(allocError(o.dev, int64(len(bits)*2), err))
 	}
 	t := &Tensor{st: newStorage(s, b, shape), shape: shape.clone(), strides: backend.ContiguousStrides(shape), dtype: dt, dev: o.dev}
 	if o.dtype != dt {
