@@ -82,6 +82,20 @@ type StreamBackend interface {
 	RecordStream(st Storage, s uintptr)
 }
 
+// StreamEvents is implemented by backends whose streams can be ordered
+// with events (torch's Stream.wait_event, wait_stream and query).
+type StreamEvents interface {
+	// RecordEventOn records an event after the work queued so far on stream
+	// s of dev (0: the default stream).
+	RecordEventOn(dev Device, s uintptr) (Event, error)
+	// WaitEvent makes the work queued from now on on stream s of dev wait
+	// for ev, which may have been recorded on another device.
+	WaitEvent(dev Device, s uintptr, ev Event) error
+	// QueryStream reports, without waiting, whether all work queued on
+	// stream s of dev is done.
+	QueryStream(dev Device, s uintptr) (bool, error)
+}
+
 // CallerStream, when set (package ember sets it), returns the stream the
 // calling goroutine chose for dev (ember.WithStream), or ok false when it
 // chose none. Backends with streams consult it before the stream SetStream

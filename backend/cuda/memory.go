@@ -106,6 +106,42 @@ func (e *event) Release() {
 	}
 }
 
+// RecordEventOn queues a timing event after the work queued so far on s.
+func (b *Backend) RecordEventOn(dev backend.Device, s uintptr) (backend.Event, error) {
+	d, err := b.device(dev.Index)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := d.gpu.RecordTimingEvent(s)
+	if err != nil {
+		return nil, err
+	}
+	return &event{d: d, ev: ev}, nil
+}
+
+// WaitEvent makes later work on stream s of dev wait for ev, which may be
+// an event of another CUDA device (cuStreamWaitEvent accepts it).
+func (b *Backend) WaitEvent(dev backend.Device, s uintptr, ev backend.Event) error {
+	d, err := b.device(dev.Index)
+	if err != nil {
+		return err
+	}
+	e, ok := ev.(*event)
+	if !ok || e.ev == 0 {
+		return fmt.Errorf("cuda: WaitEvent of an event that is not a recorded CUDA event")
+	}
+	return d.gpu.StreamWaitEvent(s, e.ev)
+}
+
+// QueryStream reports whether the work queued on s is done.
+func (b *Backend) QueryStream(dev backend.Device, s uintptr) (bool, error) {
+	d, err := b.device(dev.Index)
+	if err != nil {
+		return false, err
+	}
+	return d.gpu.StreamQuery(s)
+}
+
 // NewStream creates a stream on dev.
 func (b *Backend) NewStream(dev backend.Device) (uintptr, error) {
 	d, err := b.device(dev.Index)
