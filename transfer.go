@@ -7,7 +7,9 @@ import (
 )
 
 // To returns a copy of t on dev; when t is already on dev it returns t itself
-// (as PyTorch's .to and .cuda do). The original is untouched.
+// (as PyTorch's .to and .cuda do). The original is untouched. A meta tensor
+// has no data to copy to another device: that panics with an error wrapping
+// ErrNoData, as PyTorch's "Cannot copy out of meta tensor; no data!".
 func (t *Tensor) To(dev Device) *Tensor {
 	t.live("to")
 	if dev == t.dev {
@@ -16,7 +18,7 @@ func (t *Tensor) To(dev Device) *Tensor {
 	b := backendOf(dev)
 	var out *Tensor
 	switch {
-	case t.dev.Type == backend.MetaType || dev.Type == backend.MetaType:
+	case dev.Type == backend.MetaType:
 		out = empty(t.shape, t.dtype, dev)
 	default:
 		host := t.hostData("to")
