@@ -137,6 +137,29 @@ func TestEmulatedOutOfMemory(t *testing.T) {
 	}
 }
 
+// TestEmulatedDroppedTensorsReclaimed: a tensor dropped without Release is
+// given back by the garbage collector, which an allocation that runs out of
+// device memory starts before its one retry. Each 600 MiB tensor here fits
+// the 1 GiB device only once the previous one is collected. (The storage's
+// cleanup argument used to point into the storage, which kept every CUDA
+// storage reachable: dropped tensors were never freed.)
+func TestEmulatedDroppedTensorsReclaimed(t *testing.T) {
+	cudatest.Use(t)
+	dev := ember.CUDA(0)
+	for i := 0; i < 4; i++ {
+		if err := ember.Try(func() { ember.Empty(ember.Shape{600 << 20 / 4}, ember.On(dev)) }); err != nil {
+			t.Fatalf("allocation %d: %v", i, err)
+		}
+	}
+	s, err := ember.MemoryStats(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.NumOOMs != 0 || s.NumAllocRetries != 3 {
+		t.Fatalf("num_ooms %d, num_alloc_retries %d; want 0 and 3 (one flush and GC per reuse)", s.NumOOMs, s.NumAllocRetries)
+	}
+}
+
 func TestRealCUDAReportsWhy(t *testing.T) {
 	b := cuda.New(cuda.RealOpener())
 	n, err := b.Count()
