@@ -123,8 +123,11 @@ type logOpener struct {
 	n   *uintptr
 }
 
-func (logOpener) Count() (int, error)            { return 2, nil }
-func (o logOpener) Open(i int) (cuda.GPU, error) { return logGPU{id: i, log: o.log, n: o.n}, nil }
+func (logOpener) Count() (int, error) { return 2, nil }
+func (o logOpener) Open(i int) (cuda.GPU, error) {
+	*o.log = append(*o.log, fmt.Sprintf("open gpu%d", i))
+	return logGPU{id: i, log: o.log, n: o.n}, nil
+}
 
 // TestStreamWaits: Stream.WaitEvent, WaitStream and Query reach the driver
 // as torch's wait_event, wait_stream and query do: a device-side wait of the
@@ -160,11 +163,11 @@ func TestStreamWaits(t *testing.T) {
 		t.Fatalf("CPU stream Query = %v, %v", done, err)
 	}
 	want := []string{
-		"gpu0 create 1", "gpu0 create 2",
+		"open gpu0", "gpu0 create 1", "gpu0 create 2",
 		"gpu0 record 103 on 1", "gpu0 stream 2 waits 103",
 		"gpu0 record 104 on 1", "gpu0 stream 2 waits 104", "gpu0 destroy 104",
 		"gpu0 record 105 on 1", "gpu0 stream 0 waits 105", "gpu0 destroy 105",
-		"gpu1 record 106 on 0", "gpu0 stream 1 waits 106",
+		"open gpu1", "gpu1 record 106 on 0", "gpu0 stream 1 waits 106",
 		"gpu0 host waits 103",
 		"gpu0 query 2",
 	}
@@ -181,5 +184,44 @@ func mustOK(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMemoryStatsDoNotOpenDevices: as torch.cuda.memory_allocated and
+// friends before CUDA is initialised, asking about a device not yet used
+// reports an idle allocator and opens nothing (no context is created on
+// it); an index past the device count is a *DeviceError.
+func TestMemoryStatsDoNotOpenDevices(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	defer backend.Register(prev)
+	var log []string
+	var n uintptr
+	backend.Register(cuda.New(logOpener{&log, &n}))
+	for _, dev := range []Device{CUDA(0), CUDA(1)} {
+		if MemoryAllocated(dev) != 0 || MemoryReserved(dev) != 0 || MaxMemoryAllocated(dev) != 0 {
+			t.Fatalf("%v: an unused device reports memory", dev)
+		}
+		s, err := MemoryStats(dev)
+		if err != nil || s.Counters["allocated_bytes.all.current"] != 0 || s.Counters["max_split_size"] != -1 {
+			t.Fatalf("%v: %+v, %v", dev, s, err)
+		}
+		mustOK(t, ResetPeakMemoryStats(dev))
+		mustOK(t, ResetAccumulatedMemoryStats(dev))
+		mustOK(t, EmptyCache(dev))
+		if sum := MemorySummary(dev); !strings.Contains(sum, "memory summary, device ID "+fmt.Sprint(dev.Index)) {
+			t.Fatalf("%v: summary %q", dev, sum)
+		}
+	}
+	if len(log) != 0 {
+		t.Fatalf("memory statistics opened devices: %q", log)
+	}
+	var de *DeviceError
+	for _, dev := range []Device{CUDA(2), CUDA(-1)} {
+		if _, err := MemoryStats(dev); !errors.As(err, &de) || de.Device != dev {
+			t.Fatalf("%v: %v, want a *DeviceError", dev, err)
+		}
+		if err := EmptyCache(dev); !errors.As(err, &de) {
+			t.Fatalf("EmptyCache(%v): %v, want a *DeviceError", dev, err)
+		}
 	}
 }

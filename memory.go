@@ -28,11 +28,21 @@ func MemoryStats(dev Device) (MemStats, error) {
 	return r.MemoryStats(dev)
 }
 
+// reporter is dev's backend as a MemoryReporter. A CUDA device is not
+// opened here: the backend reports one not yet in use as idle, as
+// torch.cuda's statistics do before CUDA is initialised, rather than
+// create a context on it.
 func reporter(dev Device) (backend.MemoryReporter, error) {
-	if err := CheckDevice(dev); err != nil {
-		return nil, err
+	b, ok := backend.Get(dev.Type)
+	if dev.Type != backend.CUDAType || !ok {
+		if err := CheckDevice(dev); err != nil {
+			return nil, err
+		}
+	} else if n, err := b.Count(); err != nil {
+		return nil, &DeviceError{Device: dev, Reason: err}
+	} else if dev.Index < 0 || dev.Index >= n {
+		return nil, &DeviceError{Device: dev, Reason: fmt.Errorf("invalid device ordinal %d: %d CUDA device(s) present", dev.Index, n)}
 	}
-	b, _ := backend.Get(dev.Type)
 	r, ok := b.(backend.MemoryReporter)
 	if !ok {
 		return nil, fmt.Errorf("%v keeps no memory statistics", dev)

@@ -9,13 +9,49 @@ import (
 	"github.com/emberml/ember/backend/cuda/internal/kcache"
 )
 
+// opened returns device i when it has been opened. A valid device not yet
+// opened is (nil, nil): its allocator has done nothing, and, as
+// torch.cuda.memory_stats before CUDA is initialised, reporting that must
+// not create a context (hundreds of MiB on the GPU, a process listed on
+// it). An index the backend cannot serve is an error.
+func (b *Backend) opened(i int) (*device, error) {
+	b.mu.Lock()
+	d, ok := b.devs[i]
+	err, bad := b.errs[i]
+	b.mu.Unlock()
+	if ok {
+		return d, nil
+	}
+	if bad {
+		return nil, err
+	}
+	n, err := b.opener.Count()
+	if err != nil {
+		return nil, err
+	}
+	if i < 0 || i >= n {
+		return nil, fmt.Errorf("invalid device ordinal %d: %d CUDA device(s) present", i, n)
+	}
+	return nil, nil
+}
+
+// stats are device i's allocator counters; those of a fresh allocator when
+// the device has not been opened.
+func (b *Backend) stats(i int) (alloc.Stats, error) {
+	d, err := b.opened(i)
+	if err != nil || d == nil {
+		s := alloc.Stats{MaxSplitSize: -1}
+		return s, err
+	}
+	return d.pool.Stats(), nil
+}
+
 // MemoryStats reports the caching allocator's counters (all pools).
 func (b *Backend) MemoryStats(dev backend.Device) (backend.MemStats, error) {
-	d, err := b.device(dev.Index)
+	s, err := b.stats(dev.Index)
 	if err != nil {
 		return backend.MemStats{}, err
 	}
-	s := d.pool.Stats()
 	a, r, n := s.AllocatedBytes[alloc.StatAll], s.ReservedBytes[alloc.StatAll], s.Allocation[alloc.StatAll]
 	return backend.MemStats{
 		Allocated: a.Current, MaxAllocated: a.Peak,
@@ -28,28 +64,26 @@ func (b *Backend) MemoryStats(dev backend.Device) (backend.MemStats, error) {
 // ResetAccumulatedMemoryStats zeroes the running totals and the retry and
 // OOM counts.
 func (b *Backend) ResetAccumulatedMemoryStats(dev backend.Device) error {
-	d, err := b.device(dev.Index)
-	if err != nil {
-		return err
+	d, err := b.opened(dev.Index)
+	if d != nil {
+		d.pool.ResetAccumulatedStats()
 	}
-	d.pool.ResetAccumulatedStats()
-	return nil
+	return err
 }
 
 // ResetPeakMemoryStats restarts the peaks.
 func (b *Backend) ResetPeakMemoryStats(dev backend.Device) error {
-	d, err := b.device(dev.Index)
-	if err != nil {
-		return err
+	d, err := b.opened(dev.Index)
+	if d != nil {
+		d.pool.ResetPeakStats()
 	}
-	d.pool.ResetPeakStats()
-	return nil
+	return err
 }
 
 // EmptyCache returns every fully free segment to the device.
 func (b *Backend) EmptyCache(dev backend.Device) error {
-	d, err := b.device(dev.Index)
-	if err != nil {
+	d, err := b.opened(dev.Index)
+	if d == nil {
 		return err
 	}
 	return d.pool.EmptyCache()
@@ -57,11 +91,11 @@ func (b *Backend) EmptyCache(dev backend.Device) error {
 
 // MemorySummary is torch.cuda.memory_summary's table.
 func (b *Backend) MemorySummary(dev backend.Device) (string, error) {
-	d, err := b.device(dev.Index)
+	s, err := b.stats(dev.Index)
 	if err != nil {
 		return "", err
 	}
-	return d.pool.Stats().Summary(d.index), nil
+	return s.Summary(dev.Index), nil
 }
 
 // KernelCacheDir is where compiled kernels are kept (EMBER_CACHE_DIR or the
