@@ -193,6 +193,10 @@ func oomError(dev Device, bytes int64, err error) *OutOfMemoryError {
 
 func (e *OutOfMemoryError) Unwrap() error { return e.Err }
 
+func init() {
+	backend.AllocFailed = func(dev Device, bytes int64, err error) error { return allocError(dev, bytes, err) }
+}
+
 // allocError is the panic of an allocation (or the copy that fills it) that
 // failed: an *OutOfMemoryError, unless the device's error says it is not
 // one (a driver error whose OutOfMemory method reports false, such as a

@@ -96,6 +96,22 @@ type StreamEvents interface {
 	QueryStream(dev Device, s uintptr) (bool, error)
 }
 
+// AllocFailed, when set (package ember sets it), turns the failure of an
+// allocation a backend makes for its own scratch inside an op into the
+// value to panic with, so that it reaches the user as a failed tensor
+// allocation does (*ember.OutOfMemoryError).
+var AllocFailed func(dev Device, bytes int64, err error) error
+
+// AllocPanic panics with AllocFailed's error for a scratch allocation of
+// bytes on dev that failed with err (with err itself when AllocFailed is
+// unset).
+func AllocPanic(dev Device, bytes int64, err error) {
+	if AllocFailed != nil {
+		panic(AllocFailed(dev, bytes, err))
+	}
+	panic(err)
+}
+
 // CallerStream, when set (package ember sets it), returns the stream the
 // calling goroutine chose for dev (ember.WithStream), or ok false when it
 // chose none. Backends with streams consult it before the stream SetStream

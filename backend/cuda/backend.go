@@ -360,9 +360,10 @@ func (b *Backend) MatMul(dst, x, y backend.View) {
 		}
 	}()
 	pack := func(v backend.View) backend.View {
-		s, err := b.Alloc(backend.Device{Type: backend.CUDAType, Index: d.index}, dt, v.NumElements())
+		dev := backend.Device{Type: backend.CUDAType, Index: d.index}
+		s, err := b.Alloc(dev, dt, v.NumElements())
 		if err != nil {
-			panic(err)
+			backend.AllocPanic(dev, int64(v.NumElements()*dt.Size()), err)
 		}
 		tmp = append(tmp, s)
 		c := backend.View{S: s, Shape: v.Shape, Strides: backend.ContiguousStrides(v.Shape)}

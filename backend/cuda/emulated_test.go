@@ -2,6 +2,7 @@ package cuda_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/emberml/ember"
@@ -157,6 +158,26 @@ func TestEmulatedDroppedTensorsReclaimed(t *testing.T) {
 	}
 	if s.NumOOMs != 0 || s.NumAllocRetries != 3 {
 		t.Fatalf("num_ooms %d, num_alloc_retries %d; want 0 and 3 (one flush and GC per reuse)", s.NumOOMs, s.NumAllocRetries)
+	}
+}
+
+// TestEmulatedScratchOutOfMemory: an op's own scratch (here the contiguous
+// copy matmul makes of an expanded operand cuBLAS cannot take) that does
+// not fit is an *ember.OutOfMemoryError like any tensor's, not the
+// allocator's internal error: 512 MiB of x and 256 MiB of product leave no
+// room on the 1 GiB device for the 512 MiB copy of y.
+func TestEmulatedScratchOutOfMemory(t *testing.T) {
+	cudatest.Use(t)
+	dev := ember.CUDA(0)
+	x := ember.Empty(ember.Shape{8192, 16384}, ember.On(dev))
+	y := ember.Ones(ember.Shape{1, 1}, ember.On(dev)).Expand(16384, 8192)
+	err := ember.Try(func() { x.MatMul(y) })
+	var oom *ember.OutOfMemoryError
+	if !errors.As(err, &oom) || oom.Device != dev || oom.Bytes != 512<<20 {
+		t.Fatalf("got %T %v; want an *ember.OutOfMemoryError for 512 MiB on cuda:0", err, err)
+	}
+	if !strings.Contains(err.Error(), "CUDA out of memory. Tried to allocate 512.00 MiB") {
+		t.Fatalf("message: %v", err)
 	}
 }
 
