@@ -50,7 +50,8 @@ var (
 func CUDA(i int) Device { return Device{Type: backend.CUDAType, Index: i} }
 
 // ParseDevice reads "cpu", "cuda", "cuda:N" or "meta" (any case, spaces
-// around ignored); anything else is a *DeviceParseError.
+// around ignored; "cpu:0" and "meta:0" too, as torch.device); anything else,
+// such as "cuda:01" or "cuda:-1", is a *DeviceParseError.
 func ParseDevice(s string) (Device, error) { return backend.ParseDevice(s) }
 
 // DeviceParseError is ParseDevice's error: the string it could not read.
@@ -133,12 +134,15 @@ func logFallback(wanted string, reason error) {
 	})
 }
 
-// TryGPU returns cuda:i if that device exists, else cpu. The first fallback
-// is logged (log/slog, level info: a CPU run is not a problem) with the reason.
+// TryGPU returns cuda:i if that device exists and can be opened (CheckDevice),
+// else cpu. The first fallback is logged (log/slog, level info: a CPU run is
+// not a problem) with the reason.
 func TryGPU(i int) Device {
 	n, err := cudaCount()
 	if i >= 0 && i < n {
-		return CUDA(i)
+		if err = CheckDevice(CUDA(i)); err == nil {
+			return CUDA(i)
+		}
 	}
 	if err == nil {
 		err = fmt.Errorf("only %d CUDA device(s)", n)

@@ -27,14 +27,20 @@ func TestConformance(t *testing.T) {
 func TestParseDevice(t *testing.T) {
 	for in, want := range map[string]ember.Device{
 		"cpu": ember.CPU, " CPU ": ember.CPU, "meta": ember.Meta, "cuda": ember.CUDA(0),
-		"cuda:0": ember.CUDA(0), "cuda:12": ember.CUDA(12),
+		"cuda:0": ember.CUDA(0), "cuda:12": ember.CUDA(12), "cuda:32767": ember.CUDA(32767),
+		// torch.device accepts an index on cpu and meta.
+		"cpu:0": ember.CPU, "meta:0": ember.Meta,
 	} {
 		got, err := ember.ParseDevice(in)
 		if err != nil || got != want {
 			t.Errorf("ParseDevice(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "gpu", "gpu:x", "cuda:", "cuda:-1", "cuda:+1", "cuda:x", "cpu:0", "cuda:1:2"} {
+	for _, in := range []string{"", "gpu", "gpu:x", "cuda:", "cuda:-1", "cuda:+1", "cuda:x", "cuda:1:2",
+		// torch.device rejects these: leading zeros, inner spaces, an index it
+		// cannot hold (ember's CPU and meta have only index 0).
+		"cuda:01", "cuda:00", "cuda: 1", "cuda :1", "cuda:0x1", "cuda:1_0", "cuda:999999999999", "cuda:32768",
+		"cuda:99999999999999999999", "cpu:", "cpu:1", "meta:2", "cpu:00"} {
 		if d, err := ember.ParseDevice(in); err == nil {
 			t.Errorf("ParseDevice(%q) = %v, want an error", in, d)
 		}

@@ -1,7 +1,6 @@
 package ember
 
 import (
-	"errors"
 	"time"
 
 	"github.com/emberml/ember/backend"
@@ -41,7 +40,11 @@ func (e *Event) Record() error {
 	return nil
 }
 
-// Synchronize waits for the work queued before the event.
+// recorded reports whether Record has succeeded on e.
+func (e *Event) recorded() bool { return e.ev != nil || !e.at.IsZero() }
+
+// Synchronize waits for the work queued before the event. As in PyTorch, an
+// event never recorded has nothing to wait for: Synchronize returns nil.
 func (e *Event) Synchronize() error {
 	if e == nil {
 		return &ValueError{Op: "event.synchronize", Msg: "nil event"}
@@ -49,10 +52,20 @@ func (e *Event) Synchronize() error {
 	if e.ev != nil {
 		return e.ev.Synchronize()
 	}
-	if e.at.IsZero() {
-		return errors.New("event not recorded")
-	}
 	return nil
+}
+
+// Query reports whether the work queued before the event is done, without
+// waiting (torch's Event.query). An event never recorded, or one on the CPU,
+// is done.
+func (e *Event) Query() (bool, error) {
+	if e == nil {
+		return false, &ValueError{Op: "event.query", Msg: "nil event"}
+	}
+	if e.ev != nil {
+		return e.ev.Done()
+	}
+	return true, nil
 }
 
 // ElapsedTime returns the milliseconds between start and e; both must be
@@ -64,11 +77,11 @@ func (e *Event) ElapsedTime(start *Event) (float64, error) {
 	if start.dev != e.dev {
 		return 0, &DeviceMismatchError{Op: "elapsed_time", Devices: []Device{start.dev, e.dev}}
 	}
+	if !e.recorded() || !start.recorded() {
+		return 0, &ValueError{Op: "elapsed_time", Msg: "Both events must be recorded before calculating elapsed time."}
+	}
 	if e.ev != nil && start.ev != nil {
 		return e.ev.ElapsedMs(start.ev)
-	}
-	if e.at.IsZero() || start.at.IsZero() {
-		return 0, errors.New("elapsed_time: both events must be recorded")
 	}
 	return float64(e.at.Sub(start.at).Nanoseconds()) / 1e6, nil
 }

@@ -17,7 +17,7 @@ func ExampleParseDevice() {
 	// Output:
 	// cpu cuda:3 meta
 	// cuda:1 <nil>
-	// invalid device string "gpu:x": expected one of cpu, cuda, cuda:N (N ≥ 0), meta
+	// invalid device string "gpu:x": expected one of cpu, cuda, cuda:N (N from 0 to 32767, no leading zeros), meta
 }
 
 // Tensors are created on a device; To copies between devices and returns
@@ -26,12 +26,16 @@ func ExampleTensor_To() {
 	x := ember.FromSlice([]float32{1, 2, 3}, nil, ember.On(ember.CPU))
 	m := x.To(ember.Meta) // shape and dtype, no data
 	fmt.Println(m.Device(), m.Shape(), m.DType())
-	fmt.Println(x.To(ember.CPU) == x, m.CPU() == m)
+	fmt.Println(x.To(ember.CPU) == x)
 	fmt.Println(m)
+	// A meta tensor has no data to copy back, as in PyTorch.
+	err := ember.Try(func() { m.CPU() })
+	fmt.Println(errors.Is(err, ember.ErrNoData), err)
 	// Output:
 	// meta [3] float32
-	// true false
+	// true
 	// tensor(..., device='meta', size=(3,))
+	// true to: meta tensors have no data
 }
 
 // Ops need all their operands on one device.

@@ -17,7 +17,9 @@ import (
 // MemStats are a device's allocator counters (torch.cuda.memory_stats).
 type MemStats = backend.MemStats
 
-// MemoryStats returns dev's allocator counters.
+// MemoryStats returns dev's allocator counters. On CUDA, Counters holds all
+// of torch.cuda.memory_stats' keys ("allocated_bytes.all.allocated",
+// "inactive_split.all.current", "num_alloc_retries", ...).
 func MemoryStats(dev Device) (MemStats, error) {
 	r, err := reporter(dev)
 	if err != nil {
@@ -26,11 +28,21 @@ func MemoryStats(dev Device) (MemStats, error) {
 	return r.MemoryStats(dev)
 }
 
+// reporter is dev's backend as a MemoryReporter. A CUDA device is not
+// opened here: the backend reports one not yet in use as idle, as
+// torch.cuda's statistics do before CUDA is initialised, rather than
+// create a context on it.
 func reporter(dev Device) (backend.MemoryReporter, error) {
-	if err := CheckDevice(dev); err != nil {
-		return nil, err
+	b, ok := backend.Get(dev.Type)
+	if dev.Type != backend.CUDAType || !ok {
+		if err := CheckDevice(dev); err != nil {
+			return nil, err
+		}
+	} else if n, err := b.Count(); err != nil {
+		return nil, &DeviceError{Device: dev, Reason: err}
+	} else if dev.Index < 0 || dev.Index >= n {
+		return nil, &DeviceError{Device: dev, Reason: fmt.Errorf("invalid device ordinal %d: %d CUDA device(s) present", dev.Index, n)}
 	}
-	b, _ := backend.Get(dev.Type)
 	r, ok := b.(backend.MemoryReporter)
 	if !ok {
 		return nil, fmt.Errorf("%v keeps no memory statistics", dev)
@@ -76,6 +88,21 @@ func ResetPeakMemoryStats(dev Device) error {
 		return err
 	}
 	return r.ResetPeakMemoryStats(dev)
+}
+
+// ResetAccumulatedMemoryStats zeroes the running totals of MemoryStats'
+// Counters (the ".allocated" and ".freed" keys) and the retry and
+// out-of-memory counts (torch.cuda.reset_accumulated_memory_stats). A device
+// that keeps no such totals (the CPU) has nothing to reset.
+func ResetAccumulatedMemoryStats(dev Device) error {
+	r, err := reporter(dev)
+	if err != nil {
+		return err
+	}
+	if a, ok := r.(backend.AccumulatedStatsResetter); ok {
+		return a.ResetAccumulatedMemoryStats(dev)
+	}
+	return nil
 }
 
 // EmptyCache returns cached, unused memory of dev to the device

@@ -64,6 +64,58 @@ func (s *Stream) Synchronize() error {
 	return s.sb.SynchronizeStream(s.dev, s.h)
 }
 
+// WaitEvent makes the work queued on s from now on wait until the work
+// queued before e is done, without blocking the host (torch's
+// Stream.wait_event and Event.wait). e may come from another CUDA device,
+// as in PyTorch. An event never recorded has nothing to wait for; where s
+// or e cannot be ordered on a device (a CPU stream, whose work is
+// synchronous, or a CPU event), the host waits for e instead.
+func (s *Stream) WaitEvent(e *Event) error {
+	if s == nil || e == nil {
+		return &ValueError{Op: "stream.wait_event", Msg: "nil stream or event"}
+	}
+	if e.ev == nil {
+		return nil // unrecorded, or a CPU event: its work is done
+	}
+	se, ok := s.sb.(backend.StreamEvents)
+	if !ok || s.dev.Type != e.dev.Type {
+		return e.Synchronize()
+	}
+	return se.WaitEvent(s.dev, s.h, e.ev)
+}
+
+// WaitStream makes the work queued on s from now on wait for the work
+// queued on other so far (torch's Stream.wait_stream): the way to hand
+// tensors made on one stream to work on another.
+func (s *Stream) WaitStream(other *Stream) error {
+	if s == nil || other == nil {
+		return &ValueError{Op: "stream.wait_stream", Msg: "nil stream"}
+	}
+	oe, ok := other.sb.(backend.StreamEvents)
+	if !ok {
+		return nil // a CPU stream: its work is done
+	}
+	ev, err := oe.RecordEventOn(other.dev, other.h)
+	if err != nil {
+		return err
+	}
+	defer ev.Release()
+	return s.WaitEvent(&Event{dev: other.dev, ev: ev})
+}
+
+// Query reports, without waiting, whether all the work queued on s is done
+// (torch's Stream.query); always true on the CPU.
+func (s *Stream) Query() (bool, error) {
+	if s == nil {
+		return false, &ValueError{Op: "stream.query", Msg: "nil stream"}
+	}
+	se, ok := s.sb.(backend.StreamEvents)
+	if !ok {
+		return true, nil
+	}
+	return se.QueryStream(s.dev, s.h)
+}
+
 // Release destroys a stream made by NewStream (after waiting for it); a
 // nil stream does nothing.
 func (s *Stream) Release() error {

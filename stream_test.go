@@ -1,6 +1,10 @@
 package ember
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+)
 
 func TestStreamOnCPU(t *testing.T) {
 	s, err := NewStream(CPU)
@@ -26,5 +30,39 @@ func TestPinMemoryNeedsCUDA(t *testing.T) {
 	}
 	if _, err := Ones(Shape{2}).PinMemory(); err == nil {
 		t.Fatal("pinning without a CUDA device must fail, as in PyTorch")
+	}
+}
+
+// TestEventUnrecorded follows torch.cuda.Event: an event never recorded is
+// done (query() is True), synchronize() returns at once, and elapsed_time
+// needs both events recorded.
+func TestEventUnrecorded(t *testing.T) {
+	for _, dev := range []Device{CPU} {
+		e, start := NewEvent(dev), NewEvent(dev)
+		if done, err := e.Query(); !done || err != nil {
+			t.Errorf("%v: Query of an unrecorded event = %v, %v; want true, nil", dev, done, err)
+		}
+		if err := e.Synchronize(); err != nil {
+			t.Errorf("%v: Synchronize of an unrecorded event: %v", dev, err)
+		}
+		var ve *ValueError
+		if _, err := e.ElapsedTime(start); !errors.As(err, &ve) || !strings.Contains(err.Error(), "Both events must be recorded") {
+			t.Errorf("%v: ElapsedTime of unrecorded events: %v", dev, err)
+		}
+		if err := start.Record(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.ElapsedTime(start); !errors.As(err, &ve) {
+			t.Errorf("%v: ElapsedTime to an unrecorded end: %v", dev, err)
+		}
+		if err := e.Record(); err != nil {
+			t.Fatal(err)
+		}
+		if done, err := e.Query(); !done || err != nil {
+			t.Errorf("%v: Query of a recorded event = %v, %v", dev, done, err)
+		}
+		if ms, err := e.ElapsedTime(start); err != nil || ms < 0 {
+			t.Errorf("%v: ElapsedTime = %v, %v", dev, ms, err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package ember
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -192,13 +193,30 @@ func oomError(dev Device, bytes int64, err error) *OutOfMemoryError {
 
 func (e *OutOfMemoryError) Unwrap() error { return e.Err }
 
+func init() {
+	backend.AllocFailed = func(dev Device, bytes int64, err error) error { return allocError(dev, bytes, err) }
+}
+
+// allocError is the panic of an allocation (or the copy that fills it) that
+// failed: an *OutOfMemoryError, unless the device's error says it is not
+// one (a driver error whose OutOfMemory method reports false, such as a
+// sticky CUDA_ERROR_ILLEGAL_ADDRESS after a faulting kernel), which is a
+// *DeviceError naming it rather than a misleading "out of memory".
+func allocError(dev Device, bytes int64, err error) error {
+	var o interface{ OutOfMemory() bool }
+	if errors.As(err, &o) && !o.OutOfMemory() {
+		return &DeviceError{Device: dev, Reason: err}
+	}
+	return oomError(dev, bytes, err)
+}
+
 func empty(shape Shape, dt DType, dev Device) *Tensor {
 	b := backendOf(dev)
 	n := checkShape("empty", shape)
 	checkDType("empty", dt)
 	s, err := b.Alloc(dev, dt, n)
 	if err != nil {
-		panic(oomError(dev, int64(n*dt.Size()), err))
+		panic(allocError(dev, int64(n*dt.Size()), err))
 	}
 	return &Tensor{
 		st:      newStorage(s, b, shape),
@@ -455,7 +473,7 @@ func FromSlice[T Elem](data []T, shape Shape, opts ...Option) *Tensor {
 	b := backendOf(o.dev)
 	s, err := b.FromHost(o.dev, host)
 	if err != nil {
-		panic(oomError(o.dev, int64(len(data)*dt.Size()), err))
+		panic(allocError(o.dev, int64(len(data)*dt.Size()), err))
 	}
 	t := &Tensor{st: newStorage(s, b, shape), shape: shape.clone(), strides: backend.ContiguousStrides(shape), dtype: dt, dev: o.dev}
 	if o.dtype != dt {

@@ -7,7 +7,9 @@ import (
 )
 
 // To returns a copy of t on dev; when t is already on dev it returns t itself
-// (as PyTorch's .to and .cuda do). The original is untouched.
+// (as PyTorch's .to and .cuda do). The original is untouched. A meta tensor
+// has no data to copy to another device: that panics with an error wrapping
+// ErrNoData, as PyTorch's "Cannot copy out of meta tensor; no data!".
 func (t *Tensor) To(dev Device) *Tensor {
 	t.live("to")
 	if dev == t.dev {
@@ -16,13 +18,13 @@ func (t *Tensor) To(dev Device) *Tensor {
 	b := backendOf(dev)
 	var out *Tensor
 	switch {
-	case t.dev.Type == backend.MetaType || dev.Type == backend.MetaType:
+	case dev.Type == backend.MetaType:
 		out = empty(t.shape, t.dtype, dev)
 	default:
 		host := t.hostData("to")
 		s, err := b.FromHost(dev, host)
 		if err != nil {
-			panic(oomError(dev, int64(t.NumElements()*t.dtype.Size()), err))
+			panic(allocError(dev, int64(t.NumElements()*t.dtype.Size()), err))
 		}
 		out = &Tensor{st: newStorage(s, b, t.shape), shape: t.shape.clone(), strides: backend.ContiguousStrides(t.shape), dtype: t.dtype, dev: dev}
 	}
@@ -181,7 +183,7 @@ func FromBits(bits []uint16, dt DType, shape Shape, opts ...Option) *Tensor {
 	b := backendOf(o.dev)
 	s, err := b.FromHost(o.dev, host)
 	if err != nil {
-		panic(oomError(o.dev, int64(len(bits)*2), err))
+		panic(allocError(o.dev, int64(len(bits)*2), err))
 	}
 	t := &Tensor{st: newStorage(s, b, shape), shape: shape.clone(), strides: backend.ContiguousStrides(shape), dtype: dt, dev: o.dev}
 	if o.dtype != dt {

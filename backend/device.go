@@ -46,26 +46,57 @@ func (d Device) String() string {
 type ParseError struct{ Input string }
 
 func (e *ParseError) Error() string {
-	return fmt.Sprintf("invalid device string %q: expected one of cpu, cuda, cuda:N (N ≥ 0), meta", e.Input)
+	return fmt.Sprintf("invalid device string %q: expected one of cpu, cuda, cuda:N (N from 0 to %d, no leading zeros), meta", e.Input, MaxDeviceIndex)
 }
 
+// MaxDeviceIndex is the largest index ParseDevice accepts, that of PyTorch's
+// 16-bit DeviceIndex.
+const MaxDeviceIndex = 1<<15 - 1
+
 // ParseDevice reads "cpu", "cuda" (cuda:0), "cuda:N" or "meta". Case and
-// surrounding spaces are ignored.
+// surrounding spaces are ignored. As in PyTorch, "cpu:0" and "meta:0" name
+// the cpu and meta devices, and an index is written without a sign or
+// leading zeros ("cuda:01" is an error).
 func ParseDevice(s string) (Device, error) {
 	in := strings.ToLower(strings.TrimSpace(s))
-	switch in {
+	name, rest, hasIndex := strings.Cut(in, ":")
+	var d Device
+	switch name {
 	case "cpu":
-		return Device{Type: CPUType}, nil
+		d.Type = CPUType
 	case "meta":
-		return Device{Type: MetaType}, nil
+		d.Type = MetaType
 	case "cuda":
-		return Device{Type: CUDAType}, nil
+		d.Type = CUDAType
+	default:
+		return Device{}, &ParseError{Input: s}
 	}
-	if rest, ok := strings.CutPrefix(in, "cuda:"); ok && rest != "" {
-		n, err := strconv.Atoi(rest)
-		if err == nil && n >= 0 && !strings.HasPrefix(rest, "+") {
-			return Device{Type: CUDAType, Index: n}, nil
+	if !hasIndex {
+		return d, nil
+	}
+	n, ok := parseIndex(rest)
+	if !ok || (d.Type != CUDAType && n != 0) {
+		return Device{}, &ParseError{Input: s}
+	}
+	d.Index = n
+	return d, nil
+}
+
+// parseIndex reads a device index as PyTorch does: decimal digits, no sign,
+// no leading zero, at most MaxDeviceIndex.
+func parseIndex(s string) (int, bool) {
+	if s == "" || len(s) > 1 && s[0] == '0' {
+		return 0, false
+	}
+	n := 0
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+		if n > MaxDeviceIndex {
+			return 0, false
 		}
 	}
-	return Device{}, &ParseError{Input: s}
+	return n, true
 }

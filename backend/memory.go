@@ -13,6 +13,18 @@ type MemStats struct {
 	NumAllocs       int64 // storages currently allocated
 	NumAllocRetries int64 // allocations that succeeded only after freeing the cache
 	NumOOMs         int64 // allocations that failed
+	// Counters holds every counter under torch.cuda.memory_stats' keys, such
+	// as "allocated_bytes.all.freed", "inactive_split_bytes.large_pool.peak"
+	// or "num_ooms", where the backend keeps them (CUDA); nil otherwise.
+	Counters map[string]int64
+}
+
+// AccumulatedStatsResetter is implemented by backends whose counters keep
+// running totals (torch.cuda.reset_accumulated_memory_stats).
+type AccumulatedStatsResetter interface {
+	// ResetAccumulatedMemoryStats zeroes the "allocated" and "freed" totals
+	// and the retry and out-of-memory counts.
+	ResetAccumulatedMemoryStats(dev Device) error
 }
 
 // MemoryReporter is implemented by backends that account for their memory.
@@ -45,6 +57,9 @@ type Event interface {
 	// ElapsedMs is the time in milliseconds from start to this event; both
 	// must have completed.
 	ElapsedMs(start Event) (float64, error)
+	// Done reports, without waiting, whether the work queued before the
+	// event has completed.
+	Done() (bool, error)
 	Release()
 }
 
@@ -65,6 +80,36 @@ type StreamBackend interface {
 	SetStream(dev Device, s uintptr) uintptr
 	// RecordStream marks storage as used on s (torch's record_stream).
 	RecordStream(st Storage, s uintptr)
+}
+
+// StreamEvents is implemented by backends whose streams can be ordered
+// with events (torch's Stream.wait_event, wait_stream and query).
+type StreamEvents interface {
+	// RecordEventOn records an event after the work queued so far on stream
+	// s of dev (0: the default stream).
+	RecordEventOn(dev Device, s uintptr) (Event, error)
+	// WaitEvent makes the work queued from now on on stream s of dev wait
+	// for ev, which may have been recorded on another device.
+	WaitEvent(dev Device, s uintptr, ev Event) error
+	// QueryStream reports, without waiting, whether all work queued on
+	// stream s of dev is done.
+	QueryStream(dev Device, s uintptr) (bool, error)
+}
+
+// AllocFailed, when set (package ember sets it), turns the failure of an
+// allocation a backend makes for its own scratch inside an op into the
+// value to panic with, so that it reaches the user as a failed tensor
+// allocation does (*ember.OutOfMemoryError).
+var AllocFailed func(dev Device, bytes int64, err error) error
+
+// AllocPanic panics with AllocFailed's error for a scratch allocation of
+// bytes on dev that failed with err (with err itself when AllocFailed is
+// unset).
+func AllocPanic(dev Device, bytes int64, err error) {
+	if AllocFailed != nil {
+		panic(AllocFailed(dev, bytes, err))
+	}
+	panic(err)
 }
 
 // CallerStream, when set (package ember sets it), returns the stream the

@@ -38,7 +38,7 @@ func (b *Backend) AttentionBackward(gq, gk, gv, gout, q, k, v, mask, out, lse ba
 	n := lse.NumElements()
 	dd, err := b.Alloc(ls.Device(), ls.dt, n)
 	if err != nil {
-		panic(err)
+		backend.AllocPanic(ls.Device(), int64(n*ls.dt.Size()), err)
 	}
 	defer dd.Release() // the allocator reuses it only after the stream's queued work
 	ddv := backend.View{S: dd, Shape: []int{n}, Strides: []int{1}}

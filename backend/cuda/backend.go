@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/emberml/ember/backend"
@@ -80,9 +81,26 @@ func (b *Backend) device(i int) (*device, error) {
 	d := &device{index: i, gpu: g}
 	// On a failed device allocation the allocator frees its cache, then
 	// runs the GC so cleanups release unreachable tensors, then retries once.
-	d.pool = alloc.New(allocDevice{g}, alloc.Options{Device: i, BeforeRetry: func() { runtime.GC(); runtime.GC() }})
+	d.pool = alloc.New(allocDevice{g}, alloc.Options{Device: i})
+	d.pool.SetBeforeRetry(func() { collectDropped(d.pool) })
 	b.devs[i] = d
 	return d, nil
+}
+
+// collectDropped runs the garbage collector so that the cleanups of
+// unreachable storages return their blocks, and gives those cleanups, which
+// run on their own goroutine after the collection, time to do so: it waits
+// until a collection frees no more (at most a few milliseconds).
+func collectDropped(p *alloc.Allocator) {
+	allocated := func() int64 { return p.Stats().AllocatedBytes[alloc.StatAll].Current }
+	for i := 0; i < 8; i++ {
+		before := allocated()
+		runtime.GC()
+		time.Sleep(time.Duration(i+1) * 200 * time.Microsecond)
+		if i > 0 && allocated() == before {
+			return
+		}
+	}
 }
 
 func (b *Backend) mustDevice(i int) *device {
@@ -106,12 +124,15 @@ func (a allocDevice) SynchronizeDevice() error                    { return a.g.S
 
 // Storage is a block of device memory.
 type Storage struct {
-	dev      *device
-	blk      *alloc.Block
-	ptr      uint64
-	dt       backend.DType
-	n        int
-	released atomic.Bool
+	dev *device
+	blk *alloc.Block
+	ptr uint64
+	dt  backend.DType
+	n   int
+	// released is shared with the GC cleanup; it is allocated apart from
+	// the Storage, since a cleanup argument pointing into the Storage would
+	// keep it reachable and the cleanup would never run.
+	released *atomic.Bool
 }
 
 // Device returns cuda:N.
@@ -162,12 +183,12 @@ func (b *Backend) Alloc(dev backend.Device, dt backend.DType, n int) (backend.St
 	if err != nil {
 		return nil, err
 	}
-	s := &Storage{dev: d, blk: blk, dt: dt, n: n}
+	s := &Storage{dev: d, blk: blk, dt: dt, n: n, released: new(atomic.Bool)}
 	if blk != nil {
 		s.ptr = blk.Ptr()
 	}
 	// A safety net only: Release frees at once; the GC is not meant to.
-	runtime.AddCleanup(s, func(r releaser) { r.release() }, releaser{d.pool, blk, &s.released})
+	runtime.AddCleanup(s, func(r releaser) { r.release() }, releaser{d.pool, blk, s.released})
 	return s, nil
 }
 
@@ -339,9 +360,10 @@ func (b *Backend) MatMul(dst, x, y backend.View) {
 		}
 	}()
 	pack := func(v backend.View) backend.View {
-		s, err := b.Alloc(backend.Device{Type: backend.CUDAType, Index: d.index}, dt, v.NumElements())
+		dev := backend.Device{Type: backend.CUDAType, Index: d.index}
+		s, err := b.Alloc(dev, dt, v.NumElements())
 		if err != nil {
-			panic(err)
+			backend.AllocPanic(dev, int64(v.NumElements()*dt.Size()), err)
 		}
 		tmp = append(tmp, s)
 		c := backend.View{S: s, Shape: v.Shape, Strides: backend.ContiguousStrides(v.Shape)}

@@ -35,6 +35,10 @@ type GPU interface {
 	StreamCreate() (uintptr, error)
 	StreamDestroy(s uintptr) error
 	StreamSynchronize(s uintptr) error
+	// StreamWaitEvent makes work queued later on s wait for ev (an event
+	// of this device or another); StreamQuery reports whether s is idle.
+	StreamWaitEvent(s, ev uintptr) error
+	StreamQuery(s uintptr) (bool, error)
 	// Page-locked host memory.
 	AllocHost(n uint64) (unsafe.Pointer, error)
 	FreeHost(p unsafe.Pointer) error

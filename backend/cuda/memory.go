@@ -9,35 +9,81 @@ import (
 	"github.com/emberml/ember/backend/cuda/internal/kcache"
 )
 
+// opened returns device i when it has been opened. A valid device not yet
+// opened is (nil, nil): its allocator has done nothing, and, as
+// torch.cuda.memory_stats before CUDA is initialised, reporting that must
+// not create a context (hundreds of MiB on the GPU, a process listed on
+// it). An index the backend cannot serve is an error.
+func (b *Backend) opened(i int) (*device, error) {
+	b.mu.Lock()
+	d, ok := b.devs[i]
+	err, bad := b.errs[i]
+	b.mu.Unlock()
+	if ok {
+		return d, nil
+	}
+	if bad {
+		return nil, err
+	}
+	n, err := b.opener.Count()
+	if err != nil {
+		return nil, err
+	}
+	if i < 0 || i >= n {
+		return nil, fmt.Errorf("invalid device ordinal %d: %d CUDA device(s) present", i, n)
+	}
+	return nil, nil
+}
+
+// stats are device i's allocator counters; those of a fresh allocator when
+// the device has not been opened.
+func (b *Backend) stats(i int) (alloc.Stats, error) {
+	d, err := b.opened(i)
+	if err != nil || d == nil {
+		s := alloc.Stats{MaxSplitSize: -1}
+		return s, err
+	}
+	return d.pool.Stats(), nil
+}
+
 // MemoryStats reports the caching allocator's counters (all pools).
 func (b *Backend) MemoryStats(dev backend.Device) (backend.MemStats, error) {
-	d, err := b.device(dev.Index)
+	s, err := b.stats(dev.Index)
 	if err != nil {
 		return backend.MemStats{}, err
 	}
-	s := d.pool.Stats()
 	a, r, n := s.AllocatedBytes[alloc.StatAll], s.ReservedBytes[alloc.StatAll], s.Allocation[alloc.StatAll]
 	return backend.MemStats{
 		Allocated: a.Current, MaxAllocated: a.Peak,
 		Reserved: r.Current, MaxReserved: r.Peak,
 		NumAllocs: n.Current, NumAllocRetries: s.NumAllocRetries, NumOOMs: s.NumOOMs,
+		Counters: s.Map(),
 	}, nil
+}
+
+// ResetAccumulatedMemoryStats zeroes the running totals and the retry and
+// OOM counts.
+func (b *Backend) ResetAccumulatedMemoryStats(dev backend.Device) error {
+	d, err := b.opened(dev.Index)
+	if d != nil {
+		d.pool.ResetAccumulatedStats()
+	}
+	return err
 }
 
 // ResetPeakMemoryStats restarts the peaks.
 func (b *Backend) ResetPeakMemoryStats(dev backend.Device) error {
-	d, err := b.device(dev.Index)
-	if err != nil {
-		return err
+	d, err := b.opened(dev.Index)
+	if d != nil {
+		d.pool.ResetPeakStats()
 	}
-	d.pool.ResetPeakStats()
-	return nil
+	return err
 }
 
 // EmptyCache returns every fully free segment to the device.
 func (b *Backend) EmptyCache(dev backend.Device) error {
-	d, err := b.device(dev.Index)
-	if err != nil {
+	d, err := b.opened(dev.Index)
+	if d == nil {
 		return err
 	}
 	return d.pool.EmptyCache()
@@ -45,11 +91,11 @@ func (b *Backend) EmptyCache(dev backend.Device) error {
 
 // MemorySummary is torch.cuda.memory_summary's table.
 func (b *Backend) MemorySummary(dev backend.Device) (string, error) {
-	d, err := b.device(dev.Index)
+	s, err := b.stats(dev.Index)
 	if err != nil {
 		return "", err
 	}
-	return d.pool.Stats().Summary(d.index), nil
+	return s.Summary(dev.Index), nil
 }
 
 // KernelCacheDir is where compiled kernels are kept (EMBER_CACHE_DIR or the
@@ -77,6 +123,8 @@ func (b *Backend) RecordEvent(dev backend.Device) (backend.Event, error) {
 
 func (e *event) Synchronize() error { return e.d.gpu.EventSynchronize(e.ev) }
 
+func (e *event) Done() (bool, error) { return e.d.gpu.EventDone(e.ev) }
+
 func (e *event) ElapsedMs(start backend.Event) (float64, error) {
 	s, ok := start.(*event)
 	if !ok || s.d != e.d {
@@ -90,6 +138,42 @@ func (e *event) Release() {
 		_ = e.d.gpu.DestroyEvent(e.ev)
 		e.ev = 0
 	}
+}
+
+// RecordEventOn queues a timing event after the work queued so far on s.
+func (b *Backend) RecordEventOn(dev backend.Device, s uintptr) (backend.Event, error) {
+	d, err := b.device(dev.Index)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := d.gpu.RecordTimingEvent(s)
+	if err != nil {
+		return nil, err
+	}
+	return &event{d: d, ev: ev}, nil
+}
+
+// WaitEvent makes later work on stream s of dev wait for ev, which may be
+// an event of another CUDA device (cuStreamWaitEvent accepts it).
+func (b *Backend) WaitEvent(dev backend.Device, s uintptr, ev backend.Event) error {
+	d, err := b.device(dev.Index)
+	if err != nil {
+		return err
+	}
+	e, ok := ev.(*event)
+	if !ok || e.ev == 0 {
+		return fmt.Errorf("cuda: WaitEvent of an event that is not a recorded CUDA event")
+	}
+	return d.gpu.StreamWaitEvent(s, e.ev)
+}
+
+// QueryStream reports whether the work queued on s is done.
+func (b *Backend) QueryStream(dev backend.Device, s uintptr) (bool, error) {
+	d, err := b.device(dev.Index)
+	if err != nil {
+		return false, err
+	}
+	return d.gpu.StreamQuery(s)
 }
 
 // NewStream creates a stream on dev.

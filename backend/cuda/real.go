@@ -407,6 +407,18 @@ func (g *realGPU) StreamSynchronize(s uintptr) error {
 	return g.ctx.Do(func() error { return g.drv.StreamSynchronize(driver.Stream(s)) })
 }
 
+func (g *realGPU) StreamWaitEvent(s, ev uintptr) error {
+	return g.ctx.Do(func() error { return g.drv.StreamWaitEvent(driver.Stream(s), driver.Event(ev)) })
+}
+
+func (g *realGPU) StreamQuery(s uintptr) (done bool, err error) {
+	err = g.ctx.Do(func() error {
+		done, err = g.drv.StreamQuery(driver.Stream(s))
+		return err
+	})
+	return done, err
+}
+
 func (g *realGPU) AllocHost(n uint64) (p unsafe.Pointer, err error) {
 	err = g.ctx.Do(func() error {
 		p, err = g.drv.MemAllocHost(n)

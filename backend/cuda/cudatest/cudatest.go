@@ -98,6 +98,10 @@ func (g *emuGPU) StreamCreate() (uintptr, error) {
 }
 func (g *emuGPU) StreamDestroy(uintptr) error     { return nil }
 func (g *emuGPU) StreamSynchronize(uintptr) error { return nil }
+func (g *emuGPU) StreamWaitEvent(uintptr, uintptr) error {
+	return nil
+}
+func (g *emuGPU) StreamQuery(uintptr) (bool, error) { return true, nil }
 
 // AllocHost hands out Go memory kept reachable until FreeHost: the emulator
 // has no DMA to pin for.

@@ -1,0 +1,227 @@
+package ember
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cuda"
+	"github.com/emberml/ember/internal/testenv"
+)
+
+// brokenOpener counts one device that cannot be opened, as a GPU whose
+// context cannot be created (exclusive mode, a driver fault).
+type brokenOpener struct{}
+
+func (brokenOpener) Count() (int, error) { return 1, nil }
+func (brokenOpener) Open(int) (cuda.GPU, error) {
+	return nil, errors.New("CUDA_ERROR_DEVICE_UNAVAILABLE")
+}
+
+// TestTryGPUUnopenable: a device that is counted but cannot be used is not
+// handed out by TryGPU, which falls back to the CPU as for a missing one.
+func TestTryGPUUnopenable(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	backend.Register(cuda.New(brokenOpener{}))
+	defer backend.Register(prev)
+	if DeviceCount() != 1 {
+		t.Fatalf("DeviceCount = %d, want the 1 counted", DeviceCount())
+	}
+	if got := TryGPU(0); got != CPU {
+		t.Fatalf("TryGPU(0) = %v for a device that cannot be opened, want cpu", got)
+	}
+	var de *DeviceError
+	if err := CheckDevice(CUDA(0)); !errors.As(err, &de) {
+		t.Fatalf("CheckDevice: %v", err)
+	}
+}
+
+// faultyGPU is a device whose Malloc fails with err; it does nothing else.
+type faultyGPU struct {
+	cuda.GPU
+	err error
+}
+
+func (g faultyGPU) Malloc(uint64) (uint64, error)    { return 0, g.err }
+func (g faultyGPU) MemInfo() (uint64, uint64, error) { return 0, 1 << 30, nil }
+
+type faultyOpener struct{ g faultyGPU }
+
+func (faultyOpener) Count() (int, error)          { return 1, nil }
+func (o faultyOpener) Open(int) (cuda.GPU, error) { return o.g, nil }
+
+// deviceErr is an error that says whether it is an out-of-memory one, as
+// the CUDA driver's errors do.
+type deviceErr struct{ oom bool }
+
+func (e deviceErr) Error() string {
+	if e.oom {
+		return "CUDA_ERROR_OUT_OF_MEMORY (2)"
+	}
+	return "CUDA_ERROR_ILLEGAL_ADDRESS (700)"
+}
+func (e deviceErr) OutOfMemory() bool { return e.oom }
+
+// TestAllocFailureNotOOM: a device allocation that fails for a reason other
+// than memory (a sticky fault from an earlier kernel) is a *DeviceError that
+// names it, not an *OutOfMemoryError; a real out-of-memory one stays one,
+// with the allocator's torch-style report.
+func TestAllocFailureNotOOM(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	defer backend.Register(prev)
+
+	backend.Register(cuda.New(faultyOpener{faultyGPU{err: deviceErr{oom: false}}}))
+	de := testenv.Raises[*DeviceError](t, "Zeros on a faulted device", func() { Zeros(Shape{4}, On(CUDA(0))) })
+	if de.Device != CUDA(0) || !strings.Contains(de.Error(), "CUDA_ERROR_ILLEGAL_ADDRESS") || strings.Contains(de.Error(), "out of memory") {
+		t.Fatalf("got %v", de)
+	}
+	testenv.Raises[*DeviceError](t, "To a faulted device", func() { Ones(Shape{4}).To(CUDA(0)) })
+
+	backend.Register(cuda.New(faultyOpener{faultyGPU{err: deviceErr{oom: true}}}))
+	oom := testenv.Raises[*OutOfMemoryError](t, "Zeros on a full device", func() { Zeros(Shape{4}, On(CUDA(0))) })
+	if !strings.Contains(oom.Error(), "CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; 1024.00 MiB total capacity") {
+		t.Fatalf("got %v", oom)
+	}
+}
+
+// logGPU is a device that only logs its stream and event calls.
+type logGPU struct {
+	cuda.GPU
+	id  int
+	log *[]string
+	n   *uintptr
+}
+
+func (g logGPU) add(f string, a ...any) {
+	*g.log = append(*g.log, fmt.Sprintf("gpu%d "+f, append([]any{g.id}, a...)...))
+}
+func (g logGPU) next() uintptr { *g.n++; return *g.n }
+func (g logGPU) StreamCreate() (uintptr, error) {
+	s := g.next()
+	g.add("create %d", s)
+	return s, nil
+}
+func (g logGPU) StreamDestroy(uintptr) error     { return nil }
+func (g logGPU) StreamSynchronize(uintptr) error { return nil }
+func (g logGPU) RecordTimingEvent(s uintptr) (uintptr, error) {
+	ev := 100 + g.next()
+	g.add("record %d on %d", ev, s)
+	return ev, nil
+}
+func (g logGPU) EventSynchronize(ev uintptr) error { g.add("host waits %d", ev); return nil }
+func (g logGPU) DestroyEvent(ev uintptr) error     { g.add("destroy %d", ev); return nil }
+func (g logGPU) StreamWaitEvent(s, ev uintptr) error {
+	g.add("stream %d waits %d", s, ev)
+	return nil
+}
+func (g logGPU) StreamQuery(s uintptr) (bool, error) { g.add("query %d", s); return false, nil }
+
+type logOpener struct {
+	log *[]string
+	n   *uintptr
+}
+
+func (logOpener) Count() (int, error) { return 2, nil }
+func (o logOpener) Open(i int) (cuda.GPU, error) {
+	*o.log = append(*o.log, fmt.Sprintf("open gpu%d", i))
+	return logGPU{id: i, log: o.log, n: o.n}, nil
+}
+
+// TestStreamWaits: Stream.WaitEvent, WaitStream and Query reach the driver
+// as torch's wait_event, wait_stream and query do: a device-side wait of the
+// waiting stream on an event recorded on the other one (of another device
+// too), never a host wait; an unrecorded event is nothing to wait for.
+func TestStreamWaits(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	defer backend.Register(prev)
+	var log []string
+	var n uintptr
+	backend.Register(cuda.New(logOpener{&log, &n}))
+	dev0, dev1 := CUDA(0), CUDA(1)
+	s1, _ := NewStream(dev0) // 1
+	s2, _ := NewStream(dev0) // 2
+	e := NewEvent(dev0)
+	if err := s2.WaitEvent(e); err != nil {
+		t.Fatal(err)
+	}
+	WithStream(s1, func() { e.Record() })         // event 103 on stream 1
+	mustOK(t, s2.WaitEvent(e))                    // stream 2 waits 103
+	mustOK(t, s2.WaitStream(s1))                  // event 104 on stream 1, stream 2 waits 104, 104 destroyed
+	mustOK(t, DefaultStream(dev0).WaitStream(s1)) // event 105 on 1, default stream 0 waits 105
+	other := NewEvent(dev1)
+	mustOK(t, other.Record())      // event 106 on gpu1's stream 0
+	mustOK(t, s1.WaitEvent(other)) // gpu0's stream 1 waits gpu1's 106
+	cpuStream, _ := NewStream(CPU)
+	mustOK(t, cpuStream.WaitEvent(e))   // the host waits 103
+	mustOK(t, s1.WaitStream(cpuStream)) // CPU work is done: nothing
+	if done, err := s2.Query(); done || err != nil {
+		t.Fatalf("Query = %v, %v; want the driver's false", done, err)
+	}
+	if done, err := cpuStream.Query(); !done || err != nil {
+		t.Fatalf("CPU stream Query = %v, %v", done, err)
+	}
+	want := []string{
+		"open gpu0", "gpu0 create 1", "gpu0 create 2",
+		"gpu0 record 103 on 1", "gpu0 stream 2 waits 103",
+		"gpu0 record 104 on 1", "gpu0 stream 2 waits 104", "gpu0 destroy 104",
+		"gpu0 record 105 on 1", "gpu0 stream 0 waits 105", "gpu0 destroy 105",
+		"open gpu1", "gpu1 record 106 on 0", "gpu0 stream 1 waits 106",
+		"gpu0 host waits 103",
+		"gpu0 query 2",
+	}
+	if fmt.Sprint(log) != fmt.Sprint(want) {
+		t.Fatalf("driver calls:\n%q\nwant\n%q", log, want)
+	}
+	var ve *ValueError
+	if err := s1.WaitEvent(nil); !errors.As(err, &ve) {
+		t.Fatalf("WaitEvent(nil) = %v, want a *ValueError", err)
+	}
+}
+
+func mustOK(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMemoryStatsDoNotOpenDevices: as torch.cuda.memory_allocated and
+// friends before CUDA is initialised, asking about a device not yet used
+// reports an idle allocator and opens nothing (no context is created on
+// it); an index past the device count is a *DeviceError.
+func TestMemoryStatsDoNotOpenDevices(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	defer backend.Register(prev)
+	var log []string
+	var n uintptr
+	backend.Register(cuda.New(logOpener{&log, &n}))
+	for _, dev := range []Device{CUDA(0), CUDA(1)} {
+		if MemoryAllocated(dev) != 0 || MemoryReserved(dev) != 0 || MaxMemoryAllocated(dev) != 0 {
+			t.Fatalf("%v: an unused device reports memory", dev)
+		}
+		s, err := MemoryStats(dev)
+		if err != nil || s.Counters["allocated_bytes.all.current"] != 0 || s.Counters["max_split_size"] != -1 {
+			t.Fatalf("%v: %+v, %v", dev, s, err)
+		}
+		mustOK(t, ResetPeakMemoryStats(dev))
+		mustOK(t, ResetAccumulatedMemoryStats(dev))
+		mustOK(t, EmptyCache(dev))
+		if sum := MemorySummary(dev); !strings.Contains(sum, "memory summary, device ID "+fmt.Sprint(dev.Index)) {
+			t.Fatalf("%v: summary %q", dev, sum)
+		}
+	}
+	if len(log) != 0 {
+		t.Fatalf("memory statistics opened devices: %q", log)
+	}
+	var de *DeviceError
+	for _, dev := range []Device{CUDA(2), CUDA(-1)} {
+		if _, err := MemoryStats(dev); !errors.As(err, &de) || de.Device != dev {
+			t.Fatalf("%v: %v, want a *DeviceError", dev, err)
+		}
+		if err := EmptyCache(dev); !errors.As(err, &de) {
+			t.Fatalf("EmptyCache(%v): %v, want a *DeviceError", dev, err)
+		}
+	}
+}
