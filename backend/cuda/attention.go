@@ -27,7 +27,7 @@ func maskOperand(mask backend.View, p backend.AttentionParams) kernels.Operand {
 // AttentionForward runs the fused forward kernel (kernels.AttentionForward).
 func (b *Backend) AttentionForward(out, lse, q, k, v, mask backend.View, p backend.AttentionParams) {
 	d := devOf(out)
-	run(d, kernels.AttentionForward(d.gpu.Props(), operand(out), operand(lse), operand(q), operand(k), operand(v), maskOperand(mask, p), p))
+	run(d, kernels.AttentionForward(d.gpu.Props(), operand(out), operand(lse), operand(q), operand(k), operand(v), maskOperand(mask, p), p), out, lse, q, k, v, mask)
 }
 
 // AttentionBackward runs the dQ and the dK/dV kernels with a [B, L]
@@ -43,5 +43,6 @@ func (b *Backend) AttentionBackward(gq, gk, gv, gout, q, k, v, mask, out, lse ba
 	defer dd.Release() // the allocator reuses it only after the stream's queued work
 	ddv := backend.View{S: dd, Shape: []int{n}, Strides: []int{1}}
 	run(d, kernels.AttentionBackward(d.gpu.Props(), operand(gq), operand(gk), operand(gv), operand(gout),
-		operand(q), operand(k), operand(v), maskOperand(mask, p), operand(out), operand(lse), operand(ddv), p))
+		operand(q), operand(k), operand(v), maskOperand(mask, p), operand(out), operand(lse), operand(ddv), p),
+		gq, gk, gv, gout, q, k, v, out, lse, ddv, mask)
 }

@@ -238,6 +238,7 @@ func (b *Backend) FromHost(dev backend.Device, data any) (backend.Storage, error
 		cs := s.(*Storage)
 		err = cs.dev.gpu.HtoD(cs.ptr, p, uint64(n*dt.Size()))
 		runtime.KeepAlive(data)
+		runtime.KeepAlive(cs)
 		if err != nil {
 			s.Release()
 			return nil, err
@@ -258,6 +259,7 @@ func (b *Backend) ToHost(src backend.Storage, dst any) error {
 	}
 	err := cs.dev.gpu.DtoH(p, cs.ptr, uint64(n*dt.Size()))
 	runtime.KeepAlive(dst)
+	runtime.KeepAlive(cs)
 	return err
 }
 
@@ -279,67 +281,72 @@ func devOf(v backend.View) *device { return storageOf(v.S).dev }
 
 // run queues a plan's launches, panicking with the driver's error (a kernel
 // failure is misuse of the device or a bug, like a failed CUDA launch in PyTorch).
-func run(d *device, ls []kernels.Launch) {
+// keep are the views whose device addresses the launches use: they stay
+// reachable until the launches are queued, since a storage the GC collects
+// gives its block back to the allocator, and once the launches are queued
+// on the stream, the allocator's stream order protects the block.
+func run(d *device, ls []kernels.Launch, keep ...backend.View) {
 	st := d.current()
 	for _, l := range ls {
 		if err := d.gpu.Run(l, st); err != nil {
 			panic(fmt.Errorf("cuda:%d: launching %s: %w", d.index, l.Kernel, err))
 		}
 	}
+	runtime.KeepAlive(keep)
 }
 
 // Fill sets every element.
 func (b *Backend) Fill(dst backend.View, v float64) {
 	d := devOf(dst)
-	run(d, kernels.Fill(d.gpu.Props(), operand(dst), v))
+	run(d, kernels.Fill(d.gpu.Props(), operand(dst), v), dst)
 }
 
 // Copy copies with conversion.
 func (b *Backend) Copy(dst, src backend.View) {
 	d := devOf(dst)
-	run(d, kernels.Copy(d.gpu.Props(), operand(dst), operand(src)))
+	run(d, kernels.Copy(d.gpu.Props(), operand(dst), operand(src)), dst, src)
 }
 
 // Unary applies an elementwise function.
 func (b *Backend) Unary(op backend.UnaryOp, dst, src backend.View, p backend.Params) {
 	d := devOf(dst)
-	run(d, kernels.Unary(d.gpu.Props(), op, operand(dst), operand(src), p))
+	run(d, kernels.Unary(d.gpu.Props(), op, operand(dst), operand(src), p), dst, src)
 }
 
 // Binary applies an elementwise function of two operands.
 func (b *Backend) Binary(op backend.BinaryOp, dst, x, y backend.View) {
 	d := devOf(dst)
-	run(d, kernels.Binary(d.gpu.Props(), op, operand(dst), operand(x), operand(y)))
+	run(d, kernels.Binary(d.gpu.Props(), op, operand(dst), operand(x), operand(y)), dst, x, y)
 }
 
 // Where selects elementwise.
 func (b *Backend) Where(dst, cond, x, y backend.View) {
 	d := devOf(dst)
-	run(d, kernels.Where(d.gpu.Props(), operand(dst), operand(cond), operand(x), operand(y)))
+	run(d, kernels.Where(d.gpu.Props(), operand(dst), operand(cond), operand(x), operand(y)), dst, cond, x, y)
 }
 
 // Reduce reduces over the dims where dst has size 1.
 func (b *Backend) Reduce(op backend.ReduceOp, dst, src backend.View) {
 	d := devOf(dst)
-	run(d, kernels.Reduce(d.gpu.Props(), op, operand(dst), operand(src)))
+	run(d, kernels.Reduce(d.gpu.Props(), op, operand(dst), operand(src)), dst, src)
 }
 
 // Softmax over the last dim.
 func (b *Backend) Softmax(dst, src backend.View, log bool) {
 	d := devOf(dst)
-	run(d, kernels.Softmax(d.gpu.Props(), operand(dst), operand(src), log))
+	run(d, kernels.Softmax(d.gpu.Props(), operand(dst), operand(src), log), dst, src)
 }
 
 // Arange writes start + i*step.
 func (b *Backend) Arange(dst backend.View, start, step float64) {
 	d := devOf(dst)
-	run(d, kernels.Arange(d.gpu.Props(), operand(dst), start, step))
+	run(d, kernels.Arange(d.gpu.Props(), operand(dst), start, step), dst)
 }
 
 // Random fills from the Philox stream.
 func (b *Backend) Random(dst backend.View, seed, offset uint64, normal bool) {
 	d := devOf(dst)
-	run(d, kernels.Random(d.gpu.Props(), operand(dst), seed, offset, normal))
+	run(d, kernels.Random(d.gpu.Props(), operand(dst), seed, offset, normal), dst)
 }
 
 // MatMul runs a strided-batched GEMM through cuBLAS; operands whose inner
@@ -384,6 +391,9 @@ func (b *Backend) MatMul(dst, x, y backend.View) {
 		xs.ptr+uint64(int64(x.Offset)*es), lda, int64(x.Strides[0]),
 		ys.ptr+uint64(int64(y.Offset)*es), ldb, int64(y.Strides[0]),
 		ds.ptr+uint64(int64(dst.Offset)*es), n, int64(m*n), bs)
+	runtime.KeepAlive(xs) // reachable until the product is queued (see run)
+	runtime.KeepAlive(ys)
+	runtime.KeepAlive(ds)
 	if err != nil {
 		panic(fmt.Errorf("cuda:%d: matmul: %w", d.index, err))
 	}
