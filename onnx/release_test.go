@@ -55,9 +55,11 @@ func TestRunReleasesIntermediates(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := ember.Randn(ember.Shape{256, 1024}, ember.On(dev))
-	if _, err := m.Run(map[string]*ember.Tensor{"x": x}); err != nil { // first run: constants move to the device
+	first, err := m.Run(map[string]*ember.Tensor{"x": x}) // first run: constants move to the device
+	if err != nil {
 		t.Fatal(err)
 	}
+	first["y"].Release()
 	before := ember.MemoryAllocated(dev)
 	if err := ember.ResetPeakMemoryStats(dev); err != nil {
 		t.Fatal(err)
@@ -75,7 +77,8 @@ func TestRunReleasesIntermediates(t *testing.T) {
 		t.Errorf("y = relu(-relu(x)) must be 0, got %v", got) // the chain ends relu, neg, relu
 	}
 	out["y"].Release()
-	if left := ember.MemoryAllocated(dev) - before; left != 0 {
+	// (below zero where the GC freed a dropped tensor of the first run meanwhile)
+	if left := ember.MemoryAllocated(dev) - before; left > 0 {
 		t.Errorf("%d bytes left allocated after the output was released", left)
 	}
 }
