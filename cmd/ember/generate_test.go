@@ -183,20 +183,7 @@ func TestGenerateFromHubCache(t *testing.T) {
 // gives ember generate and ember tokenize that token before the prompt's
 // ids, as Hugging Face's tokenizer(prompt) does; --no-special leaves it out.
 func TestGeneratePromptTemplate(t *testing.T) {
-	dir := t.TempDir()
-	for _, f := range []string{"config.json", "model.safetensors"} {
-		b, err := os.ReadFile(filepath.Join("../../models/llama/testdata/tiny", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tj, err := os.ReadFile("../../tokenizer/testdata/gpt2-tiny-json/tokenizer.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, tj := tinyModelDir(t, "llama")
 	const old = `"post_processor": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true}`
 	tmpl := `"post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
 		"special_tokens": {"<|endoftext|>": {"id": "<|endoftext|>", "ids": [563], "tokens": ["<|endoftext|>"]}}}`
@@ -289,25 +276,12 @@ func TestGenerateEOSList(t *testing.T) {
 // embedding lacks (an added token past vocab_size) is an error naming
 // both, not the embedding's panic out of the command.
 func TestGeneratePromptPastVocab(t *testing.T) {
-	dir := t.TempDir()
-	for _, f := range []string{"config.json", "model.safetensors"} {
-		b, err := os.ReadFile(filepath.Join("../../models/gpt2/testdata/tiny", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tj, err := os.ReadFile("../../tokenizer/testdata/gpt2-tiny-json/tokenizer.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, tj := tinyModelDir(t, "gpt2")
 	added := `"added_tokens": [{"id": 600, "content": "<|user|>", "special": true}, `
 	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(strings.Replace(string(tj), `"added_tokens": [`, added, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = runCmd(t, "generate", "--model", dir, "--prompt", "<|user|> hi", "--max-new-tokens", "2", "--device", "cpu", "--json")
+	_, _, err := runCmd(t, "generate", "--model", dir, "--prompt", "<|user|> hi", "--max-new-tokens", "2", "--device", "cpu", "--json")
 	if err == nil || !strings.Contains(err.Error(), "token 600 is past the model's vocabulary of 564") {
 		t.Fatalf("%v, want an error naming token 600 and the vocabulary of 564", err)
 	}
@@ -458,4 +432,26 @@ func TestGenerateUnknownID(t *testing.T) {
 	if err != nil || out != "Hello world\xad\xf4\n" {
 		t.Errorf("streamed %q, %v; want %q", out, err, "Hello world\xad\xf4\n")
 	}
+}
+
+// tinyModelDir copies the tiny test model of models/<model>/testdata (its
+// config.json and weights) into a new folder, and returns it with the
+// tiny GPT-2 tokenizer.json for the caller to change and write there.
+func tinyModelDir(t *testing.T, model string) (string, []byte) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"config.json", "model.safetensors"} {
+		b, err := os.ReadFile(filepath.Join("../../models", model, "testdata/tiny", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tj, err := os.ReadFile("../../tokenizer/testdata/gpt2-tiny-json/tokenizer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, tj
 }
