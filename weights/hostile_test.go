@@ -287,3 +287,28 @@ func TestPyTorchLongNumberList(t *testing.T) {
 		t.Fatalf("got %d tensors, %v; want none and no error", len(m), err)
 	}
 }
+
+// A list of numbers holding one empty list, shared through the memo by
+// 200000 references ({'a': [L]*200000}, L = [[]] + [0]*100000), is walked
+// over its one container entry on each reference, not its 100001 entries:
+// a 0.7 MB file took hours.
+func TestPyTorchSharedListWithNumbers(t *testing.T) {
+	var p bytes.Buffer
+	p.WriteString("\x80\x02}q\x00(X\x01\x00\x00\x00a]q\x01]q\x02]a")
+	for range 100 {
+		p.WriteString("(")
+		p.Write(bytes.Repeat([]byte("K\x00"), 1000))
+		p.WriteString("e")
+	}
+	p.WriteString("a") // outer.append(L)
+	for range 200 {
+		p.WriteString("(")
+		p.Write(bytes.Repeat([]byte("h\x02"), 1000))
+		p.WriteString("e")
+	}
+	p.WriteString("u.")
+	m, err := ParsePyTorch(zipWith(t, map[string][]byte{"a/data.pkl": p.Bytes()}))
+	if err != nil || len(m) != 0 {
+		t.Fatalf("got %d tensors, %v; want none and no error", len(m), err)
+	}
+}

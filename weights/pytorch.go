@@ -149,7 +149,7 @@ func ParsePyTorch(data []byte) (m map[string]*ember.Tensor, err error) {
 		return nil, bad("data.pkl: %v", err)
 	}
 	out := map[string]*ember.Tensor{}
-	st := &flattening{visits: maxVisits, plain: map[any]bool{}}
+	st := &flattening{visits: maxVisits, kept: map[any][]kv{}}
 	if err := flatten("", obj, out, 0, st); err != nil {
 		return nil, bad("%v", err)
 	}
@@ -479,36 +479,60 @@ func (l *ptLoader) rebuildTensor(args ...any) (any, error) {
 	return &ptTensor{t}, nil
 }
 
-// flattening is flatten's state: the visits left, and the containers
-// found to hold nothing that flattens (numbers, strings), skipped when met
-// again through the memo.
+// flattening is flatten's state: the visits left, and each container's
+// entries that can hold tensors (containers, tensors, opaque objects),
+// found once: a container shared through the memo is walked again on
+// every reference, over those entries only, however many numbers and
+// strings it also holds.
 type flattening struct {
 	visits int
-	plain  map[any]bool
+	kept   map[any][]kv
+}
+
+type kv struct{ k, v any }
+
+// entries returns the entries of the container obj that can hold tensors.
+func (st *flattening) entries(obj any) []kv {
+	if e, ok := st.kept[obj]; ok {
+		return e
+	}
+	var e []kv
+	add := func(k, v any) {
+		switch v.(type) {
+		case *ptTensor, *types.Dict, *types.OrderedDict, *types.List, *types.Tuple, *opaque:
+			e = append(e, kv{k, v})
+		}
+	}
+	switch d := obj.(type) {
+	case *types.OrderedDict:
+		for el := d.List.Front(); el != nil; el = el.Next() {
+			ent := el.Value.(*types.OrderedDictEntry)
+			add(ent.Key, ent.Value)
+		}
+	case *types.Dict:
+		for _, ent := range *d {
+			add(ent.Key, ent.Value)
+		}
+	case *types.List:
+		for i, v := range *d {
+			add(i, v)
+		}
+	case *types.Tuple:
+		for i, v := range *d {
+			add(i, v)
+		}
+	}
+	st.kept[obj] = e
+	return e
 }
 
 func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int, st *flattening) error {
 	if depth > 32 {
 		return fmt.Errorf("dicts and lists nested more than 32 deep")
 	}
-	var container bool
-	switch obj.(type) {
-	case *types.Dict, *types.OrderedDict, *types.List, *types.Tuple: // pointers: comparable
-		container = true
-		if st.plain[obj] {
-			return nil
-		}
-	}
-	plain := true
 	put := func(k, v any) error {
-		switch v.(type) {
-		case *ptTensor, *types.Dict, *types.OrderedDict, *types.List, *types.Tuple, *opaque:
-			plain = false
-			if st.visits--; st.visits < 0 {
-				return fmt.Errorf("more than %d tensors and containers to flatten (containers shared through the pickle memo?)", maxVisits)
-			}
-		default:
-			return nil // a number, a string: nothing to flatten
+		if st.visits--; st.visits < 0 {
+			return fmt.Errorf("more than %d tensors and containers to flatten (containers shared through the pickle memo?)", maxVisits)
 		}
 		ks, ok := k.(string)
 		if !ok {
@@ -539,28 +563,9 @@ func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int, st
 		return nil
 	}
 	switch d := obj.(type) {
-	case *types.OrderedDict:
-		for e := d.List.Front(); e != nil; e = e.Next() {
-			ent := e.Value.(*types.OrderedDictEntry)
-			if err := put(ent.Key, ent.Value); err != nil {
-				return err
-			}
-		}
-	case *types.Dict:
-		for _, ent := range *d {
-			if err := put(ent.Key, ent.Value); err != nil {
-				return err
-			}
-		}
-	case *types.List:
-		for i, v := range *d {
-			if err := put(i, v); err != nil {
-				return err
-			}
-		}
-	case *types.Tuple:
-		for i, v := range *d {
-			if err := put(i, v); err != nil {
+	case *types.OrderedDict, *types.Dict, *types.List, *types.Tuple: // pointers: comparable
+		for _, e := range st.entries(d) {
+			if err := put(e.k, e.v); err != nil {
 				return err
 			}
 		}
@@ -576,9 +581,6 @@ func flatten(prefix string, obj any, out map[string]*ember.Tensor, depth int, st
 		if depth == 0 {
 			return fmt.Errorf("top-level object is %T, not a dict of tensors", obj)
 		}
-	}
-	if container && plain {
-		st.plain[obj] = true
 	}
 	return nil
 }
