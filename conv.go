@@ -258,12 +258,13 @@ func ConvTranspose2d(x, w, b *Tensor, stride, padding, outputPadding, dilation [
 		shapeErr(name, fmt.Sprintf("Given input size per channel: (%d x %d). Calculated output size per channel: (%d x %d). Output size is too small", h, wd, out[0], out[1]), x.shape, w.shape)
 	}
 	checkShape(name, Shape{n, og * groups, out[0], out[1]})
-	// the input spread out: x[i, j] at (i·sh, j·sw), zeros between
+	// the input spread out: x[i, j] at (i·sh, j·sw), zeros between (a
+	// dim of one element spreads to itself, whatever the stride)
 	xs := x4
-	if stride[1] > 1 {
+	if stride[1] > 1 && wd > 1 {
 		xs = Pad(xs.Unsqueeze(-1), []int{0, stride[1] - 1}, 0).Reshape(n, c, h, wd*stride[1]).Narrow(3, 0, (wd-1)*stride[1]+1)
 	}
-	if stride[0] > 1 {
+	if stride[0] > 1 && h > 1 {
 		ws := xs.shape[3]
 		xs = Pad(xs.Unsqueeze(3), []int{0, 0, 0, stride[0] - 1}, 0).Reshape(n, c, h*stride[0], ws).Narrow(2, 0, (h-1)*stride[0]+1)
 	}

@@ -83,6 +83,12 @@ func TestConvTranspose2dShapesAndErrors(t *testing.T) {
 			t.Errorf("%v groups: %v", dev, got)
 		}
 	}
+	// one input pixel: out[i, j] = x·w[i, j] whatever the stride (the
+	// spread of a single element allocated stride² elements: 2³⁰ here)
+	one := ConvTranspose2d(Full(Shape{1, 1, 1, 1}, 3), FromSlice([]float32{1, 2, 3, 4}, Shape{1, 1, 2, 2}), nil, [2]int{1 << 30, 1 << 30}, [2]int{}, [2]int{}, [2]int{1, 1}, 1)
+	if got := one.Float32s(); !one.Shape().Equal(Shape{1, 1, 2, 2}) || got[0] != 3 || got[1] != 6 || got[2] != 9 || got[3] != 12 {
+		t.Errorf("one pixel, stride 2^30: %v %v, want [1 1 2 2] [3 6 9 12]", one.Shape(), got)
+	}
 	x, w := Zeros(Shape{1, 4, 4, 4}), Zeros(Shape{3, 2, 3, 3})
 	e := testenv.Raises[*ShapeError](t, "channels", func() { ConvTranspose2d(x, w, nil, [2]int{1, 1}, [2]int{}, [2]int{}, [2]int{1, 1}, 1) })
 	if e.Msg != "Given transposed=1, weight of size [3, 2, 3, 3], expected input[1, 4, 4, 4] to have 3 channels, but got 4 channels instead" {
