@@ -3,6 +3,7 @@ package dist
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/emberml/ember"
@@ -87,7 +88,14 @@ func newNCCL(g *ProcessGroup, deadline time.Time) (groupImpl, error) {
 	return n, nil
 }
 
-// ptr is the device address of a contiguous CUDA tensor's first element.
+// keepAlive keeps tensors reachable until the NCCL calls on their device
+// addresses are queued: a storage the GC collects gives its block back to
+// the allocator.
+func keepAlive(ts ...any) { runtime.KeepAlive(ts) }
+
+// ptr is the device address of a contiguous CUDA tensor's first element;
+// the caller keeps the tensor alive until the call using it is queued
+// (keepAlive).
 func ptr(t *ember.Tensor) uint64 {
 	v, _ := ember.UnsafeView(t)
 	st, ok := v.S.(backend.DeviceStorage)
@@ -131,6 +139,7 @@ func (n *ncclGroup) abort() {
 }
 
 func (n *ncclGroup) allReduce(t *ember.Tensor, op ReduceOp) error {
+	defer keepAlive(t)
 	p := ptr(t)
 	return n.run("all_reduce", func(s uintptr) error {
 		return n.comm.AllReduce(p, p, t.NumElements(), ncclType[t.DType()], ncclOp[op], s)
@@ -138,6 +147,7 @@ func (n *ncclGroup) allReduce(t *ember.Tensor, op ReduceOp) error {
 }
 
 func (n *ncclGroup) broadcast(t *ember.Tensor, root int) error {
+	defer keepAlive(t)
 	p := ptr(t)
 	return n.run("broadcast", func(s uintptr) error {
 		return n.comm.Broadcast(p, p, t.NumElements(), ncclType[t.DType()], root, s)
@@ -162,6 +172,7 @@ func adjacent(ts []*ember.Tensor) bool {
 func grouped(body func() error) error { return nccl.Group(body) }
 
 func (n *ncclGroup) allGather(out []*ember.Tensor, in *ember.Tensor) error {
+	defer keepAlive(out, in) // the calls see device addresses only (see ptr)
 	count, dt := in.NumElements(), ncclType[in.DType()]
 	send := ptr(in)
 	if adjacent(out) {
@@ -182,6 +193,7 @@ func (n *ncclGroup) allGather(out []*ember.Tensor, in *ember.Tensor) error {
 }
 
 func (n *ncclGroup) reduceScatter(out *ember.Tensor, in []*ember.Tensor, op ReduceOp) error {
+	defer keepAlive(in, out) // the calls see device addresses only (see ptr)
 	count, dt, rop := out.NumElements(), ncclType[out.DType()], ncclOp[op]
 	recv := ptr(out)
 	if adjacent(in) {
