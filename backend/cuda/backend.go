@@ -90,15 +90,19 @@ func (b *Backend) device(i int) (*device, error) {
 // collectDropped runs the garbage collector so that the cleanups of
 // unreachable storages return their blocks, and gives those cleanups, which
 // run on their own goroutine after the collection, time to do so: it waits
-// until a collection frees no more (at most a few milliseconds).
+// until two collections in a row free nothing (at most about 0.1 s, on an
+// allocation that failed anyway; a loaded host may run the cleanups late).
 func collectDropped(p *alloc.Allocator) {
 	allocated := func() int64 { return p.Stats().AllocatedBytes[alloc.StatAll].Current }
-	for i := 0; i < 8; i++ {
+	idle := 0
+	for i := 0; i < 16 && idle < 2; i++ {
 		before := allocated()
 		runtime.GC()
-		time.Sleep(time.Duration(i+1) * 200 * time.Microsecond)
-		if i > 0 && allocated() == before {
-			return
+		time.Sleep(time.Duration(i+1) * 500 * time.Microsecond)
+		if allocated() == before {
+			idle++
+		} else {
+			idle = 0
 		}
 	}
 }
