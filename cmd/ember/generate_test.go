@@ -15,18 +15,7 @@ import (
 // the greedy continuation PyTorch recorded (models/testdata/gen_models.py).
 func TestGenerateGreedy(t *testing.T) {
 	for _, dir := range []string{"../../models/gpt2/testdata/tiny", "../../models/llama/testdata/tiny"} {
-		b, err := os.ReadFile(dir + "/fixture.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var fx struct {
-			Prompt    string `json:"prompt"`
-			PromptIDs []int  `json:"prompt_ids"`
-			Greedy    []int  `json:"greedy"`
-		}
-		if err := json.Unmarshal(b, &fx); err != nil {
-			t.Fatal(err)
-		}
+		fx := modelFixture(t, dir)
 		out, _, err := runCmd(t, "generate", "--model", dir, "--prompt", fx.Prompt, "--temperature", "0",
 			"--max-new-tokens", "12", "--device", "cpu", "--json")
 		if err != nil {
@@ -227,17 +216,7 @@ func TestGeneratePromptTemplate(t *testing.T) {
 // first stopped it, so an instruct model ran on past its end of turn.
 func TestGenerateEOSList(t *testing.T) {
 	const src = "../../models/llama/testdata/tiny"
-	b, err := os.ReadFile(src + "/fixture.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fx struct {
-		Prompt string `json:"prompt"`
-		Greedy []int  `json:"greedy"`
-	}
-	if err := json.Unmarshal(b, &fx); err != nil {
-		t.Fatal(err)
-	}
+	fx := modelFixture(t, src)
 	dir := t.TempDir()
 	for _, f := range []string{"config.json", "model.safetensors", "vocab.json", "merges.txt"} {
 		b, err := os.ReadFile(filepath.Join(src, f))
@@ -335,17 +314,7 @@ func genJSON(t *testing.T, args ...string) (promptIDs, ids []int, text string) {
 // (transformers' top_k 50 where it has none), and flags override it.
 // generate read no generation_config.json.
 func TestGenerateConfig(t *testing.T) {
-	b, err := os.ReadFile("../../models/gpt2/testdata/tiny/fixture.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fx struct {
-		Prompt string `json:"prompt"`
-		Greedy []int  `json:"greedy"`
-	}
-	if err := json.Unmarshal(b, &fx); err != nil {
-		t.Fatal(err)
-	}
+	fx := modelFixture(t, "../../models/gpt2/testdata/tiny")
 	base := []string{"--prompt", fx.Prompt, "--max-new-tokens", "12", "--seed", "3"}
 	plain := genFolder(t, nil)
 	if _, ids, _ := genJSON(t, append([]string{"--model", genFolder(t, map[string]string{"generation_config.json": `{"eos_token_id": 244, "do_sample": false}`})}, base...)...); !slices.Equal(ids, fx.Greedy[:3]) {
@@ -454,4 +423,26 @@ func tinyModelDir(t *testing.T, model string) (string, []byte) {
 		t.Fatal(err)
 	}
 	return dir, tj
+}
+
+// genFixture is a tiny model folder's fixture.json: a prompt, its ids and
+// the greedy continuation PyTorch recorded (models/testdata/gen_models.py).
+type genFixture struct {
+	Prompt    string `json:"prompt"`
+	PromptIDs []int  `json:"prompt_ids"`
+	Greedy    []int  `json:"greedy"`
+}
+
+// modelFixture reads dir's fixture.json.
+func modelFixture(t *testing.T, dir string) genFixture {
+	t.Helper()
+	b, err := os.ReadFile(dir + "/fixture.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx genFixture
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	return fx
 }
