@@ -256,9 +256,8 @@ type L1Loss struct{ Reduction Reduction }
 
 // Loss returns the L1 loss.
 func (l L1Loss) Loss(input, target *ember.Tensor) *ember.Tensor {
-	c := inF32(input, target)
-	input, target = c[0], c[1]
-	return reduce(input.Sub(target).Abs(), l.Reduction)
+	_, a := diffAbs(input, target)
+	return reduce(a, l.Reduction)
 }
 
 // SmoothL1Loss is torch.nn.SmoothL1Loss: 0.5·d²/Beta where |d| < Beta,
@@ -272,18 +271,31 @@ type SmoothL1Loss struct {
 
 // Loss returns the smooth L1 loss.
 func (s SmoothL1Loss) Loss(input, target *ember.Tensor) *ember.Tensor {
-	beta := s.Beta
-	if beta < 0 || beta != beta {
-		panic(&ember.ValueError{Op: "smooth_l1_loss", Msg: "smooth_l1_loss does not support negative values for beta."})
-	}
-	if beta == 0 {
-		beta = 1
-	}
-	c := inF32(input, target)
-	d := c[0].Sub(c[1])
-	a := d.Abs()
+	beta := kink("smooth_l1_loss", "negative values for beta", s.Beta)
+	d, a := diffAbs(input, target)
 	quad := d.Square().MulScalar(0.5 / beta)
 	return reduce(ember.Where(a.LtScalar(beta), quad, a.SubScalar(0.5*beta)), s.Reduction)
+}
+
+// kink returns the smooth L1 and Huber losses' kink v, 0 meaning PyTorch's
+// default 1; a negative or NaN v panics with op's *ember.ValueError
+// ("op does not support what.").
+func kink(op, what string, v float64) float64 {
+	if v < 0 || v != v {
+		panic(&ember.ValueError{Op: op, Msg: op + " does not support " + what + "."})
+	}
+	if v == 0 {
+		return 1
+	}
+	return v
+}
+
+// diffAbs returns input − target (widened as inF32 widens) and its
+// absolute value.
+func diffAbs(input, target *ember.Tensor) (d, a *ember.Tensor) {
+	c := inF32(input, target)
+	d = c[0].Sub(c[1])
+	return d, d.Abs()
 }
 
 // HuberLoss is torch.nn.HuberLoss: 0.5·d² where |d| < Delta, else
@@ -297,16 +309,8 @@ type HuberLoss struct {
 
 // Loss returns the Huber loss.
 func (h HuberLoss) Loss(input, target *ember.Tensor) *ember.Tensor {
-	delta := h.Delta
-	if delta < 0 || delta != delta {
-		panic(&ember.ValueError{Op: "huber_loss", Msg: "huber_loss does not support non-positive values for delta."})
-	}
-	if delta == 0 {
-		delta = 1
-	}
-	c := inF32(input, target)
-	d := c[0].Sub(c[1])
-	a := d.Abs()
+	delta := kink("huber_loss", "non-positive values for delta", h.Delta)
+	d, a := diffAbs(input, target)
 	quad := d.Square().MulScalar(0.5)
 	return reduce(ember.Where(a.LtScalar(delta), quad, a.SubScalar(0.5*delta).MulScalar(delta)), h.Reduction)
 }
