@@ -379,10 +379,7 @@ func (m *Model) ContextLength() int {
 // EOS is eos_token_id (the first, for a list), or -1.
 func (m *Model) EOS() int {
 	nn.CheckNil(m, "EOS")
-	if ids := hf.IDs(m.Config.EOSTokenID); len(ids) > 0 {
-		return ids[0]
-	}
-	return -1
+	return hf.FirstID(m.Config.EOSTokenID)
 }
 
 // EOSIDs is every id of eos_token_id (none for nil): generation stops at

@@ -275,3 +275,11 @@ func IDs(v any) []int {
 	}
 	return ids
 }
+
+// FirstID is the first of IDs(v), or -1 for none.
+func FirstID(v any) int {
+	if ids := IDs(v); len(ids) > 0 {
+		return ids[0]
+	}
+	return -1
+}
