@@ -116,7 +116,7 @@ func TestSchedulerNilOptimizer(t *testing.T) {
 // panics with a *ember.ValueError naming the type and method, never a nil
 // dereference.
 func TestNilOptimizerMethods(t *testing.T) {
-	for _, recv := range []any{(*SGD)(nil), (*Adam)(nil), (*RMSprop)(nil), (*Adagrad)(nil), (*GradScaler)(nil), (*Plateau)(nil)} {
+	for _, recv := range []any{(*SGD)(nil), (*Adam)(nil), (*RMSprop)(nil), (*Adagrad)(nil), (*GradScaler)(nil), (*Plateau)(nil), (*ParamGroup)(nil), &ParamGroup{}} {
 		typ := reflect.TypeOf(recv)
 		for _, m := range testenv.CallMethods(recv, reflect.Zero) {
 			r := m.Panic
