@@ -5,23 +5,23 @@ import "github.com/emberml/ember"
 // The methods SGD and Adam share come from base. Go dereferences a nil
 // *SGD to reach its base before any of base's code runs, so each type
 // declares them itself with a nil check: a method on an optimizer that was
-// never constructed is a *ember.ValueError naming it, not a nil
-// dereference.
+// never constructed (nil, or a zero &SGD{} without groups) is a
+// *ember.ValueError naming it, not a nil dereference.
 
 // nilOptimizer panics with the error of method op called on a nil kind.
 func nilOptimizer(kind, op string) {
-	panic(&ember.ValueError{Op: "optim." + kind + "." + op, Msg: "called on a nil *optim." + kind + " (an optimizer that was never constructed?)"})
+	panic(&ember.ValueError{Op: "optim." + kind + "." + op, Msg: "called on a nil (or zero) *optim." + kind + " (an optimizer that was never constructed?)"})
 }
 
 func (s *SGD) b(op string) *base {
-	if s == nil {
+	if s == nil || s.kind == nil {
 		nilOptimizer("SGD", op)
 	}
 	return &s.base
 }
 
 func (a *Adam) b(op string) *base {
-	if a == nil {
+	if a == nil || a.kind == nil {
 		nilOptimizer("Adam", op)
 	}
 	return &a.base

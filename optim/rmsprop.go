@@ -43,7 +43,7 @@ func RMSpropGroups(groups []Group, opts ...Option) *RMSprop {
 }
 
 func (r *RMSprop) b(op string) *base {
-	if r == nil {
+	if r == nil || r.kind == nil {
 		nilOptimizer("RMSprop", op)
 	}
 	return &r.base
@@ -144,7 +144,7 @@ func AdagradGroups(groups []Group, opts ...Option) *Adagrad {
 }
 
 func (a *Adagrad) b(op string) *base {
-	if a == nil {
+	if a == nil || a.kind == nil {
 		nilOptimizer("Adagrad", op)
 	}
 	return &a.base

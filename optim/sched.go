@@ -231,6 +231,7 @@ func newSched(op string, opt Optimizer, f func(t int, base float64) float64) *sc
 // reads its rate at once).
 func schedOf(op string, opt Optimizer) {
 	hyperErr(op, opt != nil && !(reflect.ValueOf(opt).Kind() == reflect.Pointer && reflect.ValueOf(opt).IsNil()), "nil optimizer")
+	hyperErr(op, groupCount(opt) > 0, "%T optimizer was never constructed (it has no parameter groups)", opt)
 }
 
 // MultiStepLR multiplies the learning rate by gamma at each milestone step
