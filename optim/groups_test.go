@@ -461,3 +461,28 @@ func TestGradScalerAndClipOverGroups(t *testing.T) {
 	near(t, "a", []float64{a.Item()}, []float64{-0.1 * 0.6}, 1e-6)
 	near(t, "b", []float64{b.Item()}, []float64{0.01 * 0.8}, 1e-6)
 }
+
+// TestGroupAddedAfterSchedule: a schedule drives the groups the optimizer
+// had when it was made (torch's base_lrs); a group added later keeps its
+// rate, and a schedule made then starts it from that rate.
+func TestGroupAddedAfterSchedule(t *testing.T) {
+	opt := twoGroups()
+	s := StepLR(opt, 1, 0.5)
+	opt.AddParamGroup(Group{Params: Tensors(ember.Zeros(ember.Shape{1}, ember.WithGrad())), Options: []Option{LR(0.3)}})
+	s.Step()
+	var lrs []float64
+	for _, g := range opt.ParamGroups() {
+		lrs = append(lrs, g.LR())
+	}
+	near(t, "after a step", lrs, []float64{0.05, 0.005, 0.3}, 1e-12)
+	s2 := ExponentialLR(opt, 0.1)
+	s2.Step()
+	lrs = lrs[:0]
+	for _, g := range opt.ParamGroups() {
+		lrs = append(lrs, g.LR())
+	}
+	near(t, "a second schedule", lrs, []float64{0.01, 0.001, 0.03}, 1e-12)
+	if sd := opt.StateDict(); sd["param_groups.2.initial_lr"].Item() != 0.3 || sd["param_groups.0.initial_lr"].Item() != 0.1 {
+		t.Errorf("initial_lr: %v %v", sd["param_groups.0.initial_lr"].Item(), sd["param_groups.2.initial_lr"].Item())
+	}
+}
