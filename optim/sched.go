@@ -227,7 +227,7 @@ func newSched(op string, opt Optimizer, f func(t int, base float64) float64) *sc
 	return &sched{op: op, opt: opt, n: len(bases), lrAt: func(t, g int) float64 { return f(t, bases[g]) }}
 }
 
-// schedOf refuses a nil optimizer, or a nil *Adam in one (a scheduler
+// schedOf refuses a nil optimizer, a nil *Adam in one, or a zero one (a scheduler
 // reads its rate at once).
 func schedOf(op string, opt Optimizer) {
 	hyperErr(op, opt != nil && !(reflect.ValueOf(opt).Kind() == reflect.Pointer && reflect.ValueOf(opt).IsNil()), "nil optimizer")
