@@ -7,72 +7,89 @@ import (
 // RMSprop is torch.optim.RMSprop: the gradient divided by the root of a
 // running average (Alpha) of its square (minus the square of its running
 // average when Centered), plus Eps, with optional momentum, L2 weight
-// decay and Maximize.
+// decay and Maximize. The fields are the defaults: every parameter group
+// that does not set one itself follows it.
 type RMSprop struct {
 	base
 	Alpha, Eps, WeightDecay, Momentum float64
 	Centered, Maximize                bool
 }
 
+var rmspropKind = &kind{op: "optim.RMSprop", check: func(op string, g *ParamGroup) {
+	hyperErr(op, g.f("eps") >= 0, "Invalid epsilon value: %v", g.f("eps"))
+	hyperErr(op, g.f("momentum") >= 0, "Invalid momentum value: %v", g.f("momentum"))
+	hyperErr(op, g.f("weight_decay") >= 0, "Invalid weight_decay value: %v", g.f("weight_decay"))
+	hyperErr(op, g.f("alpha") >= 0, "Invalid alpha value: %v", g.f("alpha"))
+}}
+
 // RMSpropWith is torch.optim.RMSprop(params, ...): lr 0.01, alpha 0.99,
-// eps 1e-8, weight decay and momentum 0 unless options say otherwise (LR,
-// Eps, WeightDecay, Momentum, Maximize, WithGrad); set Alpha and Centered
-// on the result.
+// eps 1e-8, weight decay and momentum 0, not centered unless options say
+// otherwise (LR, Alpha, Eps, WeightDecay, Momentum, Centered, Maximize,
+// WithGrad).
 func RMSpropWith(params []Param, opts ...Option) *RMSprop {
-	const op = "optim.RMSprop"
-	o := options(op, Options{LR: 0.01, Eps: 1e-8}, opts, "dampening", "nesterov", "betas", "amsgrad")
-	hyperErr(op, o.Eps >= 0, "Invalid epsilon value: %v", o.Eps)
-	hyperErr(op, o.Momentum >= 0, "Invalid momentum value: %v", o.Momentum)
-	hyperErr(op, o.WeightDecay >= 0, "Invalid weight_decay value: %v", o.WeightDecay)
-	r := &RMSprop{base: newBase(op, params, o.Grad, o.LR), Alpha: 0.99, Eps: o.Eps, WeightDecay: o.WeightDecay, Momentum: o.Momentum, Maximize: o.Maximize}
-	r.hyper = map[string]*float64{"alpha": &r.Alpha, "eps": &r.Eps, "weight_decay": &r.WeightDecay, "momentum": &r.Momentum}
+	return RMSpropGroups(one("optim.RMSprop", params), opts...)
+}
+
+// RMSpropGroups is torch.optim.RMSprop with parameter groups: one per
+// Group, each with the options it gives and RMSpropWith's defaults (opts)
+// for the others.
+func RMSpropGroups(groups []Group, opts ...Option) *RMSprop {
+	o := options("optim.RMSprop", Options{LR: 0.01, Alpha: 0.99, Eps: 1e-8}, opts,
+		[]string{"lr", "grad", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize"})
+	r := &RMSprop{Alpha: o.Alpha, Eps: o.Eps, WeightDecay: o.WeightDecay, Momentum: o.Momentum, Centered: o.Centered, Maximize: o.Maximize}
+	r.init(rmspropKind, groups, o.Grad, o.LR, map[string]*float64{"alpha": &r.Alpha, "eps": &r.Eps, "weight_decay": &r.WeightDecay, "momentum": &r.Momentum},
+		map[string]*bool{"centered": &r.Centered, "maximize": &r.Maximize})
 	return r
 }
 
 func (r *RMSprop) b(op string) *base {
-	if r == nil {
+	if r == nil || r.kind == nil {
 		nilOptimizer("RMSprop", op)
 	}
 	return &r.base
 }
 
-// Step applies one RMSprop update.
+// Step applies one RMSprop update, with each group's values.
 func (r *RMSprop) Step() {
 	b := r.b("Step")
-	hyperErr("optim.RMSprop", r.Alpha >= 0, "Invalid alpha value: %v", r.Alpha)
-	b.each(func(_ int, p, g *ember.Tensor, st map[string]*ember.Tensor) {
-		if r.Maximize {
-			g = g.Neg()
-		}
-		count(st)
-		if r.WeightDecay != 0 {
-			g = g.Add(p.MulScalar(r.WeightDecay))
-		}
-		sq := stateZeros(st, "square_avg", p)
-		sq.MulScalarInPlace(r.Alpha).AddcmulInPlace(g, g, 1-r.Alpha)
-		var avg *ember.Tensor
-		if r.Centered {
-			ga := stateZeros(st, "grad_avg", p)
-			ga.MulScalarInPlace(r.Alpha).AddScaledInPlace(g, 1-r.Alpha)
-			avg = sq.Sub(ga.Mul(ga)).Sqrt()
-		} else {
-			avg = sq.Sqrt()
-		}
-		avg = avg.AddScalar(r.Eps)
-		if r.Momentum > 0 {
-			buf := stateZeros(st, "momentum_buffer", p)
-			buf.MulScalarInPlace(r.Momentum).AddcdivInPlace(g, avg, 1)
-			p.AddScaledInPlace(buf, -r.lr)
-		} else {
-			p.AddcdivInPlace(g, avg, -r.lr)
-		}
-	})
+	for _, gr := range b.groups {
+		lr, alpha, eps, wd, momentum := gr.lr, gr.f("alpha"), gr.f("eps"), gr.f("weight_decay"), gr.f("momentum")
+		centered, maximize := gr.flag("centered"), gr.flag("maximize")
+		hyperErr("optim.RMSprop", alpha >= 0, "Invalid alpha value: %v", alpha)
+		b.each(gr, func(p, g *ember.Tensor, st map[string]*ember.Tensor) {
+			if maximize {
+				g = g.Neg()
+			}
+			count(st)
+			if wd != 0 {
+				g = g.Add(p.MulScalar(wd))
+			}
+			sq := stateZeros(st, "square_avg", p)
+			sq.MulScalarInPlace(alpha).AddcmulInPlace(g, g, 1-alpha)
+			var avg *ember.Tensor
+			if centered {
+				ga := stateZeros(st, "grad_avg", p)
+				ga.MulScalarInPlace(alpha).AddScaledInPlace(g, 1-alpha)
+				avg = sq.Sub(ga.Mul(ga)).Sqrt()
+			} else {
+				avg = sq.Sqrt()
+			}
+			avg = avg.AddScalar(eps)
+			if momentum > 0 {
+				buf := stateZeros(st, "momentum_buffer", p)
+				buf.MulScalarInPlace(momentum).AddcdivInPlace(g, avg, 1)
+				p.AddScaledInPlace(buf, -lr)
+			} else {
+				p.AddcdivInPlace(g, avg, -lr)
+			}
+		})
+	}
 }
 
-// LR returns the learning rate.
+// LR returns the learning rate (the first parameter group's).
 func (r *RMSprop) LR() float64 { return r.b("LR").LR() }
 
-// SetLR sets the learning rate (schedulers call it).
+// SetLR sets every parameter group's learning rate.
 func (r *RMSprop) SetLR(lr float64) { r.b("SetLR").SetLR(lr) }
 
 // ZeroGrad clears the parameters' gradients (set to none, as PyTorch's default).
@@ -90,62 +107,83 @@ func (r *RMSprop) LoadStateDict(sd map[string]*ember.Tensor) error {
 // Adagrad is torch.optim.Adagrad: the gradient divided by the root of the
 // sum of its squares (which starts at InitialAccumulator) plus Eps, at a
 // rate lr/(1+(step-1)·LRDecay), with optional L2 weight decay and
-// Maximize.
+// Maximize. The fields are the defaults: every parameter group that does
+// not set one itself follows it; as in torch, every sum starts at the
+// optimizer's InitialAccumulator, a group's own value is only kept.
 type Adagrad struct {
 	base
 	LRDecay, WeightDecay, InitialAccumulator, Eps float64
 	Maximize                                      bool
 }
 
+var adagradKind = &kind{op: "optim.Adagrad", check: func(op string, g *ParamGroup) {
+	hyperErr(op, g.f("lr_decay") >= 0, "Invalid lr_decay value: %v", g.f("lr_decay"))
+	hyperErr(op, g.f("weight_decay") >= 0, "Invalid weight_decay value: %v", g.f("weight_decay"))
+	hyperErr(op, g.f("initial_accumulator_value") >= 0, "Invalid initial_accumulator_value value: %v", g.f("initial_accumulator_value"))
+	hyperErr(op, g.f("eps") >= 0, "Invalid epsilon value: %v", g.f("eps"))
+}}
+
 // AdagradWith is torch.optim.Adagrad(params, ...): lr 0.01, eps 1e-10,
-// weight decay 0 unless options say otherwise (LR, Eps, WeightDecay,
-// Maximize, WithGrad); set LRDecay and InitialAccumulator on the result
-// before the first Step.
+// lr_decay, weight decay and initial_accumulator_value 0 unless options
+// say otherwise (LR, LRDecay, Eps, WeightDecay, InitialAccumulator,
+// Maximize, WithGrad).
 func AdagradWith(params []Param, opts ...Option) *Adagrad {
-	const op = "optim.Adagrad"
-	o := options(op, Options{LR: 0.01, Eps: 1e-10}, opts, "momentum", "dampening", "nesterov", "betas", "amsgrad")
-	hyperErr(op, o.Eps >= 0, "Invalid epsilon value: %v", o.Eps)
-	hyperErr(op, o.WeightDecay >= 0, "Invalid weight_decay value: %v", o.WeightDecay)
-	a := &Adagrad{base: newBase(op, params, o.Grad, o.LR), Eps: o.Eps, WeightDecay: o.WeightDecay, Maximize: o.Maximize}
-	a.hyper = map[string]*float64{"lr_decay": &a.LRDecay, "eps": &a.Eps, "weight_decay": &a.WeightDecay, "initial_accumulator_value": &a.InitialAccumulator}
+	return AdagradGroups(one("optim.Adagrad", params), opts...)
+}
+
+// AdagradGroups is torch.optim.Adagrad with parameter groups: one per
+// Group, each with the options it gives and AdagradWith's defaults (opts)
+// for the others.
+func AdagradGroups(groups []Group, opts ...Option) *Adagrad {
+	o := options("optim.Adagrad", Options{LR: 0.01, Eps: 1e-10}, opts,
+		[]string{"lr", "grad", "lr_decay", "eps", "weight_decay", "initial_accumulator_value", "maximize"})
+	a := &Adagrad{LRDecay: o.LRDecay, WeightDecay: o.WeightDecay, InitialAccumulator: o.InitialAccumulator, Eps: o.Eps, Maximize: o.Maximize}
+	a.init(adagradKind, groups, o.Grad, o.LR, map[string]*float64{"lr_decay": &a.LRDecay, "eps": &a.Eps, "weight_decay": &a.WeightDecay, "initial_accumulator_value": &a.InitialAccumulator},
+		map[string]*bool{"maximize": &a.Maximize})
 	return a
 }
 
 func (a *Adagrad) b(op string) *base {
-	if a == nil {
+	if a == nil || a.kind == nil {
 		nilOptimizer("Adagrad", op)
 	}
 	return &a.base
 }
 
-// Step applies one Adagrad update.
+// Step applies one Adagrad update, with each group's values.
 func (a *Adagrad) Step() {
 	b := a.b("Step")
-	hyperErr("optim.Adagrad", a.LRDecay >= 0, "Invalid lr_decay value: %v", a.LRDecay)
-	hyperErr("optim.Adagrad", a.InitialAccumulator >= 0, "Invalid initial_accumulator_value value: %v", a.InitialAccumulator)
-	b.each(func(_ int, p, g *ember.Tensor, st map[string]*ember.Tensor) {
-		step := count(st)
-		if a.Maximize {
-			g = g.Neg()
-		}
-		if a.WeightDecay != 0 {
-			g = g.Add(p.MulScalar(a.WeightDecay))
-		}
-		sum, ok := st["sum"]
-		if !ok {
-			sum = ember.ZerosLike(p).AddScalar(a.InitialAccumulator)
-			st["sum"] = sum
-		}
-		clr := a.lr / (1 + (step-1)*a.LRDecay)
-		sum.AddcmulInPlace(g, g, 1)
-		p.AddcdivInPlace(g, sum.Sqrt().AddScalar(a.Eps), -clr)
-	})
+	for _, gr := range b.groups {
+		// torch fills every sum at construction from the constructor's
+		// initial_accumulator_value, whatever the group's (1.13 to 2.x)
+		lr, lrDecay, eps, wd, init := gr.lr, gr.f("lr_decay"), gr.f("eps"), gr.f("weight_decay"), a.InitialAccumulator
+		maximize := gr.flag("maximize")
+		hyperErr("optim.Adagrad", lrDecay >= 0, "Invalid lr_decay value: %v", lrDecay)
+		hyperErr("optim.Adagrad", init >= 0, "Invalid initial_accumulator_value value: %v", init)
+		b.each(gr, func(p, g *ember.Tensor, st map[string]*ember.Tensor) {
+			step := count(st)
+			if maximize {
+				g = g.Neg()
+			}
+			if wd != 0 {
+				g = g.Add(p.MulScalar(wd))
+			}
+			sum, ok := st["sum"]
+			if !ok {
+				sum = ember.ZerosLike(p).AddScalar(init)
+				st["sum"] = sum
+			}
+			clr := lr / (1 + (step-1)*lrDecay)
+			sum.AddcmulInPlace(g, g, 1)
+			p.AddcdivInPlace(g, sum.Sqrt().AddScalar(eps), -clr)
+		})
+	}
 }
 
-// LR returns the learning rate.
+// LR returns the learning rate (the first parameter group's).
 func (a *Adagrad) LR() float64 { return a.b("LR").LR() }
 
-// SetLR sets the learning rate (schedulers call it).
+// SetLR sets every parameter group's learning rate.
 func (a *Adagrad) SetLR(lr float64) { a.b("SetLR").SetLR(lr) }
 
 // ZeroGrad clears the parameters' gradients (set to none, as PyTorch's default).

@@ -9,12 +9,15 @@ import (
 	"github.com/emberml/ember"
 )
 
-// Scheduler sets an optimizer's learning rate step by step.
+// Scheduler sets an optimizer's learning rate step by step: the rate of
+// each parameter group the optimizer had when the schedule was made, from
+// the group's own initial rate (torch's base_lrs); a group added later
+// keeps the rate it is given.
 type Scheduler interface {
 	// Step advances one step (an epoch for StepLR and CosineAnnealingLR, a
-	// batch for OneCycleLR) and sets the optimizer's learning rate.
+	// batch for OneCycleLR) and sets the optimizer's learning rates.
 	Step()
-	// LR is the current learning rate.
+	// LR is the current learning rate (the first group's).
 	LR() float64
 	// StepCount is the number of Step calls so far; SetStepCount restores it
 	// (for resuming) and sets the learning rate to match.
@@ -27,15 +30,19 @@ type sched struct {
 	opt   Optimizer
 	t     int
 	total int // the last step count allowed (OneCycleLR's total_steps); 0: none
-	lrAt  func(t int) float64
+	n     int // the number of groups it drives
+	// lrAt is group g's rate at step count t
+	lrAt func(t, g int) float64
 	// also, if set, sets what else the schedule drives at step count t
 	// (OneCycleLRMomentum's momentum)
 	also func(t int)
 }
 
-// set sets the optimizer's rate (and whatever else) for step count t.
+// set sets the optimizer's rates (and whatever else) for step count t.
 func (s *sched) set(t int) {
-	s.opt.SetLR(s.lrAt(t))
+	for g := range s.n {
+		setGroupLR(s.opt, g, s.lrAt(t, g))
+	}
 	if s.also != nil {
 		s.also(t)
 	}
@@ -61,7 +68,7 @@ func (s *sched) Step() {
 	s.t++
 	s.set(s.t)
 }
-func (s *sched) LR() float64    { return s.lrAt(s.t) }
+func (s *sched) LR() float64    { return s.lrAt(s.t, 0) }
 func (s *sched) StepCount() int { return s.t }
 
 // SetStepCount panics with an *ember.ValueError for a negative n, or one
@@ -76,18 +83,16 @@ func (s *sched) SetStepCount(n int) {
 func StepLR(opt Optimizer, stepSize int, gamma float64) Scheduler {
 	schedOf("optim.StepLR", opt)
 	hyperErr("optim.StepLR", stepSize >= 1, "step_size %d < 1", stepSize)
-	base := initialLR(opt)
-	return &sched{op: "optim.StepLR", opt: opt, lrAt: func(t int) float64 { return base * math.Pow(gamma, float64(t/stepSize)) }}
+	return newSched("optim.StepLR", opt, func(t int, base float64) float64 { return base * math.Pow(gamma, float64(t/stepSize)) })
 }
 
 // CosineAnnealingLR follows etaMin + (base-etaMin)·(1+cos(π·t/tMax))/2.
 func CosineAnnealingLR(opt Optimizer, tMax int, etaMin float64) Scheduler {
 	schedOf("optim.CosineAnnealingLR", opt)
 	hyperErr("optim.CosineAnnealingLR", tMax >= 1, "T_max %d < 1", tMax)
-	base := initialLR(opt)
-	return &sched{op: "optim.CosineAnnealingLR", opt: opt, lrAt: func(t int) float64 {
+	return newSched("optim.CosineAnnealingLR", opt, func(t int, base float64) float64 {
 		return etaMin + (base-etaMin)*(1+math.Cos(math.Pi*float64(t)/float64(tMax)))/2
-	}}
+	})
 }
 
 // OneCycleLR is torch.optim.lr_scheduler.OneCycleLR with cosine annealing,
@@ -116,17 +121,27 @@ func OneCycleLRMomentum(opt Optimizer, maxLR float64, totalSteps int, pctStart, 
 	const op = "optim.OneCycleLRMomentum"
 	s := oneCycle(op, opt, maxLR, totalSteps, pctStart, divFactor, finalDivFactor)
 	var m *float64
+	var b *base
+	name := "momentum"
 	switch o := opt.(type) {
 	case *SGD:
-		m = &o.Momentum
+		m, b = &o.Momentum, &o.base
 	case *Adam:
-		m = &o.Beta1
+		m, b, name = &o.Beta1, &o.base, "beta1"
 	case *RMSprop:
-		m = &o.Momentum
+		m, b = &o.Momentum, &o.base
 	}
 	hyperErr(op, m != nil, "optimizer must support momentum with `cycle_momentum` option enabled (got %T)", opt)
 	hyperErr(op, baseMomentum >= 0 && maxMomentum >= 0 && maxMomentum < 1 && baseMomentum < 1, "momenta %v and %v must be in [0, 1)", baseMomentum, maxMomentum)
-	s.also = func(t int) { *m = s.phase(t, maxMomentum, baseMomentum, maxMomentum) }
+	// every group gets the same momentum, as torch's with one base and
+	// max momentum: the default (the field), which no group overrides
+	groups := b.paramGroups()
+	s.also = func(t int) {
+		*m = s.phase(t, maxMomentum, baseMomentum, maxMomentum)
+		for _, g := range groups {
+			delete(g.own, name)
+		}
+	}
 	s.set(0)
 	return s.sched
 }
@@ -145,6 +160,12 @@ func oneCycle(op string, opt Optimizer, maxLR float64, totalSteps int, pctStart,
 	hyperErr(op, divFactor > 0 && finalDivFactor > 0, "div_factor %v and final_div_factor %v must be positive", divFactor, finalDivFactor)
 	initial := maxLR / divFactor
 	minLR := initial / finalDivFactor
+	// torch's OneCycleLR sets every group's initial_lr to max_lr/div_factor
+	if b, ok := opt.(interface{ paramGroups() []*ParamGroup }); ok {
+		for _, g := range b.paramGroups() {
+			g.initialLR = initial
+		}
+	}
 	up := pctStart*float64(totalSteps) - 1
 	end := float64(totalSteps - 1)
 	cos := func(start, stop, pct float64) float64 { return stop + (start-stop)/2*(1+math.Cos(math.Pi*pct)) }
@@ -155,28 +176,62 @@ func oneCycle(op string, opt Optimizer, maxLR float64, totalSteps int, pctStart,
 		}
 		return cos(b, c, (x-up)/(end-up))
 	}
-	return oneCycleSched{&sched{op: op, opt: opt, total: totalSteps, lrAt: func(t int) float64 {
+	return oneCycleSched{&sched{op: op, opt: opt, total: totalSteps, n: groupCount(opt), lrAt: func(t, _ int) float64 {
 		return phase(t, initial, maxLR, minLR)
 	}}, phase}
 }
 
-// initialLR is the rate a schedule starts from, torch's group
-// "initial_lr": the first schedule made for an optimizer of this package
-// records its rate then, and the optimizer's StateDict carries it, so a
-// schedule made after LoadStateDict (to resume with SetStepCount) starts
-// from the original rate, not from the decayed one loaded. For another
-// Optimizer it is the current rate.
-func initialLR(opt Optimizer) float64 {
-	if b, ok := opt.(interface{ initial() float64 }); ok {
-		return b.initial()
+// initialLRs are the rates a schedule starts from, one per parameter
+// group, torch's group "initial_lr": the first schedule made for an
+// optimizer of this package records each group's rate then, and the
+// optimizer's StateDict carries them, so a schedule made after
+// LoadStateDict (to resume with SetStepCount) starts from the original
+// rates, not from the decayed ones loaded. For another Optimizer it is
+// its current rate, as one group.
+func initialLRs(opt Optimizer) []float64 {
+	if b, ok := opt.(interface{ initials() []float64 }); ok {
+		return b.initials()
+	}
+	return []float64{opt.LR()}
+}
+
+// groupCount is the number of opt's parameter groups.
+func groupCount(opt Optimizer) int {
+	if b, ok := opt.(interface{ paramGroups() []*ParamGroup }); ok {
+		return len(b.paramGroups())
+	}
+	return 1
+}
+
+// groupLR and setGroupLR read and set group g's rate (an Optimizer of
+// another package has one, LR).
+func groupLR(opt Optimizer, g int) float64 {
+	if b, ok := opt.(interface{ paramGroups() []*ParamGroup }); ok {
+		return b.paramGroups()[g].lr
 	}
 	return opt.LR()
 }
 
-// schedOf refuses a nil optimizer, or a nil *Adam in one (a scheduler
+func setGroupLR(opt Optimizer, g int, lr float64) {
+	if b, ok := opt.(interface{ paramGroups() []*ParamGroup }); ok {
+		b.paramGroups()[g].lr = lr
+		return
+	}
+	opt.SetLR(lr)
+}
+
+// newSched is a schedule of every group of opt, f giving the rate at step
+// count t from the group's initial rate base.
+func newSched(op string, opt Optimizer, f func(t int, base float64) float64) *sched {
+	bases := initialLRs(opt)
+	return &sched{op: op, opt: opt, n: len(bases), lrAt: func(t, g int) float64 { return f(t, bases[g]) }}
+}
+
+// schedOf refuses a nil optimizer, a nil *Adam in one, or a zero one (a scheduler
 // reads its rate at once).
 func schedOf(op string, opt Optimizer) {
 	hyperErr(op, opt != nil && !(reflect.ValueOf(opt).Kind() == reflect.Pointer && reflect.ValueOf(opt).IsNil()), "nil optimizer")
+	hyperErr(op, groupCount(opt) > 0, "%T optimizer was never constructed (it has no parameter groups)", opt)
 }
 
 // MultiStepLR multiplies the learning rate by gamma at each milestone step
@@ -188,11 +243,10 @@ func MultiStepLR(opt Optimizer, milestones []int, gamma float64) Scheduler {
 	schedOf(op, opt)
 	ms := slices.Clone(milestones)
 	slices.Sort(ms)
-	base := initialLR(opt)
-	return &sched{op: op, opt: opt, lrAt: func(t int) float64 {
+	return newSched(op, opt, func(t int, base float64) float64 {
 		k, _ := slices.BinarySearch(ms, t+1) // bisect_right(ms, t)
 		return base * math.Pow(gamma, float64(k))
-	}}
+	})
 }
 
 // ExponentialLR multiplies the learning rate by gamma every step, as
@@ -200,8 +254,7 @@ func MultiStepLR(opt Optimizer, milestones []int, gamma float64) Scheduler {
 func ExponentialLR(opt Optimizer, gamma float64) Scheduler {
 	const op = "optim.ExponentialLR"
 	schedOf(op, opt)
-	base := initialLR(opt)
-	return &sched{op: op, opt: opt, lrAt: func(t int) float64 { return base * math.Pow(gamma, float64(t)) }}
+	return newSched(op, opt, func(t int, base float64) float64 { return base * math.Pow(gamma, float64(t)) })
 }
 
 // LinearLR scales the learning rate by a factor going linearly from
@@ -214,8 +267,7 @@ func LinearLR(opt Optimizer, startFactor, endFactor float64, totalIters int) Sch
 	hyperErr(op, startFactor > 0 && startFactor <= 1, "Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
 	hyperErr(op, endFactor >= 0 && endFactor <= 1, "Ending multiplicative factor expected to be between 0 and 1.")
 	hyperErr(op, totalIters >= 0, "total_iters %d < 0", totalIters)
-	base := initialLR(opt)
-	s := &sched{op: op, opt: opt, lrAt: func(t int) float64 {
+	s := newSched(op, opt, func(t int, base float64) float64 {
 		if totalIters == 0 { // torch's recursive form never leaves the start
 			return base * startFactor
 		}
@@ -223,8 +275,8 @@ func LinearLR(opt Optimizer, startFactor, endFactor float64, totalIters int) Sch
 			return base * endFactor
 		}
 		return base * (startFactor + (endFactor-startFactor)*float64(t)/float64(totalIters))
-	}}
-	opt.SetLR(s.lrAt(0))
+	})
+	s.set(0)
 	return s
 }
 
@@ -235,9 +287,25 @@ func LambdaLR(opt Optimizer, f func(step int) float64) Scheduler {
 	const op = "optim.LambdaLR"
 	schedOf(op, opt)
 	hyperErr(op, f != nil, "nil lr_lambda")
-	base := initialLR(opt)
-	s := &sched{op: op, opt: opt, lrAt: func(t int) float64 { return base * f(t) }}
-	opt.SetLR(s.lrAt(0))
+	s := newSched(op, opt, func(t int, base float64) float64 { return base * f(t) })
+	s.set(0)
+	return s
+}
+
+// LambdaLRGroups is LambdaLR with one function per parameter group (torch's
+// list of lr_lambda): group g's rate is its base·fs[g](t). There must be
+// one per group, none nil.
+func LambdaLRGroups(opt Optimizer, fs []func(step int) float64) Scheduler {
+	const op = "optim.LambdaLR"
+	schedOf(op, opt)
+	bases := initialLRs(opt)
+	hyperErr(op, len(fs) == len(bases), "Expected %d lr_lambdas, but got %d", len(bases), len(fs))
+	for _, f := range fs {
+		hyperErr(op, f != nil, "nil lr_lambda")
+	}
+	fs = slices.Clone(fs)
+	s := &sched{op: op, opt: opt, n: len(bases), lrAt: func(t, g int) float64 { return bases[g] * fs[g](t) }}
+	s.set(0)
 	return s
 }
 
@@ -250,8 +318,7 @@ func CosineAnnealingWarmRestarts(opt Optimizer, t0, tMult int, etaMin float64) S
 	schedOf(op, opt)
 	hyperErr(op, t0 > 0, "Expected positive integer T_0, but got %d", t0)
 	hyperErr(op, tMult >= 1, "Expected integer T_mult >= 1, but got %d", tMult)
-	base := initialLR(opt)
-	return &sched{op: op, opt: opt, lrAt: func(t int) float64 {
+	return newSched(op, opt, func(t int, base float64) float64 {
 		cur, ti := t, t0
 		if tMult == 1 {
 			cur %= t0
@@ -262,11 +329,11 @@ func CosineAnnealingWarmRestarts(opt Optimizer, t0, tMult int, etaMin float64) S
 			}
 		}
 		return etaMin + (base-etaMin)*(1+math.Cos(math.Pi*float64(cur)/float64(ti)))/2
-	}}
+	})
 }
 
 // Plateau is torch.optim.lr_scheduler.ReduceLROnPlateau: Step(metric)
-// multiplies the learning rate by Factor (not below MinLR) once the metric
+// multiplies each parameter group's learning rate by Factor (not below MinLR) once the metric
 // has not improved for more than Patience steps, then waits Cooldown steps
 // before counting again. In Mode "min" an improvement is a metric below
 // best·(1-Threshold) (ThresholdMode "rel") or best-Threshold ("abs"); in
@@ -340,9 +407,12 @@ func (p *Plateau) Step(metric float64) {
 		p.numBad = 0
 	}
 	if p.numBad > p.Patience {
-		old := p.opt.LR()
-		if lr := math.Max(old*p.Factor, p.MinLR); old-lr > p.Eps {
-			p.opt.SetLR(lr)
+		// each group's rate, as torch's _reduce_lr
+		for g := range groupCount(p.opt) {
+			old := groupLR(p.opt, g)
+			if lr := math.Max(old*p.Factor, p.MinLR); old-lr > p.Eps {
+				setGroupLR(p.opt, g, lr)
+			}
 		}
 		p.cooldownCounter, p.numBad = p.Cooldown, 0
 	}
@@ -417,6 +487,7 @@ func SequentialLR(opt Optimizer, schedulers []Scheduler, milestones []int) Sched
 		hyperErr(op, ok && ss != nil, "scheduler %d is %T, not one of package optim's schedules", i, sc)
 		hyperErr(op, ss.opt == opt, "Sequential Schedulers expects all schedulers to belong to the same optimizer, but got schedulers at index %d to be different than the optimizer passed in.", i)
 		subs[i] = ss
+		hyperErr(op, ss.n == subs[0].n, "scheduler %d drives %d parameter groups, scheduler 0 %d (a group was added between them)", i, ss.n, subs[0].n)
 	}
 	ms := slices.Clone(milestones)
 	for i, m := range ms {
@@ -428,13 +499,13 @@ func SequentialLR(opt Optimizer, schedulers []Scheduler, milestones []int) Sched
 		// a OneCycleLR cut by a milestone must not run out before it
 		hyperErr(op, subs[i].total == 0 || m-start <= subs[i].total, "scheduler %d (%s) takes %d steps, less than the %d before milestone %d", i, subs[i].op, subs[i].total, m-start, m)
 	}
-	s := &sched{op: op, opt: opt, lrAt: func(t int) float64 {
+	s := &sched{op: op, opt: opt, n: subs[0].n, lrAt: func(t, g int) float64 {
 		i, _ := slices.BinarySearch(ms, t+1) // bisect_right(ms, t)
 		start := 0
 		if i > 0 {
 			start = ms[i-1]
 		}
-		return subs[i].lrAt(t - start)
+		return subs[i].lrAt(t-start, g)
 	}}
 	s.also = func(t int) {
 		i, _ := slices.BinarySearch(ms, t+1)
