@@ -130,7 +130,7 @@ func (k Kernels) ScaledDotProductAttention(q, key, v *Tensor, o AttentionOptions
 		shapeErr(name, fmt.Sprintf("expected k [..., S, %d] and v [..., %d, Ev] for q [..., L, %d] and k [..., %d, %d]", e, s, e, s, ek), q.shape, key.shape, v.shape)
 	}
 	if o.Dropout < 0 || o.Dropout > 1 || math.IsNaN(o.Dropout) {
-		panic(&ShapeError{Op: name, Msg: fmt.Sprintf("dropout probability has to be between 0 and 1, but got %v", o.Dropout)})
+		panic(&ValueError{Op: name, Msg: fmt.Sprintf("dropout probability has to be between 0 and 1, but got %v", o.Dropout)})
 	}
 	if o.Causal && o.Mask != nil {
 		panic(&ShapeError{Op: name, Msg: "Explicit attn_mask should not be set when is_causal=True"})

@@ -244,7 +244,6 @@ func TestSDPAErrors(t *testing.T) {
 		"causal+mask": func() {
 			ScaledDotProductAttention(q, k, v, AttentionOptions{Mask: Zeros(Shape{3, 5}, Dtype(Bool)), Causal: true})
 		},
-		"dropout":      func() { ScaledDotProductAttention(q, k, v, AttentionOptions{Dropout: 1.5}) },
 		"mask dtype":   func() { ScaledDotProductAttention(q, k, v, AttentionOptions{Mask: Zeros(Shape{3, 5}, Dtype(Float64))}) },
 		"integer":      func() { ScaledDotProductAttention(q.Cast(Int64), k.Cast(Int64), v.Cast(Int64), AttentionOptions{}) },
 		"mixed dtypes": func() { ScaledDotProductAttention(q, k.Cast(Float64), v, AttentionOptions{}) },
@@ -254,6 +253,14 @@ func TestSDPAErrors(t *testing.T) {
 		var de *DTypeError
 		if err == nil || !(errors.As(err, &se) || errors.As(err, &de)) {
 			t.Errorf("%s: got %v, want a *ShapeError or *DTypeError", name, err)
+		}
+	}
+	// a probability out of [0, 1] is a bad value, not a bad shape (as
+	// nn.NewMultiheadAttention's and README's rule)
+	for _, p := range []float64{1.5, -0.1, math.NaN()} {
+		var ve *ValueError
+		if err := Try(func() { ScaledDotProductAttention(q, k, v, AttentionOptions{Dropout: p}) }); !errors.As(err, &ve) {
+			t.Errorf("dropout %v: got %v, want a *ValueError", p, err)
 		}
 	}
 }
