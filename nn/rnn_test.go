@@ -127,55 +127,66 @@ func runRNN(m nn.Module, x, h0, c0 *ember.Tensor) map[string]*ember.Tensor {
 // outputs, final states and the gradients of the inputs, initial states
 // and every parameter with PyTorch's, on every device.
 func TestRNNMatchesTorch(t *testing.T) {
-	f, cases := rnnFixture(t)
 	for _, dev := range tfDevices() {
-		for _, name := range rnnCaseNames(t) {
-			c := cases[name]
-			label := fmt.Sprintf("%s on %v", name, dev)
-			m := newRNNCase(t, name)
-			sd := map[string]*ember.Tensor{}
-			for k, v := range f {
-				if key, ok := strings.CutPrefix(k, name+".sd."); ok {
-					sd[key] = v
-				}
+		checkRNNCases(t, dev)
+	}
+}
+
+// TestRNNOnEmulatedCUDA runs the same cases on the emulated cuda:0 (the
+// CUDA backend's kernels built with g++).
+func TestRNNOnEmulatedCUDA(t *testing.T) {
+	defer emulatedCUDA(t, "TestRNNMatchesTorch runs on it")()
+	checkRNNCases(t, ember.CUDA(0))
+}
+
+func checkRNNCases(t *testing.T, dev ember.Device) {
+	f, cases := rnnFixture(t)
+	for _, name := range rnnCaseNames(t) {
+		c := cases[name]
+		label := fmt.Sprintf("%s on %v", name, dev)
+		m := newRNNCase(t, name)
+		sd := map[string]*ember.Tensor{}
+		for k, v := range f {
+			if key, ok := strings.CutPrefix(k, name+".sd."); ok {
+				sd[key] = v
 			}
-			if err := m.LoadStateDict(sd, true); err != nil {
-				t.Fatalf("%s: %v", label, err)
+		}
+		if err := m.LoadStateDict(sd, true); err != nil {
+			t.Fatalf("%s: %v", label, err)
+		}
+		m.To(dev)
+		m.Train(c.Train)
+		x := leafOn(f[name+".x"], dev)
+		ins := map[string]*ember.Tensor{"x": x}
+		for _, k := range []string{"h0", "c0"} {
+			if v := f[name+"."+k]; v != nil {
+				ins[k] = leafOn(v, dev)
 			}
-			m.To(dev)
-			m.Train(c.Train)
-			x := leafOn(f[name+".x"], dev)
-			ins := map[string]*ember.Tensor{"x": x}
-			for _, k := range []string{"h0", "c0"} {
-				if v := f[name+"."+k]; v != nil {
-					ins[k] = leafOn(v, dev)
-				}
+		}
+		outs := runRNN(m, x, ins["h0"], ins["c0"])
+		var loss *ember.Tensor
+		for k, o := range outs {
+			tfNear(t, label+" "+k, o, f[name+"."+k], 1e-5)
+			if o.Device() != dev {
+				t.Errorf("%s: %s on %v", label, k, o.Device())
 			}
-			outs := runRNN(m, x, ins["h0"], ins["c0"])
-			var loss *ember.Tensor
-			for k, o := range outs {
-				tfNear(t, label+" "+k, o, f[name+"."+k], 1e-5)
-				if o.Device() != dev {
-					t.Errorf("%s: %s on %v", label, k, o.Device())
-				}
-				l := o.Mul(f[name+".g"+k].To(dev)).Sum()
-				if loss == nil {
-					loss = l
-				} else {
-					loss = loss.Add(l)
-				}
+			l := o.Mul(f[name+".g"+k].To(dev)).Sum()
+			if loss == nil {
+				loss = l
+			} else {
+				loss = loss.Add(l)
 			}
-			loss.Backward()
-			for k, v := range ins {
-				tfNear(t, label+" grad "+k, v.Grad(), f[name+".grad."+k], 1e-5)
+		}
+		loss.Backward()
+		for k, v := range ins {
+			tfNear(t, label+" grad "+k, v.Grad(), f[name+".grad."+k], 1e-5)
+		}
+		for _, p := range m.NamedParameters() {
+			if p.Tensor.Grad() == nil {
+				t.Errorf("%s: %s has no gradient", label, p.Name)
+				continue
 			}
-			for _, p := range m.NamedParameters() {
-				if p.Tensor.Grad() == nil {
-					t.Errorf("%s: %s has no gradient", label, p.Name)
-					continue
-				}
-				tfNear(t, label+" grad "+p.Name, p.Tensor.Grad(), f[name+".grad.sd."+p.Name], 1e-5)
-			}
+			tfNear(t, label+" grad "+p.Name, p.Tensor.Grad(), f[name+".grad.sd."+p.Name], 1e-5)
 		}
 	}
 }
