@@ -47,3 +47,23 @@ func ExampleNewGRUCell() {
 	// Output:
 	// GRUCell(10, 20) [3, 20]
 }
+
+// Sequences of different lengths padded into one batch run packed, each
+// over its own steps only: h_n holds each sequence's state after its own
+// last step, and the padded output is zero past it.
+func ExamplePackPaddedSequence() {
+	ember.ManualSeed(0)
+	m := nn.NewGRU(2, 3, nn.RNNOptions{BatchFirst: true})
+	x := ember.Randn(ember.Shape{3, 4, 2}) // 3 sequences padded to 4 steps
+	p := nn.PackPaddedSequence(x, []int{2, 4, 1}, true, false)
+	fmt.Println(p.BatchSizes, p.SortedIndices)
+	out, hn := m.ForwardPacked(p, nil)
+	y, lengths := nn.PadPackedSequence(out, true, 0, 0)
+	fmt.Println(y.Shape(), lengths)
+	last := y.Select(0, 0).Select(0, 1) // sequence 0 at its last step, 1
+	fmt.Println(ember.AllClose(hn.Select(0, 0).Select(0, 0), last, 0, 0), y.Select(0, 0).Select(0, 2))
+	// Output:
+	// [3 2 1 1] [1 0 2]
+	// [3, 4, 3] [2 4 1]
+	// true tensor([0., 0., 0.], grad_fn=<SelectBackward0>)
+}

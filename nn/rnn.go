@@ -275,6 +275,49 @@ func sameDType(op, what string, t, w *ember.Tensor) {
 	}
 }
 
+// check panics unless the layer's settings still fit its parameters.
+func (r *recurrent) check() {
+	typ := fmt.Sprintf("%T", r.self)
+	if want := r.NumLayers * r.dirs() * r.perCell(); len(r.flat) != want || r.NumLayers <= 0 {
+		useErr(typ, "Forward", "the layer's settings (NumLayers, Bidirectional, Bias, ProjSize) no longer fit its parameters: they are fixed by the constructor")
+	}
+	for i, w := range r.flat {
+		if w == nil {
+			useErr(typ, "Forward", fmt.Sprintf("parameter %s is nil", r.paramNames()[i]))
+		}
+	}
+	if r.mode == "RNN" && r.Nonlinearity != "tanh" && r.Nonlinearity != "relu" {
+		panic(&ember.ValueError{Op: r.mode, Msg: fmt.Sprintf("Unknown nonlinearity '%s'", r.Nonlinearity)})
+	}
+}
+
+// initialStates checks h0 (and c0 for LSTM), [layers·directions, n, H]
+// each, against the input x, and returns them, zeros for nil ones.
+func (r *recurrent) initialStates(x *ember.Tensor, n int, h0, c0 *ember.Tensor) []*ember.Tensor {
+	lstm := r.mode == "LSTM"
+	states := []*ember.Tensor{h0}
+	if lstm {
+		states = append(states, c0)
+	}
+	sizes := []int{r.outSize(), r.HiddenSize}
+	for i, s := range states {
+		want := ember.Shape{r.NumLayers * r.dirs(), n, sizes[i]}
+		if s == nil {
+			states[i] = ember.Zeros(want, ember.On(x.Device()), ember.Dtype(x.DType()))
+			continue
+		}
+		if !s.Shape().Equal(want) {
+			what := "hidden"
+			if lstm {
+				what = fmt.Sprintf("hidden[%d]", i)
+			}
+			shapeErrf(r.mode, "Expected %s size %s, got %s", what, pyTuple(want...), pyList(s.Shape()))
+		}
+		sameDType(r.mode, "the initial state", s, r.flat[0])
+	}
+	return states
+}
+
 // run is PyTorch's RNN/LSTM/GRU forward: x is [L, N, In] ([N, L, In]
 // with BatchFirst, [L, In] unbatched), h0 and c0 (LSTM) are
 // [layers·directions, N, H] ([layers·directions, H] unbatched) or nil for
@@ -286,18 +329,7 @@ func (r *recurrent) run(x, h0, c0 *ember.Tensor) (out, hn, cn *ember.Tensor) {
 	if x == nil {
 		shapeErrf(op, "input is nil")
 	}
-	typ := fmt.Sprintf("%T", r.self)
-	if want := r.NumLayers * r.dirs() * r.perCell(); len(r.flat) != want || r.NumLayers <= 0 {
-		useErr(typ, "Forward", "the layer's settings (NumLayers, Bidirectional, Bias, ProjSize) no longer fit its parameters: they are fixed by the constructor")
-	}
-	for i, w := range r.flat {
-		if w == nil {
-			useErr(typ, "Forward", fmt.Sprintf("parameter %s is nil", r.paramNames()[i]))
-		}
-	}
-	if r.mode == "RNN" && r.Nonlinearity != "tanh" && r.Nonlinearity != "relu" {
-		panic(&ember.ValueError{Op: op, Msg: fmt.Sprintf("Unknown nonlinearity '%s'", r.Nonlinearity)})
-	}
+	r.check()
 	if x.Dim() != 2 && x.Dim() != 3 {
 		shapeErrf(op, "Expected input to be 2-D or 3-D but received %d-D tensor", x.Dim())
 	}
@@ -306,36 +338,30 @@ func (r *recurrent) run(x, h0, c0 *ember.Tensor) (out, hn, cn *ember.Tensor) {
 	if r.BatchFirst {
 		batchDim = 0
 	}
-	states := []*ember.Tensor{h0}
-	if lstm {
-		states = append(states, c0)
-		if (h0 == nil) != (c0 == nil) {
-			panic(&ember.ValueError{Op: op, Msg: "h0 and c0 are given together or not at all (PyTorch's hx tuple)"})
-		}
+	if lstm && (h0 == nil) != (c0 == nil) {
+		panic(&ember.ValueError{Op: op, Msg: "h0 and c0 are given together or not at all (PyTorch's hx tuple)"})
 	}
 	if h0 != nil {
 		want := 3
+		kind := "batched 3-D"
 		if !batched {
-			want = 2
+			want, kind = 2, "unbatched 2-D"
 		}
-		if bad := states[0].Dim() != want || (lstm && states[1].Dim() != want); bad {
-			kind := "batched 3-D"
-			if !batched {
-				kind = "unbatched 2-D"
+		if lstm && (h0.Dim() != want || c0.Dim() != want) {
+			shapeErrf(op, "For %s input, hx and cx should also be %d-D but got (%d-D, %d-D) tensors", kind, want, h0.Dim(), c0.Dim())
+		}
+		if h0.Dim() != want {
+			shapeErrf(op, "For %s input, hx should also be %d-D but got %d-D tensor", kind, want, h0.Dim())
+		}
+		if !batched {
+			h0 = h0.Unsqueeze(1)
+			if c0 != nil {
+				c0 = c0.Unsqueeze(1)
 			}
-			if lstm {
-				shapeErrf(op, "For %s input, hx and cx should also be %d-D but got (%d-D, %d-D) tensors", kind, want, states[0].Dim(), states[1].Dim())
-			}
-			shapeErrf(op, "For %s input, hx should also be %d-D but got %d-D tensor", kind, want, states[0].Dim())
 		}
 	}
 	if !batched {
 		x = x.Unsqueeze(batchDim)
-		for i, s := range states {
-			if s != nil {
-				states[i] = s.Unsqueeze(1)
-			}
-		}
 	}
 	if x.Size(-1) != r.InputSize {
 		shapeErrf(op, "input.size(-1) must be equal to input_size. Expected %d, got %d", r.InputSize, x.Size(-1))
@@ -348,64 +374,15 @@ func (r *recurrent) run(x, h0, c0 *ember.Tensor) (out, hn, cn *ember.Tensor) {
 	if seq == 0 {
 		shapeErrf(op, "Expected sequence length to be larger than 0 in RNN")
 	}
-	nd := r.NumLayers * r.dirs()
-	sizes := []int{r.outSize(), r.HiddenSize}
-	for i, s := range states {
-		want := ember.Shape{nd, n, sizes[i]}
-		if s == nil {
-			states[i] = ember.Zeros(want, ember.On(x.Device()), ember.Dtype(x.DType()))
-			continue
-		}
-		if !s.Shape().Equal(want) {
-			what := "hidden"
-			if lstm {
-				what = fmt.Sprintf("hidden[%d]", i)
-			}
-			shapeErrf(op, "Expected %s size %s, got %s", what, pyTuple(want...), pyList(s.Shape()))
-		}
-		sameDType(op, "the initial state", s, r.flat[0])
+	states := r.initialStates(x, n, h0, c0)
+	sizes := make([]int, seq)
+	for t := range sizes {
+		sizes[t] = n
 	}
-
-	var hs, cs []*ember.Tensor
-	in := x
-	for layer := range r.NumLayers {
-		outs := make([]*ember.Tensor, r.dirs())
-		for d := range outs {
-			p := r.cell(layer, d)
-			idx := layer*r.dirs() + d
-			h := states[0].Select(0, idx)
-			var c *ember.Tensor
-			if lstm {
-				c = states[1].Select(0, idx)
-			}
-			// the input projections of all steps in one product
-			g := p.wih.Size(0)
-			gi := ember.Linear(in.Reshape(seq*n, in.Size(2)), p.wih, p.bih).Reshape(seq, n, g)
-			steps := stepViews(gi)
-			ys := make([]*ember.Tensor, seq)
-			for k := range seq {
-				t := k
-				if d == 1 {
-					t = seq - 1 - k
-				}
-				h, c = r.step(steps[t], h, c, p)
-				ys[t] = h
-			}
-			outs[d] = ember.Stack(ys, 0)
-			hs = append(hs, h)
-			cs = append(cs, c)
-		}
-		in = outs[0]
-		if len(outs) == 2 {
-			in = ember.Cat(outs, 2)
-		}
-		if layer < r.NumLayers-1 && r.Dropout > 0 && r.Training() {
-			in = ember.Dropout(in, r.Dropout, true)
-		}
-	}
-	out, hn = in, ember.Stack(hs, 0)
+	y, finals := r.layers(x.Reshape(seq*n, r.InputSize), sizes, states)
+	out, hn = y.Reshape(seq, n, y.Size(1)), finals[0]
 	if lstm {
-		cn = ember.Stack(cs, 0)
+		cn = finals[1]
 	}
 	if r.BatchFirst {
 		out = out.Transpose(0, 1)
@@ -420,6 +397,114 @@ func (r *recurrent) run(x, h0, c0 *ember.Tensor) (out, hn, cn *ember.Tensor) {
 	return out, hn, cn
 }
 
+// layers runs every layer and direction over the rows of x: the inputs of
+// time step t are sizes[t] rows (a packed sequence's batch sizes, which
+// never grow; L steps of N for a padded batch), the states [layers·directions,
+// sizes[0], H]. It returns the top layer's output rows, [rows, D·H_out],
+// and the final states, stacked as the initial ones: a sequence's final
+// state is its state after its last step (a packed batch's shorter
+// sequences end first).
+func (r *recurrent) layers(x *ember.Tensor, sizes []int, states []*ember.Tensor) (*ember.Tensor, []*ember.Tensor) {
+	finals := make([][]*ember.Tensor, len(states))
+	in := x
+	for layer := range r.NumLayers {
+		outs := make([]*ember.Tensor, r.dirs())
+		for d := range outs {
+			p := r.cell(layer, d)
+			init := make([]*ember.Tensor, len(states))
+			for i, s := range states {
+				init[i] = s.Select(0, layer*r.dirs()+d)
+			}
+			// the input projections of all steps in one product
+			steps := stepViews(ember.Linear(in, p.wih, p.bih), sizes)
+			var ys, last []*ember.Tensor
+			if d == 0 {
+				ys, last = r.forwardDir(steps, sizes, init, p)
+			} else {
+				ys, last = r.reverseDir(steps, sizes, init, p)
+			}
+			outs[d] = ember.Cat(ys, 0)
+			for i := range finals {
+				finals[i] = append(finals[i], last[i])
+			}
+		}
+		in = outs[0]
+		if len(outs) == 2 {
+			in = ember.Cat(outs, 1)
+		}
+		if layer < r.NumLayers-1 && r.Dropout > 0 && r.Training() {
+			in = ember.Dropout(in, r.Dropout, true)
+		}
+	}
+	out := make([]*ember.Tensor, len(finals))
+	for i, f := range finals {
+		out[i] = ember.Stack(f, 0)
+	}
+	return in, out
+}
+
+// step2 is step on a layer's states s: h and, for LSTM, c.
+func (r *recurrent) step2(gi *ember.Tensor, s []*ember.Tensor, p cellParams) []*ember.Tensor {
+	var c *ember.Tensor
+	if len(s) == 2 {
+		c = s[1]
+	}
+	h, c := r.step(gi, s[0], c, p)
+	if len(s) == 2 {
+		return []*ember.Tensor{h, c}
+	}
+	return []*ember.Tensor{h}
+}
+
+// forwardDir runs steps 0 … L−1; when the batch shrinks, the rows that
+// leave keep their states as final ones.
+func (r *recurrent) forwardDir(steps []*ember.Tensor, sizes []int, s []*ember.Tensor, p cellParams) (ys, last []*ember.Tensor) {
+	ys = make([]*ember.Tensor, len(steps))
+	ended := make([][]*ember.Tensor, len(s)) // rows that ended, latest first
+	for t, gi := range steps {
+		if rows := s[0].Size(0); sizes[t] < rows {
+			for i := range s {
+				ended[i] = append([]*ember.Tensor{s[i].Narrow(0, sizes[t], rows-sizes[t])}, ended[i]...)
+				s[i] = s[i].Narrow(0, 0, sizes[t])
+			}
+		}
+		s = r.step2(gi, s, p)
+		ys[t] = s[0]
+	}
+	last = s
+	for i := range s {
+		if len(ended[i]) > 0 {
+			last[i] = ember.Cat(append([]*ember.Tensor{s[i]}, ended[i]...), 0)
+		}
+	}
+	return ys, last
+}
+
+// reverseDir runs steps L−1 … 0; when the batch grows, the rows that join
+// start from their initial states.
+func (r *recurrent) reverseDir(steps []*ember.Tensor, sizes []int, init []*ember.Tensor, p cellParams) (ys, s []*ember.Tensor) {
+	ys = make([]*ember.Tensor, len(steps))
+	s = make([]*ember.Tensor, len(init))
+	for i, v := range init {
+		s[i] = v.Narrow(0, 0, 0)
+	}
+	for t := len(steps) - 1; t >= 0; t-- {
+		if rows := s[0].Size(0); sizes[t] > rows {
+			for i := range s {
+				join := init[i].Narrow(0, rows, sizes[t]-rows)
+				if rows == 0 {
+					s[i] = join
+				} else {
+					s[i] = ember.Cat([]*ember.Tensor{s[i], join}, 0)
+				}
+			}
+		}
+		s = r.step2(steps[t], s, p)
+		ys[t] = s[0]
+	}
+	return ys, s
+}
+
 // step is one time step of one layer and direction, given the step's
 // input projection gi = x·W_ihᵀ + b_ih.
 func (r *recurrent) step(gi, h, c *ember.Tensor, p cellParams) (*ember.Tensor, *ember.Tensor) {
@@ -432,24 +517,36 @@ func (r *recurrent) step(gi, h, c *ember.Tensor, p cellParams) (*ember.Tensor, *
 	return rnnStep(r.Nonlinearity, gi, h, p), nil
 }
 
-// stepViews returns the seq slices g[t] of g [seq, ...]. Each slice's
-// backward is a zero tensor of g's shape with the slice's gradient in it,
-// so seq slices of g cost O(seq·|g|) in backward; slicing blocks of √seq
-// steps first, then the steps of each block, costs O(√seq·|g|).
-func stepViews(g *ember.Tensor) []*ember.Tensor {
-	seq := g.Size(0)
-	out := make([]*ember.Tensor, 0, seq)
-	b := int(math.Ceil(math.Sqrt(float64(seq))))
-	if seq <= 4 {
-		b = seq
+// stepViews cuts the rows of g into consecutive pieces of sizes[t] rows.
+func stepViews(g *ember.Tensor, sizes []int) []*ember.Tensor {
+	starts := make([]int, len(sizes))
+	at := 0
+	for t, n := range sizes {
+		starts[t], at = at, at+n
 	}
-	blocks := []*ember.Tensor{g}
-	if b < seq {
-		blocks = g.Split(b, 0)
+	return rowViews(g, starts, sizes)
+}
+
+// rowViews returns the views of sizes[t] rows of g from row starts[t]
+// (increasing, the pieces not overlapping). Each view's backward is a zero
+// tensor of g's shape holding the view's gradient, so L views of g cost
+// O(L·|g|) in backward; taking blocks of √L pieces first, then the pieces
+// of each block, costs O(√L·|g|).
+func rowViews(g *ember.Tensor, starts, sizes []int) []*ember.Tensor {
+	out := make([]*ember.Tensor, 0, len(sizes))
+	b := len(sizes)
+	if b > 4 {
+		b = int(math.Ceil(math.Sqrt(float64(b))))
 	}
-	for _, blk := range blocks {
-		for j := range blk.Size(0) {
-			out = append(out, blk.Select(0, j))
+	for first := 0; first < len(sizes); first += b {
+		last := min(first+b, len(sizes)) - 1
+		view, at := g, 0
+		if b < len(sizes) {
+			at = starts[first]
+			view = g.Narrow(0, at, starts[last]+sizes[last]-at)
+		}
+		for t := first; t <= last; t++ {
+			out = append(out, view.Narrow(0, starts[t]-at, sizes[t]))
 		}
 	}
 	return out

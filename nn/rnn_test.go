@@ -26,6 +26,10 @@ type rnnCase struct {
 	Repr   string         `json:"repr"`
 	Train  bool           `json:"train"`
 	Params [][]any        `json:"params"`
+	// the packed cases': the padded input's steps, and whether the
+	// batch was packed as given
+	Steps         int  `json:"steps"`
+	EnforceSorted bool `json:"enforce_sorted"`
 }
 
 var (
@@ -63,8 +67,12 @@ func rnnCaseNames(t *testing.T) []string {
 	return names
 }
 
-// rnnKind is the case's module: the name up to its first "_".
-func rnnKind(name string) string { kind, _, _ := strings.Cut(name, "_"); return kind }
+// rnnKind is the case's module: the name up to its first "_" (after
+// "packed_").
+func rnnKind(name string) string {
+	kind, _, _ := strings.Cut(strings.TrimPrefix(name, "packed_"), "_")
+	return kind
+}
 
 // newRNNCase builds the case's module from its PyTorch keywords, the input
 // and hidden sizes read off the fixture's weight_ih.
@@ -123,6 +131,47 @@ func runRNN(m nn.Module, x, h0, c0 *ember.Tensor) map[string]*ember.Tensor {
 	return out
 }
 
+func ints(t *ember.Tensor) []int {
+	if t == nil {
+		return nil
+	}
+	var out []int
+	for _, v := range t.Int64s() {
+		out = append(out, int(v))
+	}
+	return out
+}
+
+// runPacked packs the case's padded x as PyTorch did, runs ForwardPacked
+// and pads its output back, checking the packed tensors on the way.
+func runPacked(t *testing.T, label string, m nn.Module, f map[string]*ember.Tensor, name string, c rnnCase, x, h0, c0 *ember.Tensor) map[string]*ember.Tensor {
+	t.Helper()
+	bf := c.KW["batch_first"] == true
+	lengths := ints(f[name+".lengths"])
+	p := nn.PackPaddedSequence(x, lengths, bf, c.EnforceSorted)
+	tfNear(t, label+" packed data", p.Data, f[name+".data"], 0)
+	if got, want := fmt.Sprint(p.BatchSizes, p.SortedIndices), fmt.Sprint(ints(f[name+".batch_sizes"]), ints(f[name+".sorted_indices"])); got != want {
+		t.Errorf("%s: batch sizes and sorted indices %s, want %s", label, got, want)
+	}
+	var y *nn.PackedSequence
+	outs := map[string]*ember.Tensor{}
+	switch m := m.(type) {
+	case *nn.RNN:
+		y, outs["hn"] = m.ForwardPacked(p, h0)
+	case *nn.GRU:
+		y, outs["hn"] = m.ForwardPacked(p, h0)
+	case *nn.LSTM:
+		y, outs["hn"], outs["cn"] = m.ForwardPacked(p, h0, c0)
+	}
+	tfNear(t, label+" packed output", y.Data, f[name+".out_data"], 1e-5)
+	var got []int
+	outs["out"], got = nn.PadPackedSequence(y, bf, 0, c.Steps)
+	if fmt.Sprint(got) != fmt.Sprint(lengths) {
+		t.Errorf("%s: PadPackedSequence lengths %v, want %v", label, got, lengths)
+	}
+	return outs
+}
+
 // TestRNNMatchesTorch loads each case's PyTorch state dict and compares
 // outputs, final states and the gradients of the inputs, initial states
 // and every parameter with PyTorch's, on every device.
@@ -163,7 +212,12 @@ func checkRNNCases(t *testing.T, dev ember.Device) {
 				ins[k] = leafOn(v, dev)
 			}
 		}
-		outs := runRNN(m, x, ins["h0"], ins["c0"])
+		var outs map[string]*ember.Tensor
+		if strings.HasPrefix(name, "packed_") {
+			outs = runPacked(t, label, m, f, name, c, x, ins["h0"], ins["c0"])
+		} else {
+			outs = runRNN(m, x, ins["h0"], ins["c0"])
+		}
 		var loss *ember.Tensor
 		for k, o := range outs {
 			tfNear(t, label+" "+k, o, f[name+"."+k], 1e-5)
@@ -285,6 +339,13 @@ func TestRNNShapesOnMeta(t *testing.T) {
 	if y := g.Forward(meta(2, 5, 3)); !y.Shape().Equal(ember.Shape{2, 5, 4}) {
 		t.Errorf("GRU.Forward: %v", y.Shape())
 	}
+	p := nn.PackPaddedSequence(meta(6, 3, 3), []int{2, 6, 3}, false, false)
+	y, hn, cn := l.ForwardPacked(nn.PackPaddedSequence(meta(3, 6, 3), []int{2, 6, 3}, true, false), nil, nil)
+	padded, _ := nn.PadPackedSequence(y, true, 0, 7)
+	check("lstm packed", map[string]*ember.Tensor{"out": padded, "hn": hn, "cn": cn}, want{ember.Shape{3, 7, 4}, ember.Shape{6, 3, 2}, ember.Shape{6, 3, 8}})
+	if !p.Data.Shape().Equal(ember.Shape{11, 3}) || fmt.Sprint(p.BatchSizes) != "[3 3 2 1 1 1]" {
+		t.Errorf("packed on meta: %v %v", p.Data.Shape(), p.BatchSizes)
+	}
 	c := nn.NewLSTMCell(3, 4, true)
 	c.To(ember.Meta)
 	check("lstm cell", runRNN(c, meta(5, 3), nil, nil), want{hn: ember.Shape{5, 4}, cn: ember.Shape{5, 4}})
@@ -394,6 +455,54 @@ func TestRNNMisuse(t *testing.T) {
 		{"h without c", func() { cell.ForwardState(z(3, 10), nil, z(3, 20)) }, "h and c"},
 	}
 	for _, c := range value {
+		e := testenv.Raises[*ember.ValueError](t, c.what, c.f)
+		if !strings.Contains(e.Error(), c.msg) {
+			t.Errorf("%s: %q, want %q", c.what, e, c.msg)
+		}
+	}
+	// packing
+	px := z(4, 3, 10)
+	packed := nn.PackPaddedSequence(px, []int{4, 2, 1}, false, true)
+	packedMisuse := []struct {
+		what string
+		f    func()
+		msg  string
+	}{
+		{"lengths count", func() { nn.PackPaddedSequence(px, []int{4, 2}, false, true) }, "Expected `len(lengths)` to be equal to batch_size, but got 2 (batch_size=3)"},
+		{"too long", func() { nn.PackPaddedSequence(px, []int{5, 2, 1}, false, true) }, "lengths[0] = 5 exceeds the padded batch's 4 steps"},
+		{"empty batch", func() { nn.PackPaddedSequence(z(4, 0, 10), nil, false, true) }, "Cannot pack empty tensors."},
+		{"1-D", func() { nn.PackPaddedSequence(z(4), []int{4}, false, true) }, "at least 2 dimensions"},
+		{"3-D data", func() {
+			lstm.ForwardPacked(&nn.PackedSequence{Data: z(7, 1, 10), BatchSizes: packed.BatchSizes}, nil, nil)
+		}, "LSTM: input must have 2 dimensions, got 3"},
+		{"packed input size", func() { rnn.ForwardPacked(&nn.PackedSequence{Data: z(7, 5), BatchSizes: packed.BatchSizes}, nil) }, "input.size(-1) must be equal to input_size. Expected 10, got 5"},
+		{"packed rows", func() { rnn.ForwardPacked(&nn.PackedSequence{Data: z(6, 10), BatchSizes: packed.BatchSizes}, nil) }, "BatchSizes [3 2 1 1] add up to 7 rows, but Data has 6"},
+		{"packed h0", func() { lstm.ForwardPacked(packed, z(1, 2, 20), z(1, 3, 20)) }, "Expected hidden[0] size (1, 3, 20), got [1, 2, 20]"},
+		{"nil packed", func() { nn.PadPackedSequence(nil, false, 0, 0) }, "nil PackedSequence"},
+	}
+	for _, c := range packedMisuse {
+		e := testenv.Raises[*ember.ShapeError](t, c.what, c.f)
+		if !strings.Contains(e.Error(), c.msg) {
+			t.Errorf("%s: %q, want %q", c.what, e, c.msg)
+		}
+	}
+	packedValue := []struct {
+		what string
+		f    func()
+		msg  string
+	}{
+		{"unsorted", func() { nn.PackPaddedSequence(px, []int{2, 4, 1}, false, true) }, "`lengths` array must be sorted in decreasing order when `enforce_sorted` is True"},
+		{"zero length", func() { nn.PackPaddedSequence(px, []int{4, 0, 1}, false, false) }, "Length of all samples has to be greater than 0"},
+		{"total length", func() { nn.PadPackedSequence(packed, false, 0, 3) }, "Expected total_length to be at least the length of the longest sequence in input, but got total_length=3 and max sequence length being 4"},
+		{"growing batch", func() {
+			gru := nn.NewGRU(10, 2)
+			gru.ForwardPacked(&nn.PackedSequence{Data: z(3, 10), BatchSizes: []int{1, 2}}, nil)
+		}, "must be positive and non-increasing"},
+		{"bad permutation", func() {
+			nn.PadPackedSequence(&nn.PackedSequence{Data: z(7, 10), BatchSizes: packed.BatchSizes, SortedIndices: []int{0, 0, 1}, UnsortedIndices: []int{0, 2, 1}}, false, 0, 0)
+		}, "a permutation"},
+	}
+	for _, c := range packedValue {
 		e := testenv.Raises[*ember.ValueError](t, c.what, c.f)
 		if !strings.Contains(e.Error(), c.msg) {
 			t.Errorf("%s: %q, want %q", c.what, e, c.msg)

@@ -12,6 +12,10 @@ and their cells) into testdata/nn/:
                    parameter; for "gru_2l_bidir_bf" also ".outonly.out",
                    the output with zero initial states, and ".outonly.grad.*",
                    the gradients of its sum(out·gout).
+                   The "packed_*" cases run on pack_padded_sequence(x,
+                   ".lengths", ...): ".data", ".batch_sizes" and
+                   ".sorted_indices" are the packed input, ".out_data" the
+                   packed output and ".out" pad_packed_sequence of it.
   rnn.json         {"<case>": {"kw": constructor keywords, "repr": repr,
                    "train": training mode, "params": [[name, shape], ...]
                    the parameters in registration order}} for the cases.
@@ -33,6 +37,7 @@ import sys
 
 import torch
 import torch.nn as nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_nn_fixtures import OUT, save_safetensors  # noqa: E402
@@ -77,6 +82,16 @@ CELLS = [
     ("grucell", nn.GRUCell, 4, 5, {}, (3, 4), True),
     ("grucell_unbatched", nn.GRUCell, 4, 5, {}, (4,), True),
     ("grucell_nobias", nn.GRUCell, 4, 5, {"bias": False}, (3, 4), False),
+]
+
+# packed batches: (name, class, input_size, hidden_size, kwargs, lengths,
+# steps, enforce_sorted, states); the padded input is [steps, B, In]
+# ([B, steps, In] with batch_first).
+PACKED = [
+    ("packed_lstm_unsorted", nn.LSTM, 3, 4, {"num_layers": 2, "bidirectional": True}, [3, 5, 1, 4], 5, False, True),
+    ("packed_gru_sorted_bf", nn.GRU, 3, 4, {"batch_first": True, "bidirectional": True}, [5, 3, 3, 1], 6, True, False),
+    ("packed_rnn_ties", nn.RNN, 3, 4, {"nonlinearity": "relu"}, [2, 4, 2, 4, 1, 2], 4, False, True),
+    ("packed_lstm_proj_long", nn.LSTM, 3, 4, {"proj_size": 2, "bidirectional": True}, [9, 7, 7, 2], 9, False, False),
 ]
 
 
@@ -158,6 +173,40 @@ def main():
         if len(outs) == 2:
             named["cn"] = outs[1]
         record(name, m, x, states, named, kw, False)
+
+    for i, (name, cls, inp, hid, kw, lengths, steps, enforce, with_states) in enumerate(PACKED):
+        torch.manual_seed(300 + i)
+        m = cls(inp, hid, **kw)
+        m.eval()
+        bf = kw.get("batch_first", False)
+        b = len(lengths)
+        x = leaf((b, steps, inp) if bf else (steps, b, inp))
+        d = 2 if kw.get("bidirectional") else 1
+        nl = kw.get("num_layers", 1)
+        hout = kw.get("proj_size", 0) or hid
+        states = []
+        if with_states:
+            states.append(leaf((d * nl, b, hout)))
+            if cls is nn.LSTM:
+                states.append(leaf((d * nl, b, hid)))
+        packed = pack_padded_sequence(x, torch.tensor(lengths), batch_first=bf, enforce_sorted=enforce)
+        if cls is nn.LSTM:
+            out, (hn, cn) = m(packed, tuple(states) if states else None)
+        else:
+            out, hn = m(packed, states[0] if states else None)
+        padded, out_lengths = pad_packed_sequence(out, batch_first=bf, total_length=steps)
+        assert out_lengths.tolist() == lengths
+        T[name + ".lengths"] = torch.tensor(lengths)
+        T[name + ".data"] = packed.data.detach().clone()
+        T[name + ".batch_sizes"] = packed.batch_sizes.clone()
+        if packed.sorted_indices is not None:
+            T[name + ".sorted_indices"] = packed.sorted_indices.clone()
+        T[name + ".out_data"] = out.data.detach().clone()
+        outs = {"out": padded, "hn": hn}
+        if cls is nn.LSTM:
+            outs["cn"] = cn
+        record(name, m, x, states, outs, kw, False)
+        meta[name].update({"steps": steps, "enforce_sorted": enforce})
 
     save_safetensors(os.path.join(OUT, "rnn.safetensors"), T)
     with open(os.path.join(OUT, "rnn.json"), "w") as f:
