@@ -279,6 +279,9 @@ func TestRNNLayout(t *testing.T) {
 		bound := 1 / math.Sqrt(float64(hidden))
 		for _, p := range ps {
 			v := p.Tensor.Float64s()
+			if len(v) == 0 {
+				continue
+			}
 			lo, hi := v[0], v[0]
 			for _, x := range v {
 				lo, hi = min(lo, x), max(hi, x)

@@ -67,6 +67,7 @@ LAYERS = [
     ("gru_unbatched", nn.GRU, 4, 5, {}, (5, 4), True, False),
     ("gru_nobias", nn.GRU, 4, 5, {"bias": False}, (3, 2, 4), False, False),
     ("gru_long_bidir", nn.GRU, 3, 4, {"bidirectional": True}, (9, 2, 3), False, False),
+    ("gru_input0", nn.GRU, 0, 3, {"bidirectional": True}, (3, 2, 0), True, False),
     ("gru_dropout1_train", nn.GRU, 4, 5, {"num_layers": 3, "dropout": 1.0, "bidirectional": True}, (3, 2, 4), False, True),
 ]
 
