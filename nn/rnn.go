@@ -29,13 +29,14 @@ type RNNOptions struct {
 	ProjSize int
 }
 
-// recurrent is the multi-layer recurrence shared by RNN, LSTM and GRU:
-// its fields are PyTorch's attributes, its parameters PyTorch's, in
-// PyTorch's order (for each layer, for each direction: weight_ih,
-// weight_hh, bias_ih, bias_hh, weight_hr).
-type recurrent struct {
+// RNNBase is what RNN, LSTM and GRU share (PyTorch's nn.RNNBase): the
+// module registry, the settings (PyTorch's attributes) and the
+// parameters, registered in PyTorch's order (for each layer, for each
+// direction: weight_ih, weight_hh, bias_ih, bias_hh, weight_hr). Build one
+// with NewRNN, NewLSTM or NewGRU. BatchFirst and Dropout (and RNN's
+// Nonlinearity) may be changed; the others are fixed by the constructor.
+type RNNBase struct {
 	Base
-	mode                  string // "RNN", "LSTM" or "GRU": the layer's name
 	InputSize, HiddenSize int
 	NumLayers             int
 	Nonlinearity          string // RNN: "tanh" or "relu"; "" for LSTM and GRU
@@ -43,7 +44,8 @@ type recurrent struct {
 	BatchFirst            bool
 	Dropout               float64
 	Bidirectional         bool
-	ProjSize              int
+	ProjSize              int             // LSTM: the size of h when projected; 0 when not
+	mode                  string          // "RNN", "LSTM" or "GRU": the layer's name
 	flat                  []*ember.Tensor // the parameters' slots, in PyTorch's order
 }
 
@@ -59,7 +61,7 @@ func gates(mode string) int {
 	return 1
 }
 
-func (r *recurrent) dirs() int {
+func (r *RNNBase) dirs() int {
 	if r.Bidirectional {
 		return 2
 	}
@@ -67,7 +69,7 @@ func (r *recurrent) dirs() int {
 }
 
 // outSize is the size of the hidden state h (H_out): ProjSize if set.
-func (r *recurrent) outSize() int {
+func (r *RNNBase) outSize() int {
 	if r.ProjSize > 0 {
 		return r.ProjSize
 	}
@@ -75,7 +77,7 @@ func (r *recurrent) outSize() int {
 }
 
 // perCell is the number of parameters of one layer and direction.
-func (r *recurrent) perCell() int {
+func (r *RNNBase) perCell() int {
 	n := 2
 	if r.Bias {
 		n += 2
@@ -86,7 +88,7 @@ func (r *recurrent) perCell() int {
 	return n
 }
 
-func newRecurrent(self Module, mode string, inputSize, hiddenSize int, opts []RNNOptions) recurrent {
+func newRecurrent(self Module, mode string, inputSize, hiddenSize int, opts []RNNOptions) RNNBase {
 	op := "New" + mode
 	if len(opts) > 1 {
 		argErr(op, "takes at most one RNNOptions, got %d", len(opts))
@@ -127,7 +129,7 @@ func newRecurrent(self Module, mode string, inputSize, hiddenSize int, opts []RN
 	if o.ProjSize >= hiddenSize {
 		argErr(op, "proj_size has to be smaller than hidden_size")
 	}
-	r := recurrent{mode: mode, InputSize: inputSize, HiddenSize: hiddenSize, NumLayers: o.NumLayers,
+	r := RNNBase{mode: mode, InputSize: inputSize, HiddenSize: hiddenSize, NumLayers: o.NumLayers,
 		Nonlinearity: o.Nonlinearity, Bias: !o.NoBias, BatchFirst: o.BatchFirst, Dropout: o.Dropout,
 		Bidirectional: o.Bidirectional, ProjSize: o.ProjSize}
 	r.Init(self)
@@ -153,7 +155,7 @@ func newRecurrent(self Module, mode string, inputSize, hiddenSize int, opts []RN
 
 // register registers r.flat's slots under PyTorch's names. r.flat must
 // not be reallocated afterwards: the registry points into it.
-func (r *recurrent) register() {
+func (r *RNNBase) register() {
 	names := r.paramNames()
 	for i := range r.flat {
 		r.RegisterParameter(names[i], &r.flat[i])
@@ -161,7 +163,7 @@ func (r *recurrent) register() {
 }
 
 // paramNames are PyTorch's names of r.flat, in order.
-func (r *recurrent) paramNames() []string {
+func (r *RNNBase) paramNames() []string {
 	var names []string
 	for layer := range r.NumLayers {
 		for d := range r.dirs() {
@@ -182,10 +184,10 @@ func (r *recurrent) paramNames() []string {
 }
 
 // replicate copies r's settings and slots into c, a new module's
-// recurrent (for DataParallel: the registry points into r.flat, outside
+// RNNBase (for DataParallel: the registry points into r.flat, outside
 // the struct, so the reflection copy cannot re-point it).
-func (r *recurrent) replicate(self Module, c *recurrent) {
-	*c = recurrent{mode: r.mode, InputSize: r.InputSize, HiddenSize: r.HiddenSize, NumLayers: r.NumLayers,
+func (r *RNNBase) replicate(self Module, c *RNNBase) {
+	*c = RNNBase{mode: r.mode, InputSize: r.InputSize, HiddenSize: r.HiddenSize, NumLayers: r.NumLayers,
 		Nonlinearity: r.Nonlinearity, Bias: r.Bias, BatchFirst: r.BatchFirst, Dropout: r.Dropout,
 		Bidirectional: r.Bidirectional, ProjSize: r.ProjSize, flat: append([]*ember.Tensor(nil), r.flat...)}
 	c.Init(self)
@@ -195,7 +197,7 @@ func (r *recurrent) replicate(self Module, c *recurrent) {
 
 // allWeights is PyTorch's all_weights: the parameters of each layer and
 // direction (forward, then reverse), in PyTorch's order.
-func (r *recurrent) allWeights() [][]*ember.Tensor {
+func (r *RNNBase) allWeights() [][]*ember.Tensor {
 	k := r.perCell()
 	out := make([][]*ember.Tensor, 0, len(r.flat)/max(k, 1))
 	for i := 0; i+k <= len(r.flat); i += k {
@@ -207,7 +209,7 @@ func (r *recurrent) allWeights() [][]*ember.Tensor {
 // cellParams are the parameters of one layer and direction.
 type cellParams struct{ wih, whh, bih, bhh, whr *ember.Tensor }
 
-func (r *recurrent) cell(layer, dir int) cellParams {
+func (r *RNNBase) cell(layer, dir int) cellParams {
 	k := r.perCell()
 	w := r.flat[(layer*r.dirs()+dir)*k:][:k]
 	p := cellParams{wih: w[0], whh: w[1]}
@@ -223,7 +225,7 @@ func (r *recurrent) cell(layer, dir int) cellParams {
 
 // extraRepr is PyTorch's RNNBase.extra_repr (defaults left out; RNN's
 // nonlinearity is not shown, as in PyTorch).
-func (r *recurrent) extraRepr() string {
+func (r *RNNBase) extraRepr() string {
 	s := fmt.Sprintf("%d, %d", r.InputSize, r.HiddenSize)
 	if r.ProjSize != 0 {
 		s += fmt.Sprintf(", proj_size=%d", r.ProjSize)
@@ -276,7 +278,7 @@ func sameDType(op, what string, t, w *ember.Tensor) {
 }
 
 // check panics unless the layer's settings still fit its parameters.
-func (r *recurrent) check() {
+func (r *RNNBase) check() {
 	typ := fmt.Sprintf("%T", r.self)
 	if want := r.NumLayers * r.dirs() * r.perCell(); len(r.flat) != want || r.NumLayers <= 0 {
 		useErr(typ, "Forward", "the layer's settings (NumLayers, Bidirectional, Bias, ProjSize) no longer fit its parameters: they are fixed by the constructor")
@@ -293,7 +295,7 @@ func (r *recurrent) check() {
 
 // initialStates checks h0 (and c0 for LSTM), [layers·directions, n, H]
 // each, against the input x, and returns them, zeros for nil ones.
-func (r *recurrent) initialStates(x *ember.Tensor, n int, h0, c0 *ember.Tensor) []*ember.Tensor {
+func (r *RNNBase) initialStates(x *ember.Tensor, n int, h0, c0 *ember.Tensor) []*ember.Tensor {
 	lstm := r.mode == "LSTM"
 	states := []*ember.Tensor{h0}
 	if lstm {
@@ -323,7 +325,7 @@ func (r *recurrent) initialStates(x *ember.Tensor, n int, h0, c0 *ember.Tensor) 
 // [layers·directions, N, H] ([layers·directions, H] unbatched) or nil for
 // zeros. It returns the last layer's output at every step and the final
 // states (cn nil but for LSTM).
-func (r *recurrent) run(x, h0, c0 *ember.Tensor) (out, hn, cn *ember.Tensor) {
+func (r *RNNBase) run(x, h0, c0 *ember.Tensor) (out, hn, cn *ember.Tensor) {
 	op := r.mode
 	lstm := r.mode == "LSTM"
 	if x == nil {
@@ -404,7 +406,7 @@ func (r *recurrent) run(x, h0, c0 *ember.Tensor) (out, hn, cn *ember.Tensor) {
 // and the final states, stacked as the initial ones: a sequence's final
 // state is its state after its last step (a packed batch's shorter
 // sequences end first).
-func (r *recurrent) layers(x *ember.Tensor, sizes []int, states []*ember.Tensor) (*ember.Tensor, []*ember.Tensor) {
+func (r *RNNBase) layers(x *ember.Tensor, sizes []int, states []*ember.Tensor) (*ember.Tensor, []*ember.Tensor) {
 	finals := make([][]*ember.Tensor, len(states))
 	in := x
 	for layer := range r.NumLayers {
@@ -444,7 +446,7 @@ func (r *recurrent) layers(x *ember.Tensor, sizes []int, states []*ember.Tensor)
 }
 
 // step2 is step on a layer's states s: h and, for LSTM, c.
-func (r *recurrent) step2(gi *ember.Tensor, s []*ember.Tensor, p cellParams) []*ember.Tensor {
+func (r *RNNBase) step2(gi *ember.Tensor, s []*ember.Tensor, p cellParams) []*ember.Tensor {
 	var c *ember.Tensor
 	if len(s) == 2 {
 		c = s[1]
@@ -458,7 +460,7 @@ func (r *recurrent) step2(gi *ember.Tensor, s []*ember.Tensor, p cellParams) []*
 
 // forwardDir runs steps 0 … L−1; when the batch shrinks, the rows that
 // leave keep their states as final ones.
-func (r *recurrent) forwardDir(steps []*ember.Tensor, sizes []int, s []*ember.Tensor, p cellParams) (ys, last []*ember.Tensor) {
+func (r *RNNBase) forwardDir(steps []*ember.Tensor, sizes []int, s []*ember.Tensor, p cellParams) (ys, last []*ember.Tensor) {
 	ys = make([]*ember.Tensor, len(steps))
 	ended := make([][]*ember.Tensor, len(s)) // rows that ended, latest first
 	for t, gi := range steps {
@@ -482,7 +484,7 @@ func (r *recurrent) forwardDir(steps []*ember.Tensor, sizes []int, s []*ember.Te
 
 // reverseDir runs steps L−1 … 0; when the batch grows, the rows that join
 // start from their initial states.
-func (r *recurrent) reverseDir(steps []*ember.Tensor, sizes []int, init []*ember.Tensor, p cellParams) (ys, s []*ember.Tensor) {
+func (r *RNNBase) reverseDir(steps []*ember.Tensor, sizes []int, init []*ember.Tensor, p cellParams) (ys, s []*ember.Tensor) {
 	ys = make([]*ember.Tensor, len(steps))
 	s = make([]*ember.Tensor, len(init))
 	for i, v := range init {
@@ -507,7 +509,7 @@ func (r *recurrent) reverseDir(steps []*ember.Tensor, sizes []int, init []*ember
 
 // step is one time step of one layer and direction, given the step's
 // input projection gi = x·W_ihᵀ + b_ih.
-func (r *recurrent) step(gi, h, c *ember.Tensor, p cellParams) (*ember.Tensor, *ember.Tensor) {
+func (r *RNNBase) step(gi, h, c *ember.Tensor, p cellParams) (*ember.Tensor, *ember.Tensor) {
 	switch r.mode {
 	case "LSTM":
 		return lstmStep(gi, h, c, p)
@@ -588,21 +590,18 @@ func gruStep(gi, h *ember.Tensor, p cellParams) *ember.Tensor {
 
 // RNN is torch.nn.RNN: an Elman recurrence h_t = tanh(x_t·W_ihᵀ + b_ih +
 // h_{t−1}·W_hhᵀ + b_hh) (ReLU with Nonlinearity "relu") over a sequence,
-// in NumLayers stacked layers, optionally bidirectional. Its fields are
-// PyTorch's attributes (InputSize, HiddenSize, NumLayers, Nonlinearity,
-// Bias, BatchFirst, Dropout, Bidirectional); BatchFirst, Dropout and
-// Nonlinearity may be changed, the others are fixed by the constructor.
-// Its parameters and state-dict keys are PyTorch's: weight_ih_l{k},
+// in NumLayers stacked layers, optionally bidirectional. Its fields
+// (RNNBase's) are PyTorch's attributes. Its parameters and state-dict keys are PyTorch's: weight_ih_l{k},
 // weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}, with _reverse ones for the
 // second direction, so a PyTorch state dict loads with LoadStateDict.
-type RNN struct{ recurrent }
+type RNN struct{ RNNBase }
 
 // NewRNN returns nn.RNN(inputSize, hiddenSize, ...) with PyTorch's
 // initialisation, U(−1/√hiddenSize, 1/√hiddenSize) for every parameter;
 // opts (at most one) holds the other arguments.
 func NewRNN(inputSize, hiddenSize int, opts ...RNNOptions) *RNN {
 	m := &RNN{}
-	m.recurrent = newRecurrent(m, "RNN", inputSize, hiddenSize, opts)
+	m.RNNBase = newRecurrent(m, "RNN", inputSize, hiddenSize, opts)
 	m.register()
 	return m
 }
@@ -643,7 +642,7 @@ func (m *RNN) ExtraRepr() string {
 func (m *RNN) ReplicateModule(func(Module) Module) Module {
 	CheckNil(m, "ReplicateModule")
 	c := &RNN{}
-	m.replicate(c, &c.recurrent)
+	m.replicate(c, &c.RNNBase)
 	return c
 }
 
@@ -654,13 +653,13 @@ func (m *RNN) ReplicateModule(func(Module) Module) Module {
 // stacked layers, optionally bidirectional. Fields, parameter names and
 // state dict are PyTorch's, as RNN's, with weight_hr_l{k} for the
 // projection.
-type LSTM struct{ recurrent }
+type LSTM struct{ RNNBase }
 
 // NewLSTM returns nn.LSTM(inputSize, hiddenSize, ...) with PyTorch's
 // initialisation; opts (at most one) holds the other arguments.
 func NewLSTM(inputSize, hiddenSize int, opts ...RNNOptions) *LSTM {
 	m := &LSTM{}
-	m.recurrent = newRecurrent(m, "LSTM", inputSize, hiddenSize, opts)
+	m.RNNBase = newRecurrent(m, "LSTM", inputSize, hiddenSize, opts)
 	m.register()
 	return m
 }
@@ -702,7 +701,7 @@ func (m *LSTM) ExtraRepr() string {
 func (m *LSTM) ReplicateModule(func(Module) Module) Module {
 	CheckNil(m, "ReplicateModule")
 	c := &LSTM{}
-	m.replicate(c, &c.recurrent)
+	m.replicate(c, &c.RNNBase)
 	return c
 }
 
@@ -712,13 +711,13 @@ func (m *LSTM) ReplicateModule(func(Module) Module) Module {
 // the weights' 3·HiddenSize rows; in NumLayers stacked layers, optionally
 // bidirectional. Fields, parameter names and state dict are PyTorch's, as
 // RNN's.
-type GRU struct{ recurrent }
+type GRU struct{ RNNBase }
 
 // NewGRU returns nn.GRU(inputSize, hiddenSize, ...) with PyTorch's
 // initialisation; opts (at most one) holds the other arguments.
 func NewGRU(inputSize, hiddenSize int, opts ...RNNOptions) *GRU {
 	m := &GRU{}
-	m.recurrent = newRecurrent(m, "GRU", inputSize, hiddenSize, opts)
+	m.RNNBase = newRecurrent(m, "GRU", inputSize, hiddenSize, opts)
 	m.register()
 	return m
 }
@@ -753,6 +752,6 @@ func (m *GRU) ExtraRepr() string {
 func (m *GRU) ReplicateModule(func(Module) Module) Module {
 	CheckNil(m, "ReplicateModule")
 	c := &GRU{}
-	m.replicate(c, &c.recurrent)
+	m.replicate(c, &c.RNNBase)
 	return c
 }

@@ -198,7 +198,7 @@ func indexTensor(idx []int, dev ember.Device) *ember.Tensor {
 
 // runPacked is PyTorch's forward of a PackedSequence: the output is
 // packed as x, h_n and c_n are in the original batch order.
-func (r *recurrent) runPacked(x *PackedSequence, h0, c0 *ember.Tensor) (*PackedSequence, *ember.Tensor, *ember.Tensor) {
+func (r *RNNBase) runPacked(x *PackedSequence, h0, c0 *ember.Tensor) (*PackedSequence, *ember.Tensor, *ember.Tensor) {
 	op := r.mode
 	x.check(op)
 	r.check()

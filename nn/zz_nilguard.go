@@ -1774,161 +1774,161 @@ func (m *Embedding) ZeroGrad() {
 // *nn.ModuleError.
 func (m *GRU) Buffers() []*ember.Tensor {
 	CheckNil(m, "Buffers")
-	return m.recurrent.Base.Buffers()
+	return m.RNNBase.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) Children() (names []string, mods []Module) {
 	CheckNil(m, "Children")
-	return m.recurrent.Base.Children()
+	return m.RNNBase.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) Eval() {
 	CheckNil(m, "Eval")
-	m.recurrent.Base.Eval()
+	m.RNNBase.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) Init(self Module) {
 	CheckNil(m, "Init")
-	m.recurrent.Base.Init(self)
+	m.RNNBase.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
 	CheckNil(m, "LoadStateDict")
-	return m.recurrent.Base.LoadStateDict(sd, strict)
+	return m.RNNBase.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
 	CheckNil(m, "MapBuffers")
-	m.recurrent.Base.MapBuffers(f)
+	m.RNNBase.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
 	CheckNil(m, "MapParameters")
-	m.recurrent.Base.MapParameters(f)
+	m.RNNBase.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) NamedBuffers() []Named {
 	CheckNil(m, "NamedBuffers")
-	return m.recurrent.Base.NamedBuffers()
+	return m.RNNBase.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) NamedParameters() []Named {
 	CheckNil(m, "NamedParameters")
-	return m.recurrent.Base.NamedParameters()
+	return m.RNNBase.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) ParameterRefs() (names []string, refs []**ember.Tensor) {
 	CheckNil(m, "ParameterRefs")
-	return m.recurrent.Base.ParameterRefs()
+	return m.RNNBase.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) Parameters() []*ember.Tensor {
 	CheckNil(m, "Parameters")
-	return m.recurrent.Base.Parameters()
+	return m.RNNBase.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) RegisterBuffer(name string, p **ember.Tensor) {
 	CheckNil(m, "RegisterBuffer")
-	m.recurrent.Base.RegisterBuffer(name, p)
+	m.RNNBase.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (mod *GRU) RegisterModule(name string, m Module) {
 	CheckNil(mod, "RegisterModule")
-	mod.recurrent.Base.RegisterModule(name, m)
+	mod.RNNBase.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) RegisterParameter(name string, p **ember.Tensor) {
 	CheckNil(m, "RegisterParameter")
-	m.recurrent.Base.RegisterParameter(name, p)
+	m.RNNBase.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) Registry() *Base {
 	CheckNil(m, "Registry")
-	return m.recurrent.Base.Registry()
+	return m.RNNBase.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) RequiresGrad(on bool) Module {
 	CheckNil(m, "RequiresGrad")
-	return m.recurrent.Base.RequiresGrad(on)
+	return m.RNNBase.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (mod *GRU) SetModule(name string, m Module) Module {
 	CheckNil(mod, "SetModule")
-	return mod.recurrent.Base.SetModule(name, m)
+	return mod.RNNBase.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) StateDict() map[string]*ember.Tensor {
 	CheckNil(m, "StateDict")
-	return m.recurrent.Base.StateDict()
+	return m.RNNBase.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) String() string {
 	CheckNil(m, "String")
-	return m.recurrent.Base.String()
+	return m.RNNBase.Base.String()
 }
 
 // To is Base.To; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) To(dev ember.Device) Module {
 	CheckNil(m, "To")
-	return m.recurrent.Base.To(dev)
+	return m.RNNBase.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) Train(on bool) {
 	CheckNil(m, "Train")
-	m.recurrent.Base.Train(on)
+	m.RNNBase.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) Training() bool {
 	CheckNil(m, "Training")
-	return m.recurrent.Base.Training()
+	return m.RNNBase.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) ZeroGrad() {
 	CheckNil(m, "ZeroGrad")
-	m.recurrent.Base.ZeroGrad()
+	m.RNNBase.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.GRUCell it panics with an
@@ -2257,161 +2257,161 @@ func (m *GroupNorm) ZeroGrad() {
 // *nn.ModuleError.
 func (m *LSTM) Buffers() []*ember.Tensor {
 	CheckNil(m, "Buffers")
-	return m.recurrent.Base.Buffers()
+	return m.RNNBase.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) Children() (names []string, mods []Module) {
 	CheckNil(m, "Children")
-	return m.recurrent.Base.Children()
+	return m.RNNBase.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) Eval() {
 	CheckNil(m, "Eval")
-	m.recurrent.Base.Eval()
+	m.RNNBase.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) Init(self Module) {
 	CheckNil(m, "Init")
-	m.recurrent.Base.Init(self)
+	m.RNNBase.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
 	CheckNil(m, "LoadStateDict")
-	return m.recurrent.Base.LoadStateDict(sd, strict)
+	return m.RNNBase.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
 	CheckNil(m, "MapBuffers")
-	m.recurrent.Base.MapBuffers(f)
+	m.RNNBase.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
 	CheckNil(m, "MapParameters")
-	m.recurrent.Base.MapParameters(f)
+	m.RNNBase.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) NamedBuffers() []Named {
 	CheckNil(m, "NamedBuffers")
-	return m.recurrent.Base.NamedBuffers()
+	return m.RNNBase.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) NamedParameters() []Named {
 	CheckNil(m, "NamedParameters")
-	return m.recurrent.Base.NamedParameters()
+	return m.RNNBase.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) ParameterRefs() (names []string, refs []**ember.Tensor) {
 	CheckNil(m, "ParameterRefs")
-	return m.recurrent.Base.ParameterRefs()
+	return m.RNNBase.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) Parameters() []*ember.Tensor {
 	CheckNil(m, "Parameters")
-	return m.recurrent.Base.Parameters()
+	return m.RNNBase.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) RegisterBuffer(name string, p **ember.Tensor) {
 	CheckNil(m, "RegisterBuffer")
-	m.recurrent.Base.RegisterBuffer(name, p)
+	m.RNNBase.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (mod *LSTM) RegisterModule(name string, m Module) {
 	CheckNil(mod, "RegisterModule")
-	mod.recurrent.Base.RegisterModule(name, m)
+	mod.RNNBase.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) RegisterParameter(name string, p **ember.Tensor) {
 	CheckNil(m, "RegisterParameter")
-	m.recurrent.Base.RegisterParameter(name, p)
+	m.RNNBase.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) Registry() *Base {
 	CheckNil(m, "Registry")
-	return m.recurrent.Base.Registry()
+	return m.RNNBase.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) RequiresGrad(on bool) Module {
 	CheckNil(m, "RequiresGrad")
-	return m.recurrent.Base.RequiresGrad(on)
+	return m.RNNBase.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (mod *LSTM) SetModule(name string, m Module) Module {
 	CheckNil(mod, "SetModule")
-	return mod.recurrent.Base.SetModule(name, m)
+	return mod.RNNBase.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) StateDict() map[string]*ember.Tensor {
 	CheckNil(m, "StateDict")
-	return m.recurrent.Base.StateDict()
+	return m.RNNBase.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) String() string {
 	CheckNil(m, "String")
-	return m.recurrent.Base.String()
+	return m.RNNBase.Base.String()
 }
 
 // To is Base.To; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) To(dev ember.Device) Module {
 	CheckNil(m, "To")
-	return m.recurrent.Base.To(dev)
+	return m.RNNBase.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) Train(on bool) {
 	CheckNil(m, "Train")
-	m.recurrent.Base.Train(on)
+	m.RNNBase.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) Training() bool {
 	CheckNil(m, "Training")
-	return m.recurrent.Base.Training()
+	return m.RNNBase.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) ZeroGrad() {
 	CheckNil(m, "ZeroGrad")
-	m.recurrent.Base.ZeroGrad()
+	m.RNNBase.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.LSTMCell it panics with an
@@ -3881,161 +3881,161 @@ func (m *RMSNorm) ZeroGrad() {
 // *nn.ModuleError.
 func (m *RNN) Buffers() []*ember.Tensor {
 	CheckNil(m, "Buffers")
-	return m.recurrent.Base.Buffers()
+	return m.RNNBase.Base.Buffers()
 }
 
 // Children is Base.Children; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) Children() (names []string, mods []Module) {
 	CheckNil(m, "Children")
-	return m.recurrent.Base.Children()
+	return m.RNNBase.Base.Children()
 }
 
 // Eval is Base.Eval; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) Eval() {
 	CheckNil(m, "Eval")
-	m.recurrent.Base.Eval()
+	m.RNNBase.Base.Eval()
 }
 
 // Init is Base.Init; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) Init(self Module) {
 	CheckNil(m, "Init")
-	m.recurrent.Base.Init(self)
+	m.RNNBase.Base.Init(self)
 }
 
 // LoadStateDict is Base.LoadStateDict; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
 	CheckNil(m, "LoadStateDict")
-	return m.recurrent.Base.LoadStateDict(sd, strict)
+	return m.RNNBase.Base.LoadStateDict(sd, strict)
 }
 
 // MapBuffers is Base.MapBuffers; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
 	CheckNil(m, "MapBuffers")
-	m.recurrent.Base.MapBuffers(f)
+	m.RNNBase.Base.MapBuffers(f)
 }
 
 // MapParameters is Base.MapParameters; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
 	CheckNil(m, "MapParameters")
-	m.recurrent.Base.MapParameters(f)
+	m.RNNBase.Base.MapParameters(f)
 }
 
 // NamedBuffers is Base.NamedBuffers; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) NamedBuffers() []Named {
 	CheckNil(m, "NamedBuffers")
-	return m.recurrent.Base.NamedBuffers()
+	return m.RNNBase.Base.NamedBuffers()
 }
 
 // NamedParameters is Base.NamedParameters; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) NamedParameters() []Named {
 	CheckNil(m, "NamedParameters")
-	return m.recurrent.Base.NamedParameters()
+	return m.RNNBase.Base.NamedParameters()
 }
 
 // ParameterRefs is Base.ParameterRefs; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) ParameterRefs() (names []string, refs []**ember.Tensor) {
 	CheckNil(m, "ParameterRefs")
-	return m.recurrent.Base.ParameterRefs()
+	return m.RNNBase.Base.ParameterRefs()
 }
 
 // Parameters is Base.Parameters; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) Parameters() []*ember.Tensor {
 	CheckNil(m, "Parameters")
-	return m.recurrent.Base.Parameters()
+	return m.RNNBase.Base.Parameters()
 }
 
 // RegisterBuffer is Base.RegisterBuffer; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) RegisterBuffer(name string, p **ember.Tensor) {
 	CheckNil(m, "RegisterBuffer")
-	m.recurrent.Base.RegisterBuffer(name, p)
+	m.RNNBase.Base.RegisterBuffer(name, p)
 }
 
 // RegisterModule is Base.RegisterModule; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (mod *RNN) RegisterModule(name string, m Module) {
 	CheckNil(mod, "RegisterModule")
-	mod.recurrent.Base.RegisterModule(name, m)
+	mod.RNNBase.Base.RegisterModule(name, m)
 }
 
 // RegisterParameter is Base.RegisterParameter; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) RegisterParameter(name string, p **ember.Tensor) {
 	CheckNil(m, "RegisterParameter")
-	m.recurrent.Base.RegisterParameter(name, p)
+	m.RNNBase.Base.RegisterParameter(name, p)
 }
 
 // Registry is Base.Registry; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) Registry() *Base {
 	CheckNil(m, "Registry")
-	return m.recurrent.Base.Registry()
+	return m.RNNBase.Base.Registry()
 }
 
 // RequiresGrad is Base.RequiresGrad; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) RequiresGrad(on bool) Module {
 	CheckNil(m, "RequiresGrad")
-	return m.recurrent.Base.RequiresGrad(on)
+	return m.RNNBase.Base.RequiresGrad(on)
 }
 
 // SetModule is Base.SetModule; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (mod *RNN) SetModule(name string, m Module) Module {
 	CheckNil(mod, "SetModule")
-	return mod.recurrent.Base.SetModule(name, m)
+	return mod.RNNBase.Base.SetModule(name, m)
 }
 
 // StateDict is Base.StateDict; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) StateDict() map[string]*ember.Tensor {
 	CheckNil(m, "StateDict")
-	return m.recurrent.Base.StateDict()
+	return m.RNNBase.Base.StateDict()
 }
 
 // String is Base.String; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) String() string {
 	CheckNil(m, "String")
-	return m.recurrent.Base.String()
+	return m.RNNBase.Base.String()
 }
 
 // To is Base.To; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) To(dev ember.Device) Module {
 	CheckNil(m, "To")
-	return m.recurrent.Base.To(dev)
+	return m.RNNBase.Base.To(dev)
 }
 
 // Train is Base.Train; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) Train(on bool) {
 	CheckNil(m, "Train")
-	m.recurrent.Base.Train(on)
+	m.RNNBase.Base.Train(on)
 }
 
 // Training is Base.Training; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) Training() bool {
 	CheckNil(m, "Training")
-	return m.recurrent.Base.Training()
+	return m.RNNBase.Base.Training()
 }
 
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.RNN it panics with an
 // *nn.ModuleError.
 func (m *RNN) ZeroGrad() {
 	CheckNil(m, "ZeroGrad")
-	m.recurrent.Base.ZeroGrad()
+	m.RNNBase.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.RNNCell it panics with an
