@@ -30,8 +30,12 @@ func (t *Tensor) checkWrite(op string, inputs ...*Tensor) {
 }
 
 // internalOverlap reports a dim of more than one element with stride 0
-// (torch's has_internal_overlap == YES).
+// (torch's has_internal_overlap == YES); an empty tensor, whose [9, 0]
+// has strides [0, 1], has no element to overlap.
 func (t *Tensor) internalOverlap() bool {
+	if t.shape.NumElements() == 0 {
+		return false
+	}
 	for i, n := range t.shape {
 		if n > 1 && t.strides[i] == 0 {
 			return true

@@ -1770,6 +1770,328 @@ func (m *Embedding) ZeroGrad() {
 	m.Base.ZeroGrad()
 }
 
+// Buffers is Base.Buffers; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.RNNBase.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.RNNBase.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) Eval() {
+	CheckNil(m, "Eval")
+	m.RNNBase.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) Init(self Module) {
+	CheckNil(m, "Init")
+	m.RNNBase.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.RNNBase.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.RNNBase.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.RNNBase.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.RNNBase.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.RNNBase.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.RNNBase.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.RNNBase.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.RNNBase.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (mod *GRU) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.RNNBase.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.RNNBase.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.RNNBase.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.RNNBase.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (mod *GRU) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.RNNBase.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.RNNBase.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) String() string {
+	CheckNil(m, "String")
+	return m.RNNBase.Base.String()
+}
+
+// To is Base.To; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.RNNBase.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) Train(on bool) {
+	CheckNil(m, "Train")
+	m.RNNBase.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) Training() bool {
+	CheckNil(m, "Training")
+	return m.RNNBase.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.GRU it panics with an
+// *nn.ModuleError.
+func (m *GRU) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.RNNBase.Base.ZeroGrad()
+}
+
+// Buffers is Base.Buffers; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) Eval() {
+	CheckNil(m, "Eval")
+	m.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) Init(self Module) {
+	CheckNil(m, "Init")
+	m.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (mod *GRUCell) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (mod *GRUCell) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) String() string {
+	CheckNil(m, "String")
+	return m.Base.String()
+}
+
+// To is Base.To; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) Train(on bool) {
+	CheckNil(m, "Train")
+	m.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) Training() bool {
+	CheckNil(m, "Training")
+	return m.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.GRUCell it panics with an
+// *nn.ModuleError.
+func (m *GRUCell) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.Base.ZeroGrad()
+}
+
 // Buffers is Base.Buffers; on a nil *nn.GroupNorm it panics with an
 // *nn.ModuleError.
 func (m *GroupNorm) Buffers() []*ember.Tensor {
@@ -1927,6 +2249,328 @@ func (m *GroupNorm) Training() bool {
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.GroupNorm it panics with an
 // *nn.ModuleError.
 func (m *GroupNorm) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.Base.ZeroGrad()
+}
+
+// Buffers is Base.Buffers; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.RNNBase.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.RNNBase.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) Eval() {
+	CheckNil(m, "Eval")
+	m.RNNBase.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) Init(self Module) {
+	CheckNil(m, "Init")
+	m.RNNBase.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.RNNBase.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.RNNBase.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.RNNBase.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.RNNBase.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.RNNBase.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.RNNBase.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.RNNBase.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.RNNBase.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (mod *LSTM) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.RNNBase.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.RNNBase.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.RNNBase.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.RNNBase.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (mod *LSTM) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.RNNBase.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.RNNBase.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) String() string {
+	CheckNil(m, "String")
+	return m.RNNBase.Base.String()
+}
+
+// To is Base.To; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.RNNBase.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) Train(on bool) {
+	CheckNil(m, "Train")
+	m.RNNBase.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) Training() bool {
+	CheckNil(m, "Training")
+	return m.RNNBase.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.LSTM it panics with an
+// *nn.ModuleError.
+func (m *LSTM) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.RNNBase.Base.ZeroGrad()
+}
+
+// Buffers is Base.Buffers; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) Eval() {
+	CheckNil(m, "Eval")
+	m.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) Init(self Module) {
+	CheckNil(m, "Init")
+	m.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (mod *LSTMCell) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (mod *LSTMCell) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) String() string {
+	CheckNil(m, "String")
+	return m.Base.String()
+}
+
+// To is Base.To; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) Train(on bool) {
+	CheckNil(m, "Train")
+	m.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) Training() bool {
+	CheckNil(m, "Training")
+	return m.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.LSTMCell it panics with an
+// *nn.ModuleError.
+func (m *LSTMCell) ZeroGrad() {
 	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
@@ -3229,6 +3873,328 @@ func (m *RMSNorm) Training() bool {
 // ZeroGrad is Base.ZeroGrad; on a nil *nn.RMSNorm it panics with an
 // *nn.ModuleError.
 func (m *RMSNorm) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.Base.ZeroGrad()
+}
+
+// Buffers is Base.Buffers; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.RNNBase.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.RNNBase.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) Eval() {
+	CheckNil(m, "Eval")
+	m.RNNBase.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) Init(self Module) {
+	CheckNil(m, "Init")
+	m.RNNBase.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.RNNBase.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.RNNBase.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.RNNBase.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.RNNBase.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.RNNBase.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.RNNBase.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.RNNBase.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.RNNBase.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (mod *RNN) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.RNNBase.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.RNNBase.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.RNNBase.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.RNNBase.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (mod *RNN) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.RNNBase.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.RNNBase.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) String() string {
+	CheckNil(m, "String")
+	return m.RNNBase.Base.String()
+}
+
+// To is Base.To; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.RNNBase.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) Train(on bool) {
+	CheckNil(m, "Train")
+	m.RNNBase.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) Training() bool {
+	CheckNil(m, "Training")
+	return m.RNNBase.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.RNN it panics with an
+// *nn.ModuleError.
+func (m *RNN) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.RNNBase.Base.ZeroGrad()
+}
+
+// Buffers is Base.Buffers; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) Eval() {
+	CheckNil(m, "Eval")
+	m.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) Init(self Module) {
+	CheckNil(m, "Init")
+	m.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (mod *RNNCell) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (mod *RNNCell) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) String() string {
+	CheckNil(m, "String")
+	return m.Base.String()
+}
+
+// To is Base.To; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) Train(on bool) {
+	CheckNil(m, "Train")
+	m.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) Training() bool {
+	CheckNil(m, "Training")
+	return m.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.RNNCell it panics with an
+// *nn.ModuleError.
+func (m *RNNCell) ZeroGrad() {
 	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
 }
