@@ -3,11 +3,15 @@ package ember
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cuda"
+	"github.com/emberml/ember/backend/cuda/kernels"
 	"github.com/emberml/ember/internal/testenv"
 )
 
@@ -223,5 +227,138 @@ func TestMemoryStatsDoNotOpenDevices(t *testing.T) {
 		if err := EmptyCache(dev); !errors.As(err, &de) {
 			t.Fatalf("EmptyCache(%v): %v, want a *DeviceError", dev, err)
 		}
+	}
+}
+
+// memGPU is a device with memory accounting and streams whose handles are
+// reused once destroyed, as the driver may; kernels and events do nothing.
+type memGPU struct {
+	cuda.GPU
+	mu      sync.Mutex
+	next    uint64
+	mallocs int
+	live    map[uint64]uint64
+	streams []uintptr // destroyed handles, reused first
+	nextS   uintptr
+	synced  []uintptr
+}
+
+func newMemGPU() *memGPU { return &memGPU{next: 1 << 40, live: map[uint64]uint64{}} }
+
+func (g *memGPU) Malloc(n uint64) (uint64, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p := g.next
+	g.next += n
+	g.live[p] = n
+	g.mallocs++
+	return p, nil
+}
+func (g *memGPU) Free(p uint64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.live, p)
+	return nil
+}
+func (g *memGPU) MemInfo() (uint64, uint64, error)  { return 1 << 30, 1 << 30, nil }
+func (g *memGPU) Run(kernels.Launch, uintptr) error { return nil }
+func (g *memGPU) Synchronize() error                { return nil }
+func (g *memGPU) StreamCreate() (uintptr, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n := len(g.streams); n > 0 {
+		s := g.streams[n-1]
+		g.streams = g.streams[:n-1]
+		return s, nil
+	}
+	g.nextS++
+	return g.nextS, nil
+}
+func (g *memGPU) StreamDestroy(s uintptr) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.streams = append(g.streams, s)
+	return nil
+}
+func (g *memGPU) StreamSynchronize(s uintptr) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.synced = append(g.synced, s)
+	return nil
+}
+func (g *memGPU) RecordEvent(uintptr) (uintptr, error) { return 1, nil }
+func (g *memGPU) EventDone(uintptr) (bool, error)      { return true, nil }
+func (g *memGPU) DestroyEvent(uintptr) error           { return nil }
+func (g *memGPU) counts() (mallocs, live int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.mallocs, len(g.live)
+}
+
+type memOpener struct{ g *memGPU }
+
+func (memOpener) Count() (int, error)          { return 1, nil }
+func (o memOpener) Open(int) (cuda.GPU, error) { return o.g, nil }
+
+// TestStreamReleaseKeepsMemory: the memory of tensors made on a stream
+// that is then released, whether freed before the release or dropped after
+// it and collected, is reused by the default stream without reserving more
+// from the device, as PyTorch's allocator, whose streams are never
+// destroyed, reuses it; a new stream that gets the released handle does not
+// inherit it. Before, it sat in a pool keyed by the dead handle.
+func TestStreamReleaseKeepsMemory(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	defer backend.Register(prev)
+	g := newMemGPU()
+	backend.Register(cuda.New(memOpener{g}))
+	dev := CUDA(0)
+	s, err := NewStream(dev)
+	mustOK(t, err)
+	h := s.h
+	const n = 3 << 20 // 12 MiB of float32: a segment of its own each
+	var kept *Tensor
+	WithStream(s, func() {
+		freed := Empty(Shape{n}, On(dev))
+		kept = Empty(Shape{n}, On(dev)) // dropped after the release
+		freed.Release()
+	})
+	if m, _ := g.counts(); m != 2 || MemoryReserved(dev) != 24<<20 {
+		t.Fatalf("%d device mallocs, %d reserved; want 2 and 24 MiB", m, MemoryReserved(dev))
+	}
+	mustOK(t, s.Release())
+	if len(g.synced) == 0 || g.synced[len(g.synced)-1] != h {
+		t.Fatalf("stream %d destroyed without waiting for it (synchronized %v)", h, g.synced)
+	}
+	runtime.KeepAlive(kept) // dropped from here on
+	for i := 0; i < 50 && MemoryAllocated(dev) != 0; i++ {
+		runtime.GC()
+		time.Sleep(2 * time.Millisecond)
+	}
+	if a := MemoryAllocated(dev); a != 0 {
+		t.Fatalf("the dropped tensor was not collected: %d bytes allocated", a)
+	}
+	// A new stream gets the old handle; its first tensor needs a segment.
+	s2, err := NewStream(dev)
+	mustOK(t, err)
+	if s2.h != h {
+		t.Fatalf("the fake driver gave handle %d, want the reused %d", s2.h, h)
+	}
+	var onS2 *Tensor
+	WithStream(s2, func() { onS2 = Empty(Shape{n}, On(dev)) })
+	if m, _ := g.counts(); m != 3 {
+		t.Fatalf("the new stream reused the released stream's memory (%d device mallocs, want 3)", m)
+	}
+	onS2.Release()
+	x, y := Empty(Shape{n}, On(dev)), Empty(Shape{n}, On(dev))
+	if m, _ := g.counts(); m != 3 || MemoryReserved(dev) != 36<<20 || MemoryAllocated(dev) != 24<<20 {
+		t.Fatalf("default stream: %d device mallocs, %d reserved, %d allocated; want 3, 36 MiB, 24 MiB",
+			m, MemoryReserved(dev), MemoryAllocated(dev))
+	}
+	x.Release()
+	y.Release()
+	mustOK(t, s2.Release())
+	mustOK(t, EmptyCache(dev))
+	if _, live := g.counts(); live != 0 || MemoryReserved(dev) != 0 {
+		t.Fatalf("after EmptyCache: %d segments live on the device, %d reserved", live, MemoryReserved(dev))
 	}
 }

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -185,13 +186,23 @@ func (b *Backend) NewStream(dev backend.Device) (uintptr, error) {
 	return d.gpu.StreamCreate()
 }
 
-// DestroyStream destroys a stream made by NewStream.
+// DestroyStream waits for the work queued on a stream made by NewStream and
+// destroys it. Its memory in the caching allocator goes to the default
+// stream (alloc's ReleaseStream): a pool keyed by a dead handle would keep
+// it from every stream, or hand it to a new stream that got the handle.
 func (b *Backend) DestroyStream(dev backend.Device, s uintptr) error {
 	d, err := b.device(dev.Index)
 	if err != nil {
 		return err
 	}
-	return d.gpu.StreamDestroy(s)
+	if s == 0 {
+		return fmt.Errorf("cuda: the default stream cannot be destroyed")
+	}
+	if err := d.gpu.StreamSynchronize(s); err != nil {
+		return err
+	}
+	err = d.pool.ReleaseStream(s)
+	return errors.Join(err, d.gpu.StreamDestroy(s))
 }
 
 // SynchronizeStream waits for the work queued on s.

@@ -251,6 +251,76 @@ func TestStreamsDoNotShareCache(t *testing.T) {
 	checkInvariants(t, a, b)
 }
 
+// TestReleaseStream: the memory of a stream about to be destroyed goes to
+// the default stream: its cached blocks at once, its blocks allocated or
+// waiting on events when they are freed, merged there with their
+// neighbours; a new stream that gets the old handle starts empty; the
+// statistics do not move. Before ReleaseStream existed, stream 7's blocks
+// stayed in a pool that no stream could reach.
+func TestReleaseStream(t *testing.T) {
+	a, d := newTest(GiB)
+	const k = 100 * KiB
+	// One 2 MiB small segment on stream 7: A B C and the rest.
+	A := mustMalloc(t, a, k, 7)
+	B := mustMalloc(t, a, k, 7)
+	C := mustMalloc(t, a, k, 7)
+	base := A.Ptr()
+	big := mustMalloc(t, a, 12*MiB, 7) // a large segment of its own
+	bigPtr := big.Ptr()
+	mustFree(t, a, B) // cached: B and the rest
+	mustFree(t, a, big)
+	a.RecordStream(C, 3) // C waits on an event of stream 3 once freed
+	mustFree(t, a, C)
+	before := a.Stats()
+	if err := a.ReleaseStream(7); err != nil {
+		t.Fatal(err)
+	}
+	if s := a.Stats(); fmt.Sprint(s) != fmt.Sprint(before) {
+		t.Errorf("ReleaseStream changed the statistics:\n%+v\nwant\n%+v", s, before)
+	}
+	checkInvariants(t, a, A)
+	// The cached large block serves the default stream without a new segment.
+	if b := mustMalloc(t, a, 12*MiB, 0); b.Ptr() != bigPtr {
+		t.Errorf("default stream got %#x, want stream 7's cached %#x", b.Ptr(), bigPtr)
+	} else {
+		mustFree(t, a, b)
+	}
+	// A new stream with the old handle has no cache of its own yet.
+	n := d.Counters().MallocCalls
+	fresh := mustMalloc(t, a, k, 7)
+	if d.Counters().MallocCalls != n+1 || fresh.Ptr()-base < 2*MiB && fresh.Ptr() >= base {
+		t.Errorf("new stream 7 got %#x from the old stream's segment at %#x", fresh.Ptr(), base)
+	}
+	// A, still allocated, and C, waiting on stream 3, join the default pool
+	// when freed, and the segment merges back into one 2 MiB block.
+	mustFree(t, a, A)
+	d.CompleteStream(3)
+	mustFree(t, a, fresh)
+	checkInvariants(t, a)
+	n = d.Counters().MallocCalls
+	whole := mustMalloc(t, a, SmallSize, 0)
+	if whole.Ptr() != base || d.Counters().MallocCalls != n {
+		t.Errorf("default stream got %#x (%d device mallocs), want the merged segment %#x", whole.Ptr(), d.Counters().MallocCalls-n, base)
+	}
+	checkInvariants(t, a, whole)
+	if err := a.ReleaseStream(0); err != nil { // the default stream: nothing
+		t.Fatal(err)
+	}
+	mustFree(t, a, whole)
+	if err := a.EmptyCache(); err != nil {
+		t.Fatal(err)
+	}
+	if c := d.Counters(); c.Used != 0 || c.EventsLive != 0 {
+		t.Errorf("after EmptyCache: %+v", c)
+	}
+	if s := a.Stats(); s.ReservedBytes[StatAll].Current != 0 || s.ActiveBytes[StatAll].Current != 0 {
+		t.Errorf("after EmptyCache: reserved %d active %d", s.ReservedBytes[StatAll].Current, s.ActiveBytes[StatAll].Current)
+	}
+	if len(a.streams) != 1 { // the new stream 7 only
+		t.Errorf("%d stream lifetimes kept, want 1", len(a.streams))
+	}
+}
+
 func TestSplitAndMerge(t *testing.T) {
 	a, _ := newTest(GiB)
 	const k = 100 * KiB // 102400 = 200*512, no rounding
