@@ -1,8 +1,10 @@
 package ember
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
@@ -360,5 +362,51 @@ func TestStreamReleaseKeepsMemory(t *testing.T) {
 	mustOK(t, EmptyCache(dev))
 	if _, live := g.counts(); live != 0 || MemoryReserved(dev) != 0 {
 		t.Fatalf("after EmptyCache: %d segments live on the device, %d reserved", live, MemoryReserved(dev))
+	}
+}
+
+// someBrokenOpener counts three devices of which cuda:1 cannot be opened,
+// or, with all set, none can.
+type someBrokenOpener struct{ all bool }
+
+func (someBrokenOpener) Count() (int, error) { return 3, nil }
+func (o someBrokenOpener) Open(i int) (cuda.GPU, error) {
+	if i == 1 || o.all {
+		return nil, fmt.Errorf("CUDA_ERROR_DEVICE_UNAVAILABLE on %d", i)
+	}
+	return newMemGPU(), nil
+}
+
+// TestTryAllGPUsUnopenable: TryAllGPUs, as TryGPU, hands out only devices
+// that open, falls back to [cpu] when none does, and says once which it
+// left out and why.
+func TestTryAllGPUsUnopenable(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	defer backend.Register(prev)
+	var buf bytes.Buffer
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	skipOnce, fallbackOnce = sync.Once{}, sync.Once{}
+
+	backend.Register(cuda.New(someBrokenOpener{}))
+	for range 2 {
+		if got := TryAllGPUs(); fmt.Sprint(got) != "[cuda:0 cuda:2]" {
+			t.Fatalf("TryAllGPUs() = %v, want [cuda:0 cuda:2]", got)
+		}
+	}
+	if log := buf.String(); strings.Count(log, "level=WARN") != 1 ||
+		!strings.Contains(log, "device cuda:1 is not available: CUDA_ERROR_DEVICE_UNAVAILABLE on 1") || strings.Contains(log, "on 0") {
+		t.Fatalf("log: %q", log)
+	}
+
+	buf.Reset()
+	backend.Register(cuda.New(someBrokenOpener{all: true}))
+	for range 2 {
+		if got := TryAllGPUs(); fmt.Sprint(got) != "[cpu]" {
+			t.Fatalf("TryAllGPUs() = %v with no device that opens, want [cpu]", got)
+		}
+	}
+	if log := buf.String(); strings.Count(log, "falling back to the CPU") != 1 || !strings.Contains(log, "CUDA_ERROR_DEVICE_UNAVAILABLE on 2") {
+		t.Fatalf("log: %q", log)
 	}
 }
