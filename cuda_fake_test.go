@@ -180,6 +180,8 @@ func TestStreamWaits(t *testing.T) {
 	if fmt.Sprint(log) != fmt.Sprint(want) {
 		t.Fatalf("driver calls:\n%q\nwant\n%q", log, want)
 	}
+	e.Release() // not left to cleanups, which would log from their goroutine
+	other.Release()
 	var ve *ValueError
 	if err := s1.WaitEvent(nil); !errors.As(err, &ve) {
 		t.Fatalf("WaitEvent(nil) = %v, want a *ValueError", err)
@@ -243,6 +245,10 @@ type memGPU struct {
 	streams []uintptr // destroyed handles, reused first
 	nextS   uintptr
 	synced  []uintptr
+
+	events      map[uintptr]bool // live timing events
+	nextEv      uintptr
+	badDestroys int
 }
 
 func newMemGPU() *memGPU { return &memGPU{next: 1 << 40, live: map[uint64]uint64{}} }
@@ -290,7 +296,39 @@ func (g *memGPU) StreamSynchronize(s uintptr) error {
 }
 func (g *memGPU) RecordEvent(uintptr) (uintptr, error) { return 1, nil }
 func (g *memGPU) EventDone(uintptr) (bool, error)      { return true, nil }
-func (g *memGPU) DestroyEvent(uintptr) error           { return nil }
+
+// Timing events are numbered from 1000 and tracked; the allocator's are 1.
+func (g *memGPU) RecordTimingEvent(uintptr) (uintptr, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.events == nil {
+		g.events = map[uintptr]bool{}
+	}
+	g.nextEv++
+	ev := 1000 + g.nextEv
+	g.events[ev] = true
+	return ev, nil
+}
+func (g *memGPU) DestroyEvent(ev uintptr) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ev < 1000 {
+		return nil
+	}
+	if !g.events[ev] {
+		g.badDestroys++
+		return fmt.Errorf("cuEventDestroy(%d): CUDA_ERROR_INVALID_HANDLE", ev)
+	}
+	delete(g.events, ev)
+	return nil
+}
+func (g *memGPU) EventSynchronize(uintptr) error         { return nil }
+func (g *memGPU) StreamWaitEvent(uintptr, uintptr) error { return nil }
+func (g *memGPU) liveEvents() (live, badDestroys int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.events), g.badDestroys
+}
 func (g *memGPU) counts() (mallocs, live int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -409,4 +447,44 @@ func TestTryAllGPUsUnopenable(t *testing.T) {
 	if log := buf.String(); strings.Count(log, "falling back to the CPU") != 1 || !strings.Contains(log, "CUDA_ERROR_DEVICE_UNAVAILABLE on 2") {
 		t.Fatalf("log: %q", log)
 	}
+}
+
+// TestDroppedEventsDestroyed: events dropped without Release are destroyed
+// once collected, as torch.cuda.Event's destructor destroys its event; a
+// released one is not destroyed twice, and a kept one not at all.
+func TestDroppedEventsDestroyed(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	defer backend.Register(prev)
+	g := newMemGPU()
+	backend.Register(cuda.New(memOpener{g}))
+	dev := CUDA(0)
+	kept := NewEvent(dev)
+	mustOK(t, kept.Record())
+	released := NewEvent(dev)
+	mustOK(t, released.Record())
+	released.Release()
+	s, err := NewStream(dev)
+	mustOK(t, err)
+	for range 10 {
+		e := NewEvent(dev)
+		mustOK(t, e.Record())
+		mustOK(t, e.Record()) // the first recording's event is destroyed now
+		mustOK(t, DefaultStream(dev).WaitStream(s))
+	}
+	for i := 0; i < 50; i++ {
+		if live, _ := g.liveEvents(); live == 1 {
+			break
+		}
+		runtime.GC()
+		time.Sleep(2 * time.Millisecond)
+	}
+	if live, bad := g.liveEvents(); live != 1 || bad != 0 {
+		t.Fatalf("%d events live, want the 1 kept; %d destroyed twice", live, bad)
+	}
+	mustOK(t, kept.Synchronize())
+	kept.Release()
+	if live, bad := g.liveEvents(); live != 0 || bad != 0 {
+		t.Fatalf("after Release: %d events live, %d destroyed twice", live, bad)
+	}
+	mustOK(t, s.Release())
 }
