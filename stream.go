@@ -117,7 +117,10 @@ func (s *Stream) Query() (bool, error) {
 }
 
 // Release destroys a stream made by NewStream (after waiting for it); a
-// nil stream does nothing.
+// nil stream does nothing. The memory the allocator cached for the stream,
+// and that of its tensors still alive, goes to the default stream's cache
+// (when they are released); PyTorch, which never destroys the streams its
+// allocator knows, has no such step.
 func (s *Stream) Release() error {
 	if s == nil || s.sb == nil || s.h == 0 {
 		return nil
