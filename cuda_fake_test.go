@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -248,7 +249,8 @@ type memGPU struct {
 
 	events      map[uintptr]bool // live timing events
 	nextEv      uintptr
-	badDestroys int
+	badDestroys int // of events or streams not live
+	destroys    int // streams
 }
 
 func newMemGPU() *memGPU { return &memGPU{next: 1 << 40, live: map[uint64]uint64{}} }
@@ -285,8 +287,18 @@ func (g *memGPU) StreamCreate() (uintptr, error) {
 func (g *memGPU) StreamDestroy(s uintptr) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if s == 0 || s > g.nextS || slices.Contains(g.streams, s) {
+		g.badDestroys++
+		return fmt.Errorf("cuStreamDestroy(%d): CUDA_ERROR_INVALID_HANDLE", s)
+	}
 	g.streams = append(g.streams, s)
+	g.destroys++
 	return nil
+}
+func (g *memGPU) streamCounts() (destroys, bad int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.destroys, g.badDestroys
 }
 func (g *memGPU) StreamSynchronize(s uintptr) error {
 	g.mu.Lock()
@@ -487,4 +499,53 @@ func TestDroppedEventsDestroyed(t *testing.T) {
 		t.Fatalf("after Release: %d events live, %d destroyed twice", live, bad)
 	}
 	mustOK(t, s.Release())
+}
+
+// TestDroppedStreamsDestroyed: streams dropped without Release are
+// destroyed once collected (each NewStream made a CUDA stream that was
+// never destroyed), but not while WithStream runs work on one that nothing
+// else references, and a released one is not destroyed twice.
+func TestDroppedStreamsDestroyed(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	defer backend.Register(prev)
+	g := newMemGPU()
+	backend.Register(cuda.New(memOpener{g}))
+	dev := CUDA(0)
+	newStream := func() *Stream {
+		s, err := NewStream(dev)
+		mustOK(t, err)
+		return s
+	}
+	collect := func(want int) {
+		for i := 0; i < 50; i++ {
+			if n, _ := g.streamCounts(); n >= want {
+				break
+			}
+			runtime.GC()
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	WithStream(newStream(), func() {
+		for range 3 {
+			runtime.GC()
+			time.Sleep(2 * time.Millisecond)
+		}
+		if n, _ := g.streamCounts(); n != 0 {
+			t.Errorf("the stream of a running WithStream was destroyed")
+		}
+		Empty(Shape{4}, On(dev)).Release()
+	})
+	released := newStream()
+	mustOK(t, released.Release())
+	for range 5 {
+		WithStream(newStream(), func() { Empty(Shape{4}, On(dev)).Release() })
+	}
+	collect(7)
+	if n, bad := g.streamCounts(); n != 7 || bad != 0 {
+		t.Fatalf("%d streams destroyed, want 7 (1 released, 6 dropped); %d destroyed twice", n, bad)
+	}
+	if live, bad := g.liveEvents(); live != 0 || bad != 0 {
+		t.Fatalf("%d events live, %d bad destroys", live, bad)
+	}
+	runtime.KeepAlive(released)
 }
