@@ -857,6 +857,71 @@ func testConcurrent(t *testing.T, capacity uint64) {
 	}
 }
 
+// TestConcurrentReleaseStream: workers each allocate on a stream of their
+// own, free part of it, release the stream (its handle then reused, as the
+// driver may) and free the rest, while the others go on; the pools, the
+// statistics and the device agree at the end.
+func TestConcurrentReleaseStream(t *testing.T) {
+	d := NewFakeDevice(4 * GiB)
+	a := New(d, Options{})
+	sizes := []uint64{700, 4000, 100 * KiB, MiB + 1, 3 * MiB, 12 * MiB}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 2))
+			stream := uintptr(10 + w)
+			for range 50 {
+				var live []*Block
+				for range 6 {
+					b, err := a.Malloc(sizes[r.IntN(len(sizes))], stream)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if r.IntN(3) == 0 {
+						a.RecordStream(b, uintptr(r.IntN(2)))
+					}
+					live = append(live, b)
+				}
+				for _, b := range live[:3] {
+					if err := a.Free(b); err != nil {
+						t.Error(err)
+					}
+				}
+				d.CompleteStream(stream) // the stream's work is done
+				if err := a.ReleaseStream(stream); err != nil {
+					t.Error(err)
+				}
+				for _, b := range live[3:] {
+					if err := a.Free(b); err != nil {
+						t.Error(err)
+					}
+				}
+				d.CompleteEvents()
+			}
+		}()
+	}
+	wg.Wait()
+	checkInvariants(t, a)
+	for _, p := range []*blockPool{&a.small, &a.large} {
+		for _, b := range p.blocks {
+			if b.stream >= 10 {
+				t.Errorf("a block of released stream %d is still cached", b.stream)
+			}
+		}
+	}
+	if err := a.EmptyCache(); err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, a)
+	s := a.Stats()
+	if c := d.Counters(); c.Used != 0 || c.EventsLive != 0 || s.ReservedBytes[StatAll].Current != 0 || s.ActiveBytes[StatAll].Current != 0 {
+		t.Errorf("after EmptyCache: device %+v, reserved %d, active %d", c, s.ReservedBytes[StatAll].Current, s.ActiveBytes[StatAll].Current)
+	}
+}
+
 func BenchmarkMallocFreeReuse(b *testing.B) {
 	for _, size := range []uint64{4096, 4 * MiB} {
 		b.Run(FormatSize(size), func(b *testing.B) {
