@@ -1,13 +1,20 @@
 package ember
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cuda"
+	"github.com/emberml/ember/backend/cuda/kernels"
 	"github.com/emberml/ember/internal/testenv"
 )
 
@@ -174,6 +181,8 @@ func TestStreamWaits(t *testing.T) {
 	if fmt.Sprint(log) != fmt.Sprint(want) {
 		t.Fatalf("driver calls:\n%q\nwant\n%q", log, want)
 	}
+	e.Release() // not left to cleanups, which would log from their goroutine
+	other.Release()
 	var ve *ValueError
 	if err := s1.WaitEvent(nil); !errors.As(err, &ve) {
 		t.Fatalf("WaitEvent(nil) = %v, want a *ValueError", err)
@@ -224,4 +233,319 @@ func TestMemoryStatsDoNotOpenDevices(t *testing.T) {
 			t.Fatalf("EmptyCache(%v): %v, want a *DeviceError", dev, err)
 		}
 	}
+}
+
+// memGPU is a device with memory accounting and streams whose handles are
+// reused once destroyed, as the driver may; kernels and events do nothing.
+type memGPU struct {
+	cuda.GPU
+	mu      sync.Mutex
+	next    uint64
+	mallocs int
+	live    map[uint64]uint64
+	streams []uintptr // destroyed handles, reused first
+	nextS   uintptr
+	synced  []uintptr
+
+	events      map[uintptr]bool // live timing events
+	nextEv      uintptr
+	badDestroys int // of events or streams not live
+	destroys    int // streams
+}
+
+func newMemGPU() *memGPU { return &memGPU{next: 1 << 40, live: map[uint64]uint64{}} }
+
+func (g *memGPU) Malloc(n uint64) (uint64, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p := g.next
+	g.next += n
+	g.live[p] = n
+	g.mallocs++
+	return p, nil
+}
+func (g *memGPU) Free(p uint64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.live, p)
+	return nil
+}
+func (g *memGPU) MemInfo() (uint64, uint64, error)  { return 1 << 30, 1 << 30, nil }
+func (g *memGPU) Run(kernels.Launch, uintptr) error { return nil }
+func (g *memGPU) Synchronize() error                { return nil }
+func (g *memGPU) StreamCreate() (uintptr, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n := len(g.streams); n > 0 {
+		s := g.streams[n-1]
+		g.streams = g.streams[:n-1]
+		return s, nil
+	}
+	g.nextS++
+	return g.nextS, nil
+}
+func (g *memGPU) StreamDestroy(s uintptr) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s == 0 || s > g.nextS || slices.Contains(g.streams, s) {
+		g.badDestroys++
+		return fmt.Errorf("cuStreamDestroy(%d): CUDA_ERROR_INVALID_HANDLE", s)
+	}
+	g.streams = append(g.streams, s)
+	g.destroys++
+	return nil
+}
+func (g *memGPU) streamCounts() (destroys, bad int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.destroys, g.badDestroys
+}
+func (g *memGPU) StreamSynchronize(s uintptr) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.synced = append(g.synced, s)
+	return nil
+}
+func (g *memGPU) RecordEvent(uintptr) (uintptr, error) { return 1, nil }
+func (g *memGPU) EventDone(uintptr) (bool, error)      { return true, nil }
+
+// Timing events are numbered from 1000 and tracked; the allocator's are 1.
+func (g *memGPU) RecordTimingEvent(uintptr) (uintptr, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.events == nil {
+		g.events = map[uintptr]bool{}
+	}
+	g.nextEv++
+	ev := 1000 + g.nextEv
+	g.events[ev] = true
+	return ev, nil
+}
+func (g *memGPU) DestroyEvent(ev uintptr) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ev < 1000 {
+		return nil
+	}
+	if !g.events[ev] {
+		g.badDestroys++
+		return fmt.Errorf("cuEventDestroy(%d): CUDA_ERROR_INVALID_HANDLE", ev)
+	}
+	delete(g.events, ev)
+	return nil
+}
+func (g *memGPU) EventSynchronize(uintptr) error         { return nil }
+func (g *memGPU) StreamWaitEvent(uintptr, uintptr) error { return nil }
+func (g *memGPU) liveEvents() (live, badDestroys int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.events), g.badDestroys
+}
+func (g *memGPU) counts() (mallocs, live int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.mallocs, len(g.live)
+}
+
+type memOpener struct{ g *memGPU }
+
+func (memOpener) Count() (int, error)          { return 1, nil }
+func (o memOpener) Open(int) (cuda.GPU, error) { return o.g, nil }
+
+// TestStreamReleaseKeepsMemory: the memory of tensors made on a stream
+// that is then released, whether freed before the release or dropped after
+// it and collected, is reused by the default stream without reserving more
+// from the device, as PyTorch's allocator, whose streams are never
+// destroyed, reuses it; a new stream that gets the released handle does not
+// inherit it. Before, it sat in a pool keyed by the dead handle.
+func TestStreamReleaseKeepsMemory(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	defer backend.Register(prev)
+	g := newMemGPU()
+	backend.Register(cuda.New(memOpener{g}))
+	dev := CUDA(0)
+	s, err := NewStream(dev)
+	mustOK(t, err)
+	h := s.h
+	const n = 3 << 20 // 12 MiB of float32: a segment of its own each
+	var kept *Tensor
+	WithStream(s, func() {
+		freed := Empty(Shape{n}, On(dev))
+		kept = Empty(Shape{n}, On(dev)) // dropped after the release
+		freed.Release()
+	})
+	if m, _ := g.counts(); m != 2 || MemoryReserved(dev) != 24<<20 {
+		t.Fatalf("%d device mallocs, %d reserved; want 2 and 24 MiB", m, MemoryReserved(dev))
+	}
+	mustOK(t, s.Release())
+	if len(g.synced) == 0 || g.synced[len(g.synced)-1] != h {
+		t.Fatalf("stream %d destroyed without waiting for it (synchronized %v)", h, g.synced)
+	}
+	runtime.KeepAlive(kept) // dropped from here on
+	for i := 0; i < 50 && MemoryAllocated(dev) != 0; i++ {
+		runtime.GC()
+		time.Sleep(2 * time.Millisecond)
+	}
+	if a := MemoryAllocated(dev); a != 0 {
+		t.Fatalf("the dropped tensor was not collected: %d bytes allocated", a)
+	}
+	// A new stream gets the old handle; its first tensor needs a segment.
+	s2, err := NewStream(dev)
+	mustOK(t, err)
+	if s2.h != h {
+		t.Fatalf("the fake driver gave handle %d, want the reused %d", s2.h, h)
+	}
+	var onS2 *Tensor
+	WithStream(s2, func() { onS2 = Empty(Shape{n}, On(dev)) })
+	if m, _ := g.counts(); m != 3 {
+		t.Fatalf("the new stream reused the released stream's memory (%d device mallocs, want 3)", m)
+	}
+	onS2.Release()
+	x, y := Empty(Shape{n}, On(dev)), Empty(Shape{n}, On(dev))
+	if m, _ := g.counts(); m != 3 || MemoryReserved(dev) != 36<<20 || MemoryAllocated(dev) != 24<<20 {
+		t.Fatalf("default stream: %d device mallocs, %d reserved, %d allocated; want 3, 36 MiB, 24 MiB",
+			m, MemoryReserved(dev), MemoryAllocated(dev))
+	}
+	x.Release()
+	y.Release()
+	mustOK(t, s2.Release())
+	mustOK(t, EmptyCache(dev))
+	if _, live := g.counts(); live != 0 || MemoryReserved(dev) != 0 {
+		t.Fatalf("after EmptyCache: %d segments live on the device, %d reserved", live, MemoryReserved(dev))
+	}
+}
+
+// someBrokenOpener counts three devices of which cuda:1 cannot be opened,
+// or, with all set, none can.
+type someBrokenOpener struct{ all bool }
+
+func (someBrokenOpener) Count() (int, error) { return 3, nil }
+func (o someBrokenOpener) Open(i int) (cuda.GPU, error) {
+	if i == 1 || o.all {
+		return nil, fmt.Errorf("CUDA_ERROR_DEVICE_UNAVAILABLE on %d", i)
+	}
+	return newMemGPU(), nil
+}
+
+// TestTryAllGPUsUnopenable: TryAllGPUs, as TryGPU, hands out only devices
+// that open, falls back to [cpu] when none does, and says once which it
+// left out and why.
+func TestTryAllGPUsUnopenable(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	defer backend.Register(prev)
+	var buf bytes.Buffer
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	skipOnce, fallbackOnce = sync.Once{}, sync.Once{}
+
+	backend.Register(cuda.New(someBrokenOpener{}))
+	for range 2 {
+		if got := TryAllGPUs(); fmt.Sprint(got) != "[cuda:0 cuda:2]" {
+			t.Fatalf("TryAllGPUs() = %v, want [cuda:0 cuda:2]", got)
+		}
+	}
+	if log := buf.String(); strings.Count(log, "level=WARN") != 1 ||
+		!strings.Contains(log, "device cuda:1 is not available: CUDA_ERROR_DEVICE_UNAVAILABLE on 1") || strings.Contains(log, "on 0") {
+		t.Fatalf("log: %q", log)
+	}
+
+	buf.Reset()
+	backend.Register(cuda.New(someBrokenOpener{all: true}))
+	for range 2 {
+		if got := TryAllGPUs(); fmt.Sprint(got) != "[cpu]" {
+			t.Fatalf("TryAllGPUs() = %v with no device that opens, want [cpu]", got)
+		}
+	}
+	if log := buf.String(); strings.Count(log, "falling back to the CPU") != 1 || !strings.Contains(log, "CUDA_ERROR_DEVICE_UNAVAILABLE on 2") {
+		t.Fatalf("log: %q", log)
+	}
+}
+
+// TestDroppedEventsDestroyed: events dropped without Release are destroyed
+// once collected, as torch.cuda.Event's destructor destroys its event; a
+// released one is not destroyed twice, and a kept one not at all.
+func TestDroppedEventsDestroyed(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	defer backend.Register(prev)
+	g := newMemGPU()
+	backend.Register(cuda.New(memOpener{g}))
+	dev := CUDA(0)
+	kept := NewEvent(dev)
+	mustOK(t, kept.Record())
+	released := NewEvent(dev)
+	mustOK(t, released.Record())
+	released.Release()
+	s, err := NewStream(dev)
+	mustOK(t, err)
+	for range 10 {
+		e := NewEvent(dev)
+		mustOK(t, e.Record())
+		mustOK(t, e.Record()) // the first recording's event is destroyed now
+		mustOK(t, DefaultStream(dev).WaitStream(s))
+	}
+	for i := 0; i < 50; i++ {
+		if live, _ := g.liveEvents(); live == 1 {
+			break
+		}
+		runtime.GC()
+		time.Sleep(2 * time.Millisecond)
+	}
+	if live, bad := g.liveEvents(); live != 1 || bad != 0 {
+		t.Fatalf("%d events live, want the 1 kept; %d destroyed twice", live, bad)
+	}
+	mustOK(t, kept.Synchronize())
+	kept.Release()
+	if live, bad := g.liveEvents(); live != 0 || bad != 0 {
+		t.Fatalf("after Release: %d events live, %d destroyed twice", live, bad)
+	}
+	mustOK(t, s.Release())
+}
+
+// TestDroppedStreamsDestroyed: streams dropped without Release are
+// destroyed once collected (each NewStream made a CUDA stream that was
+// never destroyed), but not while WithStream runs work on one that nothing
+// else references, and a released one is not destroyed twice.
+func TestDroppedStreamsDestroyed(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	defer backend.Register(prev)
+	g := newMemGPU()
+	backend.Register(cuda.New(memOpener{g}))
+	dev := CUDA(0)
+	newStream := func() *Stream {
+		s, err := NewStream(dev)
+		mustOK(t, err)
+		return s
+	}
+	collect := func(want int) {
+		for i := 0; i < 50; i++ {
+			if n, _ := g.streamCounts(); n >= want {
+				break
+			}
+			runtime.GC()
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	WithStream(newStream(), func() {
+		for range 3 {
+			runtime.GC()
+			time.Sleep(2 * time.Millisecond)
+		}
+		if n, _ := g.streamCounts(); n != 0 {
+			t.Errorf("the stream of a running WithStream was destroyed")
+		}
+		Empty(Shape{4}, On(dev)).Release()
+	})
+	released := newStream()
+	mustOK(t, released.Release())
+	for range 5 {
+		WithStream(newStream(), func() { Empty(Shape{4}, On(dev)).Release() })
+	}
+	collect(7)
+	if n, bad := g.streamCounts(); n != 7 || bad != 0 {
+		t.Fatalf("%d streams destroyed, want 7 (1 released, 6 dropped); %d destroyed twice", n, bad)
+	}
+	if live, bad := g.liveEvents(); live != 0 || bad != 0 {
+		t.Fatalf("%d events live, %d bad destroys", live, bad)
+	}
+	runtime.KeepAlive(released)
 }

@@ -15,6 +15,7 @@
 package ember
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -151,22 +152,41 @@ func TryGPU(i int) Device {
 	return CPU
 }
 
-// TryAllGPUs returns every CUDA device, or [cpu] when there is none (logged once).
+// TryAllGPUs returns the CUDA devices that can be opened (CheckDevice), in
+// order, or [cpu] when none can. The first fallback is logged as TryGPU's
+// is; the first time counted devices are left out because they cannot be
+// opened (a GPU in exclusive mode, a faulted one), that is logged too, at
+// level warn, with each one's reason.
 func TryAllGPUs() []Device {
 	n, err := cudaCount()
-	if n == 0 {
-		if err == nil {
+	var ds []Device
+	var failed []error
+	for i := 0; i < n; i++ {
+		if cerr := CheckDevice(CUDA(i)); cerr != nil {
+			failed = append(failed, cerr)
+			continue
+		}
+		ds = append(ds, CUDA(i))
+	}
+	if len(ds) == 0 {
+		switch {
+		case len(failed) > 0:
+			err = errors.Join(failed...)
+		case err == nil:
 			err = fmt.Errorf("no CUDA device")
 		}
 		logFallback("all GPUs", err)
 		return []Device{CPU}
 	}
-	ds := make([]Device, n)
-	for i := range ds {
-		ds[i] = CUDA(i)
+	if len(failed) > 0 {
+		skipOnce.Do(func() {
+			slog.Warn("ember: leaving out CUDA devices that cannot be used", "using", fmt.Sprint(ds), "reason", errors.Join(failed...).Error())
+		})
 	}
 	return ds
 }
+
+var skipOnce sync.Once
 
 // Synchronize waits for all work queued on dev (a no-op on the CPU).
 func Synchronize(dev Device) error {

@@ -86,7 +86,8 @@ func (e *Event) ElapsedTime(start *Event) (float64, error) {
 	return float64(e.at.Sub(start.at).Nanoseconds()) / 1e6, nil
 }
 
-// Release frees the device's event object; a nil event does nothing.
+// Release frees the device's event object now; one dropped without Release
+// is freed once the garbage collector finds it. A nil event does nothing.
 func (e *Event) Release() {
 	if e != nil && e.ev != nil {
 		e.ev.Release()

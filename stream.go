@@ -3,6 +3,8 @@ package ember
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"sync/atomic"
 
 	"github.com/emberml/ember/backend"
 )
@@ -15,6 +17,9 @@ type Stream struct {
 	dev Device
 	h   uintptr // 0: the default stream
 	sb  backend.StreamBackend
+	// destroyed is shared with the GC cleanup of a stream made by
+	// NewStream, so it is allocated apart from the Stream.
+	destroyed *atomic.Bool
 }
 
 func streamBackend(dev Device) backend.StreamBackend {
@@ -23,7 +28,9 @@ func streamBackend(dev Device) backend.StreamBackend {
 	return sb
 }
 
-// NewStream creates a stream on dev.
+// NewStream creates a stream on dev. A stream dropped without Release is
+// released once the garbage collector finds it (PyTorch draws its streams
+// from a fixed pool per device, so dropping one there costs nothing either).
 func NewStream(dev Device) (*Stream, error) {
 	if err := CheckDevice(dev); err != nil {
 		return nil, err
@@ -35,8 +42,31 @@ func NewStream(dev Device) (*Stream, error) {
 			return nil, err
 		}
 		s.h = h
+		s.destroyed = new(atomic.Bool)
+		runtime.AddCleanup(s, func(d streamDestroyer) { _ = d.destroy() }, s.destroyer())
 	}
 	return s, nil
+}
+
+// streamDestroyer destroys a stream made by NewStream once.
+type streamDestroyer struct {
+	sb        backend.StreamBackend
+	dev       Device
+	h         uintptr
+	destroyed *atomic.Bool
+}
+
+func (s *Stream) destroyer() streamDestroyer {
+	return streamDestroyer{s.sb, s.dev, s.h, s.destroyed}
+}
+
+// destroy waits for the stream's work and destroys it (the backend's
+// DestroyStream does both).
+func (d streamDestroyer) destroy() error {
+	if d.destroyed == nil || !d.destroyed.CompareAndSwap(false, true) {
+		return nil
+	}
+	return d.sb.DestroyStream(d.dev, d.h)
 }
 
 // DefaultStream is dev's default stream.
@@ -61,6 +91,7 @@ func (s *Stream) Synchronize() error {
 	if s.h == 0 {
 		return Synchronize(s.dev)
 	}
+	defer runtime.KeepAlive(s) // not destroyed by its cleanup meanwhile
 	return s.sb.SynchronizeStream(s.dev, s.h)
 }
 
@@ -81,6 +112,7 @@ func (s *Stream) WaitEvent(e *Event) error {
 	if !ok || s.dev.Type != e.dev.Type {
 		return e.Synchronize()
 	}
+	defer runtime.KeepAlive(s)
 	return se.WaitEvent(s.dev, s.h, e.ev)
 }
 
@@ -95,6 +127,7 @@ func (s *Stream) WaitStream(other *Stream) error {
 	if !ok {
 		return nil // a CPU stream: its work is done
 	}
+	defer runtime.KeepAlive(other)
 	ev, err := oe.RecordEventOn(other.dev, other.h)
 	if err != nil {
 		return err
@@ -113,11 +146,15 @@ func (s *Stream) Query() (bool, error) {
 	if !ok {
 		return true, nil
 	}
+	defer runtime.KeepAlive(s)
 	return se.QueryStream(s.dev, s.h)
 }
 
 // Release destroys a stream made by NewStream (after waiting for it); a
-// nil stream does nothing.
+// nil stream does nothing. The memory the allocator cached for the stream,
+// and that of its tensors still alive, goes to the default stream's cache
+// (when they are released); PyTorch, which never destroys the streams its
+// allocator knows, has no such step.
 func (s *Stream) Release() error {
 	if s == nil || s.sb == nil || s.h == 0 {
 		return nil
@@ -125,7 +162,7 @@ func (s *Stream) Release() error {
 	if err := s.Synchronize(); err != nil {
 		return err
 	}
-	err := s.sb.DestroyStream(s.dev, s.h)
+	err := s.destroyer().destroy()
 	s.h = 0
 	return err
 }
@@ -148,6 +185,7 @@ func WithStream(s *Stream, f func()) {
 	}
 	next[s.dev] = s.h
 	streams.with("stream", next, f)
+	runtime.KeepAlive(s) // f's work goes to s: its cleanup must not destroy it
 }
 
 // streams holds each goroutine's WithStream choices by device.

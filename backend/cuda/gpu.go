@@ -42,7 +42,8 @@ type GPU interface {
 	// Page-locked host memory.
 	AllocHost(n uint64) (unsafe.Pointer, error)
 	FreeHost(p unsafe.Pointer) error
-	// Events for the allocator's cross-stream reuse and for timing.
+	// Events for the allocator's cross-stream reuse and for timing. A
+	// RecordEvent or RecordTimingEvent that fails leaves no event behind.
 	RecordEvent(stream uintptr) (uintptr, error)
 	EventDone(ev uintptr) (bool, error)
 	DestroyEvent(ev uintptr) error

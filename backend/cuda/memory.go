@@ -1,7 +1,10 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
+	"runtime"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/emberml/ember/backend"
@@ -102,11 +105,76 @@ func (b *Backend) MemorySummary(dev backend.Device) (string, error) {
 // user cache directory).
 func KernelCacheDir() (string, error) { return kcache.DefaultDir() }
 
-// event is a timing event on a device's stream.
+// event is a timing event on a device's stream. One dropped without
+// Release is destroyed by a GC cleanup, as torch.cuda.Event's destructor
+// destroys its CUDA event.
 type event struct {
 	d  *device
 	ev uintptr
+	// released is shared with the cleanup, so it is allocated apart from
+	// the event (see Storage.released).
+	released *atomic.Bool
 }
+
+func newEvent(d *device, ev uintptr) *event {
+	e := &event{d: d, ev: ev, released: new(atomic.Bool)}
+	runtime.AddCleanup(e, func(r eventReleaser) { r.release() }, e.releaser())
+	return e
+}
+
+type eventReleaser struct {
+	g        GPU
+	ev       uintptr
+	released *atomic.Bool
+}
+
+func (r eventReleaser) release() {
+	if r.released.CompareAndSwap(false, true) {
+		_ = r.g.DestroyEvent(r.ev)
+	}
+}
+
+func (e *event) releaser() eventReleaser { return eventReleaser{e.d.gpu, e.ev, e.released} }
+
+var errReleasedEvent = errors.New("cuda: use of a released event")
+
+// The methods keep e reachable until the driver call returns: its cleanup
+// would destroy the event under it.
+
+func (e *event) Synchronize() error {
+	if e.released.Load() {
+		return errReleasedEvent
+	}
+	err := e.d.gpu.EventSynchronize(e.ev)
+	runtime.KeepAlive(e)
+	return err
+}
+
+func (e *event) Done() (bool, error) {
+	if e.released.Load() {
+		return false, errReleasedEvent
+	}
+	done, err := e.d.gpu.EventDone(e.ev)
+	runtime.KeepAlive(e)
+	return done, err
+}
+
+func (e *event) ElapsedMs(start backend.Event) (float64, error) {
+	s, ok := start.(*event)
+	if !ok || s.d != e.d {
+		return 0, fmt.Errorf("cuda: events from different devices")
+	}
+	if e.released.Load() || s.released.Load() {
+		return 0, errReleasedEvent
+	}
+	ms, err := e.d.gpu.EventElapsedMs(s.ev, e.ev)
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(e)
+	return ms, err
+}
+
+// Release destroys the event now; later calls do nothing.
+func (e *event) Release() { e.releaser().release() }
 
 // RecordEvent queues a timing event after the work queued so far.
 func (b *Backend) RecordEvent(dev backend.Device) (backend.Event, error) {
@@ -118,26 +186,7 @@ func (b *Backend) RecordEvent(dev backend.Device) (backend.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &event{d: d, ev: ev}, nil
-}
-
-func (e *event) Synchronize() error { return e.d.gpu.EventSynchronize(e.ev) }
-
-func (e *event) Done() (bool, error) { return e.d.gpu.EventDone(e.ev) }
-
-func (e *event) ElapsedMs(start backend.Event) (float64, error) {
-	s, ok := start.(*event)
-	if !ok || s.d != e.d {
-		return 0, fmt.Errorf("cuda: events from different devices")
-	}
-	return e.d.gpu.EventElapsedMs(s.ev, e.ev)
-}
-
-func (e *event) Release() {
-	if e.ev != 0 {
-		_ = e.d.gpu.DestroyEvent(e.ev)
-		e.ev = 0
-	}
+	return newEvent(d, ev), nil
 }
 
 // RecordEventOn queues a timing event after the work queued so far on s.
@@ -150,7 +199,7 @@ func (b *Backend) RecordEventOn(dev backend.Device, s uintptr) (backend.Event, e
 	if err != nil {
 		return nil, err
 	}
-	return &event{d: d, ev: ev}, nil
+	return newEvent(d, ev), nil
 }
 
 // WaitEvent makes later work on stream s of dev wait for ev, which may be
@@ -161,10 +210,15 @@ func (b *Backend) WaitEvent(dev backend.Device, s uintptr, ev backend.Event) err
 		return err
 	}
 	e, ok := ev.(*event)
-	if !ok || e.ev == 0 {
+	if !ok {
 		return fmt.Errorf("cuda: WaitEvent of an event that is not a recorded CUDA event")
 	}
-	return d.gpu.StreamWaitEvent(s, e.ev)
+	if e.released.Load() {
+		return errReleasedEvent
+	}
+	err = d.gpu.StreamWaitEvent(s, e.ev)
+	runtime.KeepAlive(e)
+	return err
 }
 
 // QueryStream reports whether the work queued on s is done.
@@ -185,13 +239,23 @@ func (b *Backend) NewStream(dev backend.Device) (uintptr, error) {
 	return d.gpu.StreamCreate()
 }
 
-// DestroyStream destroys a stream made by NewStream.
+// DestroyStream waits for the work queued on a stream made by NewStream and
+// destroys it. Its memory in the caching allocator goes to the default
+// stream (alloc's ReleaseStream): a pool keyed by a dead handle would keep
+// it from every stream, or hand it to a new stream that got the handle.
 func (b *Backend) DestroyStream(dev backend.Device, s uintptr) error {
 	d, err := b.device(dev.Index)
 	if err != nil {
 		return err
 	}
-	return d.gpu.StreamDestroy(s)
+	if s == 0 {
+		return fmt.Errorf("cuda: the default stream cannot be destroyed")
+	}
+	if err := d.gpu.StreamSynchronize(s); err != nil {
+		return err
+	}
+	err = d.pool.ReleaseStream(s)
+	return errors.Join(err, d.gpu.StreamDestroy(s))
 }
 
 // SynchronizeStream waits for the work queued on s.

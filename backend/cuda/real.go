@@ -150,14 +150,31 @@ func (g *realGPU) Synchronize() error {
 
 func (g *realGPU) RecordEvent(stream uintptr) (ev uintptr, err error) {
 	err = g.ctx.Do(func() error {
-		e, err := g.drv.EventCreate(driver.EventDisableTiming)
-		if err != nil {
-			return err
-		}
-		ev = uintptr(e)
-		return g.drv.EventRecord(e, driver.Stream(stream))
+		ev, err = recordNewEvent(g.drv, driver.EventDisableTiming, stream)
+		return err
 	})
 	return ev, err
+}
+
+// eventAPI is the part of the driver recordNewEvent calls.
+type eventAPI interface {
+	EventCreate(flags uint32) (driver.Event, error)
+	EventRecord(ev driver.Event, s driver.Stream) error
+	EventDestroy(ev driver.Event) error
+}
+
+// recordNewEvent creates an event and records it on stream. An event that
+// cannot be recorded is destroyed: the caller gets only the error, so it
+// would leak.
+func recordNewEvent(d eventAPI, flags uint32, stream uintptr) (uintptr, error) {
+	e, err := d.EventCreate(flags)
+	if err != nil {
+		return 0, err
+	}
+	if err := d.EventRecord(e, driver.Stream(stream)); err != nil {
+		return 0, errors.Join(err, d.EventDestroy(e))
+	}
+	return uintptr(e), nil
 }
 
 func (g *realGPU) EventDone(ev uintptr) (done bool, err error) {
@@ -367,12 +384,8 @@ func (g *realGPU) Gemm(stream uintptr, dt backend.DType, transA, transB bool, m,
 
 func (g *realGPU) RecordTimingEvent(stream uintptr) (ev uintptr, err error) {
 	err = g.ctx.Do(func() error {
-		e, err := g.drv.EventCreate(driver.EventDefault)
-		if err != nil {
-			return err
-		}
-		ev = uintptr(e)
-		return g.drv.EventRecord(e, driver.Stream(stream))
+		ev, err = recordNewEvent(g.drv, driver.EventDefault, stream)
+		return err
 	})
 	return ev, err
 }

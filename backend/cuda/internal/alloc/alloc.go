@@ -8,7 +8,8 @@
 // Blocks are split when the remainder is worth keeping and merged with their
 // free neighbours when freed. A block used on streams other than its own
 // (RecordStream) is reused only after an event recorded on each of those
-// streams at free time has completed.
+// streams at free time has completed. A stream about to be destroyed hands
+// its memory to the default stream (ReleaseStream).
 //
 // The allocator talks to the GPU only through the Device interface, so the
 // driver binding plugs in from outside and tests run on FakeDevice.
@@ -84,6 +85,7 @@ type Block struct {
 	size       uint64 // rounded size of the block
 	requested  uint64 // size asked of Malloc
 	stream     uintptr
+	life       *streamLife // nil on stream 0; see ReleaseStream
 	pool       *blockPool
 	prev, next *Block // neighbours within the segment
 	allocated  bool
@@ -147,6 +149,7 @@ type Allocator struct {
 	small       blockPool
 	large       blockPool
 	events      []streamEvents // per stream, events of freed blocks still in use
+	streams     map[uintptr]*streamLife
 	numPending  int
 	stats       Stats
 	spare       []*Block // structs of merged-away blocks, for reuse by splits
@@ -154,6 +157,12 @@ type Allocator struct {
 
 // maxSpare bounds the recycled Block structs kept per allocator.
 const maxSpare = 64
+
+// streamLife is one stream's lifetime, shared by the blocks of the segments
+// reserved for it. ReleaseStream ends it: the handle may then be reused by
+// a new stream, which gets a new streamLife, so blocks of the old stream
+// are told apart from the new one's by this pointer, not by the handle.
+type streamLife struct{ released bool }
 
 type pendingEvent struct {
 	event uintptr
@@ -283,7 +292,7 @@ func (a *Allocator) carve(b *Block, pool *blockPool, rsize, requested uint64) *B
 	if shouldSplit(b, pool, rsize) {
 		rest := b
 		b = a.newBlock()
-		b.ptr, b.size, b.stream, b.pool = rest.ptr, rsize, rest.stream, pool
+		b.ptr, b.size, b.stream, b.life, b.pool = rest.ptr, rsize, rest.stream, rest.life, pool
 		b.prev = rest.prev
 		if b.prev != nil {
 			b.prev.next = b
@@ -335,7 +344,23 @@ func (a *Allocator) allocSegment(pool *blockPool, stream uintptr, size uint64) (
 	}
 	a.update(&a.stats.Segment, pool, 1)
 	a.update(&a.stats.ReservedBytes, pool, int64(size))
-	return &Block{ptr: ptr, size: size, stream: stream, pool: pool}, nil
+	return &Block{ptr: ptr, size: size, stream: stream, life: a.lifeOf(stream), pool: pool}, nil
+}
+
+// lifeOf is the current lifetime of stream (nil for the default stream).
+func (a *Allocator) lifeOf(stream uintptr) *streamLife {
+	if stream == 0 {
+		return nil
+	}
+	l := a.streams[stream]
+	if l == nil {
+		if a.streams == nil {
+			a.streams = make(map[uintptr]*streamLife)
+		}
+		l = new(streamLife)
+		a.streams[stream] = l
+	}
+	return l
 }
 
 // oomError counts the failure and describes it, with the device's view of
@@ -490,6 +515,11 @@ func (a *Allocator) syncEvents() error {
 // freeBlock puts an unused block back into its pool, merged with its free
 // neighbours (PyTorch's free_block).
 func (a *Allocator) freeBlock(b *Block) {
+	if b.life != nil && b.life.released {
+		// Its stream is gone: its free neighbours moved to the default
+		// stream's pool in ReleaseStream, and so does it.
+		b.stream, b.life = 0, nil
+	}
 	pool := b.pool
 	origSize := b.size
 	var netSplits, netSplitBytes int64
@@ -573,6 +603,39 @@ func (a *Allocator) RecordStream(b *Block, stream uintptr) {
 		return
 	}
 	b.streamUses = append(b.streamUses, stream)
+}
+
+// ReleaseStream hands the memory of stream s to the default stream (0)
+// before s is destroyed; the caller must have waited for the work queued on
+// s. A destroyed stream's pool could serve no one (PyTorch never destroys
+// the streams its allocator knows): its cached blocks move to the default
+// stream's pool at once, and its blocks still allocated, or waiting on
+// events of other streams, go there when freed. A stream later created with
+// the same handle starts with an empty cache. Statistics do not change: the
+// memory stays reserved, and cached, as before. Releasing stream 0 does
+// nothing.
+func (a *Allocator) ReleaseStream(s uintptr) error {
+	if s == 0 {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if l := a.streams[s]; l != nil {
+		l.released = true
+		delete(a.streams, s)
+	}
+	a.small.restream(s, 0)
+	a.large.restream(s, 0)
+	// s's work is done, so its events are too: process them and drop its
+	// queue, which a new stream with the handle would otherwise inherit.
+	err := a.processEvents()
+	for i := range a.events {
+		if q := &a.events[i]; q.stream == s && q.head == len(q.buf) {
+			a.events = slices.Delete(a.events, i, i+1)
+			break
+		}
+	}
+	return err
 }
 
 // EmptyCache waits for blocks held back by stream-use events, then returns

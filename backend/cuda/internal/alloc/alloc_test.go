@@ -251,6 +251,76 @@ func TestStreamsDoNotShareCache(t *testing.T) {
 	checkInvariants(t, a, b)
 }
 
+// TestReleaseStream: the memory of a stream about to be destroyed goes to
+// the default stream: its cached blocks at once, its blocks allocated or
+// waiting on events when they are freed, merged there with their
+// neighbours; a new stream that gets the old handle starts empty; the
+// statistics do not move. Before ReleaseStream existed, stream 7's blocks
+// stayed in a pool that no stream could reach.
+func TestReleaseStream(t *testing.T) {
+	a, d := newTest(GiB)
+	const k = 100 * KiB
+	// One 2 MiB small segment on stream 7: A B C and the rest.
+	A := mustMalloc(t, a, k, 7)
+	B := mustMalloc(t, a, k, 7)
+	C := mustMalloc(t, a, k, 7)
+	base := A.Ptr()
+	big := mustMalloc(t, a, 12*MiB, 7) // a large segment of its own
+	bigPtr := big.Ptr()
+	mustFree(t, a, B) // cached: B and the rest
+	mustFree(t, a, big)
+	a.RecordStream(C, 3) // C waits on an event of stream 3 once freed
+	mustFree(t, a, C)
+	before := a.Stats()
+	if err := a.ReleaseStream(7); err != nil {
+		t.Fatal(err)
+	}
+	if s := a.Stats(); fmt.Sprint(s) != fmt.Sprint(before) {
+		t.Errorf("ReleaseStream changed the statistics:\n%+v\nwant\n%+v", s, before)
+	}
+	checkInvariants(t, a, A)
+	// The cached large block serves the default stream without a new segment.
+	if b := mustMalloc(t, a, 12*MiB, 0); b.Ptr() != bigPtr {
+		t.Errorf("default stream got %#x, want stream 7's cached %#x", b.Ptr(), bigPtr)
+	} else {
+		mustFree(t, a, b)
+	}
+	// A new stream with the old handle has no cache of its own yet.
+	n := d.Counters().MallocCalls
+	fresh := mustMalloc(t, a, k, 7)
+	if d.Counters().MallocCalls != n+1 || fresh.Ptr()-base < 2*MiB && fresh.Ptr() >= base {
+		t.Errorf("new stream 7 got %#x from the old stream's segment at %#x", fresh.Ptr(), base)
+	}
+	// A, still allocated, and C, waiting on stream 3, join the default pool
+	// when freed, and the segment merges back into one 2 MiB block.
+	mustFree(t, a, A)
+	d.CompleteStream(3)
+	mustFree(t, a, fresh)
+	checkInvariants(t, a)
+	n = d.Counters().MallocCalls
+	whole := mustMalloc(t, a, SmallSize, 0)
+	if whole.Ptr() != base || d.Counters().MallocCalls != n {
+		t.Errorf("default stream got %#x (%d device mallocs), want the merged segment %#x", whole.Ptr(), d.Counters().MallocCalls-n, base)
+	}
+	checkInvariants(t, a, whole)
+	if err := a.ReleaseStream(0); err != nil { // the default stream: nothing
+		t.Fatal(err)
+	}
+	mustFree(t, a, whole)
+	if err := a.EmptyCache(); err != nil {
+		t.Fatal(err)
+	}
+	if c := d.Counters(); c.Used != 0 || c.EventsLive != 0 {
+		t.Errorf("after EmptyCache: %+v", c)
+	}
+	if s := a.Stats(); s.ReservedBytes[StatAll].Current != 0 || s.ActiveBytes[StatAll].Current != 0 {
+		t.Errorf("after EmptyCache: reserved %d active %d", s.ReservedBytes[StatAll].Current, s.ActiveBytes[StatAll].Current)
+	}
+	if len(a.streams) != 1 { // the new stream 7 only
+		t.Errorf("%d stream lifetimes kept, want 1", len(a.streams))
+	}
+}
+
 func TestSplitAndMerge(t *testing.T) {
 	a, _ := newTest(GiB)
 	const k = 100 * KiB // 102400 = 200*512, no rounding
@@ -784,6 +854,71 @@ func testConcurrent(t *testing.T, capacity uint64) {
 		s.ActiveBytes[StatAll].Current != 0 || s.RequestedBytes[StatAll].Current != 0 ||
 		s.InactiveSplit[StatAll].Current != 0 || s.ReservedBytes[StatAll].Allocated != s.ReservedBytes[StatAll].Freed {
 		t.Errorf("stats after EmptyCache: %s", fmt.Sprint(s.ReservedBytes, s.Segment, s.Active))
+	}
+}
+
+// TestConcurrentReleaseStream: workers each allocate on a stream of their
+// own, free part of it, release the stream (its handle then reused, as the
+// driver may) and free the rest, while the others go on; the pools, the
+// statistics and the device agree at the end.
+func TestConcurrentReleaseStream(t *testing.T) {
+	d := NewFakeDevice(4 * GiB)
+	a := New(d, Options{})
+	sizes := []uint64{700, 4000, 100 * KiB, MiB + 1, 3 * MiB, 12 * MiB}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 2))
+			stream := uintptr(10 + w)
+			for range 50 {
+				var live []*Block
+				for range 6 {
+					b, err := a.Malloc(sizes[r.IntN(len(sizes))], stream)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if r.IntN(3) == 0 {
+						a.RecordStream(b, uintptr(r.IntN(2)))
+					}
+					live = append(live, b)
+				}
+				for _, b := range live[:3] {
+					if err := a.Free(b); err != nil {
+						t.Error(err)
+					}
+				}
+				d.CompleteStream(stream) // the stream's work is done
+				if err := a.ReleaseStream(stream); err != nil {
+					t.Error(err)
+				}
+				for _, b := range live[3:] {
+					if err := a.Free(b); err != nil {
+						t.Error(err)
+					}
+				}
+				d.CompleteEvents()
+			}
+		}()
+	}
+	wg.Wait()
+	checkInvariants(t, a)
+	for _, p := range []*blockPool{&a.small, &a.large} {
+		for _, b := range p.blocks {
+			if b.stream >= 10 {
+				t.Errorf("a block of released stream %d is still cached", b.stream)
+			}
+		}
+	}
+	if err := a.EmptyCache(); err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, a)
+	s := a.Stats()
+	if c := d.Counters(); c.Used != 0 || c.EventsLive != 0 || s.ReservedBytes[StatAll].Current != 0 || s.ActiveBytes[StatAll].Current != 0 {
+		t.Errorf("after EmptyCache: device %+v, reserved %d, active %d", c, s.ReservedBytes[StatAll].Current, s.ActiveBytes[StatAll].Current)
 	}
 }
 

@@ -57,3 +57,21 @@ func (p *blockPool) remove(b *Block) {
 	}
 	p.blocks = slices.Delete(p.blocks, i, i+1)
 }
+
+// restream moves the free blocks of stream from to stream to (ReleaseStream).
+func (p *blockPool) restream(from, to uintptr) {
+	i, _ := p.find(from, 0, 0)
+	j := i
+	for j < len(p.blocks) && p.blocks[j].stream == from {
+		j++
+	}
+	if i == j {
+		return
+	}
+	moved := slices.Clone(p.blocks[i:j])
+	p.blocks = slices.Delete(p.blocks, i, j)
+	for _, b := range moved {
+		b.stream, b.life = to, nil
+		p.insert(b)
+	}
+}
