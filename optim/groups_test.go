@@ -486,3 +486,37 @@ func TestGroupAddedAfterSchedule(t *testing.T) {
 		t.Errorf("initial_lr: %v %v", sd["param_groups.0.initial_lr"].Item(), sd["param_groups.2.initial_lr"].Item())
 	}
 }
+
+// TestGroupStepRefusedChangesNothing: a Step that refuses one group's
+// value (a default field set out of range after construction, which a
+// group without its own value follows) panics before any group is
+// updated, as the one-group Step did: no parameter moves, no state is
+// made.
+func TestGroupStepRefusedChangesNothing(t *testing.T) {
+	for name, c := range map[string]struct {
+		mk    func(a, b *ember.Tensor) Optimizer
+		spoil func(o Optimizer)
+	}{
+		"rmsprop alpha": {func(a, b *ember.Tensor) Optimizer {
+			return RMSpropGroups([]Group{{Params: Tensors(a), Options: []Option{Alpha(0.9)}}, {Params: Tensors(b)}}, LR(0.1))
+		}, func(o Optimizer) { o.(*RMSprop).Alpha = -1 }},
+		"adagrad lr_decay": {func(a, b *ember.Tensor) Optimizer {
+			return AdagradGroups([]Group{{Params: Tensors(a), Options: []Option{LRDecay(0.01)}}, {Params: Tensors(b)}}, LR(0.1))
+		}, func(o Optimizer) { o.(*Adagrad).LRDecay = -1 }},
+	} {
+		a, b := ember.Ones(ember.Shape{2}, ember.WithGrad()), ember.Ones(ember.Shape{2}, ember.WithGrad())
+		opt := c.mk(a, b)
+		c.spoil(opt)
+		a.SetGrad(ember.Ones(ember.Shape{2}))
+		b.SetGrad(ember.Ones(ember.Shape{2}))
+		testenv.Raises[*ember.ValueError](t, name, opt.Step)
+		if got := append(a.Float64s(), b.Float64s()...); !slices.Equal(got, []float64{1, 1, 1, 1}) {
+			t.Errorf("%s: a refused Step moved the parameters to %v", name, got)
+		}
+		for k := range opt.StateDict() {
+			if strings.HasPrefix(k, "state.") {
+				t.Errorf("%s: a refused Step made state %s", name, k)
+			}
+		}
+	}
+}
