@@ -520,3 +520,29 @@ func TestGroupStepRefusedChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestLambdaLRGroupsRefusedRecordsNothing: a LambdaLRGroups refused for
+// its number of functions (or a nil one) leaves the groups without an
+// initial_lr, as torch's LambdaLR checks its lr_lambdas before its
+// scheduler records initial_lr: a schedule made after a rate change then
+// starts from the new rate.
+func TestLambdaLRGroupsRefusedRecordsNothing(t *testing.T) {
+	one := func(int) float64 { return 1 }
+	for name, fs := range map[string][]func(int) float64{
+		"one for two": {one},
+		"a nil one":   {one, nil},
+	} {
+		opt := twoGroups()
+		testenv.Raises[*ember.ValueError](t, name, func() { LambdaLRGroups(opt, fs) })
+		for k := range opt.StateDict() {
+			if strings.HasSuffix(k, ".initial_lr") {
+				t.Errorf("%s: a refused LambdaLRGroups recorded %s", name, k)
+			}
+		}
+		opt.ParamGroups()[0].SetLR(0.4)
+		StepLR(opt, 1, 0.5).SetStepCount(1)
+		if lr := opt.ParamGroups()[0].LR(); lr != 0.2 {
+			t.Errorf("%s: a later StepLR took group 0 from 0.4 to %v, want 0.2", name, lr)
+		}
+	}
+}
