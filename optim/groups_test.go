@@ -546,3 +546,26 @@ func TestLambdaLRGroupsRefusedRecordsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadStateDictKeepsDefaults: loading the state dict of a one-group
+// optimizer whose group sets its own momentum keeps it the group's: the
+// optimizer's default (SGD.Momentum, which AddParamGroup gives a new
+// group) stays the constructor's, as torch's load_state_dict leaves
+// defaults alone (torch 1.13: the added group's momentum is 0).
+func TestLoadStateDictKeepsDefaults(t *testing.T) {
+	a, b := ember.Zeros(ember.Shape{1}, ember.WithGrad()), ember.Zeros(ember.Shape{1}, ember.WithGrad())
+	mk := func() *SGD { return SGDGroups([]Group{{Params: Tensors(a), Options: []Option{Momentum(0.5)}}}, 0.1) }
+	sd := mk().StateDict()
+	opt := mk()
+	if err := opt.LoadStateDict(sd); err != nil {
+		t.Fatal(err)
+	}
+	opt.AddParamGroup(Group{Params: Tensors(b)})
+	var got []float64
+	for _, g := range opt.ParamGroups() {
+		got = append(got, g.Options().Momentum)
+	}
+	if !slices.Equal(got, []float64{0.5, 0}) || opt.Momentum != 0 {
+		t.Errorf("groups' momentum %v (default %v), want torch's [0.5 0] (default 0)", got, opt.Momentum)
+	}
+}
