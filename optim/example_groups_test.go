@@ -8,9 +8,10 @@ import (
 )
 
 // Fine-tuning with parameter groups, as torch.optim.SGD([{'params':
-// backbone, 'lr': 1e-3}, {'params': head}], lr=0.1, momentum=0.9): the
-// backbone learns slowly and without weight decay, the head at the
-// default rate; a schedule decays each group from its own rate.
+// backbone, 'lr': 1e-3, 'weight_decay': 0}, {'params': head}], lr=0.1,
+// momentum=0.9, weight_decay=1e-4): the backbone learns slowly and
+// without weight decay, the head at the default rate; a schedule decays
+// each group from its own rate.
 func ExampleSGDGroups() {
 	backbone := ember.Ones(ember.Shape{2}, ember.WithGrad())
 	head := ember.Ones(ember.Shape{1}, ember.WithGrad())

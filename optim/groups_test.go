@@ -486,3 +486,86 @@ func TestGroupAddedAfterSchedule(t *testing.T) {
 		t.Errorf("initial_lr: %v %v", sd["param_groups.0.initial_lr"].Item(), sd["param_groups.2.initial_lr"].Item())
 	}
 }
+
+// TestGroupStepRefusedChangesNothing: a Step that refuses one group's
+// value (a default field set out of range after construction, which a
+// group without its own value follows) panics before any group is
+// updated, as the one-group Step did: no parameter moves, no state is
+// made.
+func TestGroupStepRefusedChangesNothing(t *testing.T) {
+	for name, c := range map[string]struct {
+		mk    func(a, b *ember.Tensor) Optimizer
+		spoil func(o Optimizer)
+	}{
+		"rmsprop alpha": {func(a, b *ember.Tensor) Optimizer {
+			return RMSpropGroups([]Group{{Params: Tensors(a), Options: []Option{Alpha(0.9)}}, {Params: Tensors(b)}}, LR(0.1))
+		}, func(o Optimizer) { o.(*RMSprop).Alpha = -1 }},
+		"adagrad lr_decay": {func(a, b *ember.Tensor) Optimizer {
+			return AdagradGroups([]Group{{Params: Tensors(a), Options: []Option{LRDecay(0.01)}}, {Params: Tensors(b)}}, LR(0.1))
+		}, func(o Optimizer) { o.(*Adagrad).LRDecay = -1 }},
+	} {
+		a, b := ember.Ones(ember.Shape{2}, ember.WithGrad()), ember.Ones(ember.Shape{2}, ember.WithGrad())
+		opt := c.mk(a, b)
+		c.spoil(opt)
+		a.SetGrad(ember.Ones(ember.Shape{2}))
+		b.SetGrad(ember.Ones(ember.Shape{2}))
+		testenv.Raises[*ember.ValueError](t, name, opt.Step)
+		if got := append(a.Float64s(), b.Float64s()...); !slices.Equal(got, []float64{1, 1, 1, 1}) {
+			t.Errorf("%s: a refused Step moved the parameters to %v", name, got)
+		}
+		for k := range opt.StateDict() {
+			if strings.HasPrefix(k, "state.") {
+				t.Errorf("%s: a refused Step made state %s", name, k)
+			}
+		}
+	}
+}
+
+// TestLambdaLRGroupsRefusedRecordsNothing: a LambdaLRGroups refused for
+// its number of functions (or a nil one) leaves the groups without an
+// initial_lr, as torch's LambdaLR checks its lr_lambdas before its
+// scheduler records initial_lr: a schedule made after a rate change then
+// starts from the new rate.
+func TestLambdaLRGroupsRefusedRecordsNothing(t *testing.T) {
+	one := func(int) float64 { return 1 }
+	for name, fs := range map[string][]func(int) float64{
+		"one for two": {one},
+		"a nil one":   {one, nil},
+	} {
+		opt := twoGroups()
+		testenv.Raises[*ember.ValueError](t, name, func() { LambdaLRGroups(opt, fs) })
+		for k := range opt.StateDict() {
+			if strings.HasSuffix(k, ".initial_lr") {
+				t.Errorf("%s: a refused LambdaLRGroups recorded %s", name, k)
+			}
+		}
+		opt.ParamGroups()[0].SetLR(0.4)
+		StepLR(opt, 1, 0.5).SetStepCount(1)
+		if lr := opt.ParamGroups()[0].LR(); lr != 0.2 {
+			t.Errorf("%s: a later StepLR took group 0 from 0.4 to %v, want 0.2", name, lr)
+		}
+	}
+}
+
+// TestLoadStateDictKeepsDefaults: loading the state dict of a one-group
+// optimizer whose group sets its own momentum keeps it the group's: the
+// optimizer's default (SGD.Momentum, which AddParamGroup gives a new
+// group) stays the constructor's, as torch's load_state_dict leaves
+// defaults alone (torch 1.13: the added group's momentum is 0).
+func TestLoadStateDictKeepsDefaults(t *testing.T) {
+	a, b := ember.Zeros(ember.Shape{1}, ember.WithGrad()), ember.Zeros(ember.Shape{1}, ember.WithGrad())
+	mk := func() *SGD { return SGDGroups([]Group{{Params: Tensors(a), Options: []Option{Momentum(0.5)}}}, 0.1) }
+	sd := mk().StateDict()
+	opt := mk()
+	if err := opt.LoadStateDict(sd); err != nil {
+		t.Fatal(err)
+	}
+	opt.AddParamGroup(Group{Params: Tensors(b)})
+	var got []float64
+	for _, g := range opt.ParamGroups() {
+		got = append(got, g.Options().Momentum)
+	}
+	if !slices.Equal(got, []float64{0.5, 0}) || opt.Momentum != 0 {
+		t.Errorf("groups' momentum %v (default %v), want torch's [0.5 0] (default 0)", got, opt.Momentum)
+	}
+}

@@ -380,11 +380,14 @@ func (b *base) LoadStateDict(sd map[string]*ember.Tensor) error {
 		}
 		for k, p := range b.hyper {
 			v, ok := h[k]
+			_, own := g.own[k]
 			switch {
 			case !ok:
-			case len(b.groups) == 1: // the defaults, as before groups
+			case len(b.groups) == 1 && !own:
+				// the one group follows the defaults: they are its
+				// values, as before groups (a group's own value stays
+				// its own, so the defaults AddParamGroup gives stay)
 				*p = v
-				delete(g.own, k)
 			case v == *p:
 				delete(g.own, k)
 			default:

@@ -52,10 +52,13 @@ func (r *RMSprop) b(op string) *base {
 // Step applies one RMSprop update, with each group's values.
 func (r *RMSprop) Step() {
 	b := r.b("Step")
+	// every group checked before any is updated: a refused Step changes nothing
+	for _, gr := range b.groups {
+		hyperErr("optim.RMSprop", gr.f("alpha") >= 0, "Invalid alpha value: %v", gr.f("alpha"))
+	}
 	for _, gr := range b.groups {
 		lr, alpha, eps, wd, momentum := gr.lr, gr.f("alpha"), gr.f("eps"), gr.f("weight_decay"), gr.f("momentum")
 		centered, maximize := gr.flag("centered"), gr.flag("maximize")
-		hyperErr("optim.RMSprop", alpha >= 0, "Invalid alpha value: %v", alpha)
 		b.each(gr, func(p, g *ember.Tensor, st map[string]*ember.Tensor) {
 			if maximize {
 				g = g.Neg()
@@ -153,13 +156,16 @@ func (a *Adagrad) b(op string) *base {
 // Step applies one Adagrad update, with each group's values.
 func (a *Adagrad) Step() {
 	b := a.b("Step")
+	// every group checked before any is updated: a refused Step changes nothing
+	for _, gr := range b.groups {
+		hyperErr("optim.Adagrad", gr.f("lr_decay") >= 0, "Invalid lr_decay value: %v", gr.f("lr_decay"))
+	}
+	hyperErr("optim.Adagrad", a.InitialAccumulator >= 0, "Invalid initial_accumulator_value value: %v", a.InitialAccumulator)
 	for _, gr := range b.groups {
 		// torch fills every sum at construction from the constructor's
 		// initial_accumulator_value, whatever the group's (1.13 to 2.x)
 		lr, lrDecay, eps, wd, init := gr.lr, gr.f("lr_decay"), gr.f("eps"), gr.f("weight_decay"), a.InitialAccumulator
 		maximize := gr.flag("maximize")
-		hyperErr("optim.Adagrad", lrDecay >= 0, "Invalid lr_decay value: %v", lrDecay)
-		hyperErr("optim.Adagrad", init >= 0, "Invalid initial_accumulator_value value: %v", init)
 		b.each(gr, func(p, g *ember.Tensor, st map[string]*ember.Tensor) {
 			step := count(st)
 			if maximize {

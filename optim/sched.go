@@ -298,12 +298,14 @@ func LambdaLR(opt Optimizer, f func(step int) float64) Scheduler {
 func LambdaLRGroups(opt Optimizer, fs []func(step int) float64) Scheduler {
 	const op = "optim.LambdaLR"
 	schedOf(op, opt)
-	bases := initialLRs(opt)
-	hyperErr(op, len(fs) == len(bases), "Expected %d lr_lambdas, but got %d", len(bases), len(fs))
+	// checked before the groups' initial_lr is recorded, as torch's
+	n := groupCount(opt)
+	hyperErr(op, len(fs) == n, "Expected %d lr_lambdas, but got %d", n, len(fs))
 	for _, f := range fs {
 		hyperErr(op, f != nil, "nil lr_lambda")
 	}
 	fs = slices.Clone(fs)
+	bases := initialLRs(opt)
 	s := &sched{op: op, opt: opt, n: len(bases), lrAt: func(t, g int) float64 { return bases[g] * fs[g](t) }}
 	s.set(0)
 	return s
