@@ -104,7 +104,11 @@ func PadMode(t *Tensor, pad []int, mode string) *Tensor {
 		d := r - 1 - i
 		n, before, after := t.shape[d], pad[2*i], pad[2*i+1]
 		if mode == "reflect" && (before >= n || after >= n) {
-			shapeErr(name, fmt.Sprintf("Argument #%d: Padding size should be less than the corresponding input dimension, but got: padding (%d, %d) at dimension %d of input %v", 4+2*i, before, after, d, t.shape), t.shape)
+			var of any = t.shape
+			if k == 2 {
+				of = r // PyTorch's 2-d message names the rank
+			}
+			shapeErr(name, fmt.Sprintf("Argument #%d: Padding size should be less than the corresponding input dimension, but got: padding (%d, %d) at dimension %d of input %v", 4+2*i, before, after, d, of), t.shape)
 		}
 		sizes[k-1-i] = n + before + after
 		anyPositive = anyPositive || sizes[k-1-i] >= 1

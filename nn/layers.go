@@ -61,12 +61,16 @@ func (l *Linear) Forward(x *ember.Tensor) *ember.Tensor {
 // set both, StrideHW, PaddingHW, DilationHW and KernelHW each. PaddingName
 // is "same" or "valid" for padding='same' or 'valid' (PaddingSame,
 // PaddingValid), and then Padding is unused; "" means Padding.
+// PaddingMode is torch's padding_mode: "zeros" (the default; "" too),
+// "reflect", "replicate" or "circular" pad the input with ember.PadMode
+// and then convolve without padding, as PyTorch does.
 type Conv2d struct {
 	Base
 	Weight, Bias                      *ember.Tensor
 	In, Out                           int
 	Kernel, Stride, Padding, Dilation [2]int
 	PaddingName                       string
+	PaddingMode                       string
 	Groups                            int
 	noBias                            bool
 	outputPadding                     [2]int // OutputPadding's, for ConvTranspose2d
@@ -106,6 +110,10 @@ func PaddingValid() ConvOption {
 	return func(c *Conv2d) { c.Padding, c.PaddingName = [2]int{}, "valid" }
 }
 
+// PaddingMode sets padding_mode: "zeros" (the default), "reflect",
+// "replicate" or "circular" (transposed convolutions take "zeros" only).
+func PaddingMode(mode string) ConvOption { return func(c *Conv2d) { c.PaddingMode = mode } }
+
 // Dilation sets the kernel dilation (default 1).
 func Dilation(d int) ConvOption { return func(c *Conv2d) { c.Dilation = [2]int{d, d} } }
 
@@ -134,7 +142,7 @@ func NoBias() ConvOption { return func(c *Conv2d) { c.Bias = nil; c.noBias = tru
 // NewConv2d returns a Conv2d with a kernel×kernel kernel (KernelHW for
 // another) and PyTorch's default initialisation.
 func NewConv2d(in, out, kernel int, opts ...ConvOption) *Conv2d {
-	c := &Conv2d{In: in, Out: out, Kernel: [2]int{kernel, kernel}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1}
+	c := &Conv2d{In: in, Out: out, Kernel: [2]int{kernel, kernel}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1, PaddingMode: "zeros"}
 	c.Init(c)
 	for _, o := range opts {
 		if o == nil {
@@ -149,6 +157,7 @@ func NewConv2d(in, out, kernel int, opts ...ConvOption) *Conv2d {
 		argErr("NewConv2d", "output_padding is an argument of ConvTranspose2d, not of Conv2d")
 	}
 	checkPaddingName("NewConv2d", c.PaddingName, c.Stride[0], c.Stride[1])
+	checkPaddingMode("NewConv2d", c.PaddingMode)
 	kh, kw := c.Kernel[0], c.Kernel[1]
 	if kh < 0 || kw < 0 {
 		argErr("NewConv2d", "kernel size (%d, %d) must not be negative", kh, kw)
@@ -179,10 +188,46 @@ func checkPaddingName(op, name string, strides ...int) {
 	}
 }
 
+// checkPaddingMode panics with PyTorch's ValueError for a padding_mode
+// it does not know.
+func checkPaddingMode(op, mode string) {
+	switch mode {
+	case "", "zeros", "reflect", "replicate", "circular":
+	default:
+		argErr(op, "padding_mode must be one of {'zeros', 'reflect', 'replicate', 'circular'}, but got padding_mode='%s'", mode)
+	}
+}
+
+// modePad pads x by padding_mode before a convolution padded by pad
+// (PaddingName "" or "valid") or by padding='same' (each dim's d·(k−1)
+// split as torch's _reversed_padding_repeated_twice, the odd one after);
+// pads are (height, width) or one size.
+func modePad(x *ember.Tensor, mode, name string, pad, kernel, dilation []int) *ember.Tensor {
+	k := len(pad)
+	p := make([]int, 2*k)
+	for i := 0; i < k; i++ {
+		lo, hi := pad[i], pad[i]
+		switch name {
+		case "valid":
+			lo, hi = 0, 0
+		case "same":
+			total := dilation[i] * (kernel[i] - 1)
+			lo, hi = total/2, total-total/2
+		}
+		p[2*(k-1-i)], p[2*(k-1-i)+1] = lo, hi
+	}
+	return ember.PadMode(x, p, mode)
+}
+
 // Forward convolves a [N, In, H, W] batch (or an unbatched [In, H, W]).
 func (c *Conv2d) Forward(x *ember.Tensor) *ember.Tensor {
 	CheckNil(c, "Forward")
 	checkPaddingName("Conv2d.Forward", c.PaddingName, c.Stride[0], c.Stride[1])
+	checkPaddingMode("Conv2d.Forward", c.PaddingMode)
+	if c.PaddingMode != "" && c.PaddingMode != "zeros" {
+		x = modePad(x, c.PaddingMode, c.PaddingName, c.Padding[:], c.Kernel[:], c.Dilation[:])
+		return ember.Conv2d(x, c.Weight, c.Bias, c.Stride, [2]int{}, c.Dilation, c.Groups)
+	}
 	switch c.PaddingName {
 	case "same":
 		return ember.Conv2dSame(x, c.Weight, c.Bias, c.Dilation, c.Groups)

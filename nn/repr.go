@@ -119,6 +119,9 @@ func (c *Conv2d) ExtraRepr() string {
 	if c.Bias == nil {
 		s += ", bias=False"
 	}
+	if c.PaddingMode != "" && c.PaddingMode != "zeros" {
+		s += ", padding_mode=" + c.PaddingMode
+	}
 	return s
 }
 

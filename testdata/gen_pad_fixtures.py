@@ -5,8 +5,12 @@ Embedding's max_norm.
 Run with /usr/bin/python3 (torch 1.13):
     /usr/bin/python3 testdata/gen_pad_fixtures.py
 Writes testdata/fixtures/grad/grad_<topic>.json in gen_grad_fixtures.py's
-format (params, float64 inputs, output, gradients of sum(output * w)).
+format (params, float64 inputs, output, gradients of sum(output * w)), and
+testdata/nn/conv_padmode.json in gen_conv_audit_fixtures.py's module format
+(nn.Conv1d/Conv2d with padding_mode), and testdata/nn/pad_modules.json (the
+padding layers' reprs and outputs).
 """
+import json
 import os
 import sys
 
@@ -14,7 +18,9 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_grad_fixtures import OUT, case, randn, write  # noqa: E402
+from gen_grad_fixtures import OUT, case, randn, t, write  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def pad():
@@ -42,7 +48,69 @@ def pad():
     write("pad", cases)
 
 
+def conv_modes():
+    out = []
+    for cls, args, kw, xs in [
+        ("Conv2d", (2, 3, 3), dict(padding=1, padding_mode="reflect"), (2, 2, 5, 6)),
+        ("Conv2d", (2, 2, (2, 3)), dict(stride=(2, 1), padding=(1, 2), padding_mode="replicate", bias=False), (1, 2, 5, 4)),
+        ("Conv2d", (2, 4, 3), dict(padding=(2, 1), dilation=(1, 2), groups=2, padding_mode="circular"), (2, 2, 4, 5)),
+        ("Conv2d", (2, 3, (2, 4)), dict(padding="same", dilation=(1, 2), padding_mode="reflect"), (1, 2, 5, 8)),
+        ("Conv2d", (2, 3, 3), dict(padding="same", padding_mode="circular"), (1, 2, 4, 4)),
+        ("Conv2d", (2, 3, 3), dict(padding="valid", padding_mode="replicate"), (1, 2, 4, 4)),
+        ("Conv2d", (2, 3, 3), dict(padding=1, padding_mode="replicate"), (2, 4, 4)),
+        ("Conv1d", (2, 3, 3), dict(padding=2, padding_mode="reflect"), (2, 2, 6)),
+        ("Conv1d", (2, 3, 4), dict(padding="same", dilation=2, padding_mode="replicate", bias=False), (2, 2, 9)),
+        ("Conv1d", (2, 2, 3), dict(stride=2, padding=3, padding_mode="circular"), (1, 2, 5)),
+        ("Conv1d", (2, 2, 3), dict(padding=1, padding_mode="reflect"), (2, 5)),
+    ]:
+        m = getattr(torch.nn, cls)(*args, **kw).double()
+        x = randn(*xs).requires_grad_()
+        y = m(x)
+        w = randn(*y.shape)
+        (y * w).sum().backward()
+        kw_json = {k: (list(v) if isinstance(v, tuple) else v) for k, v in kw.items()}
+        k = args[2]
+        out.append({
+            "cls": cls, "in": args[0], "out": args[1], "kernel": list(k) if isinstance(k, tuple) else k,
+            "kw": kw_json, "weight": t(m.weight), "bias": t(m.bias) if m.bias is not None else None,
+            "x": t(x), "y": t(y), "w": t(w), "gx": t(x.grad), "gweight": t(m.weight.grad),
+            "gbias": t(m.bias.grad) if m.bias is not None else None, "repr": repr(m),
+        })
+    with open(os.path.join(HERE, "nn", "conv_padmode.json"), "w") as f:
+        json.dump(out, f)
+
+
+def pad_modules():
+    out = []
+    for cls, args, xs in [
+        ("ReflectionPad1d", (2,), (2, 3, 4)),
+        ("ReflectionPad1d", ((1, 3),), (3, 4)),
+        ("ReflectionPad2d", (1,), (1, 2, 3, 3)),
+        ("ReflectionPad2d", ((1, 0, 2, 1),), (2, 3, 4)),
+        ("ReflectionPad3d", (1,), (1, 1, 2, 3, 2)),
+        ("ReplicationPad1d", ((0, 3),), (1, 2, 3)),
+        ("ReplicationPad2d", (2,), (1, 1, 2, 3)),
+        ("ReplicationPad2d", ((1, -1, 0, 2),), (1, 3, 4)),
+        ("ReplicationPad3d", ((1, 0, 0, 1, 2, 0),), (1, 1, 2, 2, 2)),
+        ("ZeroPad2d", (1,), (1, 2, 2)),
+        ("ZeroPad2d", ((1, 0, 2, -1),), (1, 1, 3, 3)),
+        ("ConstantPad1d", (2, 3.5), (2, 3)),
+        ("ConstantPad2d", ((1, 0, 0, 2), -1.5), (1, 2, 2)),
+        ("ConstantPad3d", (1, 0.0), (1, 1, 1, 2)),
+    ]:
+        m = getattr(torch.nn, cls)(*args)
+        x = randn(*xs)
+        pad = args[0]
+        out.append({"cls": cls, "padding": list(pad) if isinstance(pad, tuple) else [pad],
+                    "value": args[1] if len(args) > 1 else 0.0,
+                    "x": t(x), "y": t(m(x)), "repr": repr(m)})
+    with open(os.path.join(HERE, "nn", "pad_modules.json"), "w") as f:
+        json.dump(out, f)
+
+
 if __name__ == "__main__":
     torch.manual_seed(7)
     os.makedirs(OUT, exist_ok=True)
     pad()
+    conv_modes()
+    pad_modules()
