@@ -108,9 +108,70 @@ def pad_modules():
         json.dump(out, f)
 
 
+def max_pool():
+    """Dilated max pools and return_indices: the indices go in params."""
+    cases = []
+    for dim, shape, k, st, pd, dil, ceil in [
+        (2, (1, 2, 7, 8), (3, 3), (1, 1), (1, 1), (2, 2), False),
+        (2, (2, 1, 9, 9), (2, 3), (2, 1), (1, 0), (3, 2), True),
+        (2, (1, 1, 5, 5), (2, 2), (2, 2), (0, 0), (2, 2), True),
+        (2, (1, 2, 6, 6), (3, 3), (2, 2), (1, 1), (1, 1), False),
+        (2, (1, 2, 7, 6), (2, 2), (2, 2), (0, 0), (1, 1), True),
+        (2, (2, 6, 7), (2, 2), (1, 1), (0, 0), (2, 2), False),
+        (1, (2, 2, 9), 3, 2, 1, 2, False),
+        (1, (1, 3, 8), 2, 1, 0, 3, True),
+        (1, (2, 7), 3, 1, 1, 1, False),
+    ]:
+        x = randn(*shape)
+        if dim == 2:
+            _, idx = F.max_pool2d(x, k, st, pd, dil, ceil_mode=ceil, return_indices=True)
+            fn = lambda x: F.max_pool2d(x, k, st, pd, dil, ceil_mode=ceil)
+        else:
+            _, idx = F.max_pool1d(x, k, st, pd, dil, ceil_mode=ceil, return_indices=True)
+            fn = lambda x: F.max_pool1d(x, k, st, pd, dil, ceil_mode=ceil)
+        p = {"dim": dim, "kernel": k, "stride": st, "padding": pd, "dilation": dil, "ceil_mode": ceil,
+             "indices": idx.reshape(-1).tolist()}
+        cases.append(case(p, {"x": x}, fn))
+    write("max_pool_dil", cases)
+
+
+def unpool():
+    cases = []
+    for dim, shape, k, st, pd, osize in [
+        (2, (1, 2, 6, 6), (2, 2), (2, 2), (0, 0), None),
+        (2, (2, 1, 5, 7), (3, 2), (2, 2), (1, 0), (5, 7)),
+        (2, (2, 5, 5), (3, 3), (1, 1), (1, 1), None),
+        (1, (2, 2, 9), 3, 2, 1, None),
+        (1, (1, 3, 7), 2, 2, 0, (7,)),
+    ]:
+        src = randn(*shape)
+        if dim == 2:
+            y, idx = F.max_pool2d(src, k, st, pd, return_indices=True)
+            fn = lambda x, indices: F.max_unpool2d(x, indices, k, st, pd, output_size=osize)
+        else:
+            y, idx = F.max_pool1d(src, k, st, pd, return_indices=True)
+            fn = lambda x, indices: F.max_unpool1d(x, indices, k, st, pd, output_size=osize)
+        p = {"dim": dim, "kernel": k, "stride": st, "padding": pd, "output_size": osize}
+        cases.append(case(p, {"x": y, "indices": idx}, fn))
+    write("max_unpool", cases)
+
+
+def adaptive_max():
+    cases = []
+    for shape, out in [((1, 2, 5, 6), (2, 4)), ((2, 1, 7, 5), (3, 5)), ((2, 4, 6), (2, 3)), ((1, 1, 3, 4), (5, 6))]:
+        x = randn(*shape)
+        _, idx = F.adaptive_max_pool2d(x, out, return_indices=True)
+        p = {"output_size": out, "indices": idx.reshape(-1).tolist()}
+        cases.append(case(p, {"x": x}, lambda x: F.adaptive_max_pool2d(x, out)))
+    write("adaptive_max_indices", cases)
+
+
 if __name__ == "__main__":
     torch.manual_seed(7)
     os.makedirs(OUT, exist_ok=True)
     pad()
     conv_modes()
     pad_modules()
+    max_pool()
+    unpool()
+    adaptive_max()
