@@ -496,11 +496,14 @@ func (d *Dropout) Forward(x *ember.Tensor) *ember.Tensor {
 // default) divides by the whole window; false is count_include_pad=False,
 // dividing by the window's part inside the input. CeilMode is
 // ceil_mode=True (see ember.CeilMode): the output size rounds up, keeping
-// a last window that hangs over the bottom or right edge.
+// a last window that hangs over the bottom or right edge. Dilation is
+// MaxPool2d's dilation ({1, 1} from the constructors; zero means 1 too);
+// ForwardWithIndices is return_indices=True.
 type Pool struct {
 	stateless
 	Max                     bool
 	Kernel, Stride, Padding [2]int
+	Dilation                [2]int
 	CountIncludePad         bool
 	CeilMode                bool
 }
@@ -532,7 +535,7 @@ func newPool(max bool, k, s, p [2]int) *Pool {
 	if s == [2]int{} {
 		s = k
 	}
-	l := &Pool{Max: max, Kernel: k, Stride: s, Padding: p, CountIncludePad: !max}
+	l := &Pool{Max: max, Kernel: k, Stride: s, Padding: p, Dilation: [2]int{1, 1}, CountIncludePad: !max}
 	l.Init(l)
 	return l
 }
@@ -540,14 +543,41 @@ func newPool(max bool, k, s, p [2]int) *Pool {
 // Forward pools a [N, C, H, W] batch (or an unbatched [C, H, W]).
 func (p *Pool) Forward(x *ember.Tensor) *ember.Tensor {
 	CheckNil(p, "Forward")
-	var opts []ember.PoolOption
-	if p.CeilMode {
-		opts = append(opts, ember.CeilMode())
-	}
+	opts := p.options()
 	if p.Max {
 		return ember.MaxPool2d(x, p.Kernel, p.Stride, p.Padding, opts...)
 	}
 	return ember.AvgPool2d(x, p.Kernel, p.Stride, p.Padding, p.CountIncludePad, opts...)
+}
+
+// ForwardWithIndices is a MaxPool2d's forward with return_indices=True:
+// the output and each maximum's position in its input plane (h·W + w), as
+// MaxUnpool2d takes them.
+func (p *Pool) ForwardWithIndices(x *ember.Tensor) (*ember.Tensor, *ember.Tensor) {
+	CheckNil(p, "ForwardWithIndices")
+	if !p.Max {
+		useErr("AvgPool2d", "ForwardWithIndices", "AvgPool2d has no indices (return_indices is MaxPool2d's)")
+	}
+	return ember.MaxPool2dWithIndices(x, p.Kernel, p.Stride, p.Padding, p.options()...)
+}
+
+// dilation is p.Dilation, zero read as 1.
+func (p *Pool) dilation() [2]int {
+	if p.Dilation == [2]int{} {
+		return [2]int{1, 1}
+	}
+	return p.Dilation
+}
+
+func (p *Pool) options() []ember.PoolOption {
+	var opts []ember.PoolOption
+	if p.CeilMode {
+		opts = append(opts, ember.CeilMode())
+	}
+	if d := p.dilation(); p.Max || d != [2]int{1, 1} {
+		opts = append(opts, ember.PoolDilationHW(d[0], d[1]))
+	}
+	return opts
 }
 
 // AdaptiveAvgPool2d averages to a fixed output size.

@@ -192,7 +192,7 @@ func (p *Pool) ExtraRepr() string {
 	CheckNil(p, "ExtraRepr")
 	s := fmt.Sprintf("kernel_size=%s, stride=%s, padding=%s", pySize(p.Kernel), pySize(p.Stride), pySize(p.Padding))
 	if p.Max {
-		s += ", dilation=1, ceil_mode=" + pyBool(p.CeilMode)
+		s += ", dilation=" + pySize(p.dilation()) + ", ceil_mode=" + pyBool(p.CeilMode)
 	}
 	return s
 }
