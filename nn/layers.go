@@ -341,17 +341,22 @@ func (l *LayerNorm) Forward(x *ember.Tensor) *ember.Tensor {
 
 // Embedding maps int64 indices to rows of Weight [Num, Dim], drawn N(0, 1).
 // PaddingIdx is the row that gets no gradient (torch's padding_idx), or
-// -1 for none.
+// -1 for none. MaxNorm, when positive, is max_norm: Forward first scales
+// each looked-up row whose NormType-norm (2 from NewEmbedding; 0 reads as
+// 2) exceeds it down to MaxNorm, in place under no-grad
+// (ember.EmbeddingRenorm, torch.embedding_renorm_).
 type Embedding struct {
 	Base
 	Weight     *ember.Tensor
 	Num, Dim   int
 	PaddingIdx int
+	MaxNorm    float64
+	NormType   float64
 }
 
 // NewEmbedding returns an Embedding table with PyTorch's N(0, 1) init.
 func NewEmbedding(num, dim int) *Embedding {
-	e := &Embedding{Num: num, Dim: dim, PaddingIdx: -1}
+	e := &Embedding{Num: num, Dim: dim, PaddingIdx: -1, NormType: 2}
 	e.Init(e)
 	e.Weight = param(ember.Randn(ember.Shape{num, dim}))
 	e.RegisterParameter("weight", &e.Weight)
@@ -377,10 +382,20 @@ func NewEmbeddingPadded(num, dim, paddingIdx int) *Embedding {
 // Forward looks up the rows of an integer index tensor.
 func (e *Embedding) Forward(idx *ember.Tensor) *ember.Tensor {
 	CheckNil(e, "Forward")
+	if e.MaxNorm > 0 {
+		ember.EmbeddingRenorm(e.Weight, idx, e.MaxNorm, e.normType())
+	}
 	if e.PaddingIdx >= 0 {
 		return ember.EmbeddingPadded(idx, e.Weight, e.PaddingIdx)
 	}
 	return ember.Embedding(idx, e.Weight)
+}
+
+func (e *Embedding) normType() float64 {
+	if e.NormType == 0 {
+		return 2
+	}
+	return e.NormType
 }
 
 // stateless is the base of layers without parameters.

@@ -166,6 +166,32 @@ def adaptive_max():
     write("adaptive_max_indices", cases)
 
 
+def embedding_max_norm():
+    """F.embedding with max_norm: the rows looked up are renormalised in
+    place (weight_after in params) before the lookup."""
+    cases = []
+    for shape, idx, max_norm, norm_type, pad in [
+        ((6, 4), [[0, 2, 2], [5, 1, 0]], 1.5, 2.0, None),
+        ((5, 3), [4, 0, 3], 2.0, 1.0, None),
+        ((5, 3), [[1, 1], [2, 3]], 0.8, float("inf"), None),
+        ((7, 2), [6, 2, 0, 2], 1.0, 3.0, 2),
+    ]:
+        w = randn(*shape) * 1.5
+        w[1] *= 0.1  # a row under the limit
+        leaf = w.clone().requires_grad_(True)
+        ix = torch.tensor(idx)
+        out = F.embedding(ix, leaf, padding_idx=pad, max_norm=max_norm, norm_type=norm_type)
+        g = randn(*out.shape)
+        (out * g).sum().backward()
+        cases.append({
+            "params": {"max_norm": max_norm, "norm_type": "inf" if norm_type == float("inf") else norm_type,
+                       "padding_idx": pad, "weight_after": t(leaf)},
+            "inputs": {"weight": t(w), "indices": {"shape": list(ix.shape), "ints": ix.reshape(-1).tolist()}},
+            "w": t(g), "output": t(out), "grads": {"weight": t(leaf.grad)},
+        })
+    write("embedding_max_norm", cases)
+
+
 if __name__ == "__main__":
     torch.manual_seed(7)
     os.makedirs(OUT, exist_ok=True)
@@ -175,3 +201,4 @@ if __name__ == "__main__":
     max_pool()
     unpool()
     adaptive_max()
+    embedding_max_norm()
