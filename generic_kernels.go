@@ -79,6 +79,13 @@ func (generic) maxPool2dDil(x4 *Tensor, p backend.Pool2dParams, dil [2]int, osha
 	kk := kernel[0] * kernel[1]
 	flat := win.view(xp).Contiguous().View(n, c, oh, ow, kk)
 	out, idx := flat.MaxDim(4, false)
+	if x4.dtype.IsFloat() {
+		// a window's last NaN is its maximum, as PyTorch's kernels (and the
+		// backends') keep the last NaN they meet
+		q := Arange(1, float64(kk+1), 1, On(x4.dev), Dtype(Int64))
+		last, _ := Where(flat.IsNaN(), q.Expand(flat.shape...), zeroLike(q)).MaxDim(4, false)
+		idx = Where(last.GtScalar(0), last.AddScalar(-1), idx)
+	}
 	var pos *Tensor
 	if wantIdx {
 		// window position q of output (i, j) is input row

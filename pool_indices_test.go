@@ -2,6 +2,7 @@ package ember
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/emberml/ember/internal/testenv"
@@ -144,6 +145,26 @@ func TestMaxPoolIndicesErrors(t *testing.T) {
 		testenv.Raises[*ShapeError](t, "1d of 4-D", func() { MaxUnpool1d(y, idx, 2, 0, 0) })
 		testenv.Raises[*ShapeError](t, "zero kernel", func() { MaxUnpool1d(y.Reshape(1, 4), idx.Reshape(1, 4), 0, 0, 0) })
 		testenv.Raises[*ValueError](t, "nil option", func() { MaxPool2dWithIndices(x, [2]int{2, 2}, [2]int{}, [2]int{}, nil) })
+	}
+	// NaN: a window's last NaN is its maximum (torch 1.13: indices
+	// [4 4 4 4] here), on both kernel paths and dilated
+	nan := math.NaN()
+	for _, dev := range testDevices() {
+		xn := FromSlice([]float64{1, nan, 2, 3, nan, 4, 0, 5, 6}, Shape{1, 1, 3, 3}, On(dev))
+		for _, kn := range []Kernels{NativeKernels, GenericKernels} {
+			if _, idx := kn.MaxPool2dWithIndices(xn, [2]int{2, 2}, [2]int{1, 1}, [2]int{}); fmt.Sprint(idx.Int64s()) != "[4 4 4 4]" {
+				t.Fatalf("%v %v NaN indices %v", dev, kn, idx.Int64s())
+			}
+		}
+		// dilation 2 over a 5×5 zeros with NaN at (0, 2) and (2, 4): the
+		// window {(0,0), (0,2), (2,0), (2,2)} of output (0, 0) and {(0,2),
+		// (0,4), (2,2), (2,4)} of (0, 2) (torch: [2 1 14 5 6 7 10 11 14])
+		v := make([]float64, 25)
+		v[2], v[14] = nan, nan
+		_, idx := MaxPool2dWithIndices(FromSlice(v, Shape{1, 1, 5, 5}, On(dev)), [2]int{2, 2}, [2]int{1, 1}, [2]int{}, PoolDilation(2))
+		if got := idx.Int64s(); fmt.Sprint(got) != "[2 1 14 5 6 7 10 11 14]" {
+			t.Fatalf("%v dilated NaN indices %v", dev, got)
+		}
 	}
 	// the half path: float32 pooling, indices as float32's
 	xh := FromSlice([]float32{1, 5, 2, 4, 3, 9, 0, 1, 7}, Shape{1, 1, 3, 3}).Cast(BFloat16)
