@@ -131,18 +131,22 @@ func PadMode(t *Tensor, pad []int, mode string) *Tensor {
 	for i := 0; i < k; i++ {
 		d := r - 1 - i
 		n, before := t.shape[d], pad[2*i]
+		if mode == "replicate" {
+			// the pads have no bound here: the index is made on the device
+			// (a typed out-of-memory error, not the host's)
+			ix := Arange(float64(-before), float64(sizes[k-1-i]-before), 1, On(t.dev), Dtype(Int64)).Clamp(0, float64(n-1))
+			out = indexSelect(grad, out, d, ix)
+			continue
+		}
+		// reflect: |pad| < n, the index is under 3n
 		ix := make([]int64, sizes[k-1-i])
 		for j := range ix {
 			s := j - before
-			if mode == "reflect" {
-				if s < 0 {
-					s = -s
-				}
-				if s >= n {
-					s = 2*(n-1) - s
-				}
-			} else {
-				s = min(max(s, 0), n-1)
+			if s < 0 {
+				s = -s
+			}
+			if s >= n {
+				s = 2*(n-1) - s
 			}
 			ix[j] = int64(s)
 		}
