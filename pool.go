@@ -441,7 +441,11 @@ func adaptiveMaxPool2d(x *Tensor, outH, outW int, wantIdx bool) (*Tensor, *Tenso
 	colIx := make([]*Tensor, outW)
 	for j := range cols {
 		s, e := j*w/outW, ((j+1)*w+outW-1)/outW
-		cols[j], colIx[j] = x4.Narrow(3, s, e-s).MaxDim(3, false) // [N, C, H]
+		if wantIdx {
+			cols[j], colIx[j] = maxDimLastNaN(x4.Narrow(3, s, e-s), 3) // [N, C, H]
+		} else {
+			cols[j], _ = x4.Narrow(3, s, e-s).MaxDim(3, false)
+		}
 		if wantIdx {
 			colIx[j] = colIx[j].AddScalar(float64(s))
 		}
@@ -456,7 +460,11 @@ func adaptiveMaxPool2d(x *Tensor, outH, outW int, wantIdx bool) (*Tensor, *Tenso
 	for i := range rows {
 		s, e := i*h/outH, ((i+1)*h+outH-1)/outH
 		var ri *Tensor
-		rows[i], ri = cm.Narrow(2, s, e-s).MaxDim(2, false) // [N, C, OW]
+		if wantIdx {
+			rows[i], ri = maxDimLastNaN(cm.Narrow(2, s, e-s), 2) // [N, C, OW]
+		} else {
+			rows[i], _ = cm.Narrow(2, s, e-s).MaxDim(2, false)
+		}
 		if wantIdx {
 			col := cix.Narrow(2, s, e-s).Gather(2, ri.Unsqueeze(2)).Squeeze(2)
 			rowIx[i] = ri.AddScalar(float64(s)).MulScalar(float64(w)).Add(col)
@@ -594,4 +602,25 @@ func maxUnpool(name string, x, indices *Tensor, kernel, stride, padding, outputS
 		gradFn = "SqueezeBackward1" // PyTorch's unpools a height of 1
 	}
 	return rename(out.Reshape(oshape...), gradFn)
+}
+
+// maxDimLastNaN is MaxDim(d) with a slice's last NaN as its maximum, as
+// PyTorch's max pools choose (MaxDim takes the first); the values are
+// gathered at that index, so the gradient goes there too. (The last NaN
+// of each row, then the last row holding one, is the window's last NaN in
+// row-major order.)
+func maxDimLastNaN(t *Tensor, d int) (*Tensor, *Tensor) {
+	v, i := t.MaxDim(d, false)
+	if !t.dtype.IsFloat() {
+		return v, i
+	}
+	shape := make([]int, t.Dim())
+	for k := range shape {
+		shape[k] = 1
+	}
+	shape[d] = t.shape[d]
+	q := Arange(1, float64(t.shape[d]+1), 1, On(t.dev), Dtype(Int64)).Reshape(shape...)
+	last, _ := Where(t.Detach().IsNaN(), q.Expand(t.shape...), zeroLike(q)).MaxDim(d, false)
+	i = Where(last.GtScalar(0), last.AddScalar(-1), i)
+	return t.Gather(d, i.Unsqueeze(d)).Squeeze(d), i
 }

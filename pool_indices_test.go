@@ -166,6 +166,21 @@ func TestMaxPoolIndicesErrors(t *testing.T) {
 			t.Fatalf("%v dilated NaN indices %v", dev, got)
 		}
 	}
+	// adaptive windows (uneven, overlapping) holding several NaNs: torch
+	// 1.13's indices and gradient, its last NaN of each window
+	for _, dev := range testDevices() {
+		v := make([]float64, 30)
+		for i := range v {
+			v[i] = float64(i % 7)
+		}
+		v[3], v[8], v[13] = nan, nan, nan
+		x := FromSlice(v, Shape{1, 1, 5, 6}, On(dev)).SetRequiresGrad(true)
+		y, idx := AdaptiveMaxPool2dWithIndices(x, 2, 4)
+		y.Sum().Backward()
+		if fmt.Sprint(idx.Int64s()) != "[13 13 3 5 13 13 27 17]" || fmt.Sprint(x.Grad().Float64s()) != "[0 0 0 1 0 1 0 0 0 0 0 0 0 4 0 0 0 1 0 0 0 0 0 0 0 0 0 1 0 0]" {
+			t.Fatalf("%v adaptive NaN: %v %v", dev, idx.Int64s(), x.Grad().Float64s())
+		}
+	}
 	// the half path: float32 pooling, indices as float32's
 	xh := FromSlice([]float32{1, 5, 2, 4, 3, 9, 0, 1, 7}, Shape{1, 1, 3, 3}).Cast(BFloat16)
 	out, idx := MaxPool2dWithIndices(xh, [2]int{2, 2}, [2]int{1, 1}, [2]int{})
