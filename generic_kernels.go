@@ -60,16 +60,49 @@ func (generic) conv2d(x4, w, b *Tensor, p backend.Conv2dParams, oshape Shape) *T
 
 // maxPool2d takes the maximum of each window's contiguous copy; the
 // gradient goes to the first maximum by a one-hot mask.
-func (generic) maxPool2d(x4 *Tensor, p backend.Pool2dParams, oshape Shape) *Tensor {
+func (g generic) maxPool2d(x4 *Tensor, p backend.Pool2dParams, oshape Shape) *Tensor {
+	out, _ := g.maxPool2dDil(x4, p, [2]int{1, 1}, oshape, false)
+	return out
+}
+
+// maxPool2dDil is maxPool2d with the window's elements dil apart, and
+// (when wantIdx) the maxima's positions in their input planes, h·W + w.
+func (generic) maxPool2dDil(x4 *Tensor, p backend.Pool2dParams, dil [2]int, oshape Shape, wantIdx bool) (*Tensor, *Tensor) {
 	kernel, stride, padding := p.Kernel, p.Stride, p.Padding
 	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
 	oh, ow := oshape[2], oshape[3]
-	eh, ew := poolOverhang(h, wd, p, oshape)
+	// how far a ceil_mode pool's last windows reach past the padded input
+	eh := max((oh-1)*stride[0]+dil[0]*(kernel[0]-1)+1-(h+2*padding[0]), 0)
+	ew := max((ow-1)*stride[1]+dil[1]*(kernel[1]-1)+1-(wd+2*padding[1]), 0)
 	xp := pad2dEnd(x4.Detach(), padding[0], padding[1], eh, ew, lowest(x4.dtype))
-	win := window{n: n, c: c, hp: xp.shape[2], wp: xp.shape[3], kh: kernel[0], kw: kernel[1], oh: oh, ow: ow, stride: stride, dil: [2]int{1, 1}}
+	win := window{n: n, c: c, hp: xp.shape[2], wp: xp.shape[3], kh: kernel[0], kw: kernel[1], oh: oh, ow: ow, stride: stride, dil: dil}
 	kk := kernel[0] * kernel[1]
 	flat := win.view(xp).Contiguous().View(n, c, oh, ow, kk)
 	out, idx := flat.MaxDim(4, false)
+	if x4.dtype.IsFloat() {
+		// a window's last NaN is its maximum, as PyTorch's kernels (and the
+		// backends') keep the last NaN they meet
+		q := Arange(1, float64(kk+1), 1, On(x4.dev), Dtype(Int64))
+		last, _ := Where(flat.IsNaN(), q.Expand(flat.shape...), zeroLike(q)).MaxDim(4, false)
+		idx = Where(last.GtScalar(0), last.AddScalar(-1), idx)
+	}
+	var pos *Tensor
+	if wantIdx {
+		// window position q of output (i, j) is input row
+		// i·s − p + (q / kw)·d, column j·s − p + (q % kw)·d
+		tab := make([]int64, oh*ow*kk)
+		for i := 0; i < oh; i++ {
+			for j := 0; j < ow; j++ {
+				for q := 0; q < kk; q++ {
+					r := i*stride[0] - padding[0] + q/kernel[1]*dil[0]
+					col := j*stride[1] - padding[1] + q%kernel[1]*dil[1]
+					tab[(i*ow+j)*kk+q] = int64(r*wd + col)
+				}
+			}
+		}
+		t := FromSlice(tab, Shape{1, 1, oh, ow, kk}, On(x4.dev)).Expand(n, c, oh, ow, kk)
+		pos = t.Gather(4, idx.Unsqueeze(4)).Squeeze(4)
+	}
 	out = record("MaxPool2DWithIndicesBackward0", out, []*Tensor{x4}, []*Tensor{idx}, func(g *Tensor) []*Tensor {
 		mask := oneHot(idx.Unsqueeze(4), 4, kk)
 		gwin := Where(mask, g.Unsqueeze(4), zeroLike(g)).View(n, c, oh, ow, kernel[0], kernel[1])
@@ -77,7 +110,7 @@ func (generic) maxPool2d(x4 *Tensor, p backend.Pool2dParams, oshape Shape) *Tens
 			return gwin.Select(4, i).Select(4, j)
 		})}
 	})
-	return out
+	return out, pos
 }
 
 // poolOverhang is how far a ceil_mode pool's last windows reach past the

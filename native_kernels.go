@@ -44,18 +44,28 @@ func (k nativeConv) conv2d(x4, w, b *Tensor, p backend.Conv2dParams, oshape Shap
 type nativePool struct{ pl backend.Pooler }
 
 func (k nativePool) maxPool2d(x4 *Tensor, p backend.Pool2dParams, oshape Shape) *Tensor {
+	out, _ := k.maxPool2dIdx(x4, p, oshape, false)
+	return out
+}
+
+// maxPool2dIdx is maxPool2d, and the indices of the maxima (h·W + w in
+// the input plane, the backend's) when wantIdx.
+func (k nativePool) maxPool2dIdx(x4 *Tensor, p backend.Pool2dParams, oshape Shape, wantIdx bool) (*Tensor, *Tensor) {
 	out := empty(oshape, x4.dtype, x4.dev)
-	if !needsGrad(x4) {
+	if !needsGrad(x4) && !wantIdx {
 		k.pl.MaxPool2d(out.view(), backend.View{}, x4.view(), p)
-		return out
+		return out, nil
 	}
 	idx := empty(oshape, Int64, x4.dev)
 	k.pl.MaxPool2d(out.view(), idx.view(), x4.view(), p)
+	if !needsGrad(x4) {
+		return out, idx
+	}
 	return record("MaxPool2DWithIndicesBackward0", out, []*Tensor{x4}, []*Tensor{idx}, func(g *Tensor) []*Tensor {
 		gx := empty(x4.shape, x4.dtype, x4.dev)
 		k.pl.MaxPool2dBackward(gx.view(), g.view(), idx.view())
 		return []*Tensor{gx}
-	})
+	}), idx
 }
 
 func (k nativePool) avgPool2d(x4 *Tensor, p backend.Pool2dParams, countIncludePad bool, oshape Shape) *Tensor {

@@ -242,7 +242,7 @@ func bmmHalfF32(name string, a, b *Tensor) *Tensor {
 // mode="constant", value): pad holds (before, after) pairs for the last
 // dims, the last dim first ([left, right, top, bottom] pads the last two);
 // a negative pad crops. The other modes (reflect, replicate, circular)
-// are not provided. Gradients flow to t through the Cat and Narrow it is
+// are PadMode's. Gradients flow to t through the Cat and Narrow it is
 // made of.
 func Pad(t *Tensor, pad []int, value float64) *Tensor {
 	const name = "constant_pad_nd"

@@ -9,13 +9,15 @@ import (
 // Conv1d is torch.nn.Conv1d: a 1-D convolution of [N, In, L] (or
 // unbatched [In, L]) inputs with Weight [Out, In/Groups, Kernel].
 // PaddingName is "same" or "valid" for padding='same' or 'valid' (then
-// Padding is unused), "" for Padding.
+// Padding is unused), "" for Padding. PaddingMode is padding_mode, as
+// Conv2d's.
 type Conv1d struct {
 	Base
 	Weight, Bias                      *ember.Tensor
 	In, Out, Kernel                   int
 	Stride, Padding, Dilation, Groups int
 	PaddingName                       string
+	PaddingMode                       string
 }
 
 // NewConv1d returns a Conv1d with PyTorch's default initialisation
@@ -23,7 +25,7 @@ type Conv1d struct {
 // bias); it takes Conv2d's options Stride, Padding, PaddingSame,
 // PaddingValid, Dilation, Groups and NoBias (not the two-size ones).
 func NewConv1d(in, out, kernel int, opts ...ConvOption) *Conv1d {
-	cfg := &Conv2d{Kernel: [2]int{kernel, kernel}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1}
+	cfg := &Conv2d{Kernel: [2]int{kernel, kernel}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1, PaddingMode: "zeros"}
 	for _, o := range opts {
 		if o == nil {
 			argErr("NewConv1d", "nil ConvOption")
@@ -45,7 +47,8 @@ func NewConv1d(in, out, kernel int, opts ...ConvOption) *Conv1d {
 		argErr("NewConv1d", "output_padding is an argument of ConvTranspose2d, not of Conv1d")
 	}
 	checkPaddingName("NewConv1d", cfg.PaddingName, cfg.Stride[0])
-	c := &Conv1d{In: in, Out: out, Kernel: kernel, Stride: cfg.Stride[0], Padding: cfg.Padding[0], Dilation: cfg.Dilation[0], Groups: cfg.Groups, PaddingName: cfg.PaddingName}
+	checkPaddingMode("NewConv1d", cfg.PaddingMode)
+	c := &Conv1d{In: in, Out: out, Kernel: kernel, Stride: cfg.Stride[0], Padding: cfg.Padding[0], Dilation: cfg.Dilation[0], Groups: cfg.Groups, PaddingName: cfg.PaddingName, PaddingMode: cfg.PaddingMode}
 	c.Init(c)
 	fanIn := in / c.Groups * kernel
 	c.Weight = uniform(ember.Shape{out, in / c.Groups, kernel}, kaimingBound(fanIn))
@@ -61,6 +64,11 @@ func NewConv1d(in, out, kernel int, opts ...ConvOption) *Conv1d {
 func (c *Conv1d) Forward(x *ember.Tensor) *ember.Tensor {
 	CheckNil(c, "Forward")
 	checkPaddingName("Conv1d.Forward", c.PaddingName, c.Stride)
+	checkPaddingMode("Conv1d.Forward", c.PaddingMode)
+	if c.PaddingMode != "" && c.PaddingMode != "zeros" {
+		x = modePad(x, c.PaddingMode, c.PaddingName, []int{c.Padding}, []int{c.Kernel}, []int{c.Dilation})
+		return ember.Conv1d(x, c.Weight, c.Bias, c.Stride, 0, c.Dilation, c.Groups)
+	}
 	switch c.PaddingName {
 	case "same":
 		return ember.Conv1dSame(x, c.Weight, c.Bias, c.Dilation, c.Groups)
@@ -87,6 +95,9 @@ func (c *Conv1d) ExtraRepr() string {
 	}
 	if c.Bias == nil {
 		s += ", bias=False"
+	}
+	if c.PaddingMode != "" && c.PaddingMode != "zeros" {
+		s += ", padding_mode=" + c.PaddingMode
 	}
 	return s
 }

@@ -59,8 +59,16 @@ func closeToJSON(t *testing.T, what string, got *ember.Tensor, want jsonTensor) 
 // tuple kernel sizes, strides, paddings and dilations and padding='same'
 // or 'valid' as PyTorch's constructors took them, loads PyTorch's
 // weights and checks the output, the gradients and the repr.
+// padding_mode's cases (testdata/gen_pad_fixtures.py) are in
+// conv_padmode.json.
 func TestConvModulesAgainstPyTorch(t *testing.T) {
-	b, err := os.ReadFile("../testdata/nn/conv_audit.json")
+	for _, file := range []string{"conv_audit.json", "conv_padmode.json"} {
+		convModulesAgainstPyTorch(t, "../testdata/nn/"+file)
+	}
+}
+
+func convModulesAgainstPyTorch(t *testing.T, file string) {
+	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +79,10 @@ func TestConvModulesAgainstPyTorch(t *testing.T) {
 	for _, c := range cs {
 		var opts []ConvOption
 		for k, v := range c.KW {
+			if k == "padding_mode" {
+				opts = append(opts, PaddingMode(v.(string)))
+				continue
+			}
 			if k == "bias" {
 				if v == false {
 					opts = append(opts, NoBias())

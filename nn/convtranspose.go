@@ -37,6 +37,9 @@ func NewConvTranspose2d(in, out, kernel int, opts ...ConvOption) *ConvTranspose2
 	if cfg.Groups <= 0 || in%cfg.Groups != 0 || out%cfg.Groups != 0 {
 		argErr("NewConvTranspose2d", "in (%d) and out (%d) channels must be divisible by groups (%d)", in, out, cfg.Groups)
 	}
+	if cfg.PaddingMode != "" && cfg.PaddingMode != "zeros" {
+		argErr("NewConvTranspose2d", `Only "zeros" padding mode is supported for ConvTranspose2d`)
+	}
 	if cfg.PaddingName != "" {
 		argErr("NewConvTranspose2d", "padding='%s' is not supported for transposed convolutions", cfg.PaddingName)
 	}

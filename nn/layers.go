@@ -61,12 +61,16 @@ func (l *Linear) Forward(x *ember.Tensor) *ember.Tensor {
 // set both, StrideHW, PaddingHW, DilationHW and KernelHW each. PaddingName
 // is "same" or "valid" for padding='same' or 'valid' (PaddingSame,
 // PaddingValid), and then Padding is unused; "" means Padding.
+// PaddingMode is torch's padding_mode: "zeros" (the default; "" too),
+// "reflect", "replicate" or "circular" pad the input with ember.PadMode
+// and then convolve without padding, as PyTorch does.
 type Conv2d struct {
 	Base
 	Weight, Bias                      *ember.Tensor
 	In, Out                           int
 	Kernel, Stride, Padding, Dilation [2]int
 	PaddingName                       string
+	PaddingMode                       string
 	Groups                            int
 	noBias                            bool
 	outputPadding                     [2]int // OutputPadding's, for ConvTranspose2d
@@ -106,6 +110,10 @@ func PaddingValid() ConvOption {
 	return func(c *Conv2d) { c.Padding, c.PaddingName = [2]int{}, "valid" }
 }
 
+// PaddingMode sets padding_mode: "zeros" (the default), "reflect",
+// "replicate" or "circular" (transposed convolutions take "zeros" only).
+func PaddingMode(mode string) ConvOption { return func(c *Conv2d) { c.PaddingMode = mode } }
+
 // Dilation sets the kernel dilation (default 1).
 func Dilation(d int) ConvOption { return func(c *Conv2d) { c.Dilation = [2]int{d, d} } }
 
@@ -134,7 +142,7 @@ func NoBias() ConvOption { return func(c *Conv2d) { c.Bias = nil; c.noBias = tru
 // NewConv2d returns a Conv2d with a kernel×kernel kernel (KernelHW for
 // another) and PyTorch's default initialisation.
 func NewConv2d(in, out, kernel int, opts ...ConvOption) *Conv2d {
-	c := &Conv2d{In: in, Out: out, Kernel: [2]int{kernel, kernel}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1}
+	c := &Conv2d{In: in, Out: out, Kernel: [2]int{kernel, kernel}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1, PaddingMode: "zeros"}
 	c.Init(c)
 	for _, o := range opts {
 		if o == nil {
@@ -149,6 +157,7 @@ func NewConv2d(in, out, kernel int, opts ...ConvOption) *Conv2d {
 		argErr("NewConv2d", "output_padding is an argument of ConvTranspose2d, not of Conv2d")
 	}
 	checkPaddingName("NewConv2d", c.PaddingName, c.Stride[0], c.Stride[1])
+	checkPaddingMode("NewConv2d", c.PaddingMode)
 	kh, kw := c.Kernel[0], c.Kernel[1]
 	if kh < 0 || kw < 0 {
 		argErr("NewConv2d", "kernel size (%d, %d) must not be negative", kh, kw)
@@ -179,10 +188,46 @@ func checkPaddingName(op, name string, strides ...int) {
 	}
 }
 
+// checkPaddingMode panics with PyTorch's ValueError for a padding_mode
+// it does not know.
+func checkPaddingMode(op, mode string) {
+	switch mode {
+	case "", "zeros", "reflect", "replicate", "circular":
+	default:
+		argErr(op, "padding_mode must be one of {'zeros', 'reflect', 'replicate', 'circular'}, but got padding_mode='%s'", mode)
+	}
+}
+
+// modePad pads x by padding_mode before a convolution padded by pad
+// (PaddingName "" or "valid") or by padding='same' (each dim's d·(k−1)
+// split as torch's _reversed_padding_repeated_twice, the odd one after);
+// pads are (height, width) or one size.
+func modePad(x *ember.Tensor, mode, name string, pad, kernel, dilation []int) *ember.Tensor {
+	k := len(pad)
+	p := make([]int, 2*k)
+	for i := 0; i < k; i++ {
+		lo, hi := pad[i], pad[i]
+		switch name {
+		case "valid":
+			lo, hi = 0, 0
+		case "same":
+			total := dilation[i] * (kernel[i] - 1)
+			lo, hi = total/2, total-total/2
+		}
+		p[2*(k-1-i)], p[2*(k-1-i)+1] = lo, hi
+	}
+	return ember.PadMode(x, p, mode)
+}
+
 // Forward convolves a [N, In, H, W] batch (or an unbatched [In, H, W]).
 func (c *Conv2d) Forward(x *ember.Tensor) *ember.Tensor {
 	CheckNil(c, "Forward")
 	checkPaddingName("Conv2d.Forward", c.PaddingName, c.Stride[0], c.Stride[1])
+	checkPaddingMode("Conv2d.Forward", c.PaddingMode)
+	if c.PaddingMode != "" && c.PaddingMode != "zeros" {
+		x = modePad(x, c.PaddingMode, c.PaddingName, c.Padding[:], c.Kernel[:], c.Dilation[:])
+		return ember.Conv2d(x, c.Weight, c.Bias, c.Stride, [2]int{}, c.Dilation, c.Groups)
+	}
 	switch c.PaddingName {
 	case "same":
 		return ember.Conv2dSame(x, c.Weight, c.Bias, c.Dilation, c.Groups)
@@ -296,17 +341,22 @@ func (l *LayerNorm) Forward(x *ember.Tensor) *ember.Tensor {
 
 // Embedding maps int64 indices to rows of Weight [Num, Dim], drawn N(0, 1).
 // PaddingIdx is the row that gets no gradient (torch's padding_idx), or
-// -1 for none.
+// -1 for none. MaxNorm, when positive, is max_norm: Forward first scales
+// each looked-up row whose NormType-norm (2 from NewEmbedding; 0 reads as
+// 2) exceeds it down to MaxNorm, in place under no-grad
+// (ember.EmbeddingRenorm, torch.embedding_renorm_).
 type Embedding struct {
 	Base
 	Weight     *ember.Tensor
 	Num, Dim   int
 	PaddingIdx int
+	MaxNorm    float64
+	NormType   float64
 }
 
 // NewEmbedding returns an Embedding table with PyTorch's N(0, 1) init.
 func NewEmbedding(num, dim int) *Embedding {
-	e := &Embedding{Num: num, Dim: dim, PaddingIdx: -1}
+	e := &Embedding{Num: num, Dim: dim, PaddingIdx: -1, NormType: 2}
 	e.Init(e)
 	e.Weight = param(ember.Randn(ember.Shape{num, dim}))
 	e.RegisterParameter("weight", &e.Weight)
@@ -332,10 +382,20 @@ func NewEmbeddingPadded(num, dim, paddingIdx int) *Embedding {
 // Forward looks up the rows of an integer index tensor.
 func (e *Embedding) Forward(idx *ember.Tensor) *ember.Tensor {
 	CheckNil(e, "Forward")
+	if e.MaxNorm > 0 {
+		ember.EmbeddingRenorm(e.Weight, idx, e.MaxNorm, e.normType())
+	}
 	if e.PaddingIdx >= 0 {
 		return ember.EmbeddingPadded(idx, e.Weight, e.PaddingIdx)
 	}
 	return ember.Embedding(idx, e.Weight)
+}
+
+func (e *Embedding) normType() float64 {
+	if e.NormType == 0 {
+		return 2
+	}
+	return e.NormType
 }
 
 // stateless is the base of layers without parameters.
@@ -451,11 +511,14 @@ func (d *Dropout) Forward(x *ember.Tensor) *ember.Tensor {
 // default) divides by the whole window; false is count_include_pad=False,
 // dividing by the window's part inside the input. CeilMode is
 // ceil_mode=True (see ember.CeilMode): the output size rounds up, keeping
-// a last window that hangs over the bottom or right edge.
+// a last window that hangs over the bottom or right edge. Dilation is
+// MaxPool2d's dilation ({1, 1} from the constructors; zero means 1 too);
+// ForwardWithIndices is return_indices=True.
 type Pool struct {
 	stateless
 	Max                     bool
 	Kernel, Stride, Padding [2]int
+	Dilation                [2]int
 	CountIncludePad         bool
 	CeilMode                bool
 }
@@ -487,7 +550,7 @@ func newPool(max bool, k, s, p [2]int) *Pool {
 	if s == [2]int{} {
 		s = k
 	}
-	l := &Pool{Max: max, Kernel: k, Stride: s, Padding: p, CountIncludePad: !max}
+	l := &Pool{Max: max, Kernel: k, Stride: s, Padding: p, Dilation: [2]int{1, 1}, CountIncludePad: !max}
 	l.Init(l)
 	return l
 }
@@ -495,14 +558,41 @@ func newPool(max bool, k, s, p [2]int) *Pool {
 // Forward pools a [N, C, H, W] batch (or an unbatched [C, H, W]).
 func (p *Pool) Forward(x *ember.Tensor) *ember.Tensor {
 	CheckNil(p, "Forward")
-	var opts []ember.PoolOption
-	if p.CeilMode {
-		opts = append(opts, ember.CeilMode())
-	}
+	opts := p.options()
 	if p.Max {
 		return ember.MaxPool2d(x, p.Kernel, p.Stride, p.Padding, opts...)
 	}
 	return ember.AvgPool2d(x, p.Kernel, p.Stride, p.Padding, p.CountIncludePad, opts...)
+}
+
+// ForwardWithIndices is a MaxPool2d's forward with return_indices=True:
+// the output and each maximum's position in its input plane (h·W + w), as
+// MaxUnpool2d takes them.
+func (p *Pool) ForwardWithIndices(x *ember.Tensor) (*ember.Tensor, *ember.Tensor) {
+	CheckNil(p, "ForwardWithIndices")
+	if !p.Max {
+		useErr("AvgPool2d", "ForwardWithIndices", "AvgPool2d has no indices (return_indices is MaxPool2d's)")
+	}
+	return ember.MaxPool2dWithIndices(x, p.Kernel, p.Stride, p.Padding, p.options()...)
+}
+
+// dilation is p.Dilation, zero read as 1.
+func (p *Pool) dilation() [2]int {
+	if p.Dilation == [2]int{} {
+		return [2]int{1, 1}
+	}
+	return p.Dilation
+}
+
+func (p *Pool) options() []ember.PoolOption {
+	var opts []ember.PoolOption
+	if p.CeilMode {
+		opts = append(opts, ember.CeilMode())
+	}
+	if d := p.dilation(); p.Max || d != [2]int{1, 1} {
+		opts = append(opts, ember.PoolDilationHW(d[0], d[1]))
+	}
+	return opts
 }
 
 // AdaptiveAvgPool2d averages to a fixed output size.

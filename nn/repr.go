@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -77,6 +78,14 @@ func pyBool(b bool) string {
 }
 
 func pyFloat(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
+	}
 	s := strconv.FormatFloat(f, 'g', -1, 64)
 	if !strings.ContainsAny(s, ".eIN") {
 		s += ".0"
@@ -119,6 +128,9 @@ func (c *Conv2d) ExtraRepr() string {
 	if c.Bias == nil {
 		s += ", bias=False"
 	}
+	if c.PaddingMode != "" && c.PaddingMode != "zeros" {
+		s += ", padding_mode=" + c.PaddingMode
+	}
 	return s
 }
 
@@ -148,10 +160,17 @@ func (l *LayerNorm) ExtraRepr() string {
 // ExtraRepr is "num, dim".
 func (e *Embedding) ExtraRepr() string {
 	CheckNil(e, "ExtraRepr")
+	s := fmt.Sprintf("%d, %d", e.Num, e.Dim)
 	if e.PaddingIdx >= 0 {
-		return fmt.Sprintf("%d, %d, padding_idx=%d", e.Num, e.Dim, e.PaddingIdx)
+		s += fmt.Sprintf(", padding_idx=%d", e.PaddingIdx)
 	}
-	return fmt.Sprintf("%d, %d", e.Num, e.Dim)
+	if e.MaxNorm > 0 {
+		s += ", max_norm=" + pyFloat(e.MaxNorm)
+	}
+	if e.normType() != 2 {
+		s += ", norm_type=" + pyFloat(e.normType())
+	}
+	return s
 }
 
 func (a *Activation) moduleName() string { return a.Name }
@@ -189,7 +208,7 @@ func (p *Pool) ExtraRepr() string {
 	CheckNil(p, "ExtraRepr")
 	s := fmt.Sprintf("kernel_size=%s, stride=%s, padding=%s", pySize(p.Kernel), pySize(p.Stride), pySize(p.Padding))
 	if p.Max {
-		s += ", dilation=1, ceil_mode=" + pyBool(p.CeilMode)
+		s += ", dilation=" + pySize(p.dilation()) + ", ceil_mode=" + pyBool(p.CeilMode)
 	}
 	return s
 }
