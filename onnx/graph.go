@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/emberml/ember"
 	pb "github.com/emberml/ember/onnx/internal/onnxpb"
@@ -17,6 +18,14 @@ type node struct {
 	opset                int64
 	fn                   opFunc
 	folding              bool // running at load time: stricter element limit
+
+	// Control flow (If, Loop, Scan): the subgraphs by attribute name, and
+	// ctl in place of fn. inputs holds the declared inputs (the first
+	// nIn) followed by the outer-scope values the subgraphs read, so that
+	// the graph orders and keeps them like any other input.
+	subs map[string]*graph
+	nIn  int
+	ctl  ctlFunc
 }
 
 func (n *node) label() string {
@@ -38,15 +47,27 @@ type graph struct {
 	unsupported []*UnsupportedError
 	uses        map[string]int     // consumers of each value (+1 for graph outputs)
 	static      map[string][]int64 // graph inputs whose declared dims are all fixed
+
+	// subgraphs only: the names of enclosing scopes visible inside (nil
+	// for the main graph), the ones this graph (or a graph nested in it)
+	// reads, its declared inputs in order, and its constants per device
+	outer     func(string) bool
+	free      []string
+	inNames   []string
+	devMu     sync.Mutex
+	devConsts map[ember.Device]map[string]*ember.Tensor
 }
 
 func (g *graph) isInput(name string) bool { return g.inputs[name] && !g.initNames[name] }
 
-func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget) (*graph, error) {
-	if len(gp.Node) > MaxNodes {
-		return nil, formatErr("%d nodes, more than %d", len(gp.Node), MaxNodes)
+// newGraph builds a graph; outer is nil for a model's main graph and, for
+// a subgraph (an attribute of If, Loop or Scan), reports the names the
+// enclosing graphs define. The budget's node count spans all subgraphs.
+func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget, outer func(string) bool) (*graph, error) {
+	if bud.nodes += len(gp.Node); bud.nodes > MaxNodes {
+		return nil, formatErr("%d nodes (counting subgraphs), more than %d", bud.nodes, MaxNodes)
 	}
-	g := &graph{inputs: map[string]bool{}, initNames: map[string]bool{}, consts: map[string]*ember.Tensor{}, uses: map[string]int{}}
+	g := &graph{inputs: map[string]bool{}, initNames: map[string]bool{}, consts: map[string]*ember.Tensor{}, uses: map[string]int{}, outer: outer}
 	for _, it := range gp.Initializer {
 		if it.GetName() == "" {
 			return nil, formatErr("an initializer has no name")
@@ -67,7 +88,8 @@ func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget) (*graph, 
 	g.static = map[string][]int64{}
 	for _, vi := range gp.Input {
 		g.inputs[vi.GetName()] = true
-		if d := describe(vi); d.Dims != nil && !g.initNames[vi.GetName()] {
+		g.inNames = append(g.inNames, vi.GetName())
+		if d := describe(vi); d.Dims != nil && !g.initNames[vi.GetName()] && outer == nil { // Run checks these dims
 			fixed := true
 			for _, x := range d.Dims {
 				fixed = fixed && x >= 0
@@ -92,7 +114,7 @@ func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget) (*graph, 
 	}
 	producer := map[string]int{}
 	for i, np := range gp.Node {
-		n := &node{name: np.GetName(), opType: np.GetOpType(), domain: np.GetDomain(), inputs: np.GetInput(), outputs: np.GetOutput(),
+		n := &node{name: np.GetName(), opType: np.GetOpType(), domain: np.GetDomain(), inputs: append([]string(nil), np.GetInput()...), outputs: np.GetOutput(),
 			attrs: map[string]*pb.AttributeProto{}, opset: opset}
 		for _, a := range np.Attribute {
 			n.attrs[a.GetName()] = a
@@ -106,7 +128,11 @@ func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget) (*graph, 
 			}
 			producer[o] = i
 		}
+		n.nIn = len(n.inputs)
 		n.fn = lookup(n)
+		if n.ctl = lookupCtl(n); n.ctl != nil {
+			n.fn = func(*node, []*ember.Tensor) []*ember.Tensor { panic("onnx: control flow runs through ctl") }
+		}
 		if n.fn == nil {
 			g.unsupported = append(g.unsupported, &UnsupportedError{Node: n.label(), OpType: n.opType, Domain: n.domain, Msg: unsupportedReason(n.opType)})
 		}
@@ -119,6 +145,9 @@ func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget) (*graph, 
 	}
 	for _, o := range gp.Output {
 		g.outputs = append(g.outputs, o.GetName())
+	}
+	if err := g.subgraphs(gp, producer, opset, dir, bud); err != nil {
+		return nil, err
 	}
 	if err := g.sort(producer); err != nil {
 		return nil, err
@@ -133,7 +162,10 @@ func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget) (*graph, 
 	for _, o := range g.outputs {
 		g.uses[o]++
 		if _, ok := producer[o]; !ok && !g.inputs[o] && g.consts[o] == nil {
-			return nil, formatErr("graph output %q is produced by no node", o)
+			if g.outer == nil || !g.outer(o) {
+				return nil, formatErr("graph output %q is produced by no node", o)
+			}
+			g.addFree(o)
 		}
 	}
 	return g, nil
@@ -156,6 +188,10 @@ func (g *graph) sort(producer map[string]int) error {
 					continue
 				}
 				if g.initNames[in] {
+					continue
+				}
+				if g.outer != nil && g.outer(in) {
+					g.addFree(in)
 					continue
 				}
 				return formatErr("node %q (%s) reads %q, which is no graph input, initializer or node output (a missing initializer?)", nd.label(), nd.opType, in)
@@ -191,6 +227,66 @@ func (g *graph) sort(producer map[string]int) error {
 		return formatErr("the graph has a cycle through nodes %s", strings.Join(stuck, ", "))
 	}
 	g.nodes = order
+	return nil
+}
+
+func (g *graph) addFree(name string) {
+	for _, f := range g.free {
+		if f == name {
+			return
+		}
+	}
+	g.free = append(g.free, name)
+}
+
+// subgraphs builds the graph attributes of the nodes of g, whose scope
+// (inputs, initializers, node outputs, then the enclosing scopes) they
+// see, and appends the outer values each reads to its node's inputs.
+func (g *graph) subgraphs(gp *pb.GraphProto, producer map[string]int, opset int64, dir string, bud *budget) error {
+	visible := func(name string) bool {
+		if _, ok := producer[name]; ok || g.inputs[name] || g.initNames[name] {
+			return true
+		}
+		return g.outer != nil && g.outer(name)
+	}
+	for i, np := range gp.Node {
+		n := g.nodes[i]
+		for _, a := range np.Attribute {
+			var gs []*pb.GraphProto
+			switch {
+			case a.GetG() != nil:
+				gs = append(gs, a.GetG())
+			case len(a.GetGraphs()) > 0:
+				gs = a.GetGraphs()
+			default:
+				continue
+			}
+			if len(gs) != 1 || n.ctl == nil && n.fn != nil {
+				if n.fn == nil {
+					continue // already reported unsupported
+				}
+				return &UnsupportedError{Node: n.label(), OpType: n.opType, Msg: fmt.Sprintf("graph attribute %q", a.GetName())}
+			}
+			sub, err := newGraph(gs[0], opset, dir, bud, visible)
+			if err != nil {
+				return err
+			}
+			if n.subs == nil {
+				n.subs = map[string]*graph{}
+			}
+			n.subs[a.GetName()] = sub
+			g.unsupported = append(g.unsupported, sub.unsupported...)
+			for _, f := range sub.free {
+				dup := false
+				for _, in := range n.inputs[n.nIn:] {
+					dup = dup || in == f
+				}
+				if !dup {
+					n.inputs = append(n.inputs, f)
+				}
+			}
+		}
+	}
 	return nil
 }
 
@@ -232,7 +328,7 @@ func (g *graph) fold() error {
 				g.consts[n.outputs[0]] = ember.FromSlice(append([]int64{}, sh[st:en]...), ember.Shape{int(en - st)})
 				continue
 			}
-			ok := !noFold[n.opType] && len(n.outputs) > 0
+			ok := !noFold[n.opType] && n.ctl == nil && len(n.outputs) > 0
 			var ins []*ember.Tensor
 			for _, in := range n.inputs {
 				if in == "" {
@@ -282,6 +378,13 @@ func (g *graph) fold() error {
 	if err != nil {
 		return err
 	}
+	for _, n := range kept {
+		for _, s := range n.subs {
+			if err := s.fold(); err != nil {
+				return err
+			}
+		}
+	}
 	g.nodes = kept
 	g.uses = map[string]int{}
 	for _, n := range g.nodes {
@@ -304,8 +407,9 @@ func first(s []string) string {
 	return s[0]
 }
 
-// runNode runs one node, turning an ember panic into a *NodeError.
-func runNode(n *node, ins []*ember.Tensor) (outs []*ember.Tensor, err error) {
+// runNode runs one node, turning an ember panic into a *NodeError; rc is
+// the run's context (nil when folding).
+func runNode(n *node, ins []*ember.Tensor, rc ...*runCtx) (outs []*ember.Tensor, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok := r.(error)
@@ -315,6 +419,9 @@ func runNode(n *node, ins []*ember.Tensor) (outs []*ember.Tensor, err error) {
 			outs, err = nil, &NodeError{Node: n.label(), OpType: n.opType, Err: e}
 		}
 	}()
+	if n.ctl != nil && len(rc) > 0 {
+		return n.ctl(n, ins, rc[0]), nil
+	}
 	outs = n.fn(n, ins)
 	return outs, nil
 }
@@ -341,7 +448,7 @@ func init() {
 	}
 }
 
-func (g *graph) run(inputs, consts map[string]*ember.Tensor, dev ember.Device) (out map[string]*ember.Tensor, err error) {
+func (g *graph) run(inputs, consts map[string]*ember.Tensor, dev ember.Device, rc *runCtx) (out map[string]*ember.Tensor, err error) {
 	vals := make(map[string]*ember.Tensor, len(g.uses))
 	grp := make(map[string]*group, len(g.uses))
 	add := func(name string, t *ember.Tensor, gr *group) {
@@ -382,7 +489,16 @@ func (g *graph) run(inputs, consts map[string]*ember.Tensor, dev ember.Device) (
 				}
 				ins[i] = t
 			}
-			outs, e := runNode(n, ins)
+			if n.ctl != nil {
+				// a subgraph's outputs may be views of any value it
+				// reads: keep those for the rest of the run
+				for _, name := range n.inputs {
+					if gr := grp[name]; gr != nil {
+						gr.protected = true
+					}
+				}
+			}
+			outs, e := runNode(n, ins, rc)
 			if e != nil {
 				err = e
 				return

@@ -15,7 +15,10 @@
 // external data, at least 16 MiB; SetLoadLimit overrides it), every dimension
 // is checked against the data it claims before anything is allocated, and an
 // op that would create more than MaxElements elements at run time is refused
-// with an error instead of exhausting memory.
+// with an error instead of exhausting memory. Control flow (If, Loop, Scan)
+// runs subgraphs that see the values of their enclosing graphs; nesting is
+// bounded by the protobuf recursion limit, the nodes of all subgraphs by
+// MaxNodes, and the iterations of one Run by MaxIterations.
 package onnx
 
 import (
@@ -229,7 +232,7 @@ func parse(b []byte, dir string, lenient bool) (m *Model, err error) {
 			m, err = nil, e
 		}
 	}()
-	m.g, err = newGraph(mp.Graph, m.Opset, dir, budget)
+	m.g, err = newGraph(mp.Graph, m.Opset, dir, budget, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -320,6 +323,7 @@ func (m *Model) constsOn(dev ember.Device) map[string]*ember.Tensor {
 	for k, t := range m.consts {
 		c[k] = t.To(dev)
 	}
+	m.g.prepare(dev)
 	m.onDevice[dev] = c
 	return c
 }
@@ -362,7 +366,7 @@ func (m *Model) Run(inputs map[string]*ember.Tensor) (map[string]*ember.Tensor, 
 	var out map[string]*ember.Tensor
 	var err error
 	ember.NoGrad(func() {
-		out, err = m.g.run(inputs, m.constsOn(dev), dev)
+		out, err = m.g.run(inputs, m.constsOn(dev), dev, &runCtx{dev: dev})
 	})
 	return out, err
 }

@@ -30,7 +30,6 @@ func init() {
 			unsupportedFamilies[o] = reason
 		}
 	}
-	fam("control flow (subgraphs) is not implemented", "If", "Loop", "Scan")
 	fam("sequence types are not implemented", "SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert",
 		"SequenceLength", "SequenceMap", "SplitToSequence", "ConcatFromSequence")
 	fam("optional types are not implemented", "Optional", "OptionalGetElement", "OptionalHasElement")

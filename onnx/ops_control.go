@@ -1,0 +1,359 @@
+package onnx
+
+import (
+	"fmt"
+
+	"github.com/emberml/ember"
+)
+
+// MaxIterations bounds the iterations one Run may spend in Loop and Scan
+// nodes, all of them together (nested loops count each inner iteration):
+// a model whose loop would run longer, such as a Loop with a huge trip
+// count and no condition, fails with an error instead of running for
+// hours. 1<<16 iterations of a small body take seconds; raise it for
+// models that legitimately loop longer.
+var MaxIterations = int64(1) << 16
+
+// runCtx is the state of one Run: its device and the iterations spent.
+type runCtx struct {
+	dev   ember.Device
+	iters int64
+}
+
+func (rc *runCtx) tick() {
+	if rc.iters++; rc.iters > MaxIterations {
+		panic(&limitError{fmt.Sprintf("more than %d loop iterations in one run (onnx.MaxIterations)", MaxIterations)})
+	}
+}
+
+// ctlFunc runs a control-flow node: in holds its declared inputs followed
+// by the outer-scope values its subgraphs read (n.inputs[n.nIn:]).
+type ctlFunc func(n *node, in []*ember.Tensor, rc *runCtx) []*ember.Tensor
+
+var ctlRegistry = map[string]ctlFunc{"If": ifOp, "Loop": loopOp, "Scan": scanOp}
+
+func lookupCtl(n *node) ctlFunc {
+	if n.domain != "" && n.domain != "ai.onnx" {
+		return nil
+	}
+	return ctlRegistry[n.opType]
+}
+
+// walk calls f on g and every graph nested in it.
+func (g *graph) walk(f func(*graph)) {
+	f(g)
+	for _, n := range g.nodes {
+		for _, s := range n.subs {
+			s.walk(f)
+		}
+	}
+}
+
+// prepare copies the constants of every subgraph of g to dev, once (the
+// main graph's are the Model's), outside any Scope.
+func (g *graph) prepare(dev ember.Device) {
+	g.walk(func(s *graph) {
+		if s == g {
+			return
+		}
+		s.devMu.Lock()
+		defer s.devMu.Unlock()
+		if _, ok := s.devConsts[dev]; ok {
+			return
+		}
+		if s.devConsts == nil {
+			s.devConsts = map[ember.Device]map[string]*ember.Tensor{}
+		}
+		c := make(map[string]*ember.Tensor, len(s.consts))
+		for k, t := range s.consts {
+			c[k] = t.To(dev)
+		}
+		s.devConsts[dev] = c
+	})
+}
+
+func (g *graph) constsOn(dev ember.Device) map[string]*ember.Tensor {
+	g.devMu.Lock()
+	defer g.devMu.Unlock()
+	return g.devConsts[dev]
+}
+
+// subgraph returns n's graph attribute name, failing when it is missing.
+func (n *node) subgraph(name string) *graph {
+	g := n.subs[name]
+	if g == nil {
+		fail("attribute %q (a graph) is missing", name)
+	}
+	return g
+}
+
+// call runs the subgraph g of node n with args as its inputs (in order)
+// and the outer values from in, and returns its outputs in order.
+func (g *graph) call(n *node, in []*ember.Tensor, args []*ember.Tensor, rc *runCtx) []*ember.Tensor {
+	if len(args) != len(g.inNames) {
+		fail("its subgraph takes %d inputs, it passes %d", len(g.inNames), len(args))
+	}
+	feed := make(map[string]*ember.Tensor, len(args)+len(g.free))
+	for i, name := range n.inputs[n.nIn:] {
+		feed[name] = in[n.nIn+i]
+	}
+	for i, name := range g.inNames {
+		if args[i] == nil {
+			fail("subgraph input %q has no value", name)
+		}
+		feed[name] = args[i]
+	}
+	out, err := g.run(feed, g.constsOn(rc.dev), rc.dev, rc)
+	if err != nil {
+		panic(err)
+	}
+	res := make([]*ember.Tensor, len(g.outputs))
+	for i, o := range g.outputs {
+		res[i] = out[o]
+	}
+	return res
+}
+
+func truth(t *ember.Tensor, what string) bool {
+	if t.NumElements() != 1 {
+		fail("%s must hold one element, it has shape %v", what, t.Shape())
+	}
+	return host(t.Cast(ember.Int64))[0] != 0
+}
+
+// ifOp runs then_branch or else_branch.
+func ifOp(n *node, in []*ember.Tensor, rc *runCtx) []*ember.Tensor {
+	if n.nIn < 1 || in[0] == nil {
+		fail("If needs a condition")
+	}
+	b := n.subgraph("else_branch")
+	if truth(in[0], "the condition") {
+		b = n.subgraph("then_branch")
+	}
+	if len(b.outputs) < len(n.outputs) {
+		fail("the branch has %d outputs, the node %d", len(b.outputs), len(n.outputs))
+	}
+	return b.call(n, in, nil, rc)
+}
+
+// iterate runs body once with args in a Scope of its own and returns its
+// outputs as fresh copies (kept in the enclosing scope), so that the values
+// of the iteration before can be released.
+func iterate(n *node, body *graph, in, args []*ember.Tensor, rc *runCtx) []*ember.Tensor {
+	rc.tick()
+	var outs []*ember.Tensor
+	ember.Scope(func() {
+		outs = body.call(n, in, args, rc)
+		for i, o := range outs {
+			if o == nil {
+				fail("subgraph output %q has no value", body.outputs[i])
+			}
+			checkElems(o.Shape())
+			outs[i] = ember.Keep(o.Clone())
+		}
+	})
+	return outs
+}
+
+// stackScan stacks the per-iteration values of a scan output along axis
+// (of the stacked rank); an output of no iteration is an empty float32
+// [0] (its shape is unknown).
+func stackScan(parts []*ember.Tensor, ax int64, dev ember.Device, release bool) *ember.Tensor {
+	if len(parts) == 0 {
+		return ember.Zeros(ember.Shape{0}, ember.On(dev))
+	}
+	sh := append(ember.Shape{len(parts)}, parts[0].Shape()...)
+	checkElems(sh)
+	a := axis(ax, len(sh))
+	r := ember.Stack(parts, a)
+	for _, p := range parts {
+		if release {
+			p.Release()
+		}
+	}
+	return r
+}
+
+// loopOp is Loop: a for/while loop over a body graph with loop-carried
+// values and scan outputs.
+func loopOp(n *node, in []*ember.Tensor, rc *runCtx) []*ember.Tensor {
+	body := n.subgraph("body")
+	if n.nIn < 2 {
+		fail("Loop needs inputs M and cond (either may be empty)")
+	}
+	carried := append([]*ember.Tensor(nil), in[2:n.nIn]...)
+	nc := len(carried)
+	if len(body.inNames) != nc+2 {
+		fail("the body takes %d inputs, want 2 + %d loop-carried values", len(body.inNames), nc)
+	}
+	ns := len(body.outputs) - 1 - nc
+	if ns < 0 {
+		fail("the body has %d outputs, want 1 + %d loop-carried values and the scan outputs", len(body.outputs), nc)
+	}
+	trip := int64(-1) // none: until cond is false
+	if in[0] != nil {
+		if in[0].NumElements() != 1 {
+			fail("M must hold one element, it has shape %v", in[0].Shape())
+		}
+		trip = host(in[0])[0]
+	}
+	cond := true
+	if in[1] != nil {
+		cond = truth(in[1], "cond")
+	}
+	scans := make([][]*ember.Tensor, ns)
+	owned := false
+	for i := int64(0); (trip < 0 || i < trip) && cond; i++ {
+		it := ember.Full(ember.Shape{}, float64(i), ember.On(rc.dev), ember.Dtype(ember.Int64))
+		c := ember.Full(ember.Shape{}, 1, ember.On(rc.dev), ember.Dtype(ember.Bool))
+		outs := iterate(n, body, in, append([]*ember.Tensor{it, c}, carried...), rc)
+		it.Release()
+		c.Release()
+		cond = truth(outs[0], "the body's condition")
+		outs[0].Release()
+		if owned {
+			for _, t := range carried {
+				t.Release()
+			}
+		}
+		carried, owned = outs[1:1+nc], true
+		for k := range scans {
+			scans[k] = append(scans[k], outs[1+nc+k])
+			checkElems(append([]int{len(scans[k])}, outs[1+nc+k].Shape()...))
+		}
+	}
+	res := append([]*ember.Tensor(nil), carried...)
+	for k := range scans {
+		res = append(res, stackScan(scans[k], 0, rc.dev, true))
+	}
+	return res
+}
+
+// scanOp is Scan: opset 9's form (state values and scan inputs with a
+// scan axis each), and opset 8's (a batch axis first, the scan axis second,
+// optional sequence_lens), which runs each batch element as opset 9's.
+func scanOp(n *node, in []*ember.Tensor, rc *runCtx) []*ember.Tensor {
+	body := n.subgraph("body")
+	m := int(n.int("num_scan_inputs", 0))
+	if n.opset >= 9 {
+		if m < 1 || m > n.nIn {
+			fail("num_scan_inputs %d out of range for %d inputs", m, n.nIn)
+		}
+		ns := n.nIn - m
+		dirs := n.ints("scan_input_directions")
+		inAx := n.ints("scan_input_axes")
+		st, outs := scan9(n, body, in, in[:ns], in[ns:n.nIn], inAx, dirs, n.ints("scan_output_axes"), n.ints("scan_output_directions"), rc)
+		return append(st, outs...)
+	}
+	if m < 1 || m > n.nIn-1 {
+		fail("num_scan_inputs %d out of range for %d inputs", m, n.nIn)
+	}
+	ns := n.nIn - 1 - m
+	state, xs := in[1:1+ns], in[1+ns:n.nIn]
+	batch := xs[0].Size(0)
+	for _, t := range append(append([]*ember.Tensor(nil), state...), xs...) {
+		if t.Dim() < 1 || t.Size(0) != batch {
+			fail("every input needs the batch size %d as its first dimension, one has shape %v", batch, t.Shape())
+		}
+	}
+	for _, x := range xs {
+		if x.Dim() < 2 || x.Size(1) != xs[0].Size(1) {
+			fail("the scan inputs have different sequence lengths")
+		}
+	}
+	if in[0] != nil {
+		for _, l := range host(in[0]) {
+			if l != int64(xs[0].Size(1)) {
+				unsupported(n, "sequence_lens shorter than the inputs' sequence axis")
+			}
+		}
+	}
+	var stOut, scOut [][]*ember.Tensor
+	for b := 0; b < batch; b++ {
+		var sb, xb []*ember.Tensor
+		for _, t := range state {
+			sb = append(sb, t.Select(0, b))
+		}
+		for _, t := range xs {
+			xb = append(xb, t.Select(0, b))
+		}
+		st, outs := scan9(n, body, in, sb, xb, nil, n.ints("directions"), nil, nil, rc)
+		stOut, scOut = append(stOut, st), append(scOut, outs)
+	}
+	var res []*ember.Tensor
+	for i := range stOut[0] {
+		var parts []*ember.Tensor
+		for b := range stOut {
+			parts = append(parts, stOut[b][i])
+		}
+		res = append(res, stackScan(parts, 0, rc.dev, xs[0].Size(1) > 0)) // else the inputs' views
+	}
+	for i := range scOut[0] {
+		var parts []*ember.Tensor
+		for b := range scOut {
+			parts = append(parts, scOut[b][i])
+		}
+		res = append(res, stackScan(parts, 0, rc.dev, true))
+	}
+	return res
+}
+
+func scan9(n *node, body *graph, in, state, xs []*ember.Tensor, inAx, inDir, outAx, outDir []int64, rc *runCtx) ([]*ember.Tensor, []*ember.Tensor) {
+	ns, m := len(state), len(xs)
+	if len(body.inNames) != ns+m {
+		fail("the body takes %d inputs, want %d state values and %d scan inputs", len(body.inNames), ns, m)
+	}
+	k := len(body.outputs) - ns
+	if k < 0 {
+		fail("the body has %d outputs, want %d state values and the scan outputs", len(body.outputs), ns)
+	}
+	pick := func(v []int64, i int) int64 {
+		if i < len(v) {
+			return v[i]
+		}
+		return 0
+	}
+	axes := make([]int, m)
+	steps := -1
+	for j, x := range xs {
+		axes[j] = axis(pick(inAx, j), x.Dim())
+		if steps >= 0 && x.Size(axes[j]) != steps {
+			fail("the scan inputs have different lengths along their scan axes (%d and %d)", steps, x.Size(axes[j]))
+		}
+		steps = x.Size(axes[j])
+	}
+	scans := make([][]*ember.Tensor, k)
+	owned := false
+	for t := 0; t < steps; t++ {
+		args := append([]*ember.Tensor(nil), state...)
+		for j, x := range xs {
+			i := t
+			if pick(inDir, j) != 0 {
+				i = steps - 1 - t
+			}
+			args = append(args, x.Select(axes[j], i))
+		}
+		outs := iterate(n, body, in, args, rc)
+		if owned {
+			for _, s := range state {
+				s.Release()
+			}
+		}
+		state, owned = outs[:ns], true
+		for j := range scans {
+			scans[j] = append(scans[j], outs[ns+j])
+			checkElems(append([]int{len(scans[j])}, outs[ns+j].Shape()...))
+		}
+	}
+	var res []*ember.Tensor
+	for j := range scans {
+		parts := scans[j]
+		if pick(outDir, j) != 0 {
+			for a, b := 0, len(parts)-1; a < b; a, b = a+1, b-1 {
+				parts[a], parts[b] = parts[b], parts[a]
+			}
+		}
+		res = append(res, stackScan(parts, pick(outAx, j), rc.dev, true))
+	}
+	return append([]*ember.Tensor(nil), state...), res
+}
