@@ -39,7 +39,6 @@ func init() {
 	fam("training ops are not implemented (ONNX training)", "Adam", "Adagrad", "Momentum", "Gradient")
 	fam("random ops are not implemented (their outputs cannot be compared)", "RandomNormal", "RandomUniform", "RandomNormalLike",
 		"RandomUniformLike", "Bernoulli", "Multinomial")
-	fam("recurrent layers are not implemented", "RNN", "GRU", "LSTM")
 	fam("signal processing ops are not implemented", "DFT", "STFT", "MelWeightMatrix", "BlackmanWindow", "HammingWindow", "HannWindow")
 	fam("detection ops are not implemented", "NonMaxSuppression", "RoiAlign", "MaxRoiPool", "GridSample")
 }
