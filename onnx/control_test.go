@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/emberml/ember"
@@ -210,4 +211,56 @@ func TestHostileControlFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantErr[*NodeError](t, "nested loops", run(30), "onnx.MaxIterations")
+}
+
+// TestSequenceValues: a graph with a sequence input and output runs
+// through RunSequences (Run refuses the sequence output); a position out of
+// range is an error, not a panic.
+func TestSequenceValues(t *testing.T) {
+	et := int32(tFloat)
+	seqType := &pb.TypeProto{Value: &pb.TypeProto_SequenceType{SequenceType: &pb.TypeProto_Sequence{
+		ElemType: &pb.TypeProto{Value: &pb.TypeProto_TensorType{TensorType: &pb.TypeProto_Tensor{ElemType: &et}}}}}}
+	g := &pb.GraphProto{Name: proto.String("seq"),
+		Input:  []*pb.ValueInfoProto{{Name: proto.String("s"), Type: seqType}, vi("x", 2), {Name: proto.String("pos")}},
+		Output: []*pb.ValueInfoProto{{Name: proto.String("s2"), Type: seqType}, untyped("at"), untyped("n")},
+		Node: []*pb.NodeProto{nd("SequenceInsert", []string{"s", "x", "pos"}, []string{"s2"}),
+			nd("SequenceAt", []string{"s2", "pos"}, []string{"at"}),
+			nd("SequenceLength", []string{"s2"}, []string{"n"})}}
+	m, err := Parse(model(g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := []*ember.Tensor{ember.FromSlice([]float32{1}, nil), ember.FromSlice([]float32{2, 3}, nil)}
+	x := ember.FromSlice([]float32{4, 5}, nil)
+	pos := func(p int64) *ember.Tensor { return ember.FromSlice([]int64{p}, ember.Shape{}) }
+	_, err = m.Run(map[string]*ember.Tensor{"x": x, "pos": pos(0)})
+	if err == nil || !strings.Contains(err.Error(), "RunSequences") {
+		t.Errorf("Run without the sequence input: %v, want an error naming RunSequences", err)
+	}
+	ts, ss, err := m.RunSequences(map[string]*ember.Tensor{"x": x, "pos": pos(-1)}, map[string][]*ember.Tensor{"s": s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// insert at -1: before the last → [1], [4 5], [2 3]; at(-1) = [2 3]
+	if got := ss["s2"]; len(got) != 3 || !equalF(got[1].Float32s(), []float32{4, 5}) || !equalF(ts["at"].Float32s(), []float32{2, 3}) || ts["n"].Int64s()[0] != 3 {
+		t.Errorf("s2 %v at %v n %v", got, ts["at"], ts["n"])
+	}
+	_, _, err = m.RunSequences(map[string]*ember.Tensor{"x": x, "pos": pos(7)}, map[string][]*ember.Tensor{"s": s})
+	wantErr[*NodeError](t, "position out of range", err, "position 7 is out of range for a sequence of 2 tensors")
+	m2, err := Parse(model(&pb.GraphProto{Name: proto.String("seqout"), Input: g.Input[:1], Output: g.Output[:1],
+		Node: []*pb.NodeProto{nd("Identity", []string{"s"}, []string{"s2"})}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m2.Run(nil)
+	if err == nil || !strings.Contains(err.Error(), "RunSequences") {
+		t.Errorf("Run of a sequence output: %v", err)
+	}
+	g.Node[0] = nd("Relu", []string{"s"}, []string{"s2"})
+	m3, err := Parse(model(g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = m3.RunSequences(map[string]*ember.Tensor{"x": x, "pos": pos(0)}, map[string][]*ember.Tensor{"s": s})
+	wantErr[*NodeError](t, "tensor op on a sequence", err, "is a sequence; Relu takes tensors")
 }

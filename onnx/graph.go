@@ -26,6 +26,7 @@ type node struct {
 	subs map[string]*graph
 	nIn  int
 	ctl  ctlFunc
+	vfn  seqFunc // sequence ops, in place of fn
 }
 
 func (n *node) label() string {
@@ -101,7 +102,13 @@ func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget, outer fun
 		if g.initNames[vi.GetName()] {
 			continue
 		}
-		if t := vi.GetType(); t != nil && t.GetTensorType() == nil {
+		if t := vi.GetType(); t != nil && t.GetSequenceType() != nil && t.GetSequenceType().GetElemType().GetTensorType() != nil {
+			if _, err := emberType(t.GetSequenceType().GetElemType().GetTensorType().GetElemType()); err != nil {
+				e := err.(*UnsupportedError)
+				e.Msg = fmt.Sprintf("input %q: %s", vi.GetName(), e.Msg)
+				return nil, e
+			}
+		} else if t != nil && t.GetTensorType() == nil {
 			d := describe(vi)
 			return nil, &UnsupportedError{OpType: d.Kind + " input", Msg: fmt.Sprintf("input %q is a %s; ember runs tensors only", vi.GetName(), d.Kind)}
 		} else if t != nil {
@@ -132,6 +139,9 @@ func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget, outer fun
 		n.fn = lookup(n)
 		if n.ctl = lookupCtl(n); n.ctl != nil {
 			n.fn = func(*node, []*ember.Tensor) []*ember.Tensor { panic("onnx: control flow runs through ctl") }
+		}
+		if n.vfn = lookupSeq(n); n.vfn != nil {
+			n.fn = func(*node, []*ember.Tensor) []*ember.Tensor { panic("onnx: sequence ops run through vfn") }
 		}
 		if n.fn == nil {
 			g.unsupported = append(g.unsupported, &UnsupportedError{Node: n.label(), OpType: n.opType, Domain: n.domain, Msg: unsupportedReason(n.opType)})
@@ -328,7 +338,7 @@ func (g *graph) fold() error {
 				g.consts[n.outputs[0]] = ember.FromSlice(append([]int64{}, sh[st:en]...), ember.Shape{int(en - st)})
 				continue
 			}
-			ok := !noFold[n.opType] && n.ctl == nil && len(n.outputs) > 0
+			ok := !noFold[n.opType] && n.ctl == nil && n.vfn == nil && len(n.outputs) > 0
 			var ins []*ember.Tensor
 			for _, in := range n.inputs {
 				if in == "" {
@@ -407,9 +417,8 @@ func first(s []string) string {
 	return s[0]
 }
 
-// runNode runs one node, turning an ember panic into a *NodeError; rc is
-// the run's context (nil when folding).
-func runNode(n *node, ins []*ember.Tensor, rc ...*runCtx) (outs []*ember.Tensor, err error) {
+// runNode runs one tensor op, turning an ember panic into a *NodeError.
+func runNode(n *node, ins []*ember.Tensor) (outs []*ember.Tensor, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok := r.(error)
@@ -419,9 +428,6 @@ func runNode(n *node, ins []*ember.Tensor, rc ...*runCtx) (outs []*ember.Tensor,
 			outs, err = nil, &NodeError{Node: n.label(), OpType: n.opType, Err: e}
 		}
 	}()
-	if n.ctl != nil && len(rc) > 0 {
-		return n.ctl(n, ins, rc[0]), nil
-	}
 	outs = n.fn(n, ins)
 	return outs, nil
 }
@@ -448,23 +454,57 @@ func init() {
 	}
 }
 
-func (g *graph) run(inputs, consts map[string]*ember.Tensor, dev ember.Device, rc *runCtx) (out map[string]*ember.Tensor, err error) {
-	vals := make(map[string]*ember.Tensor, len(g.uses))
+// val is a value of a graph: a tensor (t, nil where an optional input is
+// empty) or a sequence of tensors.
+type val struct {
+	t     *ember.Tensor
+	seq   []*ember.Tensor
+	isSeq bool
+}
+
+func tval(t *ember.Tensor) val { return val{t: t} }
+
+func seqval(ts []*ember.Tensor) val { return val{seq: ts, isSeq: true} }
+
+func (v val) none() bool { return !v.isSeq && v.t == nil }
+
+// members lists the tensors v holds.
+func (v val) members() []*ember.Tensor {
+	if v.isSeq {
+		return v.seq
+	}
+	return []*ember.Tensor{v.t}
+}
+
+// mapped applies f to each tensor of v.
+func (v val) mapped(f func(*ember.Tensor) *ember.Tensor) val {
+	if !v.isSeq {
+		return tval(f(v.t))
+	}
+	r := make([]*ember.Tensor, len(v.seq))
+	for i, t := range v.seq {
+		r[i] = f(t)
+	}
+	return seqval(r)
+}
+
+func (g *graph) run(inputs map[string]val, consts map[string]*ember.Tensor, dev ember.Device, rc *runCtx) (out map[string]val, err error) {
+	vals := make(map[string]val, len(g.uses))
 	grp := make(map[string]*group, len(g.uses))
-	add := func(name string, t *ember.Tensor, gr *group) {
-		vals[name] = t
+	add := func(name string, v val, gr *group) {
+		vals[name] = v
 		if gr == nil {
 			gr = &group{}
 		}
 		gr.refs += g.uses[name]
-		gr.members = append(gr.members, t)
+		gr.members = append(gr.members, v.members()...)
 		grp[name] = gr
 	}
 	for k, t := range consts {
-		add(k, t, &group{protected: true})
+		add(k, tval(t), &group{protected: true})
 	}
-	for k, t := range inputs {
-		add(k, t, &group{protected: true})
+	for k, v := range inputs {
+		add(k, v, &group{protected: true})
 	}
 	for _, o := range g.outputs {
 		if gr := grp[o]; gr != nil {
@@ -477,46 +517,52 @@ func (g *graph) run(inputs, consts map[string]*ember.Tensor, dev ember.Device, r
 	}
 	ember.Scope(func() {
 		for _, n := range g.nodes {
-			ins := make([]*ember.Tensor, len(n.inputs))
+			ins := make([]val, len(n.inputs))
 			for i, name := range n.inputs {
 				if name == "" {
 					continue
 				}
-				t, ok := vals[name]
+				v, ok := vals[name]
 				if !ok {
 					err = &NodeError{Node: n.label(), OpType: n.opType, Err: fmt.Errorf("input %q has no value", name)}
 					return
 				}
-				ins[i] = t
+				ins[i] = v
 			}
-			if n.ctl != nil {
-				// a subgraph's outputs may be views of any value it
-				// reads: keep those for the rest of the run
+			general := n.ctl != nil || n.vfn != nil
+			if general {
+				// a subgraph's or a sequence op's outputs may be views of
+				// any value it reads: keep those for the rest of the run
 				for _, name := range n.inputs {
 					if gr := grp[name]; gr != nil {
 						gr.protected = true
 					}
 				}
 			}
-			outs, e := runNode(n, ins, rc)
+			outs, e := runVals(n, ins, rc)
 			if e != nil {
 				err = e
 				return
 			}
 			for i, name := range n.outputs {
-				if name == "" || i >= len(outs) || outs[i] == nil {
+				if name == "" || i >= len(outs) || outs[i].none() {
 					continue
 				}
-				t := outs[i]
-				if t.Device() != dev {
-					t = t.To(dev)
-				}
+				v := outs[i].mapped(func(t *ember.Tensor) *ember.Tensor {
+					if t.Device() != dev {
+						return t.To(dev)
+					}
+					return t
+				})
 				var gr *group
-				if !fresh[n.opType] && len(ins) > 0 && ins[0] != nil {
+				switch {
+				case general || v.isSeq:
+					gr = &group{protected: true}
+				case !fresh[n.opType] && len(ins) > 0 && ins[0].t != nil:
 					gr = grp[n.inputs[0]]
 				}
 				for j, in := range ins {
-					if in == t {
+					if !general && !v.isSeq && in.t == v.t && in.t != nil {
 						gr = grp[n.inputs[j]]
 					}
 				}
@@ -526,7 +572,7 @@ func (g *graph) run(inputs, consts map[string]*ember.Tensor, dev ember.Device, r
 					}
 					gr.protected = true
 				}
-				add(name, t, gr)
+				add(name, v, gr)
 			}
 			for _, name := range n.inputs {
 				if name == "" {
@@ -540,7 +586,7 @@ func (g *graph) run(inputs, consts map[string]*ember.Tensor, dev ember.Device, r
 				}
 			}
 			for i, name := range n.outputs { // outputs nothing reads
-				if name == "" || i >= len(outs) || outs[i] == nil {
+				if name == "" || i >= len(outs) || outs[i].none() {
 					continue
 				}
 				if gr := grp[name]; gr.refs == 0 && !gr.protected {
@@ -550,18 +596,58 @@ func (g *graph) run(inputs, consts map[string]*ember.Tensor, dev ember.Device, r
 				}
 			}
 		}
-		out = map[string]*ember.Tensor{}
+		out = map[string]val{}
 		for _, o := range g.outputs {
-			t, ok := vals[o]
+			v, ok := vals[o]
 			if !ok {
 				err = fmt.Errorf("onnx: output %q was not computed", o)
 				return
 			}
-			out[o] = ember.Keep(t)
+			ember.Keep(v.members()...)
+			out[o] = v
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// runVals runs one node on its values: a control-flow or sequence op
+// directly, any other op on tensors only.
+func runVals(n *node, ins []val, rc *runCtx) (outs []val, err error) {
+	if n.opType == "Identity" && len(ins) == 1 && ins[0].isSeq {
+		return ins, nil
+	}
+	if n.ctl == nil && n.vfn == nil {
+		ts := make([]*ember.Tensor, len(ins))
+		for i, v := range ins {
+			if v.isSeq {
+				return nil, &NodeError{Node: n.label(), OpType: n.opType, Err: fmt.Errorf("input %q is a sequence; %s takes tensors", n.inputs[i], n.opType)}
+			}
+			ts[i] = v.t
+		}
+		res, err := runNode(n, ts)
+		if err != nil {
+			return nil, err
+		}
+		outs = make([]val, len(res))
+		for i, t := range res {
+			outs[i] = tval(t)
+		}
+		return outs, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(error)
+			if !ok {
+				e = fmt.Errorf("%v", r)
+			}
+			outs, err = nil, &NodeError{Node: n.label(), OpType: n.opType, Err: e}
+		}
+	}()
+	if n.ctl != nil {
+		return n.ctl(n, ins, rc), nil
+	}
+	return n.vfn(n, ins), nil
 }

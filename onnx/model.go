@@ -302,6 +302,9 @@ func describe(vi *pb.ValueInfoProto) ValueInfo {
 		}
 	case t.GetSequenceType() != nil:
 		v.Kind = "sequence"
+		if et := t.GetSequenceType().GetElemType().GetTensorType(); et != nil {
+			v.DType = dtypeName(et.GetElemType())
+		}
 	case t.GetMapType() != nil:
 		v.Kind = "map"
 	case t.GetOptionalType() != nil:
@@ -336,39 +339,101 @@ func (m *Model) constsOn(dev ember.Device) map[string]*ember.Tensor {
 // types, as ReadTensorFile makes); a panic of an ember op (a shape or
 // dtype mismatch) is returned as a *NodeError.
 func (m *Model) Run(inputs map[string]*ember.Tensor) (map[string]*ember.Tensor, error) {
+	out, seqs, err := m.RunSequences(inputs, nil)
+	if err != nil {
+		return nil, err
+	}
+	for k := range seqs {
+		return nil, fmt.Errorf("onnx: output %q is a sequence of tensors: use RunSequences", k)
+	}
+	return out, nil
+}
+
+// RunSequences is Run for graphs whose inputs or outputs include
+// sequences of tensors (ONNX's sequence type): seqs holds the sequence
+// inputs (on the device of the others), and the sequence outputs come back
+// in the second map, the tensor outputs in the first.
+func (m *Model) RunSequences(inputs map[string]*ember.Tensor, seqs map[string][]*ember.Tensor) (map[string]*ember.Tensor, map[string][]*ember.Tensor, error) {
 	if m.g == nil || len(m.unsupportd) > 0 {
 		if len(m.unsupportd) > 0 {
-			return nil, m.unsupportd[0]
+			return nil, nil, m.unsupportd[0]
 		}
-		return nil, errors.New("onnx: model not loaded")
+		return nil, nil, errors.New("onnx: model not loaded")
 	}
 	dev := ember.CPU
 	first := true
-	for _, in := range m.Inputs {
-		t, ok := inputs[in.Name]
-		if !ok || t == nil {
-			return nil, fmt.Errorf("onnx: missing input %q (%s)", in.Name, in)
+	onDev := func(name string, t *ember.Tensor) error {
+		if t == nil {
+			return fmt.Errorf("onnx: input %q holds a nil tensor", name)
 		}
 		if first {
 			dev, first = t.Device(), false
 		} else if t.Device() != dev {
-			return nil, fmt.Errorf("onnx: input %q is on %v, others on %v", in.Name, t.Device(), dev)
+			return fmt.Errorf("onnx: input %q is on %v, others on %v", name, t.Device(), dev)
+		}
+		return nil
+	}
+	for _, in := range m.Inputs {
+		if in.Kind == "sequence" {
+			ts, ok := seqs[in.Name]
+			if !ok {
+				return nil, nil, fmt.Errorf("onnx: missing input %q (%s; a sequence: pass it to RunSequences)", in.Name, in)
+			}
+			for _, t := range ts {
+				if err := onDev(in.Name, t); err != nil {
+					return nil, nil, err
+				}
+				if want, ok := inputType(in.DType); ok && t.DType() != want {
+					return nil, nil, fmt.Errorf("onnx: input %q holds %v tensors, the model wants %s (ember %v)", in.Name, t.DType(), in, want)
+				}
+			}
+			continue
+		}
+		t, ok := inputs[in.Name]
+		if !ok || t == nil {
+			return nil, nil, fmt.Errorf("onnx: missing input %q (%s)", in.Name, in)
+		}
+		if err := onDev(in.Name, t); err != nil {
+			return nil, nil, err
 		}
 		if err := checkInput(in, t); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for name := range inputs {
 		if !m.g.isInput(name) {
-			return nil, fmt.Errorf("onnx: %q is not an input of the graph (inputs: %v)", name, m.inputNames())
+			return nil, nil, fmt.Errorf("onnx: %q is not an input of the graph (inputs: %v)", name, m.inputNames())
 		}
 	}
-	var out map[string]*ember.Tensor
+	for name := range seqs {
+		if !m.g.isInput(name) {
+			return nil, nil, fmt.Errorf("onnx: %q is not an input of the graph (inputs: %v)", name, m.inputNames())
+		}
+	}
+	feed := make(map[string]val, len(inputs)+len(seqs))
+	for k, t := range inputs {
+		feed[k] = tval(t)
+	}
+	for k, ts := range seqs {
+		feed[k] = seqval(ts)
+	}
+	var out map[string]val
 	var err error
 	ember.NoGrad(func() {
-		out, err = m.g.run(inputs, m.constsOn(dev), dev, &runCtx{dev: dev})
+		out, err = m.g.run(feed, m.constsOn(dev), dev, &runCtx{dev: dev})
 	})
-	return out, err
+	if err != nil {
+		return nil, nil, err
+	}
+	ts, ss := map[string]*ember.Tensor{}, map[string][]*ember.Tensor{}
+	for k, v := range out {
+		if v.isSeq {
+			ss[k] = v.seq
+		} else {
+			ts[k] = v.t
+		}
+	}
+	return ts, ss, nil
 }
 
 func (m *Model) inputNames() []string {

@@ -30,8 +30,6 @@ func init() {
 			unsupportedFamilies[o] = reason
 		}
 	}
-	fam("sequence types are not implemented", "SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert",
-		"SequenceLength", "SequenceMap", "SplitToSequence", "ConcatFromSequence")
 	fam("optional types are not implemented", "Optional", "OptionalGetElement", "OptionalHasElement")
 	fam("string tensors are not implemented", "StringNormalizer", "TfIdfVectorizer", "RegexFullMatch", "StringConcat", "StringSplit")
 	fam("quantized ops are not implemented (ember has no int8 kernels)", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",

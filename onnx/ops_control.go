@@ -28,9 +28,9 @@ func (rc *runCtx) tick() {
 
 // ctlFunc runs a control-flow node: in holds its declared inputs followed
 // by the outer-scope values its subgraphs read (n.inputs[n.nIn:]).
-type ctlFunc func(n *node, in []*ember.Tensor, rc *runCtx) []*ember.Tensor
+type ctlFunc func(n *node, in []val, rc *runCtx) []val
 
-var ctlRegistry = map[string]ctlFunc{"If": ifOp, "Loop": loopOp, "Scan": scanOp}
+var ctlRegistry = map[string]ctlFunc{"If": ifOp, "Loop": loopOp, "Scan": scanOp, "SequenceMap": seqMapOp}
 
 func lookupCtl(n *node) ctlFunc {
 	if n.domain != "" && n.domain != "ai.onnx" {
@@ -89,16 +89,16 @@ func (n *node) subgraph(name string) *graph {
 
 // call runs the subgraph g of node n with args as its inputs (in order)
 // and the outer values from in, and returns its outputs in order.
-func (g *graph) call(n *node, in []*ember.Tensor, args []*ember.Tensor, rc *runCtx) []*ember.Tensor {
+func (g *graph) call(n *node, in []val, args []val, rc *runCtx) []val {
 	if len(args) != len(g.inNames) {
 		fail("its subgraph takes %d inputs, it passes %d", len(g.inNames), len(args))
 	}
-	feed := make(map[string]*ember.Tensor, len(args)+len(g.free))
+	feed := make(map[string]val, len(args)+len(g.free))
 	for i, name := range n.inputs[n.nIn:] {
 		feed[name] = in[n.nIn+i]
 	}
 	for i, name := range g.inNames {
-		if args[i] == nil {
+		if args[i].none() {
 			fail("subgraph input %q has no value", name)
 		}
 		feed[name] = args[i]
@@ -107,7 +107,7 @@ func (g *graph) call(n *node, in []*ember.Tensor, args []*ember.Tensor, rc *runC
 	if err != nil {
 		panic(err)
 	}
-	res := make([]*ember.Tensor, len(g.outputs))
+	res := make([]val, len(g.outputs))
 	for i, o := range g.outputs {
 		res[i] = out[o]
 	}
@@ -122,12 +122,12 @@ func truth(t *ember.Tensor, what string) bool {
 }
 
 // ifOp runs then_branch or else_branch.
-func ifOp(n *node, in []*ember.Tensor, rc *runCtx) []*ember.Tensor {
-	if n.nIn < 1 || in[0] == nil {
-		fail("If needs a condition")
+func ifOp(n *node, in []val, rc *runCtx) []val {
+	if n.nIn < 1 || in[0].t == nil {
+		fail("If needs a condition (a tensor)")
 	}
 	b := n.subgraph("else_branch")
-	if truth(in[0], "the condition") {
+	if truth(in[0].t, "the condition") {
 		b = n.subgraph("then_branch")
 	}
 	if len(b.outputs) < len(n.outputs) {
@@ -139,20 +139,48 @@ func ifOp(n *node, in []*ember.Tensor, rc *runCtx) []*ember.Tensor {
 // iterate runs body once with args in a Scope of its own and returns its
 // outputs as fresh copies (kept in the enclosing scope), so that the values
 // of the iteration before can be released.
-func iterate(n *node, body *graph, in, args []*ember.Tensor, rc *runCtx) []*ember.Tensor {
+func iterate(n *node, body *graph, in, args []val, rc *runCtx) []val {
 	rc.tick()
-	var outs []*ember.Tensor
+	var outs []val
 	ember.Scope(func() {
 		outs = body.call(n, in, args, rc)
 		for i, o := range outs {
-			if o == nil {
+			if o.none() {
 				fail("subgraph output %q has no value", body.outputs[i])
 			}
-			checkElems(o.Shape())
-			outs[i] = ember.Keep(o.Clone())
+			outs[i] = o.mapped(func(t *ember.Tensor) *ember.Tensor {
+				checkElems(t.Shape())
+				return ember.Keep(t.Clone())
+			})
 		}
 	})
 	return outs
+}
+
+// tensorsOf returns the tensors of vs, failing on a sequence.
+func tensorsOf(vs []val, what string) []*ember.Tensor {
+	r := make([]*ember.Tensor, len(vs))
+	for i, v := range vs {
+		if v.isSeq {
+			fail("%s must be tensors, one is a sequence", what)
+		}
+		r[i] = v.t
+	}
+	return r
+}
+
+func vals(ts []*ember.Tensor) []val {
+	r := make([]val, len(ts))
+	for i, t := range ts {
+		r[i] = tval(t)
+	}
+	return r
+}
+
+func release(v val) {
+	for _, t := range v.members() {
+		t.Release()
+	}
 }
 
 // stackScan stacks the per-iteration values of a scan output along axis
@@ -176,12 +204,13 @@ func stackScan(parts []*ember.Tensor, ax int64, dev ember.Device, release bool) 
 
 // loopOp is Loop: a for/while loop over a body graph with loop-carried
 // values and scan outputs.
-func loopOp(n *node, in []*ember.Tensor, rc *runCtx) []*ember.Tensor {
+func loopOp(n *node, in []val, rc *runCtx) []val {
 	body := n.subgraph("body")
 	if n.nIn < 2 {
 		fail("Loop needs inputs M and cond (either may be empty)")
 	}
-	carried := append([]*ember.Tensor(nil), in[2:n.nIn]...)
+	carried := append([]val(nil), in[2:n.nIn]...)
+	mc := tensorsOf(in[:2], "M and cond")
 	nc := len(carried)
 	if len(body.inNames) != nc+2 {
 		fail("the body takes %d inputs, want 2 + %d loop-carried values", len(body.inNames), nc)
@@ -191,40 +220,41 @@ func loopOp(n *node, in []*ember.Tensor, rc *runCtx) []*ember.Tensor {
 		fail("the body has %d outputs, want 1 + %d loop-carried values and the scan outputs", len(body.outputs), nc)
 	}
 	trip := int64(-1) // none: until cond is false
-	if in[0] != nil {
-		if in[0].NumElements() != 1 {
-			fail("M must hold one element, it has shape %v", in[0].Shape())
+	if mc[0] != nil {
+		if mc[0].NumElements() != 1 {
+			fail("M must hold one element, it has shape %v", mc[0].Shape())
 		}
-		trip = host(in[0])[0]
+		trip = host(mc[0])[0]
 	}
 	cond := true
-	if in[1] != nil {
-		cond = truth(in[1], "cond")
+	if mc[1] != nil {
+		cond = truth(mc[1], "cond")
 	}
 	scans := make([][]*ember.Tensor, ns)
 	owned := false
 	for i := int64(0); (trip < 0 || i < trip) && cond; i++ {
 		it := ember.Full(ember.Shape{}, float64(i), ember.On(rc.dev), ember.Dtype(ember.Int64))
 		c := ember.Full(ember.Shape{}, 1, ember.On(rc.dev), ember.Dtype(ember.Bool))
-		outs := iterate(n, body, in, append([]*ember.Tensor{it, c}, carried...), rc)
+		outs := iterate(n, body, in, append([]val{tval(it), tval(c)}, carried...), rc)
 		it.Release()
 		c.Release()
-		cond = truth(outs[0], "the body's condition")
-		outs[0].Release()
+		sc := tensorsOf(outs[1+nc:], "scan outputs")
+		cond = truth(tensorsOf(outs[:1], "the condition")[0], "the body's condition")
+		release(outs[0])
 		if owned {
-			for _, t := range carried {
-				t.Release()
+			for _, v := range carried {
+				release(v)
 			}
 		}
 		carried, owned = outs[1:1+nc], true
 		for k := range scans {
-			scans[k] = append(scans[k], outs[1+nc+k])
-			checkElems(append([]int{len(scans[k])}, outs[1+nc+k].Shape()...))
+			scans[k] = append(scans[k], sc[k])
+			checkElems(append([]int{len(scans[k])}, sc[k].Shape()...))
 		}
 	}
-	res := append([]*ember.Tensor(nil), carried...)
+	res := append([]val(nil), carried...)
 	for k := range scans {
-		res = append(res, stackScan(scans[k], 0, rc.dev, true))
+		res = append(res, tval(stackScan(scans[k], 0, rc.dev, true)))
 	}
 	return res
 }
@@ -232,8 +262,9 @@ func loopOp(n *node, in []*ember.Tensor, rc *runCtx) []*ember.Tensor {
 // scanOp is Scan: opset 9's form (state values and scan inputs with a
 // scan axis each), and opset 8's (a batch axis first, the scan axis second,
 // optional sequence_lens), which runs each batch element as opset 9's.
-func scanOp(n *node, in []*ember.Tensor, rc *runCtx) []*ember.Tensor {
+func scanOp(n *node, vin []val, rc *runCtx) []val {
 	body := n.subgraph("body")
+	in := tensorsOf(vin[:n.nIn], "Scan's inputs")
 	m := int(n.int("num_scan_inputs", 0))
 	if n.opset >= 9 {
 		if m < 1 || m > n.nIn {
@@ -242,8 +273,8 @@ func scanOp(n *node, in []*ember.Tensor, rc *runCtx) []*ember.Tensor {
 		ns := n.nIn - m
 		dirs := n.ints("scan_input_directions")
 		inAx := n.ints("scan_input_axes")
-		st, outs := scan9(n, body, in, in[:ns], in[ns:n.nIn], inAx, dirs, n.ints("scan_output_axes"), n.ints("scan_output_directions"), rc)
-		return append(st, outs...)
+		st, outs := scan9(n, body, vin, in[:ns], in[ns:n.nIn], inAx, dirs, n.ints("scan_output_axes"), n.ints("scan_output_directions"), rc)
+		return vals(append(st, outs...))
 	}
 	if m < 1 || m > n.nIn-1 {
 		fail("num_scan_inputs %d out of range for %d inputs", m, n.nIn)
@@ -277,7 +308,7 @@ func scanOp(n *node, in []*ember.Tensor, rc *runCtx) []*ember.Tensor {
 		for _, t := range xs {
 			xb = append(xb, t.Select(0, b))
 		}
-		st, outs := scan9(n, body, in, sb, xb, nil, n.ints("directions"), nil, nil, rc)
+		st, outs := scan9(n, body, vin, sb, xb, nil, n.ints("directions"), nil, nil, rc)
 		stOut, scOut = append(stOut, st), append(scOut, outs)
 	}
 	var res []*ember.Tensor
@@ -295,10 +326,10 @@ func scanOp(n *node, in []*ember.Tensor, rc *runCtx) []*ember.Tensor {
 		}
 		res = append(res, stackScan(parts, 0, rc.dev, true))
 	}
-	return res
+	return vals(res)
 }
 
-func scan9(n *node, body *graph, in, state, xs []*ember.Tensor, inAx, inDir, outAx, outDir []int64, rc *runCtx) ([]*ember.Tensor, []*ember.Tensor) {
+func scan9(n *node, body *graph, in []val, state, xs []*ember.Tensor, inAx, inDir, outAx, outDir []int64, rc *runCtx) ([]*ember.Tensor, []*ember.Tensor) {
 	ns, m := len(state), len(xs)
 	if len(body.inNames) != ns+m {
 		fail("the body takes %d inputs, want %d state values and %d scan inputs", len(body.inNames), ns, m)
@@ -333,7 +364,7 @@ func scan9(n *node, body *graph, in, state, xs []*ember.Tensor, inAx, inDir, out
 			}
 			args = append(args, x.Select(axes[j], i))
 		}
-		outs := iterate(n, body, in, args, rc)
+		outs := tensorsOf(iterate(n, body, in, vals(args), rc), "Scan's body outputs")
 		if owned {
 			for _, s := range state {
 				s.Release()
@@ -356,4 +387,43 @@ func scan9(n *node, body *graph, in, state, xs []*ember.Tensor, inAx, inDir, out
 		res = append(res, stackScan(parts, pick(outAx, j), rc.dev, true))
 	}
 	return append([]*ember.Tensor(nil), state...), res
+}
+
+// seqMapOp is SequenceMap: the body runs once per element of the first
+// input (a sequence), on the elements of the same position of the other
+// sequence inputs and the whole of the tensor inputs; each body output
+// collects into a sequence.
+func seqMapOp(n *node, in []val, rc *runCtx) []val {
+	body := n.subgraph("body")
+	if n.nIn < 1 || !in[0].isSeq {
+		fail("SequenceMap's first input must be a sequence")
+	}
+	l := len(in[0].seq)
+	for i, v := range in[1:n.nIn] {
+		if v.isSeq && len(v.seq) != l {
+			fail("input %d is a sequence of %d tensors, the first of %d", i+1, len(v.seq), l)
+		}
+	}
+	res := make([][]*ember.Tensor, len(body.outputs))
+	for k := 0; k < l; k++ {
+		args := make([]val, n.nIn)
+		for i, v := range in[:n.nIn] {
+			args[i] = v
+			if v.isSeq {
+				args[i] = tval(v.seq[k])
+			}
+		}
+		outs := tensorsOf(iterate(n, body, in, args, rc), "SequenceMap's body outputs")
+		for j := range res {
+			res[j] = append(res[j], outs[j])
+		}
+	}
+	r := make([]val, len(res))
+	for j := range res {
+		if res[j] == nil {
+			res[j] = []*ember.Tensor{}
+		}
+		r[j] = seqval(res[j])
+	}
+	return r
 }

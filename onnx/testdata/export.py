@@ -6,12 +6,13 @@
 #
 # small: an nn.TransformerEncoderLayer (opsets 13 and 17) and a GPT-2-style
 # decoder block (causal mask, tanh GELU, tied embedding; fixed and symbolic
-# dims), and recurrent layers with a scripted loop (LSTM, GRU, RNN, Loop,
-# If), committed in onnx/testdata; big: torchvision's ResNet-18 and MobileNetV2 (made by the
+# dims), recurrent layers with a scripted loop (LSTM, GRU, RNN, Loop, If)
+# and a scripted list (sequence ops), committed in onnx/testdata; big: torchvision's ResNet-18 and MobileNetV2 (made by the
 # tests in a temporary folder, 14 MB and 45 MB).
 import math
 import os
 import sys
+from typing import List
 
 import numpy as np
 import torch
@@ -96,6 +97,29 @@ def decay(x: torch.Tensor) -> torch.Tensor:
     return acc
 
 
+@torch.jit.script
+def running_max(x: torch.Tensor) -> torch.Tensor:
+    """Builds a list in a scripted loop over the chunks of x and stacks it
+    (exported as SplitToSequence, SequenceLength, SequenceAt, Loop with
+    SequenceInsert, and ConcatFromSequence)."""
+    chunks = x.split(2, dim=0)
+    outs: List[torch.Tensor] = []
+    m = chunks[0].max(dim=0)[0]
+    for i in range(len(chunks)):
+        m = torch.maximum(m, chunks[i].max(dim=0)[0])
+        outs.append(m)
+    return torch.stack(outs, dim=1)
+
+
+class Lists(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return running_max(self.lin(x))
+
+
 class Recurrent(nn.Module):
     """A 2-layer bidirectional LSTM, a GRU (exported with
     linear_before_reset=1), a ReLU RNN, then decay's scripted loop."""
@@ -127,6 +151,7 @@ if which in ("small", "all"):
     torch.manual_seed(1)
     # dynamic time axis: the Loop's trip count comes from Shape at run time
     export("recurrent_loop", Recurrent(), torch.randn(7, 3, 5), 14, dynamic_axes={"input": {0: "time"}})
+    export("scripted_lists", Lists(), torch.randn(9, 4), 14, dynamic_axes={"input": {0: "n"}})
 if which in ("big", "all"):
     import torchvision
     m = torchvision.models.resnet18(weights=None)
