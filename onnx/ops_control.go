@@ -136,21 +136,72 @@ func ifOp(n *node, in []val, rc *runCtx) []val {
 	return b.call(n, in, nil, rc)
 }
 
+// owner tracks the tensors a loop made (copies of its body's outputs,
+// its iteration counters), to release each once no value holds it.
+type owner struct {
+	made   map[*ember.Tensor]bool
+	pinned map[*ember.Tensor]bool // in a scan output: held to the end
+}
+
+func newOwner() *owner {
+	return &owner{made: map[*ember.Tensor]bool{}, pinned: map[*ember.Tensor]bool{}}
+}
+
+func memberSet(vs []val) map[*ember.Tensor]bool {
+	m := map[*ember.Tensor]bool{}
+	for _, v := range vs {
+		for _, t := range v.members() {
+			m[t] = true
+		}
+	}
+	return m
+}
+
+// drop releases the tensors of old that o made, unless pinned or in keep.
+func (o *owner) drop(old, keep []val) {
+	k := memberSet(keep)
+	for t := range memberSet(old) {
+		if o.made[t] && !o.pinned[t] && !k[t] {
+			t.Release()
+			delete(o.made, t)
+		}
+	}
+}
+
+// finish releases every tensor o made but those in keep.
+func (o *owner) finish(keep []val) {
+	k := memberSet(keep)
+	for t := range o.made {
+		if !k[t] {
+			t.Release()
+		}
+	}
+	o.made = map[*ember.Tensor]bool{}
+}
+
 // iterate runs body once with args in a Scope of its own and returns its
-// outputs as fresh copies (kept in the enclosing scope), so that the values
-// of the iteration before can be released.
-func iterate(n *node, body *graph, in, args []val, rc *runCtx) []val {
+// outputs: an argument passed through as itself, any other value as a
+// fresh copy that o owns (kept in the enclosing scope), so that the values
+// of the iteration before can be released and a sequence passed through
+// a loop is not copied each iteration.
+func iterate(n *node, body *graph, in, args []val, rc *runCtx, o *owner) []val {
 	rc.tick()
+	isArg := memberSet(args)
 	var outs []val
 	ember.Scope(func() {
 		outs = body.call(n, in, args, rc)
-		for i, o := range outs {
-			if o.none() {
+		for i, v := range outs {
+			if v.none() {
 				fail("subgraph output %q has no value", body.outputs[i])
 			}
-			outs[i] = o.mapped(func(t *ember.Tensor) *ember.Tensor {
+			outs[i] = v.mapped(func(t *ember.Tensor) *ember.Tensor {
+				if isArg[t] {
+					return t
+				}
 				checkElems(t.Shape())
-				return ember.Keep(t.Clone())
+				c := ember.Keep(t.Clone())
+				o.made[c] = true
+				return c
 			})
 		}
 	})
@@ -177,16 +228,10 @@ func vals(ts []*ember.Tensor) []val {
 	return r
 }
 
-func release(v val) {
-	for _, t := range v.members() {
-		t.Release()
-	}
-}
-
 // stackScan stacks the per-iteration values of a scan output along axis
 // (of the stacked rank); an output of no iteration is an empty float32
 // [0] (its shape is unknown).
-func stackScan(parts []*ember.Tensor, ax int64, dev ember.Device, release bool) *ember.Tensor {
+func stackScan(parts []*ember.Tensor, ax int64, dev ember.Device) *ember.Tensor {
 	if len(parts) == 0 {
 		return ember.Zeros(ember.Shape{0}, ember.On(dev))
 	}
@@ -194,11 +239,6 @@ func stackScan(parts []*ember.Tensor, ax int64, dev ember.Device, release bool) 
 	checkElems(sh)
 	a := axis(ax, len(sh))
 	r := ember.Stack(parts, a)
-	for _, p := range parts {
-		if release {
-			p.Release()
-		}
-	}
 	return r
 }
 
@@ -231,31 +271,28 @@ func loopOp(n *node, in []val, rc *runCtx) []val {
 		cond = truth(mc[1], "cond")
 	}
 	scans := make([][]*ember.Tensor, ns)
-	owned := false
+	o := newOwner()
 	for i := int64(0); (trip < 0 || i < trip) && cond; i++ {
 		it := ember.Full(ember.Shape{}, float64(i), ember.On(rc.dev), ember.Dtype(ember.Int64))
 		c := ember.Full(ember.Shape{}, 1, ember.On(rc.dev), ember.Dtype(ember.Bool))
-		outs := iterate(n, body, in, append([]val{tval(it), tval(c)}, carried...), rc)
-		it.Release()
-		c.Release()
+		o.made[it], o.made[c] = true, true
+		args := append([]val{tval(it), tval(c)}, carried...)
+		outs := iterate(n, body, in, args, rc, o)
 		sc := tensorsOf(outs[1+nc:], "scan outputs")
 		cond = truth(tensorsOf(outs[:1], "the condition")[0], "the body's condition")
-		release(outs[0])
-		if owned {
-			for _, v := range carried {
-				release(v)
-			}
-		}
-		carried, owned = outs[1:1+nc], true
 		for k := range scans {
+			o.pinned[sc[k]] = true
 			scans[k] = append(scans[k], sc[k])
 			checkElems(append([]int{len(scans[k])}, sc[k].Shape()...))
 		}
+		carried = outs[1 : 1+nc]
+		o.drop(append(args, outs[0]), carried)
 	}
 	res := append([]val(nil), carried...)
 	for k := range scans {
-		res = append(res, tval(stackScan(scans[k], 0, rc.dev, true)))
+		res = append(res, tval(stackScan(scans[k], 0, rc.dev)))
 	}
+	o.finish(carried)
 	return res
 }
 
@@ -273,7 +310,9 @@ func scanOp(n *node, vin []val, rc *runCtx) []val {
 		ns := n.nIn - m
 		dirs := n.ints("scan_input_directions")
 		inAx := n.ints("scan_input_axes")
-		st, outs := scan9(n, body, vin, in[:ns], in[ns:n.nIn], inAx, dirs, n.ints("scan_output_axes"), n.ints("scan_output_directions"), rc)
+		o := newOwner()
+		st, outs := scan9(n, body, vin, in[:ns], in[ns:n.nIn], inAx, dirs, n.ints("scan_output_axes"), n.ints("scan_output_directions"), rc, o)
+		o.finish(vals(st))
 		return vals(append(st, outs...))
 	}
 	if m < 1 || m > n.nIn-1 {
@@ -300,6 +339,8 @@ func scanOp(n *node, vin []val, rc *runCtx) []val {
 		}
 	}
 	var stOut, scOut [][]*ember.Tensor
+	o := newOwner()
+	defer o.finish(nil) // after the stacking below
 	for b := 0; b < batch; b++ {
 		var sb, xb []*ember.Tensor
 		for _, t := range state {
@@ -308,7 +349,7 @@ func scanOp(n *node, vin []val, rc *runCtx) []val {
 		for _, t := range xs {
 			xb = append(xb, t.Select(0, b))
 		}
-		st, outs := scan9(n, body, vin, sb, xb, nil, n.ints("directions"), nil, nil, rc)
+		st, outs := scan9(n, body, vin, sb, xb, nil, n.ints("directions"), nil, nil, rc, o)
 		stOut, scOut = append(stOut, st), append(scOut, outs)
 	}
 	var res []*ember.Tensor
@@ -317,19 +358,19 @@ func scanOp(n *node, vin []val, rc *runCtx) []val {
 		for b := range stOut {
 			parts = append(parts, stOut[b][i])
 		}
-		res = append(res, stackScan(parts, 0, rc.dev, xs[0].Size(1) > 0)) // else the inputs' views
+		res = append(res, stackScan(parts, 0, rc.dev))
 	}
 	for i := range scOut[0] {
 		var parts []*ember.Tensor
 		for b := range scOut {
 			parts = append(parts, scOut[b][i])
 		}
-		res = append(res, stackScan(parts, 0, rc.dev, true))
+		res = append(res, stackScan(parts, 0, rc.dev))
 	}
 	return vals(res)
 }
 
-func scan9(n *node, body *graph, in []val, state, xs []*ember.Tensor, inAx, inDir, outAx, outDir []int64, rc *runCtx) ([]*ember.Tensor, []*ember.Tensor) {
+func scan9(n *node, body *graph, in []val, state, xs []*ember.Tensor, inAx, inDir, outAx, outDir []int64, rc *runCtx, o *owner) ([]*ember.Tensor, []*ember.Tensor) {
 	ns, m := len(state), len(xs)
 	if len(body.inNames) != ns+m {
 		fail("the body takes %d inputs, want %d state values and %d scan inputs", len(body.inNames), ns, m)
@@ -354,7 +395,6 @@ func scan9(n *node, body *graph, in []val, state, xs []*ember.Tensor, inAx, inDi
 		steps = x.Size(axes[j])
 	}
 	scans := make([][]*ember.Tensor, k)
-	owned := false
 	for t := 0; t < steps; t++ {
 		args := append([]*ember.Tensor(nil), state...)
 		for j, x := range xs {
@@ -364,13 +404,12 @@ func scan9(n *node, body *graph, in []val, state, xs []*ember.Tensor, inAx, inDi
 			}
 			args = append(args, x.Select(axes[j], i))
 		}
-		outs := tensorsOf(iterate(n, body, in, vals(args), rc), "Scan's body outputs")
-		if owned {
-			for _, s := range state {
-				s.Release()
-			}
+		outs := tensorsOf(iterate(n, body, in, vals(args), rc, o), "Scan's body outputs")
+		for j := range scans {
+			o.pinned[outs[ns+j]] = true
 		}
-		state, owned = outs[:ns], true
+		o.drop(vals(state), vals(outs[:ns]))
+		state = outs[:ns]
 		for j := range scans {
 			scans[j] = append(scans[j], outs[ns+j])
 			checkElems(append([]int{len(scans[j])}, outs[ns+j].Shape()...))
@@ -384,7 +423,7 @@ func scan9(n *node, body *graph, in []val, state, xs []*ember.Tensor, inAx, inDi
 				parts[a], parts[b] = parts[b], parts[a]
 			}
 		}
-		res = append(res, stackScan(parts, pick(outAx, j), rc.dev, true))
+		res = append(res, stackScan(parts, pick(outAx, j), rc.dev))
 	}
 	return append([]*ember.Tensor(nil), state...), res
 }
@@ -413,7 +452,7 @@ func seqMapOp(n *node, in []val, rc *runCtx) []val {
 				args[i] = tval(v.seq[k])
 			}
 		}
-		outs := tensorsOf(iterate(n, body, in, args, rc), "SequenceMap's body outputs")
+		outs := tensorsOf(iterate(n, body, in, args, rc, newOwner()), "SequenceMap's body outputs")
 		for j := range res {
 			res[j] = append(res[j], outs[j])
 		}
