@@ -103,6 +103,9 @@ func RunTestCase(dir string, dev ember.Device, rtol, atol float64) (res CaseResu
 			if i >= len(m.Inputs) {
 				break
 			}
+			if t.empty {
+				continue
+			}
 			if t.isSeq {
 				var ts []*ember.Tensor
 				for _, e := range t.seq {
@@ -131,6 +134,13 @@ func RunTestCase(dir string, dev ember.Device, rtol, atol float64) (res CaseResu
 				break
 			}
 			name := m.Outputs[i].Name
+			if w.empty {
+				if outs[name] != nil || seqOuts[name] != nil {
+					res.Status, res.Detail = Fail, fmt.Sprintf("%s: output %q holds a value, want an empty optional", filepath.Base(set), name)
+					return res
+				}
+				continue
+			}
 			if w.isSeq {
 				got, ok := seqOuts[name]
 				if !ok || len(got) != len(w.seq) {
@@ -187,6 +197,7 @@ type named struct {
 	t     *ember.Tensor
 	seq   []*ember.Tensor // a sequence (isSeq)
 	isSeq bool
+	empty bool // an empty optional
 	name  string
 }
 
@@ -199,12 +210,16 @@ func readSet(dir, kind string, vs []ValueInfo) ([]named, error) {
 		if _, err := os.Stat(p); err != nil {
 			break
 		}
-		if i < len(vs) && vs[i].Kind == "sequence" {
-			ts, err := readSequenceFile(p)
+		if i < len(vs) && (vs[i].Kind == "sequence" || vs[i].Kind == "optional") {
+			b, err := os.ReadFile(p)
 			if err != nil {
 				return nil, err
 			}
-			res = append(res, named{seq: ts, isSeq: true})
+			v, err := readValue(b, vs[i].Kind == "optional", p)
+			if err != nil {
+				return nil, err
+			}
+			res = append(res, v)
 			continue
 		}
 		if i < len(vs) && vs[i].Kind != "" && vs[i].Kind != "tensor" {
@@ -219,13 +234,60 @@ func readSet(dir, kind string, vs []ValueInfo) ([]named, error) {
 	return res, nil
 }
 
-// readSequenceFile reads a serialized SequenceProto of tensors (onnx-data.proto:
-// field 3 holds the tensors; the other kinds of elements are unsupported).
-func readSequenceFile(path string) ([]*ember.Tensor, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
+// readValue reads a serialized SequenceProto of tensors, or an
+// OptionalProto (opt) of a tensor or such a sequence (onnx-data.proto).
+func readValue(b []byte, opt bool, path string) (named, error) {
+	if !opt {
+		ts, err := readSequence(b, path)
+		return named{seq: ts, isSeq: true}, err
 	}
+	v := named{empty: true}
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return v, formatErr("%s: not an OptionalProto: %v", path, protowire.ParseError(n))
+		}
+		b = b[n:]
+		if typ == protowire.BytesType && num >= 3 && num <= 7 {
+			data, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return v, formatErr("%s: not an OptionalProto: %v", path, protowire.ParseError(n))
+			}
+			b = b[n:]
+			switch num {
+			case 3:
+				tp := &pb.TensorProto{}
+				if err := proto.Unmarshal(data, tp); err != nil {
+					return v, formatErr("%s: not an OptionalProto: %v", path, err)
+				}
+				t, err := tensorFromProto(tp, filepath.Dir(path), &budget{left: limitFor(int64(len(data)))})
+				if err != nil {
+					return v, err
+				}
+				v = named{t: t}
+			case 5:
+				ts, err := readSequence(data, path)
+				if err != nil {
+					return v, err
+				}
+				v = named{seq: ts, isSeq: true}
+			default:
+				return v, &UnsupportedError{OpType: "optional value", Msg: fmt.Sprintf("%s: an optional of a map or sparse tensor", path)}
+			}
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return v, formatErr("%s: not an OptionalProto: %v", path, protowire.ParseError(n))
+		}
+		b = b[n:]
+	}
+	return v, nil
+}
+
+// readSequence reads a serialized SequenceProto of tensors (field 3 holds
+// the tensors; the other kinds of elements are unsupported).
+func readSequence(b []byte, path string) ([]*ember.Tensor, error) {
 	bud := &budget{left: limitFor(int64(len(b)))}
 	ts := []*ember.Tensor{}
 	for len(b) > 0 {

@@ -102,7 +102,11 @@ func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget, outer fun
 		if g.initNames[vi.GetName()] {
 			continue
 		}
-		if t := vi.GetType(); t != nil && t.GetSequenceType() != nil && t.GetSequenceType().GetElemType().GetTensorType() != nil {
+		t := vi.GetType()
+		if o := t.GetOptionalType(); o != nil {
+			t = o.GetElemType()
+		}
+		if t != nil && t.GetSequenceType() != nil && t.GetSequenceType().GetElemType().GetTensorType() != nil {
 			if _, err := emberType(t.GetSequenceType().GetElemType().GetTensorType().GetElemType()); err != nil {
 				e := err.(*UnsupportedError)
 				e.Msg = fmt.Sprintf("input %q: %s", vi.GetName(), e.Msg)
@@ -110,7 +114,7 @@ func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget, outer fun
 			}
 		} else if t != nil && t.GetTensorType() == nil {
 			d := describe(vi)
-			return nil, &UnsupportedError{OpType: d.Kind + " input", Msg: fmt.Sprintf("input %q is a %s; ember runs tensors only", vi.GetName(), d.Kind)}
+			return nil, &UnsupportedError{OpType: d.Kind + " input", Msg: fmt.Sprintf("input %q is a %s; ember runs tensors, sequences of tensors and optionals of those", vi.GetName(), d.Kind)}
 		} else if t != nil {
 			if _, err := emberType(t.GetTensorType().GetElemType()); err != nil {
 				e := err.(*UnsupportedError)
@@ -455,23 +459,31 @@ func init() {
 }
 
 // val is a value of a graph: a tensor (t, nil where an optional input is
-// empty) or a sequence of tensors.
+// empty) or a sequence of tensors; either may be an ONNX optional (opt),
+// empty when it holds neither.
 type val struct {
 	t     *ember.Tensor
 	seq   []*ember.Tensor
 	isSeq bool
+	opt   bool
 }
 
 func tval(t *ember.Tensor) val { return val{t: t} }
 
 func seqval(ts []*ember.Tensor) val { return val{seq: ts, isSeq: true} }
 
-func (v val) none() bool { return !v.isSeq && v.t == nil }
+func (v val) none() bool { return !v.isSeq && v.t == nil && !v.opt }
+
+// empty reports an optional that holds nothing.
+func (v val) empty() bool { return !v.isSeq && v.t == nil }
 
 // members lists the tensors v holds.
 func (v val) members() []*ember.Tensor {
 	if v.isSeq {
 		return v.seq
+	}
+	if v.t == nil {
+		return nil
 	}
 	return []*ember.Tensor{v.t}
 }
@@ -479,13 +491,17 @@ func (v val) members() []*ember.Tensor {
 // mapped applies f to each tensor of v.
 func (v val) mapped(f func(*ember.Tensor) *ember.Tensor) val {
 	if !v.isSeq {
-		return tval(f(v.t))
+		if v.t != nil {
+			v.t = f(v.t)
+		}
+		return v
 	}
 	r := make([]*ember.Tensor, len(v.seq))
 	for i, t := range v.seq {
 		r[i] = f(t)
 	}
-	return seqval(r)
+	v.seq = r
+	return v
 }
 
 func (g *graph) run(inputs map[string]val, consts map[string]*ember.Tensor, dev ember.Device, rc *runCtx) (out map[string]val, err error) {
@@ -556,7 +572,7 @@ func (g *graph) run(inputs map[string]val, consts map[string]*ember.Tensor, dev 
 				})
 				var gr *group
 				switch {
-				case general || v.isSeq:
+				case general || v.isSeq || v.opt:
 					gr = &group{protected: true}
 				case !fresh[n.opType] && len(ins) > 0 && ins[0].t != nil:
 					gr = grp[n.inputs[0]]
@@ -616,14 +632,18 @@ func (g *graph) run(inputs map[string]val, consts map[string]*ember.Tensor, dev 
 // runVals runs one node on its values: a control-flow or sequence op
 // directly, any other op on tensors only.
 func runVals(n *node, ins []val, rc *runCtx) (outs []val, err error) {
-	if n.opType == "Identity" && len(ins) == 1 && ins[0].isSeq {
+	if n.opType == "Identity" && len(ins) == 1 && (ins[0].isSeq || ins[0].opt) {
 		return ins, nil
 	}
 	if n.ctl == nil && n.vfn == nil {
 		ts := make([]*ember.Tensor, len(ins))
 		for i, v := range ins {
-			if v.isSeq {
-				return nil, &NodeError{Node: n.label(), OpType: n.opType, Err: fmt.Errorf("input %q is a sequence; %s takes tensors", n.inputs[i], n.opType)}
+			if v.isSeq || v.opt {
+				what := "a sequence"
+				if v.opt {
+					what = "an optional"
+				}
+				return nil, &NodeError{Node: n.label(), OpType: n.opType, Err: fmt.Errorf("input %q is %s; %s takes tensors", n.inputs[i], what, n.opType)}
 			}
 			ts[i] = v.t
 		}

@@ -309,6 +309,13 @@ func describe(vi *pb.ValueInfoProto) ValueInfo {
 		v.Kind = "map"
 	case t.GetOptionalType() != nil:
 		v.Kind = "optional"
+		e := t.GetOptionalType().GetElemType()
+		if s := e.GetSequenceType(); s != nil {
+			e = s.GetElemType()
+		}
+		if et := e.GetTensorType(); et != nil {
+			v.DType = dtypeName(et.GetElemType())
+		}
 	case t.GetSparseTensorType() != nil:
 		v.Kind = "sparse_tensor"
 	}
@@ -352,7 +359,9 @@ func (m *Model) Run(inputs map[string]*ember.Tensor) (map[string]*ember.Tensor, 
 // RunSequences is Run for graphs whose inputs or outputs include
 // sequences of tensors (ONNX's sequence type): seqs holds the sequence
 // inputs (on the device of the others), and the sequence outputs come back
-// in the second map, the tensor outputs in the first.
+// in the second map, the tensor outputs in the first. An optional input
+// (ONNX's optional type) is passed in either map, or left out when empty;
+// an empty optional output is absent from both.
 func (m *Model) RunSequences(inputs map[string]*ember.Tensor, seqs map[string][]*ember.Tensor) (map[string]*ember.Tensor, map[string][]*ember.Tensor, error) {
 	if m.g == nil || len(m.unsupportd) > 0 {
 		if len(m.unsupportd) > 0 {
@@ -374,6 +383,19 @@ func (m *Model) RunSequences(inputs map[string]*ember.Tensor, seqs map[string][]
 		return nil
 	}
 	for _, in := range m.Inputs {
+		if in.Kind == "optional" {
+			if t, ok := inputs[in.Name]; ok {
+				if err := onDev(in.Name, t); err != nil {
+					return nil, nil, err
+				}
+			}
+			for _, t := range seqs[in.Name] {
+				if err := onDev(in.Name, t); err != nil {
+					return nil, nil, err
+				}
+			}
+			continue
+		}
 		if in.Kind == "sequence" {
 			ts, ok := seqs[in.Name]
 			if !ok {
@@ -417,6 +439,13 @@ func (m *Model) RunSequences(inputs map[string]*ember.Tensor, seqs map[string][]
 	for k, ts := range seqs {
 		feed[k] = seqval(ts)
 	}
+	for _, in := range m.Inputs {
+		if in.Kind == "optional" {
+			v := feed[in.Name]
+			v.opt = true
+			feed[in.Name] = v
+		}
+	}
 	var out map[string]val
 	var err error
 	ember.NoGrad(func() {
@@ -427,6 +456,9 @@ func (m *Model) RunSequences(inputs map[string]*ember.Tensor, seqs map[string][]
 	}
 	ts, ss := map[string]*ember.Tensor{}, map[string][]*ember.Tensor{}
 	for k, v := range out {
+		if v.opt && v.empty() {
+			continue
+		}
 		if v.isSeq {
 			ss[k] = v.seq
 		} else {

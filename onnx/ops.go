@@ -30,7 +30,6 @@ func init() {
 			unsupportedFamilies[o] = reason
 		}
 	}
-	fam("optional types are not implemented", "Optional", "OptionalGetElement", "OptionalHasElement")
 	fam("string tensors are not implemented", "StringNormalizer", "TfIdfVectorizer", "RegexFullMatch", "StringConcat", "StringSplit")
 	fam("quantized ops are not implemented (ember has no int8 kernels)", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
 		"QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger")

@@ -21,6 +21,9 @@ var seqRegistry = map[string]seqFunc{
 	"SequenceLength":     seqLength,
 	"SplitToSequence":    splitToSequence,
 	"ConcatFromSequence": concatFromSequence,
+	"Optional":           optional,
+	"OptionalHasElement": optionalHas,
+	"OptionalGetElement": optionalGet,
 }
 
 func lookupSeq(n *node) seqFunc {
@@ -192,4 +195,33 @@ func concatFromSequence(n *node, in []val) []val {
 		return []val{tval(ember.Stack(s, axis(n.int("axis", 0), s[0].Dim()+1)))}
 	}
 	return []val{tval(ember.Cat(s, axis(n.int("axis", 0), s[0].Dim())))}
+}
+
+// optional wraps its input (a tensor or a sequence) in an optional, or
+// makes an empty one.
+func optional(n *node, in []val) []val {
+	if len(in) == 0 || in[0].none() {
+		return []val{{opt: true}}
+	}
+	v := in[0]
+	v.opt = true
+	return []val{v}
+}
+
+// optionalHas reports whether an optional holds a value (opset 18: a
+// tensor or sequence holds one, an absent input none).
+func optionalHas(n *node, in []val) []val {
+	has := len(in) > 0 && !in[0].none() && !(in[0].opt && in[0].empty())
+	return []val{tval(ember.FromSlice([]bool{has}, ember.Shape{}))}
+}
+
+// optionalGet returns an optional's value (opset 18: a tensor or sequence
+// is its own value).
+func optionalGet(n *node, in []val) []val {
+	if len(in) == 0 || in[0].none() || in[0].opt && in[0].empty() {
+		fail("OptionalGetElement of an empty optional")
+	}
+	v := in[0]
+	v.opt = false
+	return []val{v}
 }
