@@ -211,6 +211,24 @@ func TestHostileControlFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantErr[*NodeError](t, "nested loops", run(30), "onnx.MaxIterations")
+
+	// a scan output growing past onnx.MaxElements stops the loop
+	defer func(n int64) { MaxElements = n }(MaxElements)
+	MaxElements = 100
+	g = loopModel(2)
+	body = g.Node[0].Attribute[0].G
+	body.Output = append(body.Output, untyped("v_scan"))
+	body.Node = append(body.Node, nd("Identity", []string{"v_out"}, []string{"v_scan"}))
+	g.Node[0].Output = append(g.Node[0].Output, "scan")
+	g.Output = append(g.Output, untyped("scan"))
+	m, err = Parse(model(g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(50); err != nil {
+		t.Errorf("a scan output of 100 elements: %v", err)
+	}
+	wantErr[*NodeError](t, "scan output over MaxElements", run(51), "onnx.MaxElements")
 }
 
 // TestSequenceValues: a graph with a sequence input and output runs
