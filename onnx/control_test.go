@@ -229,6 +229,26 @@ func TestHostileControlFlow(t *testing.T) {
 		t.Errorf("a scan output of 100 elements: %v", err)
 	}
 	wantErr[*NodeError](t, "scan output over MaxElements", run(51), "onnx.MaxElements")
+
+	// so does a sequence a loop inserts into
+	g = loopModel(2)
+	body = g.Node[0].Attribute[0].G
+	body.Input = append(body.Input, untyped("s"))
+	body.Output = append(body.Output, untyped("s_out"))
+	body.Node = append(body.Node, nd("SequenceInsert", []string{"s", "v_out"}, []string{"s_out"}))
+	g.Node = append([]*pb.NodeProto{nd("SequenceEmpty", nil, []string{"empty"})}, g.Node...)
+	g.Node[1].Input = append(g.Node[1].Input, "empty")
+	g.Node[1].Output = append(g.Node[1].Output, "seq")
+	g.Node = append(g.Node, nd("SequenceLength", []string{"seq"}, []string{"n"}))
+	g.Output = append(g.Output, untyped("n"))
+	m, err = Parse(model(g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(50); err != nil {
+		t.Errorf("a sequence of 100 elements: %v", err)
+	}
+	wantErr[*NodeError](t, "sequence over MaxElements", run(51), "onnx.MaxElements")
 }
 
 // TestSequenceValues: a graph with a sequence input and output runs

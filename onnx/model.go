@@ -18,7 +18,8 @@
 // with an error instead of exhausting memory. Control flow (If, Loop, Scan)
 // runs subgraphs that see the values of their enclosing graphs; nesting is
 // bounded by the protobuf recursion limit, the nodes of all subgraphs by
-// MaxNodes, and the iterations of one Run by MaxIterations.
+// MaxNodes, the iterations of one Run by MaxIterations, and the elements
+// of a loop's scan output or of a sequence, all together, by MaxElements.
 package onnx
 
 import (

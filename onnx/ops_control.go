@@ -444,6 +444,7 @@ func seqMapOp(n *node, in []val, rc *runCtx) []val {
 		}
 	}
 	res := make([][]*ember.Tensor, len(body.outputs))
+	elems := make([]int64, len(res))
 	for k := 0; k < l; k++ {
 		args := make([]val, n.nIn)
 		for i, v := range in[:n.nIn] {
@@ -455,6 +456,9 @@ func seqMapOp(n *node, in []val, rc *runCtx) []val {
 		outs := tensorsOf(iterate(n, body, in, args, rc, newOwner()), "SequenceMap's body outputs")
 		for j := range res {
 			res[j] = append(res[j], outs[j])
+			if elems[j] += int64(outs[j].NumElements()); elems[j] > MaxElements {
+				checkSeq(res[j]) // fails
+			}
 		}
 	}
 	r := make([]val, len(res))

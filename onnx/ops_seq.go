@@ -1,12 +1,27 @@
 package onnx
 
 import (
+	"fmt"
+
 	"github.com/emberml/ember"
 )
 
 // Sequence ops: a sequence is a val holding a list of tensors, immutable
 // like every ONNX value (an insert or erase makes a new list of the same
 // tensors).
+
+// checkSeq refuses a sequence holding more than MaxElements elements in
+// all (a loop inserting a fresh tensor each iteration would otherwise
+// hold iterations × MaxElements).
+func checkSeq(ts []*ember.Tensor) []*ember.Tensor {
+	n := int64(0)
+	for _, t := range ts {
+		if n += int64(t.NumElements()); n > MaxElements {
+			panic(&limitError{fmt.Sprintf("a sequence of %d tensors holds more than %d elements (onnx.MaxElements)", len(ts), MaxElements)})
+		}
+	}
+	return ts
+}
 
 // seqFunc runs a sequence op on values (tensors or sequences); it panics
 // on bad input like opFunc.
@@ -92,7 +107,7 @@ func seqConstruct(n *node, in []val) []val {
 			fail("SequenceConstruct's inputs must be tensors of one dtype")
 		}
 	}
-	return []val{seqval(ts)}
+	return []val{seqval(checkSeq(ts))}
 }
 
 func seqInsert(n *node, in []val) []val {
@@ -106,7 +121,7 @@ func seqInsert(n *node, in []val) []val {
 	p := position(tensorArg(n, in, 2), len(s), true, len(s))
 	r := make([]*ember.Tensor, 0, len(s)+1)
 	r = append(append(append(r, s[:p]...), t), s[p:]...)
-	return []val{seqval(r)}
+	return []val{seqval(checkSeq(r))}
 }
 
 func seqAt(n *node, in []val) []val {
