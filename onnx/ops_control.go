@@ -320,6 +320,9 @@ func scanOp(n *node, vin []val, rc *runCtx) []val {
 	}
 	ns := n.nIn - 1 - m
 	state, xs := in[1:1+ns], in[1+ns:n.nIn]
+	if xs[0].Dim() < 2 || xs[0].Size(0) == 0 {
+		fail("opset 8's scan inputs need a batch and a sequence axis (and a batch), the first has shape %v", xs[0].Shape())
+	}
 	batch := xs[0].Size(0)
 	for _, t := range append(append([]*ember.Tensor(nil), state...), xs...) {
 		if t.Dim() < 1 || t.Size(0) != batch {
