@@ -196,6 +196,9 @@ func TestHostileControlFlow(t *testing.T) {
 	if err := run(1000); err != nil {
 		t.Errorf("1000 iterations: %v", err)
 	}
+	if err := run(-5); err != nil { // no iteration, as ONNX Runtime
+		t.Errorf("a negative trip count: %v", err)
+	}
 	wantErr[*NodeError](t, "huge trip count", run(math.MaxInt64), "onnx.MaxIterations")
 
 	// Loop(30) { Loop(100) }: 3000 iterations in all

@@ -259,12 +259,12 @@ func loopOp(n *node, in []val, rc *runCtx) []val {
 	if ns < 0 {
 		fail("the body has %d outputs, want 1 + %d loop-carried values and the scan outputs", len(body.outputs), nc)
 	}
-	trip := int64(-1) // none: until cond is false
+	trip, bounded := int64(0), false // unbounded: until cond is false
 	if mc[0] != nil {
 		if mc[0].NumElements() != 1 {
 			fail("M must hold one element, it has shape %v", mc[0].Shape())
 		}
-		trip = host(mc[0])[0]
+		trip, bounded = host(mc[0])[0], true
 	}
 	cond := true
 	if mc[1] != nil {
@@ -272,7 +272,7 @@ func loopOp(n *node, in []val, rc *runCtx) []val {
 	}
 	scans := make([][]*ember.Tensor, ns)
 	o := newOwner()
-	for i := int64(0); (trip < 0 || i < trip) && cond; i++ {
+	for i := int64(0); (!bounded || i < trip) && cond; i++ {
 		it := ember.Full(ember.Shape{}, float64(i), ember.On(rc.dev), ember.Dtype(ember.Int64))
 		c := ember.Full(ember.Shape{}, 1, ember.On(rc.dev), ember.Dtype(ember.Bool))
 		o.made[it], o.made[c] = true, true
@@ -321,7 +321,7 @@ func scanOp(n *node, vin []val, rc *runCtx) []val {
 	ns := n.nIn - 1 - m
 	state, xs := in[1:1+ns], in[1+ns:n.nIn]
 	if xs[0].Dim() < 2 || xs[0].Size(0) == 0 {
-		fail("opset 8's scan inputs need a batch and a sequence axis (and a batch), the first has shape %v", xs[0].Shape())
+		fail("opset 8's scan inputs need a batch axis and a sequence axis, and a batch of at least one; the first has shape %v", xs[0].Shape())
 	}
 	batch := xs[0].Size(0)
 	for _, t := range append(append([]*ember.Tensor(nil), state...), xs...) {
