@@ -248,9 +248,11 @@ func parse(b []byte, dir string, lenient bool) (m *Model, err error) {
 		m.Outputs = append(m.Outputs, describe(vi))
 	}
 	m.histogram = map[string]int{}
-	for _, n := range m.g.nodes {
-		m.histogram[n.opType]++
-	}
+	m.g.walk(func(g *graph) {
+		for _, n := range g.nodes {
+			m.histogram[n.opType]++
+		}
+	})
 	m.unsupportd = m.g.unsupported
 	if len(m.unsupportd) > 0 && !lenient {
 		return nil, m.unsupportd[0]
@@ -263,7 +265,8 @@ func parse(b []byte, dir string, lenient bool) (m *Model, err error) {
 	return m, nil
 }
 
-// Ops returns the op histogram: how many nodes of each op type the graph has.
+// Ops returns the op histogram: how many nodes of each op type the graph
+// has, its subgraphs' (If's branches, Loop's and Scan's bodies) included.
 func (m *Model) Ops() map[string]int { return m.histogram }
 
 // Unsupported lists the nodes whose op ember cannot run (empty for a model
