@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/emberml/ember"
+	pb "github.com/emberml/ember/onnx/internal/onnxpb"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 )
 
 // Status is the outcome of one backend test case.
@@ -80,14 +83,14 @@ func RunTestCase(dir string, dev ember.Device, rtol, atol float64) (res CaseResu
 		return res
 	}
 	for _, set := range sets {
-		ins, err := readSet(set, "input")
+		ins, err := readSet(set, "input", m.Inputs)
 		if err != nil {
 			if !unsup(err) {
 				res.Status, res.Detail = Fail, err.Error()
 			}
 			return res
 		}
-		wants, err := readSet(set, "output")
+		wants, err := readSet(set, "output", m.Outputs)
 		if err != nil {
 			if !unsup(err) {
 				res.Status, res.Detail = Fail, err.Error()
@@ -95,15 +98,28 @@ func RunTestCase(dir string, dev ember.Device, rtol, atol float64) (res CaseResu
 			return res
 		}
 		feed := map[string]*ember.Tensor{}
+		seqFeed := map[string][]*ember.Tensor{}
 		for i, t := range ins {
 			if i >= len(m.Inputs) {
 				break
 			}
+			if t.empty {
+				continue
+			}
+			if t.isSeq {
+				var ts []*ember.Tensor
+				for _, e := range t.seq {
+					ts = append(ts, e.To(dev))
+				}
+				seqFeed[m.Inputs[i].Name] = ts
+				continue
+			}
 			feed[m.Inputs[i].Name] = bf16Bits(t.t, m.Inputs[i]).To(dev)
 		}
 		var outs map[string]*ember.Tensor
+		var seqOuts map[string][]*ember.Tensor
 		var runErr error
-		err = ember.Try(func() { outs, runErr = m.Run(feed) })
+		err = ember.Try(func() { outs, seqOuts, runErr = m.RunSequences(feed, seqFeed) })
 		if err == nil {
 			err = runErr
 		}
@@ -118,6 +134,29 @@ func RunTestCase(dir string, dev ember.Device, rtol, atol float64) (res CaseResu
 				break
 			}
 			name := m.Outputs[i].Name
+			if w.empty {
+				if outs[name] != nil || seqOuts[name] != nil {
+					res.Status, res.Detail = Fail, fmt.Sprintf("%s: output %q holds a value, want an empty optional", filepath.Base(set), name)
+					return res
+				}
+				continue
+			}
+			if w.isSeq {
+				got, ok := seqOuts[name]
+				if !ok || len(got) != len(w.seq) {
+					res.Status, res.Detail = Fail, fmt.Sprintf("%s: output %q: %d tensors, want a sequence of %d", filepath.Base(set), name, len(got), len(w.seq))
+					return res
+				}
+				for j := range got {
+					worst, msg := compare(got[j].CPU(), w.seq[j], rtol, atol)
+					res.Worst = math.Max(res.Worst, worst)
+					if msg != "" {
+						res.Status, res.Detail = Fail, fmt.Sprintf("%s: output %q[%d]: %s", filepath.Base(set), name, j, msg)
+						return res
+					}
+				}
+				continue
+			}
 			got := outs[name]
 			if got == nil {
 				res.Status, res.Detail = Fail, fmt.Sprintf("output %q missing", name)
@@ -155,24 +194,135 @@ func bf16Bits(t *ember.Tensor, v ValueInfo) *ember.Tensor {
 }
 
 type named struct {
-	t    *ember.Tensor
-	name string
+	t     *ember.Tensor
+	seq   []*ember.Tensor // a sequence (isSeq)
+	isSeq bool
+	empty bool // an empty optional
+	name  string
 }
 
-func readSet(dir, kind string) ([]named, error) {
+// readSet reads dir's KIND_*.pb files, as SequenceProto where vs declares
+// a sequence and TensorProto otherwise.
+func readSet(dir, kind string, vs []ValueInfo) ([]named, error) {
 	var res []named
 	for i := 0; ; i++ {
 		p := filepath.Join(dir, fmt.Sprintf("%s_%d.pb", kind, i))
 		if _, err := os.Stat(p); err != nil {
 			break
 		}
+		if i < len(vs) && (vs[i].Kind == "sequence" || vs[i].Kind == "optional") {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return nil, err
+			}
+			v, err := readValue(b, vs[i].Kind == "optional", p)
+			if err != nil {
+				return nil, err
+			}
+			res = append(res, v)
+			continue
+		}
+		if i < len(vs) && vs[i].Kind != "" && vs[i].Kind != "tensor" {
+			return nil, &UnsupportedError{OpType: vs[i].Kind + " value", Msg: fmt.Sprintf("test data for %q", vs[i].Name)}
+		}
 		t, name, err := ReadTensorFile(p)
 		if err != nil {
 			return nil, err
 		}
-		res = append(res, named{t, name})
+		res = append(res, named{t: t, name: name})
 	}
 	return res, nil
+}
+
+// readValue reads a serialized SequenceProto of tensors, or an
+// OptionalProto (opt) of a tensor or such a sequence (onnx-data.proto).
+func readValue(b []byte, opt bool, path string) (named, error) {
+	if !opt {
+		ts, err := readSequence(b, path)
+		return named{seq: ts, isSeq: true}, err
+	}
+	v := named{empty: true}
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return v, formatErr("%s: not an OptionalProto: %v", path, protowire.ParseError(n))
+		}
+		b = b[n:]
+		if typ == protowire.BytesType && num >= 3 && num <= 7 {
+			data, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return v, formatErr("%s: not an OptionalProto: %v", path, protowire.ParseError(n))
+			}
+			b = b[n:]
+			switch num {
+			case 3:
+				tp := &pb.TensorProto{}
+				if err := proto.Unmarshal(data, tp); err != nil {
+					return v, formatErr("%s: not an OptionalProto: %v", path, err)
+				}
+				t, err := tensorFromProto(tp, filepath.Dir(path), &budget{left: limitFor(int64(len(data)))})
+				if err != nil {
+					return v, err
+				}
+				v = named{t: t}
+			case 5:
+				ts, err := readSequence(data, path)
+				if err != nil {
+					return v, err
+				}
+				v = named{seq: ts, isSeq: true}
+			default:
+				return v, &UnsupportedError{OpType: "optional value", Msg: fmt.Sprintf("%s: an optional of a map or sparse tensor", path)}
+			}
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return v, formatErr("%s: not an OptionalProto: %v", path, protowire.ParseError(n))
+		}
+		b = b[n:]
+	}
+	return v, nil
+}
+
+// readSequence reads a serialized SequenceProto of tensors (field 3 holds
+// the tensors; the other kinds of elements are unsupported).
+func readSequence(b []byte, path string) ([]*ember.Tensor, error) {
+	bud := &budget{left: limitFor(int64(len(b)))}
+	ts := []*ember.Tensor{}
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, formatErr("%s: not a SequenceProto: %v", path, protowire.ParseError(n))
+		}
+		b = b[n:]
+		if num >= 4 && num <= 7 {
+			return nil, &UnsupportedError{OpType: "sequence value", Msg: fmt.Sprintf("%s: a sequence of non-tensors", path)}
+		}
+		if num == 3 && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return nil, formatErr("%s: not a SequenceProto: %v", path, protowire.ParseError(n))
+			}
+			tp := &pb.TensorProto{}
+			if err := proto.Unmarshal(v, tp); err != nil {
+				return nil, formatErr("%s: not a SequenceProto: %v", path, err)
+			}
+			t, err := tensorFromProto(tp, filepath.Dir(path), bud)
+			if err != nil {
+				return nil, err
+			}
+			ts = append(ts, t)
+			b = b[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return nil, formatErr("%s: not a SequenceProto: %v", path, protowire.ParseError(n))
+		}
+		b = b[n:]
+	}
+	return ts, nil
 }
 
 // compare returns the largest absolute error and a message when got and want

@@ -48,3 +48,23 @@ func ExampleRunTestCase() {
 	r := onnx.RunTestCase(dir, ember.CPU, onnx.DefaultRTol, onnx.DefaultATol)
 	fmt.Println(r.Status, r.Name)
 }
+
+// A graph with sequence inputs or outputs runs with RunSequences (this
+// prints the three tensors of the output sequence where Debian's
+// libonnx-testdata is installed).
+func ExampleModel_RunSequences() {
+	m, err := onnx.Load("/usr/share/libonnx-testdata/data/node/test_sequence_insert_at_back/model.onnx")
+	if err != nil {
+		return // libonnx-testdata is not installed
+	}
+	seq := []*ember.Tensor{ember.FromSlice([]int64{1, 2}, nil), ember.FromSlice([]int64{3}, nil)}
+	_, seqs, err := m.RunSequences(map[string]*ember.Tensor{"tensor": ember.FromSlice([]int64{7, 8, 9}, nil)},
+		map[string][]*ember.Tensor{"sequence": seq})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, t := range seqs["output_sequence"] {
+		fmt.Println(t.Int64s())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/emberml/ember"
 	pb "github.com/emberml/ember/onnx/internal/onnxpb"
@@ -17,6 +18,15 @@ type node struct {
 	opset                int64
 	fn                   opFunc
 	folding              bool // running at load time: stricter element limit
+
+	// Control flow (If, Loop, Scan): the subgraphs by attribute name, and
+	// ctl in place of fn. inputs holds the declared inputs (the first
+	// nIn) followed by the outer-scope values the subgraphs read, so that
+	// the graph orders and keeps them like any other input.
+	subs map[string]*graph
+	nIn  int
+	ctl  ctlFunc
+	vfn  seqFunc // sequence ops, in place of fn
 }
 
 func (n *node) label() string {
@@ -38,15 +48,27 @@ type graph struct {
 	unsupported []*UnsupportedError
 	uses        map[string]int     // consumers of each value (+1 for graph outputs)
 	static      map[string][]int64 // graph inputs whose declared dims are all fixed
+
+	// subgraphs only: the names of enclosing scopes visible inside (nil
+	// for the main graph), the ones this graph (or a graph nested in it)
+	// reads, its declared inputs in order, and its constants per device
+	outer     func(string) bool
+	free      []string
+	inNames   []string
+	devMu     sync.Mutex
+	devConsts map[ember.Device]map[string]*ember.Tensor
 }
 
 func (g *graph) isInput(name string) bool { return g.inputs[name] && !g.initNames[name] }
 
-func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget) (*graph, error) {
-	if len(gp.Node) > MaxNodes {
-		return nil, formatErr("%d nodes, more than %d", len(gp.Node), MaxNodes)
+// newGraph builds a graph; outer is nil for a model's main graph and, for
+// a subgraph (an attribute of If, Loop or Scan), reports the names the
+// enclosing graphs define. The budget's node count spans all subgraphs.
+func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget, outer func(string) bool) (*graph, error) {
+	if bud.nodes += len(gp.Node); bud.nodes > MaxNodes {
+		return nil, formatErr("%d nodes (counting subgraphs), more than %d", bud.nodes, MaxNodes)
 	}
-	g := &graph{inputs: map[string]bool{}, initNames: map[string]bool{}, consts: map[string]*ember.Tensor{}, uses: map[string]int{}}
+	g := &graph{inputs: map[string]bool{}, initNames: map[string]bool{}, consts: map[string]*ember.Tensor{}, uses: map[string]int{}, outer: outer}
 	for _, it := range gp.Initializer {
 		if it.GetName() == "" {
 			return nil, formatErr("an initializer has no name")
@@ -67,7 +89,8 @@ func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget) (*graph, 
 	g.static = map[string][]int64{}
 	for _, vi := range gp.Input {
 		g.inputs[vi.GetName()] = true
-		if d := describe(vi); d.Dims != nil && !g.initNames[vi.GetName()] {
+		g.inNames = append(g.inNames, vi.GetName())
+		if d := describe(vi); d.Dims != nil && !g.initNames[vi.GetName()] && outer == nil { // Run checks these dims
 			fixed := true
 			for _, x := range d.Dims {
 				fixed = fixed && x >= 0
@@ -79,9 +102,19 @@ func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget) (*graph, 
 		if g.initNames[vi.GetName()] {
 			continue
 		}
-		if t := vi.GetType(); t != nil && t.GetTensorType() == nil {
+		t := vi.GetType()
+		if o := t.GetOptionalType(); o != nil {
+			t = o.GetElemType()
+		}
+		if t != nil && t.GetSequenceType() != nil && t.GetSequenceType().GetElemType().GetTensorType() != nil {
+			if _, err := emberType(t.GetSequenceType().GetElemType().GetTensorType().GetElemType()); err != nil {
+				e := err.(*UnsupportedError)
+				e.Msg = fmt.Sprintf("input %q: %s", vi.GetName(), e.Msg)
+				return nil, e
+			}
+		} else if t != nil && t.GetTensorType() == nil {
 			d := describe(vi)
-			return nil, &UnsupportedError{OpType: d.Kind + " input", Msg: fmt.Sprintf("input %q is a %s; ember runs tensors only", vi.GetName(), d.Kind)}
+			return nil, &UnsupportedError{OpType: d.Kind + " input", Msg: fmt.Sprintf("input %q is a %s; ember runs tensors, sequences of tensors and optionals of those", vi.GetName(), d.Kind)}
 		} else if t != nil {
 			if _, err := emberType(t.GetTensorType().GetElemType()); err != nil {
 				e := err.(*UnsupportedError)
@@ -92,7 +125,7 @@ func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget) (*graph, 
 	}
 	producer := map[string]int{}
 	for i, np := range gp.Node {
-		n := &node{name: np.GetName(), opType: np.GetOpType(), domain: np.GetDomain(), inputs: np.GetInput(), outputs: np.GetOutput(),
+		n := &node{name: np.GetName(), opType: np.GetOpType(), domain: np.GetDomain(), inputs: append([]string(nil), np.GetInput()...), outputs: np.GetOutput(),
 			attrs: map[string]*pb.AttributeProto{}, opset: opset}
 		for _, a := range np.Attribute {
 			n.attrs[a.GetName()] = a
@@ -106,7 +139,14 @@ func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget) (*graph, 
 			}
 			producer[o] = i
 		}
+		n.nIn = len(n.inputs)
 		n.fn = lookup(n)
+		if n.ctl = lookupCtl(n); n.ctl != nil {
+			n.fn = func(*node, []*ember.Tensor) []*ember.Tensor { panic("onnx: control flow runs through ctl") }
+		}
+		if n.vfn = lookupSeq(n); n.vfn != nil {
+			n.fn = func(*node, []*ember.Tensor) []*ember.Tensor { panic("onnx: sequence ops run through vfn") }
+		}
 		if n.fn == nil {
 			g.unsupported = append(g.unsupported, &UnsupportedError{Node: n.label(), OpType: n.opType, Domain: n.domain, Msg: unsupportedReason(n.opType)})
 		}
@@ -119,6 +159,9 @@ func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget) (*graph, 
 	}
 	for _, o := range gp.Output {
 		g.outputs = append(g.outputs, o.GetName())
+	}
+	if err := g.subgraphs(gp, producer, opset, dir, bud); err != nil {
+		return nil, err
 	}
 	if err := g.sort(producer); err != nil {
 		return nil, err
@@ -133,7 +176,10 @@ func newGraph(gp *pb.GraphProto, opset int64, dir string, bud *budget) (*graph, 
 	for _, o := range g.outputs {
 		g.uses[o]++
 		if _, ok := producer[o]; !ok && !g.inputs[o] && g.consts[o] == nil {
-			return nil, formatErr("graph output %q is produced by no node", o)
+			if g.outer == nil || !g.outer(o) {
+				return nil, formatErr("graph output %q is produced by no node", o)
+			}
+			g.addFree(o)
 		}
 	}
 	return g, nil
@@ -156,6 +202,10 @@ func (g *graph) sort(producer map[string]int) error {
 					continue
 				}
 				if g.initNames[in] {
+					continue
+				}
+				if g.outer != nil && g.outer(in) {
+					g.addFree(in)
 					continue
 				}
 				return formatErr("node %q (%s) reads %q, which is no graph input, initializer or node output (a missing initializer?)", nd.label(), nd.opType, in)
@@ -191,6 +241,66 @@ func (g *graph) sort(producer map[string]int) error {
 		return formatErr("the graph has a cycle through nodes %s", strings.Join(stuck, ", "))
 	}
 	g.nodes = order
+	return nil
+}
+
+func (g *graph) addFree(name string) {
+	for _, f := range g.free {
+		if f == name {
+			return
+		}
+	}
+	g.free = append(g.free, name)
+}
+
+// subgraphs builds the graph attributes of the nodes of g, whose scope
+// (inputs, initializers, node outputs, then the enclosing scopes) they
+// see, and appends the outer values each reads to its node's inputs.
+func (g *graph) subgraphs(gp *pb.GraphProto, producer map[string]int, opset int64, dir string, bud *budget) error {
+	visible := func(name string) bool {
+		if _, ok := producer[name]; ok || g.inputs[name] || g.initNames[name] {
+			return true
+		}
+		return g.outer != nil && g.outer(name)
+	}
+	for i, np := range gp.Node {
+		n := g.nodes[i]
+		for _, a := range np.Attribute {
+			var gs []*pb.GraphProto
+			switch {
+			case a.GetG() != nil:
+				gs = append(gs, a.GetG())
+			case len(a.GetGraphs()) > 0:
+				gs = a.GetGraphs()
+			default:
+				continue
+			}
+			if len(gs) != 1 || n.ctl == nil && n.fn != nil {
+				if n.fn == nil {
+					continue // already reported unsupported
+				}
+				return &UnsupportedError{Node: n.label(), OpType: n.opType, Msg: fmt.Sprintf("graph attribute %q", a.GetName())}
+			}
+			sub, err := newGraph(gs[0], opset, dir, bud, visible)
+			if err != nil {
+				return err
+			}
+			if n.subs == nil {
+				n.subs = map[string]*graph{}
+			}
+			n.subs[a.GetName()] = sub
+			g.unsupported = append(g.unsupported, sub.unsupported...)
+			for _, f := range sub.free {
+				dup := false
+				for _, in := range n.inputs[n.nIn:] {
+					dup = dup || in == f
+				}
+				if !dup {
+					n.inputs = append(n.inputs, f)
+				}
+			}
+		}
+	}
 	return nil
 }
 
@@ -232,7 +342,7 @@ func (g *graph) fold() error {
 				g.consts[n.outputs[0]] = ember.FromSlice(append([]int64{}, sh[st:en]...), ember.Shape{int(en - st)})
 				continue
 			}
-			ok := !noFold[n.opType] && len(n.outputs) > 0
+			ok := !noFold[n.opType] && n.ctl == nil && n.vfn == nil && len(n.outputs) > 0
 			var ins []*ember.Tensor
 			for _, in := range n.inputs {
 				if in == "" {
@@ -282,6 +392,13 @@ func (g *graph) fold() error {
 	if err != nil {
 		return err
 	}
+	for _, n := range kept {
+		for _, s := range n.subs {
+			if err := s.fold(); err != nil {
+				return err
+			}
+		}
+	}
 	g.nodes = kept
 	g.uses = map[string]int{}
 	for _, n := range g.nodes {
@@ -304,7 +421,7 @@ func first(s []string) string {
 	return s[0]
 }
 
-// runNode runs one node, turning an ember panic into a *NodeError.
+// runNode runs one tensor op, turning an ember panic into a *NodeError.
 func runNode(n *node, ins []*ember.Tensor) (outs []*ember.Tensor, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -341,23 +458,69 @@ func init() {
 	}
 }
 
-func (g *graph) run(inputs, consts map[string]*ember.Tensor, dev ember.Device) (out map[string]*ember.Tensor, err error) {
-	vals := make(map[string]*ember.Tensor, len(g.uses))
+// val is a value of a graph: a tensor (t, nil where an optional input is
+// empty) or a sequence of tensors; either may be an ONNX optional (opt),
+// empty when it holds neither.
+type val struct {
+	t     *ember.Tensor
+	seq   []*ember.Tensor
+	isSeq bool
+	opt   bool
+}
+
+func tval(t *ember.Tensor) val { return val{t: t} }
+
+func seqval(ts []*ember.Tensor) val { return val{seq: ts, isSeq: true} }
+
+func (v val) none() bool { return !v.isSeq && v.t == nil && !v.opt }
+
+// empty reports an optional that holds nothing.
+func (v val) empty() bool { return !v.isSeq && v.t == nil }
+
+// members lists the tensors v holds.
+func (v val) members() []*ember.Tensor {
+	if v.isSeq {
+		return v.seq
+	}
+	if v.t == nil {
+		return nil
+	}
+	return []*ember.Tensor{v.t}
+}
+
+// mapped applies f to each tensor of v.
+func (v val) mapped(f func(*ember.Tensor) *ember.Tensor) val {
+	if !v.isSeq {
+		if v.t != nil {
+			v.t = f(v.t)
+		}
+		return v
+	}
+	r := make([]*ember.Tensor, len(v.seq))
+	for i, t := range v.seq {
+		r[i] = f(t)
+	}
+	v.seq = r
+	return v
+}
+
+func (g *graph) run(inputs map[string]val, consts map[string]*ember.Tensor, dev ember.Device, rc *runCtx) (out map[string]val, err error) {
+	vals := make(map[string]val, len(g.uses))
 	grp := make(map[string]*group, len(g.uses))
-	add := func(name string, t *ember.Tensor, gr *group) {
-		vals[name] = t
+	add := func(name string, v val, gr *group) {
+		vals[name] = v
 		if gr == nil {
 			gr = &group{}
 		}
 		gr.refs += g.uses[name]
-		gr.members = append(gr.members, t)
+		gr.members = append(gr.members, v.members()...)
 		grp[name] = gr
 	}
 	for k, t := range consts {
-		add(k, t, &group{protected: true})
+		add(k, tval(t), &group{protected: true})
 	}
-	for k, t := range inputs {
-		add(k, t, &group{protected: true})
+	for k, v := range inputs {
+		add(k, v, &group{protected: true})
 	}
 	for _, o := range g.outputs {
 		if gr := grp[o]; gr != nil {
@@ -370,37 +533,52 @@ func (g *graph) run(inputs, consts map[string]*ember.Tensor, dev ember.Device) (
 	}
 	ember.Scope(func() {
 		for _, n := range g.nodes {
-			ins := make([]*ember.Tensor, len(n.inputs))
+			ins := make([]val, len(n.inputs))
 			for i, name := range n.inputs {
 				if name == "" {
 					continue
 				}
-				t, ok := vals[name]
+				v, ok := vals[name]
 				if !ok {
 					err = &NodeError{Node: n.label(), OpType: n.opType, Err: fmt.Errorf("input %q has no value", name)}
 					return
 				}
-				ins[i] = t
+				ins[i] = v
 			}
-			outs, e := runNode(n, ins)
+			general := n.ctl != nil || n.vfn != nil
+			if general {
+				// a subgraph's or a sequence op's outputs may be views of
+				// any value it reads: keep those for the rest of the run
+				for _, name := range n.inputs {
+					if gr := grp[name]; gr != nil {
+						gr.protected = true
+					}
+				}
+			}
+			outs, e := runVals(n, ins, rc)
 			if e != nil {
 				err = e
 				return
 			}
 			for i, name := range n.outputs {
-				if name == "" || i >= len(outs) || outs[i] == nil {
+				if name == "" || i >= len(outs) || outs[i].none() {
 					continue
 				}
-				t := outs[i]
-				if t.Device() != dev {
-					t = t.To(dev)
-				}
+				v := outs[i].mapped(func(t *ember.Tensor) *ember.Tensor {
+					if t.Device() != dev {
+						return t.To(dev)
+					}
+					return t
+				})
 				var gr *group
-				if !fresh[n.opType] && len(ins) > 0 && ins[0] != nil {
+				switch {
+				case general || v.isSeq || v.opt:
+					gr = &group{protected: true}
+				case !fresh[n.opType] && len(ins) > 0 && ins[0].t != nil:
 					gr = grp[n.inputs[0]]
 				}
 				for j, in := range ins {
-					if in == t {
+					if !general && !v.isSeq && in.t == v.t && in.t != nil {
 						gr = grp[n.inputs[j]]
 					}
 				}
@@ -410,7 +588,7 @@ func (g *graph) run(inputs, consts map[string]*ember.Tensor, dev ember.Device) (
 					}
 					gr.protected = true
 				}
-				add(name, t, gr)
+				add(name, v, gr)
 			}
 			for _, name := range n.inputs {
 				if name == "" {
@@ -424,7 +602,7 @@ func (g *graph) run(inputs, consts map[string]*ember.Tensor, dev ember.Device) (
 				}
 			}
 			for i, name := range n.outputs { // outputs nothing reads
-				if name == "" || i >= len(outs) || outs[i] == nil {
+				if name == "" || i >= len(outs) || outs[i].none() {
 					continue
 				}
 				if gr := grp[name]; gr.refs == 0 && !gr.protected {
@@ -434,18 +612,62 @@ func (g *graph) run(inputs, consts map[string]*ember.Tensor, dev ember.Device) (
 				}
 			}
 		}
-		out = map[string]*ember.Tensor{}
+		out = map[string]val{}
 		for _, o := range g.outputs {
-			t, ok := vals[o]
+			v, ok := vals[o]
 			if !ok {
 				err = fmt.Errorf("onnx: output %q was not computed", o)
 				return
 			}
-			out[o] = ember.Keep(t)
+			ember.Keep(v.members()...)
+			out[o] = v
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// runVals runs one node on its values: a control-flow or sequence op
+// directly, any other op on tensors only.
+func runVals(n *node, ins []val, rc *runCtx) (outs []val, err error) {
+	if n.opType == "Identity" && len(ins) == 1 && (ins[0].isSeq || ins[0].opt) {
+		return ins, nil
+	}
+	if n.ctl == nil && n.vfn == nil {
+		ts := make([]*ember.Tensor, len(ins))
+		for i, v := range ins {
+			if v.isSeq || v.opt {
+				what := "a sequence"
+				if v.opt {
+					what = "an optional"
+				}
+				return nil, &NodeError{Node: n.label(), OpType: n.opType, Err: fmt.Errorf("input %q is %s; %s takes tensors", n.inputs[i], what, n.opType)}
+			}
+			ts[i] = v.t
+		}
+		res, err := runNode(n, ts)
+		if err != nil {
+			return nil, err
+		}
+		outs = make([]val, len(res))
+		for i, t := range res {
+			outs[i] = tval(t)
+		}
+		return outs, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(error)
+			if !ok {
+				e = fmt.Errorf("%v", r)
+			}
+			outs, err = nil, &NodeError{Node: n.label(), OpType: n.opType, Err: e}
+		}
+	}()
+	if n.ctl != nil {
+		return n.ctl(n, ins, rc), nil
+	}
+	return n.vfn(n, ins), nil
 }

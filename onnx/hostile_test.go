@@ -215,7 +215,7 @@ func TestExternalData(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, n := range []string{"transformer_layer_op17", "gpt2_block"} {
+	for _, n := range []string{"transformer_layer_op17", "gpt2_block", "recurrent_loop", "scripted_lists"} {
 		b, err := os.ReadFile("testdata/" + n + ".onnx")
 		if err == nil {
 			f.Add(b)

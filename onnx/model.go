@@ -15,7 +15,11 @@
 // external data, at least 16 MiB; SetLoadLimit overrides it), every dimension
 // is checked against the data it claims before anything is allocated, and an
 // op that would create more than MaxElements elements at run time is refused
-// with an error instead of exhausting memory.
+// with an error instead of exhausting memory. Control flow (If, Loop, Scan)
+// runs subgraphs that see the values of their enclosing graphs; nesting is
+// bounded by the protobuf recursion limit, the nodes of all subgraphs by
+// MaxNodes, the iterations of one Run by MaxIterations, and the elements
+// of a loop's scan output or of a sequence, all together, by MaxElements.
 package onnx
 
 import (
@@ -229,7 +233,7 @@ func parse(b []byte, dir string, lenient bool) (m *Model, err error) {
 			m, err = nil, e
 		}
 	}()
-	m.g, err = newGraph(mp.Graph, m.Opset, dir, budget)
+	m.g, err = newGraph(mp.Graph, m.Opset, dir, budget, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -244,9 +248,11 @@ func parse(b []byte, dir string, lenient bool) (m *Model, err error) {
 		m.Outputs = append(m.Outputs, describe(vi))
 	}
 	m.histogram = map[string]int{}
-	for _, n := range m.g.nodes {
-		m.histogram[n.opType]++
-	}
+	m.g.walk(func(g *graph) {
+		for _, n := range g.nodes {
+			m.histogram[n.opType]++
+		}
+	})
 	m.unsupportd = m.g.unsupported
 	if len(m.unsupportd) > 0 && !lenient {
 		return nil, m.unsupportd[0]
@@ -259,7 +265,8 @@ func parse(b []byte, dir string, lenient bool) (m *Model, err error) {
 	return m, nil
 }
 
-// Ops returns the op histogram: how many nodes of each op type the graph has.
+// Ops returns the op histogram: how many nodes of each op type the graph
+// has, its subgraphs' (If's branches, Loop's and Scan's bodies) included.
 func (m *Model) Ops() map[string]int { return m.histogram }
 
 // Unsupported lists the nodes whose op ember cannot run (empty for a model
@@ -299,10 +306,20 @@ func describe(vi *pb.ValueInfoProto) ValueInfo {
 		}
 	case t.GetSequenceType() != nil:
 		v.Kind = "sequence"
+		if et := t.GetSequenceType().GetElemType().GetTensorType(); et != nil {
+			v.DType = dtypeName(et.GetElemType())
+		}
 	case t.GetMapType() != nil:
 		v.Kind = "map"
 	case t.GetOptionalType() != nil:
 		v.Kind = "optional"
+		e := t.GetOptionalType().GetElemType()
+		if s := e.GetSequenceType(); s != nil {
+			e = s.GetElemType()
+		}
+		if et := e.GetTensorType(); et != nil {
+			v.DType = dtypeName(et.GetElemType())
+		}
 	case t.GetSparseTensorType() != nil:
 		v.Kind = "sparse_tensor"
 	}
@@ -320,6 +337,7 @@ func (m *Model) constsOn(dev ember.Device) map[string]*ember.Tensor {
 	for k, t := range m.consts {
 		c[k] = t.To(dev)
 	}
+	m.g.prepare(dev)
 	m.onDevice[dev] = c
 	return c
 }
@@ -332,39 +350,126 @@ func (m *Model) constsOn(dev ember.Device) map[string]*ember.Tensor {
 // types, as ReadTensorFile makes); a panic of an ember op (a shape or
 // dtype mismatch) is returned as a *NodeError.
 func (m *Model) Run(inputs map[string]*ember.Tensor) (map[string]*ember.Tensor, error) {
+	out, seqs, err := m.RunSequences(inputs, nil)
+	if err != nil {
+		return nil, err
+	}
+	for k := range seqs {
+		return nil, fmt.Errorf("onnx: output %q is a sequence of tensors: use RunSequences", k)
+	}
+	return out, nil
+}
+
+// RunSequences is Run for graphs whose inputs or outputs include
+// sequences of tensors (ONNX's sequence type): seqs holds the sequence
+// inputs (on the device of the others), and the sequence outputs come back
+// in the second map, the tensor outputs in the first. An optional input
+// (ONNX's optional type) is passed in either map, or left out when empty;
+// an empty optional output is absent from both.
+func (m *Model) RunSequences(inputs map[string]*ember.Tensor, seqs map[string][]*ember.Tensor) (map[string]*ember.Tensor, map[string][]*ember.Tensor, error) {
 	if m.g == nil || len(m.unsupportd) > 0 {
 		if len(m.unsupportd) > 0 {
-			return nil, m.unsupportd[0]
+			return nil, nil, m.unsupportd[0]
 		}
-		return nil, errors.New("onnx: model not loaded")
+		return nil, nil, errors.New("onnx: model not loaded")
 	}
 	dev := ember.CPU
 	first := true
-	for _, in := range m.Inputs {
-		t, ok := inputs[in.Name]
-		if !ok || t == nil {
-			return nil, fmt.Errorf("onnx: missing input %q (%s)", in.Name, in)
+	onDev := func(name string, t *ember.Tensor) error {
+		if t == nil {
+			return fmt.Errorf("onnx: input %q holds a nil tensor", name)
 		}
 		if first {
 			dev, first = t.Device(), false
 		} else if t.Device() != dev {
-			return nil, fmt.Errorf("onnx: input %q is on %v, others on %v", in.Name, t.Device(), dev)
+			return fmt.Errorf("onnx: input %q is on %v, others on %v", name, t.Device(), dev)
+		}
+		return nil
+	}
+	for _, in := range m.Inputs {
+		if in.Kind == "optional" {
+			if t, ok := inputs[in.Name]; ok {
+				if err := onDev(in.Name, t); err != nil {
+					return nil, nil, err
+				}
+			}
+			for _, t := range seqs[in.Name] {
+				if err := onDev(in.Name, t); err != nil {
+					return nil, nil, err
+				}
+			}
+			continue
+		}
+		if in.Kind == "sequence" {
+			ts, ok := seqs[in.Name]
+			if !ok {
+				return nil, nil, fmt.Errorf("onnx: missing input %q (%s; a sequence: pass it to RunSequences)", in.Name, in)
+			}
+			for _, t := range ts {
+				if err := onDev(in.Name, t); err != nil {
+					return nil, nil, err
+				}
+				if want, ok := inputType(in.DType); ok && t.DType() != want {
+					return nil, nil, fmt.Errorf("onnx: input %q holds %v tensors, the model wants %s (ember %v)", in.Name, t.DType(), in, want)
+				}
+			}
+			continue
+		}
+		t, ok := inputs[in.Name]
+		if !ok || t == nil {
+			return nil, nil, fmt.Errorf("onnx: missing input %q (%s)", in.Name, in)
+		}
+		if err := onDev(in.Name, t); err != nil {
+			return nil, nil, err
 		}
 		if err := checkInput(in, t); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for name := range inputs {
 		if !m.g.isInput(name) {
-			return nil, fmt.Errorf("onnx: %q is not an input of the graph (inputs: %v)", name, m.inputNames())
+			return nil, nil, fmt.Errorf("onnx: %q is not an input of the graph (inputs: %v)", name, m.inputNames())
 		}
 	}
-	var out map[string]*ember.Tensor
+	for name := range seqs {
+		if !m.g.isInput(name) {
+			return nil, nil, fmt.Errorf("onnx: %q is not an input of the graph (inputs: %v)", name, m.inputNames())
+		}
+	}
+	feed := make(map[string]val, len(inputs)+len(seqs))
+	for k, t := range inputs {
+		feed[k] = tval(t)
+	}
+	for k, ts := range seqs {
+		feed[k] = seqval(ts)
+	}
+	for _, in := range m.Inputs {
+		if in.Kind == "optional" {
+			v := feed[in.Name]
+			v.opt = true
+			feed[in.Name] = v
+		}
+	}
+	var out map[string]val
 	var err error
 	ember.NoGrad(func() {
-		out, err = m.g.run(inputs, m.constsOn(dev), dev)
+		out, err = m.g.run(feed, m.constsOn(dev), dev, &runCtx{dev: dev})
 	})
-	return out, err
+	if err != nil {
+		return nil, nil, err
+	}
+	ts, ss := map[string]*ember.Tensor{}, map[string][]*ember.Tensor{}
+	for k, v := range out {
+		if v.opt && v.empty() {
+			continue
+		}
+		if v.isSeq {
+			ss[k] = v.seq
+		} else {
+			ts[k] = v.t
+		}
+	}
+	return ts, ss, nil
 }
 
 func (m *Model) inputNames() []string {

@@ -30,17 +30,12 @@ func init() {
 			unsupportedFamilies[o] = reason
 		}
 	}
-	fam("control flow (subgraphs) is not implemented", "If", "Loop", "Scan")
-	fam("sequence types are not implemented", "SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert",
-		"SequenceLength", "SequenceMap", "SplitToSequence", "ConcatFromSequence")
-	fam("optional types are not implemented", "Optional", "OptionalGetElement", "OptionalHasElement")
 	fam("string tensors are not implemented", "StringNormalizer", "TfIdfVectorizer", "RegexFullMatch", "StringConcat", "StringSplit")
 	fam("quantized ops are not implemented (ember has no int8 kernels)", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
 		"QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger")
 	fam("training ops are not implemented (ONNX training)", "Adam", "Adagrad", "Momentum", "Gradient")
 	fam("random ops are not implemented (their outputs cannot be compared)", "RandomNormal", "RandomUniform", "RandomNormalLike",
 		"RandomUniformLike", "Bernoulli", "Multinomial")
-	fam("recurrent layers are not implemented", "RNN", "GRU", "LSTM")
 	fam("signal processing ops are not implemented", "DFT", "STFT", "MelWeightMatrix", "BlackmanWindow", "HammingWindow", "HannWindow")
 	fam("detection ops are not implemented", "NonMaxSuppression", "RoiAlign", "MaxRoiPool", "GridSample")
 }

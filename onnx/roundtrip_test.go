@@ -50,7 +50,7 @@ func roundTrip(t *testing.T, dir, name string, dev ember.Device) {
 	t.Logf("%s on %v: max |ember - torch| = %.3g (max |torch| = %.3g)", name, dev, diff, want.Abs().Max().Item())
 }
 
-var small = []string{"transformer_layer_op17", "transformer_layer_op13", "gpt2_block", "gpt2_block_dynamic"}
+var small = []string{"transformer_layer_op17", "transformer_layer_op13", "gpt2_block", "gpt2_block_dynamic", "recurrent_loop", "scripted_lists"}
 
 var (
 	bigOnce sync.Once

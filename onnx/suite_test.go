@@ -44,6 +44,10 @@ func failed(r CaseResult) bool {
 	return !known || !strings.Contains(r.Detail, want)
 }
 
+// minPass is how many cases of each folder passed when last counted
+// (README's conformance numbers): fewer is a regression.
+var minPass = map[string]int{"node": 843, "pytorch-converted": 82, "pytorch-operator": 35, "simple": 15}
+
 func runFolder(dir string, dev ember.Device) []CaseResult {
 	cases := TestCases(dir)
 	res := make([]CaseResult, len(cases))
@@ -100,6 +104,9 @@ func TestBackendSuite(t *testing.T) {
 				t.Logf("  %3d × %s", reasons[k], k)
 			}
 		}
+		if pass < minPass[f] {
+			t.Errorf("%s: %d of %d pass, fewer than the %d that did", f, pass, len(rs), minPass[f])
+		}
 		switch f {
 		case "node":
 			if pass*4 < len(rs)*3 {
@@ -116,9 +123,9 @@ func TestBackendSuite(t *testing.T) {
 	}
 }
 
-// TestBackendSuiteOnEmulatedCUDA runs the suite's node/, pytorch-converted/
-// and pytorch-operator/ folders on an emulated cuda:0 (the full run only:
-// about a minute of emulated kernels).
+// TestBackendSuiteOnEmulatedCUDA runs the suite's node/, pytorch-converted/,
+// pytorch-operator/ and simple/ folders on an emulated cuda:0 (the full run
+// only: about a minute of emulated kernels).
 func TestBackendSuiteOnEmulatedCUDA(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a minute of emulated kernels: runs in the full suite")
@@ -129,12 +136,19 @@ func TestBackendSuiteOnEmulatedCUDA(t *testing.T) {
 	}
 	restore := cudatest.Use(t)
 	defer restore()
-	for _, f := range []string{"pytorch-converted", "pytorch-operator", "node"} {
+	for _, f := range []string{"pytorch-converted", "pytorch-operator", "node", "simple"} {
 		rs := runFolder(filepath.Join(suiteDir, f), ember.CUDA(0))
+		pass := 0
 		for _, r := range rs {
 			if failed(r) {
 				t.Errorf("cuda:0 %s/%s", f, r)
 			}
+			if r.Status == Pass {
+				pass++
+			}
+		}
+		if pass < minPass[f] {
+			t.Errorf("cuda:0 %s: %d of %d pass, fewer than the %d that do on the CPU", f, pass, len(rs), minPass[f])
 		}
 		t.Logf("cuda:0 %s: %s", f, Summary(rs))
 	}

@@ -80,8 +80,12 @@ func emberType(t int32) (ember.DType, error) {
 	return 0, &UnsupportedError{OpType: "dtype " + dtypeName(t), Msg: "ember has no " + dtypeName(t) + " tensors"}
 }
 
-// budget counts the bytes a parse may still materialise.
-type budget struct{ left int64 }
+// budget counts the bytes a parse may still materialise, and the nodes it
+// has read (subgraphs included).
+type budget struct {
+	left  int64
+	nodes int
+}
 
 func (b *budget) take(n int64, what string) error {
 	if n < 0 || n > b.left {

@@ -6,12 +6,13 @@
 #
 # small: an nn.TransformerEncoderLayer (opsets 13 and 17) and a GPT-2-style
 # decoder block (causal mask, tanh GELU, tied embedding; fixed and symbolic
-# dims), committed in
-# onnx/testdata; big: torchvision's ResNet-18 and MobileNetV2 (made by the
+# dims), recurrent layers with a scripted loop (LSTM, GRU, RNN, Loop, If)
+# and a scripted list (sequence ops), committed in onnx/testdata; big: torchvision's ResNet-18 and MobileNetV2 (made by the
 # tests in a temporary folder, 14 MB and 45 MB).
 import math
 import os
 import sys
+from typing import List
 
 import numpy as np
 import torch
@@ -84,6 +85,58 @@ class GPT2Block(nn.Module):
         return self.lnf(x) @ self.wte.weight.t()
 
 
+@torch.jit.script
+def decay(x: torch.Tensor) -> torch.Tensor:
+    """A scripted loop over the time axis with a data-dependent branch
+    (exported as Loop and If)."""
+    acc = torch.zeros_like(x[0])
+    for i in range(x.size(0)):
+        acc = acc * 0.5 + x[i]
+        if acc.sum() > 0:
+            acc = acc - 0.25
+    return acc
+
+
+@torch.jit.script
+def running_max(x: torch.Tensor) -> torch.Tensor:
+    """Builds a list in a scripted loop over the chunks of x and stacks it
+    (exported as SplitToSequence, SequenceLength, SequenceAt, Loop with
+    SequenceInsert, and ConcatFromSequence)."""
+    chunks = x.split(2, dim=0)
+    outs: List[torch.Tensor] = []
+    m = chunks[0].max(dim=0)[0]
+    for i in range(len(chunks)):
+        m = torch.maximum(m, chunks[i].max(dim=0)[0])
+        outs.append(m)
+    return torch.stack(outs, dim=1)
+
+
+class Lists(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return running_max(self.lin(x))
+
+
+class Recurrent(nn.Module):
+    """A 2-layer bidirectional LSTM, a GRU (exported with
+    linear_before_reset=1), a ReLU RNN, then decay's scripted loop."""
+
+    def __init__(self, d=5, h=6):
+        super().__init__()
+        self.lstm = nn.LSTM(d, h, num_layers=2, bidirectional=True)
+        self.gru = nn.GRU(2 * h, h, bidirectional=True)
+        self.rnn = nn.RNN(2 * h, h, nonlinearity="relu")
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        y, _ = self.gru(y)
+        y, hn = self.rnn(y)
+        return decay(y) + hn[0]
+
+
 torch.manual_seed(0)
 if which in ("small", "all"):
     layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0, batch_first=True)
@@ -95,6 +148,10 @@ if which in ("small", "all"):
     # symbolic batch and sequence dims: the shape arithmetic runs at Run time
     export("gpt2_block_dynamic", gpt, torch.randint(0, 97, (3, 9)), 14,
            dynamic_axes={"input": {0: "batch", 1: "seq"}, "output": {0: "batch", 1: "seq"}})
+    torch.manual_seed(1)
+    # dynamic time axis: the Loop's trip count comes from Shape at run time
+    export("recurrent_loop", Recurrent(), torch.randn(7, 3, 5), 14, dynamic_axes={"input": {0: "time"}})
+    export("scripted_lists", Lists(), torch.randn(9, 4), 14, dynamic_axes={"input": {0: "n"}})
 if which in ("big", "all"):
     import torchvision
     m = torchvision.models.resnet18(weights=None)
