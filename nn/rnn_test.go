@@ -346,6 +346,11 @@ func TestRNNShapesOnMeta(t *testing.T) {
 	y, hn, cn := l.ForwardPacked(nn.PackPaddedSequence(meta(3, 6, 3), []int{2, 6, 3}, true, false), nil, nil)
 	padded, _ := nn.PadPackedSequence(y, true, 0, 7)
 	check("lstm packed", map[string]*ember.Tensor{"out": padded, "hn": hn, "cn": cn}, want{ember.Shape{3, 7, 4}, ember.Shape{6, 3, 2}, ember.Shape{6, 3, 8}})
+	// a long total_length is one padding block (it was one tensor per step:
+	// 2^40 of them here)
+	if long, _ := nn.PadPackedSequence(y, false, 0, 1<<40); !long.Shape().Equal(ember.Shape{1 << 40, 3, 4}) || long.Device() != ember.Meta {
+		t.Errorf("PadPackedSequence total_length 2^40 on meta: %v", long)
+	}
 	if !p.Data.Shape().Equal(ember.Shape{11, 3}) || fmt.Sprint(p.BatchSizes) != "[3 3 2 1 1 1]" {
 		t.Errorf("packed on meta: %v %v", p.Data.Shape(), p.BatchSizes)
 	}
