@@ -132,9 +132,13 @@ func newRecurrent(self Module, mode string, inputSize, hiddenSize int, opts []RN
 	r := RNNBase{mode: mode, InputSize: inputSize, HiddenSize: hiddenSize, NumLayers: o.NumLayers,
 		Nonlinearity: o.Nonlinearity, Bias: !o.NoBias, BatchFirst: o.BatchFirst, Dropout: o.Dropout,
 		Bidirectional: o.Bidirectional, ProjSize: o.ProjSize}
+	if !r.countable() {
+		argErr(op, "input_size %d, hidden_size %d and num_layers %d make more parameter elements than an int can count", inputSize, hiddenSize, r.NumLayers)
+	}
 	r.Init(self)
 	g, bound, hOut := gates(mode)*hiddenSize, kaimingBound(hiddenSize), r.outSize()
-	r.flat = make([]*ember.Tensor, 0, r.NumLayers*r.dirs()*r.perCell())
+	// r.flat grows by append: a capacity from NumLayers would not fit in
+	// memory for an absurd count (PyTorch too builds the layers one by one)
 	for layer := range r.NumLayers {
 		in := inputSize
 		if layer > 0 {
@@ -151,6 +155,36 @@ func newRecurrent(self Module, mode string, inputSize, hiddenSize int, opts []RN
 		}
 	}
 	return r
+}
+
+// countable reports whether the number of the layer's parameter elements
+// fits in an int (else a shape or a slot count would overflow).
+func (r *RNNBase) countable() bool {
+	ok := true
+	mul := func(a, b int) int {
+		if a != 0 && b > math.MaxInt/a {
+			ok = false
+			return 0
+		}
+		return a * b
+	}
+	add := func(a, b int) int {
+		if a > math.MaxInt-b {
+			ok = false
+			return 0
+		}
+		return a + b
+	}
+	g, h, d := mul(gates(r.mode), r.HiddenSize), r.outSize(), r.dirs()
+	cell := func(in int) int {
+		n := add(mul(g, in), mul(g, h))
+		if r.Bias {
+			n = add(n, mul(2, g))
+		}
+		return add(n, mul(r.ProjSize, r.HiddenSize))
+	}
+	n := add(mul(d, cell(r.InputSize)), mul(mul(r.NumLayers-1, d), cell(mul(h, d))))
+	return ok && n >= 0
 }
 
 // register registers r.flat's slots under PyTorch's names. r.flat must

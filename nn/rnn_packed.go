@@ -109,8 +109,8 @@ func PadPackedSequence(p *PackedSequence, batchFirst bool, paddingValue float64,
 		panic(&ember.ValueError{Op: op, Msg: fmt.Sprintf("Expected total_length to be at least the length of the longest sequence in input, but got total_length=%d and max sequence length being %d", totalLength, steps)})
 	}
 	rest := p.Data.Shape()[1:]
-	pad := func(rows int) *ember.Tensor {
-		return ember.Full(append(ember.Shape{rows}, rest...), paddingValue, ember.On(p.Data.Device()), ember.Dtype(p.Data.DType()))
+	pad := func(lead ...int) *ember.Tensor {
+		return ember.Full(append(ember.Shape(lead), rest...), paddingValue, ember.On(p.Data.Device()), ember.Dtype(p.Data.DType()))
 	}
 	rows := stepViews(p.Data, p.BatchSizes)
 	for t, r := range rows {
@@ -118,10 +118,10 @@ func PadPackedSequence(p *PackedSequence, batchFirst bool, paddingValue float64,
 			rows[t] = ember.Cat([]*ember.Tensor{r, pad(b - n)}, 0)
 		}
 	}
-	for range totalLength - steps {
-		rows = append(rows, pad(b))
-	}
 	out := ember.Stack(rows, 0)
+	if totalLength > steps { // the steps past the longest sequence: one block
+		out = ember.Cat([]*ember.Tensor{out, pad(totalLength-steps, b)}, 0)
+	}
 	lengths := make([]int, b)
 	for i := range lengths {
 		for _, n := range p.BatchSizes {

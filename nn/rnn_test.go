@@ -346,6 +346,11 @@ func TestRNNShapesOnMeta(t *testing.T) {
 	y, hn, cn := l.ForwardPacked(nn.PackPaddedSequence(meta(3, 6, 3), []int{2, 6, 3}, true, false), nil, nil)
 	padded, _ := nn.PadPackedSequence(y, true, 0, 7)
 	check("lstm packed", map[string]*ember.Tensor{"out": padded, "hn": hn, "cn": cn}, want{ember.Shape{3, 7, 4}, ember.Shape{6, 3, 2}, ember.Shape{6, 3, 8}})
+	// a long total_length is one padding block (it was one tensor per step:
+	// 2^40 of them here)
+	if long, _ := nn.PadPackedSequence(y, false, 0, 1<<40); !long.Shape().Equal(ember.Shape{1 << 40, 3, 4}) || long.Device() != ember.Meta {
+		t.Errorf("PadPackedSequence total_length 2^40 on meta: %v", long)
+	}
 	if !p.Data.Shape().Equal(ember.Shape{11, 3}) || fmt.Sprint(p.BatchSizes) != "[3 3 2 1 1 1]" {
 		t.Errorf("packed on meta: %v %v", p.Data.Shape(), p.BatchSizes)
 	}
@@ -453,6 +458,12 @@ func TestRNNMisuse(t *testing.T) {
 		{"proj negative", func() { nn.NewLSTM(3, 3, nn.RNNOptions{ProjSize: -1}) }, "proj_size should be a positive integer or zero to disable projections"},
 		{"dropout", func() { nn.NewLSTM(3, 3, nn.RNNOptions{Dropout: 1.5}) }, "dropout should be a number in range [0, 1]"},
 		{"dropout NaN", func() { nn.NewLSTM(3, 3, nn.RNNOptions{Dropout: math.NaN()}) }, "dropout should be a number in range [0, 1]"},
+		// sizes whose parameters an int cannot count (NumLayers 1<<62 was a
+		// Go makeslice panic, hidden_size 1<<61 a "negative dimension")
+		{"layers overflow", func() { nn.NewGRU(3, 2, nn.RNNOptions{NumLayers: 1 << 62}) }, "nn.NewGRU: input_size 3, hidden_size 2 and num_layers 4611686018427387904 make more parameter elements than an int can count"},
+		{"layers overflow bidirectional", func() { nn.NewLSTM(3, 2, nn.RNNOptions{NumLayers: 1 << 59, Bidirectional: true}) }, "more parameter elements than an int can count"},
+		{"hidden overflow", func() { nn.NewLSTM(3, 1<<61) }, "more parameter elements than an int can count"},
+		{"input overflow", func() { nn.NewRNN(1<<62, 4) }, "more parameter elements than an int can count"},
 		{"cell hidden -1", func() { nn.NewGRUCell(3, -1, true) }, "must be non-negative"},
 		{"h0 without c0", func() { lstm.ForwardState(z(5, 3, 10), z(1, 3, 20), nil) }, "h0 and c0"},
 		{"h without c", func() { cell.ForwardState(z(3, 10), nil, z(3, 20)) }, "h and c"},
