@@ -110,10 +110,10 @@ func (t *Tensor) binaryInPlace(name string, op backend.BinaryOp, o *Tensor) *Ten
 	rec := t.inPlace(name, o)
 	rt := resultType(opnd(t), opnd(o))
 	oc := t.operandFor(name, o, rt)
+	t.checkWrite(name, oc)
 	if rec {
 		return t.adopt(binary(op, t.old(op.Row().Saves&(optable.SaveX|optable.SaveCross) != 0), o, false))
 	}
-	t.checkWrite(name, oc)
 	if rt == t.dtype {
 		oc = oc.Cast(t.dtype)
 		t.be().Binary(op, t.view(), t.view(), oc.expandView(t.shape))
@@ -189,6 +189,7 @@ func (t *Tensor) CopyFrom(src *Tensor) *Tensor {
 		shapeErr(name, "src cannot be broadcast to the destination's shape", t.shape, src.shape)
 	}
 	if rec { // the gradient goes to src; t's old history gets none (CopyBackwards)
+		t.checkWrite(name, src)
 		none := Zeros(t.shape, On(t.dev), Dtype(Bool))
 		return t.adopt(rename(Where(none, t.old(false), src.To(t.dev).Cast(t.dtype)), "CopyBackwards"))
 	}
@@ -280,10 +281,10 @@ func (t *Tensor) SqrtInPlace() *Tensor {
 	if !t.dtype.IsFloat() {
 		panic(&DTypeError{Op: "sqrt_", DTypes: []DType{t.dtype}, Msg: "result type Float can't be cast to the desired output type " + t.dtype.String()})
 	}
+	t.checkWrite("sqrt_")
 	if rec {
 		return t.adopt(t.old(false).Sqrt()) // (sqrt saves its result, not t)
 	}
-	t.checkWrite("sqrt_")
 	if t.dev.Type != MetaType {
 		t.be().Unary(backend.Sqrt, t.view(), t.view(), backend.Params{})
 	}

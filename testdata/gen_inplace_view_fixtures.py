@@ -193,6 +193,17 @@ def errors():
         w.add_(1)
         y.sum().backward()
 
+    def overlap_expand():  # (ember: ShapeError)
+        (torch.ones(3, requires_grad=True) * 2).expand(2, 3).add_(1)
+
+    def overlap_partial():  # (ember: ShapeError)
+        y = torch.ones(3, requires_grad=True) * 2
+        y[0:2].add_(y[1:3])
+
+    def overlap_partial_copy():  # (ember: ShapeError)
+        y = torch.ones(3, requires_grad=True) * 2
+        y[0:2].copy_(y[1:3])
+
     for name, f in list(locals().items()):
         if callable(f) and name not in ("run",):
             run(name, f)
