@@ -1,6 +1,9 @@
 package ember
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // In-place ops on views inside a graph, as PyTorch's CopySlices and view
 // history regeneration (torch/csrc/autograd/functions/tensor.cpp,
@@ -88,6 +91,12 @@ func (t *Tensor) refresh() {
 	if !t.stale() {
 		return
 	}
+	// goroutines using one view (a replica's forward) regenerate it once
+	refreshMu.Lock()
+	defer refreshMu.Unlock()
+	if !t.stale() {
+		return
+	}
 	v := t.vw
 	if v.creation != viewDefault {
 		panic(viewRebaseError("grad_fn", t, true))
@@ -104,6 +113,8 @@ func (t *Tensor) refresh() {
 	t.setNode(n)
 	v.version = t.st.version.Load()
 }
+
+var refreshMu sync.Mutex
 
 // checkViewInPlace panics where an in-place op recorded in a graph may not
 // write the view t (PyTorch's check_inplace and handle_view_on_rebase).

@@ -104,6 +104,11 @@ var inplaceViewIdioms = map[string]func(in map[string]*Tensor) *Tensor{
 		y.Select(0, 0).SqrtInPlace()
 		return y
 	},
+	"strided_base": func(in map[string]*Tensor) *Tensor {
+		d := in["x"].MulScalar(2).T().Detach()
+		d.Narrow(0, 0, 1).CopyFrom(in["h"].MulScalar(3))
+		return d.Mul(in["x"].T())
+	},
 }
 
 func inplaceViewIdiom(t *testing.T, c gradFixture) func(map[string]*Tensor) *Tensor {
