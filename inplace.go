@@ -40,7 +40,10 @@ func (t *Tensor) inPlace(op string, operands ...*Tensor) (record bool) {
 		t.refresh() // t.old reads t's history
 		record = true
 	}
-	t.st.version.Add(1)
+	v := t.st.version.Add(1)
+	if record && t.vw != nil {
+		t.vw.version = v // t's history holds until adopt records the op (t as an operand too)
+	}
 	return record
 }
 

@@ -104,6 +104,13 @@ var inplaceViewIdioms = map[string]func(in map[string]*Tensor) *Tensor{
 		y.Select(0, 0).SqrtInPlace()
 		return y
 	},
+	"view_self_add": func(in map[string]*Tensor) *Tensor {
+		x := in["x"]
+		y := x.MulScalar(2)
+		v := y.Narrow(0, 0, 2)
+		v.AddInPlace(v)
+		return y.Mul(x)
+	},
 	"strided_base": func(in map[string]*Tensor) *Tensor {
 		d := in["x"].MulScalar(2).T().Detach()
 		d.Narrow(0, 0, 1).CopyFrom(in["h"].MulScalar(3))

@@ -120,6 +120,13 @@ def fill(x):  # y[:, 1].fill_(7), then sqrt_ through another view
     return y
 
 
+def view_self_add(x):  # v += v: the view its own operand
+    y = x * 2
+    v = y[0:2]
+    v.add_(v)
+    return y * x
+
+
 def strided_base(x, h):  # a base not contiguous (a detached transpose)
     d = (x * 2).t().detach()
     d[0:1].copy_(h * 3)
@@ -235,6 +242,7 @@ def main():
         g.case({"op": "view_of_view"}, {"x": r(2, 3)}, view_of_view),
         g.case({"op": "views_operand"}, {"x": r(2, 3)}, views_operand),
         g.case({"op": "fill"}, {"x": r(2, 3)}, fill),
+        g.case({"op": "view_self_add"}, {"x": r(3, 2)}, view_self_add),
         g.case({"op": "strided_base"}, {"x": r(3, 2), "h": r(1, 3)}, strided_base),
     ]
     os.makedirs(g.OUT, exist_ok=True)
