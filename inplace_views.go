@@ -31,6 +31,9 @@ import (
 // several views (Split, Chunk), cannot be modified in place in a graph,
 // nor used after its base was (AutogradError with PyTorch's words); a view
 // of a leaf that requires grad cannot be modified in place in a graph.
+// A view made in NoGrad of a tensor that requires grad, and not written
+// since, does not require grad; PyTorch reports requires_grad=True for it
+// but sends no gradient through it either.
 
 // creation is how a view was made (PyTorch's CreationMeta).
 type creation uint8
