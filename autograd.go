@@ -40,6 +40,7 @@ type node struct {
 	freed    bool
 	retained *autograd // the output's autograd when RetainGrad was called
 	custom   bool      // recorded by Apply: backward is user code (see runGraph's ownership)
+	inner    *node     // CopySlices: the in-place op's node, whose saved tensors it checks
 }
 
 // edge leads from a node to the node (or leaf) of one input.
@@ -121,17 +122,23 @@ func (t *Tensor) SetRequiresGrad(on bool) *Tensor {
 	return t
 }
 
-// RequiresGrad reports whether gradients flow to t.
-func (t *Tensor) RequiresGrad() bool { return t.nonNil("requires_grad").ag != nil && t.ag.requiresGrad }
+// RequiresGrad reports whether gradients flow to t (also a view whose
+// base joined a graph through an in-place op on another of its views).
+func (t *Tensor) RequiresGrad() bool {
+	return t.nonNil("requires_grad").ag != nil && t.ag.requiresGrad || t.vw != nil && t.stale()
+}
 
 // IsLeaf reports whether t was not computed by a recorded op: tensors that
 // do not require grad, and tensors created by the user, are leaves.
-func (t *Tensor) IsLeaf() bool { return t.nonNil("is_leaf").ag == nil || t.ag.node == nil }
+func (t *Tensor) IsLeaf() bool {
+	t.nonNil("is_leaf").refresh()
+	return t.ag == nil || t.ag.node == nil
+}
 
 // GradFn returns the name of the op that computed t (PyTorch's grad_fn
 // class name, e.g. "AddmmBackward0"), or "" for a leaf.
 func (t *Tensor) GradFn() string {
-	t.nonNil("grad_fn")
+	t.nonNil("grad_fn").refresh()
 	if t.ag == nil || t.ag.node == nil {
 		return ""
 	}
@@ -185,7 +192,7 @@ func (t *Tensor) ZeroGrad() {
 
 // RetainGrad makes Backward store the gradient of the non-leaf t in Grad.
 func (t *Tensor) RetainGrad() *Tensor {
-	t.nonNil("retain_grad")
+	t.nonNil("retain_grad").refresh()
 	if !t.RequiresGrad() {
 		panic(&AutogradError{Op: "retain_grad", Msg: "can't retain_grad on Tensor that has requires_grad=False"})
 	}
@@ -214,23 +221,18 @@ func record(name string, out *Tensor, inputs []*Tensor, saved []*Tensor, backwar
 	if !out.dtype.IsFloat() {
 		return out
 	}
-	var edges []edge
 	need := false
 	for _, in := range inputs {
-		var e edge
-		if in != nil && in.RequiresGrad() {
-			e = edge{shape: in.shape.clone(), dtype: in.dtype, dev: in.dev}
-			if in.ag.node != nil {
-				e.fn = in.ag.node
-			} else {
-				e.leaf = in
-			}
-			need = true
-		}
-		edges = append(edges, e)
+		need = need || in != nil && in.RequiresGrad()
 	}
 	if !need || !IsGradEnabled() { // the mode last: it costs more than the flags
 		return out
+	}
+	edges := make([]edge, len(inputs))
+	for i, in := range inputs {
+		if in != nil {
+			edges[i] = gradEdge(in)
+		}
 	}
 	n := &node{name: name, edges: edges, backward: backward}
 	for _, s := range saved {
@@ -244,6 +246,23 @@ func record(name string, out *Tensor, inputs []*Tensor, saved []*Tensor, backwar
 	}
 	out.ag = &autograd{requiresGrad: true, node: n}
 	return out
+}
+
+// gradEdge is the edge to t's history (t's node, or t itself for a leaf),
+// empty where t does not require grad; a view's history is brought up to
+// date first (refresh).
+func gradEdge(t *Tensor) edge {
+	t.refresh()
+	if !t.RequiresGrad() {
+		return edge{}
+	}
+	e := edge{shape: t.shape.clone(), dtype: t.dtype, dev: t.dev}
+	if t.ag.node != nil {
+		e.fn = t.ag.node
+	} else {
+		e.leaf = t
+	}
+	return e
 }
 
 // carryGrad is the hook for ops that copy (To, Cast): the gradient goes
@@ -282,7 +301,7 @@ func (t *Tensor) BackwardWith(grad *Tensor) { t.backward(grad, false, "backward"
 func (t *Tensor) BackwardWithRetain(grad *Tensor) { t.backward(grad, true, "backward") }
 
 func (t *Tensor) backward(grad *Tensor, retain bool, op string) {
-	t.live(op)
+	t.live(op).refresh()
 	if !t.RequiresGrad() {
 		panic(&AutogradError{Op: op, Msg: "element 0 of tensors does not require grad and does not have a grad_fn"})
 	}
@@ -544,7 +563,11 @@ func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
 		}
 		for _, s := range n.saved {
 			if s.st.version.Load() != s.version {
-				panic(&AutogradError{Op: "backward", Msg: fmt.Sprintf("one of the variables needed for gradient computation has been modified by an inplace operation: is at version %d; expected version %d instead (grad_fn=<%s>)", s.st.version.Load(), s.version, n.name)})
+				name := n.name
+				if n.inner != nil {
+					name = n.inner.name
+				}
+				panic(&AutogradError{Op: "backward", Msg: fmt.Sprintf("one of the variables needed for gradient computation has been modified by an inplace operation: is at version %d; expected version %d instead (grad_fn=<%s>)", s.st.version.Load(), s.version, name)})
 			}
 		}
 		var gs []*Tensor

@@ -19,26 +19,30 @@ import (
 // for backward, as PyTorch saves original_self) and writes it into t's
 // memory, bumping the version, so that a tensor an earlier op saved from t
 // fails Backward as in PyTorch ("modified by an inplace operation"). A
-// leaf that requires grad is refused, as in PyTorch, and so are a view of
-// a graph tensor and a graph tensor that has views: PyTorch rebases the
-// views' history (CopySlices), which ember does not.
+// leaf that requires grad is refused, as in PyTorch. A view written in a
+// graph (out.Select(1, t).CopyFrom(h), y.Narrow(0, 0, k).AddInPlace(b))
+// rebases its base's history, and views of a tensor written in place see
+// its new history, as PyTorch's CopySlices (see inplace_views.go).
 
 // inPlace checks that t may be written in place, given the op's tensor
 // operands, and bumps its version; it reports whether the op must be
 // recorded (adopt).
 func (t *Tensor) inPlace(op string, operands ...*Tensor) (record bool) {
 	t.live(op)
-	if inGraph(append([]*Tensor{t}, operands...)...) {
-		if t.RequiresGrad() && t.IsLeaf() {
+	// a view whose base requires grad counts as requiring it (PyTorch's
+	// view requires_grad), also one made in NoGrad, which is refused
+	if inGraph(append([]*Tensor{t}, operands...)...) || t.vw != nil && IsGradEnabled() && t.vw.base.RequiresGrad() {
+		if t.vw != nil {
+			t.checkViewInPlace(op)
+		} else if t.RequiresGrad() && t.ag.node == nil {
 			panic(&AutogradError{Op: op, Msg: "a leaf Variable that requires grad is being used in an in-place operation."})
 		}
-		if t.st.viewed.Load() || !t.wholeStorage() {
-			panic(&AutogradError{Op: op, Msg: "in-place operation in a graph on a view, or on a tensor that has views, is not supported; use the out-of-place op"})
-		}
+		t.refresh() // t.old reads t's history
 		record = true
 	}
-	if t.dev.Type != MetaType {
-		t.st.version.Add(1)
+	v := t.st.version.Add(1)
+	if record && t.vw != nil {
+		t.vw.version = v // t's history holds until adopt records the op (t as an operand too)
 	}
 	return record
 }
@@ -66,24 +70,22 @@ func (t *Tensor) adopt(r *Tensor) *Tensor {
 	}
 	if t.dev.Type != MetaType {
 		t.be().Copy(t.view(), r.expandView(t.shape))
-		// a version for the write itself: the op may have saved t's memory
-		// as an operand (y.MulInPlace(y)), which Backward must then refuse
-		t.st.version.Add(1)
 	}
+	// a version for the write itself: the op may have saved t's memory as
+	// an operand (y.MulInPlace(y)), which Backward must then refuse
+	t.st.version.Add(1)
 	var n *node
 	if r.ag != nil {
 		n = r.ag.node
 	}
+	if t.vw != nil && n != nil {
+		t.rebase(n) // CopySlices on t's base
+		return t
+	}
 	if t.ag == nil {
 		t.ag = &autograd{}
 	}
-	if t.ag.node != nil && t.ag.node.retained == t.ag {
-		t.ag.node.retained = nil
-		if n != nil {
-			n.retained = t.ag
-		}
-	}
-	t.ag.node, t.ag.requiresGrad = n, n != nil
+	t.setNode(n)
 	return t
 }
 
@@ -111,10 +113,10 @@ func (t *Tensor) binaryInPlace(name string, op backend.BinaryOp, o *Tensor) *Ten
 	rec := t.inPlace(name, o)
 	rt := resultType(opnd(t), opnd(o))
 	oc := t.operandFor(name, o, rt)
+	t.checkWrite(name, oc)
 	if rec {
 		return t.adopt(binary(op, t.old(op.Row().Saves&(optable.SaveX|optable.SaveCross) != 0), o, false))
 	}
-	t.checkWrite(name, oc)
 	if rt == t.dtype {
 		oc = oc.Cast(t.dtype)
 		t.be().Binary(op, t.view(), t.view(), oc.expandView(t.shape))
@@ -190,6 +192,7 @@ func (t *Tensor) CopyFrom(src *Tensor) *Tensor {
 		shapeErr(name, "src cannot be broadcast to the destination's shape", t.shape, src.shape)
 	}
 	if rec { // the gradient goes to src; t's old history gets none (CopyBackwards)
+		t.checkWrite(name, src)
 		none := Zeros(t.shape, On(t.dev), Dtype(Bool))
 		return t.adopt(rename(Where(none, t.old(false), src.To(t.dev).Cast(t.dtype)), "CopyBackwards"))
 	}
@@ -281,10 +284,10 @@ func (t *Tensor) SqrtInPlace() *Tensor {
 	if !t.dtype.IsFloat() {
 		panic(&DTypeError{Op: "sqrt_", DTypes: []DType{t.dtype}, Msg: "result type Float can't be cast to the desired output type " + t.dtype.String()})
 	}
+	t.checkWrite("sqrt_")
 	if rec {
 		return t.adopt(t.old(false).Sqrt()) // (sqrt saves its result, not t)
 	}
-	t.checkWrite("sqrt_")
 	if t.dev.Type != MetaType {
 		t.be().Unary(backend.Sqrt, t.view(), t.view(), backend.Params{})
 	}

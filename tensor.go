@@ -52,8 +52,7 @@ type storage struct {
 	b        backend.Backend
 	released atomic.Bool
 	id       uint64        // in the live-tensor registry (memory.go)
-	version  atomic.Uint64 // bumped by in-place ops; autograd checks saved tensors against it
-	viewed   atomic.Bool   // a view was taken of it while it required grad (in-place ops in a graph refuse it)
+	version  atomic.Uint64 // bumped by in-place ops; autograd checks saved tensors and views' histories against it
 }
 
 // Tensor is an n-dimensional array on a device: a strided view of a storage.
@@ -66,6 +65,7 @@ type Tensor struct {
 	dtype   DType
 	dev     Device
 	ag      *autograd // nil unless the tensor takes part in autograd
+	vw      *viewMeta // the base of a view made by a view op (inplace_views.go); nil otherwise
 }
 
 // Shape returns the tensor's shape (a copy).

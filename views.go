@@ -37,10 +37,9 @@ func wrapDim(op string, d, rank int, shape Shape) int {
 	return d
 }
 
+// as is a plain alias of t's storage with another geometry; the view ops
+// use alias, which also records the view's base.
 func (t *Tensor) as(shape Shape, strides []int, offset int) *Tensor {
-	if t.ag != nil && t.ag.requiresGrad && !t.st.viewed.Load() {
-		t.st.viewed.Store(true) // a view in a graph: see inPlace
-	}
 	return &Tensor{st: t.st, shape: shape, strides: strides, offset: offset, dtype: t.dtype, dev: t.dev}
 }
 
@@ -121,7 +120,7 @@ func (t *Tensor) View(shape ...int) *Tensor {
 	if !ok {
 		shapeErr("view", "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use Reshape instead", t.shape, ns)
 	}
-	out := t.as(ns, st, t.offset)
+	out := t.alias(ns, st, t.offset)
 	return recordUnary(t, out, "ViewBackward0", func(g *Tensor) *Tensor { return g.Reshape(t.shape...) })
 }
 
@@ -130,10 +129,12 @@ func (t *Tensor) Reshape(shape ...int) *Tensor {
 	t.live("reshape")
 	ns := inferShape("reshape", shape, t.NumElements(), t.shape)
 	if st, ok := viewStrides(t.shape, t.strides, ns); ok {
-		out := t.as(ns, st, t.offset)
+		out := t.alias(ns, st, t.offset)
 		return recordUnary(t, out, "ViewBackward0", func(g *Tensor) *Tensor { return g.Reshape(t.shape...) })
 	}
-	return t.Contiguous().View(ns...)
+	out := t.Contiguous().View(ns...)
+	out.vw = nil // a view of a copy nobody else sees: not a view of t (as PyTorch's reshape)
+	return out
 }
 
 // Flatten merges dims start..end (inclusive; negative counts from the end).
@@ -197,7 +198,7 @@ func (t *Tensor) Permute(perm ...int) *Tensor {
 		ns[i], st[i] = t.shape[p], t.strides[p]
 		inv[p] = i
 	}
-	out := t.as(ns, st, t.offset)
+	out := t.alias(ns, st, t.offset)
 	return recordUnary(t, out, "PermuteBackward0", func(g *Tensor) *Tensor { return g.Permute(inv...) })
 }
 
@@ -228,7 +229,7 @@ func (t *Tensor) Squeeze(dims ...int) *Tensor {
 	if ns == nil {
 		ns, st = Shape{}, []int{}
 	}
-	out := t.as(ns, st, t.offset)
+	out := t.alias(ns, st, t.offset)
 	name := "SqueezeBackward0"
 	if len(dims) > 0 {
 		name = "SqueezeBackward1"
@@ -250,7 +251,7 @@ func (t *Tensor) Unsqueeze(d int) *Tensor {
 	}
 	st = append(st, inner)
 	st = append(st, t.strides[d:]...)
-	out := t.as(ns, st, t.offset)
+	out := t.alias(ns, st, t.offset)
 	return recordUnary(t, out, "UnsqueezeBackward0", func(g *Tensor) *Tensor { return g.Squeeze(d) })
 }
 
@@ -283,7 +284,7 @@ func (t *Tensor) Expand(shape ...int) *Tensor {
 		}
 	}
 	checkShape("expand", ns)
-	out := t.as(ns, st, t.offset)
+	out := t.alias(ns, st, t.offset)
 	return recordUnary(t, out, "ExpandBackward0", func(g *Tensor) *Tensor { return sumTo(g, t.shape) })
 }
 
@@ -306,7 +307,7 @@ func (t *Tensor) Narrow(d, start, length int) *Tensor {
 	}
 	ns := t.shape.clone()
 	ns[d] = length
-	out := t.as(ns, append([]int(nil), t.strides...), t.offset+start*t.strides[d])
+	out := t.alias(ns, append([]int(nil), t.strides...), t.offset+start*t.strides[d])
 	return recordSliceLike(t, out, "SliceBackward0", func(z *Tensor) *Tensor { return z.Narrow(d, start, length) })
 }
 
@@ -334,7 +335,7 @@ func (t *Tensor) Slice(d, start, end, step int) *Tensor {
 	ns[d] = length
 	st := append([]int(nil), t.strides...)
 	st[d] *= step
-	out := t.as(ns, st, t.offset+s*t.strides[d])
+	out := t.alias(ns, st, t.offset+s*t.strides[d])
 	return recordSliceLike(t, out, "SliceBackward0", func(z *Tensor) *Tensor { return z.Slice(d, start, end, step) })
 }
 
@@ -350,7 +351,7 @@ func (t *Tensor) Select(d, i int) *Tensor {
 	}
 	ns := append(append(Shape{}, t.shape[:d]...), t.shape[d+1:]...)
 	st := append(append([]int{}, t.strides[:d]...), t.strides[d+1:]...)
-	out := t.as(ns, st, t.offset+i*t.strides[d])
+	out := t.alias(ns, st, t.offset+i*t.strides[d])
 	return recordSliceLike(t, out, "SelectBackward0", func(z *Tensor) *Tensor { return z.Select(d, i) })
 }
 
@@ -432,7 +433,7 @@ func (t *Tensor) Split(size, d int) []*Tensor {
 	}
 	var out []*Tensor
 	for at := 0; at < t.shape[d]; at += size {
-		out = append(out, rename(t.Narrow(d, at, min(size, t.shape[d]-at)), "SplitBackward0"))
+		out = append(out, multiOutputView(rename(t.Narrow(d, at, min(size, t.shape[d]-at)), "SplitBackward0"), len(out)))
 	}
 	if len(out) == 0 {
 		out = append(out, t)
