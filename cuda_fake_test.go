@@ -251,6 +251,7 @@ type memGPU struct {
 	nextEv      uintptr
 	badDestroys int // of events or streams not live
 	destroys    int // streams
+	deadRecords int // events recorded on streams not live
 }
 
 func newMemGPU() *memGPU { return &memGPU{next: 1 << 40, live: map[uint64]uint64{}} }
@@ -306,8 +307,16 @@ func (g *memGPU) StreamSynchronize(s uintptr) error {
 	g.synced = append(g.synced, s)
 	return nil
 }
-func (g *memGPU) RecordEvent(uintptr) (uintptr, error) { return 1, nil }
-func (g *memGPU) EventDone(uintptr) (bool, error)      { return true, nil }
+func (g *memGPU) RecordEvent(s uintptr) (uintptr, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s > g.nextS || slices.Contains(g.streams, s) {
+		g.deadRecords++
+		return 0, fmt.Errorf("cuEventRecord on stream %d: CUDA_ERROR_INVALID_HANDLE", s)
+	}
+	return 1, nil
+}
+func (g *memGPU) EventDone(uintptr) (bool, error) { return true, nil }
 
 // Timing events are numbered from 1000 and tracked; the allocator's are 1.
 func (g *memGPU) RecordTimingEvent(uintptr) (uintptr, error) {
@@ -548,4 +557,41 @@ func TestDroppedStreamsDestroyed(t *testing.T) {
 		t.Fatalf("%d events live, %d bad destroys", live, bad)
 	}
 	runtime.KeepAlive(released)
+}
+
+// TestRecordStreamOnDroppedStream: a tensor used on a stream
+// (RecordStream) that is then dropped and destroyed by its cleanup is freed
+// without an event on the destroyed stream: the stream's work was waited for
+// when it was destroyed. Before, the free recorded an event on the dead
+// handle, an invalid driver call, and the block stayed cached only after a
+// device-wide synchronize.
+func TestRecordStreamOnDroppedStream(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	defer backend.Register(prev)
+	g := newMemGPU()
+	backend.Register(cuda.New(memOpener{g}))
+	dev := CUDA(0)
+	x := Empty(Shape{4}, On(dev))
+	func() {
+		s, err := NewStream(dev)
+		mustOK(t, err)
+		x.RecordStream(s)
+	}()
+	for i := 0; i < 50; i++ {
+		if n, _ := g.streamCounts(); n == 1 {
+			break
+		}
+		runtime.GC()
+		time.Sleep(2 * time.Millisecond)
+	}
+	if n, bad := g.streamCounts(); n != 1 || bad != 0 {
+		t.Fatalf("%d streams destroyed, want the dropped 1; %d bad destroys", n, bad)
+	}
+	x.Release()
+	g.mu.Lock()
+	dead := g.deadRecords
+	g.mu.Unlock()
+	if dead != 0 {
+		t.Fatalf("%d events recorded on the destroyed stream", dead)
+	}
 }

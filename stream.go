@@ -212,6 +212,7 @@ func (t *Tensor) RecordStream(s *Stream) {
 	}
 	if s.sb != nil && s.dev == t.dev {
 		s.sb.RecordStream(t.st.s, s.h)
+		runtime.KeepAlive(s) // not released by its cleanup before the use is recorded
 	}
 }
 
