@@ -252,6 +252,8 @@ type memGPU struct {
 	badDestroys int // of events or streams not live
 	destroys    int // streams
 	deadRecords int // events recorded on streams not live
+
+	syncGate chan struct{} // when set, StreamSynchronize waits for it to close
 }
 
 func newMemGPU() *memGPU { return &memGPU{next: 1 << 40, live: map[uint64]uint64{}} }
@@ -302,6 +304,9 @@ func (g *memGPU) streamCounts() (destroys, bad int) {
 	return g.destroys, g.badDestroys
 }
 func (g *memGPU) StreamSynchronize(s uintptr) error {
+	if g.syncGate != nil {
+		<-g.syncGate
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.synced = append(g.synced, s)
@@ -593,5 +598,48 @@ func TestRecordStreamOnDroppedStream(t *testing.T) {
 	g.mu.Unlock()
 	if dead != 0 {
 		t.Fatalf("%d events recorded on the destroyed stream", dead)
+	}
+}
+
+// TestStreamCleanupDoesNotBlock: the cleanup of a dropped stream, which
+// waits for the stream's work, does not hold up the cleanups of other
+// dropped objects (the runtime runs a batch of cleanups on one goroutine,
+// and asks long ones to start their own): here the events dropped with it
+// are destroyed while its work is still running.
+func TestStreamCleanupDoesNotBlock(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	defer backend.Register(prev)
+	g := newMemGPU()
+	gate := make(chan struct{})
+	g.syncGate = gate
+	backend.Register(cuda.New(memOpener{g}))
+	dev := CUDA(0)
+	func() {
+		for range 20 {
+			s, err := NewStream(dev)
+			mustOK(t, err)
+			e := NewEvent(dev)
+			WithStream(s, func() { mustOK(t, e.Record()) })
+		}
+	}()
+	deadline := time.Now().Add(3 * time.Second)
+	for live, _ := g.liveEvents(); live != 0 && time.Now().Before(deadline); live, _ = g.liveEvents() {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	live, _ := g.liveEvents()
+	close(gate) // the streams' work is done
+	if live != 0 {
+		t.Errorf("%d of 20 dropped events still live while the dropped streams' work runs", live)
+	}
+	for i := 0; i < 100; i++ {
+		if n, _ := g.streamCounts(); n == 20 {
+			break
+		}
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n, bad := g.streamCounts(); n != 20 || bad != 0 {
+		t.Fatalf("%d of 20 dropped streams destroyed, %d bad destroys", n, bad)
 	}
 }
