@@ -251,6 +251,9 @@ type memGPU struct {
 	nextEv      uintptr
 	badDestroys int // of events or streams not live
 	destroys    int // streams
+	deadRecords int // events recorded on streams not live
+
+	syncGate chan struct{} // when set, StreamSynchronize waits for it to close
 }
 
 func newMemGPU() *memGPU { return &memGPU{next: 1 << 40, live: map[uint64]uint64{}} }
@@ -301,13 +304,24 @@ func (g *memGPU) streamCounts() (destroys, bad int) {
 	return g.destroys, g.badDestroys
 }
 func (g *memGPU) StreamSynchronize(s uintptr) error {
+	if g.syncGate != nil {
+		<-g.syncGate
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.synced = append(g.synced, s)
 	return nil
 }
-func (g *memGPU) RecordEvent(uintptr) (uintptr, error) { return 1, nil }
-func (g *memGPU) EventDone(uintptr) (bool, error)      { return true, nil }
+func (g *memGPU) RecordEvent(s uintptr) (uintptr, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s > g.nextS || slices.Contains(g.streams, s) {
+		g.deadRecords++
+		return 0, fmt.Errorf("cuEventRecord on stream %d: CUDA_ERROR_INVALID_HANDLE", s)
+	}
+	return 1, nil
+}
+func (g *memGPU) EventDone(uintptr) (bool, error) { return true, nil }
 
 // Timing events are numbered from 1000 and tracked; the allocator's are 1.
 func (g *memGPU) RecordTimingEvent(uintptr) (uintptr, error) {
@@ -548,4 +562,84 @@ func TestDroppedStreamsDestroyed(t *testing.T) {
 		t.Fatalf("%d events live, %d bad destroys", live, bad)
 	}
 	runtime.KeepAlive(released)
+}
+
+// TestRecordStreamOnDroppedStream: a tensor used on a stream
+// (RecordStream) that is then dropped and destroyed by its cleanup is freed
+// without an event on the destroyed stream: the stream's work was waited for
+// when it was destroyed. Before, the free recorded an event on the dead
+// handle, an invalid driver call, and the block stayed cached only after a
+// device-wide synchronize.
+func TestRecordStreamOnDroppedStream(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	defer backend.Register(prev)
+	g := newMemGPU()
+	backend.Register(cuda.New(memOpener{g}))
+	dev := CUDA(0)
+	x := Empty(Shape{4}, On(dev))
+	func() {
+		s, err := NewStream(dev)
+		mustOK(t, err)
+		x.RecordStream(s)
+	}()
+	for i := 0; i < 50; i++ {
+		if n, _ := g.streamCounts(); n == 1 {
+			break
+		}
+		runtime.GC()
+		time.Sleep(2 * time.Millisecond)
+	}
+	if n, bad := g.streamCounts(); n != 1 || bad != 0 {
+		t.Fatalf("%d streams destroyed, want the dropped 1; %d bad destroys", n, bad)
+	}
+	x.Release()
+	g.mu.Lock()
+	dead := g.deadRecords
+	g.mu.Unlock()
+	if dead != 0 {
+		t.Fatalf("%d events recorded on the destroyed stream", dead)
+	}
+}
+
+// TestStreamCleanupDoesNotBlock: the cleanup of a dropped stream, which
+// waits for the stream's work, does not hold up the cleanups of other
+// dropped objects (the runtime runs a batch of cleanups on one goroutine,
+// and asks long ones to start their own): here the events dropped with it
+// are destroyed while its work is still running.
+func TestStreamCleanupDoesNotBlock(t *testing.T) {
+	prev, _ := backend.Get(backend.CUDAType)
+	defer backend.Register(prev)
+	g := newMemGPU()
+	gate := make(chan struct{})
+	g.syncGate = gate
+	backend.Register(cuda.New(memOpener{g}))
+	dev := CUDA(0)
+	func() {
+		for range 20 {
+			s, err := NewStream(dev)
+			mustOK(t, err)
+			e := NewEvent(dev)
+			WithStream(s, func() { mustOK(t, e.Record()) })
+		}
+	}()
+	deadline := time.Now().Add(3 * time.Second)
+	for live, _ := g.liveEvents(); live != 0 && time.Now().Before(deadline); live, _ = g.liveEvents() {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	live, _ := g.liveEvents()
+	close(gate) // the streams' work is done
+	if live != 0 {
+		t.Errorf("%d of 20 dropped events still live while the dropped streams' work runs", live)
+	}
+	for i := 0; i < 100; i++ {
+		if n, _ := g.streamCounts(); n == 20 {
+			break
+		}
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n, bad := g.streamCounts(); n != 20 || bad != 0 {
+		t.Fatalf("%d of 20 dropped streams destroyed, %d bad destroys", n, bad)
+	}
 }

@@ -43,7 +43,9 @@ func NewStream(dev Device) (*Stream, error) {
 		}
 		s.h = h
 		s.destroyed = new(atomic.Bool)
-		runtime.AddCleanup(s, func(d streamDestroyer) { _ = d.destroy() }, s.destroyer())
+		// destroy waits for the stream's work: on a goroutine of its own, not
+		// the one running a batch of cleanups (tensors' among them).
+		runtime.AddCleanup(s, func(d streamDestroyer) { go d.destroy() }, s.destroyer())
 	}
 	return s, nil
 }
@@ -212,6 +214,7 @@ func (t *Tensor) RecordStream(s *Stream) {
 	}
 	if s.sb != nil && s.dev == t.dev {
 		s.sb.RecordStream(t.st.s, s.h)
+		runtime.KeepAlive(s) // not released by its cleanup before the use is recorded
 	}
 }
 

@@ -91,7 +91,14 @@ type Block struct {
 	allocated  bool
 	leaked     bool // a failed free left it unusable; never reused
 	eventCount int  // outstanding stream-use events
-	streamUses []uintptr
+	streamUses []streamUse
+}
+
+// streamUse is a stream b is used on (RecordStream), with the stream's
+// lifetime then: a use on a stream released since needs no event.
+type streamUse struct {
+	stream uintptr
+	life   *streamLife
 }
 
 // Ptr is the block's device address (0 for a nil block).
@@ -415,7 +422,11 @@ func (a *Allocator) Free(b *Block) error {
 // synchronised instead; if that fails too, b is never reused.
 func (a *Allocator) insertEvents(b *Block) error {
 	var errs []error
-	for _, s := range b.streamUses {
+	for _, u := range b.streamUses {
+		if u.life != nil && u.life.released {
+			continue // waited for by ReleaseStream's caller, and destroyed
+		}
+		s := u.stream
 		ev, err := a.dev.RecordEvent(s)
 		if err != nil {
 			if serr := a.dev.SynchronizeDevice(); serr != nil {
@@ -592,17 +603,23 @@ func (a *Allocator) recycle(b *Block) {
 // RecordStream marks b as used on stream, so that once freed it is reused
 // only after the work queued on stream by then has completed (PyTorch's
 // recordStream). Uses on b's own stream need no marking and are ignored, as
-// are nil, freed and foreign blocks.
+// are nil, freed and foreign blocks. Streams are told apart by lifetime, not
+// only by handle: once b's stream is released, a new stream given its handle
+// is another stream.
 func (a *Allocator) RecordStream(b *Block, stream uintptr) {
 	if b == nil {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if b.pool == nil || b.pool.owner != a || !b.allocated || stream == b.stream || slices.Contains(b.streamUses, stream) {
+	if b.pool == nil || b.pool.owner != a || !b.allocated {
 		return
 	}
-	b.streamUses = append(b.streamUses, stream)
+	u := streamUse{stream, a.lifeOf(stream)}
+	if u == (streamUse{b.stream, b.life}) || slices.Contains(b.streamUses, u) {
+		return
+	}
+	b.streamUses = append(b.streamUses, u)
 }
 
 // ReleaseStream hands the memory of stream s to the default stream (0)
@@ -610,8 +627,9 @@ func (a *Allocator) RecordStream(b *Block, stream uintptr) {
 // s. A destroyed stream's pool could serve no one (PyTorch never destroys
 // the streams its allocator knows): its cached blocks move to the default
 // stream's pool at once, and its blocks still allocated, or waiting on
-// events of other streams, go there when freed. A stream later created with
-// the same handle starts with an empty cache. Statistics do not change: the
+// events of other streams, go there when freed; uses of other streams' blocks
+// on s (RecordStream) are over and need no event. A stream later created with
+// the same handle starts with an empty cache and is another stream. Statistics do not change: the
 // memory stays reserved, and cached, as before. Releasing stream 0 does
 // nothing.
 func (a *Allocator) ReleaseStream(s uintptr) error {

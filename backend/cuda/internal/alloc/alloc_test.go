@@ -316,9 +316,69 @@ func TestReleaseStream(t *testing.T) {
 	if s := a.Stats(); s.ReservedBytes[StatAll].Current != 0 || s.ActiveBytes[StatAll].Current != 0 {
 		t.Errorf("after EmptyCache: reserved %d active %d", s.ReservedBytes[StatAll].Current, s.ActiveBytes[StatAll].Current)
 	}
-	if len(a.streams) != 1 { // the new stream 7 only
-		t.Errorf("%d stream lifetimes kept, want 1", len(a.streams))
+	if len(a.streams) != 2 { // the new stream 7, and stream 3 (C's use)
+		t.Errorf("%d stream lifetimes kept, want 2", len(a.streams))
 	}
+}
+
+// TestReleaseStreamHandleReused: a block allocated on stream 7, still
+// alive when 7 is released, and then used on the new stream that got the
+// handle 7 (RecordStream) is held back by an event on that stream when
+// freed. Before, RecordStream took the use for one on the block's own
+// stream and dropped it, so the freed block went to the default stream's
+// pool at once, under the new stream's queued work.
+func TestReleaseStreamHandleReused(t *testing.T) {
+	a, d := newTest(GiB)
+	const k = 100 * KiB
+	A := mustMalloc(t, a, k, 7)
+	ptr := A.Ptr()
+	if err := a.ReleaseStream(7); err != nil {
+		t.Fatal(err)
+	}
+	// A new stream with the handle 7 uses A.
+	a.RecordStream(A, 7)
+	n := d.Counters().EventsRecorded
+	mustFree(t, a, A)
+	if got := d.Counters().EventsRecorded - n; got != 1 {
+		t.Fatalf("Free recorded %d events, want 1 on the new stream 7", got)
+	}
+	B := mustMalloc(t, a, k, 0)
+	if B.Ptr() == ptr {
+		t.Fatalf("the default stream got %#x while the new stream 7 may still use it", B.Ptr())
+	}
+	d.CompleteStream(7)
+	C := mustMalloc(t, a, k, 0)
+	if C.Ptr() != ptr {
+		t.Errorf("after the new stream's event: got %#x, want the freed %#x", C.Ptr(), ptr)
+	}
+	checkInvariants(t, a, B, C)
+}
+
+// TestReleaseStreamDropsUses: a use recorded on a stream that is then
+// released (waited for, and destroyed) needs no event when the block is
+// freed: ReleaseStream's caller waited for the stream's work, and an event
+// recorded on the destroyed handle would be an invalid driver call (or
+// land on an unrelated stream that reused the handle). The block is free
+// at once.
+func TestReleaseStreamDropsUses(t *testing.T) {
+	a, d := newTest(GiB)
+	const k = 100 * KiB
+	A := mustMalloc(t, a, k, 0)
+	ptr := A.Ptr()
+	a.RecordStream(A, 3)
+	if err := a.ReleaseStream(3); err != nil {
+		t.Fatal(err)
+	}
+	n := d.Counters().EventsRecorded
+	mustFree(t, a, A)
+	if got := d.Counters().EventsRecorded - n; got != 0 {
+		t.Fatalf("Free recorded %d events on released stream 3, want none", got)
+	}
+	B := mustMalloc(t, a, k, 0)
+	if B.Ptr() != ptr {
+		t.Errorf("got %#x, want the freed %#x at once", B.Ptr(), ptr)
+	}
+	checkInvariants(t, a, B)
 }
 
 func TestSplitAndMerge(t *testing.T) {
