@@ -8,7 +8,8 @@ gen_grad_fixtures.py's format (params name the op and its arguments;
 params.dtype "float32" means PyTorch ran the op in float32 on the
 float64 input rounded, its result widened back) and
 testdata/fixtures/grad/interp_errors.json (params, input shape, error
-type and message).
+type and message), and testdata/nn/resample.json (the nn layers' reprs and
+outputs).
 """
 import json
 import os
@@ -233,6 +234,42 @@ def errors():
         json.dump(es, f, indent=0)
 
 
+def modules():
+    """testdata/nn/resample.json: the nn layers' reprs, and their outputs
+    on arange inputs."""
+    import torch.nn as nn
+    reprs = {
+        "upsample_scale": nn.Upsample(scale_factor=2),
+        "upsample_size": nn.Upsample(size=(3, 4), mode="bilinear", align_corners=True),
+        "upsample_size1": nn.Upsample(size=5, mode="bicubic"),
+        "upsample_scales": nn.Upsample(scale_factor=(2, 1.5)),
+        "nearest2d": nn.UpsamplingNearest2d(scale_factor=2),
+        "bilinear2d": nn.UpsamplingBilinear2d(size=(3, 4)),
+        "pixel_shuffle": nn.PixelShuffle(2),
+        "pixel_unshuffle": nn.PixelUnshuffle(3),
+        "unfold": nn.Unfold(2),
+        "unfold_hw": nn.Unfold((2, 3), dilation=1, padding=(1, 0), stride=2),
+        "fold": nn.Fold((4, 5), 2),
+        "fold_hw": nn.Fold(4, 2, stride=(1, 2)),
+    }
+    x = torch.arange(2 * 4 * 3 * 4, dtype=torch.float64).reshape(2, 4, 3, 4) / 10
+    outs = {
+        "upsample_scale": (list(x.shape), reprs["upsample_scale"](x)),
+        "upsample_size": (list(x.shape), reprs["upsample_size"](x)),
+        "bilinear2d_5x7": (list(x.shape), nn.UpsamplingBilinear2d(size=(5, 7))(x)),
+        "nearest2d": (list(x.shape), reprs["nearest2d"](x)),
+        "pixel_shuffle": (list(x.shape), reprs["pixel_shuffle"](x)),
+        "unfold_hw": (list(x.shape), reprs["unfold_hw"](x)),
+        "fold_hw": ([2, 8, 6], reprs["fold_hw"](torch.arange(2 * 8 * 6, dtype=torch.float64).reshape(2, 8, 6) / 10)),
+    }
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nn", "resample.json")
+    with open(path, "w") as f:
+        json.dump({"repr": {k: repr(v) for k, v in reprs.items()},
+                   "outputs": {k: {"input_shape": s, "shape": list(y.shape), "data": y.reshape(-1).tolist()}
+                               for k, (s, y) in outs.items()}}, f, sort_keys=True)
+        f.write("\n")
+
+
 def main():
     torch.manual_seed(31)
     os.makedirs(g.OUT, exist_ok=True)
@@ -240,6 +277,7 @@ def main():
     pixel_shuffle()
     fold()
     errors()
+    modules()
 
 
 if __name__ == "__main__":
