@@ -152,7 +152,9 @@ func Unfold(x *Tensor, kernel, dilation, padding, stride [2]int) *Tensor {
 	}
 	k := kernel[0] * kernel[1]
 	checkShape(name, Shape{n, mulSat(c, k), mulSat(oh, ow)})
-	checkShape(name, Shape{mulSat(k, oh), ow})
+	if n := checkShape(name, Shape{mulSat(k, oh), ow}); n > maxResampleIndex {
+		shapeErr(name, fmt.Sprintf("%d blocks of %d elements: the index would have more than %d elements", oh*ow, k, maxResampleIndex), x.shape)
+	}
 	xp := x4
 	if padding != [2]int{} {
 		xp = Pad(x4, []int{padding[1], padding[1], padding[0], padding[0]}, 0)
@@ -204,6 +206,9 @@ func Fold(x *Tensor, outputSize, kernel, dilation, padding, stride [2]int) *Tens
 	c := ck / k
 	hp, wp := outputSize[0]+2*padding[0], outputSize[1]+2*padding[1]
 	checkShape(name, Shape{n, c, hp, wp})
+	if k*l > maxResampleIndex {
+		shapeErr(name, fmt.Sprintf("%d blocks of %d elements: the index would have more than %d elements", l, k, maxResampleIndex), x.shape)
+	}
 	ix := FromSlice(planeIndex(oh, ow, wp, kernel, dilation, stride), Shape{k * l}, On(x.dev))
 	src := x3.Reshape(n, c, k*l)
 	// index-add src into a zero plane along dim 2 (IndexAdd without its

@@ -36,6 +36,11 @@ type InterpolateOptions struct {
 	RecomputeScaleFactor bool
 }
 
+// maxResampleIndex bounds the host-built index lists of Interpolate,
+// Unfold and Fold (2 GiB of int64): one past it would be a fatal
+// out-of-memory on the host rather than an error.
+const maxResampleIndex = 1 << 28
+
 const interpModes = "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
 
 // Interpolate resamples the spatial dims of x ([N, C, L], [N, C, H, W] or
@@ -132,6 +137,11 @@ func Interpolate(x *Tensor, o InterpolateOptions) *Tensor {
 		panic(&DTypeError{Op: name, DTypes: []DType{x.dtype}, Msg: fmt.Sprintf("\"compute_indices_weights_%s\" not implemented for '%s'", kind, torchTypeName(x.dtype))})
 	}
 	checkShape(name, append(x.shape[:2:2], out...))
+	for i := range out {
+		if out[i] > maxResampleIndex {
+			shapeErr(name, fmt.Sprintf("an output size of %d: its source indices would have more than %d elements", out[i], maxResampleIndex), x.shape)
+		}
+	}
 	switch mode {
 	case "area":
 		return interpArea(x, out)

@@ -261,3 +261,27 @@ func TestInterpolateBilinearSpeed(t *testing.T) {
 		t.Logf("bilinear 2x of 1x64x128x128: %v", d)
 	}
 }
+
+// TestResampleHugeSizesRefused: sizes whose host-built indices would not
+// fit are a *ShapeError, not a fatal out-of-memory; so are overflowing
+// products.
+func TestResampleHugeSizesRefused(t *testing.T) {
+	x := Zeros(Shape{1, 1, 2, 2})
+	for name, f := range map[string]func(){
+		"size":    func() { Interpolate(x, InterpolateOptions{Size: []int{1 << 40, 1}}) },
+		"scale":   func() { Interpolate(x, InterpolateOptions{ScaleFactor: []float64{1e15}, Mode: "bilinear"}) },
+		"scale2":  func() { Interpolate(x, InterpolateOptions{ScaleFactor: []float64{1e300}}) },
+		"shuffle": func() { PixelShuffle(Zeros(Shape{1, 4, 1, 1}), 1<<40) },
+		"unfold":  func() { Unfold(x, [2]int{1, 1}, [2]int{1, 1}, [2]int{1 << 20, 1 << 20}, [2]int{1, 1}) },
+		"fold": func() {
+			Fold(Zeros(Shape{1, 1, 1}), [2]int{1 << 30, 1 << 30}, [2]int{1 << 30, 1 << 30}, [2]int{1, 1}, [2]int{0, 0}, [2]int{1, 1})
+		},
+	} {
+		err := Try(f)
+		var se *ShapeError
+		var ve *ValueError
+		if !errors.As(err, &se) && !errors.As(err, &ve) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
