@@ -215,15 +215,15 @@ func Fold(x *Tensor, outputSize, kernel, dilation, padding, stride [2]int) *Tens
 	// range check: the positions are in range by construction)
 	out := Zeros(Shape{n, c, hp * wp}, Dtype(x.dtype), On(x.dev))
 	scatterRaw(out, 2, lineIndex(ix, 2, src.shape), src.Contiguous().view(), true)
-	out = record("Col2ImBackward0", out, []*Tensor{src}, []*Tensor{ix}, func(g *Tensor) []*Tensor {
+	out = record("IndexAddBackward0", out, []*Tensor{src}, []*Tensor{ix}, func(g *Tensor) []*Tensor {
 		return []*Tensor{gatherRaw(g, 2, ix, lineIndex(ix, 2, src.shape), src.shape)}
 	})
 	y := out.Reshape(n, c, hp, wp)
 	if padding != [2]int{} {
-		y = y.Narrow(2, padding[0], outputSize[0]).Narrow(3, padding[1], outputSize[1])
+		y = y.Narrow(2, padding[0], outputSize[0]).Narrow(3, padding[1], outputSize[1]).Contiguous()
 	}
 	if x.Dim() == 2 {
 		y = y.Squeeze(0)
 	}
-	return y
+	return rename(y, "Col2ImBackward0")
 }

@@ -285,3 +285,50 @@ func TestResampleHugeSizesRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestResampleEmptyBatch: a batch of 0 passes through, as PyTorch 1.13's
+// (shapes from PyTorch), on every device.
+func TestResampleEmptyBatch(t *testing.T) {
+	for _, dev := range append(testDevices(), Meta) {
+		x := Zeros(Shape{0, 2, 3, 3}, On(dev))
+		for _, c := range []struct {
+			got  *Tensor
+			want Shape
+		}{
+			{Interpolate(x, InterpolateOptions{Size: []int{4}, Mode: "bicubic"}), Shape{0, 2, 4, 4}},
+			{Interpolate(x, InterpolateOptions{Size: []int{4}, Mode: "nearest"}), Shape{0, 2, 4, 4}},
+			{Interpolate(x, InterpolateOptions{Size: []int{4}, Mode: "area"}), Shape{0, 2, 4, 4}},
+			{Unfold(x, [2]int{2, 2}, [2]int{1, 1}, [2]int{0, 0}, [2]int{1, 1}), Shape{0, 8, 4}},
+			{Fold(Zeros(Shape{0, 8, 4}, On(dev)), [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}, [2]int{0, 0}, [2]int{1, 1}), Shape{0, 2, 3, 3}},
+			{PixelShuffle(Zeros(Shape{0, 4, 3, 3}, On(dev)), 2), Shape{0, 1, 6, 6}},
+		} {
+			if !c.got.Shape().Equal(c.want) {
+				t.Errorf("%v: shape %v, want %v", dev, c.got.Shape(), c.want)
+			}
+		}
+	}
+}
+
+// TestResampleGradFnNames: the graph nodes carry PyTorch's names.
+func TestResampleGradFnNames(t *testing.T) {
+	x := Zeros(Shape{1, 4, 2, 2}).SetRequiresGrad(true)
+	for _, c := range []struct {
+		got  *Tensor
+		want string
+	}{
+		{Interpolate(x, InterpolateOptions{Size: []int{3}, Mode: "bilinear"}), "UpsampleBilinear2DBackward1"},
+		{Interpolate(x, InterpolateOptions{Size: []int{3}, Mode: "bicubic"}), "UpsampleBicubic2DBackward1"},
+		{Interpolate(x, InterpolateOptions{Size: []int{3}}), "UpsampleNearest2DBackward1"},
+		{Interpolate(x, InterpolateOptions{Size: []int{3}, Mode: "nearest-exact"}), "UpsampleNearestExact2DBackward1"},
+		{Interpolate(x, InterpolateOptions{Size: []int{1}, Mode: "area"}), "AdaptiveAvgPool2DBackward0"},
+		{Interpolate(x.Reshape(1, 4, 4), InterpolateOptions{Size: []int{3}, Mode: "linear"}), "UpsampleLinear1DBackward1"},
+		{PixelShuffle(x, 2), "PixelShuffleBackward0"},
+		{PixelUnshuffle(x, 2), "PixelUnshuffleBackward0"},
+		{Unfold(x, [2]int{1, 1}, [2]int{1, 1}, [2]int{0, 0}, [2]int{1, 1}), "Im2ColBackward0"},
+		{Fold(x.Reshape(1, 4, 4), [2]int{2, 2}, [2]int{1, 1}, [2]int{1, 1}, [2]int{0, 0}, [2]int{1, 1}), "Col2ImBackward0"},
+	} {
+		if g := c.got.GradFn(); g != c.want {
+			t.Errorf("grad_fn %s, PyTorch %s", g, c.want)
+		}
+	}
+}
