@@ -8,7 +8,8 @@ gen_grad_fixtures.py's format (params name the op and its arguments;
 params.dtype "float32" means PyTorch ran the op in float32 on the
 float64 input rounded, its result widened back) and
 testdata/fixtures/grad/interp_errors.json (params, input shape, error
-type and message), and testdata/nn/resample.json (the nn layers' reprs and
+type and message), testdata/fixtures/grad/interp_half.json (two-byte
+floats) and testdata/nn/resample.json (the nn layers' reprs and
 outputs).
 """
 import json
@@ -270,6 +271,30 @@ def modules():
         f.write("\n")
 
 
+def half():
+    """testdata/fixtures/grad/interp_half.json: bfloat16 and float16 inputs
+    (multiples of 1/16, exact in both) interpolate in float32 and round
+    once, as ember documents; PyTorch computes that reference in float32
+    and rounds it with .to(dtype)."""
+    cs = []
+    x = torch.randint(-64, 64, (1, 2, 5, 6), dtype=torch.float64) / 16
+    for mode, kw in [("nearest", dict(scale_factor=1.7)), ("bilinear", dict(scale_factor=1.7)),
+                     ("bicubic", dict(size=(7, 4))), ("bilinear", dict(size=(9, 11), align_corners=True)),
+                     ("area", dict(size=(3, 4)))]:
+        y = F.interpolate(x.float(), mode=mode, **kw)
+        p = {"mode": mode}
+        if "size" in kw:
+            p["size"] = list(kw["size"])
+        if "scale_factor" in kw:
+            p["scale"] = [kw["scale_factor"]]
+        if kw.get("align_corners"):
+            p["align"] = True
+        cs.append({"params": p, "input": g.t(x), "bfloat16": g.t(y.bfloat16().double()),
+                   "float16": g.t(y.half().double())})
+    with open(os.path.join(g.OUT, "interp_half.json"), "w") as f:
+        json.dump(cs, f)
+
+
 def main():
     torch.manual_seed(31)
     os.makedirs(g.OUT, exist_ok=True)
@@ -278,6 +303,7 @@ def main():
     fold()
     errors()
     modules()
+    half()
 
 
 if __name__ == "__main__":
