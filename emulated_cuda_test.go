@@ -65,6 +65,11 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"SDPAFullyMaskedRow", TestSDPAFullyMaskedRow},
 		{"SDPAHandWorked", TestSDPAHandWorked},
 		{"SDPADropout", TestSDPADropout},
+		{"GradFixturesInterpolate", TestGradFixturesInterpolate},
+		{"GradFixturesPixelShuffle", TestGradFixturesPixelShuffle},
+		{"GradFixturesFold", TestGradFixturesFold},
+		{"InterpErrorsAsTorch", TestInterpErrorsAsTorch},
+		{"InterpolateHalf", TestInterpolateHalf},
 	} {
 		t.Run(tc.name, tc.f)
 	}

@@ -18,5 +18,6 @@ func TestNilModules(t *testing.T) {
 		(*nn.GroupNorm)(nil), (*nn.LSTM)(nil), (*nn.LSTMCell)(nil), (*nn.LayerNorm)(nil), (*nn.Linear)(nil), (*nn.MaxUnpool)(nil), (*nn.ModuleList)(nil), (*nn.MultiheadAttention)(nil),
 		(*nn.NonDynamicallyQuantizableLinear)(nil), (*nn.Pad)(nil), (*nn.Pool)(nil), (*nn.Pool1d)(nil), (*nn.RMSNorm)(nil), (*nn.RNN)(nil), (*nn.RNNCell)(nil), (*nn.Sequential)(nil),
 		(*nn.TransformerDecoder)(nil), (*nn.TransformerDecoderLayer)(nil), (*nn.TransformerEncoder)(nil),
-		(*nn.TransformerEncoderLayer)(nil))
+		(*nn.TransformerEncoderLayer)(nil),
+		(*nn.Fold)(nil), (*nn.PixelShuffle)(nil), (*nn.PixelUnshuffle)(nil), (*nn.Unfold)(nil), (*nn.Upsample)(nil))
 }

@@ -1770,6 +1770,167 @@ func (m *Embedding) ZeroGrad() {
 	m.Base.ZeroGrad()
 }
 
+// Buffers is Base.Buffers; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.stateless.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.stateless.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) Eval() {
+	CheckNil(m, "Eval")
+	m.stateless.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) Init(self Module) {
+	CheckNil(m, "Init")
+	m.stateless.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.stateless.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.stateless.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.stateless.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.stateless.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.stateless.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.stateless.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.stateless.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.stateless.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (mod *Fold) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.stateless.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.stateless.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.stateless.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.stateless.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (mod *Fold) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.stateless.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.stateless.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) String() string {
+	CheckNil(m, "String")
+	return m.stateless.Base.String()
+}
+
+// To is Base.To; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.stateless.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) Train(on bool) {
+	CheckNil(m, "Train")
+	m.stateless.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) Training() bool {
+	CheckNil(m, "Training")
+	return m.stateless.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.Fold it panics with an
+// *nn.ModuleError.
+func (m *Fold) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.stateless.Base.ZeroGrad()
+}
+
 // Buffers is Base.Buffers; on a nil *nn.GRU it panics with an
 // *nn.ModuleError.
 func (m *GRU) Buffers() []*ember.Tensor {
@@ -3716,6 +3877,328 @@ func (m *Pad) ZeroGrad() {
 	m.stateless.Base.ZeroGrad()
 }
 
+// Buffers is Base.Buffers; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.stateless.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.stateless.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) Eval() {
+	CheckNil(m, "Eval")
+	m.stateless.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) Init(self Module) {
+	CheckNil(m, "Init")
+	m.stateless.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.stateless.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.stateless.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.stateless.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.stateless.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.stateless.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.stateless.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.stateless.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.stateless.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (mod *PixelShuffle) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.stateless.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.stateless.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.stateless.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.stateless.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (mod *PixelShuffle) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.stateless.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.stateless.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) String() string {
+	CheckNil(m, "String")
+	return m.stateless.Base.String()
+}
+
+// To is Base.To; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.stateless.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) Train(on bool) {
+	CheckNil(m, "Train")
+	m.stateless.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) Training() bool {
+	CheckNil(m, "Training")
+	return m.stateless.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.PixelShuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelShuffle) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.stateless.Base.ZeroGrad()
+}
+
+// Buffers is Base.Buffers; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.stateless.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.stateless.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) Eval() {
+	CheckNil(m, "Eval")
+	m.stateless.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) Init(self Module) {
+	CheckNil(m, "Init")
+	m.stateless.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.stateless.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.stateless.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.stateless.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.stateless.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.stateless.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.stateless.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.stateless.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.stateless.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (mod *PixelUnshuffle) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.stateless.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.stateless.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.stateless.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.stateless.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (mod *PixelUnshuffle) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.stateless.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.stateless.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) String() string {
+	CheckNil(m, "String")
+	return m.stateless.Base.String()
+}
+
+// To is Base.To; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.stateless.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) Train(on bool) {
+	CheckNil(m, "Train")
+	m.stateless.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) Training() bool {
+	CheckNil(m, "Training")
+	return m.stateless.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.PixelUnshuffle it panics with an
+// *nn.ModuleError.
+func (m *PixelUnshuffle) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.stateless.Base.ZeroGrad()
+}
+
 // Buffers is Base.Buffers; on a nil *nn.Pool it panics with an
 // *nn.ModuleError.
 func (m *Pool) Buffers() []*ember.Tensor {
@@ -5324,4 +5807,326 @@ func (m *TransformerEncoderLayer) Training() bool {
 func (m *TransformerEncoderLayer) ZeroGrad() {
 	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
+}
+
+// Buffers is Base.Buffers; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.stateless.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.stateless.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) Eval() {
+	CheckNil(m, "Eval")
+	m.stateless.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) Init(self Module) {
+	CheckNil(m, "Init")
+	m.stateless.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.stateless.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.stateless.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.stateless.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.stateless.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.stateless.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.stateless.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.stateless.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.stateless.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (mod *Unfold) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.stateless.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.stateless.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.stateless.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.stateless.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (mod *Unfold) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.stateless.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.stateless.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) String() string {
+	CheckNil(m, "String")
+	return m.stateless.Base.String()
+}
+
+// To is Base.To; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.stateless.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) Train(on bool) {
+	CheckNil(m, "Train")
+	m.stateless.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) Training() bool {
+	CheckNil(m, "Training")
+	return m.stateless.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.Unfold it panics with an
+// *nn.ModuleError.
+func (m *Unfold) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.stateless.Base.ZeroGrad()
+}
+
+// Buffers is Base.Buffers; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.stateless.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.stateless.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) Eval() {
+	CheckNil(m, "Eval")
+	m.stateless.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) Init(self Module) {
+	CheckNil(m, "Init")
+	m.stateless.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.stateless.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.stateless.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.stateless.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.stateless.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.stateless.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.stateless.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.stateless.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.stateless.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (mod *Upsample) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.stateless.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.stateless.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.stateless.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.stateless.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (mod *Upsample) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.stateless.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.stateless.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) String() string {
+	CheckNil(m, "String")
+	return m.stateless.Base.String()
+}
+
+// To is Base.To; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.stateless.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) Train(on bool) {
+	CheckNil(m, "Train")
+	m.stateless.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) Training() bool {
+	CheckNil(m, "Training")
+	return m.stateless.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.Upsample it panics with an
+// *nn.ModuleError.
+func (m *Upsample) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.stateless.Base.ZeroGrad()
 }
