@@ -172,3 +172,55 @@ add("gaussian_nll", {"reduction": "none", "full": False, "eps": 1e-6}, [("input"
 with open(OUT, "w") as f:
     json.dump(cases, f, allow_nan=False)
 print(len(cases), "cases")
+
+
+def layers():
+    """testdata/nn/layers_extra.json: the activation layers, PReLU and
+    Bilinear, each case with its params, input(s), parameters, output and
+    the gradients of sum(output * w) (w = 1, 2, ...) of the inputs and
+    parameters."""
+    out = []
+    x = torch.tensor([[-3.0, -0.5, 0.0, 0.5, 0.25, 2.0], [-0.1, 0.6, -0.6, 25.0, -25.0, 1.0]], dtype=D)
+
+    def add(name, params, mod, inputs, fn=None):
+        ins = [t.clone().requires_grad_(True) for t in inputs]
+        y = fn(*ins) if fn else mod(*ins)
+        w = torch.arange(1, y.numel() + 1, dtype=D).reshape(y.shape)
+        (y * w).sum().backward()
+        c = {"layer": name, "params": params, "inputs": [{"shape": list(t.shape), "data": flat(t), "grad": flat(t.grad)} for t in ins],
+             "out_shape": list(y.shape), "out": flat(y), "repr": repr(mod)}
+        if mod is not None:
+            c["parameters"] = {n: {"shape": list(p.shape), "data": flat(p), "grad": flat(p.grad)} for n, p in mod.named_parameters()}
+        out.append(c)
+
+    add("logsigmoid", {}, torch.nn.LogSigmoid(), [x])
+    add("softsign", {}, torch.nn.Softsign(), [x])
+    add("tanhshrink", {}, torch.nn.Tanhshrink(), [x])
+    for lam in [0.5, 0.25, 0.0]:
+        add("softshrink", {"lambda": lam}, torch.nn.Softshrink(lam), [x])
+        add("hardshrink", {"lambda": lam}, torch.nn.Hardshrink(lam), [x])
+    add("threshold", {"threshold": 0.5, "value": 20.0}, torch.nn.Threshold(0.5, 20.0), [x])
+    add("threshold", {"threshold": -0.1, "value": -2.0}, torch.nn.Threshold(-0.1, -2.0), [x])
+    for d in [-1, 0, 1]:
+        add("glu", {"dim": d}, torch.nn.GLU(d), [x])
+    add("selu", {}, torch.nn.SELU(), [x])
+    for a in [1.0, 0.5, 2.0]:
+        add("celu", {"alpha": a}, torch.nn.CELU(a), [x])
+    r = torch.nn.RReLU(0.1, 0.3)
+    r.eval()
+    add("rrelu_eval", {"lower": 0.1, "upper": 0.3}, r, [x])
+    p = torch.nn.PReLU().double()
+    add("prelu", {"num_parameters": 1, "init": 0.25}, p, [x])
+    p3 = torch.nn.PReLU(3, init=0.1)
+    with torch.no_grad():
+        p3.weight.copy_(torch.tensor([0.1, -0.5, 2.0]))
+    add("prelu", {"num_parameters": 3, "init": 0.1}, p3.double(), [torch.randn(2, 3, 4, dtype=D)])
+    b = torch.nn.Bilinear(3, 4, 5).double()
+    add("bilinear", {"in1": 3, "in2": 4, "out": 5, "bias": True}, b, [torch.randn(2, 3, dtype=D), torch.randn(2, 4, dtype=D)])
+    b2 = torch.nn.Bilinear(2, 3, 4, bias=False).double()
+    add("bilinear", {"in1": 2, "in2": 3, "out": 4, "bias": False}, b2, [torch.randn(2, 5, 2, dtype=D), torch.randn(2, 5, 3, dtype=D)])
+    with open(os.path.join(os.path.dirname(OUT), "layers_extra.json"), "w") as f:
+        json.dump(out, f, allow_nan=False)
+
+
+layers()
