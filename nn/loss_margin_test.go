@@ -24,6 +24,8 @@ type extraLossCase struct {
 		Swap      bool    `json:"swap"`
 		LogInput  bool    `json:"log_input"`
 		Full      bool    `json:"full"`
+		Blank     int     `json:"blank"`
+		ZeroInf   bool    `json:"zero_infinity"`
 	} `json:"params"`
 	Tensors []struct {
 		Name  string    `json:"name"`
@@ -62,6 +64,8 @@ func runExtraLoss(c extraLossCase, ts map[string]*ember.Tensor) *ember.Tensor {
 		return nn.PoissonNLLLoss{LogInput: p.LogInput, Full: p.Full, Eps: p.Eps, Reduction: r}.Loss(ts["input"], ts["target"])
 	case "gaussian_nll":
 		return nn.GaussianNLLLoss{Full: p.Full, Eps: p.Eps, Reduction: r}.Loss(ts["input"], ts["target"], ts["var"])
+	case "ctc":
+		return nn.CTCLoss{Blank: p.Blank, ZeroInfinity: p.ZeroInf, Reduction: r}.Loss(ts["log_probs"], ts["targets"], ts["input_lengths"], ts["target_lengths"])
 	}
 	panic("unknown loss " + c.Loss)
 }
@@ -180,6 +184,22 @@ func TestExtraLossErrors(t *testing.T) {
 	testenv.Raises[*ember.ValueError](t, "gaussian negative var", func() { nn.NewGaussianNLLLoss().Loss(x, x, ember.Full(ember.Shape{2, 3}, -1)) })
 	testenv.Raises[*ember.ShapeError](t, "soft margin broadcast", func() { nn.SoftMarginLoss{}.Loss(x, ember.Ones(ember.Shape{2, 4})) })
 	testenv.Raises[*ember.ShapeError](t, "batchmean", func() { nn.SoftMarginLoss{Reduction: nn.BatchMean}.Loss(x, x) })
+	// CTC: argument rules, and an impossible alignment's infinite loss
+	lp := ember.Zeros(ember.Shape{4, 2, 3}, ember.Dtype(ember.Float64)).LogSoftmax(2)
+	tg := ember.FromSlice([]int64{1, 2, 1, 1}, ember.Shape{2, 2})
+	ctc := nn.CTCLoss{Reduction: nn.None}
+	testenv.Raises[*ember.ValueError](t, "ctc input length", func() { ctc.Loss(lp, tg, i64(5, 3), i64(2, 2)) })
+	testenv.Raises[*ember.ValueError](t, "ctc zero input length", func() { ctc.Loss(lp, tg, i64(0, 3), i64(0, 2)) })
+	testenv.Raises[*ember.ShapeError](t, "ctc target length", func() { ctc.Loss(lp, tg, i64(4, 3), i64(0, 3)) })
+	testenv.Raises[*ember.ValueError](t, "ctc blank", func() { nn.CTCLoss{Blank: 3}.Loss(lp, tg, i64(4, 3), i64(2, 2)) })
+	testenv.Raises[*ember.ShapeError](t, "ctc concatenated", func() { ctc.Loss(lp, i64(1, 2, 1), i64(4, 3), i64(1, 1)) })
+	testenv.Raises[*ember.ShapeError](t, "ctc lengths size", func() { ctc.Loss(lp, tg, i64(4), i64(2, 2)) })
+	testenv.Raises[*ember.ValueError](t, "ctc label range", func() { ctc.Loss(lp, ember.FromSlice([]int64{1, 5, 1, 1}, ember.Shape{2, 2}), i64(4, 3), i64(2, 2)) })
+	testenv.Raises[*ember.DTypeError](t, "ctc float targets", func() { ctc.Loss(lp, ember.Zeros(ember.Shape{2, 2}), i64(4, 3), i64(2, 2)) })
+	// three 1s need five frames: PyTorch's loss is inf
+	if v := ctc.Loss(lp, ember.FromSlice([]int64{1, 1, 1, 1, 1, 1}, ember.Shape{2, 3}), i64(4, 4), i64(3, 1)).Float64s(); !math.IsInf(v[0], 1) || math.IsInf(v[1], 0) {
+		t.Fatalf("impossible CTC alignment: %v, want [+Inf, finite]", v)
+	}
 	// shapes on the meta device
 	m := ember.Zeros(ember.Shape{4, 3}, ember.On(ember.Meta))
 	tm := ember.Zeros(ember.Shape{4}, ember.On(ember.Meta), ember.Dtype(ember.Int64))

@@ -169,6 +169,37 @@ add("gaussian_nll", {"reduction": "mean", "full": False, "eps": 0.4}, [("input",
 add("gaussian_nll", {"reduction": "none", "full": False, "eps": 1e-6}, [("input", xg[0].clone()), ("target", tg[0].clone()), ("var", torch.tensor([0.5], dtype=D))],
     lambda a, t, vv: F.gaussian_nll_loss(a, t, vv, reduction="none"))
 
+# CTCLoss: padded and concatenated targets, a repeated label (no skip),
+# an empty target, shorter inputs, another blank; an impossible alignment
+# with zero_infinity; unbatched
+I64 = torch.int64
+lp = torch.randn(6, 3, 5, dtype=D).log_softmax(2)
+tp = torch.tensor([[1, 1, 2], [3, 4, 0], [2, 2, 2]])
+il = torch.tensor([6, 5, 4])
+tl = torch.tensor([3, 2, 0])
+tc = torch.tensor([1, 1, 2, 3, 4])
+for red in REDS:
+    for zi in [False, True]:
+        add("ctc", {"reduction": red, "blank": 0, "zero_infinity": zi},
+            [("log_probs", lp), ("targets", tp), ("input_lengths", il), ("target_lengths", tl)],
+            lambda a, t, i, l: F.ctc_loss(a, t, i, l, blank=0, reduction=red, zero_infinity=zi), ["log_probs"])
+    add("ctc", {"reduction": red, "blank": 0, "zero_infinity": False},
+        [("log_probs", lp), ("targets", tc), ("input_lengths", il), ("target_lengths", tl)],
+        lambda a, t, i, l: F.ctc_loss(a, t, i, l, blank=0, reduction=red), ["log_probs"])
+    add("ctc", {"reduction": red, "blank": 4, "zero_infinity": False},
+        [("log_probs", lp), ("targets", torch.tensor([[1, 1, 2], [3, 0, 0], [2, 2, 2]])), ("input_lengths", il), ("target_lengths", torch.tensor([3, 1, 2]))],
+        lambda a, t, i, l: F.ctc_loss(a, t, i, l, blank=4, reduction=red), ["log_probs"])
+    # sample 1 cannot align: three 3s need five frames, it has three
+    add("ctc", {"reduction": red, "blank": 0, "zero_infinity": True},
+        [("log_probs", lp), ("targets", torch.tensor([[1, 2, 0], [3, 3, 3], [2, 0, 0]])), ("input_lengths", torch.tensor([6, 3, 2])), ("target_lengths", torch.tensor([2, 3, 1]))],
+        lambda a, t, i, l: F.ctc_loss(a, t, i, l, blank=0, reduction=red, zero_infinity=True), ["log_probs"])
+add("ctc", {"reduction": "none", "blank": 0, "zero_infinity": False},
+    [("log_probs", lp[:, 0].clone()), ("targets", torch.tensor([1, 1, 2])), ("input_lengths", torch.tensor(6)), ("target_lengths", torch.tensor(3))],
+    lambda a, t, i, l: F.ctc_loss(a, t, i, l, reduction="none"), ["log_probs"])
+add("ctc", {"reduction": "mean", "blank": 0, "zero_infinity": False},
+    [("log_probs", torch.randn(1, 2, 3, dtype=D).log_softmax(2)), ("targets", torch.tensor([[2], [1]])), ("input_lengths", torch.tensor([1, 1])), ("target_lengths", torch.tensor([1, 0]))],
+    lambda a, t, i, l: F.ctc_loss(a, t, i, l), ["log_probs"])
+
 with open(OUT, "w") as f:
     json.dump(cases, f, allow_nan=False)
 print(len(cases), "cases")
