@@ -133,15 +133,45 @@ func unaryRuleTable() [backend.NumUnaryOps]unaryRule {
 		backend.NanToNum: func(g, x, _ *Tensor, _ backend.Params) *Tensor {
 			return Where(x.IsNaN().LogicalOr(x.IsInf()), zeroLike(g), g)
 		},
-		backend.Tan:   func(g, _, y *Tensor, _ backend.Params) *Tensor { return g.Mul(y.Mul(y).AddScalar(1)) },
-		backend.Asin:  func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Mul(x).RSubScalar(1).Rsqrt()) },
-		backend.Acos:  func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Mul(x).RSubScalar(1).Rsqrt()).Neg() },
-		backend.Atan:  func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Div(x.Mul(x).AddScalar(1)) },
-		backend.Sinh:  func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Cosh()) },
-		backend.Cosh:  func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Sinh()) },
-		backend.Asinh: func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Mul(x).AddScalar(1).Rsqrt()) },
-		backend.Acosh: func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Mul(x).SubScalar(1).Rsqrt()) },
-		backend.Atanh: func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Div(x.Mul(x).RSubScalar(1)) },
+		backend.Tan:     func(g, _, y *Tensor, _ backend.Params) *Tensor { return g.Mul(y.Mul(y).AddScalar(1)) },
+		backend.Asin:    func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Mul(x).RSubScalar(1).Rsqrt()) },
+		backend.Acos:    func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Mul(x).RSubScalar(1).Rsqrt()).Neg() },
+		backend.Atan:    func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Div(x.Mul(x).AddScalar(1)) },
+		backend.Sinh:    func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Cosh()) },
+		backend.Cosh:    func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Sinh()) },
+		backend.Asinh:   func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Mul(x).AddScalar(1).Rsqrt()) },
+		backend.Acosh:   func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Mul(x).SubScalar(1).Rsqrt()) },
+		backend.Atanh:   func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Div(x.Mul(x).RSubScalar(1)) },
+		backend.Lgamma:  func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Digamma()) },
+		backend.Digamma: func(g, x, _ *Tensor, _ backend.Params) *Tensor { return g.Mul(x.Polygamma(1)) },
+		backend.Polygamma: func(g, x, _ *Tensor, p backend.Params) *Tensor {
+			return g.Mul(x.Polygamma(int(p[0]) + 1))
+		},
+		backend.Erfc: func(g, x, _ *Tensor, _ backend.Params) *Tensor {
+			return g.Mul(x.Mul(x).Neg().Exp()).MulScalar(-2 / math.Sqrt(math.Pi))
+		},
+		// √π/2·e^(y²), y = erfinv(x)
+		backend.Erfinv: func(g, _, y *Tensor, _ backend.Params) *Tensor {
+			return g.Mul(y.Mul(y).Exp()).MulScalar(math.Sqrt(math.Pi) / 2)
+		},
+		// (πx·cos(πx) − sin(πx))/(πx²), 0 at 0 (PyTorch's sinc_backward)
+		backend.Sinc: func(g, x, _ *Tensor, _ backend.Params) *Tensor {
+			px := x.MulScalar(math.Pi)
+			den := x.Mul(x).MulScalar(math.Pi)
+			d := g.Mul(px.Mul(px.Cos()).Sub(px.Sin())).Div(den)
+			return Where(den.EqScalar(0), zeroLike(d), d)
+		},
+		// 1/(x(1−x)); outside [0, 1] NaN without eps, 0 outside [eps, 1−eps]
+		// with it (PyTorch's logit_backward)
+		backend.Logit: func(g, x, _ *Tensor, p backend.Params) *Tensor {
+			d := g.Div(x.Mul(x.RSubScalar(1)))
+			if p[0] < 0 {
+				out := x.LtScalar(0).LogicalOr(x.GtScalar(1))
+				return WhereTensorScalar(out.LogicalNot(), d, math.NaN())
+			}
+			out := x.LtScalar(p[0]).LogicalOr(x.GtScalar(1 - p[0]))
+			return Where(out, zeroLike(d), d)
+		},
 	}
 }
 
@@ -195,6 +225,11 @@ func binaryRuleTable() [backend.NumBinaryOps]binaryRule {
 				return g.Mul(Where(a.EqScalar(0), zeroLike(r), r))
 			})
 			return ga, when(need[1], func() *Tensor { return ZerosLike(g) })
+		},
+		// log(b) where a ≠ 0 (NaN passing), a/b
+		backend.Xlogy: func(g, a, b, _ *Tensor, need [2]bool) (*Tensor, *Tensor) {
+			ga := when(need[0], func() *Tensor { return g.Mul(a.EqScalar(0).LogicalNot().Cast(b.dtype).Xlogy(b)) })
+			return ga, when(need[1], func() *Tensor { return g.Mul(a).Div(b) })
 		},
 	}
 }

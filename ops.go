@@ -295,6 +295,17 @@ func (t *Tensor) Clamp(lo, hi float64) *Tensor {
 	return unary(backend.Clamp, t, lo, hi)
 }
 
+// Polygamma returns the n-th derivative of the digamma function at t, as
+// torch.polygamma(n, t): Digamma for n = 0, then ψ′, ψ″, ...; a negative
+// n panics with a *ValueError.
+func (t *Tensor) Polygamma(n int) *Tensor {
+	t.nonNil("polygamma")
+	if n < 0 {
+		panic(&ValueError{Op: "polygamma", Msg: "polygamma(n, x) does not support negative n."})
+	}
+	return unary(backend.Polygamma, t, float64(n))
+}
+
 // Where returns a where cond is true, else b (all broadcast; cond is Bool).
 func Where(cond, a, b *Tensor) *Tensor {
 	cond.live("where")

@@ -143,6 +143,24 @@ func (t *Tensor) Acosh() *Tensor { return unary(backend.Acosh, t) }
 // Atanh returns the inverse hyperbolic tangent (NaN outside [-1, 1]).
 func (t *Tensor) Atanh() *Tensor { return unary(backend.Atanh, t) }
 
+// Lgamma returns log|Γ(t)|, the log of the gamma function's absolute value (+Inf at 0 and the negative integers).
+func (t *Tensor) Lgamma() *Tensor { return unary(backend.Lgamma, t) }
+
+// Digamma returns ψ(t), the derivative of lgamma (∓Inf at ±0, NaN at the negative integers).
+func (t *Tensor) Digamma() *Tensor { return unary(backend.Digamma, t) }
+
+// Erfc returns the complementary error function, 1 - erf(t) without its cancellation.
+func (t *Tensor) Erfc() *Tensor { return unary(backend.Erfc, t) }
+
+// Erfinv returns the inverse error function (±Inf at ±1, NaN outside [-1, 1]).
+func (t *Tensor) Erfinv() *Tensor { return unary(backend.Erfinv, t) }
+
+// Sinc returns the normalized sinc, sin(πt)/(πt), and 1 at 0.
+func (t *Tensor) Sinc() *Tensor { return unary(backend.Sinc, t) }
+
+// Logit returns log(t/(1-t)), t first clamped to [eps, 1-eps]; a negative eps clamps nothing (torch.logit's eps=None).
+func (t *Tensor) Logit(eps float64) *Tensor { return unary(backend.Logit, t, eps) }
+
 // Add returns t + o, broadcast.
 func (t *Tensor) Add(o *Tensor) *Tensor { return binary(backend.Add, t, o, false) }
 
@@ -208,3 +226,6 @@ func (t *Tensor) Hypot(o *Tensor) *Tensor { return binary(backend.Hypot, t, o, f
 
 // Copysign returns |t| with the sign of o (integers give Float32).
 func (t *Tensor) Copysign(o *Tensor) *Tensor { return binary(backend.Copysign, t, o, false) }
+
+// Xlogy returns t·log(o), 0 where t is 0 (unless o is NaN), broadcast.
+func (t *Tensor) Xlogy(o *Tensor) *Tensor { return binary(backend.Xlogy, t, o, false) }

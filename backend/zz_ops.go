@@ -51,6 +51,13 @@ const (
 	Asinh                      // asinh
 	Acosh                      // acosh
 	Atanh                      // atanh
+	Lgamma                     // lgamma
+	Digamma                    // digamma
+	Polygamma                  // polygamma
+	Erfc                       // erfc
+	Erfinv                     // erfinv
+	Sinc                       // sinc
+	Logit                      // logit
 	// NumUnaryOps is the number of unary ops.
 	NumUnaryOps
 )
@@ -79,6 +86,7 @@ const (
 	Fmod                       // fmod
 	Hypot                      // hypot
 	Copysign                   // copysign
+	Xlogy                      // xlogy
 	// NumBinaryOps is the number of binary ops.
 	NumBinaryOps
 )

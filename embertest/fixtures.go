@@ -307,6 +307,8 @@ func (c Case) apply(in []*ember.Tensor) []*ember.Tensor {
 		return one(x.Clamp(c.floatArg("min"), c.floatArg("max")))
 	case "pow_scalar":
 		return one(x.PowScalar(c.floatArg("exponent")))
+	case "polygamma":
+		return one(x.Polygamma(int(c.floatArg("n"))))
 	// reductions
 	case "sum":
 		return one(x.Sum(c.reduceOpts()...))

@@ -99,6 +99,18 @@ func tableOp(c Case, in []*ember.Tensor) (out *ember.Tensor, ok bool) {
 		return in[0].Acosh(), true
 	case "atanh":
 		return in[0].Atanh(), true
+	case "lgamma":
+		return in[0].Lgamma(), true
+	case "digamma":
+		return in[0].Digamma(), true
+	case "erfc":
+		return in[0].Erfc(), true
+	case "erfinv":
+		return in[0].Erfinv(), true
+	case "sinc":
+		return in[0].Sinc(), true
+	case "logit":
+		return in[0].Logit(c.floatArg("eps")), true
 	case "add":
 		return in[0].Add(in[1]), true
 	case "sub":
@@ -143,6 +155,8 @@ func tableOp(c Case, in []*ember.Tensor) (out *ember.Tensor, ok bool) {
 		return in[0].Hypot(in[1]), true
 	case "copysign":
 		return in[0].Copysign(in[1]), true
+	case "xlogy":
+		return in[0].Xlogy(in[1]), true
 	}
 	return nil, false
 }
@@ -158,28 +172,36 @@ var transcendental = map[string]bool{
 	"atanh":     true,
 	"cos":       true,
 	"cosh":      true,
+	"digamma":   true,
 	"elu":       true,
 	"erf":       true,
+	"erfc":      true,
+	"erfinv":    true,
 	"exp":       true,
 	"exp2":      true,
 	"expm1":     true,
 	"fmod":      true,
 	"gelu_tanh": true,
 	"hypot":     true,
+	"lgamma":    true,
 	"log":       true,
 	"log10":     true,
 	"log1p":     true,
 	"log2":      true,
+	"logit":     true,
 	"mish":      true,
+	"polygamma": true,
 	"pow":       true,
 	"remainder": true,
 	"rsqrt":     true,
 	"sigmoid":   true,
 	"silu":      true,
 	"sin":       true,
+	"sinc":      true,
 	"sinh":      true,
 	"softplus":  true,
 	"sqrt":      true,
 	"tan":       true,
 	"tanh":      true,
+	"xlogy":     true,
 }

@@ -811,6 +811,167 @@ func (m *BatchNorm) ZeroGrad() {
 	m.Base.ZeroGrad()
 }
 
+// Buffers is Base.Buffers; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) Eval() {
+	CheckNil(m, "Eval")
+	m.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) Init(self Module) {
+	CheckNil(m, "Init")
+	m.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (mod *Bilinear) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (mod *Bilinear) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) String() string {
+	CheckNil(m, "String")
+	return m.Base.String()
+}
+
+// To is Base.To; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) Train(on bool) {
+	CheckNil(m, "Train")
+	m.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) Training() bool {
+	CheckNil(m, "Training")
+	return m.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.Bilinear it panics with an
+// *nn.ModuleError.
+func (m *Bilinear) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.Base.ZeroGrad()
+}
+
 // Buffers is Base.Buffers; on a nil *nn.Conv1d it panics with an
 // *nn.ModuleError.
 func (m *Conv1d) Buffers() []*ember.Tensor {
@@ -3716,6 +3877,167 @@ func (m *NonDynamicallyQuantizableLinear) ZeroGrad() {
 	m.Linear.Base.ZeroGrad()
 }
 
+// Buffers is Base.Buffers; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) Eval() {
+	CheckNil(m, "Eval")
+	m.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) Init(self Module) {
+	CheckNil(m, "Init")
+	m.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (mod *PReLU) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (mod *PReLU) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) String() string {
+	CheckNil(m, "String")
+	return m.Base.String()
+}
+
+// To is Base.To; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) Train(on bool) {
+	CheckNil(m, "Train")
+	m.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) Training() bool {
+	CheckNil(m, "Training")
+	return m.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.PReLU it panics with an
+// *nn.ModuleError.
+func (m *PReLU) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.Base.ZeroGrad()
+}
+
 // Buffers is Base.Buffers; on a nil *nn.Pad it panics with an
 // *nn.ModuleError.
 func (m *Pad) Buffers() []*ember.Tensor {
@@ -5002,6 +5324,167 @@ func (m *RNNCell) Training() bool {
 func (m *RNNCell) ZeroGrad() {
 	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
+}
+
+// Buffers is Base.Buffers; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.stateless.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.stateless.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) Eval() {
+	CheckNil(m, "Eval")
+	m.stateless.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) Init(self Module) {
+	CheckNil(m, "Init")
+	m.stateless.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.stateless.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.stateless.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.stateless.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.stateless.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.stateless.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.stateless.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.stateless.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.stateless.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (mod *RReLU) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.stateless.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.stateless.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.stateless.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.stateless.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (mod *RReLU) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.stateless.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.stateless.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) String() string {
+	CheckNil(m, "String")
+	return m.stateless.Base.String()
+}
+
+// To is Base.To; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.stateless.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) Train(on bool) {
+	CheckNil(m, "Train")
+	m.stateless.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) Training() bool {
+	CheckNil(m, "Training")
+	return m.stateless.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.RReLU it panics with an
+// *nn.ModuleError.
+func (m *RReLU) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.stateless.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.Sequential it panics with an

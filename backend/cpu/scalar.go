@@ -265,3 +265,196 @@ func maxFinite[T floatT]() T {
 	m := math.MaxFloat64
 	return T(m)
 }
+
+// lgammaF is log|Γ(x)|, +Inf at -Inf as C's lgamma (Go's Lgamma gives -Inf).
+func lgammaF(x float64) float64 {
+	if math.IsInf(x, -1) {
+		return x * -1
+	}
+	v, _ := math.Lgamma(x)
+	return v
+}
+
+// digammaF is ψ(x): the reflection ψ(x) = ψ(1−x) − π/tan(πx) below 0,
+// the recurrence ψ(x) = ψ(x+1) − 1/x up to 10, then the asymptotic
+// series ln x − 1/(2x) − Σ B₂ₖ/(2k·x²ᵏ). The same steps as ember_digamma
+// (backend/cuda/kernels/scalar.cuh).
+func digammaF(x float64) float64 {
+	if x == 0 {
+		return math.Copysign(math.Inf(1), -x)
+	}
+	res := 0.0
+	if x < 0 {
+		if x == math.Trunc(x) {
+			return math.NaN()
+		}
+		_, r := math.Modf(x) // tan(π·frac) is more accurate than tan(πx)
+		res = -math.Pi / math.Tan(math.Pi*r)
+		x = 1 - x
+	}
+	for x < 10 {
+		res -= 1 / x
+		x++
+	}
+	y := 0.0
+	if x < 1e17 {
+		z := 1 / (x * x)
+		y = z * (1.0/12 - z*(1.0/120-z*(1.0/252-z*(1.0/240-z*(1.0/132-z*(691.0/32760-z/12))))))
+	}
+	return res + math.Log(x) - 0.5/x - y
+}
+
+// trigammaF is ψ′(x) in T, as PyTorch computes it (and its error, some
+// 1e-9 in float64): the reflection ψ′(x) = π²/sin²(πx) − ψ′(1−x) below
+// 1/2, six steps of the recurrence ψ′(x) = ψ′(x+1) + 1/x², then the
+// asymptotic series to its x⁻⁷ term. The same steps as ember_trigamma.
+func trigammaF[T floatT](x T) T {
+	sign, res, pi := T(1), T(0), T(math.Pi)
+	if x < 0.5 {
+		sign = -1
+		s := T(math.Sin(float64(pi * x)))
+		res -= pi * pi / (s * s)
+		x = 1 - x
+	}
+	for range 6 {
+		res += 1 / (x * x)
+		x++
+	}
+	ixx := 1 / (x * x)
+	res += (1 + 1/(2*x) + ixx*(T(1.0)/6-ixx*(T(1.0)/30-ixx*(T(1.0)/42)))) / x
+	return sign * res
+}
+
+// zetaA are (2k)!/B₂ₖ, k = 1..12: the Euler–Maclaurin tail's coefficients.
+var zetaA = [12]float64{12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+	-2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18}
+
+// zetaF is the Hurwitz zeta function ζ(s, q) = Σₙ (q+n)^−s for s > 1: the
+// first terms summed directly (at least 9, until q+n > 9), the rest by
+// the Euler–Maclaurin formula.
+func zetaF(s, q float64) float64 {
+	const macheps = 1.11022302462515654042e-16
+	switch {
+	case s == 1:
+		return math.Inf(1)
+	case s < 1:
+		return math.NaN()
+	case q <= 0 && q == math.Floor(q):
+		return math.Inf(1)
+	case q <= 0 && s != math.Floor(s):
+		return math.NaN()
+	}
+	sum := math.Pow(q, -s)
+	a, b := q, 0.0
+	for i := 0; i < 9 || a <= 9; {
+		i++
+		a++
+		b = math.Pow(a, -s)
+		sum += b
+		if -macheps*sum < b && b < macheps*sum {
+			return sum
+		}
+	}
+	w := a
+	sum += b*w/(s-1) - 0.5*b
+	f, k := 1.0, 0.0
+	for j := 0; j < 12; j++ {
+		f *= s + k
+		b /= w
+		t := f * b / zetaA[j]
+		sum += t
+		if math.Abs(t/sum) < macheps {
+			break
+		}
+		k++
+		f *= s + k
+		b /= w
+		k++
+	}
+	return sum
+}
+
+// polygammaF is the n-th derivative of ψ at x: ψ, ψ′ (in T), and for
+// n ≥ 2 (−1)^(n+1)·n!·ζ(n+1, x).
+func polygammaF[T floatT](n float64, x T) T {
+	switch n {
+	case 0:
+		return T(digammaF(float64(x)))
+	case 1:
+		return trigammaF(x)
+	}
+	sign := -1.0
+	if math.Mod(n, 2) == 1 {
+		sign = 1
+	}
+	lg, _ := math.Lgamma(n + 1)
+	return T(sign * math.Exp(lg) * zetaF(n+1, float64(x)))
+}
+
+// erfinvF is the inverse error function: a single-precision rational
+// first guess (M. Giles, "Approximating the erfinv function", 2010)
+// refined by three Newton steps on erf. The same steps as ember_erfinv.
+func erfinvF(y float64) float64 {
+	switch a := math.Abs(y); {
+	case !(a <= 1):
+		return math.NaN()
+	case a == 1:
+		return math.Copysign(math.Inf(1), y)
+	}
+	w := -math.Log((1 - y) * (1 + y))
+	var p float64
+	if w < 5 {
+		w -= 2.5
+		p = 2.81022636e-08
+		for _, c := range [...]float64{3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941} {
+			p = c + p*w
+		}
+	} else {
+		w = math.Sqrt(w) - 3
+		p = -0.000200214257
+		for _, c := range [...]float64{0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682} {
+			p = c + p*w
+		}
+	}
+	x := p * y
+	for range 3 {
+		x -= (math.Erf(x) - y) / (2 / math.SqrtPi * math.Exp(-x*x))
+	}
+	return x
+}
+
+// sincF is sin(πx)/(πx), 1 at 0, in T as PyTorch.
+func sincF[T floatT](x T) T {
+	if x == 0 {
+		return 1
+	}
+	p := T(math.Pi) * x
+	return T(math.Sin(float64(p))) / p
+}
+
+// logitF is log(x/(1−x)) with x clamped to [eps, 1−eps] unless noEps,
+// in T as PyTorch.
+func logitF[T floatT](x, eps T, noEps bool) T {
+	if !noEps {
+		if x < eps {
+			x = eps
+		} else if x > 1-eps {
+			x = 1 - eps
+		}
+	}
+	if x == 1 {
+		return T(math.Inf(1))
+	}
+	return T(math.Log(float64(x / (1 - x))))
+}
+
+// xlogyF is x·log(y), 0 where x is 0 unless y is NaN.
+func xlogyF[T floatT](x, y T) T {
+	switch {
+	case y != y:
+		return y
+	case x == 0:
+		return 0
+	}
+	return x * T(math.Log(float64(y)))
+}

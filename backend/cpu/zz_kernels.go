@@ -755,6 +755,125 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 				}
 			}
 		}
+	case backend.Lgamma:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(lgammaF(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(lgammaF(float64(x)))
+				}
+			}
+		}
+	case backend.Digamma:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(digammaF(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(digammaF(float64(x)))
+				}
+			}
+		}
+	case backend.Polygamma:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = polygammaF(p1, x)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = polygammaF(p1, x)
+				}
+			}
+		}
+	case backend.Erfc:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Erfc(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Erfc(float64(x)))
+				}
+			}
+		}
+	case backend.Erfinv:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(erfinvF(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(erfinvF(float64(x)))
+				}
+			}
+		}
+	case backend.Sinc:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = sincF(x)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = sincF(x)
+				}
+			}
+		}
+	case backend.Logit:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = logitF(x, T(p1), p1 < 0)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = logitF(x, T(p1), p1 < 0)
+				}
+			}
+		}
 	default:
 		return false
 	}
@@ -1502,6 +1621,125 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 				for i := 0; i < n1; i++ {
 					x := aa[i*sa1]
 					dd[i*sd1] = T(math.Atanh(float64(x)))
+				}
+			}
+		}
+	case backend.Lgamma:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(lgammaF(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(lgammaF(float64(x)))
+				}
+			}
+		}
+	case backend.Digamma:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(digammaF(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(digammaF(float64(x)))
+				}
+			}
+		}
+	case backend.Polygamma:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = polygammaF(p1, x)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = polygammaF(p1, x)
+				}
+			}
+		}
+	case backend.Erfc:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(math.Erfc(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(math.Erfc(float64(x)))
+				}
+			}
+		}
+	case backend.Erfinv:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = T(erfinvF(float64(x)))
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = T(erfinvF(float64(x)))
+				}
+			}
+		}
+	case backend.Sinc:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = sincF(x)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = sincF(x)
+				}
+			}
+		}
+	case backend.Logit:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = logitF(x, T(p1), p1 < 0)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = logitF(x, T(p1), p1 < 0)
 				}
 			}
 		}
@@ -2607,6 +2845,39 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 				}
 			}
 		}
+	case backend.Xlogy:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = xlogyF(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = xlogyF(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = xlogyF(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = xlogyF(x, y)
+				}
+			}
+		}
 	default:
 		return false
 	}
@@ -3221,6 +3492,39 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 				for i := 0; i < n1; i++ {
 					x, y := aa[i*sa1], bb[i*sb1]
 					dd[i*sd1] = T(math.Copysign(float64(x), float64(y)))
+				}
+			}
+		}
+	case backend.Xlogy:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = xlogyF(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = xlogyF(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = xlogyF(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = xlogyF(x, y)
 				}
 			}
 		}
@@ -5037,6 +5341,69 @@ func unaryBFloat16(op backend.UnaryOp, d []backend.BF16, od, sd0, sd1 int, a []b
 				dd[i*sd1] = backend.ToBF16(T(math.Atanh(float64(x))))
 			}
 		}
+	case backend.Lgamma:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(lgammaF(float64(x))))
+			}
+		}
+	case backend.Digamma:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(digammaF(float64(x))))
+			}
+		}
+	case backend.Polygamma:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(polygammaF(p1, x))
+			}
+		}
+	case backend.Erfc:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(math.Erfc(float64(x))))
+			}
+		}
+	case backend.Erfinv:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(T(erfinvF(float64(x))))
+			}
+		}
+	case backend.Sinc:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(sincF(x))
+			}
+		}
+	case backend.Logit:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(logitF(x, T(p1), p1 < 0))
+			}
+		}
 	default:
 		return false
 	}
@@ -5176,6 +5543,14 @@ func binaryBFloat16(op backend.BinaryOp, d []backend.BF16, od, sd0, sd1 int, a [
 			for i := 0; i < n1; i++ {
 				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
 				dd[i*sd1] = backend.ToBF16(T(math.Copysign(float64(x), float64(y))))
+			}
+		}
+	case backend.Xlogy:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(xlogyF(x, y))
 			}
 		}
 	default:
@@ -5641,6 +6016,69 @@ func unaryFloat16(op backend.UnaryOp, d []backend.F16, od, sd0, sd1 int, a []bac
 				dd[i*sd1] = backend.ToF16(T(math.Atanh(float64(x))))
 			}
 		}
+	case backend.Lgamma:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(lgammaF(float64(x))))
+			}
+		}
+	case backend.Digamma:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(digammaF(float64(x))))
+			}
+		}
+	case backend.Polygamma:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(polygammaF(p1, x))
+			}
+		}
+	case backend.Erfc:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(math.Erfc(float64(x))))
+			}
+		}
+	case backend.Erfinv:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(T(erfinvF(float64(x))))
+			}
+		}
+	case backend.Sinc:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(sincF(x))
+			}
+		}
+	case backend.Logit:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(logitF(x, T(p1), p1 < 0))
+			}
+		}
 	default:
 		return false
 	}
@@ -5780,6 +6218,14 @@ func binaryFloat16(op backend.BinaryOp, d []backend.F16, od, sd0, sd1 int, a []b
 			for i := 0; i < n1; i++ {
 				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
 				dd[i*sd1] = backend.ToF16(T(math.Copysign(float64(x), float64(y))))
+			}
+		}
+	case backend.Xlogy:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(xlogyF(x, y))
 			}
 		}
 	default:

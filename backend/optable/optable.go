@@ -256,6 +256,24 @@ var Unaries = []Unary{
 		GoF: gm("Acosh"), CF: cm("acosh"), Fixture: "torch.acosh(x)", Domain: [2]float64{1.2, 3}},
 	{Name: "atanh", Const: "Atanh", Method: "Atanh", Doc: "returns the inverse hyperbolic tangent (NaN outside [-1, 1]).", Torch: "torch.atanh", GradFn: "AtanhBackward0", Saves: SaveX, Class: Float, Cost: Transcendental,
 		GoF: gm("Atanh"), CF: cm("atanh"), Fixture: "torch.atanh(x)", Domain: [2]float64{-0.9, 0.9}},
+
+	// Special functions: digamma, erfinv and polygamma's zeta in float64 for every float dtype, Go and C alike.
+	{Name: "lgamma", Const: "Lgamma", Method: "Lgamma", Doc: "returns log|Γ(t)|, the log of the gamma function's absolute value (+Inf at 0 and the negative integers).", Torch: "torch.lgamma", GradFn: "LgammaBackward0", Saves: SaveX, Class: Float, Cost: Transcendental,
+		GoF: "T(lgammaF(float64(x)))", CF: cm("lgamma"), Fixture: "torch.lgamma(x)", Domain: [2]float64{0.3, 3}},
+	{Name: "digamma", Const: "Digamma", Method: "Digamma", Doc: "returns ψ(t), the derivative of lgamma (∓Inf at ±0, NaN at the negative integers).", Torch: "torch.digamma", GradFn: "DigammaBackward0", Saves: SaveX, Class: Float, Cost: Transcendental,
+		GoF: "T(digammaF(float64(x)))", CF: "(T)ember_digamma((double)x)", Fixture: "torch.digamma(x)", Domain: [2]float64{0.3, 3}},
+	{Name: "polygamma", Const: "Polygamma", Params: []string{"n"}, Torch: "torch.polygamma", GradFn: "PolygammaBackward0", Saves: SaveX, Class: Float, Cost: Transcendental,
+		GoF: "polygammaF(p1, x)", CF: "ember_polygamma(p1, x)", Fixture: "torch.polygamma(int(n), x)",
+		Args: [][]float64{{0}, {1}, {2}, {3}}, Domain: [2]float64{0.3, 3}},
+	{Name: "erfc", Const: "Erfc", Method: "Erfc", Doc: "returns the complementary error function, 1 - erf(t) without its cancellation.", Torch: "torch.erfc", GradFn: "ErfcBackward0", Saves: SaveX, Class: Float, Cost: Transcendental,
+		GoF: gm("Erfc"), CF: cm("erfc"), Fixture: "torch.erfc(x)"},
+	{Name: "erfinv", Const: "Erfinv", Method: "Erfinv", Doc: "returns the inverse error function (±Inf at ±1, NaN outside [-1, 1]).", Torch: "torch.erfinv", GradFn: "ErfinvBackward0", Saves: SaveY, Class: Float, Cost: Transcendental,
+		GoF: "T(erfinvF(float64(x)))", CF: "(T)ember_erfinv((double)x)", Fixture: "torch.erfinv(x)", Domain: [2]float64{-0.9, 0.9}},
+	{Name: "sinc", Const: "Sinc", Method: "Sinc", Doc: "returns the normalized sinc, sin(πt)/(πt), and 1 at 0.", Torch: "torch.sinc", GradFn: "SincBackward0", Saves: SaveX, Class: Float, Cost: Transcendental,
+		GoF: "sincF(x)", CF: "ember_sinc(x)", Fixture: "torch.sinc(x)"},
+	{Name: "logit", Const: "Logit", Method: "Logit", Params: []string{"eps"}, Doc: "returns log(t/(1-t)), t first clamped to [eps, 1-eps]; a negative eps clamps nothing (torch.logit's eps=None).", Torch: "torch.logit", GradFn: "LogitBackward0", Saves: SaveX, Class: Float, Cost: Transcendental,
+		GoF: "logitF(x, T(p1), p1 < 0)", CF: "ember_logit(x, p1)", Fixture: "torch.logit(x, None if eps < 0 else eps)",
+		Args: [][]float64{{-1}, {0.1}, {0}}, Domain: [2]float64{0.2, 0.8}},
 }
 
 var inf = math.Inf(1)
@@ -309,6 +327,8 @@ var Binaries = []Binary{
 		GoF: "T(math.Hypot(float64(x), float64(y)))", CF: "M<T>::hypot(x, y)", Fixture: "torch.hypot(x, y)"},
 	{Name: "copysign", Const: "Copysign", Method: "Copysign", Doc: "returns |t| with the sign of o (integers give Float32).", Torch: "torch.copysign", GradFn: "CopysignBackward0", Saves: SaveX | SaveY, Class: Float, Cost: Cheap,
 		GoF: "T(math.Copysign(float64(x), float64(y)))", CF: "M<T>::copysign(x, y)", Fixture: "torch.copysign(x, y)"},
+	{Name: "xlogy", Const: "Xlogy", Method: "Xlogy", Doc: "returns t·log(o), 0 where t is 0 (unless o is NaN), broadcast.", Torch: "torch.xlogy", GradFn: "XlogyBackward0", Saves: SaveX, Class: Float, Cost: Transcendental,
+		GoF: "xlogyF(x, y)", CF: "ember_xlogy(x, y)", Fixture: "torch.xlogy(x, y)"},
 }
 
 // Reduces is the table of reductions, in enum order.

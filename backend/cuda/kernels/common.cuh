@@ -173,6 +173,8 @@ template <> struct M<float> {
     static __device__ __forceinline__ float asinh(float x) { return asinhf(x); }
     static __device__ __forceinline__ float acosh(float x) { return acoshf(x); }
     static __device__ __forceinline__ float atanh(float x) { return atanhf(x); }
+    static __device__ __forceinline__ float lgamma(float x) { return lgammaf(x); }
+    static __device__ __forceinline__ float erfc(float x) { return erfcf(x); }
     static __device__ __forceinline__ float maxfinite() { return 3.40282346638528859812e+38f; }
     static __device__ __forceinline__ float inf() { return EMBER_INF_F; }
     static __device__ __forceinline__ bool signbit(float x) { return __float_as_int(x) < 0; }
@@ -209,6 +211,8 @@ template <> struct M<double> {
     static __device__ __forceinline__ double asinh(double x) { return ::asinh(x); }
     static __device__ __forceinline__ double acosh(double x) { return ::acosh(x); }
     static __device__ __forceinline__ double atanh(double x) { return ::atanh(x); }
+    static __device__ __forceinline__ double lgamma(double x) { return ::lgamma(x); }
+    static __device__ __forceinline__ double erfc(double x) { return ::erfc(x); }
     static __device__ __forceinline__ double maxfinite() { return 1.79769313486231570815e+308; }
     static __device__ __forceinline__ double inf() { return EMBER_INF_D; }
     static __device__ __forceinline__ bool signbit(double x) { return __double_as_longlong(x) < 0; }

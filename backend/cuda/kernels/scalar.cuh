@@ -108,3 +108,139 @@ template <typename T> __device__ __forceinline__ T ember_nan_to_num(T x, double 
     if (x == -M<T>::inf()) return neginf < -1.7976931348623157e308 ? -M<T>::maxfinite() : (T)neginf;
     return x;
 }
+
+// The special functions, in double for every float dtype: the same steps
+// as backend/cpu/scalar.go's digammaF, zetaF, polygammaF and erfinvF (see
+// there).
+#define EMBER_NAN_D __longlong_as_double(0x7ff8000000000000LL)
+#define EMBER_PI_D 3.14159265358979323846
+__device__ inline double ember_digamma(double x) {
+    if (x == 0) return ::copysign(EMBER_INF_D, -x);
+    double res = 0;
+    if (x < 0) {
+        if (x == ::trunc(x)) return EMBER_NAN_D;
+        double ip;
+        double r = ::modf(x, &ip);
+        res = -EMBER_PI_D / ::tan(EMBER_PI_D * r);
+        x = 1 - x;
+    }
+    while (x < 10) {
+        res -= 1 / x;
+        x += 1;
+    }
+    double y = 0;
+    if (x < 1e17) {
+        double z = 1 / (x * x);
+        y = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+    }
+    return res + ::log(x) - 0.5 / x - y;
+}
+// ψ′ in T, as PyTorch (backend/cpu/scalar.go's trigammaF).
+template <typename T> __device__ __forceinline__ T ember_trigamma(T x) {
+    const T pi = (T)EMBER_PI_D;
+    T sign = 1, r = 0;
+    if (x < (T)0.5) {
+        sign = -1;
+        T s = M<T>::sin(pi * x);
+        r -= pi * pi / (s * s);
+        x = (T)1 - x;
+    }
+    for (int i = 0; i < 6; i++) {
+        r += (T)1 / (x * x);
+        x += (T)1;
+    }
+    T ixx = (T)1 / (x * x);
+    r += ((T)1 + (T)1 / ((T)2 * x) + ixx * ((T)1 / 6 - ixx * ((T)1 / 30 - ixx * ((T)1 / 42)))) / x;
+    return sign * r;
+}
+__device__ inline double ember_zeta(double s, double q) {
+    const double macheps = 1.11022302462515654042e-16;
+    const double A[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+                          -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+                          1.8152105401943546773e17, -7.1661652561756670113e18};
+    if (s == 1) return EMBER_INF_D;
+    if (s < 1) return EMBER_NAN_D;
+    if (q <= 0 && q == ::floor(q)) return EMBER_INF_D;
+    if (q <= 0 && s != ::floor(s)) return EMBER_NAN_D;
+    double sum = ::pow(q, -s), a = q, b = 0;
+    for (int i = 0; i < 9 || a <= 9;) {
+        i++;
+        a += 1;
+        b = ::pow(a, -s);
+        sum += b;
+        if (-macheps * sum < b && b < macheps * sum) return sum;
+    }
+    double w = a;
+    sum += b * w / (s - 1) - 0.5 * b;
+    double f = 1, k = 0;
+    for (int j = 0; j < 12; j++) {
+        f *= s + k;
+        b /= w;
+        double t = f * b / A[j];
+        sum += t;
+        if (::fabs(t / sum) < macheps) break;
+        k += 1;
+        f *= s + k;
+        b /= w;
+        k += 1;
+    }
+    return sum;
+}
+template <typename T> __device__ __forceinline__ T ember_polygamma(double n, T x) {
+    if (n == 0) return (T)ember_digamma((double)x);
+    if (n == 1) return ember_trigamma(x);
+    double sign = ::fmod(n, 2.0) == 1 ? 1.0 : -1.0;
+    return (T)(sign * ::exp(::lgamma(n + 1)) * ember_zeta(n + 1, (double)x));
+}
+__device__ inline double ember_erfinv(double y) {
+    double a = ::fabs(y);
+    if (!(a <= 1)) return EMBER_NAN_D;
+    if (a == 1) return ::copysign(EMBER_INF_D, y);
+    double w = -::log((1 - y) * (1 + y)), p;
+    if (w < 5) {
+        w -= 2.5;
+        p = 2.81022636e-08;
+        p = 3.43273939e-07 + p * w;
+        p = -3.5233877e-06 + p * w;
+        p = -4.39150654e-06 + p * w;
+        p = 0.00021858087 + p * w;
+        p = -0.00125372503 + p * w;
+        p = -0.00417768164 + p * w;
+        p = 0.246640727 + p * w;
+        p = 1.50140941 + p * w;
+    } else {
+        w = ::sqrt(w) - 3;
+        p = -0.000200214257;
+        p = 0.000100950558 + p * w;
+        p = 0.00134934322 + p * w;
+        p = -0.00367342844 + p * w;
+        p = 0.00573950773 + p * w;
+        p = -0.0076224613 + p * w;
+        p = 0.00943887047 + p * w;
+        p = 1.00167406 + p * w;
+        p = 2.83297682 + p * w;
+    }
+    double x = p * y;
+    for (int i = 0; i < 3; i++) x -= (::erf(x) - y) / (1.1283791670955126 * ::exp(-x * x));
+    return x;
+}
+// sin(πx)/(πx), 1 at 0, in T (as PyTorch).
+template <typename T> __device__ __forceinline__ T ember_sinc(T x) {
+    if (x == (T)0) return (T)1;
+    T p = (T)EMBER_PI_D * x;
+    return M<T>::sin(p) / p;
+}
+// log(x/(1-x)), x clamped to [eps, 1-eps] unless eps < 0 (torch.logit).
+template <typename T> __device__ __forceinline__ T ember_logit(T x, double eps) {
+    if (eps >= 0) {
+        T lo = (T)eps, hi = (T)1 - (T)eps;
+        x = x < lo ? lo : (x > hi ? hi : x);
+    }
+    return x == (T)1 ? M<T>::inf() : M<T>::log(x / ((T)1 - x));
+}
+// x·log(y), 0 where x is 0 unless y is NaN.
+template <typename T> __device__ __forceinline__ T ember_xlogy(T x, T y) {
+    if (y != y) return y;
+    if (x == (T)0) return (T)0;
+    return x * M<T>::log(y);
+}

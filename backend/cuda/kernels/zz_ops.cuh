@@ -213,6 +213,34 @@ __device__ __forceinline__ O ember_unary_op(T x, double p1, double p2, double p3
         if constexpr (F) { return (O)(M<T>::atanh(x)); }
         else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
+    else if constexpr (OP == U_LGAMMA) { // torch.lgamma
+        if constexpr (F) { return (O)(M<T>::lgamma(x)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_DIGAMMA) { // torch.digamma
+        if constexpr (F) { return (O)((T)ember_digamma((double)x)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_POLYGAMMA) { // torch.polygamma
+        if constexpr (F) { return (O)(ember_polygamma(p1, x)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_ERFC) { // torch.erfc
+        if constexpr (F) { return (O)(M<T>::erfc(x)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_ERFINV) { // torch.erfinv
+        if constexpr (F) { return (O)((T)ember_erfinv((double)x)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_SINC) { // torch.sinc
+        if constexpr (F) { return (O)(ember_sinc(x)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_LOGIT) { // torch.logit
+        if constexpr (F) { return (O)(ember_logit(x, p1)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
     else { static_assert(OP < 0, "no such unary op"); return O(); }
 }
 
@@ -323,6 +351,10 @@ __device__ __forceinline__ O ember_binary_op(T x, T y) {
     }
     else if constexpr (OP == B_COPYSIGN) { // torch.copysign
         if constexpr (F) { return (O)(M<T>::copysign(x, y)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == B_XLOGY) { // torch.xlogy
+        if constexpr (F) { return (O)(ember_xlogy(x, y)); }
         else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else { static_assert(OP < 0, "no such binary op"); return O(); }

@@ -51,6 +51,13 @@ const opConstants = "" +
 	"#define U_ASINH 44\n" +
 	"#define U_ACOSH 45\n" +
 	"#define U_ATANH 46\n" +
+	"#define U_LGAMMA 47\n" +
+	"#define U_DIGAMMA 48\n" +
+	"#define U_POLYGAMMA 49\n" +
+	"#define U_ERFC 50\n" +
+	"#define U_ERFINV 51\n" +
+	"#define U_SINC 52\n" +
+	"#define U_LOGIT 53\n" +
 	"#define B_ADD 0\n" +
 	"#define B_SUB 1\n" +
 	"#define B_MUL 2\n" +
@@ -73,6 +80,7 @@ const opConstants = "" +
 	"#define B_FMOD 19\n" +
 	"#define B_HYPOT 20\n" +
 	"#define B_COPYSIGN 21\n" +
+	"#define B_XLOGY 22\n" +
 	"#define R_SUM 0\n" +
 	"#define R_PROD 1\n" +
 	"#define R_MAX 2\n" +
