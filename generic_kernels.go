@@ -79,6 +79,12 @@ func (generic) maxPool2dDil(x4 *Tensor, p backend.Pool2dParams, dil [2]int, osha
 	kk := kernel[0] * kernel[1]
 	flat := win.view(xp).Contiguous().View(n, c, oh, ow, kk)
 	out, idx := flat.MaxDim(4, false)
+	if padding != [2]int{} {
+		// a window whose input elements all hold the lowest value takes
+		// the first of them, as PyTorch's kernels (their maximum starts
+		// there, at -inf); MaxDim's first maximum may be a padding element
+		idx = Where(out.EqScalar(lowest(x4.dtype)), firstInside(oh, ow, kernel[1], stride, padding, dil, x4.dev), idx)
+	}
 	if x4.dtype.IsFloat() {
 		// a window's last NaN is its maximum, as PyTorch's kernels (and the
 		// backends') keep the last NaN they meet
@@ -111,6 +117,24 @@ func (generic) maxPool2dDil(x4 *Tensor, p backend.Pool2dParams, dil [2]int, osha
 		})}
 	})
 	return out, pos
+}
+
+// firstInside is, for each window of a pool's [OH, OW] output, the window
+// position (row-major over kh×kw) of its first element inside the input:
+// row i·s − p + a·d, column j·s − p + b·d with a, b the least keeping them
+// from the padding.
+func firstInside(oh, ow, kw int, stride, padding, dil [2]int, dev Device) *Tensor {
+	first := func(o, d int) []int64 {
+		v := make([]int64, o)
+		for i := range v {
+			if r := i*stride[d] - padding[d]; r < 0 {
+				v[i] = int64((-r + dil[d] - 1) / dil[d])
+			}
+		}
+		return v
+	}
+	a := FromSlice(first(oh, 0), Shape{oh, 1}, On(dev)).MulScalar(float64(kw))
+	return a.Add(FromSlice(first(ow, 1), Shape{1, ow}, On(dev)))
 }
 
 // poolOverhang is how far a ceil_mode pool's last windows reach past the

@@ -198,4 +198,45 @@ func TestMaxPoolIndicesOnEmulatedCUDA(t *testing.T) {
 	TestGradFixturesMaxUnpool(t)
 	TestGradFixturesAdaptiveMaxIndices(t)
 	TestMaxPoolIndicesErrors(t)
+	TestMaxPoolAllNegInfWindows(t)
+}
+
+// TestMaxPoolAllNegInfWindows: a window whose input elements are all -inf
+// takes its first element inside the input, as PyTorch's kernels (whose
+// maximum starts at -inf, at that element), not a -inf of the padding: the
+// indices stay in the plane and the gradient reaches the input. Values
+// from torch 1.13 (x all -inf but x[4, 4] = 1, kernel 3, stride 2,
+// padding 1, the gradient of y · 1), with the native and the generic
+// kernels, and on the emulated CUDA device.
+func TestMaxPoolAllNegInfWindows(t *testing.T) {
+	for _, c := range []struct {
+		dil        int
+		idx        []int64
+		grad       []float64
+		kernelsAll []Kernels
+	}{
+		{1, []int64{0, 1, 3, 5, 6, 8, 15, 16, 24}, []float64{1, 1, 0, 1, 0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1}, []Kernels{NativeKernels, GenericKernels}},
+		{2, []int64{6, 6, 6, 6}, []float64{0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, []Kernels{NativeKernels, GenericKernels}},
+	} {
+		for _, dev := range testDevices() {
+			for _, kn := range c.kernelsAll {
+				v := make([]float64, 25)
+				for i := range v {
+					v[i] = math.Inf(-1)
+				}
+				v[24] = 1
+				x := FromSlice(v, Shape{1, 1, 5, 5}, On(dev)).SetRequiresGrad(true)
+				y, idx := kn.MaxPool2dWithIndices(x, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}, PoolDilation(c.dil))
+				if got := idx.Int64s(); fmt.Sprint(got) != fmt.Sprint(c.idx) {
+					t.Fatalf("%v dilation %d: indices %v, PyTorch %v", dev, c.dil, got, c.idx)
+				}
+				y.BackwardWith(OnesLike(y))
+				if got := x.Grad().Float64s(); fmt.Sprint(got) != fmt.Sprint(c.grad) {
+					t.Fatalf("%v dilation %d: gradient %v, PyTorch %v", dev, c.dil, got, c.grad)
+				}
+				// the indices unpool without an index error
+				MaxUnpool2d(y.Detach(), idx, [2]int{2, 2}, [2]int{2, 2}, [2]int{}, 5, 5)
+			}
+		}
+	}
 }
