@@ -79,18 +79,22 @@ func (generic) maxPool2dDil(x4 *Tensor, p backend.Pool2dParams, dil [2]int, osha
 	kk := kernel[0] * kernel[1]
 	flat := win.view(xp).Contiguous().View(n, c, oh, ow, kk)
 	out, idx := flat.MaxDim(4, false)
-	if padding != [2]int{} {
-		// a window whose input elements all hold the lowest value takes
-		// the first of them, as PyTorch's kernels (their maximum starts
-		// there, at -inf); MaxDim's first maximum may be a padding element
-		idx = Where(out.EqScalar(lowest(x4.dtype)), firstInside(oh, ow, kernel[1], stride, padding, dil, x4.dev), idx)
-	}
-	if x4.dtype.IsFloat() {
-		// a window's last NaN is its maximum, as PyTorch's kernels (and the
-		// backends') keep the last NaN they meet
-		q := Arange(1, float64(kk+1), 1, On(x4.dev), Dtype(Int64))
-		last, _ := Where(flat.IsNaN(), q.Expand(flat.shape...), zeroLike(q)).MaxDim(4, false)
-		idx = Where(last.GtScalar(0), last.AddScalar(-1), idx)
+	if wantIdx || needsGrad(x4) {
+		// which element is the maximum matters to the indices and the
+		// gradient's route only (not worth two more passes otherwise)
+		if padding != [2]int{} {
+			// a window whose input elements all hold the lowest value takes
+			// the first of them, as PyTorch's kernels (their maximum starts
+			// there, at -inf); MaxDim's first maximum may be a padding element
+			idx = Where(out.EqScalar(lowest(x4.dtype)), firstInside(oh, ow, kernel[1], stride, padding, dil, x4.dev), idx)
+		}
+		if x4.dtype.IsFloat() {
+			// a window's last NaN is its maximum, as PyTorch's kernels (and
+			// the backends') keep the last NaN they meet
+			q := Arange(1, float64(kk+1), 1, On(x4.dev), Dtype(Int64))
+			last, _ := Where(flat.IsNaN(), q.Expand(flat.shape...), zeroLike(q)).MaxDim(4, false)
+			idx = Where(last.GtScalar(0), last.AddScalar(-1), idx)
+		}
 	}
 	var pos *Tensor
 	if wantIdx {
