@@ -71,9 +71,7 @@ func (generic) maxPool2dDil(x4 *Tensor, p backend.Pool2dParams, dil [2]int, osha
 	kernel, stride, padding := p.Kernel, p.Stride, p.Padding
 	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
 	oh, ow := oshape[2], oshape[3]
-	// how far a ceil_mode pool's last windows reach past the padded input
-	eh := max((oh-1)*stride[0]+dil[0]*(kernel[0]-1)+1-(h+2*padding[0]), 0)
-	ew := max((ow-1)*stride[1]+dil[1]*(kernel[1]-1)+1-(wd+2*padding[1]), 0)
+	eh, ew := poolOverhang(h, wd, p, dil, oshape)
 	xp := pad2dEnd(x4.Detach(), padding[0], padding[1], eh, ew, lowest(x4.dtype))
 	win := window{n: n, c: c, hp: xp.shape[2], wp: xp.shape[3], kh: kernel[0], kw: kernel[1], oh: oh, ow: ow, stride: stride, dil: dil}
 	kk := kernel[0] * kernel[1]
@@ -88,13 +86,9 @@ func (generic) maxPool2dDil(x4 *Tensor, p backend.Pool2dParams, dil [2]int, osha
 			// there, at -inf); MaxDim's first maximum may be a padding element
 			idx = Where(out.EqScalar(lowest(x4.dtype)), firstInside(oh, ow, kernel[1], stride, padding, dil, x4.dev), idx)
 		}
-		if x4.dtype.IsFloat() {
-			// a window's last NaN is its maximum, as PyTorch's kernels (and
-			// the backends') keep the last NaN they meet
-			q := Arange(1, float64(kk+1), 1, On(x4.dev), Dtype(Int64))
-			last, _ := Where(flat.IsNaN(), q.Expand(flat.shape...), zeroLike(q)).MaxDim(4, false)
-			idx = Where(last.GtScalar(0), last.AddScalar(-1), idx)
-		}
+		// a window's last NaN is its maximum, as PyTorch's kernels (and the
+		// backends') keep the last NaN they meet
+		idx = lastNaN(flat, 4, idx)
 	}
 	var pos *Tensor
 	if wantIdx {
@@ -143,9 +137,9 @@ func firstInside(oh, ow, kw int, stride, padding, dil [2]int, dev Device) *Tenso
 
 // poolOverhang is how far a ceil_mode pool's last windows reach past the
 // padded input (rows, columns); zero otherwise.
-func poolOverhang(h, w int, p backend.Pool2dParams, oshape Shape) (int, int) {
-	eh := (oshape[2]-1)*p.Stride[0] + p.Kernel[0] - (h + 2*p.Padding[0])
-	ew := (oshape[3]-1)*p.Stride[1] + p.Kernel[1] - (w + 2*p.Padding[1])
+func poolOverhang(h, w int, p backend.Pool2dParams, dil [2]int, oshape Shape) (int, int) {
+	eh := (oshape[2]-1)*p.Stride[0] + dil[0]*(p.Kernel[0]-1) + 1 - (h + 2*p.Padding[0])
+	ew := (oshape[3]-1)*p.Stride[1] + dil[1]*(p.Kernel[1]-1) + 1 - (w + 2*p.Padding[1])
 	return max(eh, 0), max(ew, 0)
 }
 
@@ -156,7 +150,7 @@ func (generic) avgPool2d(x4 *Tensor, p backend.Pool2dParams, countIncludePad boo
 	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
 	oh, ow := oshape[2], oshape[3]
 	xd := x4.Detach()
-	eh, ew := poolOverhang(h, wd, p, oshape)
+	eh, ew := poolOverhang(h, wd, p, [2]int{1, 1}, oshape)
 	xp := pad2dEnd(xd, padding[0], padding[1], eh, ew, 0)
 	win := window{n: n, c: c, hp: xp.shape[2], wp: xp.shape[3], kh: kernel[0], kw: kernel[1], oh: oh, ow: ow, stride: stride, dil: [2]int{1, 1}}
 	sum := win.view(xp).Sum(Dims(4, 5))
