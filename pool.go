@@ -485,6 +485,10 @@ func unpoolSize(op string, in, kernel, stride, padding, outputSize []int) []int 
 	k := len(kernel)
 	def := make([]int, k)
 	for d := range def {
+		// (stride, kernel and padding are at most 2^30)
+		if n := in[len(in)-k+d] - 1; n > (math.MaxInt/2)/stride[d] {
+			shapeErr(op, fmt.Sprintf("the unpooled size of %d elements with stride %d overflows", n+1, stride[d]), in)
+		}
 		def[d] = (in[len(in)-k+d]-1)*stride[d] + kernel[d] - 2*padding[d]
 	}
 	if outputSize == nil {

@@ -240,3 +240,17 @@ func TestMaxPoolAllNegInfWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxUnpoolHugeOnMeta: an unpooled size past int is a *ShapeError, not
+// a size wrapped around (a meta input of height 2^40 with kernel and
+// stride 2^30 gave a height of 0).
+func TestMaxUnpoolHugeOnMeta(t *testing.T) {
+	x := Ones(Shape{1, 1, 1 << 40, 1}, On(Meta))
+	i := Zeros(x.Shape(), On(Meta), Dtype(Int64))
+	testenv.Raises[*ShapeError](t, "2-d", func() { MaxUnpool2d(x, i, [2]int{1 << 30, 1}, [2]int{1 << 30, 1}, [2]int{}) })
+	x, i = x.Reshape(1, 1<<40), i.Reshape(1, 1<<40)
+	testenv.Raises[*ShapeError](t, "1-d", func() { MaxUnpool1d(x, i, 1<<30, 1<<30, 0) })
+	if got := MaxUnpool1d(x, i, 2, 2, 0).Shape(); !got.Equal(Shape{1, 1 << 41}) {
+		t.Fatalf("shape %v", got)
+	}
+}
