@@ -93,19 +93,14 @@ func (generic) maxPool2dDil(x4 *Tensor, p backend.Pool2dParams, dil [2]int, osha
 	var pos *Tensor
 	if wantIdx {
 		// window position q of output (i, j) is input row
-		// i·s − p + (q / kw)·d, column j·s − p + (q % kw)·d
-		tab := make([]int64, oh*ow*kk)
-		for i := 0; i < oh; i++ {
-			for j := 0; j < ow; j++ {
-				for q := 0; q < kk; q++ {
-					r := i*stride[0] - padding[0] + q/kernel[1]*dil[0]
-					col := j*stride[1] - padding[1] + q%kernel[1]*dil[1]
-					tab[(i*ow+j)*kk+q] = int64(r*wd + col)
-				}
-			}
-		}
-		t := FromSlice(tab, Shape{1, 1, oh, ow, kk}, On(x4.dev)).Expand(n, c, oh, ow, kk)
-		pos = t.Gather(4, idx.Unsqueeze(4)).Squeeze(4)
+		// i·s − p + (q / kw)·d, column j·s − p + (q % kw)·d (worked out on
+		// the device: a host table of every window's positions has the
+		// size of the windows)
+		qh := idx.FloorDivide(Full(Shape{}, float64(kernel[1]), On(x4.dev), Dtype(Int64)))
+		qw := idx.Sub(qh.MulScalar(float64(kernel[1])))
+		r0 := Arange(float64(-padding[0]), float64(oh*stride[0]-padding[0]), float64(stride[0]), On(x4.dev), Dtype(Int64)).Reshape(oh, 1)
+		c0 := Arange(float64(-padding[1]), float64(ow*stride[1]-padding[1]), float64(stride[1]), On(x4.dev), Dtype(Int64))
+		pos = qh.MulScalar(float64(dil[0])).Add(r0).MulScalar(float64(wd)).Add(qw.MulScalar(float64(dil[1])).Add(c0))
 	}
 	out = record("MaxPool2DWithIndicesBackward0", out, []*Tensor{x4}, []*Tensor{idx}, func(g *Tensor) []*Tensor {
 		mask := oneHot(idx.Unsqueeze(4), 4, kk)

@@ -254,3 +254,18 @@ func TestMaxUnpoolHugeOnMeta(t *testing.T) {
 		t.Fatalf("shape %v", got)
 	}
 }
+
+// TestMaxPoolIndicesHugeOnMeta: the generic lowering's indices are
+// computed on the device from the window positions (a host table of
+// OH·OW·KH·KW entries was a fatal out-of-memory error for a large meta
+// input, not a typed panic); also dilated.
+func TestMaxPoolIndicesHugeOnMeta(t *testing.T) {
+	x := Ones(Shape{1, 1, 1 << 20, 1 << 20}, On(Meta))
+	for d, o := range map[int]int{1: 1<<19 + 1, 3: 1 << 19} {
+		out, idx := MaxPool2dWithIndices(x, [2]int{2, 2}, [2]int{}, [2]int{1, 1}, PoolDilation(d))
+		want := Shape{1, 1, o, o}
+		if !out.Shape().Equal(want) || !idx.Shape().Equal(want) || idx.DType() != Int64 {
+			t.Fatalf("dilation %d: %v %v %v, want %v", d, out.Shape(), idx.Shape(), idx.DType(), want)
+		}
+	}
+}
