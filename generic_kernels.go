@@ -115,19 +115,14 @@ func (generic) maxPool2dDil(x4 *Tensor, p backend.Pool2dParams, dil [2]int, osha
 // firstInside is, for each window of a pool's [OH, OW] output, the window
 // position (row-major over kh×kw) of its first element inside the input:
 // row i·s − p + a·d, column j·s − p + b·d with a, b the least keeping them
-// from the padding.
+// from the padding, ⌈max(p − i·s, 0) / d⌉ (made on the device: OH and OW
+// have no bound on meta).
 func firstInside(oh, ow, kw int, stride, padding, dil [2]int, dev Device) *Tensor {
-	first := func(o, d int) []int64 {
-		v := make([]int64, o)
-		for i := range v {
-			if r := i*stride[d] - padding[d]; r < 0 {
-				v[i] = int64((-r + dil[d] - 1) / dil[d])
-			}
-		}
-		return v
+	first := func(o, d int) *Tensor {
+		r := Arange(float64(padding[d]), float64(padding[d]-o*stride[d]), float64(-stride[d]), On(dev), Dtype(Int64))
+		return r.Clamp(0, math.Inf(1)).AddScalar(float64(dil[d] - 1)).FloorDivide(Full(Shape{}, float64(dil[d]), On(dev), Dtype(Int64)))
 	}
-	a := FromSlice(first(oh, 0), Shape{oh, 1}, On(dev)).MulScalar(float64(kw))
-	return a.Add(FromSlice(first(ow, 1), Shape{1, ow}, On(dev)))
+	return first(oh, 0).MulScalar(float64(kw)).Reshape(oh, 1).Add(first(ow, 1))
 }
 
 // poolOverhang is how far a ceil_mode pool's last windows reach past the

@@ -269,3 +269,14 @@ func TestMaxPoolIndicesHugeOnMeta(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxPoolAllNegInfHugeOnMeta: the first-element-inside table of the
+// -inf windows' route is made on the device too (a host table of OH
+// entries, 2^39 here, was a fatal out-of-memory error).
+func TestMaxPoolAllNegInfHugeOnMeta(t *testing.T) {
+	x := Ones(Shape{1, 1, 1 << 40, 2}, On(Meta)).SetRequiresGrad(true)
+	out, idx := MaxPool2dWithIndices(x, [2]int{2, 2}, [2]int{}, [2]int{1, 1})
+	if want := (Shape{1, 1, 1<<39 + 1, 2}); !out.Shape().Equal(want) || !idx.Shape().Equal(want) {
+		t.Fatalf("%v %v, want %v", out.Shape(), idx.Shape(), want)
+	}
+}
