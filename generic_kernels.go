@@ -71,37 +71,36 @@ func (generic) maxPool2dDil(x4 *Tensor, p backend.Pool2dParams, dil [2]int, osha
 	kernel, stride, padding := p.Kernel, p.Stride, p.Padding
 	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
 	oh, ow := oshape[2], oshape[3]
-	// how far a ceil_mode pool's last windows reach past the padded input
-	eh := max((oh-1)*stride[0]+dil[0]*(kernel[0]-1)+1-(h+2*padding[0]), 0)
-	ew := max((ow-1)*stride[1]+dil[1]*(kernel[1]-1)+1-(wd+2*padding[1]), 0)
+	eh, ew := poolOverhang(h, wd, p, dil, oshape)
 	xp := pad2dEnd(x4.Detach(), padding[0], padding[1], eh, ew, lowest(x4.dtype))
 	win := window{n: n, c: c, hp: xp.shape[2], wp: xp.shape[3], kh: kernel[0], kw: kernel[1], oh: oh, ow: ow, stride: stride, dil: dil}
 	kk := kernel[0] * kernel[1]
 	flat := win.view(xp).Contiguous().View(n, c, oh, ow, kk)
 	out, idx := flat.MaxDim(4, false)
-	if x4.dtype.IsFloat() {
+	if wantIdx || needsGrad(x4) {
+		// which element is the maximum matters to the indices and the
+		// gradient's route only (not worth two more passes otherwise)
+		if padding != [2]int{} {
+			// a window whose input elements all hold the lowest value takes
+			// the first of them, as PyTorch's kernels (their maximum starts
+			// there, at -inf); MaxDim's first maximum may be a padding element
+			idx = Where(out.EqScalar(lowest(x4.dtype)), firstInside(oh, ow, kernel[1], stride, padding, dil, x4.dev), idx)
+		}
 		// a window's last NaN is its maximum, as PyTorch's kernels (and the
 		// backends') keep the last NaN they meet
-		q := Arange(1, float64(kk+1), 1, On(x4.dev), Dtype(Int64))
-		last, _ := Where(flat.IsNaN(), q.Expand(flat.shape...), zeroLike(q)).MaxDim(4, false)
-		idx = Where(last.GtScalar(0), last.AddScalar(-1), idx)
+		idx = lastNaN(flat, 4, idx)
 	}
 	var pos *Tensor
 	if wantIdx {
 		// window position q of output (i, j) is input row
-		// i·s − p + (q / kw)·d, column j·s − p + (q % kw)·d
-		tab := make([]int64, oh*ow*kk)
-		for i := 0; i < oh; i++ {
-			for j := 0; j < ow; j++ {
-				for q := 0; q < kk; q++ {
-					r := i*stride[0] - padding[0] + q/kernel[1]*dil[0]
-					col := j*stride[1] - padding[1] + q%kernel[1]*dil[1]
-					tab[(i*ow+j)*kk+q] = int64(r*wd + col)
-				}
-			}
-		}
-		t := FromSlice(tab, Shape{1, 1, oh, ow, kk}, On(x4.dev)).Expand(n, c, oh, ow, kk)
-		pos = t.Gather(4, idx.Unsqueeze(4)).Squeeze(4)
+		// i·s − p + (q / kw)·d, column j·s − p + (q % kw)·d (worked out on
+		// the device: a host table of every window's positions has the
+		// size of the windows)
+		qh := idx.FloorDivide(Full(Shape{}, float64(kernel[1]), On(x4.dev), Dtype(Int64)))
+		qw := idx.Sub(qh.MulScalar(float64(kernel[1])))
+		r0 := Arange(float64(-padding[0]), float64(oh*stride[0]-padding[0]), float64(stride[0]), On(x4.dev), Dtype(Int64)).Reshape(oh, 1)
+		c0 := Arange(float64(-padding[1]), float64(ow*stride[1]-padding[1]), float64(stride[1]), On(x4.dev), Dtype(Int64))
+		pos = qh.MulScalar(float64(dil[0])).Add(r0).MulScalar(float64(wd)).Add(qw.MulScalar(float64(dil[1])).Add(c0))
 	}
 	out = record("MaxPool2DWithIndicesBackward0", out, []*Tensor{x4}, []*Tensor{idx}, func(g *Tensor) []*Tensor {
 		mask := oneHot(idx.Unsqueeze(4), 4, kk)
@@ -113,11 +112,24 @@ func (generic) maxPool2dDil(x4 *Tensor, p backend.Pool2dParams, dil [2]int, osha
 	return out, pos
 }
 
+// firstInside is, for each window of a pool's [OH, OW] output, the window
+// position (row-major over kh×kw) of its first element inside the input:
+// row i·s − p + a·d, column j·s − p + b·d with a, b the least keeping them
+// from the padding, ⌈max(p − i·s, 0) / d⌉ (made on the device: OH and OW
+// have no bound on meta).
+func firstInside(oh, ow, kw int, stride, padding, dil [2]int, dev Device) *Tensor {
+	first := func(o, d int) *Tensor {
+		r := Arange(float64(padding[d]), float64(padding[d]-o*stride[d]), float64(-stride[d]), On(dev), Dtype(Int64))
+		return r.Clamp(0, math.Inf(1)).AddScalar(float64(dil[d] - 1)).FloorDivide(Full(Shape{}, float64(dil[d]), On(dev), Dtype(Int64)))
+	}
+	return first(oh, 0).MulScalar(float64(kw)).Reshape(oh, 1).Add(first(ow, 1))
+}
+
 // poolOverhang is how far a ceil_mode pool's last windows reach past the
 // padded input (rows, columns); zero otherwise.
-func poolOverhang(h, w int, p backend.Pool2dParams, oshape Shape) (int, int) {
-	eh := (oshape[2]-1)*p.Stride[0] + p.Kernel[0] - (h + 2*p.Padding[0])
-	ew := (oshape[3]-1)*p.Stride[1] + p.Kernel[1] - (w + 2*p.Padding[1])
+func poolOverhang(h, w int, p backend.Pool2dParams, dil [2]int, oshape Shape) (int, int) {
+	eh := (oshape[2]-1)*p.Stride[0] + dil[0]*(p.Kernel[0]-1) + 1 - (h + 2*p.Padding[0])
+	ew := (oshape[3]-1)*p.Stride[1] + dil[1]*(p.Kernel[1]-1) + 1 - (w + 2*p.Padding[1])
 	return max(eh, 0), max(ew, 0)
 }
 
@@ -128,7 +140,7 @@ func (generic) avgPool2d(x4 *Tensor, p backend.Pool2dParams, countIncludePad boo
 	n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
 	oh, ow := oshape[2], oshape[3]
 	xd := x4.Detach()
-	eh, ew := poolOverhang(h, wd, p, oshape)
+	eh, ew := poolOverhang(h, wd, p, [2]int{1, 1}, oshape)
 	xp := pad2dEnd(xd, padding[0], padding[1], eh, ew, 0)
 	win := window{n: n, c: c, hp: xp.shape[2], wp: xp.shape[3], kh: kernel[0], kw: kernel[1], oh: oh, ow: ow, stride: stride, dil: [2]int{1, 1}}
 	sum := win.view(xp).Sum(Dims(4, 5))

@@ -67,13 +67,13 @@ func PadMode(t *Tensor, pad []int, mode string) *Tensor {
 				shapeErr(name, "Padding value causes wrapping around more than once.", t.shape)
 			}
 			size := n + before + after
-			ix := make([]int64, size)
-			for j := range ix {
-				s := j - max(before, 0)
-				ix[j] = int64(lo + ((s%m)+m)%m)
-			}
 			checkShape(name, withSize(out.shape, d, size))
-			out = gather("CopySlices", out, d, ix)
+			// lo + (j − before⁺) mod m, made on the device (a dim's size
+			// has no bound on meta: no host index of it)
+			b := max(before, 0)
+			ix := Arange(float64(-b), float64(size-b), 1, On(t.dev), Dtype(Int64))
+			ix = ix.Remainder(Full(Shape{}, float64(max(m, 1)), On(t.dev), Dtype(Int64))).AddScalar(float64(lo))
+			out = indexSelect("CopySlices", out, d, ix)
 		}
 		return rename(out, "CopySlices")
 	}
@@ -138,19 +138,11 @@ func PadMode(t *Tensor, pad []int, mode string) *Tensor {
 			out = indexSelect(grad, out, d, ix)
 			continue
 		}
-		// reflect: |pad| < n, the index is under 3n
-		ix := make([]int64, sizes[k-1-i])
-		for j := range ix {
-			s := j - before
-			if s < 0 {
-				s = -s
-			}
-			if s >= n {
-				s = 2*(n-1) - s
-			}
-			ix[j] = int64(s)
-		}
-		out = gather(grad, out, d, ix)
+		// reflect (|pad| < n): s = |j − before| mirrored about n − 1,
+		// (n − 1) − |(n − 1) − s|, made on the device as replicate's
+		ix := Arange(float64(-before), float64(sizes[k-1-i]-before), 1, On(t.dev), Dtype(Int64)).Abs()
+		ix = ix.RSubScalar(float64(n - 1)).Abs().RSubScalar(float64(n - 1))
+		out = indexSelect(grad, out, d, ix)
 	}
 	return rename(out, grad)
 }

@@ -152,3 +152,20 @@ func TestPadModesOnEmulatedCUDA(t *testing.T) {
 	TestGradFixturesPadModes(t)
 	TestPadModeErrors(t)
 }
+
+// TestPadModeHugeDimOnMeta: the reflect and circular modes' index is made
+// on the tensor's device, as replicate's: a meta tensor with a dim of 2^36
+// pads to its shape (a host index of that size was a fatal out-of-memory
+// error, not a recoverable panic).
+func TestPadModeHugeDimOnMeta(t *testing.T) {
+	x := Ones(Shape{1, 1, 1 << 36}, On(Meta))
+	for _, c := range []struct {
+		mode string
+		pad  []int
+		want int
+	}{{"reflect", []int{2, 3}, 1<<36 + 5}, {"circular", []int{-1, 4}, 1<<36 + 3}, {"replicate", []int{1, 1}, 1<<36 + 2}} {
+		if got := PadMode(x, c.pad, c.mode).Shape(); !got.Equal(Shape{1, 1, c.want}) {
+			t.Fatalf("%s %v: shape %v", c.mode, c.pad, got)
+		}
+	}
+}

@@ -485,6 +485,10 @@ func unpoolSize(op string, in, kernel, stride, padding, outputSize []int) []int 
 	k := len(kernel)
 	def := make([]int, k)
 	for d := range def {
+		// (stride, kernel and padding are at most 2^30)
+		if n := in[len(in)-k+d] - 1; n > (math.MaxInt/2)/stride[d] {
+			shapeErr(op, fmt.Sprintf("the unpooled size of %d elements with stride %d overflows", n+1, stride[d]), in)
+		}
 		def[d] = (in[len(in)-k+d]-1)*stride[d] + kernel[d] - 2*padding[d]
 	}
 	if outputSize == nil {
@@ -614,6 +618,16 @@ func maxDimLastNaN(t *Tensor, d int) (*Tensor, *Tensor) {
 	if !t.dtype.IsFloat() {
 		return v, i
 	}
+	i = lastNaN(t, d, i)
+	return t.Gather(d, i.Unsqueeze(d)).Squeeze(d), i
+}
+
+// lastNaN is i, the indices of t's maxima along d, with the last NaN of
+// each slice holding one.
+func lastNaN(t *Tensor, d int, i *Tensor) *Tensor {
+	if !t.dtype.IsFloat() {
+		return i
+	}
 	shape := make([]int, t.Dim())
 	for k := range shape {
 		shape[k] = 1
@@ -621,6 +635,5 @@ func maxDimLastNaN(t *Tensor, d int) (*Tensor, *Tensor) {
 	shape[d] = t.shape[d]
 	q := Arange(1, float64(t.shape[d]+1), 1, On(t.dev), Dtype(Int64)).Reshape(shape...)
 	last, _ := Where(t.Detach().IsNaN(), q.Expand(t.shape...), zeroLike(q)).MaxDim(d, false)
-	i = Where(last.GtScalar(0), last.AddScalar(-1), i)
-	return t.Gather(d, i.Unsqueeze(d)).Squeeze(d), i
+	return Where(last.GtScalar(0), last.AddScalar(-1), i)
 }

@@ -198,4 +198,85 @@ func TestMaxPoolIndicesOnEmulatedCUDA(t *testing.T) {
 	TestGradFixturesMaxUnpool(t)
 	TestGradFixturesAdaptiveMaxIndices(t)
 	TestMaxPoolIndicesErrors(t)
+	TestMaxPoolAllNegInfWindows(t)
+}
+
+// TestMaxPoolAllNegInfWindows: a window whose input elements are all -inf
+// takes its first element inside the input, as PyTorch's kernels (whose
+// maximum starts at -inf, at that element), not a -inf of the padding: the
+// indices stay in the plane and the gradient reaches the input. Values
+// from torch 1.13 (x all -inf but x[4, 4] = 1, kernel 3, stride 2,
+// padding 1, the gradient of y · 1), with the native and the generic
+// kernels, and on the emulated CUDA device.
+func TestMaxPoolAllNegInfWindows(t *testing.T) {
+	for _, c := range []struct {
+		dil        int
+		idx        []int64
+		grad       []float64
+		kernelsAll []Kernels
+	}{
+		{1, []int64{0, 1, 3, 5, 6, 8, 15, 16, 24}, []float64{1, 1, 0, 1, 0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1}, []Kernels{NativeKernels, GenericKernels}},
+		{2, []int64{6, 6, 6, 6}, []float64{0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, []Kernels{NativeKernels, GenericKernels}},
+	} {
+		for _, dev := range testDevices() {
+			for _, kn := range c.kernelsAll {
+				v := make([]float64, 25)
+				for i := range v {
+					v[i] = math.Inf(-1)
+				}
+				v[24] = 1
+				x := FromSlice(v, Shape{1, 1, 5, 5}, On(dev)).SetRequiresGrad(true)
+				y, idx := kn.MaxPool2dWithIndices(x, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}, PoolDilation(c.dil))
+				if got := idx.Int64s(); fmt.Sprint(got) != fmt.Sprint(c.idx) {
+					t.Fatalf("%v dilation %d: indices %v, PyTorch %v", dev, c.dil, got, c.idx)
+				}
+				y.BackwardWith(OnesLike(y))
+				if got := x.Grad().Float64s(); fmt.Sprint(got) != fmt.Sprint(c.grad) {
+					t.Fatalf("%v dilation %d: gradient %v, PyTorch %v", dev, c.dil, got, c.grad)
+				}
+				// the indices unpool without an index error
+				MaxUnpool2d(y.Detach(), idx, [2]int{2, 2}, [2]int{2, 2}, [2]int{}, 5, 5)
+			}
+		}
+	}
+}
+
+// TestMaxUnpoolHugeOnMeta: an unpooled size past int is a *ShapeError, not
+// a size wrapped around (a meta input of height 2^40 with kernel and
+// stride 2^30 gave a height of 0).
+func TestMaxUnpoolHugeOnMeta(t *testing.T) {
+	x := Ones(Shape{1, 1, 1 << 40, 1}, On(Meta))
+	i := Zeros(x.Shape(), On(Meta), Dtype(Int64))
+	testenv.Raises[*ShapeError](t, "2-d", func() { MaxUnpool2d(x, i, [2]int{1 << 30, 1}, [2]int{1 << 30, 1}, [2]int{}) })
+	x, i = x.Reshape(1, 1<<40), i.Reshape(1, 1<<40)
+	testenv.Raises[*ShapeError](t, "1-d", func() { MaxUnpool1d(x, i, 1<<30, 1<<30, 0) })
+	if got := MaxUnpool1d(x, i, 2, 2, 0).Shape(); !got.Equal(Shape{1, 1 << 41}) {
+		t.Fatalf("shape %v", got)
+	}
+}
+
+// TestMaxPoolIndicesHugeOnMeta: the generic lowering's indices are
+// computed on the device from the window positions (a host table of
+// OH·OW·KH·KW entries was a fatal out-of-memory error for a large meta
+// input, not a typed panic); also dilated.
+func TestMaxPoolIndicesHugeOnMeta(t *testing.T) {
+	x := Ones(Shape{1, 1, 1 << 20, 1 << 20}, On(Meta))
+	for d, o := range map[int]int{1: 1<<19 + 1, 3: 1 << 19} {
+		out, idx := MaxPool2dWithIndices(x, [2]int{2, 2}, [2]int{}, [2]int{1, 1}, PoolDilation(d))
+		want := Shape{1, 1, o, o}
+		if !out.Shape().Equal(want) || !idx.Shape().Equal(want) || idx.DType() != Int64 {
+			t.Fatalf("dilation %d: %v %v %v, want %v", d, out.Shape(), idx.Shape(), idx.DType(), want)
+		}
+	}
+}
+
+// TestMaxPoolAllNegInfHugeOnMeta: the first-element-inside table of the
+// -inf windows' route is made on the device too (a host table of OH
+// entries, 2^39 here, was a fatal out-of-memory error).
+func TestMaxPoolAllNegInfHugeOnMeta(t *testing.T) {
+	x := Ones(Shape{1, 1, 1 << 40, 2}, On(Meta)).SetRequiresGrad(true)
+	out, idx := MaxPool2dWithIndices(x, [2]int{2, 2}, [2]int{}, [2]int{1, 1})
+	if want := (Shape{1, 1, 1<<39 + 1, 2}); !out.Shape().Equal(want) || !idx.Shape().Equal(want) {
+		t.Fatalf("%v %v, want %v", out.Shape(), idx.Shape(), want)
+	}
 }
