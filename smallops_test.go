@@ -2,10 +2,12 @@ package ember
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -238,4 +240,106 @@ func TestSmallOpsFixtures(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSmallOpsMeta runs the fixture cases whose result's shape does not
+// depend on the data on the meta device: the shapes and dtypes are
+// PyTorch's. The data-dependent ones refuse with ErrNoData.
+func TestSmallOpsMeta(t *testing.T) {
+	dataDependent := map[string]bool{"nonzero": true, "nonzero_tuple": true, "unique": true,
+		"unique_consecutive": true, "bincount": true, "repeat_interleave_t": true}
+	for ci, c := range loadSmallCases(t) {
+		what := fmt.Sprintf("%s %v case %d on meta", c.Op, c.Args, ci)
+		in := make([]*Tensor, len(c.Inputs))
+		for k, x := range c.Inputs {
+			in[k] = Empty(Shape(x.Shape), On(Meta), Dtype(x.dtype()))
+		}
+		var outs []*Tensor
+		err := Try(func() { outs = runSmallOp(c, in) })
+		if dataDependent[c.Op] && err != nil { // (an empty input has nothing to read)
+			if !errors.Is(err, ErrNoData) {
+				t.Fatalf("%s: %v, want ErrNoData", what, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		for k, o := range outs {
+			if o.Device() != Meta {
+				t.Fatalf("%s: output %d on %v", what, k, o.Device())
+			}
+			smallClose(t, fmt.Sprintf("%s output %d", what, k), o, c.Outputs[k], true)
+		}
+	}
+}
+
+// TestSmallOpsErrors: misuse panics with the typed errors and PyTorch's
+// wording.
+func TestSmallOpsErrors(t *testing.T) {
+	v := FromSlice([]float64{1, 2, 3}, Shape{3})
+	m := Ones(Shape{2, 3})
+	i := FromSlice([]int64{1, 2}, Shape{2})
+	raises := func(kind, what, msg string, f func()) {
+		t.Helper()
+		err := Try(f)
+		if err == nil {
+			t.Fatalf("%s: no error", what)
+		}
+		if got := fmt.Sprintf("%T", err); got != kind {
+			t.Fatalf("%s: %s (%v), want %s", what, got, err, kind)
+		}
+		if msg != "" && !strings.Contains(err.Error(), msg) {
+			t.Fatalf("%s: %q does not say %q", what, err.Error(), msg)
+		}
+	}
+	const se, ve, de = "*ember.ShapeError", "*ember.ValueError", "*ember.DTypeError"
+	raises(se, "bincount 2-D", "bincount only supports 1-d non-negative integral inputs.", func() { Bincount(m.Cast(Int64), nil, 0) })
+	raises(se, "bincount negative", "non-negative", func() { Bincount(FromSlice([]int64{-1}, Shape{1}), nil, 0) })
+	raises(de, "bincount float", `"bincount_cpu" not implemented for 'Float'`, func() { Bincount(FromSlice([]float32{1}, Shape{1}), nil, 0) })
+	raises(se, "bincount weights", "weights should be 1-d and have the same length as input", func() { Bincount(i, v, 0) })
+	raises(ve, "bincount minlength", "minlength should be >= 0", func() { Bincount(i, nil, -1) })
+	raises(ve, "repeat negative", "repeats can not be negative", func() { v.RepeatInterleave(-1, 0) })
+	raises(ve, "repeat tensor negative", "repeats can not be negative", func() { v.RepeatInterleaveTensor(FromSlice([]int64{1, -2, 1}, Shape{3}), 0) })
+	raises(se, "repeat size", "repeats must have the same size as input along dim", func() { v.RepeatInterleaveTensor(i, 0) })
+	raises(de, "repeat float", "", func() { v.RepeatInterleaveTensor(v, 0) })
+	raises(se, "repeat dim", "", func() { v.RepeatInterleave(2, 1) })
+	raises(ve, "meshgrid empty", "torch.meshgrid expects a non-empty TensorList", func() { Meshgrid("ij") })
+	raises(ve, "meshgrid indexing", `indexing must be one of "xy" or "ij", but received: foo`, func() { Meshgrid("foo", v) })
+	raises(se, "meshgrid 2-D", "Expected 0D or 1D tensor", func() { Meshgrid("ij", m) })
+	raises(de, "meshgrid dtypes", "meshgrid expects all tensors to have the same dtype", func() { Meshgrid("ij", v, i) })
+	raises(de, "lerp end dtype", "expected dtype double for `end` but got dtype float", func() { LerpScalar(v, v.Cast(Float32), 0.5) })
+	raises(de, "lerp weight dtype", "expected dtype double for `weight` but got dtype float", func() { Lerp(v, v, v.Cast(Float32)) })
+	raises(de, "lerp long", `"lerp_kernel_scalar" not implemented for 'Long'`, func() { LerpScalar(i, i, 0.5) })
+	raises(se, "lerp shapes", "", func() { Lerp(v, Ones(Shape{2, 3}, Dtype(Float64)), Ones(Shape{2}, Dtype(Float64))) })
+	raises(se, "trace 1-D", "trace: expected a matrix, but got tensor with dim 1", func() { v.Trace() })
+	raises(de, "trace bool", `"trace" not implemented for 'Bool'`, func() { m.Cast(Bool).Trace() })
+	raises(se, "rot90 one dim", "expected total rotation dims == 2, but got dims = 1", func() { m.Rot90(1, 0) })
+	raises(se, "rot90 1-D", "expected total dims >= 2, but got total dims = 1", func() { v.Rot90(1) })
+	raises(se, "rot90 same", "expected rotation dims to be different, but got dim0 = 0 and dim1 = -2", func() { m.Rot90(1, 0, -2) })
+	raises(se, "rot90 range", "Rotation dim0 out of range, dim0 = 3", func() { m.Rot90(1, 3, 0) })
+	raises(se, "median empty dim", "median(): Expected reduction dim 0 to have non-zero size.", func() { Ones(Shape{0, 3}).MedianDim(0, false) })
+	raises(se, "median dim range", "", func() { m.MedianDim(2, false) })
+	raises(de, "median bool", "", func() { m.Cast(Bool).MedianDim(0, false) })
+	raises(se, "mode empty dim", "mode(): Expected reduction dim 1 to have non-zero size.", func() { Ones(Shape{2, 0}).Mode(1, false) })
+	raises(se, "kthvalue k", "kthvalue(): selected number k out of range for dimension 0", func() { v.Kthvalue(4, 0, false) })
+	raises(se, "kthvalue k 0", "kthvalue(): selected number k out of range for dimension 1", func() { m.Kthvalue(0, 1, false) })
+	raises(de, "kthvalue bool", `"kthvalue_cpu" not implemented for 'Bool'`, func() { v.Cast(Bool).Kthvalue(1, 0, false) })
+	raises(se, "quantile empty", "quantile() input tensor must be non-empty", func() { Ones(Shape{0}).QuantileScalar(0.5, "linear") })
+	raises(ve, "quantile q", "quantile() q must be in the range [0, 1] but got 1.5", func() { v.QuantileScalar(1.5, "linear") })
+	raises(ve, "quantile q tensor", "quantile() q values must be in the range [0, 1]", func() { v.Quantile(FromSlice([]float64{0.5, -0.1}, Shape{2}), "linear") })
+	raises(ve, "quantile interpolation", "quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but got foo", func() { v.QuantileScalar(0.5, "foo") })
+	raises(se, "quantile q 2-D", "quantile() q must be a scalar or 1D tensor", func() { v.Quantile(Ones(Shape{2, 2}, Dtype(Float64)), "linear") })
+	raises(de, "quantile long", "quantile() input tensor must be either float or double dtype", func() { i.QuantileScalar(0.5, "linear") })
+	raises(de, "quantile q dtype", "quantile() q tensor must be same dtype as the input tensor", func() { v.Quantile(Scalar(0.5), "linear") })
+	raises(de, "nanmean long", "nanmean(): expected input to have floating point dtype but got Long", func() { i.NanMean() })
+	raises(se, "searchsorted dims", "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions", func() { Searchsorted(m, Ones(Shape{3, 3}), false, nil) })
+	raises(se, "searchsorted sorter", "boundary and sorter must have the same size", func() { Searchsorted(v, v, false, i) })
+	raises(se, "bucketize 2-D", "boundaries tensor must be 1 dimension, but got dim(2)", func() { Bucketize(v, m, false) })
+	raises(de, "logcumsumexp long", `"logcumsumexp_out_cpu" not implemented for 'Long'`, func() { i.LogCumSumExp(0) })
+	raises(de, "histc long", `"histogram_cpu" not implemented for 'Long'`, func() { i.Histc(3, 0, 1) })
+	raises(ve, "histc bins", "torch.histogram(): bins must be > 0, but got 0 for dimension 0", func() { v.Histc(0, 0, 1) })
+	raises(ve, "histc range", "torch.histc: max must be larger than min", func() { v.Histc(3, 2, 1) })
+	raises(ve, "histc nan range", "is not finite", func() { FromSlice([]float64{math.NaN()}, Shape{1}).Histc(3, 0, 0) })
+	raises("*ember.DeviceMismatchError", "kron devices", "", func() { Kron(v, Ones(Shape{2}, On(Meta))) })
 }
