@@ -50,9 +50,14 @@ func (s smallTensor) on(dev Device) *Tensor {
 	return FromSlice(s.values(), Shape(s.Shape), On(dev)).Cast(s.dtype())
 }
 
-func (c smallCase) i(name string) int     { return int(c.Args[name].(float64)) }
-func (c smallCase) f(name string) float64 { return c.Args[name].(float64) }
-func (c smallCase) b(name string) bool    { return c.Args[name].(bool) }
+func (c smallCase) i(name string) int { return int(c.Args[name].(float64)) }
+func (c smallCase) f(name string) float64 {
+	if c.Args[name] == "inf" {
+		return math.Inf(1)
+	}
+	return c.Args[name].(float64)
+}
+func (c smallCase) b(name string) bool { return c.Args[name].(bool) }
 
 // reduceOpts turns the case's dim/keepdim into ReduceOptions.
 func (c smallCase) reduceOpts() []ReduceOption {
@@ -140,6 +145,12 @@ func runSmallOp(c smallCase, in []*Tensor) []*Tensor {
 		return two(in[0].Cummin(c.i("dim")))
 	case "logcumsumexp":
 		return []*Tensor{in[0].LogCumSumExp(c.i("dim"))}
+	case "cdist":
+		return []*Tensor{Cdist(in[0], in[1], c.f("p"), c.Args["mode"].(string))}
+	case "cosine_similarity":
+		return []*Tensor{CosineSimilarity(in[0], in[1], c.i("dim"), c.f("eps"))}
+	case "pairwise_distance":
+		return []*Tensor{PairwiseDistance(in[0], in[1], c.f("p"), c.f("eps"), c.b("keepdim"))}
 	case "histc":
 		return []*Tensor{in[0].Histc(c.i("bins"), c.f("min"), c.f("max"))}
 	}
@@ -177,11 +188,17 @@ func smallClose(t *testing.T, what string, got *Tensor, want smallTensor, checkD
 		tol = 2e-6
 	}
 	w := want.values()
+	atol := tol
+	if !checkDType { // gradients: cancellation leaves noise relative to the largest entry
+		for _, x := range w {
+			atol = math.Max(atol, tol*math.Abs(x))
+		}
+	}
 	for i, v := range got.Float64s() {
 		if math.IsNaN(w[i]) && math.IsNaN(v) || v == w[i] {
 			continue
 		}
-		if math.Abs(v-w[i]) > tol+tol*math.Abs(w[i]) {
+		if math.Abs(v-w[i]) > atol+tol*math.Abs(w[i]) {
 			t.Fatalf("%s: %v, PyTorch %v", what, got.Float64s(), w)
 		}
 	}
@@ -341,5 +358,14 @@ func TestSmallOpsErrors(t *testing.T) {
 	raises(ve, "histc bins", "torch.histogram(): bins must be > 0, but got 0 for dimension 0", func() { v.Histc(0, 0, 1) })
 	raises(ve, "histc range", "torch.histc: max must be larger than min", func() { v.Histc(3, 2, 1) })
 	raises(ve, "histc nan range", "is not finite", func() { FromSlice([]float64{math.NaN()}, Shape{1}).Histc(3, 0, 0) })
+	raises(se, "cdist 1-D", "cdist only supports at least 2D tensors, X1 got: 1D", func() { Cdist(v, m, 2, "") })
+	raises(se, "cdist columns", "X1 and X2 must have the same number of columns. X1: 3 X2: 4", func() { Cdist(m, Ones(Shape{2, 4}), 2, "") })
+	raises(de, "cdist long", "cdist only supports floating-point dtypes, X1 got: Long", func() { Cdist(m.Cast(Int64), m, 2, "") })
+	raises(de, "cdist dtypes", "expected scalar type Float but found Double", func() { Cdist(m, m.Cast(Float64), 2, "") })
+	raises(ve, "cdist p", "cdist only supports non-negative p values", func() { Cdist(m, m, -1, "") })
+	raises(ve, "cdist mode", "foo is not a valid value for compute_mode", func() { Cdist(m, m, 2, "foo") })
+	raises(se, "cdist batch", "", func() { Cdist(Ones(Shape{2, 2, 3}), Ones(Shape{3, 2, 3}), 2, "") })
+	raises(de, "cosine ints", "expected common dtype to be floating point, yet common dtype is Long", func() { CosineSimilarity(i, i, 0, 1e-8) })
+	raises(se, "cosine shapes", "", func() { CosineSimilarity(v, Ones(Shape{2}, Dtype(Float64)), 0, 1e-8) })
 	raises("*ember.DeviceMismatchError", "kron devices", "", func() { Kron(v, Ones(Shape{2}, On(Meta))) })
 }

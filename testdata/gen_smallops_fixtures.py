@@ -59,7 +59,7 @@ def case(op, args, inputs, fn, grad=True):
         loss.backward()
         grads = [x.grad if x.grad is not None else (torch.zeros_like(x) if x.requires_grad else None) for x in ins]
     cases.append({
-        "op": op, "args": args,
+        "op": op, "args": {k: ("inf" if v == inf else v) for k, v in args.items()},
         "inputs": [enc(x) for x in inputs],
         "outputs": [enc(o) for o in outs],
         "w": [enc(w) if w is not None else None for w in ws],
@@ -232,6 +232,40 @@ def main():
              lambda x: torch.histc(x, bins, lo, hi), grad=False)
     case("histc", {"bins": 3, "min": 0., "max": 0.}, [T([2., 2.])], lambda x: torch.histc(x, 3), grad=False)
     case("histc", {"bins": 4, "min": 0., "max": 3.}, [r3], lambda x: torch.histc(x, 4, 0., 3.), grad=False)
+
+    # cdist / cosine_similarity / pairwise_distance
+    F = torch.nn.functional
+    x1 = torch.randn(2, 4, 3, dtype=torch.float64)
+    x2 = torch.randn(2, 5, 3, dtype=torch.float64)
+    big1 = torch.randn(30, 4, dtype=torch.float64)
+    big2 = torch.randn(27, 4, dtype=torch.float64)
+    dup = torch.tensor([[1., 2.], [0., 0.], [1., 2.]], dtype=torch.float64)
+    for p in [2.0, 1.0, 0.5, 3.0, 0.0, inf]:
+        case("cdist", {"p": p, "mode": ""}, [x1, x2], lambda a, b: torch.cdist(a, b, p=p))
+        case("cdist", {"p": p, "mode": ""}, [big1, big2], lambda a, b: torch.cdist(a, b, p=p))
+    for mode in ["use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist", "use_mm_for_euclid_dist_if_necessary"]:
+        case("cdist", {"p": 2.0, "mode": mode}, [x1, x2[:1]], lambda a, b: torch.cdist(a, b, compute_mode=mode))
+        case("cdist", {"p": 2.0, "mode": mode}, [big1, big2], lambda a, b: torch.cdist(a, b, compute_mode=mode))
+    case("cdist", {"p": 2.0, "mode": "donot_use_mm_for_euclid_dist"}, [dup, dup[:2].clone()],
+         lambda a, b: torch.cdist(a, b, compute_mode="donot_use_mm_for_euclid_dist"))
+    case("cdist", {"p": 1.5, "mode": ""}, [dup, dup[:2].clone()], lambda a, b: torch.cdist(a, b, p=1.5))
+    case("cdist", {"p": 2.0, "mode": ""}, [torch.randn(3, 2, dtype=torch.float32), torch.randn(1, 4, 2, dtype=torch.float32)],
+         lambda a, b: torch.cdist(a, b))
+    case("cdist", {"p": 2.0, "mode": ""}, [torch.zeros(0, 3, dtype=torch.float64), x2[0]], lambda a, b: torch.cdist(a, b))
+    c1 = torch.randn(3, 4, dtype=torch.float64)
+    c2 = torch.randn(3, 4, dtype=torch.float64)
+    for dim in [1, 0, -1]:
+        case("cosine_similarity", {"dim": dim, "eps": 1e-8}, [c1, c2], lambda a, b: F.cosine_similarity(a, b, dim=dim))
+    case("cosine_similarity", {"dim": 1, "eps": 1e-8}, [c1, c2[:1]], lambda a, b: F.cosine_similarity(a, b))
+    tiny = T([[1e-9, 0.], [0., 0.], [1e-5, 0.]])
+    case("cosine_similarity", {"dim": 1, "eps": 1e-8}, [tiny, T([[1., 1.], [3., 4.], [2e-5, 1e-5]])], lambda a, b: F.cosine_similarity(a, b))
+    case("cosine_similarity", {"dim": 0, "eps": 0.5}, [T([1., 2.]), T([3, 1], torch.int64)], lambda a, b: F.cosine_similarity(a, b, dim=0, eps=0.5))
+    for p in [2.0, 1.0, 3.0, inf]:
+        for kd in [False, True]:
+            case("pairwise_distance", {"p": p, "eps": 1e-6, "keepdim": kd}, [c1, c2], lambda a, b: F.pairwise_distance(a, b, p=p, keepdim=kd))
+    case("pairwise_distance", {"p": 2.0, "eps": 0.0, "keepdim": False}, [c1, c2[1]], lambda a, b: F.pairwise_distance(a, b, eps=0.0))
+    case("pairwise_distance", {"p": 2.0, "eps": 1e-6, "keepdim": False}, [T([1, 2], torch.int64), T([1, 5], torch.int64)],
+         lambda a, b: F.pairwise_distance(a, b))
 
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w") as f:
