@@ -597,11 +597,12 @@ func (t *Tensor) cumExtreme(op string, dim int, isMax bool) (values, indices *Te
 }
 
 // LogCumSumExp is torch.logcumsumexp(t, dim): log(cumsum(exp(t))) along
-// dim, computed stably (each place is a LogSumExp of its prefix, so large
-// and very negative values keep their precision). It builds an n×n
-// masked block per line of length n (n² memory along dim) instead of a
-// scan kernel. Integer inputs are refused, as PyTorch. Gradients:
-// through LogSumExp.
+// dim, computed stably: each place is a LogSumExp of its prefix, so large
+// and very negative values keep their precision. Without a scan kernel it
+// works in blocks of 32 along dim (masked 32×32 LogSumExps within a block,
+// the blocks' totals combined by the same op recursively), so it takes
+// about 32× the input's memory. Integer inputs are refused, as PyTorch.
+// Gradients: through LogSumExp.
 func (t *Tensor) LogCumSumExp(dim int) *Tensor {
 	const op = "logcumsumexp"
 	t.live(op)
@@ -613,18 +614,39 @@ func (t *Tensor) LogCumSumExp(dim int) *Tensor {
 		return t.Reshape(1).LogCumSumExp(0).Reshape()
 	}
 	d := t.dim(op, dim)
-	n := t.shape[d]
-	if n == 0 {
+	if t.shape[d] == 0 {
 		return t.Clone()
 	}
-	x := movedLast(t, d)                                                         // [..., n]
-	rows := x.Unsqueeze(-2).Expand(append(x.shape.clone()[:x.Dim()-1], n, n)...) // [..., i, j]
-	later := Ones(Shape{n, n}, On(t.dev), Dtype(Bool)).Triu(1)                   // j > i
-	y := rows.MaskedFill(later, math.Inf(-1)).LogSumExp(Dims(-1))                // [..., n]
+	y := logCumSumExpLast(movedLast(t, d))
 	if d != t.Dim()-1 {
 		y = y.Unsqueeze(d).Transpose(d, -1).Squeeze(-1)
 	}
 	return y
+}
+
+const lcseBlock = 32
+
+// logCumSumExpLast is LogCumSumExp along x's last dim.
+func logCumSumExpLast(x *Tensor) *Tensor {
+	n := x.shape[x.Dim()-1]
+	lead := x.shape[:x.Dim()-1].clone()
+	if n <= 2*lcseBlock { // one masked n×n block
+		rows := x.Unsqueeze(-2).Expand(append(lead.clone(), n, n)...) // [..., i, j]
+		later := Ones(Shape{n, n}, On(x.dev), Dtype(Bool)).Triu(1)    // j > i
+		return rows.MaskedFill(later, math.Inf(-1)).LogSumExp(Dims(-1))
+	}
+	k := (n + lcseBlock - 1) / lcseBlock
+	if pad := k*lcseBlock - n; pad > 0 { // -Inf adds nothing
+		x = Cat([]*Tensor{x, Full(append(lead.clone(), pad), math.Inf(-1), On(x.dev), Dtype(x.dtype))}, -1)
+	}
+	blocks := x.Reshape(append(lead.clone(), k, lcseBlock)...)
+	intra := logCumSumExpLast(blocks)                   // [..., k, B]
+	tot := intra.Narrow(-1, lcseBlock-1, 1).Squeeze(-1) // [..., k]
+	pre := logCumSumExpLast(tot).Narrow(-1, 0, k-1)     // through block k-2
+	first := Full(append(lead.clone(), 1), math.Inf(-1), On(x.dev), Dtype(x.dtype))
+	before := Cat([]*Tensor{first, pre}, -1).Unsqueeze(-1).Expand(intra.shape...) // the blocks before each
+	out := Stack([]*Tensor{intra, before}, -1).LogSumExp(Dims(-1))
+	return out.Reshape(append(lead.clone(), k*lcseBlock)...).Narrow(-1, 0, n)
 }
 
 // Histc is torch.histc(t, bins, min, max): the counts of t's elements in
