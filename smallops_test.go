@@ -369,3 +369,56 @@ func TestSmallOpsErrors(t *testing.T) {
 	raises(se, "cosine shapes", "", func() { CosineSimilarity(v, Ones(Shape{2}, Dtype(Float64)), 0, 1e-8) })
 	raises("*ember.DeviceMismatchError", "kron devices", "", func() { Kron(v, Ones(Shape{2}, On(Meta))) })
 }
+
+// TestSmallOpsNoRuntimePanics runs every new op over every dtype, empty,
+// 0-dim and size-1 shapes and in- and out-of-range dims: misuse must panic
+// with a typed error (Try returns it), never a Go runtime error.
+func TestSmallOpsNoRuntimePanics(t *testing.T) {
+	var ins []*Tensor
+	for _, dt := range []DType{Float32, Float64, Int64, Int32, Bool, BFloat16, Float16} {
+		for _, s := range []Shape{{}, {0}, {3}, {2, 3}, {2, 0}, {0, 2}, {2, 1, 3}} {
+			x := Arange(0, float64(s.NumElements()), 1, Dtype(Float64)).Reshape(s...).Remainder(Scalar(3, Dtype(Float64))).Cast(dt)
+			ins = append(ins, x)
+		}
+	}
+	for _, x := range ins {
+		for _, dim := range []int{-4, -1, 0, 1, 2, 5} {
+			ops := map[string]func(){
+				"nonzero":   func() { x.Nonzero(); x.NonzeroTuple() },
+				"unique":    func() { x.Unique(); x.UniqueConsecutive() },
+				"bincount":  func() { Bincount(x, nil, 2) },
+				"bincountw": func() { Bincount(x, x, 2) },
+				"ri":        func() { x.RepeatInterleave(2, dim) },
+				"rit":       func() { x.RepeatInterleaveTensor(x, dim) },
+				"mesh":      func() { Meshgrid("xy", x, x) },
+				"lerp":      func() { Lerp(x, x, x); LerpScalar(x, x, 0.7) },
+				"trace":     func() { x.Trace() },
+				"rot":       func() { x.Rot90(dim, 0, dim) },
+				"kron":      func() { Kron(x, x) },
+				"median":    func() { x.Median(); x.NanMedian() },
+				"mediand":   func() { x.MedianDim(dim, true); x.NanMedianDim(dim, false) },
+				"kth":       func() { x.Kthvalue(1, dim, false); x.Kthvalue(2, dim, true) },
+				"mode":      func() { x.Mode(dim, false) },
+				"q":         func() { x.QuantileScalar(0.3, "nearest", Dims(dim)); x.Quantile(x, "linear") },
+				"nan":       func() { x.NanSum(Dims(dim)); x.NanMean(Dims(dim), KeepDim()) },
+				"ss":        func() { Searchsorted(x, x, true, nil); Bucketize(x, x, false) },
+				"sss":       func() { Searchsorted(x, x, true, x) },
+				"cum":       func() { x.Cummax(dim); x.Cummin(dim) },
+				"lcse":      func() { x.LogCumSumExp(dim) },
+				"histc":     func() { x.Histc(3, 0, 0) },
+				"cdist":     func() { Cdist(x, x, 2, ""); Cdist(x, x, 1, "use_mm_for_euclid_dist") },
+				"cos":       func() { CosineSimilarity(x, x, dim, 1e-8); PairwiseDistance(x, x, 2, 1e-6, false) },
+			}
+			for name, f := range ops {
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							t.Errorf("%s on %v %v dim %d: untyped panic %v", name, x.DType(), x.Shape(), dim, r)
+						}
+					}()
+					_ = Try(f)
+				}()
+			}
+		}
+	}
+}
