@@ -161,7 +161,7 @@ func runSmallOp(c smallCase, in []*Tensor) []*Tensor {
 // with gradients PyTorch defines; no case is skipped today.
 func loadSmallCases(t *testing.T) []smallCase {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "fixtures", "smallops.json"))
+	b, err := os.ReadFile(filepath.Join("testdata", "fixtures", "smallops", "smallops.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

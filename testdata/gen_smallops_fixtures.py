@@ -1,7 +1,8 @@
 """Generate PyTorch 1.13 reference values and gradients for ember's small
 tensor ops (smallops.go, orderstats.go). Run with /usr/bin/python3:
     /usr/bin/python3 testdata/gen_smallops_fixtures.py
-Writes testdata/fixtures/smallops.json: a list of cases
+Writes testdata/fixtures/smallops/smallops.json (its own folder: the
+conformance suite reads every testdata/fixtures/*.json): a list of cases
   {"op", "args", "inputs": [T...], "outputs": [T...], "w": [T|null...],
    "grads": [T|null...]}
 where T is {"shape", "dtype", "data"} (NaN and infinities as the strings
@@ -14,7 +15,7 @@ import os
 
 import torch
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "smallops.json")
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "smallops", "smallops.json")
 nan = float("nan")
 inf = float("inf")
 
