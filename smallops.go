@@ -3,6 +3,7 @@ package ember
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 )
 
@@ -135,6 +136,96 @@ func (t *Tensor) UniqueConsecutive() (values, inverse, counts *Tensor) {
 	dev := On(t.dev)
 	values = x.IndexSelect(0, FromSlice(starts, Shape{len(starts)}, dev))
 	return values, FromSlice(group, Shape{len(group)}, dev).Reshape(t.shape...), FromSlice(cnt, Shape{len(cnt)}, dev)
+}
+
+// UniqueDim is torch.unique(t, dim=dim, sorted=True, return_inverse=True,
+// return_counts=True): the distinct slices of t along dim, in
+// lexicographic order, the slice of values each of t's slices became
+// (Int64 [t.Size(dim)]) and how many slices each stands for. It reads t
+// back to the host.
+func (t *Tensor) UniqueDim(dim int) (values, inverse, counts *Tensor) {
+	return t.uniqueDim("unique", dim, true)
+}
+
+// UniqueConsecutiveDim is torch.unique_consecutive(t, dim=dim,
+// return_inverse=True, return_counts=True): runs of equal consecutive
+// slices along dim collapsed to one.
+func (t *Tensor) UniqueConsecutiveDim(dim int) (values, inverse, counts *Tensor) {
+	return t.uniqueDim("unique_consecutive", dim, false)
+}
+
+func (t *Tensor) uniqueDim(op string, dim int, sorted bool) (values, inverse, counts *Tensor) {
+	t.live(op)
+	if t.Dim() == 0 {
+		t.indexDim(op, dim, "Dimension specified as 0 but tensor has no dimensions")
+	}
+	d := t.dim(op, dim)
+	zeros := 0
+	for _, n := range t.shape {
+		if n == 0 {
+			zeros++
+		}
+	}
+	if zeros > 1 {
+		shapeErr(op, "Number of zero sized dimensions is more than one, so unique cannot be applied", t.shape)
+	}
+	if zeros == 1 && t.shape[d] != 0 {
+		shapeErr(op, "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied", t.shape)
+	}
+	n := t.shape[d]
+	dev := On(t.dev)
+	if n == 0 {
+		none := FromSlice([]int64{}, Shape{0}, dev)
+		return t.Detach().Clone(), none, none.Clone()
+	}
+	x := t.Detach().Transpose(0, d).Contiguous().Reshape(n, -1)
+	m := x.shape[1]
+	var f []float64
+	var iv []int64
+	if t.dtype.IsInt() {
+		iv = x.Int64s()
+	} else {
+		f = x.Float64s()
+	}
+	cmp := func(a, b int) int { // lexicographic order of rows a and b
+		for k := 0; k < m; k++ {
+			if iv != nil {
+				if u, v := iv[a*m+k], iv[b*m+k]; u != v {
+					return map[bool]int{true: -1, false: 1}[u < v]
+				}
+				continue
+			}
+			if u, v := f[a*m+k], f[b*m+k]; u != v {
+				if u < v {
+					return -1
+				}
+				if u > v {
+					return 1
+				}
+				return 2 // NaN: unequal, unordered
+			}
+		}
+		return 0
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	if sorted {
+		sort.SliceStable(order, func(i, j int) bool { return cmp(order[i], order[j]) == -1 })
+	}
+	inv := make([]int64, n)
+	var firsts, cnt []int64
+	for i, r := range order {
+		if i == 0 || cmp(order[i-1], r) != 0 {
+			firsts = append(firsts, int64(r))
+			cnt = append(cnt, 0)
+		}
+		inv[r] = int64(len(firsts) - 1)
+		cnt[len(cnt)-1]++
+	}
+	values = t.Detach().IndexSelect(d, FromSlice(firsts, Shape{len(firsts)}, dev))
+	return values, FromSlice(inv, Shape{n}, dev), FromSlice(cnt, Shape{len(cnt)}, dev)
 }
 
 // Bincount counts the occurrences of each value in the 1-D non-negative

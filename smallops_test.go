@@ -85,6 +85,12 @@ func runSmallOp(c smallCase, in []*Tensor) []*Tensor {
 	case "unique_consecutive":
 		v, i, n := in[0].UniqueConsecutive()
 		return []*Tensor{v, i, n}
+	case "unique_dim":
+		v, i, n := in[0].UniqueDim(c.i("dim"))
+		return []*Tensor{v, i, n}
+	case "unique_consecutive_dim":
+		v, i, n := in[0].UniqueConsecutiveDim(c.i("dim"))
+		return []*Tensor{v, i, n}
 	case "bincount":
 		var w *Tensor
 		if len(in) > 1 {
@@ -264,7 +270,7 @@ func TestSmallOpsFixtures(t *testing.T) {
 // PyTorch's. The data-dependent ones refuse with ErrNoData.
 func TestSmallOpsMeta(t *testing.T) {
 	dataDependent := map[string]bool{"nonzero": true, "nonzero_tuple": true, "unique": true,
-		"unique_consecutive": true, "bincount": true, "repeat_interleave_t": true}
+		"unique_consecutive": true, "unique_dim": true, "unique_consecutive_dim": true, "bincount": true, "repeat_interleave_t": true}
 	for ci, c := range loadSmallCases(t) {
 		what := fmt.Sprintf("%s %v case %d on meta", c.Op, c.Args, ci)
 		in := make([]*Tensor, len(c.Inputs))
@@ -386,6 +392,7 @@ func TestSmallOpsNoRuntimePanics(t *testing.T) {
 			ops := map[string]func(){
 				"nonzero":   func() { x.Nonzero(); x.NonzeroTuple() },
 				"unique":    func() { x.Unique(); x.UniqueConsecutive() },
+				"uniquedim": func() { x.UniqueDim(dim); x.UniqueConsecutiveDim(dim) },
 				"bincount":  func() { Bincount(x, nil, 2) },
 				"bincountw": func() { Bincount(x, x, 2) },
 				"ri":        func() { x.RepeatInterleave(2, dim) },

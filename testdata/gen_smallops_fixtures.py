@@ -92,6 +92,13 @@ def main():
         case("unique_consecutive", {}, [x], lambda x: torch.unique_consecutive(x, return_inverse=True, return_counts=True), grad=False)
     case("unique_consecutive", {}, [T([1., 1., 2., 2., 3., 1., 1., 2.])],
          lambda x: torch.unique_consecutive(x, return_inverse=True, return_counts=True), grad=False)
+    ud = T([[1, 0, 1], [2, 2, 2], [1, 0, 1], [0, 5, 0], [1, 0, 1]], torch.int64)
+    for x, dims in [(ud, [0, 1, -1]), (T([[0.5, -1.], [0.5, -2.], [0.5, -1.]]), [0, 1]), (torch.zeros(0, 3), [0]),
+                    (T([[[1., 1.], [0., 0.]], [[1., 1.], [0., 0.]]]), [0, 1, 2]), (T([True, False, True], torch.bool), [0])]:
+        for d in dims:
+            case("unique_dim", {"dim": d}, [x], lambda x: torch.unique(x, dim=d, return_inverse=True, return_counts=True), grad=False)
+            case("unique_consecutive_dim", {"dim": d}, [x],
+                 lambda x: torch.unique_consecutive(x, dim=d, return_inverse=True, return_counts=True), grad=False)
     # bincount
     b = T([4, 1, 1, 0, 4, 4], torch.int64)
     case("bincount", {"minlength": 0}, [b], lambda x: torch.bincount(x))
