@@ -473,8 +473,9 @@ func (t *Tensor) NanMean(opts ...ReduceOption) *Tensor {
 // right=true). sortedSeq is 1-D (values any shape) or shares values'
 // leading dims; sorter (Int64, sortedSeq's shape, or nil) gives the order
 // that sorts an unsorted sortedSeq. NaN values go to the end. The result
-// is Int64 of values' shape. It compares every value with the whole
-// sequence on the device (len(seq)·len(values) work, no kernel of its own).
+// is Int64 of values' shape. It runs on the device: a sequence of up to 64
+// is compared with every value at once, a longer one binary-searched with
+// one Gather per halving.
 func Searchsorted(sortedSeq, values *Tensor, right bool, sorter *Tensor) *Tensor {
 	const op = "searchsorted"
 	sortedSeq.live(op)
@@ -507,6 +508,10 @@ func Searchsorted(sortedSeq, values *Tensor, right bool, sorter *Tensor) *Tensor
 	if seq.dtype == Bool || v.dtype == Bool {
 		panic(&DTypeError{Op: op, DTypes: []DType{seq.dtype, v.dtype}, Msg: "\"searchsorted_out_cpu\" not implemented for 'Bool'"})
 	}
+	m := seq.shape[seq.Dim()-1]
+	if m > 64 {
+		return searchBinary(seq, v, right)
+	}
 	var cmp *Tensor
 	if seq.Dim() == 1 {
 		cmp = seq
@@ -515,7 +520,8 @@ func Searchsorted(sortedSeq, values *Tensor, right bool, sorter *Tensor) *Tensor
 	}
 	vv := v.Unsqueeze(-1)
 	// PyTorch's binary search moves past elements where !(seq >= v) (left)
-	// or !(seq > v) (right): counting them gives its answer, NaN included.
+	// or !(seq > v) (right): for a short sequence, counting them on the
+	// device in one comparison gives its answer, NaN included.
 	var before *Tensor
 	if right {
 		before = cmp.Gt(vv).LogicalNot()
@@ -523,6 +529,40 @@ func Searchsorted(sortedSeq, values *Tensor, right bool, sorter *Tensor) *Tensor
 		before = cmp.Ge(vv).LogicalNot()
 	}
 	return before.Sum(Dims(-1))
+}
+
+// searchBinary is PyTorch's binary search (cus_lower_bound and
+// cus_upper_bound), run for all values at once: one Gather and compare
+// per halving, log2(len(seq)) + 1 rounds.
+func searchBinary(seq, v *Tensor, right bool) *Tensor {
+	m := seq.shape[seq.Dim()-1]
+	dev := On(v.dev)
+	lo := Zeros(v.shape, dev, Dtype(Int64))
+	hi := Full(v.shape, float64(m), dev, Dtype(Int64))
+	two := Full(Shape{}, 2, dev, Dtype(Int64))
+	at := func(mid *Tensor) *Tensor {
+		if seq.Dim() == 1 {
+			return seq.IndexSelect(0, mid.Reshape(-1)).Reshape(mid.shape...)
+		}
+		return seq.Gather(-1, mid)
+	}
+	for k := m; ; k >>= 1 {
+		active := lo.Lt(hi)
+		mid := lo.Add(hi.Sub(lo).FloorDivide(two)).Clamp(0, float64(m-1))
+		x := at(mid)
+		var goRight *Tensor
+		if right {
+			goRight = x.Gt(v).LogicalNot()
+		} else {
+			goRight = x.Ge(v).LogicalNot()
+		}
+		lo = Where(active.LogicalAnd(goRight), mid.AddScalar(1), lo)
+		hi = Where(active.LogicalAnd(goRight.LogicalNot()), mid, hi)
+		if k == 0 {
+			break
+		}
+	}
+	return lo
 }
 
 // Bucketize returns, for each element of input, the index of its bucket

@@ -222,6 +222,12 @@ def main():
         case("searchsorted_sorter", {"right": right}, [T([5., 1., 3., 2.]), T([2., 4., 0.]), T([1, 3, 2, 0], torch.int64)],
              lambda s, v, so: torch.searchsorted(s, v, right=right, sorter=so), grad=False)
         case("searchsorted", {"right": right}, [torch.zeros(0), T([1.])], lambda s, v: torch.searchsorted(s, v, right=right), grad=False)
+        long_seq = torch.cat([torch.sort(torch.randint(-50, 50, (199,), generator=torch.Generator().manual_seed(5)).double())[0], T([nan])])
+        lv = torch.cat([torch.arange(-52., 53., 0.5, dtype=torch.float64), T([nan, inf, -inf])])
+        case("searchsorted", {"right": right}, [long_seq, lv], lambda s, v: torch.searchsorted(s, v, right=right), grad=False)
+        case("searchsorted", {"right": right}, [torch.stack([long_seq[:150], torch.arange(150.)]), torch.stack([lv[:20], T([-1., 0., 0.5, 149., 149.5, 150.] + [7.] * 14)])],
+             lambda s, v: torch.searchsorted(s, v, right=right), grad=False)
+        case("bucketize", {"right": right}, [T([[-60., 0.], [49., 3.5]]), long_seq[:100].contiguous()], lambda v, s: torch.bucketize(v, s, right=right), grad=False)
         case("bucketize", {"right": right}, [vals, seq], lambda v, s: torch.bucketize(v, s, right=right), grad=False)
     # cummax / cummin / logcumsumexp
     cm = T([[1., 3., 3., 2., 5., nan, 4., nan], [2., 2., 1., 1., 0., 0., 7., 7.]])
