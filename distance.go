@@ -63,8 +63,8 @@ func PairwiseDistance(x1, x2 *Tensor, p, eps float64, keepdim bool) *Tensor {
 // with P or R over 25, the matrix-product expansion
 // sqrt(max(‖a‖² - 2a·b + ‖b‖², 0))), "use_mm_for_euclid_dist" (always for
 // p = 2) or "donot_use_mm_for_euclid_dist"; other p (≥ 0, +Inf included)
-// are computed directly, from an [..., P, R, M] difference. x1 and x2 must
-// share one floating dtype.
+// are computed directly, from the [..., P, R, M] differences (in blocks of
+// rows of x1 when those are many). x1 and x2 must share one floating dtype.
 func Cdist(x1, x2 *Tensor, p float64, computeMode string) *Tensor {
 	const op = "cdist"
 	x1.live(op)
@@ -117,5 +117,16 @@ func Cdist(x1, x2 *Tensor, p float64, computeMode string) *Tensor {
 		b2 := Cat([]*Tensor{b, OnesLike(bn), bn}, -1)
 		return a2.MatMul(b2.Transpose(-1, -2)).Clamp(0, math.Inf(1)).Sqrt()
 	}
-	return a.Unsqueeze(-2).Sub(b.Unsqueeze(-3)).Norm(p, Dims(-1))
+	// directly, from the differences [..., rows, R, M], in blocks of rows
+	// of at most 1<<24 differences
+	rows := max(1, (1<<24)/max(1, rr*m1*max(1, batch.NumElements())))
+	if rows >= pr {
+		return a.Unsqueeze(-2).Sub(b.Unsqueeze(-3)).Norm(p, Dims(-1))
+	}
+	var parts []*Tensor
+	for i := 0; i < pr; i += rows {
+		ai := a.Narrow(-2, i, min(rows, pr-i))
+		parts = append(parts, ai.Unsqueeze(-2).Sub(b.Unsqueeze(-3)).Norm(p, Dims(-1)))
+	}
+	return Cat(parts, -2)
 }

@@ -429,3 +429,33 @@ func TestSmallOpsNoRuntimePanics(t *testing.T) {
 		}
 	}
 }
+
+// TestCdistBlocks: a direct (p = 1) cdist large enough to be computed in
+// blocks of rows (700×900×30 differences) against PyTorch 1.13's values
+// and gradient of the sum, for a = sin(0..20999) [700, 30] and
+// b = cos(0.7·(0..26999)) [900, 30].
+func TestCdistBlocks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("19M differences")
+	}
+	a := Arange(0, 700*30, 1, Dtype(Float64)).Sin().Reshape(700, 30).SetRequiresGrad(true)
+	b := Arange(0, 900*30, 1, Dtype(Float64)).MulScalar(0.7).Cos().Reshape(900, 30)
+	d := Cdist(a, b, 1, "")
+	s := d.Sum()
+	s.Backward()
+	g := a.Grad()
+	for _, c := range []struct {
+		what      string
+		got, want float64
+	}{
+		{"sum", s.Item(), 15319632.254726432},
+		{"d[123,456]", d.Select(0, 123).Select(0, 456).Item(), 21.960427077851055},
+		{"d[699,899]", d.Select(0, 699).Select(0, 899).Item(), 24.299661537134806},
+		{"grad[650,3]", g.Select(0, 650).Select(0, 3).Item(), -2},
+		{"grad[5,7]", g.Select(0, 5).Select(0, 7).Item(), -48},
+	} {
+		if math.Abs(c.got-c.want) > 1e-9*math.Max(1, math.Abs(c.want)) {
+			t.Fatalf("%s = %v, PyTorch %v", c.what, c.got, c.want)
+		}
+	}
+}
