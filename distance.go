@@ -121,12 +121,29 @@ func Cdist(x1, x2 *Tensor, p float64, computeMode string) *Tensor {
 	// of at most 1<<24 differences
 	rows := max(1, (1<<24)/max(1, rr*m1*max(1, batch.NumElements())))
 	if rows >= pr {
-		return a.Unsqueeze(-2).Sub(b.Unsqueeze(-3)).Norm(p, Dims(-1))
+		return cdistDirect(a, b, p)
 	}
 	var parts []*Tensor
 	for i := 0; i < pr; i += rows {
-		ai := a.Narrow(-2, i, min(rows, pr-i))
-		parts = append(parts, ai.Unsqueeze(-2).Sub(b.Unsqueeze(-3)).Norm(p, Dims(-1)))
+		parts = append(parts, cdistDirect(a.Narrow(-2, i, min(rows, pr-i)), b, p))
 	}
 	return Cat(parts, -2)
+}
+
+// cdistDirect is the p-norm of the differences of a's and b's rows. For
+// p = +Inf the gradient goes in full to every difference whose size is the
+// distance, as PyTorch's _cdist_backward (the max's gradient would share
+// it among ties).
+func cdistDirect(a, b *Tensor, p float64) *Tensor {
+	diff := a.Unsqueeze(-2).Sub(b.Unsqueeze(-3)) // [..., P, R, M]
+	if !math.IsInf(p, 1) {
+		return diff.Norm(p, Dims(-1))
+	}
+	dd := diff.Detach()
+	dist := dd.Abs().Max(Dims(-1))
+	distd := dist.Detach()
+	return record("CdistBackward0", dist, []*Tensor{diff}, []*Tensor{dd, distd}, func(g *Tensor) []*Tensor {
+		at := dd.Abs().Eq(distd.Unsqueeze(-1))
+		return []*Tensor{WhereTensorScalar(at, g.Unsqueeze(-1).Mul(dd.Sign()), 0)}
+	})
 }

@@ -265,6 +265,8 @@ def main():
     case("cdist", {"p": 2.0, "mode": "donot_use_mm_for_euclid_dist"}, [dup, dup[:2].clone()],
          lambda a, b: torch.cdist(a, b, compute_mode="donot_use_mm_for_euclid_dist"))
     case("cdist", {"p": 1.5, "mode": ""}, [dup, dup[:2].clone()], lambda a, b: torch.cdist(a, b, p=1.5))
+    for p in [inf, 0.5, 1.0, 3.0, 0.0]:  # ties and zero differences
+        case("cdist", {"p": p, "mode": ""}, [T([[0., 0.], [1., 2.]]), T([[1., 1.], [1., 2.], [-1., 1.]])], lambda a, b: torch.cdist(a, b, p=p))
     case("cdist", {"p": 2.0, "mode": ""}, [torch.randn(3, 2, dtype=torch.float32), torch.randn(1, 4, 2, dtype=torch.float32)],
          lambda a, b: torch.cdist(a, b))
     case("cdist", {"p": 2.0, "mode": ""}, [torch.zeros(0, 3, dtype=torch.float64), x2[0]], lambda a, b: torch.cdist(a, b))
