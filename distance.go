@@ -110,12 +110,8 @@ func Cdist(x1, x2 *Tensor, p float64, computeMode string) *Tensor {
 	if pr == 0 || rr == 0 || m1 == 0 {
 		return Zeros(append(batch.clone(), pr, rr), On(x1.dev), Dtype(x1.dtype)).Add(a.Sum(Dims(-1), KeepDim()).MulScalar(0)).Add(b.Sum(Dims(-1)).Unsqueeze(-2).MulScalar(0))
 	}
-	if mm { // PyTorch's _euclidean_dist
-		an := a.Square().Sum(Dims(-1), KeepDim())
-		bn := b.Square().Sum(Dims(-1), KeepDim())
-		a2 := Cat([]*Tensor{a.MulScalar(-2), an, OnesLike(an)}, -1)
-		b2 := Cat([]*Tensor{b, OnesLike(bn), bn}, -1)
-		return a2.MatMul(b2.Transpose(-1, -2)).Clamp(0, math.Inf(1)).Sqrt()
+	if mm {
+		return euclideanDist(a, b)
 	}
 	// directly, from the differences [..., rows, R, M], in blocks of rows
 	// of at most 1<<24 differences
@@ -128,6 +124,25 @@ func Cdist(x1, x2 *Tensor, p float64, computeMode string) *Tensor {
 		parts = append(parts, cdistDirect(a.Narrow(-2, i, min(rows, pr-i)), b, p))
 	}
 	return Cat(parts, -2)
+}
+
+// euclideanDist is PyTorch's _euclidean_dist: sqrt(max(‖a‖² - 2a·b +
+// ‖b‖², 0)) by one matrix product, with its own backward
+// (_euclidean_dist_backward: g/d times the differences, 0 where d is 0).
+func euclideanDist(a, b *Tensor) *Tensor {
+	ad, bd := a.Detach(), b.Detach()
+	an := ad.Square().Sum(Dims(-1), KeepDim())
+	bn := bd.Square().Sum(Dims(-1), KeepDim())
+	a2 := Cat([]*Tensor{ad.MulScalar(-2), an, OnesLike(an)}, -1)
+	b2 := Cat([]*Tensor{bd, OnesLike(bn), bn}, -1)
+	res := a2.MatMul(b2.Transpose(-1, -2)).Clamp(0, math.Inf(1)).Sqrt()
+	rd := res.Detach()
+	return record("EuclideanDistBackward0", res, []*Tensor{a, b}, []*Tensor{ad, bd, rd}, func(g *Tensor) []*Tensor {
+		ratio := WhereTensorScalar(rd.EqScalar(0).LogicalNot(), g.Div(rd), 0)
+		ga := ad.Mul(ratio.Sum(Dims(-1), KeepDim())).Sub(ratio.MatMul(bd))
+		gb := bd.Mul(ratio.Sum(Dims(-2)).Unsqueeze(-1)).Sub(ratio.Transpose(-1, -2).MatMul(ad))
+		return []*Tensor{ga, gb}
+	})
 }
 
 // cdistDirect is the p-norm of the differences of a's and b's rows. For

@@ -265,6 +265,10 @@ def main():
     case("cdist", {"p": 2.0, "mode": "donot_use_mm_for_euclid_dist"}, [dup, dup[:2].clone()],
          lambda a, b: torch.cdist(a, b, compute_mode="donot_use_mm_for_euclid_dist"))
     case("cdist", {"p": 1.5, "mode": ""}, [dup, dup[:2].clone()], lambda a, b: torch.cdist(a, b, p=1.5))
+    case("cdist", {"p": 2.0, "mode": "use_mm_for_euclid_dist"}, [dup, dup[:2].clone()],
+         lambda a, b: torch.cdist(a, b, compute_mode="use_mm_for_euclid_dist"))
+    case("cdist", {"p": 2.0, "mode": "use_mm_for_euclid_dist"}, [T([[0.1, 0.2], [0.3, 0.7]], torch.float32), T([[0.1, 0.2], [0.3, 0.7]], torch.float32)],
+         lambda a, b: torch.cdist(a, b, compute_mode="use_mm_for_euclid_dist"))
     for p in [inf, 0.5, 1.0, 3.0, 0.0]:  # ties and zero differences
         case("cdist", {"p": p, "mode": ""}, [T([[0., 0.], [1., 2.]]), T([[1., 1.], [1., 2.], [-1., 1.]])], lambda a, b: torch.cdist(a, b, p=p))
     case("cdist", {"p": 2.0, "mode": ""}, [torch.randn(3, 2, dtype=torch.float32), torch.randn(1, 4, 2, dtype=torch.float32)],
