@@ -217,6 +217,9 @@ func TestSmallOpsFixtures(t *testing.T) {
 	cases := loadSmallCases(t)
 	for _, dev := range testDevices() {
 		for ci, c := range cases {
+			if c.Args["cpu_only"] == true && dev != CPU {
+				continue
+			}
 			what := fmt.Sprintf("%s %v case %d on %v", c.Op, c.Args, ci, dev)
 			in := make([]*Tensor, len(c.Inputs))
 			for k, x := range c.Inputs {
