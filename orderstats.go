@@ -721,15 +721,19 @@ func (t *Tensor) Histc(bins int, lo, hi float64) *Tensor {
 	if math.IsInf(lo, 0) || math.IsInf(hi, 0) || math.IsNaN(lo) || math.IsNaN(hi) {
 		panic(&ValueError{Op: op, Msg: fmt.Sprintf("torch.histc: range of [%v, %v] is not finite", lo, hi)})
 	}
-	edges := Linspace(lo, hi, bins+1, dev, Dtype(t.dtype))
+	// PyTorch's histc (linear interpolation without a search among the
+	// edges): bin (elt - min)·bins/(max - min), truncated, in t's precision.
+	if t.dtype != Float64 {
+		lo, hi = float64(float32(lo)), float64(float32(hi))
+	}
+	span := hi - lo
+	if t.dtype != Float64 {
+		span = float64(float32(hi) - float32(lo))
+	}
 	inRange := x.Ge(scalarLike(x, lo)).LogicalAnd(x.Le(scalarLike(x, hi)))
 	in := inRange.LogicalOr(x.IsNaN()) // PyTorch 1.13 counts NaN in the first bin
-	// PyTorch's linear guess, then a local search among the edges.
-	p := x.SubScalar(lo).MulScalar(float64(bins)).DivScalar(hi - lo)
-	p = WhereTensorScalar(inRange, p, 0).Floor().Clamp(0, float64(bins-1)).Cast(Int64)
-	p = p.Sub(x.Lt(edges.IndexSelect(0, p)).Cast(Int64)).Clamp(0, float64(bins-1))
-	up := p.AddScalar(1)
-	p = p.Add(x.Ge(edges.IndexSelect(0, up)).LogicalAnd(up.LtScalar(float64(bins))).Cast(Int64))
+	p := x.SubScalar(lo).MulScalar(float64(bins)).DivScalar(span)
+	p = WhereTensorScalar(inRange, p, 0).Trunc().Clamp(0, float64(bins-1)).Cast(Int64)
 	return Zeros(Shape{bins}, dev, Dtype(t.dtype)).ScatterAdd(0, p, in.Cast(t.dtype))
 }
 

@@ -248,6 +248,10 @@ def main():
              lambda x: torch.histc(x, bins, lo, hi), grad=False)
     case("histc", {"bins": 3, "min": 0., "max": 0.}, [T([2., 2.])], lambda x: torch.histc(x, 3), grad=False)
     case("histc", {"bins": 4, "min": 0., "max": 3.}, [r3], lambda x: torch.histc(x, 4, 0., 3.), grad=False)
+    edges = torch.cat([torch.linspace(0, 1, 15), torch.linspace(-0.1, 1.1, 49), torch.rand(200, generator=torch.Generator().manual_seed(9))])
+    for bins, lo, hi in [(7, 0., 1.), (14, 0., 1.), (3, 0.1, 0.7), (10, 0., 0.)]:
+        case("histc", {"bins": bins, "min": lo, "max": hi}, [edges], lambda x: torch.histc(x, bins, lo, hi), grad=False)
+        case("histc", {"bins": bins, "min": lo, "max": hi}, [edges.double()], lambda x: torch.histc(x, bins, lo, hi), grad=False)
 
     # cdist / cosine_similarity / pairwise_distance
     F = torch.nn.functional
