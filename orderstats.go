@@ -639,10 +639,10 @@ func (t *Tensor) cumExtreme(op string, dim int, isMax bool) (values, indices *Te
 // LogCumSumExp is torch.logcumsumexp(t, dim): log(cumsum(exp(t))) along
 // dim, computed stably: each place is a LogSumExp of its prefix, so large
 // and very negative values keep their precision. Without a scan kernel it
-// works in blocks of 32 along dim (masked 32×32 LogSumExps within a block,
-// the blocks' totals combined by the same op recursively), so it takes
-// about 32× the input's memory. Integer inputs are refused, as PyTorch.
-// Gradients: through LogSumExp.
+// works in blocks along dim (a masked n×n LogSumExp for lines of up to 64,
+// else blocks of 32 whose totals are combined by the same op
+// recursively), so it takes up to 64× the input's memory. Integer inputs
+// are refused, as PyTorch. Gradients: through LogSumExp.
 func (t *Tensor) LogCumSumExp(dim int) *Tensor {
 	const op = "logcumsumexp"
 	t.live(op)
