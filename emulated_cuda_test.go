@@ -61,6 +61,7 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"SortStableTies", TestSortStableTies},
 		{"Multinomial", TestMultinomial},
 		{"SDPAFixtures", TestSDPAFixtures},
+		{"SmallOpsFixtures", TestSmallOpsFixtures},
 		{"SDPAGradcheck", TestSDPAGradcheck},
 		{"SDPAFullyMaskedRow", TestSDPAFullyMaskedRow},
 		{"SDPAHandWorked", TestSDPAHandWorked},
