@@ -305,3 +305,37 @@ func TestSequenceValues(t *testing.T) {
 	_, _, err = m3.RunSequences(map[string]*ember.Tensor{"x": x, "pos": pos(0)}, map[string][]*ember.Tensor{"s": s})
 	wantErr[*NodeError](t, "tensor op on a sequence", err, "is a sequence; Relu takes tensors")
 }
+
+// TestSubgraphInitializerShadowsOuter: a branch's own initializer named
+// like an outer value the other branch reads shadows that value inside
+// its branch (the inner scope wins), on every run.
+func TestSubgraphInitializerShadowsOuter(t *testing.T) {
+	then := &pb.GraphProto{Name: proto.String("then"), Output: []*pb.ValueInfoProto{untyped("ty")},
+		Initializer: []*pb.TensorProto{ftensor("x", []int64{2}, []float32{7, 8})},
+		Node:        []*pb.NodeProto{nd("Add", []string{"x", "z"}, []string{"ty"})}}
+	els := &pb.GraphProto{Name: proto.String("else"), Output: []*pb.ValueInfoProto{untyped("ey")},
+		Node: []*pb.NodeProto{nd("Neg", []string{"x"}, []string{"ey"})}}
+	bt := int32(tBool)
+	g := &pb.GraphProto{Name: proto.String("shadow"),
+		Input:  []*pb.ValueInfoProto{vi("x", 2), vi("z", 2), {Name: proto.String("c"), Type: &pb.TypeProto{Value: &pb.TypeProto_TensorType{TensorType: &pb.TypeProto_Tensor{ElemType: &bt}}}}},
+		Output: []*pb.ValueInfoProto{untyped("y")},
+		Node:   []*pb.NodeProto{nd("If", []string{"c"}, []string{"y"}, gattr("then_branch", then), gattr("else_branch", els))}}
+	m, err := Parse(model(g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := ember.FromSlice([]float32{1, 2}, nil)
+	for _, c := range []bool{true, false} {
+		out, err := m.Run(map[string]*ember.Tensor{"x": x, "z": ember.Zeros(ember.Shape{2}), "c": ember.FromSlice([]bool{c}, ember.Shape{})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []float32{7, 8}
+		if !c {
+			want = []float32{-1, -2}
+		}
+		if got := out["y"].Float32s(); !equalF(got, want) {
+			t.Errorf("c=%v: y = %v, want %v", c, got, want)
+		}
+	}
+}

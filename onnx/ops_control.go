@@ -94,8 +94,14 @@ func (g *graph) call(n *node, in []val, args []val, rc *runCtx) []val {
 		fail("its subgraph takes %d inputs, it passes %d", len(g.inNames), len(args))
 	}
 	feed := make(map[string]val, len(args)+len(g.free))
+	free := make(map[string]bool, len(g.free))
+	for _, name := range g.free {
+		free[name] = true
+	}
 	for i, name := range n.inputs[n.nIn:] {
-		feed[name] = in[n.nIn+i]
+		if free[name] { // not a name of g that only another subgraph of n reads
+			feed[name] = in[n.nIn+i]
+		}
 	}
 	for i, name := range g.inNames {
 		if args[i].none() {
