@@ -466,11 +466,45 @@ type val struct {
 	seq   []*ember.Tensor
 	isSeq bool
 	opt   bool
+	sb    *seqBuf // the array seq is a prefix of
 }
 
 func tval(t *ember.Tensor) val { return val{t: t} }
 
-func seqval(ts []*ember.Tensor) val { return val{seq: ts, isSeq: true} }
+// seqval makes a sequence of ts, which the caller hands over (no other
+// value may hold ts's array).
+func seqval(ts []*ember.Tensor) val { return val{seq: ts, isSeq: true, sb: newSeqBuf(ts)} }
+
+// seqBuf describes the array that sequence values share: each value is a
+// prefix of it, and the array only grows (into a bigger copy when full,
+// which the same seqBuf describes), so that SequenceInsert at the end
+// appends in place when no value holds a longer prefix, and two values of
+// one seqBuf share their first min(len) members without comparing them (a
+// loop carrying a growing sequence then does work proportional to what
+// each iteration adds, not to the sequence's length). The one rewrite of
+// an entry is iterate's, replacing a tensor the current iteration appended
+// by its copy, in every output holding it.
+type seqBuf struct {
+	n   int     // the longest prefix any value holds
+	cum []int64 // cum[k]: the elements of the first k members
+}
+
+func newSeqBuf(ts []*ember.Tensor) *seqBuf {
+	b := &seqBuf{n: len(ts), cum: make([]int64, len(ts)+1)}
+	for i, t := range ts {
+		b.cum[i+1] = b.cum[i] + int64(t.NumElements())
+	}
+	return b
+}
+
+// shared returns how many leading members sequences a and b share by
+// construction (0 when they are on different arrays).
+func shared(a, b val) int {
+	if !a.isSeq || !b.isSeq || a.sb == nil || a.sb != b.sb {
+		return 0
+	}
+	return min(len(a.seq), len(b.seq))
+}
 
 func (v val) none() bool { return !v.isSeq && v.t == nil && !v.opt }
 
@@ -500,7 +534,7 @@ func (v val) mapped(f func(*ember.Tensor) *ember.Tensor) val {
 	for i, t := range v.seq {
 		r[i] = f(t)
 	}
-	v.seq = r
+	v.seq, v.sb = r, newSeqBuf(r)
 	return v
 }
 
@@ -513,7 +547,9 @@ func (g *graph) run(inputs map[string]val, consts map[string]*ember.Tensor, dev 
 			gr = &group{}
 		}
 		gr.refs += g.uses[name]
-		gr.members = append(gr.members, v.members()...)
+		if !gr.protected { // a protected group is never released
+			gr.members = append(gr.members, v.members()...)
+		}
 		grp[name] = gr
 	}
 	for k, t := range consts {
@@ -564,12 +600,15 @@ func (g *graph) run(inputs map[string]val, consts map[string]*ember.Tensor, dev 
 				if name == "" || i >= len(outs) || outs[i].none() {
 					continue
 				}
-				v := outs[i].mapped(func(t *ember.Tensor) *ember.Tensor {
-					if t.Device() != dev {
-						return t.To(dev)
-					}
-					return t
-				})
+				v := outs[i]
+				if !v.isSeq { // a sequence's tensors come from values on dev
+					v = v.mapped(func(t *ember.Tensor) *ember.Tensor {
+						if t.Device() != dev {
+							return t.To(dev)
+						}
+						return t
+					})
+				}
 				var gr *group
 				switch {
 				case general || v.isSeq || v.opt:
@@ -619,7 +658,15 @@ func (g *graph) run(inputs map[string]val, consts map[string]*ember.Tensor, dev 
 				err = fmt.Errorf("onnx: output %q was not computed", o)
 				return
 			}
-			ember.Keep(v.members()...)
+			ms := v.members()
+			if v.isSeq { // the members shared with an input are not this scope's
+				skip := 0
+				for _, in := range inputs {
+					skip = max(skip, shared(v, in))
+				}
+				ms = ms[skip:]
+			}
+			ember.Keep(ms...)
 			out[o] = v
 		}
 	})

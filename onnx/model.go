@@ -441,7 +441,7 @@ func (m *Model) RunSequences(inputs map[string]*ember.Tensor, seqs map[string][]
 		feed[k] = tval(t)
 	}
 	for k, ts := range seqs {
-		feed[k] = seqval(ts)
+		feed[k] = seqval(append([]*ember.Tensor(nil), ts...)) // ours to append to
 	}
 	for _, in := range m.Inputs {
 		if in.Kind == "optional" {
@@ -464,7 +464,7 @@ func (m *Model) RunSequences(inputs map[string]*ember.Tensor, seqs map[string][]
 			continue
 		}
 		if v.isSeq {
-			ss[k] = v.seq
+			ss[k] = v.seq[:len(v.seq):len(v.seq)]
 		} else {
 			ts[k] = v.t
 		}

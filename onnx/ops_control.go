@@ -94,8 +94,14 @@ func (g *graph) call(n *node, in []val, args []val, rc *runCtx) []val {
 		fail("its subgraph takes %d inputs, it passes %d", len(g.inNames), len(args))
 	}
 	feed := make(map[string]val, len(args)+len(g.free))
+	free := make(map[string]bool, len(g.free))
+	for _, name := range g.free {
+		free[name] = true
+	}
 	for i, name := range n.inputs[n.nIn:] {
-		feed[name] = in[n.nIn+i]
+		if free[name] { // not a name of g that only another subgraph of n reads
+			feed[name] = in[n.nIn+i]
+		}
 	}
 	for i, name := range g.inNames {
 		if args[i].none() {
@@ -141,10 +147,11 @@ func ifOp(n *node, in []val, rc *runCtx) []val {
 type owner struct {
 	made   map[*ember.Tensor]bool
 	pinned map[*ember.Tensor]bool // in a scan output: held to the end
+	inSeq  map[*ember.Tensor]bool // put in a sequence an iteration returned
 }
 
 func newOwner() *owner {
-	return &owner{made: map[*ember.Tensor]bool{}, pinned: map[*ember.Tensor]bool{}}
+	return &owner{made: map[*ember.Tensor]bool{}, pinned: map[*ember.Tensor]bool{}, inSeq: map[*ember.Tensor]bool{}}
 }
 
 func memberSet(vs []val) map[*ember.Tensor]bool {
@@ -158,12 +165,52 @@ func memberSet(vs []val) map[*ember.Tensor]bool {
 }
 
 // drop releases the tensors of old that o made, unless pinned or in keep.
+// The members a sequence of old shares with one of keep (on one array)
+// are kept without a look; any other is looked for in keep.
 func (o *owner) drop(old, keep []val) {
-	k := memberSet(keep)
-	for t := range memberSet(old) {
-		if o.made[t] && !o.pinned[t] && !k[t] {
-			t.Release()
-			delete(o.made, t)
+	var k map[*ember.Tensor]bool // keep's members, after a few scans
+	scans := 0
+	inKeep := func(t *ember.Tensor) bool {
+		for _, v := range keep {
+			if !v.isSeq && v.t == t {
+				return true
+			}
+		}
+		if !o.inSeq[t] { // o made t, so only an iteration put it in one
+			return false
+		}
+		if scans++; scans > 4 && k == nil {
+			k = memberSet(keep)
+		}
+		if k != nil {
+			return k[t]
+		}
+		for _, v := range keep {
+			for _, m := range v.seq {
+				if m == t {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	done := map[*ember.Tensor]bool{}
+	for _, v := range old {
+		ms := v.members()
+		if v.isSeq {
+			skip := 0
+			for _, k := range keep {
+				skip = max(skip, shared(v, k))
+			}
+			ms = ms[skip:]
+		}
+		for _, t := range ms {
+			if o.made[t] && !o.pinned[t] && !done[t] && !inKeep(t) {
+				t.Release()
+				delete(o.made, t)
+				delete(o.inSeq, t)
+				done[t] = true
+			}
 		}
 	}
 }
@@ -180,13 +227,38 @@ func (o *owner) finish(keep []val) {
 }
 
 // iterate runs body once with args in a Scope of its own and returns its
-// outputs: an argument passed through as itself, any other value as a
+// outputs: an argument passed through as itself (a tensor, or a tensor of
+// a sequence in a sequence), any other value as a
 // fresh copy that o owns (kept in the enclosing scope), so that the values
 // of the iteration before can be released and a sequence passed through
-// a loop is not copied each iteration.
+// a loop is not copied each iteration. A sequence that extends an argument
+// on its array (SequenceInsert at the end) has only the tensors this
+// iteration appended copied, in place.
 func iterate(n *node, body *graph, in, args []val, rc *runCtx, o *owner) []val {
 	rc.tick()
-	isArg := memberSet(args)
+	isArg := map[*ember.Tensor]bool{} // the tensor arguments
+	start := map[*seqBuf]int{}        // the arrays of the sequence arguments, and their lengths now
+	for _, a := range args {
+		switch {
+		case a.isSeq && a.sb != nil:
+			start[a.sb] = a.sb.n
+		case !a.isSeq && a.t != nil:
+			isArg[a.t] = true
+		}
+	}
+	var all map[*ember.Tensor]bool // every member of args, when needed
+	copied := map[*ember.Tensor]*ember.Tensor{}
+	made := map[*ember.Tensor]bool{}
+	cp := func(t *ember.Tensor) *ember.Tensor {
+		if c, ok := copied[t]; ok {
+			return c
+		}
+		checkElems(t.Shape())
+		c := ember.Keep(t.Clone())
+		o.made[c] = true
+		copied[t], made[c] = c, true
+		return c
+	}
 	var outs []val
 	ember.Scope(func() {
 		outs = body.call(n, in, args, rc)
@@ -194,15 +266,33 @@ func iterate(n *node, body *graph, in, args []val, rc *runCtx, o *owner) []val {
 			if v.none() {
 				fail("subgraph output %q has no value", body.outputs[i])
 			}
+			if v.isSeq {
+				base := 0
+				for _, a := range args {
+					base = max(base, shared(v, a))
+				}
+				if st, ok := start[v.sb]; ok && v.sb != nil && base >= st {
+					for k := base; k < len(v.seq); k++ {
+						if t := v.seq[k]; !isArg[t] && !made[t] {
+							v.seq[k] = cp(t)
+						}
+						o.inSeq[v.seq[k]] = true
+					}
+					continue
+				}
+			}
+			if all == nil && v.isSeq {
+				all = memberSet(args)
+			}
 			outs[i] = v.mapped(func(t *ember.Tensor) *ember.Tensor {
-				if isArg[t] {
+				if isArg[t] || all[t] || made[t] {
 					return t
 				}
-				checkElems(t.Shape())
-				c := ember.Keep(t.Clone())
-				o.made[c] = true
-				return c
+				return cp(t)
 			})
+			for _, t := range outs[i].seq {
+				o.inSeq[t] = true
+			}
 		}
 	})
 	return outs

@@ -17,10 +17,14 @@ func checkSeq(ts []*ember.Tensor) []*ember.Tensor {
 	n := int64(0)
 	for _, t := range ts {
 		if n += int64(t.NumElements()); n > MaxElements {
-			panic(&limitError{fmt.Sprintf("a sequence of %d tensors holds more than %d elements (onnx.MaxElements)", len(ts), MaxElements)})
+			seqLimit(len(ts))
 		}
 	}
 	return ts
+}
+
+func seqLimit(n int) {
+	panic(&limitError{fmt.Sprintf("a sequence of %d tensors holds more than %d elements (onnx.MaxElements)", n, MaxElements)})
 }
 
 // seqFunc runs a sequence op on values (tensors or sequences); it panics
@@ -119,6 +123,25 @@ func seqInsert(n *node, in []val) []val {
 		fail("inserting a %v tensor into a sequence of %v tensors", t.DType(), s[0].DType())
 	}
 	p := position(tensorArg(n, in, 2), len(s), true, len(s))
+	if sb := in[0].sb; p == len(s) && sb != nil && sb.n == len(s) {
+		// at the end of the longest value of its arrays: append without
+		// copying (in place while the array has room)
+		total := sb.cum[len(s)] + int64(t.NumElements())
+		if total > MaxElements {
+			seqLimit(len(s) + 1)
+		}
+		var r []*ember.Tensor
+		if len(s) < cap(s) {
+			r = s[:len(s)+1]
+		} else {
+			// a bigger array holding the same prefix: the values of
+			// the old one, all shorter than sb.n now, never append
+			r = append(make([]*ember.Tensor, 0, 2*len(s)+4), s...)[:len(s)+1]
+		}
+		r[len(s)] = t
+		sb.n, sb.cum = len(r), append(sb.cum, total)
+		return []val{{seq: r, isSeq: true, sb: sb}}
+	}
 	r := make([]*ember.Tensor, 0, len(s)+1)
 	r = append(append(append(r, s[:p]...), t), s[p:]...)
 	return []val{seqval(checkSeq(r))}
@@ -139,6 +162,11 @@ func seqErase(n *node, in []val) []val {
 		fail("SequenceErase of an empty sequence")
 	}
 	p := position(tensorArg(n, in, 1), len(s), false, len(s)-1)
+	if p == len(s)-1 { // a shorter prefix of the same array
+		v := in[0]
+		v.seq, v.opt = s[:p], false
+		return []val{v}
+	}
 	r := append(append([]*ember.Tensor{}, s[:p]...), s[p+1:]...)
 	return []val{seqval(r)}
 }

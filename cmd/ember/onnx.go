@@ -98,9 +98,11 @@ func newONNXRunCmd() *cobra.Command {
 		Long: `run loads MODEL, feeds each --input NAME=FILE.npy (NumPy's format) to the
 graph input NAME, runs it on --device (cpu, cuda, cuda:N) and writes every
 output to DIR/NAME.npy (characters other than letters, digits, '.', '-' and
-'_' in NAME become '_'). NumPy has no bfloat16: a floating .npy fed to a
-bfloat16 input is rounded to it, and a bfloat16 output is written as
-float32 (exactly).`,
+'_' in NAME become '_'). A sequence input takes one --input NAME=FILE.npy
+per tensor, in order; a sequence output is written as DIR/NAME_0.npy,
+DIR/NAME_1.npy, ..., and an empty optional output writes no file.
+NumPy has no bfloat16: a floating .npy fed to a bfloat16 input is rounded
+to it, and a bfloat16 output is written as float32 (exactly).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if outDir == "" {
@@ -115,6 +117,7 @@ float32 (exactly).`,
 				return err
 			}
 			feed := map[string]*ember.Tensor{}
+			seqs := map[string][]*ember.Tensor{}
 			for _, in := range inputs {
 				name, file, ok := strings.Cut(in, "=")
 				if !ok || name == "" || file == "" {
@@ -123,10 +126,11 @@ float32 (exactly).`,
 				if _, dup := feed[name]; dup {
 					return fmt.Errorf("onnx run: --input %s given twice", name)
 				}
-				known := false
+				known, isSeq := false, false
 				var names []string
 				for _, v := range m.Inputs {
 					known = known || v.Name == name
+					isSeq = isSeq || v.Name == name && v.Kind == "sequence"
 					names = append(names, v.Name)
 				}
 				if !known {
@@ -141,11 +145,16 @@ float32 (exactly).`,
 						t = t.Cast(ember.BFloat16)
 					}
 				}
-				feed[name] = t.To(dev)
+				if isSeq {
+					seqs[name] = append(seqs[name], t.To(dev))
+				} else {
+					feed[name] = t.To(dev)
+				}
 			}
 			var outs map[string]*ember.Tensor
+			var outSeqs map[string][]*ember.Tensor
 			var runErr error
-			if err := ember.Try(func() { outs, runErr = m.Run(feed) }); err != nil {
+			if err := ember.Try(func() { outs, outSeqs, runErr = m.RunSequences(feed, seqs) }); err != nil {
 				return err
 			}
 			if runErr != nil {
@@ -154,21 +163,43 @@ float32 (exactly).`,
 			if err := os.MkdirAll(outDir, 0o755); err != nil {
 				return err
 			}
-			for _, o := range m.Outputs {
-				p := filepath.Join(outDir, safeName(o.Name)+".npy")
-				t := outs[o.Name]
-				if t.DType() == ember.BFloat16 {
-					t = t.Cast(ember.Float32)
+			write := func(name, file string, t *ember.Tensor) error {
+				p := filepath.Join(outDir, file+".npy")
+				w := t
+				if w.DType() == ember.BFloat16 {
+					w = w.Cast(ember.Float32)
 				}
-				if err := npy.WriteFile(p, t); err != nil {
+				if err := npy.WriteFile(p, w); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s %v %v -> %s\n", o.Name, outs[o.Name].DType(), outs[o.Name].Shape(), p)
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %v %v -> %s\n", name, t.DType(), t.Shape(), p)
+				return nil
+			}
+			for _, o := range m.Outputs {
+				if t, ok := outs[o.Name]; ok {
+					if err := write(o.Name, safeName(o.Name), t); err != nil {
+						return err
+					}
+					continue
+				}
+				ts, ok := outSeqs[o.Name]
+				if !ok {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: an empty optional (no file)\n", o.Name)
+					continue
+				}
+				if len(ts) == 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: an empty sequence (no file)\n", o.Name)
+				}
+				for i, t := range ts {
+					if err := write(fmt.Sprintf("%s[%d]", o.Name, i), fmt.Sprintf("%s_%d", safeName(o.Name), i), t); err != nil {
+						return err
+					}
+				}
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringArrayVar(&inputs, "input", nil, "NAME=FILE.npy (repeat for each input)")
+	cmd.Flags().StringArrayVar(&inputs, "input", nil, "NAME=FILE.npy (repeat for each input, and for each tensor of a sequence input)")
 	cmd.Flags().StringVar(&device, "device", "cpu", "device to run on: cpu, cuda, cuda:N")
 	cmd.Flags().StringVar(&outDir, "output-dir", "", "folder for the outputs (one NAME.npy each)")
 	return cmd

@@ -177,3 +177,42 @@ func TestONNXRunHalf(t *testing.T) {
 		}
 	}
 }
+
+// TestONNXRunSequences: a sequence input takes one --input per tensor, a
+// sequence output is written as NAME_0.npy, NAME_1.npy, ..., and an empty
+// optional output writes no file (it crashed on a nil tensor).
+func TestONNXRunSequences(t *testing.T) {
+	base := "/usr/share/libonnx-testdata/data/node"
+	if _, err := os.Stat(base); err != nil {
+		t.Skip("needs Debian package libonnx-testdata")
+	}
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.npy"), filepath.Join(dir, "b.npy")
+	if err := npy.WriteFile(a, ember.FromSlice([]float32{1, 2, 3}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := npy.WriteFile(b, ember.FromSlice([]float32{4, 5}, ember.Shape{1, 2})); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runONNX(t, "run", filepath.Join(base, "test_sequence_map_identity_1_sequence", "model.onnx"),
+		"--input", "x="+a, "--input", "x="+b, "--output-dir", dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for i, want := range [][]float32{{1, 2, 3}, {4, 5}} {
+		got, err := npy.ReadFile(filepath.Join(dir, "y_"+string(rune('0'+i))+".npy"))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if !slices.Equal(got.Float32s(), want) {
+			t.Errorf("y_%d = %v, want %v", i, got.Float32s(), want)
+		}
+	}
+	if !strings.Contains(out, "y[1] float32 [1, 2] -> ") {
+		t.Errorf("output lacks the second element's line:\n%s", out)
+	}
+	out, err = runONNX(t, "run", filepath.Join(base, "test_identity_opt", "model.onnx"), "--output-dir", dir)
+	if err != nil || !strings.Contains(out, "opt_out: an empty optional (no file)") {
+		t.Errorf("an empty optional output: %v\n%s", err, out)
+	}
+}
