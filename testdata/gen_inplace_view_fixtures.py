@@ -206,6 +206,34 @@ def errors():
         w.add_(1)
         y.sum().backward()
 
+    def version_one_op():  # one bump per in-place op
+        x = torch.ones(4, requires_grad=True)
+        y = x * 2
+        z = y * y
+        y.add_(1)
+        z.sum().backward()
+
+    def version_two_ops():
+        x = torch.ones(4, requires_grad=True)
+        y = x * 2
+        z = y * y
+        y.add_(1)
+        y.mul_(2)
+        z.sum().backward()
+
+    def version_self_operand():  # mul_ saves y itself as its operand
+        x = torch.ones(4, requires_grad=True)
+        y = x * 2
+        y.mul_(y)
+        y.sum().backward()
+
+    def version_view_copy():
+        x = torch.ones(4, requires_grad=True)
+        y = x * 2
+        z = y.sin()
+        y[1:].copy_(x[1:])
+        z.sum().backward()
+
     def overlap_expand():  # (ember: ShapeError)
         (torch.ones(3, requires_grad=True) * 2).expand(2, 3).add_(1)
 
