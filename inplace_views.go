@@ -59,7 +59,12 @@ type viewMeta struct {
 // alias is t's storage with another geometry: a view of t (shape, strides
 // and absolute offset), recorded as one with its base.
 func (t *Tensor) alias(shape Shape, strides []int, offset int) *Tensor {
-	out := t.as(shape, strides, offset)
+	// one allocation for the view and its link (views are made often)
+	vt := &struct {
+		t Tensor
+		m viewMeta
+	}{t: Tensor{st: t.st, shape: shape, strides: strides, offset: offset, dtype: t.dtype, dev: t.dev}}
+	out := &vt.t
 	base, cr := t, viewDefault
 	if t.vw != nil {
 		base, cr = t.vw.base, t.vw.creation
@@ -67,8 +72,9 @@ func (t *Tensor) alias(shape Shape, strides []int, offset int) *Tensor {
 	if !IsGradEnabled() {
 		cr = viewNoGrad
 	}
-	out.vw = &viewMeta{base: base, creation: cr}
-	out.vw.version.Store(t.st.version.Load())
+	vt.m.base, vt.m.creation = base, cr
+	vt.m.version.Store(t.st.version.Load())
+	out.vw = &vt.m
 	return out
 }
 
