@@ -117,6 +117,50 @@ var inplaceViewIdioms = map[string]func(in map[string]*Tensor) *Tensor{
 		d.Narrow(0, 0, 1).CopyFrom(in["h"].MulScalar(3))
 		return d.Mul(in["x"].T())
 	},
+	"overlap_transpose": func(in map[string]*Tensor) *Tensor {
+		x := in["x"]
+		y := x.MulScalar(2)
+		y.Narrow(1, 0, 2).MulInPlace(in["w"])
+		y.T().Select(0, 1).MulInPlace(in["c"])
+		return y.Mul(x)
+	},
+	"base_twice": func(in map[string]*Tensor) *Tensor {
+		x := in["x"]
+		y := x.MulScalar(2)
+		v, u := y.Select(0, 1), y.Select(1, 1)
+		y.MulInPlace(x)
+		y.AddScalarInPlace(1)
+		return v.Mul(u.Select(0, 0)).Add(u.Sum())
+	},
+	"inner_then_middle": func(in map[string]*Tensor) *Tensor {
+		x := in["x"]
+		y := x.MulScalar(2)
+		v := y.Select(0, 1)
+		u := v.Narrow(0, 1, 2)
+		v.MulInPlace(x.Select(0, 0))
+		u.MulInPlace(in["w"])
+		return y.Mul(x).Add(u.Sum())
+	},
+	"negative_select": func(in map[string]*Tensor) *Tensor {
+		x := in["x"]
+		y := x.MulScalar(2)
+		y.Select(1, -1).MulInPlace(x.Select(1, 0))
+		y.Select(0, -2).AddInPlace(x.Select(0, 1))
+		return y.Mul(y)
+	},
+	"permute_expand": func(in map[string]*Tensor) *Tensor {
+		x := in["x"]
+		y := x.MulScalar(2).Unsqueeze(0)
+		y.Permute(2, 0, 1).Select(0, 1).MulInPlace(x.Select(1, 0).Unsqueeze(0))
+		return y.Expand(2, 2, 3).Mul(x)
+	},
+	"div_views": func(in map[string]*Tensor) *Tensor {
+		x := in["x"]
+		y := x.MulScalar(2).AddScalar(3)
+		y.Select(0, 0).Narrow(0, 0, 2).DivInPlace(in["w"].AddScalar(2))
+		y.Select(1, 2).DivInPlace(x.Select(1, 1).AddScalar(3))
+		return y.Mul(y)
+	},
 }
 
 func inplaceViewIdiom(t *testing.T, c gradFixture) func(map[string]*Tensor) *Tensor {
