@@ -125,7 +125,8 @@ func (t *Tensor) SetRequiresGrad(on bool) *Tensor {
 // RequiresGrad reports whether gradients flow to t (also a view whose
 // base joined a graph through an in-place op on another of its views).
 func (t *Tensor) RequiresGrad() bool {
-	return t.nonNil("requires_grad").ag != nil && t.ag.requiresGrad || t.vw != nil && t.stale()
+	// (stale first: it waits for a refresh another goroutine is making)
+	return t.nonNil("requires_grad").vw != nil && t.stale() || t.ag != nil && t.ag.requiresGrad
 }
 
 // IsLeaf reports whether t was not computed by a recorded op: tensors that

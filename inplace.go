@@ -25,8 +25,8 @@ import (
 // its new history, as PyTorch's CopySlices (see inplace_views.go).
 
 // inPlace checks that t may be written in place, given the op's tensor
-// operands, and bumps its version; it reports whether the op must be
-// recorded (adopt).
+// operands, and bumps its version unless the op must be recorded, which
+// it reports (adopt then writes t and bumps the version).
 func (t *Tensor) inPlace(op string, operands ...*Tensor) (record bool) {
 	t.live(op)
 	// a view whose base requires grad counts as requiring it (PyTorch's
@@ -40,10 +40,11 @@ func (t *Tensor) inPlace(op string, operands ...*Tensor) (record bool) {
 		t.refresh() // t.old reads t's history
 		record = true
 	}
-	v := t.st.version.Add(1)
-	if record && t.vw != nil {
-		t.vw.version = v // t's history holds until adopt records the op (t as an operand too)
+	if !record {
+		t.st.version.Add(1)
 	}
+	// a recorded op bumps the version once, in adopt, after the op saved
+	// its operands (PyTorch's count: one per in-place op)
 	return record
 }
 

@@ -133,6 +133,51 @@ def strided_base(x, h):  # a base not contiguous (a detached transpose)
     return d * x.t()
 
 
+def overlap_transpose(x, w, c):  # a second write through another, overlapping view
+    y = x * 2
+    y[:, 0:2].mul_(w)
+    y.t()[1].mul_(c)  # column 1 again, written by the first
+    return y * x
+
+
+def base_twice(x):  # the base written twice, then two views made before read
+    y = x * 2
+    v = y[1]
+    u = y[:, 1]
+    y.mul_(x)
+    y.add_(1)
+    return v * u[0] + u.sum()
+
+
+def inner_then_middle(x, w):  # u of v made, v written, then u written
+    y = x * 2
+    v = y[1]
+    u = v[1:]
+    v.mul_(x[0])
+    u.mul_(w)
+    return y * x + u.sum()
+
+
+def negative_select(x):  # select with negative indices, mul_ by a graph tensor
+    y = x * 2
+    y.select(1, -1).mul_(x[:, 0])
+    y.select(0, -2).add_(x[1])
+    return y * y
+
+
+def permute_expand(x):  # a permuted view written, the base read expanded
+    y = (x * 2).unsqueeze(0)
+    y.permute(2, 0, 1)[1].mul_(x[:, 0].unsqueeze(0))
+    return y.expand(2, 2, 3) * x
+
+
+def div_views(x, w):  # div_ saves self's old value and the divisor
+    y = x * 2 + 3
+    y[0, 0:2].div_(w + 2)
+    y[:, 2].div_(x[:, 1] + 3)
+    return y * y
+
+
 def errors():
     out = {}
 
@@ -206,6 +251,34 @@ def errors():
         w.add_(1)
         y.sum().backward()
 
+    def version_one_op():  # one bump per in-place op
+        x = torch.ones(4, requires_grad=True)
+        y = x * 2
+        z = y * y
+        y.add_(1)
+        z.sum().backward()
+
+    def version_two_ops():
+        x = torch.ones(4, requires_grad=True)
+        y = x * 2
+        z = y * y
+        y.add_(1)
+        y.mul_(2)
+        z.sum().backward()
+
+    def version_self_operand():  # mul_ saves y itself as its operand
+        x = torch.ones(4, requires_grad=True)
+        y = x * 2
+        y.mul_(y)
+        y.sum().backward()
+
+    def version_view_copy():
+        x = torch.ones(4, requires_grad=True)
+        y = x * 2
+        z = y.sin()
+        y[1:].copy_(x[1:])
+        z.sum().backward()
+
     def overlap_expand():  # (ember: ShapeError)
         (torch.ones(3, requires_grad=True) * 2).expand(2, 3).add_(1)
 
@@ -244,6 +317,12 @@ def main():
         g.case({"op": "fill"}, {"x": r(2, 3)}, fill),
         g.case({"op": "view_self_add"}, {"x": r(3, 2)}, view_self_add),
         g.case({"op": "strided_base"}, {"x": r(3, 2), "h": r(1, 3)}, strided_base),
+        g.case({"op": "overlap_transpose"}, {"x": r(2, 3), "w": r(2, 2), "c": r(2)}, overlap_transpose),
+        g.case({"op": "base_twice"}, {"x": r(2, 3)}, base_twice),
+        g.case({"op": "inner_then_middle"}, {"x": r(2, 3), "w": r(2)}, inner_then_middle),
+        g.case({"op": "negative_select"}, {"x": r(2, 3)}, negative_select),
+        g.case({"op": "permute_expand"}, {"x": r(2, 3)}, permute_expand),
+        g.case({"op": "div_views"}, {"x": r(2, 3), "w": r(2)}, div_views),
     ]
     os.makedirs(g.OUT, exist_ok=True)
     g.write("inplace_views", cases)
