@@ -26,6 +26,9 @@ type autograd struct {
 	node         *node       // grad_fn; nil for leaves
 	retain       bool        // RetainGrad on a non-leaf
 	hooks        []*gradHook // post-accumulate-grad hooks (leaves)
+	// gradMu guards grad: concurrent Backward passes that reach one leaf
+	// add into it one at a time (PyTorch's AccumulateGrad holds a mutex)
+	gradMu sync.Mutex
 }
 
 // gradHook is one RegisterPostAccumulateGradHook registration.
@@ -153,6 +156,8 @@ func (t *Tensor) Grad() *Tensor {
 	if t.ag == nil {
 		return nil
 	}
+	t.ag.gradMu.Lock()
+	defer t.ag.gradMu.Unlock()
 	return t.ag.grad
 }
 
@@ -180,14 +185,18 @@ func (t *Tensor) SetGrad(g *Tensor) {
 	if g != nil {
 		g = g.Detach()
 	}
+	t.ag.gradMu.Lock()
 	t.ag.grad = g
+	t.ag.gradMu.Unlock()
 }
 
 // ZeroGrad clears t's gradient (sets it to nil, as zero_grad(set_to_none=True)).
 func (t *Tensor) ZeroGrad() {
 	t.nonNil("zero_grad")
 	if t.ag != nil {
+		t.ag.gradMu.Lock()
 		t.ag.grad = nil
+		t.ag.gradMu.Unlock()
 	}
 }
 
@@ -340,24 +349,30 @@ func accumulate(leaf *Tensor, g *Tensor, p *pass) {
 
 // accumulateOwned is accumulate; with own, g belongs to the engine alone
 // (nothing else references its storage) and becomes the leaf's Grad
-// without a copy when it is a whole, contiguous storage.
-func accumulateOwned(leaf *Tensor, g *Tensor, own bool, p *pass) {
-	if leaf.ag.grad == nil {
-		if own && g.wholeStorage() {
-			leaf.ag.grad = g
+// without a copy when it is a whole, contiguous storage: it reports
+// whether it did.
+func accumulateOwned(leaf *Tensor, g *Tensor, own bool, p *pass) (adopted bool) {
+	func() {
+		leaf.ag.gradMu.Lock()
+		defer leaf.ag.gradMu.Unlock() // Add may panic (out of memory)
+		if leaf.ag.grad == nil {
+			if own && g.wholeStorage() {
+				leaf.ag.grad, adopted = g, true
+			} else {
+				leaf.ag.grad = g.Clone()
+			}
 		} else {
-			leaf.ag.grad = g.Clone()
+			leaf.ag.grad = leaf.ag.grad.Add(g)
 		}
-	} else {
-		leaf.ag.grad = leaf.ag.grad.Add(g)
-	}
-	// a leaf's gradient lives with the leaf, not with the Scope the
-	// Backward ran in (gradients accumulated over several scoped
-	// micro-batches were released between them)
-	unscoped(leaf.ag.grad)
+		// a leaf's gradient lives with the leaf, not with the Scope the
+		// Backward ran in (gradients accumulated over several scoped
+		// micro-batches were released between them)
+		unscoped(leaf.ag.grad)
+	}()
 	if len(leaf.ag.hooks) > 0 {
 		p.runHooks(leaf)
 	}
+	return adopted
 }
 
 // --- hooks ---
@@ -531,8 +546,7 @@ func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
 		if sum := leafGrads[leaf]; sum != nil {
 			delete(leafGrads, leaf)
 			sole := own.sole(sum)
-			accumulateOwned(leaf, sum, sole, p)
-			if sole && leaf.ag.grad == sum {
+			if accumulateOwned(leaf, sum, sole, p) {
 				own.give(sum)
 			} else {
 				own.drop(sum)
