@@ -219,6 +219,23 @@ func (t *Tensor) Detach() *Tensor {
 	return &Tensor{st: t.st, shape: t.shape, strides: t.strides, offset: t.offset, dtype: t.dtype, dev: t.dev}
 }
 
+// DetachInPlace detaches t from the graph that made it, in place (torch's
+// detach_): t loses its grad_fn and no longer requires grad; its data and
+// Grad stay. The idiom is a buffer reused across steps whose contents
+// were written from graph tensors: detaching it after each Backward keeps
+// the next step from reaching the old graph. A view cannot be detached in
+// place (an *AutogradError with PyTorch's words): use Detach.
+func (t *Tensor) DetachInPlace() *Tensor {
+	t.nonNil("detach_")
+	if t.vw != nil {
+		panic(&AutogradError{Op: "detach_", Msg: "Can't detach views in-place. Use detach() instead."})
+	}
+	if t.ag != nil {
+		t.setNode(nil)
+	}
+	return t
+}
+
 // record attaches a node named name to out when grad mode is on, out is
 // floating point and some input requires grad. backward maps out's gradient
 // to one gradient per input (nil for none); gradients may have a broadcast
