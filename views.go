@@ -441,6 +441,20 @@ func (t *Tensor) Split(size, d int) []*Tensor {
 	return out
 }
 
+// Unbind removes dim d, returning the slices along it, views of t
+// (torch.unbind: q, k, v := qkv.Unbind(0) ...). Like Split's pieces, they
+// are one op's several outputs: in a graph they cannot be modified in
+// place.
+func (t *Tensor) Unbind(d int) []*Tensor {
+	t.nonNil("unbind")
+	d = t.indexDim("unbind", d, noDims(d))
+	out := make([]*Tensor, t.shape[d])
+	for i := range out {
+		out[i] = multiOutputView(rename(t.Select(d, i), "UnbindBackward0"), i)
+	}
+	return out
+}
+
 // Chunk cuts dim d into n pieces as equal as possible (torch.chunk); views.
 func (t *Tensor) Chunk(n, d int) []*Tensor {
 	t.nonNil("chunk")
