@@ -416,11 +416,18 @@ func erfinvF(y float64) float64 {
 			p = c + p*w
 		}
 	}
-	x := p * y
-	for range 3 {
-		x -= (math.Erf(x) - y) / (2 / math.SqrtPi * math.Exp(-x*x))
+	a := math.Abs(y)
+	x := p * a
+	for range 4 {
+		d := 2 / math.SqrtPi * math.Exp(-x*x)
+		if a > 0.5 {
+			e := math.Erfc(x)
+			x += (math.Log(e) - math.Log(1-a)) * e / d
+		} else {
+			x -= (math.Erf(x) - a) / d
+		}
 	}
-	return x
+	return math.Copysign(x, y)
 }
 
 // sincF is sin(πx)/(πx), 1 at 0, in T as PyTorch.
