@@ -266,10 +266,24 @@ func maxFinite[T floatT]() T {
 	return T(m)
 }
 
-// lgammaF is log|Γ(x)|, +Inf at -Inf as C's lgamma (Go's Lgamma gives -Inf).
+// logSub is math.Log, right for subnormal x too (Go's amd64 Log is not:
+// Log(5e-310) gives -709.07, not -712.19).
+func logSub(x float64) float64 {
+	if x > 0 && x < 0x1p-1022 {
+		f, e := math.Frexp(x)
+		return math.Log(f) + float64(e)*math.Ln2
+	}
+	return math.Log(x)
+}
+
+// lgammaF is log|Γ(x)|, +Inf at -Inf as C's lgamma (Go's Lgamma gives -Inf),
+// and −log|x| for subnormal x (where Go's Lgamma inherits Log's error).
 func lgammaF(x float64) float64 {
 	if math.IsInf(x, -1) {
 		return x * -1
+	}
+	if a := math.Abs(x); a > 0 && a < 0x1p-1022 {
+		return -logSub(a)
 	}
 	v, _ := math.Lgamma(x)
 	return v
@@ -393,7 +407,10 @@ func polygammaF[T floatT](n float64, x T) T {
 
 // erfinvF is the inverse error function: a single-precision rational
 // first guess (M. Giles, "Approximating the erfinv function", 2010)
-// refined by three Newton steps on erf. The same steps as ember_erfinv.
+// refined by four Newton steps on erf, or on log erfc where |y| > 1/2
+// (there 1−|y| is exact and erf(x)−y is not: near ±1 it loses every digit;
+// log erfc is near-quadratic, so the out-of-range guess still converges).
+// The same steps as ember_erfinv.
 func erfinvF(y float64) float64 {
 	switch a := math.Abs(y); {
 	case !(a <= 1):
