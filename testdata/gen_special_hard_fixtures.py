@@ -1,10 +1,11 @@
 """PyTorch 1.13 values of the special functions at hard points (near ±1
-for erfinv, subnormal arguments for lgamma), where ember's kernels must
+for erfinv, subnormal arguments for lgamma, xlogy's y and logit), where ember's kernels must
 keep full precision. Run with /usr/bin/python3:
     /usr/bin/python3 testdata/gen_special_hard_fixtures.py
 Writes testdata/fixtures/special/special_hard.json: a list of
   {"op", "dtype", "x": [...], "want": [...], "rtol"}
-(infinities as the strings "inf", "-inf").
+(xlogy's cases are xlogy(2, x); logit's are logit(x) without eps)
+(NaN and infinities as the strings "nan", "inf", "-inf").
 """
 import json
 import math
@@ -16,6 +17,8 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "spec
 
 
 def enc(v):
+    if math.isnan(v):
+        return "nan"
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
     return v
@@ -38,6 +41,9 @@ add("erfinv", torch.erfinv, torch.float32, [0.999999, 1 - 2**-24, -(1 - 2**-24),
 sub = [5e-310, -5e-310, 1e-320, 2.2e-308, 1e-300, 4.9e-324]
 add("lgamma", torch.lgamma, torch.float64, sub, 1e-12)
 add("lgamma", torch.lgamma, torch.float32, [1e-40, -1e-40, 1e-45, 1e-38], 1e-6)
+
+add("xlogy", lambda x: torch.xlogy(torch.full_like(x, 2), x), torch.float64, sub[:5], 1e-12)
+add("logit", torch.logit, torch.float64, sub[:5], 1e-12)
 
 os.makedirs(os.path.dirname(OUT), exist_ok=True)
 with open(OUT, "w") as f:

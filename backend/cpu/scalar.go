@@ -469,7 +469,7 @@ func logitF[T floatT](x, eps T, noEps bool) T {
 	if x == 1 {
 		return T(math.Inf(1))
 	}
-	return T(math.Log(float64(x / (1 - x))))
+	return T(logSub(float64(x / (1 - x))))
 }
 
 // xlogyF is x·log(y), 0 where x is 0 unless y is NaN.
@@ -480,5 +480,5 @@ func xlogyF[T floatT](x, y T) T {
 	case x == 0:
 		return 0
 	}
-	return x * T(math.Log(float64(y)))
+	return x * T(logSub(float64(y)))
 }
