@@ -68,3 +68,18 @@ func TestSpecialHardPoints(t *testing.T) {
 		}
 	}
 }
+
+// TestLogitGradAtOne: d/dx logit(x) = 1/(x(1−x)) is 1/+0 = +Inf at x = 1
+// (PyTorch 1.13's logit_backward, with eps 0, 1e-8 (1−eps rounds to 1 in
+// float32) and none), not −Inf from a −0 for 1 − x.
+func TestLogitGradAtOne(t *testing.T) {
+	for _, dev := range testDevices() {
+		for _, eps := range []float64{-1, 0, 1e-8} {
+			x := FromSlice([]float32{1, 0.5}, nil).To(dev).SetRequiresGrad(true)
+			x.Logit(eps).Sum().Backward()
+			if g := x.Grad().Float64s(); !math.IsInf(g[0], 1) || g[1] != 4 {
+				t.Errorf("logit eps %v on %v: grad %v, want [+Inf 4]", eps, dev, g)
+			}
+		}
+	}
+}
