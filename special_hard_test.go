@@ -83,3 +83,18 @@ func TestLogitGradAtOne(t *testing.T) {
 		}
 	}
 }
+
+// TestRSubScalarZeroSign: 1 − t is +0 at t = 1 as PyTorch's rsub, so
+// 1/(1 − t) is +Inf there, and asin's gradient 1/√(1 − x²) is +Inf at ±1.
+func TestRSubScalarZeroSign(t *testing.T) {
+	for _, dev := range testDevices() {
+		x := FromSlice([]float32{1, -1}, nil).To(dev).SetRequiresGrad(true)
+		if r := x.RSubScalar(1).Reciprocal().Float64s(); !math.IsInf(r[0], 1) || r[1] != 0.5 {
+			t.Errorf("1/(1 − [1 −1]) on %v = %v, want [+Inf 0.5]", dev, r)
+		}
+		x.Asin().Sum().Backward()
+		if g := x.Grad().Float64s(); !math.IsInf(g[0], 1) || !math.IsInf(g[1], 1) {
+			t.Errorf("asin grad at ±1 on %v = %v, want [+Inf +Inf]", dev, g)
+		}
+	}
+}
