@@ -58,6 +58,10 @@ func TestSpecialHardPoints(t *testing.T) {
 				got = OnesLike(x).MulScalar(2).Xlogy(x).Float64s()
 			case "logit":
 				got = x.Logit(-1).Float64s()
+			case "log":
+				got = x.Log().Float64s()
+			case "log10":
+				got = x.Log10().Float64s()
 			}
 			for i, w := range c.Want {
 				want := num(w)

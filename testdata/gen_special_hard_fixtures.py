@@ -1,5 +1,5 @@
 """PyTorch 1.13 values of the special functions at hard points (near ±1
-for erfinv, subnormal arguments for lgamma, xlogy's y and logit), where ember's kernels must
+for erfinv, subnormal arguments for lgamma, xlogy's y, logit, log and log10), where ember's kernels must
 keep full precision. Run with /usr/bin/python3:
     /usr/bin/python3 testdata/gen_special_hard_fixtures.py
 Writes testdata/fixtures/special/special_hard.json: a list of
@@ -44,6 +44,8 @@ add("lgamma", torch.lgamma, torch.float32, [1e-40, -1e-40, 1e-45, 1e-38], 1e-6)
 
 add("xlogy", lambda x: torch.xlogy(torch.full_like(x, 2), x), torch.float64, sub[:5], 1e-12)
 add("logit", torch.logit, torch.float64, sub[:5], 1e-12)
+add("log", torch.log, torch.float64, sub, 1e-12)
+add("log10", torch.log10, torch.float64, sub, 1e-12)
 
 os.makedirs(os.path.dirname(OUT), exist_ok=True)
 with open(OUT, "w") as f:

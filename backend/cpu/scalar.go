@@ -204,7 +204,7 @@ func softplusF[T floatT](x T, beta, threshold float64) T {
 // log10F is a log10 exact at powers of ten (math.Log10 is Log(x)/Ln10,
 // which misses them: 14.999999999999998 for 1e15), as C's log10.
 func log10F(x float64) float64 {
-	r := math.Log10(x)
+	r := logSub(x) * (1 / math.Ln10) // math.Log10, right for subnormals
 	if n := math.Round(r); n != r && math.Abs(n-r) < 1e-9 && math.Pow(10, n) == x {
 		return n
 	}
