@@ -164,7 +164,7 @@ func unaryRuleTable() [backend.NumUnaryOps]unaryRule {
 		// 1/(x(1−x)); outside [0, 1] NaN without eps, 0 outside [eps, 1−eps]
 		// with it (PyTorch's logit_backward)
 		backend.Logit: func(g, x, _ *Tensor, p backend.Params) *Tensor {
-			d := g.Div(x.Mul(x.RSubScalar(1)))
+			d := g.Div(x.Mul(x.Neg().AddScalar(1))) // 1 − x as +0 at 1 (RSubScalar gives −0)
 			if p[0] < 0 {
 				out := x.LtScalar(0).LogicalOr(x.GtScalar(1))
 				return WhereTensorScalar(out.LogicalNot(), d, math.NaN())

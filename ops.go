@@ -192,9 +192,13 @@ func (t *Tensor) PowScalar(v float64) *Tensor {
 	return unary(backend.PowScalar, t, v, 0)
 }
 
-// RSubScalar returns v - t.
+// RSubScalar returns v - t (+0 where t is v, as PyTorch's rsub: −t + v,
+// not −(t − v)).
 func (t *Tensor) RSubScalar(v float64) *Tensor {
-	return rename(binaryScalar(backend.Sub, t, v).Neg(), "RsubBackward1")
+	if t == nil || t.dtype == Bool { // sub's errors
+		return rename(binaryScalar(backend.Sub, t, v).Neg(), "RsubBackward1")
+	}
+	return rename(binaryScalar(backend.Add, t.Neg(), v), "RsubBackward1")
 }
 
 // EqScalar returns t == v elementwise.

@@ -180,38 +180,50 @@ func (m MultiLabelMarginLoss) Loss(input, target *ember.Tensor) *ember.Tensor {
 		panic(&ember.ShapeError{Op: op, Shapes: []ember.Shape{input.Shape(), target.Shape()}, Msg: fmt.Sprintf("inconsistent size %v for argument #2 'target'", target.Shape())})
 	}
 	tv := targetValues(op, target)
-	var pairs *ember.Tensor
+	var l *ember.Tensor
 	if tv == nil {
-		pairs = ember.Zeros(ember.Shape{n, c, c}, ember.On(x.Device()), ember.Dtype(x.DType()))
+		l = x.Sum(ember.Dims(1)).MulScalar(0)
 	} else {
 		for _, v := range tv {
 			if v < -1 || v >= int64(c) {
 				panic(&ember.ValueError{Op: op, Msg: "argument #2 'target' is out of range"})
 			}
 		}
-		// pairs[n, j, k]: how often j is listed in row n, where k is not
-		w := make([]float64, n*c*c)
-		cnt := make([]float64, c)
+		// each row's listed targets (up to its first −1, repeats kept), mt
+		// at most: js[n, mt] and their weights (0 pads); other[n, c]: 1 for
+		// the classes a row does not list. O(n·mt·c), not O(n·c²): rows
+		// list few targets, and c may be large.
+		mt := 0
 		for r := 0; r < n; r++ {
-			clear(cnt)
-			for _, v := range tv[r*c : (r+1)*c] {
+			k := 0
+			for k < c && tv[r*c+k] >= 0 {
+				k++
+			}
+			mt = max(mt, k)
+		}
+		mt = max(mt, 1)
+		js := make([]int64, n*mt)
+		jw := make([]float64, n*mt)
+		other := make([]float64, n*c)
+		for r := 0; r < n; r++ {
+			for k := range c {
+				other[r*c+k] = 1
+			}
+			for k, v := range tv[r*c : (r+1)*c] {
 				if v < 0 {
 					break
 				}
-				cnt[v]++
-			}
-			for j := 0; j < c; j++ {
-				for k := 0; k < c; k++ {
-					if cnt[k] == 0 {
-						w[(r*c+j)*c+k] = cnt[j]
-					}
-				}
+				js[r*mt+k], jw[r*mt+k] = v, 1
+				other[r*c+int(v)] = 0
 			}
 		}
-		pairs = ember.FromSlice(w, ember.Shape{n, c, c}, ember.On(x.Device())).Cast(x.DType())
+		on := ember.On(x.Device())
+		xj := x.Gather(1, ember.FromSlice(js, ember.Shape{n, mt}, on)) // x[j]
+		w := ember.FromSlice(jw, ember.Shape{n, mt, 1}, on).Cast(x.DType()).Mul(ember.FromSlice(other, ember.Shape{n, 1, c}, on).Cast(x.DType()))
+		z := x.Unsqueeze(1).Sub(xj.Unsqueeze(2)).AddScalar(1) // z[n, j, k] = 1 − x[j] + x[k]
+		l = z.ReLU().Mul(w).Sum(ember.Dims(1, 2))
 	}
-	z := x.Unsqueeze(1).Sub(x.Unsqueeze(2)).AddScalar(1) // z[n, j, k] = 1 − x[j] + x[k]
-	l := z.ReLU().Mul(pairs).Sum(ember.Dims(1, 2)).DivScalar(float64(c))
+	l = l.DivScalar(float64(c))
 	if input.Dim() < 2 {
 		l = l.Reshape()
 	}

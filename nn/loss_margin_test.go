@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/emberml/ember"
@@ -208,5 +209,35 @@ func TestExtraLossErrors(t *testing.T) {
 	}
 	if s := (nn.MultiLabelMarginLoss{Reduction: nn.None}).Loss(m, ember.Zeros(ember.Shape{4, 3}, ember.On(ember.Meta), ember.Dtype(ember.Int64))).Shape(); !s.Equal(ember.Shape{4}) {
 		t.Fatalf("meta multilabel margin shape %v", s)
+	}
+}
+
+// TestMultiLabelMarginManyClasses: a row listing 2 of C = 3000 classes,
+// all inputs 0, loses 2·(C−2)/C (each listed class against each other at
+// margin 1); the loss must not take O(C²) memory (PyTorch's is O(C)).
+func TestMultiLabelMarginManyClasses(t *testing.T) {
+	const c = 3000
+	tv := make([]int64, c)
+	for i := range tv {
+		tv[i] = -1
+	}
+	tv[0], tv[1] = 7, 2999
+	x := ember.Zeros(ember.Shape{1, c}, ember.Dtype(ember.Float64)).SetRequiresGrad(true)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	l := nn.MultiLabelMarginLoss{Reduction: nn.Sum}.Loss(x, ember.FromSlice(tv, ember.Shape{1, c}))
+	l.Backward()
+	runtime.ReadMemStats(&after)
+	if got, want := l.Item(), 2.0*(c-2)/c; math.Abs(got-want) > 1e-12 {
+		t.Errorf("loss %v, want %v", got, want)
+	}
+	// ∂/∂x[k] = 2/C for the C−2 unlisted k, −(C−2)/C for the two listed
+	g := x.Grad().Float64s()
+	if math.Abs(g[7]+float64(c-2)/c) > 1e-12 || math.Abs(g[0]-2.0/c) > 1e-12 {
+		t.Errorf("grad %v, %v; want %v, %v", g[7], g[0], -float64(c-2)/c, 2.0/c)
+	}
+	if d := after.TotalAlloc - before.TotalAlloc; d > 8<<20 {
+		t.Errorf("allocated %d bytes for C = %d (O(C²) is %d)", d, c, 8*c*c)
 	}
 }

@@ -204,7 +204,7 @@ func softplusF[T floatT](x T, beta, threshold float64) T {
 // log10F is a log10 exact at powers of ten (math.Log10 is Log(x)/Ln10,
 // which misses them: 14.999999999999998 for 1e15), as C's log10.
 func log10F(x float64) float64 {
-	r := math.Log10(x)
+	r := logSub(x) * (1 / math.Ln10) // math.Log10, right for subnormals
 	if n := math.Round(r); n != r && math.Abs(n-r) < 1e-9 && math.Pow(10, n) == x {
 		return n
 	}
@@ -266,10 +266,24 @@ func maxFinite[T floatT]() T {
 	return T(m)
 }
 
-// lgammaF is log|Γ(x)|, +Inf at -Inf as C's lgamma (Go's Lgamma gives -Inf).
+// logSub is math.Log, right for subnormal x too (Go's amd64 Log is not:
+// Log(5e-310) gives -709.07, not -712.19).
+func logSub(x float64) float64 {
+	if x > 0 && x < 0x1p-1022 {
+		f, e := math.Frexp(x)
+		return math.Log(f) + float64(e)*math.Ln2
+	}
+	return math.Log(x)
+}
+
+// lgammaF is log|Γ(x)|, +Inf at -Inf as C's lgamma (Go's Lgamma gives -Inf),
+// and −log|x| for subnormal x (where Go's Lgamma inherits Log's error).
 func lgammaF(x float64) float64 {
 	if math.IsInf(x, -1) {
 		return x * -1
+	}
+	if a := math.Abs(x); a > 0 && a < 0x1p-1022 {
+		return -logSub(a)
 	}
 	v, _ := math.Lgamma(x)
 	return v
@@ -393,7 +407,10 @@ func polygammaF[T floatT](n float64, x T) T {
 
 // erfinvF is the inverse error function: a single-precision rational
 // first guess (M. Giles, "Approximating the erfinv function", 2010)
-// refined by three Newton steps on erf. The same steps as ember_erfinv.
+// refined by four Newton steps on erf, or on log erfc where |y| > 1/2
+// (there 1−|y| is exact and erf(x)−y is not: near ±1 it loses every digit;
+// log erfc is near-quadratic, so the out-of-range guess still converges).
+// The same steps as ember_erfinv.
 func erfinvF(y float64) float64 {
 	switch a := math.Abs(y); {
 	case !(a <= 1):
@@ -416,11 +433,18 @@ func erfinvF(y float64) float64 {
 			p = c + p*w
 		}
 	}
-	x := p * y
-	for range 3 {
-		x -= (math.Erf(x) - y) / (2 / math.SqrtPi * math.Exp(-x*x))
+	a := math.Abs(y)
+	x := p * a
+	for range 4 {
+		d := 2 / math.SqrtPi * math.Exp(-x*x)
+		if a > 0.5 {
+			e := math.Erfc(x)
+			x += (math.Log(e) - math.Log(1-a)) * e / d
+		} else {
+			x -= (math.Erf(x) - a) / d
+		}
 	}
-	return x
+	return math.Copysign(x, y)
 }
 
 // sincF is sin(πx)/(πx), 1 at 0, in T as PyTorch.
@@ -445,7 +469,7 @@ func logitF[T floatT](x, eps T, noEps bool) T {
 	if x == 1 {
 		return T(math.Inf(1))
 	}
-	return T(math.Log(float64(x / (1 - x))))
+	return T(logSub(float64(x / (1 - x))))
 }
 
 // xlogyF is x·log(y), 0 where x is 0 unless y is NaN.
@@ -456,5 +480,5 @@ func xlogyF[T floatT](x, y T) T {
 	case x == 0:
 		return 0
 	}
-	return x * T(math.Log(float64(y)))
+	return x * T(logSub(float64(y)))
 }

@@ -69,7 +69,7 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 			for r := 0; r < n0; r++ {
 				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
 				for i, x := range aa {
-					dd[i] = T(math.Log(float64(x)))
+					dd[i] = T(logSub(float64(x)))
 				}
 			}
 		} else {
@@ -77,7 +77,7 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
 					x := aa[i*sa1]
-					dd[i*sd1] = T(math.Log(float64(x)))
+					dd[i*sd1] = T(logSub(float64(x)))
 				}
 			}
 		}
@@ -938,7 +938,7 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 			for r := 0; r < n0; r++ {
 				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
 				for i, x := range aa {
-					dd[i] = T(math.Log(float64(x)))
+					dd[i] = T(logSub(float64(x)))
 				}
 			}
 		} else {
@@ -946,7 +946,7 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
 				for i := 0; i < n1; i++ {
 					x := aa[i*sa1]
-					dd[i*sd1] = T(math.Log(float64(x)))
+					dd[i*sd1] = T(logSub(float64(x)))
 				}
 			}
 		}
@@ -4978,7 +4978,7 @@ func unaryBFloat16(op backend.UnaryOp, d []backend.BF16, od, sd0, sd1 int, a []b
 			for i := 0; i < n1; i++ {
 				x := aa[i*sa1].Float32()
 				_ = x
-				dd[i*sd1] = backend.ToBF16(T(math.Log(float64(x))))
+				dd[i*sd1] = backend.ToBF16(T(logSub(float64(x))))
 			}
 		}
 	case backend.Sqrt:
@@ -5653,7 +5653,7 @@ func unaryFloat16(op backend.UnaryOp, d []backend.F16, od, sd0, sd1 int, a []bac
 			for i := 0; i < n1; i++ {
 				x := aa[i*sa1].Float32()
 				_ = x
-				dd[i*sd1] = backend.ToF16(T(math.Log(float64(x))))
+				dd[i*sd1] = backend.ToF16(T(logSub(float64(x))))
 			}
 		}
 	case backend.Sqrt:

@@ -156,7 +156,7 @@ var Unaries = []Unary{
 	{Name: "exp", Const: "Exp", Method: "Exp", Doc: "returns e**t.", Torch: "torch.exp", GradFn: "ExpBackward0", Saves: SaveY, Class: Float, Cost: Transcendental,
 		GoF: gm("Exp"), CF: cm("exp")},
 	{Name: "log", Const: "Log", Method: "Log", Doc: "returns the natural logarithm.", Torch: "torch.log", GradFn: "LogBackward0", Saves: SaveX, Class: Float, Cost: Transcendental,
-		GoF: gm("Log"), CF: cm("log"), Domain: [2]float64{0.3, 2.5}},
+		GoF: "T(logSub(float64(x)))", CF: cm("log"), Domain: [2]float64{0.3, 2.5}},
 	{Name: "sqrt", Const: "Sqrt", Method: "Sqrt", Doc: "returns the square root.", Torch: "torch.sqrt", GradFn: "SqrtBackward0", Saves: SaveY, Class: Float, Cost: Transcendental,
 		GoF: gm("Sqrt"), CF: cm("sqrt"), Domain: [2]float64{0.3, 2.5}},
 	{Name: "rsqrt", Const: "Rsqrt", Method: "Rsqrt", Doc: "returns 1/sqrt(t).", Torch: "torch.rsqrt", GradFn: "RsqrtBackward0", Saves: SaveY, Class: Float, Cost: Transcendental,

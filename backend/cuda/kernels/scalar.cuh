@@ -220,9 +220,18 @@ __device__ inline double ember_erfinv(double y) {
         p = 1.00167406 + p * w;
         p = 2.83297682 + p * w;
     }
-    double x = p * y;
-    for (int i = 0; i < 3; i++) x -= (::erf(x) - y) / (1.1283791670955126 * ::exp(-x * x));
-    return x;
+    // Newton on log erfc where a > 1/2: 1 - a is exact there, erf(x) - a is not.
+    double x = p * a;
+    for (int i = 0; i < 4; i++) {
+        double d = 1.1283791670955126 * ::exp(-x * x);
+        if (a > 0.5) {
+            double e = ::erfc(x);
+            x += (::log(e) - ::log(1 - a)) * e / d;
+        } else {
+            x -= (::erf(x) - a) / d;
+        }
+    }
+    return ::copysign(x, y);
 }
 // sin(πx)/(πx), 1 at 0, in T (as PyTorch).
 template <typename T> __device__ __forceinline__ T ember_sinc(T x) {
