@@ -227,6 +227,14 @@ func resampleFused(y *Tensor, d int, idx [][]int64, w [][]float64, bshape []int)
 	}
 	in := y.shape.clone()
 	return record("AddBackward0", out, []*Tensor{y}, nil, func(g *Tensor) []*Tensor {
+		if !needsGrad(g) && g.dtype == y.dtype {
+			gc := g.Contiguous()
+			dx := empty(in, g.dtype, g.dev)
+			if rs.ResampleGrad(dx.view(), gc.view(), d, idx, w) {
+				return []*Tensor{dx}
+			}
+			dx.Release()
+		}
 		var acc *Tensor
 		for k := range idx {
 			ix := FromSlice(idx[k], Shape{len(idx[k])}, On(g.dev))
