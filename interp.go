@@ -16,6 +16,8 @@ import (
 // of its input, with PyTorch's source indices and weights (UpSample.h)
 // computed on the host in PyTorch's precision (float32 for float32 and the
 // two-byte floats, float64 for float64); area is adaptive average pooling.
+// Where the backend has a Resampler (the CPU), each linear step and its
+// gradient run fused in one pass, with the same values bit for bit.
 
 // InterpolateOptions are torch.nn.functional.interpolate's arguments.
 // Exactly one of Size and ScaleFactor is set: one value for every spatial
