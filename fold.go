@@ -25,11 +25,18 @@ func PixelShuffle(x *Tensor, r int) *Tensor {
 	}
 	n := x.Dim()
 	c, h, w := x.shape[n-3], x.shape[n-2], x.shape[n-1]
-	if r > c || c%(r*r) != 0 {
+	if c != 0 && (r > c || c%(r*r) != 0) { // r > c: r² could overflow; 0 divides by any
 		shapeErr(name, fmt.Sprintf("pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but input.size(-3)=%d is not divisible by %d", c, mulSat(r, r)), x.shape)
 	}
-	oc := c / (r * r)
-	checkShape(name, append(x.shape[:n-3:n-3], oc, mulSat(h, r), mulSat(w, r)))
+	oc := 0
+	if c != 0 {
+		oc = c / (r * r)
+	}
+	oshape := append(x.shape[:n-3:n-3], oc, mulSat(h, r), mulSat(w, r))
+	checkShape(name, oshape)
+	if c == 0 {
+		return rename(x.Reshape(oshape...), "PixelShuffleBackward0")
+	}
 	batch := x.shape[: n-3 : n-3]
 	y := x.Reshape(append(batch, oc, r, r, h, w)...)
 	perm := make([]int, 0, n+3)

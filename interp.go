@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/emberml/ember/backend"
 )
 
 // Interpolation (torch.nn.functional.interpolate). Every mode is composed
@@ -14,6 +16,8 @@ import (
 // of its input, with PyTorch's source indices and weights (UpSample.h)
 // computed on the host in PyTorch's precision (float32 for float32 and the
 // two-byte floats, float64 for float64); area is adaptive average pooling.
+// Where the backend has a Resampler (the CPU), each linear step and its
+// gradient run fused in one pass, with the same values bit for bit.
 
 // InterpolateOptions are torch.nn.functional.interpolate's arguments.
 // Exactly one of Size and ScaleFactor is set: one value for every spatial
@@ -55,7 +59,11 @@ const interpModes = "nearest | linear | bilinear | bicubic | trilinear | area | 
 // argument combination it does not take, a *ShapeError for an input of
 // the wrong rank for the mode, empty channels or spatial dims, or an
 // output size below 1.
-func Interpolate(x *Tensor, o InterpolateOptions) *Tensor {
+func Interpolate(x *Tensor, o InterpolateOptions) *Tensor { return interpolate(x, o, true) }
+
+// interpolate is Interpolate; fused lets the linear modes run each step on
+// a backend's Resampler (the same values, in one pass).
+func interpolate(x *Tensor, o InterpolateOptions, fused bool) *Tensor {
 	const name = "interpolate"
 	x.nonNil(name)
 	x.live(name)
@@ -179,6 +187,12 @@ func Interpolate(x *Tensor, o InterpolateOptions) *Tensor {
 			bshape[k] = 1
 		}
 		bshape[2+i] = out[i]
+		if fused {
+			if r := resampleFused(y, 2+i, idx, w, bshape); r != nil {
+				y = r
+				continue
+			}
+		}
 		var acc *Tensor
 		for k := range idx {
 			g := indexSelect("IndexSelectBackward0", y, 2+i, FromSlice(idx[k], Shape{out[i]}, On(x.dev)))
@@ -192,6 +206,51 @@ func Interpolate(x *Tensor, o InterpolateOptions) *Tensor {
 		y = acc
 	}
 	return rename(y.Cast(x.dtype), interpGradName(mode, dim))
+}
+
+// resampleFused is one step of the linear modes along dim d on y's
+// backend's Resampler: Σk IndexSelect(y, d, idx[k])·w[k] (w of shape
+// bshape) in one pass, nil where the backend has none, or where the
+// gradient it records could differ from the composed ops' in rounding
+// (more than 2 taps: their gradients' order of summation is the graph's).
+// The gradient is the composed ops': each tap's g·w[k] index-added into
+// zeros, the taps summed.
+func resampleFused(y *Tensor, d int, idx [][]int64, w [][]float64, bshape []int) *Tensor {
+	rs, ok := y.be().(backend.Resampler)
+	if !ok || len(idx) > 2 && y.RequiresGrad() && IsGradEnabled() {
+		return nil
+	}
+	src := y.Contiguous()
+	shape := withSize(y.shape, d, len(idx[0]))
+	out := empty(shape, y.dtype, y.dev)
+	if !rs.Resample(out.view(), src.view(), d, idx, w) {
+		out.Release()
+		return nil
+	}
+	in := y.shape.clone()
+	return record("AddBackward0", out, []*Tensor{y}, nil, func(g *Tensor) []*Tensor {
+		if !needsGrad(g) && g.dtype == y.dtype {
+			gc := g.Contiguous()
+			dx := empty(in, g.dtype, g.dev)
+			if rs.ResampleGrad(dx.view(), gc.view(), d, idx, w) {
+				return []*Tensor{dx}
+			}
+			dx.Release()
+		}
+		var acc *Tensor
+		for k := range idx {
+			ix := FromSlice(idx[k], Shape{len(idx[k])}, On(g.dev))
+			gk := g.Mul(FromSlice(w[k], Shape(bshape), On(g.dev), Dtype(g.dtype)))
+			z := Zeros(in, On(g.dev), Dtype(g.dtype))
+			scatterRaw(z, d, lineIndex(ix, d, gk.shape), gk.view(), true)
+			if acc == nil {
+				acc = z
+			} else {
+				acc = acc.Add(z)
+			}
+		}
+		return []*Tensor{acc}
+	})
 }
 
 // interpGradName is PyTorch's grad_fn name of an upsampling op.

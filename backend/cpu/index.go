@@ -92,8 +92,57 @@ func (Backend) Gather(dst, src, index backend.View, dim int) {
 	}
 }
 
+// selectForm returns the [outer, n, inner] blocks of an index_select-like
+// Gather or Scatter along dim: index (of shape) varies along dim alone, and
+// the data views a and b are both contiguous, of shape but along dim; ok is
+// false otherwise. is is index's stride along dim.
+func selectForm(shape []int, index, a, b backend.View, dim int) (outer, inner, is int, ok bool) {
+	for k, st := range index.Strides {
+		if k != dim && (st != 0 && shape[k] != 1 || a.Shape[k] != shape[k] || b.Shape[k] != shape[k]) {
+			return 0, 0, 0, false
+		}
+	}
+	if !a.IsContiguous() || !b.IsContiguous() {
+		return 0, 0, 0, false
+	}
+	outer, inner = 1, 1
+	for k := 0; k < dim; k++ {
+		outer *= shape[k]
+	}
+	for k := dim + 1; k < len(shape); k++ {
+		inner *= shape[k]
+	}
+	return outer, inner, index.Strides[dim], true
+}
+
 func ixGather[T any](dst, src, index backend.View, dim int) {
 	d, s, ix := slice[T](dst.S), slice[T](src.S), slice[int64](index.S)
+	if outer, inner, is, ok := selectForm(dst.Shape, index, dst, src, dim); ok {
+		// index_select: whole rows of inner elements copied, split over
+		// outer × n; or, along the last dim, one element a step
+		n, m := dst.Shape[dim], src.Shape[dim]
+		if inner == 1 {
+			parallelFor(outer, n*2, func(lo, hi int) {
+				for o := lo; o < hi; o++ {
+					dr := d[dst.Offset+o*n : dst.Offset+(o+1)*n]
+					sr := s[src.Offset+o*m : src.Offset+(o+1)*m]
+					for j := range dr {
+						dr[j] = sr[ix[index.Offset+j*is]]
+					}
+				}
+			})
+			return
+		}
+		parallelFor(outer*n, inner*2, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				o, j := r/n, r%n
+				so := src.Offset + (o*m+int(ix[index.Offset+j*is]))*inner
+				do := dst.Offset + r*inner
+				copy(d[do:do+inner], s[so:so+inner])
+			}
+		})
+		return
+	}
 	sd := src.Strides[dim]
 	r := makeRows(dst.Shape, dst.Strides, index.Strides, without(src.Strides, dim))
 	parallelFor(r.n, r.inner*2, func(lo, hi int) {
@@ -165,6 +214,39 @@ func ixScatter[T numT](dst, index, src backend.View, dim int, accumulate bool) {
 		return
 	}
 	d, s, ix := slice[T](dst.S), slice[T](src.S), slice[int64](index.S)
+	if outer, inner, is, ok := selectForm(index.Shape, index, src, dst, dim); ok {
+		// index_add: rows of inner elements added, every destination
+		// element in the same order as below (ascending position along
+		// dim); split over outer and, when outer is small, over pieces of
+		// the rows, so that no two workers write one element
+		n, m := src.Shape[dim], dst.Shape[dim]
+		pieces := 1
+		if outer < 8 {
+			pieces = max(1, min(8, inner/2048))
+		}
+		parallelFor(outer*pieces, n*inner/pieces*2, func(lo, hi int) {
+			for t := lo; t < hi; t++ {
+				o, c := t/pieces, t%pieces
+				a, b := inner*c/pieces, inner*(c+1)/pieces
+				if inner == 1 {
+					dr, sr := d[dst.Offset+o*m:dst.Offset+(o+1)*m], s[src.Offset+o*n:src.Offset+(o+1)*n]
+					for j, v := range sr {
+						dr[ix[index.Offset+j*is]] += v
+					}
+					continue
+				}
+				for j := 0; j < n; j++ {
+					so := src.Offset + (o*n+j)*inner
+					do := dst.Offset + (o*m+int(ix[index.Offset+j*is]))*inner
+					dr, sr := d[do+a:do+b], s[so+a:so+b]
+					for k := range dr {
+						dr[k] += sr[k]
+					}
+				}
+			}
+		})
+		return
+	}
 	dd := dst.Strides[dim]
 	r := makeRows(index.Shape, index.Strides, src.Strides, without(dst.Strides, dim))
 	var off [3]int
