@@ -326,20 +326,31 @@ func (t *Tensor) RepeatInterleaveTensor(repeats *Tensor, dim int) *Tensor {
 	return repeatInterleave(t, d, rs)
 }
 
+// repeatInterleave builds the index on t's device (a 1 at the start of
+// each slice's copies after the first, summed up), so a huge total is a
+// typed error from the allocation, not a host slice of that size.
 func repeatInterleave(t *Tensor, d int, rs []int64) *Tensor {
-	var idx []int64
+	const op = "repeat_interleave"
+	var total int64
+	starts := make([]int64, 0, len(rs))
 	for i, r := range rs {
 		if r < 0 {
-			panic(&ValueError{Op: "repeat_interleave", Msg: "repeats can not be negative"})
+			panic(&ValueError{Op: op, Msg: "repeats can not be negative"})
 		}
-		for k := int64(0); k < r; k++ {
-			idx = append(idx, int64(i))
+		if i > 0 {
+			starts = append(starts, total)
 		}
+		if r > maxElems-1-total {
+			shapeErr(op, fmt.Sprintf("repeats sum to more than %d elements", maxElems-1), t.shape)
+		}
+		total += r
 	}
-	if idx == nil {
-		idx = []int64{}
+	dev := On(t.dev)
+	marks := Zeros(Shape{int(total) + 1}, dev, Dtype(Int64))
+	if len(starts) > 0 {
+		marks = marks.ScatterAdd(0, FromSlice(starts, Shape{len(starts)}, dev), Ones(Shape{len(starts)}, dev, Dtype(Int64)))
 	}
-	return t.IndexSelect(d, FromSlice(idx, Shape{len(idx)}, On(t.dev)))
+	return t.IndexSelect(d, marks.Narrow(0, 0, int(total)).Cumsum(0))
 }
 
 // Meshgrid returns, for 0-D or 1-D tensors of one dtype and device, the

@@ -1,0 +1,43 @@
+package ember
+
+import (
+	"math"
+	"testing"
+)
+
+// TestRepeatInterleaveHugeRepeats: repeats whose total cannot be held give
+// a typed error (the index was built in a host slice, one append per
+// copy: 3·2^62 copies never returned, 2^40 were a fatal out-of-memory).
+func TestRepeatInterleaveHugeRepeats(t *testing.T) {
+	v := FromSlice([]float32{1, 2, 3}, Shape{3})
+	raises[*ShapeError](t, "repeats overflow", func() { v.RepeatInterleave(math.MaxInt, 0) })
+	raises[*ShapeError](t, "tensor repeats overflow", func() {
+		v.RepeatInterleaveTensor(FromSlice([]int64{1 << 62, 1 << 62, 1 << 62}, Shape{3}), 0)
+	})
+	raises[*OutOfMemoryError](t, "repeats 2^50", func() { v.RepeatInterleave(1<<50, 0) })
+	raises[*OutOfMemoryError](t, "tensor repeats 2^50", func() {
+		v.RepeatInterleaveTensor(FromSlice([]int64{0, 1 << 50, 1}, Shape{3}), 0)
+	})
+	// zero repeats among others, leading and trailing, as torch
+	// (torch.tensor([1.,2,3,4]).repeat_interleave(torch.tensor([0,2,0,1]))
+	// is [2, 2, 4]; with [2, 0, 1, 0] it is [1, 1, 3]).
+	w := FromSlice([]float32{1, 2, 3, 4}, Shape{4})
+	for _, c := range []struct {
+		r, want []int64
+	}{
+		{[]int64{0, 2, 0, 1}, []int64{2, 2, 4}},
+		{[]int64{2, 0, 1, 0}, []int64{1, 1, 3}},
+		{[]int64{0, 0, 0, 0}, []int64{}},
+		{[]int64{1, 1, 1, 1}, []int64{1, 2, 3, 4}},
+	} {
+		got := w.RepeatInterleaveTensor(FromSlice(c.r, Shape{4}), 0).Cast(Int64).Int64s()
+		if len(got) != len(c.want) {
+			t.Fatalf("repeats %v: %v, want %v", c.r, got, c.want)
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Fatalf("repeats %v: %v, want %v", c.r, got, c.want)
+			}
+		}
+	}
+}
