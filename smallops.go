@@ -458,11 +458,11 @@ func (t *Tensor) Trace() *Tensor {
 	}
 	r, c := t.shape[0], t.shape[1]
 	n := min(r, c)
-	idx := make([]int64, n)
-	for i := range idx {
-		idx[i] = int64(i * (c + 1))
-	}
-	return t.Reshape(-1).IndexSelect(0, FromSlice(idx, Shape{n}, On(t.dev))).Sum()
+	// the diagonal's flat positions, made on t's device (a host slice of
+	// min(rows, cols) was 8 GiB for a meta or expanded [2^30, 2^30-1])
+	dev := On(t.dev)
+	idx := Arange(0, float64(n), 1, dev, Dtype(Int64)).Mul(FromSlice([]int64{int64(c + 1)}, Shape{}, dev))
+	return t.Reshape(-1).IndexSelect(0, idx).Sum()
 }
 
 // Rot90 rotates t by 90° k times in the plane of dims (default 0 and 1),

@@ -41,3 +41,19 @@ func TestRepeatInterleaveHugeRepeats(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceHugeOnMeta: Trace's diagonal index is made on the tensor's
+// device: a meta [2^30, 2^30-1] traces to a 0-dim meta tensor (its host
+// index was 8 GiB, a fatal out-of-memory error).
+func TestTraceHugeOnMeta(t *testing.T) {
+	got := Empty(Shape{1 << 30, 1<<30 - 1}, On(Meta)).Trace()
+	if got.Dim() != 0 || got.Device() != Meta {
+		t.Fatalf("trace on meta: %v on %v", got.Shape(), got.Device())
+	}
+	// and on the CPU, a non-square int32 matrix sums its diagonal to Int64
+	// (torch.trace(torch.arange(12, dtype=torch.int32).reshape(3, 4)) is 15).
+	m := Arange(0, 12, 1, Dtype(Int32)).Reshape(3, 4)
+	if tr := m.Trace(); tr.DType() != Int64 || tr.Item() != 15 {
+		t.Fatalf("trace int32: %v %v", tr.DType(), tr.Item())
+	}
+}
