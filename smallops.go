@@ -259,7 +259,13 @@ func Bincount(input, weights *Tensor, minlength int) *Tensor {
 		if idx.Min().Item() < 0 {
 			shapeErr(op, "bincount only supports 1-d non-negative integral inputs.", input.shape)
 		}
-		if m := int(idx.Max().Item()) + 1; m > n {
+		// read exactly (Item's float64 rounds past 2^53; 2^63-1 wrapped to
+		// a negative size)
+		mx := idx.Max().Int64s()[0]
+		if mx >= maxElems {
+			shapeErr(op, fmt.Sprintf("a value of %d needs more bins than a tensor can hold", mx), input.shape)
+		}
+		if m := int(mx) + 1; m > n {
 			n = m
 		}
 	}

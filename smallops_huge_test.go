@@ -57,3 +57,20 @@ func TestTraceHugeOnMeta(t *testing.T) {
 		t.Fatalf("trace int32: %v %v", tr.DType(), tr.Item())
 	}
 }
+
+// TestBincountHugeValues: a value too large for its bins is a typed error
+// naming bincount (2^63-1 wrapped to a negative bin count, and scatter_add
+// reported an index out of bounds for size 0); a huge minlength or value
+// that fits the element count is an *OutOfMemoryError.
+func TestBincountHugeValues(t *testing.T) {
+	raises[*ShapeError](t, "bincount 2^63-1", func() { Bincount(FromSlice([]int64{3, math.MaxInt64}, Shape{2}), nil, 0) })
+	raises[*OutOfMemoryError](t, "bincount 2^50", func() { Bincount(FromSlice([]int64{1 << 50}, Shape{1}), nil, 0) })
+	raises[*OutOfMemoryError](t, "bincount minlength 2^50", func() { Bincount(FromSlice([]int64{1}, Shape{1}), Ones(Shape{1}), 1<<50) })
+	raises[*OutOfMemoryError](t, "histc 2^50 bins", func() { Ones(Shape{3}).Histc(1<<50, 0, 1) })
+	// a value past 2^53 is read exactly: 2^53+1 needs 2^53+2 bins, still
+	// refused, but by the size of those bins
+	err := Try(func() { Bincount(FromSlice([]int64{1<<53 + 1}, Shape{1}), nil, 0) })
+	if oom, ok := err.(*OutOfMemoryError); !ok || oom.Bytes != 8*(1<<53+2) {
+		t.Fatalf("bincount 2^53+1: %v", err)
+	}
+}
