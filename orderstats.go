@@ -637,12 +637,13 @@ func (t *Tensor) cumExtreme(op string, dim int, isMax bool) (values, indices *Te
 }
 
 // LogCumSumExp is torch.logcumsumexp(t, dim): log(cumsum(exp(t))) along
-// dim, computed stably: each place is a LogSumExp of its prefix, so large
-// and very negative values keep their precision. Without a scan kernel it
-// works in blocks along dim (a masked n×n LogSumExp for lines of up to 64,
-// else blocks of 32 whose totals are combined by the same op
-// recursively), so it takes up to 64× the input's memory. Integer inputs
-// are refused, as PyTorch. Gradients: through LogSumExp.
+// dim, computed stably: each place is a tree of pairwise LogSumExps of its
+// prefix, so large and very negative values keep their precision. Without
+// a scan kernel it is a work-efficient scan (neighbours paired, the pairs'
+// sums scanned recursively, the even places filled in from them): about
+// log2(n) rounds of device ops, a few times the input's memory, gradients
+// included. Integer inputs are refused, as PyTorch. Gradients: through
+// LogSumExp.
 func (t *Tensor) LogCumSumExp(dim int) *Tensor {
 	const op = "logcumsumexp"
 	t.live(op)
@@ -664,29 +665,31 @@ func (t *Tensor) LogCumSumExp(dim int) *Tensor {
 	return y
 }
 
-const lcseBlock = 32
+// logAddExp is log(exp(a) + exp(b)), stably (two -Infs give -Inf).
+func logAddExp(a, b *Tensor) *Tensor { return Stack([]*Tensor{a, b}, -1).LogSumExp(Dims(-1)) }
 
-// logCumSumExpLast is LogCumSumExp along x's last dim.
+// logCumSumExpLast is LogCumSumExp along x's last dim: place 2j+1 is the
+// scan of the pair sums at j, place 2j that at j-1 plus x[2j].
 func logCumSumExpLast(x *Tensor) *Tensor {
 	n := x.shape[x.Dim()-1]
+	if n == 1 {
+		return x
+	}
 	lead := x.shape[:x.Dim()-1].clone()
-	if n <= 2*lcseBlock { // one masked n×n block
-		rows := x.Unsqueeze(-2).Expand(append(lead.clone(), n, n)...) // [..., i, j]
-		later := Ones(Shape{n, n}, On(x.dev), Dtype(Bool)).Triu(1)    // j > i
-		return rows.MaskedFill(later, math.Inf(-1)).LogSumExp(Dims(-1))
+	if n%2 == 1 { // -Inf adds nothing
+		x = Cat([]*Tensor{x, Full(append(lead.clone(), 1), math.Inf(-1), On(x.dev), Dtype(x.dtype))}, -1)
 	}
-	k := (n + lcseBlock - 1) / lcseBlock
-	if pad := k*lcseBlock - n; pad > 0 { // -Inf adds nothing
-		x = Cat([]*Tensor{x, Full(append(lead.clone(), pad), math.Inf(-1), On(x.dev), Dtype(x.dtype))}, -1)
+	h := (n + 1) / 2
+	pairs := x.Reshape(append(lead.clone(), h, 2)...)
+	even := pairs.Narrow(-1, 0, 1).Squeeze(-1) // x[2j]
+	odd := logCumSumExpLast(logAddExp(even, pairs.Narrow(-1, 1, 1).Squeeze(-1)))
+	var evens *Tensor
+	if h == 1 {
+		evens = even
+	} else {
+		evens = Cat([]*Tensor{even.Narrow(-1, 0, 1), logAddExp(odd.Narrow(-1, 0, h-1), even.Narrow(-1, 1, h-1))}, -1)
 	}
-	blocks := x.Reshape(append(lead.clone(), k, lcseBlock)...)
-	intra := logCumSumExpLast(blocks)                   // [..., k, B]
-	tot := intra.Narrow(-1, lcseBlock-1, 1).Squeeze(-1) // [..., k]
-	pre := logCumSumExpLast(tot).Narrow(-1, 0, k-1)     // through block k-2
-	first := Full(append(lead.clone(), 1), math.Inf(-1), On(x.dev), Dtype(x.dtype))
-	before := Cat([]*Tensor{first, pre}, -1).Unsqueeze(-1).Expand(intra.shape...) // the blocks before each
-	out := Stack([]*Tensor{intra, before}, -1).LogSumExp(Dims(-1))
-	return out.Reshape(append(lead.clone(), k*lcseBlock)...).Narrow(-1, 0, n)
+	return Stack([]*Tensor{evens, odd}, -1).Reshape(append(lead.clone(), 2*h)...).Narrow(-1, 0, n)
 }
 
 // Histc is torch.histc(t, bins, min, max): the counts of t's elements in

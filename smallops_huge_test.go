@@ -74,3 +74,16 @@ func TestBincountHugeValues(t *testing.T) {
 		t.Fatalf("bincount 2^53+1: %v", err)
 	}
 }
+
+// TestLogCumSumExpMemory: LogCumSumExp's scan takes a few times its input's
+// memory, so a meta line of 2^58 works out its shape (the masked blocks
+// of 32×32 per 32 elements were 32× the input: an element count past
+// what a tensor can hold).
+func TestLogCumSumExpMemory(t *testing.T) {
+	x := Empty(Shape{1<<57 + 1, 2}, On(Meta))
+	for _, d := range []int{0, 1} {
+		if got := x.LogCumSumExp(d); !got.Shape().Equal(x.Shape()) {
+			t.Fatalf("dim %d: %v", d, got.Shape())
+		}
+	}
+}
