@@ -237,10 +237,10 @@ func (t *Tensor) uniqueDim(op string, dim int, sorted bool) (values, inverse, co
 func Bincount(input, weights *Tensor, minlength int) *Tensor {
 	const op = "bincount"
 	input.live(op)
-	if input.Dim() != 1 || !input.dtype.IsInt() {
-		if input.Dim() == 1 && input.dtype != Bool {
-			panic(&DTypeError{Op: op, DTypes: []DType{input.dtype}, Msg: fmt.Sprintf("\"bincount_cpu\" not implemented for '%s'", torchTypeName(input.dtype))})
-		}
+	if !input.dtype.IsInt() || input.dtype == Bool { // checked before the dims, as PyTorch
+		panic(&DTypeError{Op: op, DTypes: []DType{input.dtype}, Msg: fmt.Sprintf("\"bincount_cpu\" not implemented for '%s'", torchTypeName(input.dtype))})
+	}
+	if input.Dim() != 1 {
 		shapeErr(op, "bincount only supports 1-d non-negative integral inputs.", input.shape)
 	}
 	if minlength < 0 {

@@ -87,3 +87,18 @@ func TestLogCumSumExpMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestBincountDTypeFirst: Bincount checks the dtype before the dims, as
+// torch.bincount: Bool and floating inputs of any rank are "bincount_cpu"
+// not implemented (Bool and 2-D Float were a *ShapeError).
+func TestBincountDTypeFirst(t *testing.T) {
+	for name, in := range map[string]*Tensor{
+		"bool 1-D":  FromSlice([]bool{true}, Shape{1}),
+		"bool 0-D":  FromSlice([]bool{true}, Shape{}),
+		"float 2-D": Ones(Shape{2, 2}),
+		"float 0-D": Ones(Shape{}),
+	} {
+		raises[*DTypeError](t, "bincount "+name, func() { Bincount(in, nil, 0) })
+	}
+	raises[*ShapeError](t, "bincount int 2-D", func() { Bincount(Ones(Shape{1, 2}, Dtype(Int64)), nil, 0) })
+}
