@@ -641,9 +641,9 @@ func (t *Tensor) cumExtreme(op string, dim int, isMax bool) (values, indices *Te
 // prefix, so large and very negative values keep their precision. Without
 // a scan kernel it is a work-efficient scan (neighbours paired, the pairs'
 // sums scanned recursively, the even places filled in from them): about
-// log2(n) rounds of device ops, a few times the input's memory, gradients
-// included. Integer inputs are refused, as PyTorch. Gradients: through
-// LogSumExp.
+// log2(n) rounds of device ops, a few times the input's memory. Integer
+// inputs are refused, as PyTorch. Gradients: PyTorch's
+// logcumsumexp_backward (itself a LogCumSumExp), infinities included.
 func (t *Tensor) LogCumSumExp(dim int) *Tensor {
 	const op = "logcumsumexp"
 	t.live(op)
@@ -658,11 +658,32 @@ func (t *Tensor) LogCumSumExp(dim int) *Tensor {
 	if t.shape[d] == 0 {
 		return t.Clone()
 	}
-	y := logCumSumExpLast(movedLast(t, d))
+	td := t.Detach()
+	y := logCumSumExpLast(movedLast(td, d))
 	if d != t.Dim()-1 {
 		y = y.Unsqueeze(d).Transpose(d, -1).Squeeze(-1)
 	}
-	return y
+	yd := y.Detach()
+	return record("LogcumsumexpBackward0", y, []*Tensor{t}, []*Tensor{td, yd}, func(g *Tensor) []*Tensor {
+		// PyTorch 1.13's logcumsumexp_backward: exp(x + reverse
+		// logcumsumexp(log|g| - result)), for g > 0 less for g < 0 (the
+		// other places log|g| is the dtype's lowest finite value)
+		low := -math.MaxFloat64
+		switch t.dtype {
+		case Float32:
+			low = -math.MaxFloat32
+		case Float16:
+			low = -65504
+		case BFloat16:
+			low = -3.3895313892515355e38
+		}
+		logAbs := g.Abs().Log()
+		part := func(sel *Tensor) *Tensor {
+			lg := WhereTensorScalar(sel, logAbs, low).Sub(yd)
+			return lg.Flip(d).LogCumSumExp(d).Flip(d).Add(td).Exp()
+		}
+		return []*Tensor{part(g.GtScalar(0)).Sub(part(g.LtScalar(0)))}
+	})
 }
 
 // logAddExp is log(exp(a) + exp(b)), stably (two -Infs give -Inf).

@@ -102,3 +102,28 @@ func TestBincountDTypeFirst(t *testing.T) {
 	}
 	raises[*ShapeError](t, "bincount int 2-D", func() { Bincount(Ones(Shape{1, 2}, Dtype(Int64)), nil, 0) })
 }
+
+// TestLogCumSumExpGradInfinities: LogCumSumExp's gradient is PyTorch
+// 1.13's logcumsumexp_backward (exp(x + reverse logcumsumexp(log g -
+// result)), split by g's sign), so infinite inputs give its zeros and NaNs
+// (values from torch with grad_output 1, 2, ..., n; composed LogSumExp
+// gradients gave NaN after a trailing -Inf and 1 for a leading one).
+func TestLogCumSumExpGradInfinities(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	for _, c := range []struct{ x, grad []float64 }{
+		{[]float64{1, -inf, 2, -inf, -inf}, []float64{6.227297056439942, 0, 8.772702943560057, 0, 0}},
+		{[]float64{-inf, -inf, -inf}, []float64{nan, nan, nan}},
+		{[]float64{-inf, 3, -inf, -inf, 5, 1e-300}, []float64{nan, 10.307012537320649, 0, 0, 9.65758896026794, 0.03539850241141668}},
+		{[]float64{inf, 1, 2}, []float64{nan, 0, 0}},
+		{[]float64{1, inf, -inf}, []float64{1, nan, 0}},
+	} {
+		x := FromSlice(c.x, Shape{len(c.x)}, WithGrad())
+		x.LogCumSumExp(0).Mul(Arange(1, float64(len(c.x)+1), 1, Dtype(Float64))).Sum().Backward()
+		got := x.Grad().Float64s()
+		for i, w := range c.grad {
+			if math.IsNaN(w) != math.IsNaN(got[i]) || !math.IsNaN(w) && math.Abs(got[i]-w) > 1e-12*math.Max(1, math.Abs(w)) {
+				t.Fatalf("x %v: grad %v, want %v", c.x, got, c.grad)
+			}
+		}
+	}
+}
