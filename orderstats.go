@@ -445,13 +445,21 @@ func quantile(op string, t, q *Tensor, interp string, ignoreNaN bool, opts []Red
 }
 
 // NanSum is torch.nansum: Sum treating NaN as zero (integer inputs: Sum).
-// The gradient is zero at the NaNs.
+// The gradient is g times 0 at the NaNs, as PyTorch's nansum_backward
+// (so an infinite g, as NanMean's over only NaNs, gives NaN there).
 func (t *Tensor) NanSum(opts ...ReduceOption) *Tensor {
 	t.live("nansum")
 	if !t.dtype.IsFloat() {
 		return t.Sum(opts...)
 	}
-	return WhereScalar(t.IsNaN(), 0, t).Sum(opts...)
+	td := t.Detach()
+	nan := td.IsNaN()
+	out := WhereScalar(nan, 0, td).Sum(opts...)
+	shape := t.shape.clone()
+	return record("NansumBackward0", out, []*Tensor{t}, []*Tensor{nan}, func(g *Tensor) []*Tensor {
+		_, _, keep := reductionOf(shape, opts)
+		return []*Tensor{g.Reshape(keep...).Expand(shape...).Mul(nan.LogicalNot().Cast(g.dtype))}
+	})
 }
 
 // NanMean is torch.nanmean: the mean of the non-NaN elements over dims

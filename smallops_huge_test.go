@@ -127,3 +127,27 @@ func TestLogCumSumExpGradInfinities(t *testing.T) {
 		}
 	}
 }
+
+// TestNanMeanAllNaNGrad: NanSum's gradient is g·(x not NaN), as PyTorch's
+// nansum_backward, so NanMean over a row of only NaNs (g/0 = Inf) has a
+// NaN gradient there, as torch.nanmean (it was 0): x = [[nan, 1, 3],
+// [nan, nan, nan]], nanmean(x, 1) weighted by [1, 2] gives
+// [[0, 0.5, 0.5], [nan, nan, nan]].
+func TestNanMeanAllNaNGrad(t *testing.T) {
+	nan := math.NaN()
+	x := FromSlice([]float64{nan, 1, 3, nan, nan, nan}, Shape{2, 3}, WithGrad())
+	x.NanMean(Dims(1)).Mul(FromSlice([]float64{1, 2}, Shape{2})).Sum().Backward()
+	want := []float64{0, 0.5, 0.5, nan, nan, nan}
+	got := x.Grad().Float64s()
+	for i, w := range want {
+		if math.IsNaN(w) != math.IsNaN(got[i]) || !math.IsNaN(w) && got[i] != w {
+			t.Fatalf("grad %v, want %v", got, want)
+		}
+	}
+	// the NaNs' gradient is 0 for a finite g (torch.nansum)
+	y := FromSlice([]float32{float32(nan), 2}, Shape{2}, WithGrad())
+	y.NanSum().MulScalar(3).Backward()
+	if g := y.Grad().Float64s(); g[0] != 0 || g[1] != 3 {
+		t.Fatalf("nansum grad %v, want [0 3]", g)
+	}
+}
