@@ -445,13 +445,21 @@ func quantile(op string, t, q *Tensor, interp string, ignoreNaN bool, opts []Red
 }
 
 // NanSum is torch.nansum: Sum treating NaN as zero (integer inputs: Sum).
-// The gradient is zero at the NaNs.
+// The gradient is g times 0 at the NaNs, as PyTorch's nansum_backward
+// (so an infinite g, as NanMean's over only NaNs, gives NaN there).
 func (t *Tensor) NanSum(opts ...ReduceOption) *Tensor {
 	t.live("nansum")
 	if !t.dtype.IsFloat() {
 		return t.Sum(opts...)
 	}
-	return WhereScalar(t.IsNaN(), 0, t).Sum(opts...)
+	td := t.Detach()
+	nan := td.IsNaN()
+	out := WhereScalar(nan, 0, td).Sum(opts...)
+	shape := t.shape.clone()
+	return record("NansumBackward0", out, []*Tensor{t}, []*Tensor{nan}, func(g *Tensor) []*Tensor {
+		_, _, keep := reductionOf(shape, opts)
+		return []*Tensor{g.Reshape(keep...).Expand(shape...).Mul(nan.LogicalNot().Cast(g.dtype))}
+	})
 }
 
 // NanMean is torch.nanmean: the mean of the non-NaN elements over dims
@@ -637,12 +645,13 @@ func (t *Tensor) cumExtreme(op string, dim int, isMax bool) (values, indices *Te
 }
 
 // LogCumSumExp is torch.logcumsumexp(t, dim): log(cumsum(exp(t))) along
-// dim, computed stably: each place is a LogSumExp of its prefix, so large
-// and very negative values keep their precision. Without a scan kernel it
-// works in blocks along dim (a masked n×n LogSumExp for lines of up to 64,
-// else blocks of 32 whose totals are combined by the same op
-// recursively), so it takes up to 64× the input's memory. Integer inputs
-// are refused, as PyTorch. Gradients: through LogSumExp.
+// dim, computed stably: each place is a tree of pairwise LogSumExps of its
+// prefix, so large and very negative values keep their precision. Without
+// a scan kernel it is a work-efficient scan (neighbours paired, the pairs'
+// sums scanned recursively, the even places filled in from them): about
+// log2(n) rounds of device ops, a few times the input's memory. Integer
+// inputs are refused, as PyTorch. Gradients: PyTorch's
+// logcumsumexp_backward (itself a LogCumSumExp), infinities included.
 func (t *Tensor) LogCumSumExp(dim int) *Tensor {
 	const op = "logcumsumexp"
 	t.live(op)
@@ -657,36 +666,59 @@ func (t *Tensor) LogCumSumExp(dim int) *Tensor {
 	if t.shape[d] == 0 {
 		return t.Clone()
 	}
-	y := logCumSumExpLast(movedLast(t, d))
+	td := t.Detach()
+	y := logCumSumExpLast(movedLast(td, d))
 	if d != t.Dim()-1 {
 		y = y.Unsqueeze(d).Transpose(d, -1).Squeeze(-1)
 	}
-	return y
+	yd := y.Detach()
+	return record("LogcumsumexpBackward0", y, []*Tensor{t}, []*Tensor{td, yd}, func(g *Tensor) []*Tensor {
+		// PyTorch 1.13's logcumsumexp_backward: exp(x + reverse
+		// logcumsumexp(log|g| - result)), for g > 0 less for g < 0 (the
+		// other places log|g| is the dtype's lowest finite value)
+		low := -math.MaxFloat64
+		switch t.dtype {
+		case Float32:
+			low = -math.MaxFloat32
+		case Float16:
+			low = -65504
+		case BFloat16:
+			low = -3.3895313892515355e38
+		}
+		logAbs := g.Abs().Log()
+		part := func(sel *Tensor) *Tensor {
+			lg := WhereTensorScalar(sel, logAbs, low).Sub(yd)
+			return lg.Flip(d).LogCumSumExp(d).Flip(d).Add(td).Exp()
+		}
+		return []*Tensor{part(g.GtScalar(0)).Sub(part(g.LtScalar(0)))}
+	})
 }
 
-const lcseBlock = 32
+// logAddExp is log(exp(a) + exp(b)), stably (two -Infs give -Inf).
+func logAddExp(a, b *Tensor) *Tensor { return Stack([]*Tensor{a, b}, -1).LogSumExp(Dims(-1)) }
 
-// logCumSumExpLast is LogCumSumExp along x's last dim.
+// logCumSumExpLast is LogCumSumExp along x's last dim: place 2j+1 is the
+// scan of the pair sums at j, place 2j that at j-1 plus x[2j].
 func logCumSumExpLast(x *Tensor) *Tensor {
 	n := x.shape[x.Dim()-1]
+	if n == 1 {
+		return x
+	}
 	lead := x.shape[:x.Dim()-1].clone()
-	if n <= 2*lcseBlock { // one masked n×n block
-		rows := x.Unsqueeze(-2).Expand(append(lead.clone(), n, n)...) // [..., i, j]
-		later := Ones(Shape{n, n}, On(x.dev), Dtype(Bool)).Triu(1)    // j > i
-		return rows.MaskedFill(later, math.Inf(-1)).LogSumExp(Dims(-1))
+	if n%2 == 1 { // -Inf adds nothing
+		x = Cat([]*Tensor{x, Full(append(lead.clone(), 1), math.Inf(-1), On(x.dev), Dtype(x.dtype))}, -1)
 	}
-	k := (n + lcseBlock - 1) / lcseBlock
-	if pad := k*lcseBlock - n; pad > 0 { // -Inf adds nothing
-		x = Cat([]*Tensor{x, Full(append(lead.clone(), pad), math.Inf(-1), On(x.dev), Dtype(x.dtype))}, -1)
+	h := (n + 1) / 2
+	pairs := x.Reshape(append(lead.clone(), h, 2)...)
+	even := pairs.Narrow(-1, 0, 1).Squeeze(-1) // x[2j]
+	odd := logCumSumExpLast(logAddExp(even, pairs.Narrow(-1, 1, 1).Squeeze(-1)))
+	var evens *Tensor
+	if h == 1 {
+		evens = even
+	} else {
+		evens = Cat([]*Tensor{even.Narrow(-1, 0, 1), logAddExp(odd.Narrow(-1, 0, h-1), even.Narrow(-1, 1, h-1))}, -1)
 	}
-	blocks := x.Reshape(append(lead.clone(), k, lcseBlock)...)
-	intra := logCumSumExpLast(blocks)                   // [..., k, B]
-	tot := intra.Narrow(-1, lcseBlock-1, 1).Squeeze(-1) // [..., k]
-	pre := logCumSumExpLast(tot).Narrow(-1, 0, k-1)     // through block k-2
-	first := Full(append(lead.clone(), 1), math.Inf(-1), On(x.dev), Dtype(x.dtype))
-	before := Cat([]*Tensor{first, pre}, -1).Unsqueeze(-1).Expand(intra.shape...) // the blocks before each
-	out := Stack([]*Tensor{intra, before}, -1).LogSumExp(Dims(-1))
-	return out.Reshape(append(lead.clone(), k*lcseBlock)...).Narrow(-1, 0, n)
+	return Stack([]*Tensor{evens, odd}, -1).Reshape(append(lead.clone(), 2*h)...).Narrow(-1, 0, n)
 }
 
 // Histc is torch.histc(t, bins, min, max): the counts of t's elements in

@@ -237,10 +237,10 @@ func (t *Tensor) uniqueDim(op string, dim int, sorted bool) (values, inverse, co
 func Bincount(input, weights *Tensor, minlength int) *Tensor {
 	const op = "bincount"
 	input.live(op)
-	if input.Dim() != 1 || !input.dtype.IsInt() {
-		if input.Dim() == 1 && input.dtype != Bool {
-			panic(&DTypeError{Op: op, DTypes: []DType{input.dtype}, Msg: fmt.Sprintf("\"bincount_cpu\" not implemented for '%s'", torchTypeName(input.dtype))})
-		}
+	if !input.dtype.IsInt() || input.dtype == Bool { // checked before the dims, as PyTorch
+		panic(&DTypeError{Op: op, DTypes: []DType{input.dtype}, Msg: fmt.Sprintf("\"bincount_cpu\" not implemented for '%s'", torchTypeName(input.dtype))})
+	}
+	if input.Dim() != 1 {
 		shapeErr(op, "bincount only supports 1-d non-negative integral inputs.", input.shape)
 	}
 	if minlength < 0 {
@@ -259,7 +259,13 @@ func Bincount(input, weights *Tensor, minlength int) *Tensor {
 		if idx.Min().Item() < 0 {
 			shapeErr(op, "bincount only supports 1-d non-negative integral inputs.", input.shape)
 		}
-		if m := int(idx.Max().Item()) + 1; m > n {
+		// read exactly (Item's float64 rounds past 2^53; 2^63-1 wrapped to
+		// a negative size)
+		mx := idx.Max().Int64s()[0]
+		if mx >= maxElems {
+			shapeErr(op, fmt.Sprintf("a value of %d needs more bins than a tensor can hold", mx), input.shape)
+		}
+		if m := int(mx) + 1; m > n {
 			n = m
 		}
 	}
@@ -326,20 +332,31 @@ func (t *Tensor) RepeatInterleaveTensor(repeats *Tensor, dim int) *Tensor {
 	return repeatInterleave(t, d, rs)
 }
 
+// repeatInterleave builds the index on t's device (a 1 at the start of
+// each slice's copies after the first, summed up), so a huge total is a
+// typed error from the allocation, not a host slice of that size.
 func repeatInterleave(t *Tensor, d int, rs []int64) *Tensor {
-	var idx []int64
+	const op = "repeat_interleave"
+	var total int64
+	starts := make([]int64, 0, len(rs))
 	for i, r := range rs {
 		if r < 0 {
-			panic(&ValueError{Op: "repeat_interleave", Msg: "repeats can not be negative"})
+			panic(&ValueError{Op: op, Msg: "repeats can not be negative"})
 		}
-		for k := int64(0); k < r; k++ {
-			idx = append(idx, int64(i))
+		if i > 0 {
+			starts = append(starts, total)
 		}
+		if r > maxElems-1-total {
+			shapeErr(op, fmt.Sprintf("repeats sum to more than %d elements", maxElems-1), t.shape)
+		}
+		total += r
 	}
-	if idx == nil {
-		idx = []int64{}
+	dev := On(t.dev)
+	marks := Zeros(Shape{int(total) + 1}, dev, Dtype(Int64))
+	if len(starts) > 0 {
+		marks = marks.ScatterAdd(0, FromSlice(starts, Shape{len(starts)}, dev), Ones(Shape{len(starts)}, dev, Dtype(Int64)))
 	}
-	return t.IndexSelect(d, FromSlice(idx, Shape{len(idx)}, On(t.dev)))
+	return t.IndexSelect(d, marks.Narrow(0, 0, int(total)).Cumsum(0))
 }
 
 // Meshgrid returns, for 0-D or 1-D tensors of one dtype and device, the
@@ -447,11 +464,11 @@ func (t *Tensor) Trace() *Tensor {
 	}
 	r, c := t.shape[0], t.shape[1]
 	n := min(r, c)
-	idx := make([]int64, n)
-	for i := range idx {
-		idx[i] = int64(i * (c + 1))
-	}
-	return t.Reshape(-1).IndexSelect(0, FromSlice(idx, Shape{n}, On(t.dev))).Sum()
+	// the diagonal's flat positions, made on t's device (a host slice of
+	// min(rows, cols) was 8 GiB for a meta or expanded [2^30, 2^30-1])
+	dev := On(t.dev)
+	idx := Arange(0, float64(n), 1, dev, Dtype(Int64)).Mul(FromSlice([]int64{int64(c + 1)}, Shape{}, dev))
+	return t.Reshape(-1).IndexSelect(0, idx).Sum()
 }
 
 // Rot90 rotates t by 90° k times in the plane of dims (default 0 and 1),
