@@ -51,3 +51,23 @@ func TestUnbind(t *testing.T) {
 		t.Errorf("0-dim: %v, want PyTorch's message", err)
 	}
 }
+
+// TestPiecesBounded: Split, Chunk and Unbind into more than maxPieces
+// views are a *ShapeError; an expanded dim of 2⁴⁰ unbound, or an empty
+// dim chunked 2⁴⁰ ways, had been a fatal out-of-memory in Go's runtime.
+func TestPiecesBounded(t *testing.T) {
+	huge := Zeros(Shape{1}).Expand(1 << 40)
+	for name, f := range map[string]func(){
+		"unbind": func() { huge.Unbind(0) },
+		"split":  func() { huge.Split(1, 0) },
+		"chunk":  func() { Zeros(Shape{0}).Chunk(1<<40, 0) },
+	} {
+		var se *ShapeError
+		if err := Try(f); !errors.As(err, &se) || !strings.Contains(err.Error(), "more than ember makes at once") {
+			t.Errorf("%s: %v, want a *ShapeError", name, err)
+		}
+	}
+	if n := len(Zeros(Shape{1}).Expand(1000).Unbind(0)); n != 1000 {
+		t.Errorf("1000 slices: got %d", n)
+	}
+}

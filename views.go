@@ -431,6 +431,7 @@ func (t *Tensor) Split(size, d int) []*Tensor {
 	if size <= 0 {
 		shapeErr("split", "split_size must be positive", t.shape)
 	}
+	pieces("split", t.shape, 1+(t.shape[d]-1)/size)
 	var out []*Tensor
 	for at := 0; at < t.shape[d]; at += size {
 		out = append(out, multiOutputView(rename(t.Narrow(d, at, min(size, t.shape[d]-at)), "SplitBackward0"), len(out)))
@@ -448,11 +449,25 @@ func (t *Tensor) Split(size, d int) []*Tensor {
 func (t *Tensor) Unbind(d int) []*Tensor {
 	t.nonNil("unbind")
 	d = t.indexDim("unbind", d, noDims(d))
+	pieces("unbind", t.shape, t.shape[d])
 	out := make([]*Tensor, t.shape[d])
 	for i := range out {
 		out[i] = multiOutputView(rename(t.Select(d, i), "UnbindBackward0"), i)
 	}
 	return out
+}
+
+// maxPieces bounds the views Split, Chunk and Unbind return at once: each
+// is a Go value (~150 bytes), so an expanded dim of 2⁴⁰ elements split into
+// ones would exhaust the host's memory, which Go cannot recover from.
+const maxPieces = 1 << 24
+
+// pieces panics with a *ShapeError when op would return more than
+// maxPieces views of a tensor of shape.
+func pieces(op string, shape Shape, n int) {
+	if n > maxPieces {
+		shapeErr(op, fmt.Sprintf("would return %d tensors, more than ember makes at once (%d)", n, maxPieces), shape)
+	}
 }
 
 // Chunk cuts dim d into n pieces as equal as possible (torch.chunk); views.
@@ -463,6 +478,7 @@ func (t *Tensor) Chunk(n, d int) []*Tensor {
 	}
 	d = t.indexDim("chunk", d, "chunk expects at least a 1-dimensional tensor")
 	if t.shape[d] == 0 { // torch.chunk gives n empty pieces
+		pieces("chunk", t.shape, n)
 		out := make([]*Tensor, n)
 		for i := range out {
 			out[i] = t.Narrow(d, 0, 0)
