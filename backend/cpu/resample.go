@@ -24,20 +24,7 @@ func (Backend) Resample(dst, src backend.View, dim int, idx [][]int64, w [][]flo
 func resample[T float32 | float64](dst, src backend.View, dim int, idx [][]int64, w [][]float64) {
 	d, s := slice[T](dst.S), slice[T](src.S)
 	n, m := dst.Shape[dim], src.Shape[dim]
-	outer, inner := 1, 1
-	for k := 0; k < dim; k++ {
-		outer *= dst.Shape[k]
-	}
-	for k := dim + 1; k < len(dst.Shape); k++ {
-		inner *= dst.Shape[k]
-	}
-	wt := make([][]T, len(w))
-	for k := range w {
-		wt[k] = make([]T, n)
-		for j := range wt[k] {
-			wt[k][j] = T(w[k][j])
-		}
-	}
+	outer, inner, wt := resampleSetup[T](dst.Shape, dim, n, w)
 	taps := len(idx)
 	if inner == 1 { // along the last dim: one line a step
 		parallelFor(outer, n*taps*2, func(lo, hi int) {
@@ -101,20 +88,7 @@ func (Backend) ResampleGrad(dst, g backend.View, dim int, idx [][]int64, w [][]f
 func resampleGrad[T float32 | float64](dst, g backend.View, dim int, idx [][]int64, w [][]float64) {
 	d, s := slice[T](dst.S), slice[T](g.S)
 	n, m := g.Shape[dim], dst.Shape[dim]
-	outer, inner := 1, 1
-	for k := 0; k < dim; k++ {
-		outer *= dst.Shape[k]
-	}
-	for k := dim + 1; k < len(dst.Shape); k++ {
-		inner *= dst.Shape[k]
-	}
-	wt := make([][]T, len(w))
-	for k := range w {
-		wt[k] = make([]T, n)
-		for j := range wt[k] {
-			wt[k][j] = T(w[k][j])
-		}
-	}
+	outer, inner, wt := resampleSetup[T](dst.Shape, dim, n, w)
 	parallelFor(outer, (n+m)*inner*len(idx)*2, func(lo, hi int) {
 		var tmp []T
 		if len(idx) > 1 {
@@ -151,4 +125,24 @@ func resampleGrad[T float32 | float64](dst, g backend.View, dim int, idx [][]int
 			}
 		}
 	})
+}
+
+// resampleSetup returns the element counts of shape before and after dim,
+// and the taps' weights for the n output positions in T.
+func resampleSetup[T float32 | float64](shape []int, dim, n int, w [][]float64) (outer, inner int, wt [][]T) {
+	outer, inner = 1, 1
+	for k := 0; k < dim; k++ {
+		outer *= shape[k]
+	}
+	for k := dim + 1; k < len(shape); k++ {
+		inner *= shape[k]
+	}
+	wt = make([][]T, len(w))
+	for k := range w {
+		wt[k] = make([]T, n)
+		for j := range wt[k] {
+			wt[k][j] = T(w[k][j])
+		}
+	}
+	return outer, inner, wt
 }
