@@ -606,6 +606,9 @@ func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
 		if n.custom {
 			own.escape(g) // user code may keep the gradient it is given
 			gs = n.backward(g)
+			for _, gi := range gs {
+				own.escape(gi) // and what it returns (its own output, a tensor it keeps)
+			}
 		} else {
 			// A built-in backward keeps nothing it makes but what it
 			// returns: free its temporaries at once.
