@@ -58,12 +58,12 @@ func QR(a *ember.Tensor, mode string) (q, r *ember.Tensor) {
 		}
 	}
 	q0, r0 := q, r
-	r = record("LinalgQrBackward0", r0, func(g *ember.Tensor) []*ember.Tensor {
+	r = record("LinalgQrBackward0", r0, saves(q0, r0), func(g *ember.Tensor) []*ember.Tensor {
 		check()
 		return []*ember.Tensor{qrBackward(nil, g, q0, r0)}
 	}, a)
 	if wantQ {
-		q = record("LinalgQrBackward0", q0, func(g *ember.Tensor) []*ember.Tensor {
+		q = record("LinalgQrBackward0", q0, saves(q0, r0), func(g *ember.Tensor) []*ember.Tensor {
 			check()
 			return []*ember.Tensor{qrBackward(g, nil, q0, r0)}
 		}, a)
@@ -170,10 +170,10 @@ func Eigh(a *ember.Tensor, uplo string) (l, v *ember.Tensor) {
 		return l, v
 	}
 	l0, v0 := l, v
-	l = record("LinalgEighBackward0", l0, func(g *ember.Tensor) []*ember.Tensor {
+	l = record("LinalgEighBackward0", l0, saves(l0, v0), func(g *ember.Tensor) []*ember.Tensor {
 		return []*ember.Tensor{eighBackward(g, nil, l0, v0)}
 	}, a)
-	v = record("LinalgEighBackward0", v0, func(g *ember.Tensor) []*ember.Tensor {
+	v = record("LinalgEighBackward0", v0, saves(l0, v0), func(g *ember.Tensor) []*ember.Tensor {
 		return []*ember.Tensor{eighBackward(nil, g, l0, v0)}
 	}, a)
 	return l, v
@@ -190,7 +190,7 @@ func Eigvalsh(a *ember.Tensor, uplo string) *ember.Tensor {
 	if !grad {
 		return l
 	}
-	return record("LinalgEighBackward0", l, func(g *ember.Tensor) []*ember.Tensor {
+	return record("LinalgEighBackward0", l, saves(l, v), func(g *ember.Tensor) []*ember.Tensor {
 		return []*ember.Tensor{eighBackward(g, nil, l, v)}
 	}, a)
 }
@@ -262,16 +262,16 @@ func SVD(a *ember.Tensor, fullMatrices bool) (u, s, vh *ember.Tensor) {
 		uk, vhk = u.Narrow(-1, 0, k), vh.Narrow(-2, 0, k)
 	}
 	u0, s0, vh0 := u, s, vh
-	u = record("LinalgSvdBackward0", u0, func(g *ember.Tensor) []*ember.Tensor {
+	u = record("LinalgSvdBackward0", u0, saves(u0, s0, vh0), func(g *ember.Tensor) []*ember.Tensor {
 		if fullMatrices {
 			g = g.Narrow(-1, 0, k)
 		}
 		return []*ember.Tensor{svdBackward(g, nil, nil, uk, s0, vhk)}
 	}, a)
-	s = record("LinalgSvdBackward0", s0, func(g *ember.Tensor) []*ember.Tensor {
+	s = record("LinalgSvdBackward0", s0, saves(u0, s0, vh0), func(g *ember.Tensor) []*ember.Tensor {
 		return []*ember.Tensor{svdBackward(nil, g, nil, uk, s0, vhk)}
 	}, a)
-	vh = record("LinalgSvdBackward0", vh0, func(g *ember.Tensor) []*ember.Tensor {
+	vh = record("LinalgSvdBackward0", vh0, saves(u0, s0, vh0), func(g *ember.Tensor) []*ember.Tensor {
 		if fullMatrices {
 			g = g.Narrow(-2, 0, k)
 		}
@@ -290,7 +290,7 @@ func Svdvals(a *ember.Tensor) *ember.Tensor {
 	if !grad {
 		return s
 	}
-	return record("LinalgSvdBackward0", s, func(g *ember.Tensor) []*ember.Tensor {
+	return record("LinalgSvdBackward0", s, saves(u, s, vh), func(g *ember.Tensor) []*ember.Tensor {
 		return []*ember.Tensor{svdBackward(nil, g, nil, u, s, vh)}
 	}, a)
 }
@@ -387,7 +387,7 @@ func Pinv(a *ember.Tensor) *ember.Tensor {
 		}
 		out = store(a, shapeOf(batch, n, m), parts)
 	}
-	return record("LinalgPinvBackward0", out, func(g *ember.Tensor) []*ember.Tensor {
+	return record("LinalgPinvBackward0", out, saves(out, a), func(g *ember.Tensor) []*ember.Tensor {
 		return []*ember.Tensor{pinvBackward(g, out, a)}
 	}, a)
 }
@@ -423,7 +423,7 @@ func Lstsq(a, b *ember.Tensor) *ember.Tensor {
 	sameDeviceDType(op, a, b)
 	as, bs := a.Shape(), b.Shape()
 	vec := len(bs) == len(as)-1
-	if len(bs) < len(as)-1 || len(bs) < 1 {
+	if len(bs) < len(as)-1 || len(bs) > len(as) {
 		panic(&ember.ShapeError{Op: op, Shapes: []ember.Shape{as, bs}, Msg: "input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1"})
 	}
 	mb := bs[len(bs)-1]

@@ -113,9 +113,9 @@ func cholesky(a []float64, n int) ([]float64, int) {
 	return l, 0
 }
 
-// qr factors the m×n matrix a: Q is m×qc (qc = min(m, n) reduced, m
-// complete) and R is qc×n... except that R has min(m,n) rows in reduced
-// mode and m rows in complete mode, as LAPACK's geqrf + orgqr.
+// qr factors the m×n matrix a as LAPACK's geqrf + orgqr: R has qc rows
+// and Q (if wantQ) is m×qc, with qc = min(m, n) in reduced mode and m in
+// complete mode.
 func qr(a []float64, m, n int, complete, wantQ bool) (q, r []float64, qc int) {
 	k := min(m, n)
 	qc = k

@@ -30,7 +30,8 @@
 // cotangents zero, which sums to the full one. As in PyTorch, the
 // gradients of eigenvectors and singular vectors are only defined for
 // distinct eigenvalues and singular values, and for gauge-invariant
-// functions of them.
+// functions of them. Gradients are first order: ember has no
+// create_graph.
 package linalg
 
 import (
@@ -90,7 +91,7 @@ func checkMatrix(op, name string, a *ember.Tensor, square bool) {
 	}
 }
 
-// sameDevice panics with a *ember.DeviceMismatchError unless a and b share
+// sameDeviceDType panics with a *ember.DeviceMismatchError unless a and b share
 // a device, and with a *ember.DTypeError unless they share a dtype.
 func sameDeviceDType(op string, a, b *ember.Tensor) {
 	if a.Device() != b.Device() {
@@ -146,22 +147,32 @@ func empty(like *ember.Tensor, shape ember.Shape) *ember.Tensor {
 }
 
 // fn is a Function whose output is precomputed: Apply records it with the
-// given backward.
+// given backward. Forward saves the tensors backward reads, so that
+// modifying one in place before Backward fails as in PyTorch ("modified by
+// an inplace operation").
 type fn struct {
-	name string
-	out  *ember.Tensor
-	back func(g *ember.Tensor) []*ember.Tensor
+	name  string
+	out   *ember.Tensor
+	saved []*ember.Tensor
+	back  func(g *ember.Tensor) []*ember.Tensor
 }
 
-func (f *fn) Name() string                                                  { return f.name }
-func (f *fn) Forward(_ *ember.FunctionCtx, _ []*ember.Tensor) *ember.Tensor { return f.out }
+func (f *fn) Name() string { return f.name }
+func (f *fn) Forward(ctx *ember.FunctionCtx, _ []*ember.Tensor) *ember.Tensor {
+	ctx.SaveForBackward(f.saved...)
+	return f.out
+}
 func (f *fn) Backward(_ *ember.FunctionCtx, g *ember.Tensor) []*ember.Tensor {
 	return f.back(g)
 }
 
-// record returns out as the output of a node named name over inputs.
-func record(name string, out *ember.Tensor, back func(g *ember.Tensor) []*ember.Tensor, inputs ...*ember.Tensor) *ember.Tensor {
-	return ember.Apply(&fn{name: name, out: out, back: back}, inputs...)
+// saves lists the tensors a backward reads.
+func saves(ts ...*ember.Tensor) []*ember.Tensor { return ts }
+
+// record returns out as the output of a node named name over inputs,
+// whose backward reads saved.
+func record(name string, out *ember.Tensor, saved []*ember.Tensor, back func(g *ember.Tensor) []*ember.Tensor, inputs ...*ember.Tensor) *ember.Tensor {
+	return ember.Apply(&fn{name: name, out: out, saved: saved, back: back}, inputs...)
 }
 
 // needsGrad reports whether some input will record a node.

@@ -68,6 +68,7 @@ func TestErrors(t *testing.T) {
 	expectPanic[de](t, "matrix_power int negative", "linalg.inv: Expected a floating point or complex tensor as input. Got Long", func() {
 		MatrixPower(ember.Ones(ember.Shape{2, 2}, ember.Dtype(ember.Int64)), -1)
 	})
+	expectPanic[se](t, "lstsq dims", "linalg.lstsq: input.dim() must be greater or equal to other.dim()", func() { Lstsq(ember.Ones(ember.Shape{4, 3}), ember.Ones(ember.Shape{2, 4, 2})) })
 	expectPanic[se](t, "lstsq rows", "linalg.lstsq: input.size(-2) should match other.size(-1)", func() { Lstsq(ember.Ones(ember.Shape{3, 2}), ember.Ones(ember.Shape{4})) })
 
 	// gradients PyTorch refuses
@@ -204,5 +205,27 @@ func TestGradFns(t *testing.T) {
 	}
 	if v := Det(ember.FromSlice([]float64{math.Inf(1), 0, 0, 1}, ember.Shape{2, 2})).Item(); !math.IsInf(v, 1) {
 		t.Errorf("det with Inf: %v", v)
+	}
+}
+
+// TestInPlaceAfterward: an output (or input) a backward reads, modified in
+// place before Backward, fails as in PyTorch.
+func TestInPlaceAfterward(t *testing.T) {
+	a := ember.FromSlice([]float64{4, 1, 1, 3}, ember.Shape{2, 2}, ember.WithGrad())
+	inv := Inv(a)
+	loss := inv.Sum()
+	inv.Detach().MulScalarInPlace(2)
+	expectPanic[*ember.AutogradError](t, "inv output modified", "modified by an inplace operation", func() { loss.Backward() })
+
+	b := ember.FromSlice([]float64{1, 2}, nil, ember.WithGrad())
+	aa := a.MulScalar(1)
+	x := Solve(aa, b)
+	aa.MulScalarInPlace(2)
+	expectPanic[*ember.AutogradError](t, "solve input modified", "modified by an inplace operation", func() { x.Sum().Backward() })
+
+	p := MatrixPower(a, 0)
+	p.Sum().Backward()
+	if g := a.Grad(); g == nil || g.Abs().Sum().Item() != 0 {
+		t.Errorf("matrix_power(A, 0): gradient %v, want zeros", g)
 	}
 }

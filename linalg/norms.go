@@ -163,8 +163,14 @@ func MatrixPower(a *ember.Tensor, n int) *ember.Tensor {
 	if s[len(s)-1] != s[len(s)-2] {
 		panic(&ember.ShapeError{Op: op, Shapes: []ember.Shape{s}, Msg: fmt.Sprintf("A must be batches of square matrices, but they are %d by %d matrices", s[len(s)-2], s[len(s)-1])})
 	}
-	if n == 0 {
-		return ember.Eye(s[len(s)-1], ember.On(a.Device()), ember.Dtype(a.DType())).Expand(s...).Clone()
+	if n == 0 { // the identity, with a zero gradient as in PyTorch
+		eye := ember.Eye(s[len(s)-1], ember.On(a.Device()), ember.Dtype(a.DType())).Expand(s...).Clone()
+		if !a.DType().IsFloat() || !needsGrad(a) {
+			return eye
+		}
+		return record("LinalgMatrixPowerBackward0", eye, nil, func(g *ember.Tensor) []*ember.Tensor {
+			return []*ember.Tensor{ember.ZerosLike(a)}
+		}, a)
 	}
 	if n < 0 {
 		a = Inv(a)

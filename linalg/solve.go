@@ -30,7 +30,7 @@ func Inv(a *ember.Tensor) *ember.Tensor {
 		}
 		out = store(a, a.Shape(), parts)
 	}
-	return record("LinalgInvExBackward0", out, func(g *ember.Tensor) []*ember.Tensor {
+	return record("LinalgInvExBackward0", out, saves(out), func(g *ember.Tensor) []*ember.Tensor {
 		// gA = -A⁻ᵀ g A⁻ᵀ
 		it := mT(out)
 		return []*ember.Tensor{it.MatMul(g).MatMul(it).Neg()}
@@ -91,7 +91,7 @@ func solve(a, b *ember.Tensor) *ember.Tensor {
 		}
 		out = store(a, b.Shape(), parts)
 	}
-	return record("LinalgSolveExBackward0", out, func(g *ember.Tensor) []*ember.Tensor {
+	return record("LinalgSolveExBackward0", out, saves(out, a), func(g *ember.Tensor) []*ember.Tensor {
 		// gB = A⁻ᵀ g, gA = -gB Xᵀ
 		gb := solve(mT(a), g)
 		return []*ember.Tensor{gb.MatMul(mT(out)).Neg(), gb}
@@ -139,7 +139,7 @@ func Det(a *ember.Tensor) *ember.Tensor {
 	batch := s[:len(s)-2]
 	if isMeta(a) {
 		out := empty(a, batch)
-		return record("LinalgDetBackward0", out, func(g *ember.Tensor) []*ember.Tensor {
+		return record("LinalgDetBackward0", out, saves(a, out), func(g *ember.Tensor) []*ember.Tensor {
 			return []*ember.Tensor{g.Unsqueeze(-1).Unsqueeze(-1).Expand(s...)}
 		}, a)
 	}
@@ -150,7 +150,7 @@ func Det(a *ember.Tensor) *ember.Tensor {
 		return out
 	}
 	cof := store(a, s, cofs)
-	return record("LinalgDetBackward0", out, func(g *ember.Tensor) []*ember.Tensor {
+	return record("LinalgDetBackward0", out, saves(a, out), func(g *ember.Tensor) []*ember.Tensor {
 		return []*ember.Tensor{g.Unsqueeze(-1).Unsqueeze(-1).Mul(cof)}
 	}, a)
 }
@@ -181,7 +181,7 @@ func Slogdet(a *ember.Tensor) (sign, logabsdet *ember.Tensor) {
 	if !needsGrad(a) {
 		return sign, logabsdet
 	}
-	sign = record("LinalgSlogdetBackward0", sign, func(g *ember.Tensor) []*ember.Tensor {
+	sign = record("LinalgSlogdetBackward0", sign, saves(a), func(g *ember.Tensor) []*ember.Tensor {
 		return []*ember.Tensor{ember.ZerosLike(a)}
 	}, a)
 	var invT *ember.Tensor
@@ -198,7 +198,7 @@ func Slogdet(a *ember.Tensor) (sign, logabsdet *ember.Tensor) {
 		}
 		invT = store(a, s, cofs)
 	}
-	logabsdet = record("LinalgSlogdetBackward0", logabsdet, func(g *ember.Tensor) []*ember.Tensor {
+	logabsdet = record("LinalgSlogdetBackward0", logabsdet, saves(a), func(g *ember.Tensor) []*ember.Tensor {
 		return []*ember.Tensor{g.Unsqueeze(-1).Unsqueeze(-1).Mul(invT)}
 	}, a)
 	return sign, logabsdet
@@ -257,7 +257,7 @@ func cholesky3(op string, a *ember.Tensor, upper bool) (*ember.Tensor, []int) {
 		}
 		out = store(a, a.Shape(), parts)
 	}
-	return record("LinalgCholeskyExBackward0", out, func(g *ember.Tensor) []*ember.Tensor {
+	return record("LinalgCholeskyExBackward0", out, saves(out), func(g *ember.Tensor) []*ember.Tensor {
 		return []*ember.Tensor{choleskyBackward(g, out, upper)}
 	}, a), info
 }
