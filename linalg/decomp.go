@@ -229,6 +229,7 @@ func svdHost(op string, a *ember.Tensor, full, wantUV bool) (u, s, vh *ember.Ten
 	b := load(a)
 	us, ss, vs := make([][]float64, len(b.data)), make([][]float64, len(b.data)), make([][]float64, len(b.data))
 	for i, mm := range b.data {
+		checkFinite(len(batch) > 0, i, mm)
 		var ok bool
 		ss[i], us[i], vs[i], _, _, ok = svd(mm, m, n, full, wantUV)
 		if !ok {
@@ -278,6 +279,16 @@ func SVD(a *ember.Tensor, fullMatrices bool) (u, s, vh *ember.Tensor) {
 		return []*ember.Tensor{svdBackward(nil, nil, g, uk, s0, vhk)}
 	}, a)
 	return u, s, vh
+}
+
+// checkFinite panics as PyTorch's SVD does on a matrix with Inf or NaN
+// (every function built on it: Svdvals, Pinv, MatrixRank, the 2-norms).
+func checkFinite(batched bool, i int, m []float64) {
+	for _, v := range m {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			panic(&ember.ValueError{Op: "linalg.svd", Msg: batchMsg(batched, i, "The algorithm failed to converge because the input matrix contained non-finite values.")})
+		}
+	}
 }
 
 // Svdvals returns the singular values (descending) of each matrix of a, as
@@ -362,6 +373,7 @@ func Pinv(a *ember.Tensor) *ember.Tensor {
 		rtol := eps(a.DType()) * float64(max(m, n))
 		parts := make([][]float64, len(b.data))
 		for i, mm := range b.data {
+			checkFinite(len(batch) > 0, i, mm)
 			s, u, vt, uc, _, ok := svd(mm, m, n, false, true)
 			if !ok {
 				panic(&ember.ValueError{Op: op, Msg: batchMsg(len(batch) > 0, i, "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singular values.")})

@@ -12,7 +12,9 @@
 // not broadcast) panics with an *ember.ShapeError naming the op; a
 // singular matrix given to Inv or Solve and a matrix that is not
 // positive-definite given to Cholesky panic with an *ember.ValueError
-// carrying PyTorch's message (torch.linalg.LinAlgError).
+// carrying PyTorch's message (torch.linalg.LinAlgError), as does a matrix
+// holding Inf or NaN given to the SVD-based functions (SVD, Svdvals, Pinv,
+// Lstsq, MatrixRank, the nuclear and 2-norms, Cond).
 //
 // Numerics: the decompositions are computed on the host in float64 with
 // gonum's LAPACK port (lapack/gonum) and rounded to float32 for float32

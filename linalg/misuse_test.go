@@ -71,6 +71,11 @@ func TestErrors(t *testing.T) {
 	expectPanic[se](t, "lstsq dims", "linalg.lstsq: input.dim() must be greater or equal to other.dim()", func() { Lstsq(ember.Ones(ember.Shape{4, 3}), ember.Ones(ember.Shape{2, 4, 2})) })
 	expectPanic[se](t, "lstsq rows", "linalg.lstsq: input.size(-2) should match other.size(-1)", func() { Lstsq(ember.Ones(ember.Shape{3, 2}), ember.Ones(ember.Shape{4})) })
 
+	nan := ember.FromSlice([]float64{math.NaN(), 1, 1, 2}, ember.Shape{2, 2})
+	for what, f := range map[string]func(){"svd": func() { SVD(nan, true) }, "pinv": func() { Pinv(nan) }, "matrix_rank": func() { MatrixRank(nan) }} {
+		expectPanic[ve](t, what+" NaN", "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite values.", f)
+	}
+
 	// gradients PyTorch refuses
 	w := ember.FromSlice([]float64{1, 2, 3, 4, 5, 7}, ember.Shape{3, 2}, ember.WithGrad())
 	expectPanic[ae](t, "qr r backward", "The derivative of linalg.qr depends on Q, which is not computed when mode='r'", func() {
