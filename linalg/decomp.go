@@ -361,8 +361,19 @@ func eps(dt ember.DType) float64 {
 // below eps·max(m, n)·σ_max (eps of a's dtype) are treated as zero. Its
 // gradient is PyTorch's pinv_backward.
 func Pinv(a *ember.Tensor) *ember.Tensor {
+	checkMatrix("linalg.pinv", "A", a, false)
+	sh := a.Shape()
+	return PinvTol(a, 0, eps(a.DType())*float64(max(sh[len(sh)-2], sh[len(sh)-1])))
+}
+
+// PinvTol is torch.linalg.pinv(A, atol=atol, rtol=rtol): singular values
+// at or below max(atol, rtol·σ_max) are treated as zero.
+func PinvTol(a *ember.Tensor, atol, rtol float64) *ember.Tensor {
 	const op = "linalg.pinv"
 	checkMatrix(op, "A", a, false)
+	if atol < 0 || rtol < 0 || math.IsNaN(atol) || math.IsNaN(rtol) {
+		panic(&ember.ValueError{Op: op, Msg: fmt.Sprintf("atol and rtol must be non-negative, got %v and %v", atol, rtol)})
+	}
 	sh := a.Shape()
 	batch, m, n := sh[:len(sh)-2], sh[len(sh)-2], sh[len(sh)-1]
 	var out *ember.Tensor
@@ -370,7 +381,6 @@ func Pinv(a *ember.Tensor) *ember.Tensor {
 		out = empty(a, shapeOf(batch, n, m))
 	} else {
 		b := load(a)
-		rtol := eps(a.DType()) * float64(max(m, n))
 		parts := make([][]float64, len(b.data))
 		for i, mm := range b.data {
 			checkFinite(len(batch) > 0, i, mm)
@@ -378,9 +388,9 @@ func Pinv(a *ember.Tensor) *ember.Tensor {
 			if !ok {
 				panic(&ember.ValueError{Op: op, Msg: batchMsg(len(batch) > 0, i, "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated singular values.")})
 			}
-			tol := 0.0
+			tol := atol
 			if len(s) > 0 {
-				tol = rtol * s[0]
+				tol = max(atol, rtol*s[0])
 			}
 			p := make([]float64, n*m)
 			for j, sj := range s {

@@ -188,6 +188,9 @@ func fixCases() []fixCase {
 		{"pinv_tall", []string{"W"}, one(Pinv), false},
 		{"pinv_wide", []string{"Wd"}, one(Pinv), false},
 		{"pinv_rank", []string{"Rank"}, one(Pinv), true},
+		{"pinv_atol", []string{"W"}, one(func(a *ember.Tensor) *ember.Tensor {
+			return PinvTol(a, fixMap["pinv_atol.atol"].Data[0], 0)
+		}), false},
 		{"lstsq", []string{"W", "B4"}, two(Lstsq), false},
 		{"vector_norm_3", []string{"W"}, one(func(a *ember.Tensor) *ember.Tensor { return VectorNorm(a, 3, false, -1) }), false},
 		{"vector_norm_inf", []string{"W"}, one(func(a *ember.Tensor) *ember.Tensor { return VectorNorm(a, math.Inf(1), false) }), false},

@@ -112,6 +112,12 @@ case("svdvals", la.svdvals, Wd)
 case("pinv_tall", la.pinv, W)
 case("pinv_wide", la.pinv, Wd)
 case("pinv_rank", la.pinv, R)
+# an atol that drops each matrix's smallest singular value
+Sw = la.svdvals(W).detach()
+pinv_atol = float(Sw[:, -1].max()) * 1.01
+assert pinv_atol < float(Sw[:, -2].min())
+put("pinv_atol.atol", torch.tensor([pinv_atol]))
+case("pinv_atol", lambda a: la.pinv(a, atol=pinv_atol, rtol=0.0), W)
 case("lstsq", lambda a, b: la.lstsq(a, b).solution, W, B4)
 # torch 1.13 fails to differentiate lstsq with a vector B (mat1 and mat2 shapes
 # cannot be multiplied): values only
