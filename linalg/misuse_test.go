@@ -44,7 +44,10 @@ func TestErrors(t *testing.T) {
 	expectPanic[ve](t, "inv singular", "linalg.inv: The diagonal element 2 is zero, the inversion could not be completed because the input matrix is singular.", func() { Inv(sing) })
 	expectPanic[ve](t, "inv singular batched", "linalg.inv: (Batch element 1): The diagonal element 2 is zero", func() { Inv(ember.Stack([]*ember.Tensor{ember.Eye(2, ember.Dtype(ember.Float64)), sing}, 0)) })
 	expectPanic[ve](t, "inv nil", "nil tensor", func() { Inv(nil) })
-	expectPanic[ve](t, "solve singular", "linalg.solve: The diagonal element 2 is zero", func() { Solve(sing, ember.Ones(ember.Shape{2}, ember.Dtype(ember.Float64))) })
+	expectPanic[ve](t, "solve singular", "linalg.solve: The solver failed because the input matrix is singular.", func() { Solve(sing, ember.Ones(ember.Shape{2}, ember.Dtype(ember.Float64))) })
+	expectPanic[ve](t, "solve singular batched", "linalg.solve: (Batch element 1): The solver failed because the input matrix is singular.", func() {
+		Solve(ember.Stack([]*ember.Tensor{ember.Eye(2, ember.Dtype(ember.Float64)), sing}, 0), ember.Ones(ember.Shape{2}, ember.Dtype(ember.Float64)))
+	})
 	expectPanic[se](t, "solve shapes", "linalg.solve: Incompatible shapes of A and B for the equation AX = B (3x3 and 4x1)", func() { Solve(eye, ember.Ones(ember.Shape{4}, ember.Dtype(ember.Float64))) })
 	expectPanic[se](t, "solve batch", "linalg.solve", func() {
 		Solve(eye.Expand(2, 3, 3), ember.Ones(ember.Shape{3, 3, 1}, ember.Dtype(ember.Float64)))
@@ -86,6 +89,17 @@ func TestErrors(t *testing.T) {
 		_, r := QR(w, "complete")
 		r.Sum().Backward()
 	})
+
+	// upper reads the upper triangle (values from PyTorch 1.13)
+	lowOK := ember.FromSlice([]float64{4, 100, 1, 3}, ember.Shape{2, 2})
+	upOK := ember.FromSlice([]float64{4, 1, 100, 3}, ember.Shape{2, 2})
+	expectPanic[ve](t, "cholesky upper reads the upper triangle", "leading minor of order 2", func() { Cholesky(lowOK, true) })
+	expectPanic[ve](t, "cholesky lower reads the lower triangle", "leading minor of order 2", func() { Cholesky(upOK, false) })
+	for what, got := range map[string]*ember.Tensor{"lower": Cholesky(lowOK, false), "upper": mT(Cholesky(upOK, true))} {
+		if v := got.Float64s(); math.Abs(v[0]-2) > 1e-12 || v[1] != 0 || math.Abs(v[2]-0.5) > 1e-12 || math.Abs(v[3]-1.6583123951777) > 1e-12 {
+			t.Errorf("cholesky %s: %v, want [2 0 0.5 1.6583123951777]", what, v)
+		}
+	}
 
 	// CholeskyEx reports instead of panicking
 	_, info := CholeskyEx(ember.Stack([]*ember.Tensor{eye, eye.Neg()}, 0), false)

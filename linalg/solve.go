@@ -83,7 +83,7 @@ func solve(a, b *ember.Tensor) *ember.Tensor {
 			lu := append([]float64(nil), m...)
 			ipiv, info := luFactor(lu, n)
 			if info > 0 {
-				panic(&ember.ValueError{Op: op, Msg: batchMsg(len(am.batch) > 0, i, fmt.Sprintf("The diagonal element %d is zero, the solve could not be completed because the input matrix is singular.", info))})
+				panic(&ember.ValueError{Op: op, Msg: batchMsg(len(am.batch) > 0, i, "The solver failed because the input matrix is singular.")})
 			}
 			x := append([]float64(nil), bm.data[i]...)
 			luSolve(lu, ipiv, n, x, k)
@@ -205,9 +205,9 @@ func Slogdet(a *ember.Tensor) (sign, logabsdet *ember.Tensor) {
 }
 
 // Cholesky returns the lower triangular L with A = L Lᵀ for each
-// symmetric positive-definite matrix of a (only its lower triangle is
-// read), or the upper U = Lᵀ with A = Uᵀ U when upper is set, as
-// torch.linalg.cholesky. A matrix that is not positive-definite panics
+// symmetric positive-definite matrix of a, reading only its lower
+// triangle, or the upper U with A = Uᵀ U, reading only its upper triangle,
+// when upper is set, as torch.linalg.cholesky. A matrix that is not positive-definite panics
 // with an *ember.ValueError carrying PyTorch's message; CholeskyEx
 // reports it instead.
 func Cholesky(a *ember.Tensor, upper bool) *ember.Tensor {
@@ -250,10 +250,12 @@ func cholesky3(op string, a *ember.Tensor, upper bool) (*ember.Tensor, []int) {
 		parts := make([][]float64, len(b.data))
 		info = make([]int, len(b.data))
 		for i, m := range b.data {
-			parts[i], info[i] = cholesky(m, b.n)
-			if upper {
-				parts[i] = transpose(parts[i], b.n, b.n)
+			if upper { // U = Lᵀ of Aᵀ: reads A's upper triangle, as LAPACK's potrf('U')
+				l, k := cholesky(transpose(m, b.n, b.n), b.n)
+				parts[i], info[i] = transpose(l, b.n, b.n), k
+				continue
 			}
+			parts[i], info[i] = cholesky(m, b.n)
 		}
 		out = store(a, a.Shape(), parts)
 	}
