@@ -97,9 +97,9 @@ func (t *Tensor) Diag(diagonal int) *Tensor {
 	t.live(name)
 	switch t.Dim() {
 	case 1:
-		return rename(t.DiagEmbed(diagonal, 0, 1), "DiagEmbedBackward0")
+		return rename(t.DiagEmbed(diagonal, 0, 1), "DiagBackward0")
 	case 2:
-		return rename(t.Diagonal(diagonal, 0, 1).Clone(), "DiagonalBackward0")
+		return rename(t.Diagonal(diagonal, 0, 1).Clone(), "DiagBackward0")
 	}
 	shapeErr(name, fmt.Sprintf("diag(): Supports 1D or 2D tensors. Got %dD", t.Dim()), t.shape)
 	return nil

@@ -60,6 +60,19 @@ func testDiagOps(t *testing.T, dev Device) {
 	mg := FromSlice([]float64{1, 2, 3, 4}, Shape{2, 2}, On(dev), WithGrad())
 	mg.Diag(0).Mul(FromSlice([]float64{5, 6}, nil, On(dev))).Sum().Backward()
 	wantVals(t, "diag grad", mg.Grad(), Shape{2, 2}, []float64{5, 0, 0, 6})
+	// grad_fn names as PyTorch's
+	for what, got := range map[string]string{
+		"diagonal": mg.Diagonal(0, 0, 1).GradFn(), "diag_embed": vg.DiagEmbed(0, -2, -1).GradFn(),
+		"diag 1-D": vg.Diag(0).GradFn(), "diag 2-D": mg.Diag(0).GradFn(),
+	} {
+		want := map[string]string{"diagonal": "DiagonalBackward0", "diag_embed": "DiagEmbedBackward0"}[what]
+		if want == "" {
+			want = "DiagBackward0"
+		}
+		if got != want {
+			t.Errorf("%s: grad_fn %q, want %q", what, got, want)
+		}
+	}
 }
 
 // TestDiagonalOps checks Diagonal, DiagEmbed and Diag against values
