@@ -113,6 +113,9 @@ func TestGradcheck(t *testing.T) {
 		{"inv", func(in []*ember.Tensor) []*ember.Tensor { return outs(Inv(in[0])) }, []gin{sq}},
 		{"solve", func(in []*ember.Tensor) []*ember.Tensor { return outs(Solve(in[0], in[1])) }, []gin{sq, spread(0.5, 0, 3, 2)}},
 		{"solve_vec", func(in []*ember.Tensor) []*ember.Tensor { return outs(Solve(in[0], in[1])) }, []gin{sq, spread(0.7, 0, 2, 3)}},
+		{"solve_triangular", func(in []*ember.Tensor) []*ember.Tensor {
+			return outs(SolveTriangular(in[0], in[1], true, false), SolveTriangular(in[0], in[1], false, true))
+		}, []gin{sq, spread(0.5, 0, 3, 2)}},
 		{"det", func(in []*ember.Tensor) []*ember.Tensor { return outs(Det(in[0])) }, []gin{sq}},
 		{"slogdet", func(in []*ember.Tensor) []*ember.Tensor { _, l := Slogdet(in[0]); return outs(l) }, []gin{sq}},
 		{"cholesky", func(in []*ember.Tensor) []*ember.Tensor { return outs(Cholesky(spd(in[0]), false)) }, []gin{sq}},

@@ -1,5 +1,5 @@
 // Package linalg is torch.linalg (PyTorch 1.13) for ember tensors:
-// inverses and solves, determinants, Cholesky, QR, symmetric
+// inverses and (triangular) solves, determinants, Cholesky, QR, symmetric
 // eigendecomposition, SVD, pseudo-inverse, least squares, norms, matrix
 // powers and ranks, and cross products.
 //

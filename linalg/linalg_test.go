@@ -168,6 +168,8 @@ func fixCases() []fixCase {
 		{"solve", []string{"A", "B"}, two(Solve), false},
 		{"solve_vec", []string{"A", "b1"}, two(Solve), false},
 		{"solve_bvec", []string{"A", "bv"}, two(Solve), false},
+		{"solve_triangular_upper", []string{"A", "B"}, two(func(a, b *ember.Tensor) *ember.Tensor { return SolveTriangular(a, b, true, false) }), false},
+		{"solve_triangular_lower_unit", []string{"A0", "B"}, two(func(a, b *ember.Tensor) *ember.Tensor { return SolveTriangular(a, b, false, true) }), false},
 		{"det", []string{"A"}, one(Det), false},
 		{"det_singular", []string{"Sing"}, one(Det), false},
 		{"slogdet", []string{"A"}, one(func(a *ember.Tensor) *ember.Tensor { _, l := Slogdet(a); return l }), false},

@@ -71,6 +71,13 @@ func TestErrors(t *testing.T) {
 	expectPanic[de](t, "matrix_power int negative", "linalg.inv: Expected a floating point or complex tensor as input. Got Long", func() {
 		MatrixPower(ember.Ones(ember.Shape{2, 2}, ember.Dtype(ember.Int64)), -1)
 	})
+	expectPanic[se](t, "solve_triangular B 1-D", "linalg.solve_triangular: The input tensor B must have at least 2 dimensions.", func() { SolveTriangular(eye, ember.Ones(ember.Shape{3}, ember.Dtype(ember.Float64)), true, false) })
+	expectPanic[se](t, "solve_triangular shapes", "linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B (3x3 and 4x1)", func() {
+		SolveTriangular(eye, ember.Ones(ember.Shape{4, 1}, ember.Dtype(ember.Float64)), true, false)
+	})
+	if v := SolveTriangular(ember.Zeros(ember.Shape{2, 2}), ember.Ones(ember.Shape{2, 1}), true, false).Float64s(); !math.IsNaN(v[0]) || !math.IsInf(v[1], 1) {
+		t.Errorf("solve_triangular with a zero diagonal: %v, want [NaN +Inf] as PyTorch", v)
+	}
 	expectPanic[se](t, "lstsq dims", "linalg.lstsq: input.dim() must be greater or equal to other.dim()", func() { Lstsq(ember.Ones(ember.Shape{4, 3}), ember.Ones(ember.Shape{2, 4, 2})) })
 	expectPanic[se](t, "lstsq rows", "linalg.lstsq: input.size(-2) should match other.size(-1)", func() { Lstsq(ember.Ones(ember.Shape{3, 2}), ember.Ones(ember.Shape{4})) })
 
@@ -171,6 +178,7 @@ func TestMeta(t *testing.T) {
 	check("inv", Inv(m(5, 3, 3)), 5, 3, 3)
 	check("solve", Solve(m(5, 3, 3), m(3)), 5, 3)
 	check("solve matrix", Solve(m(5, 1, 3, 3), m(4, 3, 2)), 5, 4, 3, 2)
+	check("solve_triangular", SolveTriangular(m(3, 3), m(2, 3, 4), false, false), 2, 3, 4)
 	check("det", Det(m(5, 3, 3)), 5)
 	s, l := Slogdet(m(5, 3, 3))
 	check("slogdet sign", s, 5)

@@ -277,3 +277,75 @@ func choleskyBackward(gL, L *ember.Tensor, upper bool) *ember.Tensor {
 	ga := mT(li).MatMul(phi).MatMul(li)
 	return ga.Add(mT(ga)).MulScalar(0.5)
 }
+
+// SolveTriangular returns X with A X = B for each triangular matrix of a
+// (upper or lower; only that triangle is read, and its diagonal is taken
+// as ones when unitriangular is set), as torch.linalg.solve_triangular(A,
+// B, upper=upper, left=True, unitriangular=unitriangular). b is a batch of
+// n×k matrices; the batch dims broadcast. A zero on the diagonal gives Inf
+// or NaN, not an error, as in PyTorch.
+func SolveTriangular(a, b *ember.Tensor, upper, unitriangular bool) *ember.Tensor {
+	const op = "linalg.solve_triangular"
+	checkFloat(op, a, b)
+	checkMatrix(op, "A", a, true)
+	checkMatrix(op, "B", b, false)
+	sameDeviceDType(op, a, b)
+	as, bs := a.Shape(), b.Shape()
+	n, k := as[len(as)-1], bs[len(bs)-1]
+	if bs[len(bs)-2] != n {
+		panic(&ember.ShapeError{Op: op, Shapes: []ember.Shape{as, bs}, Msg: fmt.Sprintf("Incompatible shapes of A and B for the equation AX = B (%dx%d and %dx%d)", n, n, bs[len(bs)-2], k)})
+	}
+	batch := ember.BroadcastShapes(op, as[:len(as)-2], bs[:len(bs)-2])
+	return solveTri(a.Expand(shapeOf(batch, n, n)...), b.Expand(shapeOf(batch, n, k)...), upper, unitriangular)
+}
+
+func solveTri(a, b *ember.Tensor, upper, unit bool) *ember.Tensor {
+	var out *ember.Tensor
+	if isMeta(a) {
+		out = empty(a, b.Shape())
+	} else {
+		am, bm := load(a), load(b)
+		n, k := am.n, bm.n
+		parts := make([][]float64, len(am.data))
+		for i, m := range am.data {
+			x := append([]float64(nil), bm.data[i]...)
+			for step := 0; step < n; step++ {
+				r := step
+				if upper {
+					r = n - 1 - step
+				}
+				lo, hi := 0, r // the solved rows: below r if upper, above if lower
+				if upper {
+					lo, hi = r+1, n
+				}
+				for c := 0; c < k; c++ {
+					s := x[r*k+c]
+					for j := lo; j < hi; j++ {
+						s -= m[r*n+j] * x[j*k+c]
+					}
+					if !unit {
+						s /= m[r*n+r]
+					}
+					x[r*k+c] = s
+				}
+			}
+			parts[i] = x
+		}
+		out = store(a, b.Shape(), parts)
+	}
+	return record("LinalgSolveTriangularBackward0", out, saves(a, out), func(g *ember.Tensor) []*ember.Tensor {
+		// gB = A⁻ᵀ g (Aᵀ has the other triangle), gA = -gB Xᵀ on A's triangle
+		gb := solveTri(mT(a), g, !upper, unit)
+		ga := gb.MatMul(mT(out)).Neg()
+		d := 0
+		if unit {
+			d = 1
+		}
+		if upper {
+			ga = ga.Triu(d)
+		} else {
+			ga = ga.Tril(-d)
+		}
+		return []*ember.Tensor{ga, gb}
+	}, a, b)
+}
