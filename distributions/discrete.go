@@ -95,8 +95,10 @@ func newCategorical(name string, t *ember.Tensor, isProbs bool) *Categorical {
 	d := &Categorical{base: base{name: name, batch: shape[:len(shape)-1]}}
 	if isProbs {
 		d.params = []param{{"probs", t}}
-		d.check("probs", t, t.Ge(full(t, nil, 0)).LogicalAnd(t.IsInf().LogicalNot()), "Simplex()")
 		d.Probs = t.Div(t.Sum(ember.Dims(-1), ember.KeepDim()))
+		// torch checks the normalised probs: Simplex() (all-zero rows are NaN)
+		d.check("probs", t, d.Probs.Ge(full(t, nil, 0)).All(ember.Dims(-1)).
+			LogicalAnd(d.Probs.Sum(ember.Dims(-1)).SubScalar(1).Abs().LtScalar(1e-6)), "Simplex()")
 		d.Logits = probsToLogits(d.Probs, false)
 	} else {
 		d.params = []param{{"logits", t}}
@@ -263,7 +265,7 @@ func NewGeometricProbs(probs *ember.Tensor) *Geometric {
 	d := &Geometric{base: base{name: "Geometric", batch: shape, params: []param{{"probs", p[0]}}}, Probs: p[0]}
 	d.check("probs", p[0], p[0].Ge(full(p[0], nil, 0)).LogicalAnd(p[0].Le(full(p[0], nil, 1))), "Interval(lower_bound=0.0, upper_bound=1.0)")
 	if !allTrue(p[0].GtScalar(0)) {
-		panic(&ember.ValueError{Op: "distributions.Geometric", Msg: "Expected parameter probs to be positive but found invalid values"})
+		panic(&ember.ValueError{Op: "distributions.Geometric", Msg: fmt.Sprintf("Expected parameter probs (Tensor of shape %v) of distribution %s to be positive but found invalid values", p[0].Shape(), d.String())})
 	}
 	d.Logits = probsToLogits(p[0], true)
 	return d

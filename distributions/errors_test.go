@@ -34,6 +34,10 @@ func TestErrorsAsTorch(t *testing.T) {
 		expectErr[ve](t, "Normal NaN loc", func() { NewNormal(v(nan()), v(1)) }, "parameter loc", "Real()")
 		expectErr[ve](t, "Bernoulli probs", func() { NewBernoulliProbs(v(0.5, 1.5)) }, "Interval(lower_bound=0.0, upper_bound=1.0)")
 		expectErr[ve](t, "Categorical probs", func() { NewCategoricalProbs(v(0.5, -0.5)) }, "Simplex()")
+		expectErr[ve](t, "Categorical zero row", func() { NewCategoricalProbs(v(0, 0)) }, "Categorical(probs: [2])", "Simplex()")
+		expectErr[ve](t, "Categorical NaN logits", func() { NewCategoricalLogits(v(nan(), 1)) }, "IndependentConstraint(Real(), 1)")
+		expectErr[ve](t, "Geometric probs 0", func() { NewGeometricProbs(v(0, 0.5)) },
+			"Expected parameter probs (Tensor of shape [2]) of distribution Geometric(probs: [2]) to be positive but found invalid values")
 		expectErr[ve](t, "Categorical scalar", func() { NewCategoricalProbs(ember.Scalar(1, ember.On(dev))) }, "must be at least one-dimensional")
 		expectErr[ve](t, "Uniform low >= high", func() { NewUniform(v(0, 1), v(1, 1)) }, "Uniform is not defined when low>= high")
 		expectErr[ve](t, "Exponential rate", func() { NewExponential(v(0)) }, "parameter rate", "GreaterThan(lower_bound=0.0)")
