@@ -29,6 +29,7 @@ func TestErrorsAsTorch(t *testing.T) {
 	eachDevice(t, func(t *testing.T, dev ember.Device) {
 		v := func(x ...float64) *ember.Tensor { return vec(dev, x...) }
 		type ve = *ember.ValueError
+		type ni = *NotImplementedError // what torch leaves unimplemented
 		expectErr[ve](t, "Normal scale", func() { NewNormal(v(0, 1), v(1, -1)) },
 			"distributions.Normal", "Expected parameter scale (Tensor of shape [2]) of distribution Normal(loc: [2], scale: [2]) to satisfy the constraint GreaterThan(lower_bound=0.0), but found invalid values")
 		expectErr[ve](t, "Normal NaN loc", func() { NewNormal(v(nan()), v(1)) }, "parameter loc", "Real()")
@@ -44,6 +45,12 @@ func TestErrorsAsTorch(t *testing.T) {
 		expectErr[ve](t, "Gamma concentration", func() { NewGamma(v(-1), v(1)) }, "parameter concentration")
 		expectErr[ve](t, "Beta concentration0", func() { NewBeta(v(1), v(0)) }, "parameter concentration0")
 		expectErr[ve](t, "Poisson rate", func() { NewPoisson(v(-0.1)) }, "GreaterThanEq(lower_bound=0.0)")
+		expectErr[ve](t, "Binomial total_count", func() { NewBinomialProbs(v(2.5), v(0.5)) }, "parameter total_count", "IntegerGreaterThan(lower_bound=0)")
+		expectErr[ve](t, "Binomial support", func() { NewBinomialProbs(v(3), v(0.5)).LogProb(v(4)) }, "within the support")
+		expectErr[ni](t, "Binomial inhomogeneous entropy", func() { NewBinomialProbs(v(3, 4), v(0.5)).Entropy() }, "Inhomogeneous total count")
+		expectErr[ni](t, "KL Binomial q.total_count > p.total_count", func() {
+			KLDivergence(NewBinomialProbs(v(3), v(0.5)), NewBinomialProbs(v(4), v(0.5)))
+		}, "q.total_count > p.total_count")
 		expectErr[ve](t, "Dirichlet", func() { NewDirichlet(v(1, 0)) }, "parameter concentration")
 		expectErr[ve](t, "Independent dims", func() { NewIndependent(NewNormal(v(0, 1), v(1)), 2) }, "reinterpreted_batch_ndims")
 		expectErr[ve](t, "nil parameter", func() { NewNormal(nil, v(1)) }, "nil")
@@ -64,14 +71,9 @@ func TestErrorsAsTorch(t *testing.T) {
 		expectErr[ve](t, "Dirichlet event shape", func() { NewDirichlet(v(1, 1, 1)).LogProb(v(0.5, 0.5)) },
 			"The right-most size of value must match event_shape: [2] vs [3].")
 
-		// what torch leaves unimplemented
-		type ni = *NotImplementedError
 		expectErr[ni](t, "Bernoulli RSample", func() { NewBernoulliProbs(v(0.5)).RSample(2) }, "RSample")
 		expectErr[ni](t, "Gamma CDF", func() { NewGamma(v(1), v(1)).CDF(v(1)) }, "CDF")
 		expectErr[ni](t, "Poisson Entropy", func() { NewPoisson(v(1)).Entropy() }, "Entropy")
-		expectErr[ni](t, "Gamma RSample w.r.t. concentration", func() {
-			NewGamma(v(1).SetRequiresGrad(true), v(1)).RSample(2)
-		}, "concentration")
 		expectErr[ni](t, "KL Normal Exponential", func() { KLDivergence(NewNormal(v(0), v(1)), NewExponential(v(1))) }, "Normal", "Exponential")
 		expectErr[ni](t, "KL Independent dims", func() {
 			p := NewNormal(ember.Zeros(ember.Shape{2, 3}, ember.On(dev)), v(1))
@@ -100,6 +102,7 @@ func TestMetaShapes(t *testing.T) {
 		{"Beta", NewBeta(m(4), m(4)), m(4), ember.Shape{5, 4}, ember.Shape{4}},
 		{"Dirichlet", NewDirichlet(m(2, 3)), m(2, 3), ember.Shape{5, 2, 3}, ember.Shape{2}},
 		{"Poisson", NewPoisson(m(4)), m(4), ember.Shape{5, 4}, nil},
+		{"Binomial", NewBinomialLogits(m(2, 1), m(4)), m(4), ember.Shape{5, 2, 4}, ember.Shape{2, 4}},
 		{"Bernoulli", NewBernoulliLogits(m(4)), m(4), ember.Shape{5, 4}, ember.Shape{4}},
 		{"Geometric", NewGeometricProbs(m(4)), m(4), ember.Shape{5, 4}, ember.Shape{4}},
 		{"Categorical", NewCategoricalLogits(m(2, 6)), ember.Zeros(ember.Shape{2}, ember.On(ember.Meta), ember.Dtype(ember.Int64)), ember.Shape{5, 2}, ember.Shape{2}},

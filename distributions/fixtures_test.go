@@ -88,6 +88,8 @@ var ctors = map[string]func(p []*ember.Tensor) Distribution{
 	"Poisson":                 func(p []*ember.Tensor) Distribution { return NewPoisson(p[0]) },
 	"BernoulliProbs":          func(p []*ember.Tensor) Distribution { return NewBernoulliProbs(p[0]) },
 	"BernoulliLogits":         func(p []*ember.Tensor) Distribution { return NewBernoulliLogits(p[0]) },
+	"BinomialProbs":           func(p []*ember.Tensor) Distribution { return NewBinomialProbs(p[0], p[1]) },
+	"BinomialLogits":          func(p []*ember.Tensor) Distribution { return NewBinomialLogits(p[0], p[1]) },
 	"GeometricProbs":          func(p []*ember.Tensor) Distribution { return NewGeometricProbs(p[0]) },
 	"GeometricLogits":         func(p []*ember.Tensor) Distribution { return NewGeometricLogits(p[0]) },
 	"CategoricalProbs":        func(p []*ember.Tensor) Distribution { return NewCategoricalProbs(p[0]) },
@@ -149,6 +151,8 @@ type fixtures struct {
 	KL      []klCase                     `json:"kl"`
 	Cases32 []map[string]json.RawMessage `json:"cases32"`
 	KL32    []klCase                     `json:"kl32"`
+	// GammaGrad is torch._standard_gamma_grad(alpha, x).
+	GammaGrad struct{ Alpha, X, Grad ftensor } `json:"gamma_grad"`
 }
 
 func (f fixtures) cases(dt ember.DType) []map[string]json.RawMessage {
@@ -325,5 +329,14 @@ func TestKLMatchesTorch(t *testing.T) {
 				}
 			}
 		}
+	})
+}
+
+func TestStandardGammaGradMatchesTorch(t *testing.T) {
+	f := loadFixtures(t)
+	eachDevice(t, func(t *testing.T, dev ember.Device) {
+		g := f.GammaGrad
+		got := standardGammaGrad(g.Alpha.build(dev, ember.Float64, false), g.X.build(dev, ember.Float64, false))
+		closeTo(t, "standardGammaGrad", got, g.Grad, ember.Float64)
 	})
 }

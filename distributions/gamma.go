@@ -114,10 +114,7 @@ func samplePoisson(rate *ember.Tensor) *ember.Tensor {
 }
 
 // Gamma is the gamma distribution of shape concentration and rate, as
-// torch.distributions.Gamma. RSample is differentiable w.r.t. rate
-// only: the implicit reparameterisation gradient w.r.t. the
-// concentration is not implemented, and RSample panics with a
-// *NotImplementedError when the concentration requires a gradient.
+// torch.distributions.Gamma.
 type Gamma struct {
 	base
 	Concentration, Rate *ember.Tensor
@@ -138,24 +135,16 @@ func (d *Gamma) Variance() *ember.Tensor { return d.Concentration.Div(d.Rate.Squ
 func (d *Gamma) Stddev() *ember.Tensor   { return d.Variance().Sqrt() }
 
 func (d *Gamma) Sample(s ...int) *ember.Tensor {
-	return noGrad(func() *ember.Tensor { return d.draw(s) })
+	return noGrad(func() *ember.Tensor { return d.RSample(s...) })
 }
 
-// RSample returns G/rate, G ~ Gamma(concentration, 1) drawn without
-// gradient: differentiable w.r.t. rate only.
+// RSample returns G/rate, G ~ Gamma(concentration, 1), differentiable
+// w.r.t. both parameters (w.r.t. the concentration by torch's implicit
+// reparameterisation gradient).
 func (d *Gamma) RSample(s ...int) *ember.Tensor {
-	if d.Concentration.RequiresGrad() && ember.IsGradEnabled() {
-		panic(&NotImplementedError{Op: d.op(".RSample"), Msg: "the reparameterised gradient w.r.t. concentration is not implemented"})
-	}
-	return d.draw(s)
-}
-
-func (d *Gamma) draw(s []int) *ember.Tensor {
 	shape := d.extended(s)
-	g := noGrad(func() *ember.Tensor {
-		return sampleGamma(d.Concentration.Detach().Cast(ember.Float64).Expand(shape...).Contiguous()).Cast(d.Rate.DType())
-	})
-	return g.Div(d.Rate).Clamp(tiny(d.Rate.DType()), posInf())
+	g := standardGamma(d.Concentration.Expand(shape...))
+	return clampData(g.Div(d.Rate), tiny(d.Rate.DType()), posInf())
 }
 
 func (d *Gamma) LogProb(v *ember.Tensor) *ember.Tensor {
@@ -171,9 +160,7 @@ func (d *Gamma) Entropy() *ember.Tensor {
 }
 
 // Dirichlet is the Dirichlet distribution over the simplex of the last
-// dim of concentration, as torch.distributions.Dirichlet. RSample is not
-// differentiable (see Gamma) and panics with a *NotImplementedError when
-// the concentration requires a gradient.
+// dim of concentration, as torch.distributions.Dirichlet.
 type Dirichlet struct {
 	base
 	Concentration *ember.Tensor // [batch..., K]
@@ -211,24 +198,18 @@ func (d *Dirichlet) Variance() *ember.Tensor {
 func (d *Dirichlet) Stddev() *ember.Tensor { return d.Variance().Sqrt() }
 
 func (d *Dirichlet) Sample(s ...int) *ember.Tensor {
-	return noGrad(func() *ember.Tensor { return d.draw(s) })
+	return noGrad(func() *ember.Tensor { return d.RSample(s...) })
 }
 
+// RSample normalises Gamma(concentration, 1) draws, differentiable
+// w.r.t. the concentration through the gammas' implicit gradients (torch
+// differentiates the same draws by _dirichlet_grad: another pathwise
+// estimator of the same expected gradient, so per-draw gradients differ).
 func (d *Dirichlet) RSample(s ...int) *ember.Tensor {
-	if d.Concentration.RequiresGrad() && ember.IsGradEnabled() {
-		panic(&NotImplementedError{Op: d.op(".RSample"), Msg: "the reparameterised gradient w.r.t. concentration is not implemented"})
-	}
-	return d.draw(s)
-}
-
-func (d *Dirichlet) draw(s []int) *ember.Tensor {
 	shape := d.extended(s)
 	dt := d.Concentration.DType()
-	return noGrad(func() *ember.Tensor {
-		g := sampleGamma(d.Concentration.Detach().Cast(ember.Float64).Expand(shape...).Contiguous())
-		x := g.Div(g.Sum(ember.Dims(-1), ember.KeepDim()))
-		return x.Cast(dt).Clamp(tiny(dt), 1-eps(dt))
-	})
+	g := standardGamma(d.Concentration.Expand(shape...))
+	return clampData(g.Div(g.Sum(ember.Dims(-1), ember.KeepDim())), tiny(dt), 1-eps(dt))
 }
 
 func (d *Dirichlet) LogProb(v *ember.Tensor) *ember.Tensor {
@@ -250,7 +231,7 @@ func (d *Dirichlet) Entropy() *ember.Tensor {
 }
 
 // Beta is the beta distribution on [0, 1], as torch.distributions.Beta
-// (a two-component Dirichlet). RSample: see Dirichlet.
+// (a two-component Dirichlet).
 type Beta struct {
 	base
 	Concentration1, Concentration0 *ember.Tensor
@@ -280,11 +261,10 @@ func (d *Beta) Entropy() *ember.Tensor { return d.dir.Entropy() }
 func (d *Beta) Sample(s ...int) *ember.Tensor {
 	return d.dir.Sample(s...).Select(-1, 0)
 }
+
+// RSample is the first component of the Dirichlet's RSample.
 func (d *Beta) RSample(s ...int) *ember.Tensor {
-	if (d.Concentration1.RequiresGrad() || d.Concentration0.RequiresGrad()) && ember.IsGradEnabled() {
-		panic(&NotImplementedError{Op: d.op(".RSample"), Msg: "the reparameterised gradient w.r.t. the concentrations is not implemented"})
-	}
-	return d.Sample(s...)
+	return d.dir.RSample(s...).Select(-1, 0)
 }
 
 func (d *Beta) LogProb(v *ember.Tensor) *ember.Tensor {

@@ -10,8 +10,8 @@ import (
 // KLDivergence returns KL(p ‖ q), of the batch shapes' broadcast, for the
 // pairs torch.distributions.kl_divergence registers among this package's
 // types: Normal, LogNormal, Bernoulli, Categorical, OneHotCategorical,
-// Uniform, Exponential, Laplace, Gamma, Beta, Dirichlet, Poisson and
-// Geometric with their own kind, and Independent with Independent of the
+// Uniform, Exponential, Laplace, Gamma, Beta, Dirichlet, Poisson,
+// Binomial and Geometric with their own kind, and Independent with Independent of the
 // same reinterpreted dims. Another pair panics with a
 // *NotImplementedError naming both types.
 func KLDivergence(p, q Distribution) *ember.Tensor {
@@ -99,6 +99,14 @@ func KLDivergence(p, q Distribution) *ember.Tensor {
 	case *Geometric:
 		if q, ok := q.(*Geometric); ok {
 			return p.Entropy().Neg().Sub(q.Probs.Neg().Log1p().Div(p.Probs)).Sub(q.Logits)
+		}
+	case *Binomial:
+		if q, ok := q.(*Binomial); ok {
+			if !isMeta(p.TotalCount) && !allTrue(p.TotalCount.Lt(q.TotalCount).LogicalNot()) {
+				panic(&NotImplementedError{Op: op, Msg: "KL between Binomials where q.total_count > p.total_count is not implemented"})
+			}
+			kl := p.TotalCount.Mul(p.Probs.Mul(p.Logits.Sub(q.Logits)).Add(p.Probs.Neg().Log1p()).Sub(q.Probs.Neg().Log1p()))
+			return ember.WhereScalar(p.TotalCount.Gt(q.TotalCount), inf, kl)
 		}
 	case *Independent:
 		if q, ok := q.(*Independent); ok {

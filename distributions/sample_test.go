@@ -1,6 +1,7 @@
 package distributions
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -116,6 +117,17 @@ func TestSampleMoments(t *testing.T) {
 		checkMoments(t, "Poisson", s, rates, rates)
 		checkSupport(t, "Poisson", s, func(x float64, _ int) bool { return x >= 0 && isInt(x) }, len(rates))
 
+		// Binomial: trivial (n 0, p 1), inversion (p ≤ ½ and flipped), BTRS (p ≤ ½ and flipped)
+		bn := []float64{0, 5, 20, 100, 1000, 50, 300}
+		bp := []float64{0.3, 0.3, 0.8, 0.5, 0.02, 1, 0.9}
+		s = NewBinomialProbs(vec(dev, bn...), vec(dev, bp...)).Sample(nDraws)
+		bm, bv := make([]float64, len(bn)), make([]float64, len(bn))
+		for i := range bn {
+			bm[i], bv[i] = bn[i]*bp[i], bn[i]*bp[i]*(1-bp[i])
+		}
+		checkMoments(t, "Binomial", s, bm, bv)
+		checkSupport(t, "Binomial", s, func(x float64, i int) bool { return x >= 0 && x <= bn[i] && isInt(x) }, len(bn))
+
 		// Bernoulli
 		s = NewBernoulliProbs(vec(dev, 0, 0.3, 1)).Sample(nDraws)
 		checkMoments(t, "Bernoulli", s, []float64{0, 0.3, 1}, []float64{0, 0.21, 0})
@@ -209,6 +221,55 @@ func TestRSampleGradients(t *testing.T) {
 
 		if x := NewNormal(leaf(0), leaf(1)).Sample(4); x.RequiresGrad() {
 			t.Error("Sample requires grad; want it detached as torch's no_grad sample")
+		}
+	})
+}
+
+// meanGrad checks the per-draw gradients g (one per draw, from a leaf
+// holding n equal parameters) average to want, the derivative of the
+// expectation, within 4 standard errors.
+func meanGrad(t *testing.T, what string, g *ember.Tensor, want float64) {
+	t.Helper()
+	v := host(g)
+	var m, m2 float64
+	for _, x := range v {
+		m += x
+		m2 += x * x
+	}
+	n := float64(len(v))
+	m /= n
+	se := math.Sqrt(math.Max(m2/n-m*m, 0) / n)
+	if math.Abs(m-want) > 4*se+1e-9 {
+		t.Errorf("%s: mean gradient %v, want %v ± %v", what, m, want, 4*se)
+	}
+}
+
+// TestImplicitGammaGradients checks the reparameterised gradients w.r.t.
+// concentrations against the derivatives of the exact means:
+// E[Gamma(a, r)] = a/r, E[Beta(a, b)] = a/(a+b), E[Dirichlet(α)_0] = α_0/A.
+func TestImplicitGammaGradients(t *testing.T) {
+	eachDevice(t, func(t *testing.T, dev ember.Device) {
+		ember.ManualSeed(11)
+		const n = 20000
+		fill := func(v float64, shape ...int) *ember.Tensor {
+			return ember.Full(ember.Shape(shape), v, ember.On(dev), ember.Dtype(ember.Float64), ember.WithGrad())
+		}
+		for _, a := range []float64{0.2, 1, 3, 12} {
+			conc, rate := fill(a, n), fill(2, n)
+			x := NewGamma(conc, rate).RSample()
+			x.Sum().Backward()
+			meanGrad(t, fmt.Sprintf("Gamma(%v, 2) d/dconcentration", a), conc.Grad(), 0.5)
+			meanGrad(t, fmt.Sprintf("Gamma(%v, 2) d/drate", a), rate.Grad(), -a/4)
+		}
+		a, b := fill(2, n), fill(0.5, n)
+		NewBeta(a, b).RSample().Sum().Backward()
+		meanGrad(t, "Beta(2, 0.5) d/da", a.Grad(), 0.5/6.25)
+		meanGrad(t, "Beta(2, 0.5) d/db", b.Grad(), -2/6.25)
+
+		alpha := ember.FromSlice([]float64{1, 2, 3}, ember.Shape{1, 3}).Expand(n, 3).Contiguous().To(dev).SetRequiresGrad(true)
+		NewDirichlet(alpha).RSample().Select(-1, 0).Sum().Backward()
+		for j, want := range []float64{5.0 / 36, -1.0 / 36, -1.0 / 36} {
+			meanGrad(t, fmt.Sprintf("Dirichlet([1 2 3]) dx0/dα%d", j), alpha.Grad().Select(1, j), want)
 		}
 	})
 }

@@ -46,6 +46,8 @@ CTORS = {
     "Poisson": lambda p: D.Poisson(p["rate"]),
     "BernoulliProbs": lambda p: D.Bernoulli(probs=p["probs"]),
     "BernoulliLogits": lambda p: D.Bernoulli(logits=p["logits"]),
+    "BinomialProbs": lambda p: D.Binomial(p["total_count"], probs=p["probs"]),
+    "BinomialLogits": lambda p: D.Binomial(p["total_count"], logits=p["logits"]),
     "GeometricProbs": lambda p: D.Geometric(probs=p["probs"]),
     "GeometricLogits": lambda p: D.Geometric(logits=p["logits"]),
     "CategoricalProbs": lambda p: D.Categorical(probs=p["probs"]),
@@ -151,6 +153,9 @@ def gen():
     case(spec("Poisson", [("rate", T([[0.5, 3.0, 12.0]]))]), T([[0.0], [2.0], [15.0]]))
     case(spec("BernoulliProbs", [("probs", T([[0.2, 0.5, 0.9]]))]), T([[0.0], [1.0]]))
     case(spec("BernoulliLogits", [("logits", T([-2.0, 0.0, 1.5]))]), T([[0.0], [1.0]]))
+    case(spec("BinomialProbs", [("total_count", T([[5.0], [12.0]])), ("probs", T([0.0, 0.3, 0.9, 1.0]))]),
+         T([[0.0, 2.0, 4.0, 5.0], [1.0, 12.0, 11.0, 12.0]]))
+    case(spec("BinomialLogits", [("total_count", T([7.0])), ("logits", T([[-1.0, 0.5, 3.0]]))]), T([[0.0], [3.0], [7.0]]))
     case(spec("GeometricProbs", [("probs", T([[0.2, 0.5, 0.9]]))]), T([[0.0], [3.0]]))
     case(spec("GeometricLogits", [("logits", T([-2.0, 0.0, 1.5]))]), T([[0.0], [3.0]]))
     cp = T([[0.2, 0.3, 0.5], [1.0, 3.0, 0.0]])  # unnormalised, a zero
@@ -177,11 +182,25 @@ def gen():
     kl(spec("Beta", [("concentration1", T([[0.5], [2.0]])), ("concentration0", T([0.7, 1.0, 4.0]))]), spec("Beta", [("concentration1", T([1.5, 0.3, 2.0])), ("concentration0", T([2.0]))]))
     kl(spec("Dirichlet", [("concentration", T([[0.5, 1.0, 3.0], [2.0, 2.0, 0.3]]))]), spec("Dirichlet", [("concentration", T([1.0, 2.0, 0.5]))]))
     kl(spec("Poisson", [("rate", T([0.5, 3.0, 12.0]))]), spec("Poisson", [("rate", T([[1.0], [4.0]]))]))
+    kl(spec("BinomialProbs", [("total_count", T([10.0, 10.0, 12.0])), ("probs", T([0.2, 0.5, 0.9]))]),
+       spec("BinomialProbs", [("total_count", T([10.0])), ("probs", T([0.3, 0.5, 0.4]))]))
     kl(spec("GeometricProbs", [("probs", T([0.2, 0.5, 0.9]))]), spec("GeometricProbs", [("probs", T([[0.3], [0.6]]))]))
     kl(spec("Independent", None, 1, n1), spec("Independent", None, 1, n2))
 
 
 result = {"torch": torch.__version__}
+
+# torch's implicit reparameterisation gradient dx/dalpha of Gamma(alpha, 1)
+# draws, on a grid that reaches each of its three approximations
+alphas, xs = [], []
+for a in [0.05, 0.3, 1.0, 2.5, 7.9, 8.5, 20.0, 150.0]:
+    for r in [0.01, 0.3, 0.7, 0.95, 1.05, 1.6, 3.0]:
+        alphas.append(a)
+        xs.append(a * r)
+    alphas += [a, a]
+    xs += [0.5, 0.79]
+a64, x64 = torch.tensor(alphas, dtype=torch.float64), torch.tensor(xs, dtype=torch.float64)
+result["gamma_grad"] = {"alpha": tensor(a64), "x": tensor(x64), "grad": tensor(torch._standard_gamma_grad(a64, x64))}
 for DT, suffix in [(torch.float64, ""), (torch.float32, "32")]:
     cases, kls = [], []
     gen()
