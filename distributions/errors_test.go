@@ -74,7 +74,8 @@ func TestErrorsAsTorch(t *testing.T) {
 		expectErr[ni](t, "Bernoulli RSample", func() { NewBernoulliProbs(v(0.5)).RSample(2) }, "RSample")
 		expectErr[ni](t, "Gamma CDF", func() { NewGamma(v(1), v(1)).CDF(v(1)) }, "CDF")
 		expectErr[ni](t, "Poisson Entropy", func() { NewPoisson(v(1)).Entropy() }, "Entropy")
-		expectErr[ni](t, "KL Normal Exponential", func() { KLDivergence(NewNormal(v(0), v(1)), NewExponential(v(1))) }, "Normal", "Exponential")
+		expectErr[ni](t, "KL Normal Poisson", func() { KLDivergence(NewNormal(v(0), v(1)), NewPoisson(v(1))) }, "type Normal", "type Poisson")
+		expectErr[ni](t, "KL LogNormal Normal", func() { KLDivergence(NewLogNormal(v(0), v(1)), NewNormal(v(0), v(1))) }, "LogNormal", "Normal")
 		expectErr[ni](t, "KL Independent dims", func() {
 			p := NewNormal(ember.Zeros(ember.Shape{2, 3}, ember.On(dev)), v(1))
 			KLDivergence(NewIndependent(p, 1), NewIndependent(p, 2))

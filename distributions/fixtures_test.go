@@ -310,6 +310,9 @@ func TestKLMatchesTorch(t *testing.T) {
 		for _, dt := range []ember.DType{ember.Float64, ember.Float32} {
 			for _, c := range f.kls(dt) {
 				name := fmt.Sprintf("KL(%s||%s)/%v", c.P.Name, c.Q.Name, dt)
+				if c.P.Base != nil {
+					name = fmt.Sprintf("KL(Independent(%s)||Independent(%s))/%v", c.P.Base.Name, c.Q.Base.Name, dt)
+				}
 				p, lp := c.P.build(t, dev, dt)
 				q, lq := c.Q.build(t, dev, dt)
 				out := KLDivergence(p, q)

@@ -11,8 +11,10 @@ import (
 // pairs torch.distributions.kl_divergence registers among this package's
 // types: Normal, LogNormal, Bernoulli, Categorical, OneHotCategorical,
 // Uniform, Exponential, Laplace, Gamma, Beta, Dirichlet, Poisson,
-// Binomial and Geometric with their own kind, and Independent with Independent of the
-// same reinterpreted dims. Another pair panics with a
+// Binomial and Geometric with their own kind, Independent with
+// Independent of the same reinterpreted dims, and torch's pairs of
+// different kinds (Normal‖Laplace, Uniform‖Normal, Gamma‖Exponential, ...;
+// +Inf where p's support is not within q's). Another pair panics with a
 // *NotImplementedError naming both types.
 func KLDivergence(p, q Distribution) *ember.Tensor {
 	const op = "distributions.KLDivergence"
@@ -115,6 +117,9 @@ func KLDivergence(p, q Distribution) *ember.Tensor {
 			}
 			return sumRightmost(KLDivergence(p.Base, q.Base), p.N)
 		}
+	}
+	if kl, ok := klCross(p, q); ok {
+		return kl
 	}
 	panic(&NotImplementedError{Op: op, Msg: fmt.Sprintf("no KL(p || q) is implemented for p of type %s and q of type %s", typeName(p), typeName(q))})
 }

@@ -187,6 +187,37 @@ def gen():
     kl(spec("GeometricProbs", [("probs", T([0.2, 0.5, 0.9]))]), spec("GeometricProbs", [("probs", T([[0.3], [0.6]]))]))
     kl(spec("Independent", None, 1, n1), spec("Independent", None, 1, n2))
 
+    # pairs of different kinds (inf where p's support leaves q's)
+    nrm = spec("Normal", [("loc", T([0.3, -1.0, 2.0])), ("scale", T([[0.7], [1.5]]))])
+    lap = spec("Laplace", [("loc", T([0.1, 0.5, -2.0])), ("scale", T([[0.4], [2.0]]))])
+    uni = spec("Uniform", [("low", T([0.1, 0.2, -0.5])), ("high", T([0.9, 0.6, 1.5]))])
+    uni01 = spec("Uniform", [("low", T([0.0, -0.1, 0.0])), ("high", T([1.0, 1.0, 0.9]))])
+    bet3 = spec("Beta", [("concentration1", T([0.5, 2.0, 3.0])), ("concentration0", T([1.5, 0.4, 1.0]))])
+    ext = spec("Exponential", [("rate", T([0.5, 2.0, 3.0]))])
+    gam = spec("Gamma", [("concentration", T([0.5, 2.0, 7.0])), ("rate", T([[1.5], [0.4]]))])
+    bet = spec("Beta", [("concentration1", T([0.5, 2.0, 3.0])), ("concentration0", T([[1.5], [0.4]]))])
+    poi = spec("Poisson", [("rate", T([0.5, 2.0, 3.0]))])
+    ber = spec("BernoulliProbs", [("probs", T([0.2, 0.5, 0.9]))])
+    kl(ber, poi)
+    for q in [ext, gam, nrm]:
+        kl(bet, q)
+    for q in [uni, uni01]:
+        kl(bet3, q)
+    for q in [bet, uni, gam, nrm]:
+        kl(ext, q)
+    for q in [bet, uni, ext, nrm]:
+        kl(gam, q)
+    for q in [bet, ext, gam, uni, nrm]:
+        kl(lap, q)
+    for q in [bet, ext, gam, uni, lap]:
+        kl(nrm, q)
+    kl(poi, ber)
+    kl(poi, spec("BinomialProbs", [("total_count", T([4.0])), ("probs", T([0.3]))]))
+    kl(uni, bet3)
+    kl(uni01, bet3)
+    for q in [ext, nrm, spec("Gamma", [("concentration", T([0.5, 2.0, 7.0])), ("rate", T([1.5, 0.4, 1.0]))])]:
+        kl(uni, q)
+
 
 result = {"torch": torch.__version__}
 
