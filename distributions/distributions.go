@@ -22,6 +22,7 @@ package distributions
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 
 	"github.com/emberml/ember"
@@ -117,6 +118,15 @@ func (b *base) extended(sample []int) ember.Shape { // sample + batch + event
 	out := append(ember.Shape{}, sample...)
 	out = append(out, b.batch...)
 	return append(out, b.event...)
+}
+
+// isNil reports whether d is nil or a nil pointer in the interface.
+func isNil(d Distribution) bool {
+	if d == nil {
+		return true
+	}
+	v := reflect.ValueOf(d)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // isMeta reports whether t has no data to check.

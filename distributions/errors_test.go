@@ -80,6 +80,13 @@ func TestErrorsAsTorch(t *testing.T) {
 			p := NewNormal(ember.Zeros(ember.Shape{2, 3}, ember.On(dev)), v(1))
 			KLDivergence(NewIndependent(p, 1), NewIndependent(p, 2))
 		}, "reinterpreted_batch_ndims")
+		var nilNormal *Normal
+		expectErr[ve](t, "KL of a nil *Normal", func() { KLDivergence(nilNormal, NewNormal(v(0), v(1))) }, "nil")
+		expectErr[ve](t, "Independent of a nil *Normal", func() { NewIndependent(nilNormal, 0) }, "nil")
+		expectErr[ve](t, "nil value", func() { NewNormal(v(0), v(1)).LogProb(nil) }, "nil")
+		if dev != ember.CPU {
+			expectErr[*ember.DeviceMismatchError](t, "value on the CPU", func() { NewNormal(v(0), v(1)).LogProb(ember.Scalar(0)) })
+		}
 		expectErr[ve](t, "negative sample shape", func() { NewNormal(v(0), v(1)).Sample(-1) }, "negative")
 	})
 }

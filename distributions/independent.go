@@ -18,7 +18,7 @@ type Independent struct {
 // NewIndependent wraps d, moving its last n batch dims into the event.
 func NewIndependent(d Distribution, n int) *Independent {
 	const op = "distributions.Independent"
-	if d == nil {
+	if isNil(d) {
 		panic(&ember.ValueError{Op: op, Msg: "base distribution is nil"})
 	}
 	bs := d.BatchShape()

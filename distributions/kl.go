@@ -18,7 +18,7 @@ import (
 // *NotImplementedError naming both types.
 func KLDivergence(p, q Distribution) *ember.Tensor {
 	const op = "distributions.KLDivergence"
-	if p == nil || q == nil {
+	if isNil(p) || isNil(q) {
 		panic(&ember.ValueError{Op: op, Msg: "a distribution is nil"})
 	}
 	inf := posInf()
