@@ -626,7 +626,14 @@ func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
 			var gj *Tensor
 			if j < len(gs) && gs[j] != nil {
 				gj = fitGrad(gs[j].Detach(), e)
-				if !n.custom {
+				if n.custom {
+					// user code may keep what it returns: never released,
+					// also when a later backward passes it on unchanged
+					own.escape(gs[j])
+					if gj.st != gs[j].st {
+						own.hold(gj) // fitGrad's own result
+					}
+				} else {
 					own.hold(gj)
 					if gj.st != gs[j].st {
 						spent = append(spent, gs[j])

@@ -226,9 +226,13 @@ func binaryRuleTable() [backend.NumBinaryOps]binaryRule {
 			})
 			return ga, when(need[1], func() *Tensor { return ZerosLike(g) })
 		},
-		// log(b) where a ≠ 0 (NaN passing), a/b
+		// xlogy(g, b), 0 where a = 0 and b ≤ 0 (PyTorch 1.13: log(b) at
+		// a = 0 too when b > 0), a/b
 		backend.Xlogy: func(g, a, b, _ *Tensor, need [2]bool) (*Tensor, *Tensor) {
-			ga := when(need[0], func() *Tensor { return g.Mul(a.EqScalar(0).LogicalNot().Cast(b.dtype).Xlogy(b)) })
+			ga := when(need[0], func() *Tensor {
+				r := g.Xlogy(b)
+				return Where(a.EqScalar(0).LogicalAnd(binaryScalar(backend.Le, b, 0)), zeroLike(r), r)
+			})
 			return ga, when(need[1], func() *Tensor { return g.Mul(a).Div(b) })
 		},
 	}
