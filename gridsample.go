@@ -137,7 +137,7 @@ func GridSample(input, grid *Tensor, o GridSampleOptions) *Tensor {
 			if w == nil {
 				w = mask.Cast(input.dtype)
 			} else {
-				w = WhereTensorScalar(mask, w, 0)
+				w = w.Mul(mask.Cast(w.dtype)) // NaN weights stay NaN, as PyTorch's
 			}
 		}
 		ix := idx.Unsqueeze(1).Expand(n, c, m)

@@ -3,6 +3,7 @@ package ember
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,4 +149,29 @@ func TestGridSampleOnEmulatedCUDA(t *testing.T) {
 	t.Run("AffineGrid", TestAffineGridAsTorch)
 	t.Run("Errors", TestGridSampleErrorsAsTorch)
 	t.Run("Identity", TestGridSampleIdentity)
+}
+
+// TestGridSampleNonFinite: NaN and ±Inf coordinates give PyTorch 1.13's
+// values (NaN through the zeros padding's and bicubic's weights, the
+// clipped border or reflected pixel otherwise); huge ones do not panic.
+func TestGridSampleNonFinite(t *testing.T) {
+	nan := math.NaN()
+	want := map[string][]float64{ // PyTorch 1.13, align_corners=False
+		"bilinear zeros": {nan, nan, nan}, "bilinear border": {1, 5, 1}, "bilinear reflection": {1, 1, 1},
+		"nearest zeros": {0, 0, 0}, "nearest border": {1, 5, 1}, "nearest reflection": {1, 1, 1},
+		"bicubic zeros": {nan, nan, nan}, "bicubic border": {nan, nan, nan}, "bicubic reflection": {nan, nan, nan},
+	}
+	for _, dev := range testDevices() {
+		x := Arange(1, 6, 1, Dtype(Float64), On(dev)).Reshape(1, 1, 1, 5)
+		g := FromSlice([]float64{nan, 0, math.Inf(1), 0, math.Inf(-1), 0, 1e300, 0, -1e300, 0}, Shape{1, 1, 5, 2}, On(dev))
+		for k, w := range want {
+			f := strings.Fields(k)
+			got := GridSample(x, g, GridSampleOptions{Mode: f[0], PaddingMode: f[1]}).Float64s()
+			for i, v := range w {
+				if !(v == got[i] || math.IsNaN(v) && math.IsNaN(got[i])) {
+					t.Fatalf("%v %s: %v, PyTorch %v", dev, k, got[:3], w)
+				}
+			}
+		}
+	}
 }
