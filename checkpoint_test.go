@@ -231,3 +231,35 @@ func TestCheckpointOnEmulatedCUDA(t *testing.T) {
 	t.Run("AsTorch", TestCheckpointAsTorch)
 	t.Run("Dropout", TestCheckpointDropout)
 }
+
+// TestCheckpointAutocast: the recomputation runs under the autocast state
+// of the forward (here bfloat16 on the CPU), although the backward runs
+// outside Autocast, so the gradients equal those without Checkpoint.
+func TestCheckpointAutocast(t *testing.T) {
+	ManualSeed(6)
+	w0 := Randn(Shape{8, 8})
+	x0 := Randn(Shape{4, 8})
+	run := func(ckpt bool) (*Tensor, *Tensor) {
+		w := w0.Clone().SetRequiresGrad(true)
+		x := x0.Clone().SetRequiresGrad(true)
+		f := func(in ...*Tensor) *Tensor { return Linear(in[0], w, nil).ReLU() }
+		var y *Tensor
+		Autocast(CPU, BFloat16, func() {
+			if ckpt {
+				y = Checkpoint(f, x)
+			} else {
+				y = f(x)
+			}
+		})
+		if y.DType() != BFloat16 {
+			t.Fatalf("checkpoint=%v: output %v under autocast", ckpt, y.DType())
+		}
+		y.Cast(Float32).Sum().Backward()
+		return w.Grad(), x.Grad()
+	}
+	w1, x1 := run(false)
+	w2, x2 := run(true)
+	if !Equal(w1, w2) || !Equal(x1, x2) {
+		t.Fatalf("gradients differ with Checkpoint under autocast:\n%v\n%v", w1, w2)
+	}
+}
