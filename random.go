@@ -47,3 +47,31 @@ func Rand(shape Shape, opts ...Option) *Tensor { return random("rand", shape, fa
 
 // Randn returns standard normal samples.
 func Randn(shape Shape, opts ...Option) *Tensor { return random("randn", shape, true, opts) }
+
+// rngState is the generator's state: the seed and every device type's
+// counter offset (what torch.get_rng_state and the CUDA generators'
+// states hold), for Checkpoint's recomputation.
+type rngState struct {
+	seed   uint64
+	offset map[DeviceType]uint64
+}
+
+func getRNGState() rngState {
+	rng.Lock()
+	defer rng.Unlock()
+	s := rngState{seed: rng.seed, offset: make(map[DeviceType]uint64, len(rng.offset))}
+	for k, v := range rng.offset {
+		s.offset[k] = v
+	}
+	return s
+}
+
+func setRNGState(s rngState) {
+	rng.Lock()
+	defer rng.Unlock()
+	rng.seed = s.seed
+	rng.offset = make(map[DeviceType]uint64, len(s.offset))
+	for k, v := range s.offset {
+		rng.offset[k] = v
+	}
+}

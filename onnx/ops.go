@@ -37,7 +37,7 @@ func init() {
 	fam("random ops are not implemented (their outputs cannot be compared)", "RandomNormal", "RandomUniform", "RandomNormalLike",
 		"RandomUniformLike", "Bernoulli", "Multinomial")
 	fam("signal processing ops are not implemented", "DFT", "STFT", "MelWeightMatrix", "BlackmanWindow", "HammingWindow", "HannWindow")
-	fam("detection ops are not implemented", "NonMaxSuppression", "RoiAlign", "MaxRoiPool", "GridSample")
+	fam("detection ops are not implemented", "NonMaxSuppression", "RoiAlign", "MaxRoiPool")
 }
 
 func unsupportedReason(op string) string { return unsupportedFamilies[op] }
