@@ -93,8 +93,11 @@ func TensordotDims(a, b *Tensor, dimsA, dimsB []int) *Tensor {
 		in := make([]bool, t.Dim())
 		out := make([]int, len(ds))
 		for i, d := range ds {
+			if t.Dim() == 0 {
+				shapeErr(op, noDims(d), t.shape)
+			}
 			d = wrapDim(op, d, t.Dim(), t.shape)
-			if t.Dim() == 0 || in[d] {
+			if in[d] {
 				shapeErr(op, fmt.Sprintf("dim %d appears multiple times in the list of dims", d), t.shape)
 			}
 			in[d] = true

@@ -323,6 +323,7 @@ func TestShapeOpsErrors(t *testing.T) {
 	raises(se, "tensordot lengths", "both dimension lists should have same length", func() { TensordotDims(m, m, []int{0}, []int{0, 1}) })
 	raises(se, "tensordot sizes", "contracted dimensions need to match, but first has size 2 in dim 0 and second has size 3 in dim 1", func() { TensordotDims(m, m, []int{0}, []int{1}) })
 	raises(se, "tensordot repeated", "dim 0 appears multiple times in the list of dims", func() { TensordotDims(m, m, []int{0, 0}, []int{0, 0}) })
+	raises(se, "tensordot 0-d", "Dimension specified as 0 but tensor has no dimensions", func() { TensordotDims(s, s, []int{0}, []int{0}) })
 	raises(se, "addmm mat1", "mat1 must be a matrix, got 1-D tensor", func() { Addmm(v, v, m, 1, 1) })
 	raises(se, "addmm mat2", "mat2 must be a matrix, got 1-D tensor", func() { Addmm(v, m, v, 1, 1) })
 	raises(se, "addmm shapes", "mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)", func() { Addmm(v, m, m, 1, 1) })

@@ -91,7 +91,9 @@ type RandomSampler struct {
 
 // NewRandomSampler returns a random sampler over n samples. As torch, it
 // panics with an *ember.ValueError when the epoch would have no indices
-// (n = 0 and no NumSamples) or NumSamples is negative.
+// (n = 0 and no NumSamples) or NumSamples is negative; also when n = 0
+// with NumSamples (torch divides by zero) and when an epoch would need
+// more than 2³¹ indices (or, without replacement, permute more than 2³¹).
 func NewRandomSampler(n int, opts RandomOptions) *RandomSampler {
 	const op = "data.NewRandomSampler"
 	if n < 0 {
@@ -104,6 +106,9 @@ func NewRandomSampler(n int, opts RandomOptions) *RandomSampler {
 	checkNumSamples(op, num)
 	if n == 0 {
 		panic(&ember.ValueError{Op: op, Msg: "cannot sample from an empty dataset"})
+	}
+	if !opts.Replacement && n > maxSamples { // each epoch permutes all n
+		panic(&ember.ValueError{Op: op, Msg: fmt.Sprintf("a permutation of %d samples: more indices than a sampler returns at once (%d)", n, maxSamples)})
 	}
 	return &RandomSampler{n: n, num: num, opts: opts}
 }

@@ -180,6 +180,7 @@ func TestSamplerErrors(t *testing.T) {
 		{"random negative", "num_samples should be a positive integer value, but got num_samples=-1", func() { NewRandomSampler(3, RandomOptions{NumSamples: -1}) }},
 		{"random empty with samples", "empty dataset", func() { NewRandomSampler(0, RandomOptions{NumSamples: 3}) }},
 		{"random huge", "more indices than a sampler returns at once", func() { NewRandomSampler(3, RandomOptions{NumSamples: 1 << 50, Replacement: true}) }},
+		{"random huge permutation", "a permutation of", func() { NewRandomSampler(1<<40, RandomOptions{NumSamples: 3}) }},
 		{"weighted 0", "num_samples should be a positive integer value, but got num_samples=0", func() { NewWeightedRandomSampler([]float64{1}, 0, true, 0) }},
 		{"weighted empty", "invalid multinomial distribution (sum of probabilities <= 0)", func() { NewWeightedRandomSampler(nil, 2, true, 0) }},
 		{"weighted zeros", "invalid multinomial distribution (sum of probabilities <= 0)", func() { NewWeightedRandomSampler([]float64{0, 0}, 2, true, 0) }},
