@@ -9,7 +9,8 @@ import (
 // mv, dot, vdot, inner, cov, corrcoef, trapezoid, vander, cartesian_prod,
 // block_diag and msort, as torch 1.13 defines them. They are composed from
 // existing differentiable ops (MatMul, Baddbmm, Cat, Pad, Cumprod, Sum,
-// ...), so every device and autograd come with them.
+// ...), so every device and autograd come with them; the products'
+// results carry PyTorch's grad_fn names (AddmmBackward0, MvBackward0, ...).
 
 // Diff is torch.diff(t, n, dim, prepend, append): the n-th forward
 // difference along dim, out[i] = x[i+1] - x[i] applied n times, where x is
@@ -180,7 +181,7 @@ func Addmm(input, m1, m2 *Tensor, beta, alpha float64) *Tensor {
 	}
 	n, p := m1.shape[0], m2.shape[1]
 	broadcastInput(op, input, Shape{n, p})
-	return Baddbmm(input.Unsqueeze(0), m1.Unsqueeze(0), m2.Unsqueeze(0), beta, alpha).Reshape(n, p)
+	return rename(Baddbmm(input.Unsqueeze(0), m1.Unsqueeze(0), m2.Unsqueeze(0), beta, alpha).Reshape(n, p), "AddmmBackward0")
 }
 
 // Addmv is beta·input + alpha·(mat @ vec) for mat [n, m], vec [m] and an
@@ -201,7 +202,7 @@ func Addmv(input, mat, vec *Tensor, beta, alpha float64) *Tensor {
 		}
 		shapeErr(op, fmt.Sprintf("size mismatch, got %d, %dx%d,%d", in, n, mat.shape[1], vec.shape[0]), input.shape, mat.shape, vec.shape)
 	}
-	return Addmm(input.Reshape(input.NumElements(), 1), mat, vec.Unsqueeze(1), beta, alpha).Reshape(n)
+	return rename(Addmm(input.Reshape(input.NumElements(), 1), mat, vec.Unsqueeze(1), beta, alpha).Reshape(n), "AddmvBackward0")
 }
 
 // Addbmm is beta·input + alpha·Σ_b b1[b] @ b2[b] for b1 [B, n, m], b2
@@ -226,7 +227,7 @@ func Addbmm(input, b1, b2 *Tensor, beta, alpha float64) *Tensor {
 	}
 	bs, n, m, p := b1.shape[0], b1.shape[1], b1.shape[2], b2.shape[2]
 	broadcastInput(op, input, Shape{n, p})
-	return Addmm(input, b1.Permute(1, 0, 2).Reshape(n, bs*m), b2.Reshape(bs*m, p), beta, alpha)
+	return rename(Addmm(input, b1.Permute(1, 0, 2).Reshape(n, bs*m), b2.Reshape(bs*m, p), beta, alpha), "AddbmmBackward0")
 }
 
 // Addr is beta·input + alpha·outer(v1, v2) for 1-D v1 [n], v2 [m] and an
@@ -242,7 +243,7 @@ func Addr(input, v1, v2 *Tensor, beta, alpha float64) *Tensor {
 	if v2.Dim() != 1 {
 		shapeErr(op, fmt.Sprintf("addr: Expected 1-D argument vec2, but got %d-D", v2.Dim()), v2.shape)
 	}
-	return Addmm(input, v1.Unsqueeze(1), v2.Unsqueeze(0), beta, alpha)
+	return rename(Addmm(input, v1.Unsqueeze(1), v2.Unsqueeze(0), beta, alpha), "AddrBackward0")
 }
 
 // Mv is the matrix-vector product of mat [n, m] and vec [m], as torch.mv.
@@ -284,7 +285,7 @@ func Dot(a, b *Tensor) *Tensor {
 // no conjugate to take).
 func Vdot(a, b *Tensor) *Tensor {
 	dotCheck("vdot", a, b)
-	return a.MatMul(b)
+	return rename(a.MatMul(b), "VdotBackward0")
 }
 
 // Inner is torch.inner: the sum of products over the last dims of a and b

@@ -262,6 +262,32 @@ func TestGradcheckShapeOps(t *testing.T) {
 		vals(Shape{3, 4, 2}, -1, 1, 16))
 }
 
+// TestShapeOpsGradFnNames: the products' results carry PyTorch 1.13's
+// grad_fn names.
+func TestShapeOpsGradFnNames(t *testing.T) {
+	v := Ones(Shape{3}).SetRequiresGrad(true)
+	m := Ones(Shape{2, 3}).SetRequiresGrad(true)
+	i := Ones(Shape{2}).SetRequiresGrad(true)
+	for _, c := range []struct {
+		got  *Tensor
+		want string
+	}{
+		{Dot(v, v), "DotBackward0"},
+		{Vdot(v, v), "VdotBackward0"},
+		{Mv(m, v), "MvBackward0"},
+		{Addmv(i, m, v, 1, 1), "AddmvBackward0"},
+		{Addr(m, i, v, 1, 1), "AddrBackward0"},
+		{Addmm(i.Unsqueeze(1), m, m.T(), 1, 1), "AddmmBackward0"},
+		{Addbmm(m, m.Unsqueeze(0), Ones(Shape{1, 3, 3}), 1, 1), "AddbmmBackward0"},
+		{m.Movedim([]int{0}, []int{1}), "PermuteBackward0"},
+		{m.Swapaxes(0, 1), "TransposeBackward0"},
+	} {
+		if got := c.got.GradFn(); got != c.want {
+			t.Errorf("grad_fn %s, PyTorch %s", got, c.want)
+		}
+	}
+}
+
 // TestShapeOpsErrors: misuse panics with the typed errors and PyTorch's
 // wording.
 func TestShapeOpsErrors(t *testing.T) {
