@@ -108,7 +108,7 @@ def bag(mode, inp, offsets=None, psw=None, padding_idx=None, last=False, max_nor
          "out_shape": list(out.shape), "out": flat(out), "grad_weight": flat(m.weight.grad),
          "weight_after": flat(m.weight), "repr": repr(m)}
     if p is not None:
-        c["psw"] = psw
+        c["psw"] = flat(p)
         c["grad_psw"] = flat(p.grad)
     bags.append(c)
 
