@@ -192,7 +192,9 @@ func TestEmbeddingBagErrors(t *testing.T) {
 	})
 	msg("padding_idx", "padding_idx must be within num_embeddings", func() { nn.NewEmbeddingBagPadded(5, 3, "sum", 5) })
 	msg("decreasing", "offsets must be non-decreasing, but offsets[2] = 1 < offsets[1] = 2", func() { e.ForwardBags(i1, ember.FromSlice([]int64{0, 2, 1}, ember.Shape{3}), nil) })
-	testenv.Raises[*ember.IndexError](t, "index", func() { e.ForwardBags(ember.FromSlice([]int64{1, 7}, ember.Shape{2}), ember.FromSlice([]int64{0}, ember.Shape{1}), nil) })
+	testenv.Raises[*ember.IndexError](t, "index", func() {
+		e.ForwardBags(ember.FromSlice([]int64{1, 7}, ember.Shape{2}), ember.FromSlice([]int64{0}, ember.Shape{1}), nil)
+	})
 	testenv.Raises[*ember.DTypeError](t, "float input", func() { e.Forward(ember.Zeros(ember.Shape{1, 2})) })
 	testenv.Raises[*ember.DTypeError](t, "float offsets", func() { e.ForwardBags(i1, ember.Zeros(ember.Shape{1}), nil) })
 	// 2-D input with include_last_offset: torch's functional turns the rows

@@ -488,7 +488,8 @@ func NewFlatten() *Activation {
 // the rest by 1/(1-P); in evaluation mode it is the identity.
 type Dropout struct {
 	stateless
-	P float64
+	P    float64
+	kind string // "" (Dropout), "Dropout1d", "Dropout2d" or "AlphaDropout"
 }
 
 // NewDropout returns a Dropout layer.
@@ -504,6 +505,9 @@ func NewDropout(p float64) *Dropout {
 // Forward applies dropout.
 func (d *Dropout) Forward(x *ember.Tensor) *ember.Tensor {
 	CheckNil(d, "Forward")
+	if d.kind != "" {
+		return d.forwardKind(x)
+	}
 	return ember.Dropout(x, d.P, d.Training())
 }
 
