@@ -312,16 +312,7 @@ func (d *Dropout) moduleName() string {
 // featureDropout zeroes whole channels (dims 0 and 1 of x) with
 // probability p and scales the rest by 1/(1-p).
 func featureDropout(op string, x *ember.Tensor, p float64) *ember.Tensor {
-	s := x.Shape()
-	if len(s) < 2 {
-		panic(&ember.ShapeError{Op: "nn." + op, Msg: "Feature dropout requires at least 2 dimensions in the input", Shapes: []ember.Shape{s}})
-	}
-	ms := make([]int, len(s))
-	for i := range ms {
-		ms[i] = 1
-	}
-	ms[0], ms[1] = s[0], s[1]
-	return x.Mul(keepMask(x, ms, p, 1/(1-p)))
+	return x.Mul(keepMask(x, featureShape(op, x), p, 1/(1-p)))
 }
 
 // keepMask is 1/(1-p)·Bernoulli(1-p) of shape (scale), in x's dtype, on
@@ -357,15 +348,141 @@ func (d *Dropout) forwardKind(x *ember.Tensor) *ember.Tensor {
 		return featureDropout("Dropout1d", x, d.P)
 	case "Dropout2d":
 		return featureDropout("Dropout2d", x, d.P)
+	case "Dropout3d":
+		if x.Dim() != 5 {
+			return featureDropout("Dropout3d", x.Unsqueeze(0), d.P).Squeeze(0)
+		}
+		return featureDropout("Dropout3d", x, d.P)
+	case "FeatureAlphaDropout":
+		return alphaDropout(x, featureShape("FeatureAlphaDropout", x), d.P)
 	}
-	// AlphaDropout (ATen's _dropout_impl with alpha_dropout)
-	if d.P == 1 {
+	return alphaDropout(x, x.Shape(), d.P)
+}
+
+// NewInstanceNorm3d returns an InstanceNorm over c channels of
+// [N, C, D, H, W] or [C, D, H, W] inputs (eps 1e-5, momentum 0.1).
+func NewInstanceNorm3d(c int, affine, trackRunningStats bool) *InstanceNorm {
+	return newIN(c, 3, affine, trackRunningStats)
+}
+
+// NewDropout3d returns a Dropout that zeroes whole channels of
+// [N, C, D, H, W] inputs (an input of another rank is taken as unbatched,
+// as PyTorch 1.13 does), as nn.Dropout3d(p).
+func NewDropout3d(p float64) *Dropout { return newDropoutKind("Dropout3d", p) }
+
+// NewFeatureAlphaDropout returns nn.FeatureAlphaDropout(p): AlphaDropout
+// with whole channels (dims 0 and 1 of the input) kept or dropped.
+func NewFeatureAlphaDropout(p float64) *Dropout { return newDropoutKind("FeatureAlphaDropout", p) }
+
+// alphaDropout is ATen's _dropout_impl with alpha_dropout: for a kept
+// element a·x + α·a·p, for a dropped one α·a·(p-1), the mask of shape
+// (x's for AlphaDropout, [N, C, 1, ...] for FeatureAlphaDropout).
+func alphaDropout(x *ember.Tensor, shape ember.Shape, p float64) *ember.Tensor {
+	if p == 1 {
 		return x.MulScalar(0)
 	}
 	const alpha = 1.7580993408473766
-	p := d.P
 	a := 1 / math.Sqrt((alpha*alpha*p+1)*(1-p))
-	keep := keepMask(x, x.Shape(), p, 1)
+	keep := keepMask(x, shape, p, 1)
 	b := keep.AddScalar(-1).MulScalar(alpha * a).AddScalar(alpha * a * p)
 	return x.Mul(keep.MulScalar(a)).Add(b)
+}
+
+// featureShape is [N, C, 1, ...] for x; x must have 2 or more dims.
+func featureShape(op string, x *ember.Tensor) ember.Shape {
+	s := x.Shape()
+	if len(s) < 2 {
+		panic(&ember.ShapeError{Op: "nn." + op, Msg: "Feature dropout requires at least 2 dimensions in the input", Shapes: []ember.Shape{s}})
+	}
+	ms := make(ember.Shape, len(s))
+	for i := range ms {
+		ms[i] = 1
+	}
+	ms[0], ms[1] = s[0], s[1]
+	return ms
+}
+
+// LPPool is nn.LPPool1d / LPPool2d: the p-norm of each window,
+// (Σ x^p)^(1/p), computed as PyTorch does from an average pool of x^p (so
+// a window whose sum is 0 has gradient 0, and a negative sum with an odd p
+// gives NaN). Kernel and Stride are (height, width) pairs ({1, k} for
+// 1d); a zero Stride is PyTorch's stride=None, the kernel size.
+type LPPool struct {
+	stateless
+	NormType       float64
+	Kernel, Stride [2]int
+	CeilMode       bool
+	dims           int // 1 or 2
+}
+
+// NewLPPool1d returns an LPPool1d over windows of kernel along L (stride
+// 0: the kernel).
+func NewLPPool1d(normType float64, kernel, stride int, ceilMode bool) *LPPool {
+	return newLPPool(normType, [2]int{1, kernel}, [2]int{1, stride}, ceilMode, 1)
+}
+
+// NewLPPool2d returns an LPPool2d over (height, width) windows (stride
+// {0, 0}: the kernel).
+func NewLPPool2d(normType float64, kernel, stride [2]int, ceilMode bool) *LPPool {
+	return newLPPool(normType, kernel, stride, ceilMode, 2)
+}
+
+func newLPPool(p float64, k, s [2]int, ceil bool, dims int) *LPPool {
+	if k[0] <= 0 || k[1] <= 0 || s[0] < 0 || s[1] < 0 {
+		argErr(fmt.Sprintf("NewLPPool%dd", dims), "kernel_size must be positive and stride non-negative, got %v and %v", k, s)
+	}
+	if dims == 1 && s[1] == 0 {
+		s = [2]int{}
+	}
+	l := &LPPool{NormType: p, Kernel: k, Stride: s, CeilMode: ceil, dims: dims}
+	l.Init(l)
+	return l
+}
+
+func (l *LPPool) moduleName() string { return fmt.Sprintf("LPPool%dd", l.dims) }
+
+// ExtraRepr is "norm_type=2, kernel_size=3, stride=None, ceil_mode=False".
+func (l *LPPool) ExtraRepr() string {
+	CheckNil(l, "ExtraRepr")
+	nt := pyFloat(l.NormType)
+	if l.NormType == math.Trunc(l.NormType) && math.Abs(l.NormType) < 1e15 {
+		nt = fmt.Sprint(int64(l.NormType)) // as PyTorch prints the int it was given
+	}
+	k, s := pySize(l.Kernel), "None"
+	if l.dims == 1 {
+		k = fmt.Sprint(l.Kernel[1])
+	}
+	if l.Stride != [2]int{} {
+		s = pySize(l.Stride)
+		if l.dims == 1 {
+			s = fmt.Sprint(l.Stride[1])
+		}
+	}
+	return fmt.Sprintf("norm_type=%s, kernel_size=%s, stride=%s, ceil_mode=%s", nt, k, s, pyBool(l.CeilMode))
+}
+
+// Forward pools x ([N, C, L] or [C, L] for 1d, [N, C, H, W] or [C, H, W]
+// for 2d).
+func (l *LPPool) Forward(x *ember.Tensor) *ember.Tensor {
+	CheckNil(l, "Forward")
+	if x == nil {
+		argErr(l.moduleName(), "input is nil")
+	}
+	stride := l.Stride
+	if stride == [2]int{} {
+		stride = l.Kernel
+	}
+	var opts []ember.PoolOption
+	if l.CeilMode {
+		opts = append(opts, ember.CeilMode())
+	}
+	xp := x.PowScalar(l.NormType)
+	var out *ember.Tensor
+	if l.dims == 1 {
+		out = ember.AvgPool1d(xp, l.Kernel[1], stride[1], 0, true, opts...)
+	} else {
+		out = ember.AvgPool2d(xp, l.Kernel, stride, [2]int{}, true, opts...)
+	}
+	n := float64(l.Kernel[0] * l.Kernel[1])
+	return out.Sign().Mul(out.Abs().ReLU()).MulScalar(n).PowScalar(1 / l.NormType)
 }

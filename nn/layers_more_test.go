@@ -50,13 +50,21 @@ func testMoreLayers(t *testing.T, devs []ember.Device) {
 				m = nn.NewChannelShuffle(int(num("groups")))
 			case "lrn":
 				m = nn.NewLocalResponseNorm(int(num("size")), num("alpha"), num("beta"), num("k"))
-			case "instancenorm1d", "instancenorm2d":
+			case "lppool1d":
+				m = nn.NewLPPool1d(num("p"), int(num("k")), int(num("s")), c.Params["ceil"].(bool))
+			case "lppool2d":
+				k, s := c.Params["k"].([]any), c.Params["s"].([]any)
+				m = nn.NewLPPool2d(num("p"), [2]int{int(k[0].(float64)), int(k[1].(float64))}, [2]int{int(s[0].(float64)), int(s[1].(float64))}, c.Params["ceil"].(bool))
+			case "instancenorm1d", "instancenorm2d", "instancenorm3d":
 				affine, track := c.Params["affine"].(bool), c.Params["track"].(bool)
 				var in *nn.InstanceNorm
-				if c.Layer == "instancenorm1d" {
+				switch c.Layer {
+				case "instancenorm1d":
 					in = nn.NewInstanceNorm1d(int(num("n")), affine, track)
-				} else {
+				case "instancenorm2d":
 					in = nn.NewInstanceNorm2d(int(num("n")), affine, track)
+				default:
+					in = nn.NewInstanceNorm3d(int(num("n")), affine, track)
 				}
 				if track { // the fixture's running statistics, in float64
 					in.RunningMean = floats(c.Params["running_mean"])
@@ -148,6 +156,8 @@ func TestMoreDropouts(t *testing.T) {
 			{nn.NewDropout1d(0.5), ember.Shape{6, 5}, "Dropout1d(p=0.5, inplace=False)"},
 			{nn.NewDropout2d(0.3), ember.Shape{4, 6, 3, 2}, "Dropout2d(p=0.3, inplace=False)"},
 			{nn.NewDropout2d(0.3), ember.Shape{4, 6, 5}, "Dropout2d(p=0.3, inplace=False)"},
+			{nn.NewDropout3d(0.5), ember.Shape{4, 6, 2, 2, 2}, "Dropout3d(p=0.5, inplace=False)"},
+			{nn.NewDropout3d(0.5), ember.Shape{6, 2, 1, 3}, "Dropout3d(p=0.5, inplace=False)"},
 		} {
 			if got := c.m.String(); got != c.repr {
 				t.Fatalf("repr %q, PyTorch %q", got, c.repr)
@@ -157,7 +167,7 @@ func TestMoreDropouts(t *testing.T) {
 			y := c.m.Forward(x).Float64s()
 			xv := x.Float64s()
 			chans := c.shape[0] * c.shape[1]
-			if len(c.shape) == 2 {
+			if len(c.shape) == 2 || c.repr[:9] == "Dropout3d" && len(c.shape) == 4 { // unbatched
 				chans = c.shape[0]
 			}
 			per := len(xv) / chans
@@ -206,6 +216,32 @@ func TestMoreDropouts(t *testing.T) {
 		}
 		if dropped < 40 || dropped > 120 {
 			t.Errorf("AlphaDropout(0.2) dropped %d of 400", dropped)
+		}
+		// FeatureAlphaDropout: the same two maps, one per channel
+		fa := nn.NewFeatureAlphaDropout(p)
+		if got := fa.String(); got != "FeatureAlphaDropout(p=0.2, inplace=False)" {
+			t.Fatalf("repr %q", got)
+		}
+		xf := x.Detach().Reshape(20, 4, 5)
+		yf, xv2 := fa.Forward(xf).Float64s(), xf.Float64s()
+		droppedCh := 0
+		for ch := 0; ch < 80; ch++ {
+			drop := math.Abs(yf[ch*5]-alpha*k*(p-1)) < 1e-12 && math.Abs(xv2[ch*5]*k+alpha*k*p-alpha*k*(p-1)) > 1e-9
+			if drop {
+				droppedCh++
+			}
+			for j := ch * 5; j < ch*5+5; j++ {
+				want := k*xv2[j] + alpha*k*p
+				if drop {
+					want = alpha * k * (p - 1)
+				}
+				if math.Abs(yf[j]-want) > 1e-12 {
+					t.Fatalf("FeatureAlphaDropout channel %d: %v, want %v", ch, yf[j], want)
+				}
+			}
+		}
+		if droppedCh < 4 || droppedCh > 32 {
+			t.Errorf("FeatureAlphaDropout(0.2) dropped %d of 80 channels", droppedCh)
 		}
 		near(t, "AlphaDropout p=1", nn.NewAlphaDropout(1).Forward(x).Float64s(), make([]float64, 400))
 		near(t, "Dropout2d p=1", nn.NewDropout2d(1).Forward(x.Reshape(4, 100)).Float64s(), make([]float64, 400))
@@ -271,6 +307,8 @@ func TestMoreLayersMeta(t *testing.T) {
 		{nn.NewChannelShuffle(3), ember.Shape{2, 6, 4, 3}},
 		{nn.NewLocalResponseNorm(3, 1e-4, 0.75, 1), ember.Shape{2, 6, 4, 3}},
 		{nn.NewInstanceNorm2d(6, true, true), ember.Shape{2, 6, 4, 3}},
+		{nn.NewLPPool2d(2, [2]int{2, 2}, [2]int{}, false), ember.Shape{2, 6, 2, 1}},
+		{nn.NewFeatureAlphaDropout(0.5), ember.Shape{2, 6, 4, 3}},
 		{nn.NewDropout2d(0.5), ember.Shape{2, 6, 4, 3}},
 		{nn.NewAlphaDropout(0.5), ember.Shape{2, 6, 4, 3}},
 	} {

@@ -2897,6 +2897,167 @@ func (m *InstanceNorm) ZeroGrad() {
 	m.Base.ZeroGrad()
 }
 
+// Buffers is Base.Buffers; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.stateless.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.stateless.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) Eval() {
+	CheckNil(m, "Eval")
+	m.stateless.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) Init(self Module) {
+	CheckNil(m, "Init")
+	m.stateless.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.stateless.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.stateless.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.stateless.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.stateless.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.stateless.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.stateless.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.stateless.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.stateless.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (mod *LPPool) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.stateless.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.stateless.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.stateless.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.stateless.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (mod *LPPool) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.stateless.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.stateless.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) String() string {
+	CheckNil(m, "String")
+	return m.stateless.Base.String()
+}
+
+// To is Base.To; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.stateless.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) Train(on bool) {
+	CheckNil(m, "Train")
+	m.stateless.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) Training() bool {
+	CheckNil(m, "Training")
+	return m.stateless.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.stateless.Base.ZeroGrad()
+}
+
 // Buffers is Base.Buffers; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) Buffers() []*ember.Tensor {

@@ -203,6 +203,31 @@ for dims, shape in [(1, (2, 3, 5)), (1, (3, 4)), (2, (2, 3, 2, 3)), (2, (3, 2, 4
                                           "running_var": flat(m.running_var) if track else None},
               m, [torch.randn(*shape)], train=train)
         layers[-1]["buffers"] = {k: {"shape": list(b.shape), "data": flat(b)} for k, b in m.named_buffers()}
+for shape in [(2, 3, 2, 3, 2), (3, 2, 2, 3)]:
+    for affine, track, train in [(True, True, True), (False, True, False)]:
+        m = nn.InstanceNorm3d(3, affine=affine, track_running_stats=track)
+        with torch.no_grad():
+            if affine:
+                m.weight.copy_(torch.randn(3))
+                m.bias.copy_(torch.randn(3))
+            m.running_mean.copy_(torch.randn(3))
+            m.running_var.copy_(torch.rand(3) + 0.5)
+        layer("instancenorm3d", {"affine": affine, "track": track, "n": 3,
+                                 "running_mean": flat(m.running_mean), "running_var": flat(m.running_var)},
+              m, [torch.randn(*shape)], train=train)
+        layers[-1]["buffers"] = {k: {"shape": list(b.shape), "data": flat(b)} for k, b in m.named_buffers()}
+# LPPool: a window of zeros (its gradient is 0, not NaN), negative inputs
+# with an odd norm (no negative sum: its NaN is not JSON), ceil_mode
+z = torch.randn(2, 3, 7)
+z[0, 0, :3] = 0
+layer("lppool1d", {"p": 2.0, "k": 3, "s": 0, "ceil": False}, nn.LPPool1d(2, 3), [z])
+layer("lppool1d", {"p": 3.0, "k": 2, "s": 1, "ceil": False}, nn.LPPool1d(3, 2, 1),
+      [torch.tensor([[[0.5, -0.3, 1.0, 0.2, -0.1], [1.2, 0.4, -0.3, 0.9, 0.3]]])])  # negative inputs, positive sums
+layer("lppool1d", {"p": 1.5, "k": 3, "s": 2, "ceil": True}, nn.LPPool1d(1.5, 3, 2, ceil_mode=True), [torch.rand(2, 2, 8) + 0.1])
+z = torch.randn(1, 2, 5, 6)
+z[0, 1, :2, :3] = 0
+layer("lppool2d", {"p": 2.0, "k": [2, 3], "s": [0, 0], "ceil": False}, nn.LPPool2d(2, (2, 3)), [z])
+layer("lppool2d", {"p": 1.5, "k": [2, 2], "s": [1, 2], "ceil": True}, nn.LPPool2d(1.5, 2, (1, 2), ceil_mode=True), [torch.rand(2, 1, 5, 5) + 0.1])
 res["layers"] = layers
 
 with open(OUT, "w") as f:
