@@ -5,12 +5,15 @@ import (
 	"math"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/nn/nninit"
 )
 
 // uniform returns a float32 tensor of shape drawn from U(-bound, bound)
-// with ember's global generator (ember.ManualSeed).
+// with ember's global generator (ember.ManualSeed): nninit.Uniform, as
+// PyTorch's layers call init.uniform_ (directly or through
+// kaiming_uniform_ and xavier_uniform_).
 func uniform(shape ember.Shape, bound float64) *ember.Tensor {
-	return ember.Rand(shape).MulScalar(2 * bound).SubScalar(bound).SetRequiresGrad(true)
+	return nninit.Uniform(ember.Empty(shape), -bound, bound).SetRequiresGrad(true)
 }
 
 // kaimingBound is the bound of kaiming_uniform_(a=√5), PyTorch's default
@@ -358,7 +361,7 @@ type Embedding struct {
 func NewEmbedding(num, dim int) *Embedding {
 	e := &Embedding{Num: num, Dim: dim, PaddingIdx: -1, NormType: 2}
 	e.Init(e)
-	e.Weight = param(ember.Randn(ember.Shape{num, dim}))
+	e.Weight = param(nninit.Normal(ember.Empty(ember.Shape{num, dim}), 0, 1))
 	e.RegisterParameter("weight", &e.Weight)
 	return e
 }
@@ -485,7 +488,8 @@ func NewFlatten() *Activation {
 // the rest by 1/(1-P); in evaluation mode it is the identity.
 type Dropout struct {
 	stateless
-	P float64
+	P    float64
+	kind string // "" (Dropout), "Dropout1d", "Dropout2d" or "AlphaDropout"
 }
 
 // NewDropout returns a Dropout layer.
@@ -501,6 +505,9 @@ func NewDropout(p float64) *Dropout {
 // Forward applies dropout.
 func (d *Dropout) Forward(x *ember.Tensor) *ember.Tensor {
 	CheckNil(d, "Forward")
+	if d.kind != "" {
+		return d.forwardKind(x)
+	}
 	return ember.Dropout(x, d.P, d.Training())
 }
 

@@ -1931,6 +1931,167 @@ func (m *Embedding) ZeroGrad() {
 	m.Base.ZeroGrad()
 }
 
+// Buffers is Base.Buffers; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) Eval() {
+	CheckNil(m, "Eval")
+	m.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) Init(self Module) {
+	CheckNil(m, "Init")
+	m.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (mod *EmbeddingBag) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (mod *EmbeddingBag) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) String() string {
+	CheckNil(m, "String")
+	return m.Base.String()
+}
+
+// To is Base.To; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) Train(on bool) {
+	CheckNil(m, "Train")
+	m.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) Training() bool {
+	CheckNil(m, "Training")
+	return m.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.EmbeddingBag it panics with an
+// *nn.ModuleError.
+func (m *EmbeddingBag) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.Base.ZeroGrad()
+}
+
 // Buffers is Base.Buffers; on a nil *nn.Fold it panics with an
 // *nn.ModuleError.
 func (m *Fold) Buffers() []*ember.Tensor {
@@ -2575,6 +2736,328 @@ func (m *GroupNorm) ZeroGrad() {
 	m.Base.ZeroGrad()
 }
 
+// Buffers is Base.Buffers; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) Eval() {
+	CheckNil(m, "Eval")
+	m.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) Init(self Module) {
+	CheckNil(m, "Init")
+	m.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (mod *InstanceNorm) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (mod *InstanceNorm) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) String() string {
+	CheckNil(m, "String")
+	return m.Base.String()
+}
+
+// To is Base.To; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) Train(on bool) {
+	CheckNil(m, "Train")
+	m.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) Training() bool {
+	CheckNil(m, "Training")
+	return m.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.InstanceNorm it panics with an
+// *nn.ModuleError.
+func (m *InstanceNorm) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.Base.ZeroGrad()
+}
+
+// Buffers is Base.Buffers; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.stateless.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.stateless.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) Eval() {
+	CheckNil(m, "Eval")
+	m.stateless.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) Init(self Module) {
+	CheckNil(m, "Init")
+	m.stateless.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.stateless.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.stateless.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.stateless.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.stateless.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.stateless.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.stateless.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.stateless.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.stateless.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (mod *LPPool) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.stateless.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.stateless.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.stateless.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.stateless.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (mod *LPPool) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.stateless.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.stateless.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) String() string {
+	CheckNil(m, "String")
+	return m.stateless.Base.String()
+}
+
+// To is Base.To; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.stateless.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) Train(on bool) {
+	CheckNil(m, "Train")
+	m.stateless.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) Training() bool {
+	CheckNil(m, "Training")
+	return m.stateless.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.LPPool it panics with an
+// *nn.ModuleError.
+func (m *LPPool) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.stateless.Base.ZeroGrad()
+}
+
 // Buffers is Base.Buffers; on a nil *nn.LSTM it panics with an
 // *nn.ModuleError.
 func (m *LSTM) Buffers() []*ember.Tensor {
@@ -3217,6 +3700,167 @@ func (m *Linear) Training() bool {
 func (m *Linear) ZeroGrad() {
 	CheckNil(m, "ZeroGrad")
 	m.Base.ZeroGrad()
+}
+
+// Buffers is Base.Buffers; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) Buffers() []*ember.Tensor {
+	CheckNil(m, "Buffers")
+	return m.stateless.Base.Buffers()
+}
+
+// Children is Base.Children; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) Children() (names []string, mods []Module) {
+	CheckNil(m, "Children")
+	return m.stateless.Base.Children()
+}
+
+// Eval is Base.Eval; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) Eval() {
+	CheckNil(m, "Eval")
+	m.stateless.Base.Eval()
+}
+
+// Init is Base.Init; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) Init(self Module) {
+	CheckNil(m, "Init")
+	m.stateless.Base.Init(self)
+}
+
+// LoadStateDict is Base.LoadStateDict; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) LoadStateDict(sd map[string]*ember.Tensor, strict bool) error {
+	CheckNil(m, "LoadStateDict")
+	return m.stateless.Base.LoadStateDict(sd, strict)
+}
+
+// MapBuffers is Base.MapBuffers; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) MapBuffers(f func(name string, b *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapBuffers")
+	m.stateless.Base.MapBuffers(f)
+}
+
+// MapParameters is Base.MapParameters; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) MapParameters(f func(name string, p *ember.Tensor) *ember.Tensor) {
+	CheckNil(m, "MapParameters")
+	m.stateless.Base.MapParameters(f)
+}
+
+// NamedBuffers is Base.NamedBuffers; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) NamedBuffers() []Named {
+	CheckNil(m, "NamedBuffers")
+	return m.stateless.Base.NamedBuffers()
+}
+
+// NamedParameters is Base.NamedParameters; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) NamedParameters() []Named {
+	CheckNil(m, "NamedParameters")
+	return m.stateless.Base.NamedParameters()
+}
+
+// ParameterRefs is Base.ParameterRefs; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) ParameterRefs() (names []string, refs []**ember.Tensor) {
+	CheckNil(m, "ParameterRefs")
+	return m.stateless.Base.ParameterRefs()
+}
+
+// Parameters is Base.Parameters; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) Parameters() []*ember.Tensor {
+	CheckNil(m, "Parameters")
+	return m.stateless.Base.Parameters()
+}
+
+// RegisterBuffer is Base.RegisterBuffer; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) RegisterBuffer(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterBuffer")
+	m.stateless.Base.RegisterBuffer(name, p)
+}
+
+// RegisterModule is Base.RegisterModule; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (mod *LocalResponseNorm) RegisterModule(name string, m Module) {
+	CheckNil(mod, "RegisterModule")
+	mod.stateless.Base.RegisterModule(name, m)
+}
+
+// RegisterParameter is Base.RegisterParameter; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) RegisterParameter(name string, p **ember.Tensor) {
+	CheckNil(m, "RegisterParameter")
+	m.stateless.Base.RegisterParameter(name, p)
+}
+
+// Registry is Base.Registry; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) Registry() *Base {
+	CheckNil(m, "Registry")
+	return m.stateless.Base.Registry()
+}
+
+// RequiresGrad is Base.RequiresGrad; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) RequiresGrad(on bool) Module {
+	CheckNil(m, "RequiresGrad")
+	return m.stateless.Base.RequiresGrad(on)
+}
+
+// SetModule is Base.SetModule; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (mod *LocalResponseNorm) SetModule(name string, m Module) Module {
+	CheckNil(mod, "SetModule")
+	return mod.stateless.Base.SetModule(name, m)
+}
+
+// StateDict is Base.StateDict; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) StateDict() map[string]*ember.Tensor {
+	CheckNil(m, "StateDict")
+	return m.stateless.Base.StateDict()
+}
+
+// String is Base.String; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) String() string {
+	CheckNil(m, "String")
+	return m.stateless.Base.String()
+}
+
+// To is Base.To; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) To(dev ember.Device) Module {
+	CheckNil(m, "To")
+	return m.stateless.Base.To(dev)
+}
+
+// Train is Base.Train; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) Train(on bool) {
+	CheckNil(m, "Train")
+	m.stateless.Base.Train(on)
+}
+
+// Training is Base.Training; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) Training() bool {
+	CheckNil(m, "Training")
+	return m.stateless.Base.Training()
+}
+
+// ZeroGrad is Base.ZeroGrad; on a nil *nn.LocalResponseNorm it panics with an
+// *nn.ModuleError.
+func (m *LocalResponseNorm) ZeroGrad() {
+	CheckNil(m, "ZeroGrad")
+	m.stateless.Base.ZeroGrad()
 }
 
 // Buffers is Base.Buffers; on a nil *nn.MaxUnpool it panics with an
