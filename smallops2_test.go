@@ -342,6 +342,7 @@ func TestSmallOps2Errors(t *testing.T) {
 	raises(se, "index_copy count", "index_copy_(): Number of indices (2) should be equal to source.size(dim) (3)", func() { m.IndexCopy(0, FromSlice([]int64{0, 1}, Shape{2}), Ones(Shape{3, 3})) })
 	raises(de, "index_put dtypes", "Index put requires the source and destination dtypes match, got Double for the destination and Float for the source.", func() { v.IndexPut([]*Tensor{i}, f32, false) })
 	raises(se, "index_put values", "shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of shape [2]", func() { v.IndexPut([]*Tensor{i}, v, false) })
+	raises(de, "index_put int32", "tensors used as indices must be long, byte or bool tensors", func() { v.IndexPut([]*Tensor{FromSlice([]int32{5}, Shape{1})}, Scalar(1, Dtype(Float64)), false) })
 	raises(se, "index_put too many", "too many indices for tensor of dimension 1", func() { v.IndexPut([]*Tensor{i, i}, v, false) })
 	raises(de, "masked_scatter mask", "masked_scatter_ only supports boolean masks", func() { v.MaskedScatter(v, v) })
 	raises(ve, "masked_scatter short", "masked_scatter: expected source to have at least as many elements as ones in mask", func() {

@@ -368,7 +368,7 @@ func (t *Tensor) IndexPut(indices []*Tensor, values *Tensor, accumulate bool) *T
 		ix.nonNil(op)
 		sameDevice(op, t, ix)
 		if ix.dtype != Int64 && ix.dtype != Bool {
-			panic(&DTypeError{Op: op, DTypes: []DType{ix.dtype}, Msg: "tensors used as indices must be long, int, byte or bool tensors"})
+			panic(&DTypeError{Op: op, DTypes: []DType{ix.dtype}, Msg: "tensors used as indices must be long, byte or bool tensors"})
 		}
 	}
 	if len(indices) > 1 {
