@@ -63,7 +63,7 @@ func (t *Tensor) ScatterReduce(dim int, index, src *Tensor, reduce string, inclu
 	index.nonNil(name)
 	src.nonNil(name)
 	if !scatterReduces[reduce] {
-		panic(&ValueError{Op: name, Msg: fmt.Sprintf("reduce argument must be either sum, prod, mean, amax or amin, got %s", reduce)})
+		panic(&ValueError{Op: name, Msg: fmt.Sprintf("reduce argument must be either sum, prod, mean, amax or amin, got %q.", reduce)})
 	}
 	if t.Dim() == 0 {
 		return t.Reshape(1).ScatterReduce(0, index.Reshape(1), src.Reshape(1), reduce, includeSelf).Reshape()
@@ -219,7 +219,11 @@ func scatterReduceGrad(g, self *Tensor, d int, index, src *Tensor, reduce string
 // -size..size-1, as PyTorch's).
 func indexPositions(op string, t, index *Tensor, d int, negative bool) *Tensor {
 	if index.dtype != Int64 {
-		panic(&DTypeError{Op: op, DTypes: []DType{index.dtype}, Msg: fmt.Sprintf("%s(): Expected a long tensor for index, but got %s", op, torchTypeName(index.dtype))})
+		msg := fmt.Sprintf("%s_(): Expected dtype int64 for index.", op)
+		if op == "index_copy" {
+			msg = fmt.Sprintf("index_copy_(): Expected a long tensor for index, but got %s", torchTypeName(index.dtype))
+		}
+		panic(&DTypeError{Op: op, DTypes: []DType{index.dtype}, Msg: msg})
 	}
 	if index.Dim() > 1 {
 		shapeErr(op, op+"(): Index is supposed to be a vector", index.shape)
@@ -456,7 +460,7 @@ func (t *Tensor) MaskedScatter(mask, source *Tensor) *Tensor {
 	}
 	pos := truePositions(mask.Expand(bshape...).Bools())
 	if len(pos) > source.NumElements() {
-		panic(&ValueError{Op: op, Msg: "masked_scatter: expected source to have at least as many elements as ones in mask"})
+		panic(&ValueError{Op: op, Msg: "Number of elements of source < number of ones in mask"})
 	}
 	p := FromSlice(pos, Shape{len(pos)}, On(t.dev))
 	src := source.Reshape(-1).Narrow(0, 0, len(pos))
