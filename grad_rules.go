@@ -172,6 +172,8 @@ func unaryRuleTable() [backend.NumUnaryOps]unaryRule {
 			out := x.LtScalar(p[0]).LogicalOr(x.GtScalar(1 - p[0]))
 			return Where(out, zeroLike(d), d)
 		},
+		backend.Deg2rad: func(g, _, _ *Tensor, _ backend.Params) *Tensor { return g.MulScalar(math.Pi / 180) },
+		backend.Rad2deg: func(g, _, _ *Tensor, _ backend.Params) *Tensor { return g.MulScalar(180 / math.Pi) },
 	}
 }
 
@@ -235,7 +237,26 @@ func binaryRuleTable() [backend.NumBinaryOps]binaryRule {
 			})
 			return ga, when(need[1], func() *Tensor { return g.Mul(a).Div(b) })
 		},
+		// g/(1 + e^(b-a)) and g/(1 + e^(a-b)) (PyTorch's formulas)
+		backend.Logaddexp: func(g, a, b, _ *Tensor, need [2]bool) (*Tensor, *Tensor) {
+			return when(need[0], func() *Tensor { return g.Div(b.Sub(a).Exp().AddScalar(1)) }),
+				when(need[1], func() *Tensor { return g.Div(a.Sub(b).Exp().AddScalar(1)) })
+		},
+		backend.Logaddexp2: func(g, a, b, _ *Tensor, need [2]bool) (*Tensor, *Tensor) {
+			return when(need[0], func() *Tensor { return g.Div(b.Sub(a).Exp2().AddScalar(1)) }),
+				when(need[1], func() *Tensor { return g.Div(a.Sub(b).Exp2().AddScalar(1)) })
+		},
+		backend.Fmax: func(g, a, b, _ *Tensor, need [2]bool) (*Tensor, *Tensor) { return fextremeGrad(g, a, b, a.Ge(b), need) },
+		backend.Fmin: func(g, a, b, _ *Tensor, need [2]bool) (*Tensor, *Tensor) { return fextremeGrad(g, a, b, a.Le(b), need) },
 	}
+}
+
+// fextremeGrad routes g as torch.fmax/fmin's backward does: all of it to a
+// where a wins (ties included) or b is NaN, else all of it to b.
+func fextremeGrad(g, a, b, aWins *Tensor, need [2]bool) (*Tensor, *Tensor) {
+	toA := aWins.LogicalOr(b.IsNaN())
+	z := zeroLike(g)
+	return when(need[0], func() *Tensor { return Where(toA, g, z) }), when(need[1], func() *Tensor { return Where(toA, z, g) })
 }
 
 // extremeGrad shares g between a and b as torch.maximum/minimum do: to the

@@ -92,9 +92,12 @@ func binary(op backend.BinaryOp, a, b *Tensor, bScalar bool) *Tensor {
 		ct = Bool
 	}
 	switch op {
-	case backend.Add, backend.Mul, backend.Maximum, backend.Minimum:
+	case backend.Add, backend.Mul, backend.Maximum, backend.Minimum,
+		backend.Fmax, backend.Fmin, backend.Heaviside, backend.BitwiseAnd, backend.BitwiseOr, backend.BitwiseXor:
 		if ct == Bool { // bool arithmetic is logical, as in PyTorch
-			op = map[backend.BinaryOp]backend.BinaryOp{backend.Add: backend.LogicalOr, backend.Mul: backend.LogicalAnd, backend.Maximum: backend.LogicalOr, backend.Minimum: backend.LogicalAnd}[op]
+			op = map[backend.BinaryOp]backend.BinaryOp{backend.Add: backend.LogicalOr, backend.Mul: backend.LogicalAnd, backend.Maximum: backend.LogicalOr, backend.Minimum: backend.LogicalAnd,
+				backend.Fmax: backend.LogicalOr, backend.Fmin: backend.LogicalAnd, backend.Heaviside: backend.LogicalOr,
+				backend.BitwiseAnd: backend.LogicalAnd, backend.BitwiseOr: backend.LogicalOr, backend.BitwiseXor: backend.LogicalXor}[op]
 		}
 	case backend.Sub:
 		if ct == Bool {

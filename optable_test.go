@@ -16,6 +16,9 @@ func TestEveryOpHasAGradient(t *testing.T) {
 	for op := range backend.NumUnaryOps {
 		row := op.Row()
 		x := FromSlice([]float64{0.5, 1.5}, Shape{2}).SetRequiresGrad(true)
+		if row.GradFn == "" && !op.Supports(Float64) { // integer and Bool only (bitwise_not)
+			continue
+		}
 		if row.GradFn == "" {
 			if y := unary(op, x, 0, 0, 0); y.RequiresGrad() && y.dtype.IsFloat() {
 				t.Errorf("%s has no grad_fn in the table but its result requires grad", op)

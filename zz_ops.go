@@ -161,6 +161,27 @@ func (t *Tensor) Sinc() *Tensor { return unary(backend.Sinc, t) }
 // Logit returns log(t/(1-t)), t first clamped to [eps, 1-eps]; a negative eps clamps nothing (torch.logit's eps=None).
 func (t *Tensor) Logit(eps float64) *Tensor { return unary(backend.Logit, t, eps) }
 
+// BitwiseNot returns ~t, the bitwise complement of an integer tensor, or logical not of a Bool one (floats are a *DTypeError).
+func (t *Tensor) BitwiseNot() *Tensor { return unary(backend.BitwiseNot, t) }
+
+// Deg2rad converts angles in degrees to radians, t·π/180.
+func (t *Tensor) Deg2rad() *Tensor { return unary(backend.Deg2rad, t) }
+
+// Rad2deg converts angles in radians to degrees, t·180/π.
+func (t *Tensor) Rad2deg() *Tensor { return unary(backend.Rad2deg, t) }
+
+// IsFinite reports, as Bool, where t is neither NaN nor ±Inf (always true for integers and Bool).
+func (t *Tensor) IsFinite() *Tensor { return unary(backend.IsFinite, t) }
+
+// IsPosInf reports, as Bool, where t is +Inf.
+func (t *Tensor) IsPosInf() *Tensor { return unary(backend.IsPosInf, t) }
+
+// IsNegInf reports, as Bool, where t is -Inf.
+func (t *Tensor) IsNegInf() *Tensor { return unary(backend.IsNegInf, t) }
+
+// Signbit reports, as Bool, where t's sign bit is set (true for -0 and a negative NaN).
+func (t *Tensor) Signbit() *Tensor { return unary(backend.Signbit, t) }
+
 // Add returns t + o, broadcast.
 func (t *Tensor) Add(o *Tensor) *Tensor { return binary(backend.Add, t, o, false) }
 
@@ -229,3 +250,36 @@ func (t *Tensor) Copysign(o *Tensor) *Tensor { return binary(backend.Copysign, t
 
 // Xlogy returns t·log(o), 0 where t is 0 (unless o is NaN), broadcast.
 func (t *Tensor) Xlogy(o *Tensor) *Tensor { return binary(backend.Xlogy, t, o, false) }
+
+// Logaddexp returns log(e**t + e**o) without overflow, broadcast.
+func (t *Tensor) Logaddexp(o *Tensor) *Tensor { return binary(backend.Logaddexp, t, o, false) }
+
+// Logaddexp2 returns log2(2**t + 2**o) without overflow, broadcast.
+func (t *Tensor) Logaddexp2(o *Tensor) *Tensor { return binary(backend.Logaddexp2, t, o, false) }
+
+// Fmax returns the elementwise maximum ignoring NaN: the other operand where one is NaN, NaN only where both are.
+func (t *Tensor) Fmax(o *Tensor) *Tensor { return binary(backend.Fmax, t, o, false) }
+
+// Fmin returns the elementwise minimum ignoring NaN: the other operand where one is NaN, NaN only where both are.
+func (t *Tensor) Fmin(o *Tensor) *Tensor { return binary(backend.Fmin, t, o, false) }
+
+// BitwiseAnd returns t & o of integer or Bool tensors, broadcast (floats are a *DTypeError).
+func (t *Tensor) BitwiseAnd(o *Tensor) *Tensor { return binary(backend.BitwiseAnd, t, o, false) }
+
+// BitwiseOr returns t | o of integer or Bool tensors, broadcast (floats are a *DTypeError).
+func (t *Tensor) BitwiseOr(o *Tensor) *Tensor { return binary(backend.BitwiseOr, t, o, false) }
+
+// BitwiseXor returns t ^ o of integer or Bool tensors, broadcast (floats are a *DTypeError).
+func (t *Tensor) BitwiseXor(o *Tensor) *Tensor { return binary(backend.BitwiseXor, t, o, false) }
+
+// LeftShift returns t << o of integer tensors (Bool promotes to Int64), broadcast; the shift count is taken modulo the bit width, as torch 1.13 on the CPU computes it.
+func (t *Tensor) LeftShift(o *Tensor) *Tensor { return binary(backend.LeftShift, t, o, false) }
+
+// RightShift returns t >> o (arithmetic) of integer tensors (Bool promotes to Int64), broadcast; the shift count is taken modulo the bit width, as torch 1.13 on the CPU computes it.
+func (t *Tensor) RightShift(o *Tensor) *Tensor { return binary(backend.RightShift, t, o, false) }
+
+// Gcd returns the greatest common divisor of integer tensors (non-negative, except for the lowest integer), broadcast.
+func (t *Tensor) Gcd(o *Tensor) *Tensor { return binary(backend.Gcd, t, o, false) }
+
+// Lcm returns the least common multiple of integer tensors, |t/gcd·o| (0 where either is 0), broadcast.
+func (t *Tensor) Lcm(o *Tensor) *Tensor { return binary(backend.Lcm, t, o, false) }

@@ -58,6 +58,13 @@ const (
 	Erfinv                     // erfinv
 	Sinc                       // sinc
 	Logit                      // logit
+	BitwiseNot                 // bitwise_not
+	Deg2rad                    // deg2rad
+	Rad2deg                    // rad2deg
+	IsFinite                   // isfinite
+	IsPosInf                   // isposinf
+	IsNegInf                   // isneginf
+	Signbit                    // signbit
 	// NumUnaryOps is the number of unary ops.
 	NumUnaryOps
 )
@@ -87,6 +94,18 @@ const (
 	Hypot                      // hypot
 	Copysign                   // copysign
 	Xlogy                      // xlogy
+	Logaddexp                  // logaddexp
+	Logaddexp2                 // logaddexp2
+	Fmax                       // fmax
+	Fmin                       // fmin
+	Heaviside                  // heaviside
+	BitwiseAnd                 // bitwise_and
+	BitwiseOr                  // bitwise_or
+	BitwiseXor                 // bitwise_xor
+	LeftShift                  // bitwise_left_shift
+	RightShift                 // bitwise_right_shift
+	Gcd                        // gcd
+	Lcm                        // lcm
 	// NumBinaryOps is the number of binary ops.
 	NumBinaryOps
 )

@@ -111,6 +111,20 @@ func tableOp(c Case, in []*ember.Tensor) (out *ember.Tensor, ok bool) {
 		return in[0].Sinc(), true
 	case "logit":
 		return in[0].Logit(c.floatArg("eps")), true
+	case "bitwise_not":
+		return in[0].BitwiseNot(), true
+	case "deg2rad":
+		return in[0].Deg2rad(), true
+	case "rad2deg":
+		return in[0].Rad2deg(), true
+	case "isfinite":
+		return in[0].IsFinite(), true
+	case "isposinf":
+		return in[0].IsPosInf(), true
+	case "isneginf":
+		return in[0].IsNegInf(), true
+	case "signbit":
+		return in[0].Signbit(), true
 	case "add":
 		return in[0].Add(in[1]), true
 	case "sub":
@@ -157,51 +171,77 @@ func tableOp(c Case, in []*ember.Tensor) (out *ember.Tensor, ok bool) {
 		return in[0].Copysign(in[1]), true
 	case "xlogy":
 		return in[0].Xlogy(in[1]), true
+	case "logaddexp":
+		return in[0].Logaddexp(in[1]), true
+	case "logaddexp2":
+		return in[0].Logaddexp2(in[1]), true
+	case "fmax":
+		return in[0].Fmax(in[1]), true
+	case "fmin":
+		return in[0].Fmin(in[1]), true
+	case "bitwise_and":
+		return in[0].BitwiseAnd(in[1]), true
+	case "bitwise_or":
+		return in[0].BitwiseOr(in[1]), true
+	case "bitwise_xor":
+		return in[0].BitwiseXor(in[1]), true
+	case "bitwise_left_shift":
+		return in[0].LeftShift(in[1]), true
+	case "bitwise_right_shift":
+		return in[0].RightShift(in[1]), true
+	case "gcd":
+		return in[0].Gcd(in[1]), true
+	case "lcm":
+		return in[0].Lcm(in[1]), true
 	}
 	return nil, false
 }
 
 // transcendental lists the table's ops of optable.Transcendental cost.
 var transcendental = map[string]bool{
-	"acos":      true,
-	"acosh":     true,
-	"asin":      true,
-	"asinh":     true,
-	"atan":      true,
-	"atan2":     true,
-	"atanh":     true,
-	"cos":       true,
-	"cosh":      true,
-	"digamma":   true,
-	"elu":       true,
-	"erf":       true,
-	"erfc":      true,
-	"erfinv":    true,
-	"exp":       true,
-	"exp2":      true,
-	"expm1":     true,
-	"fmod":      true,
-	"gelu_tanh": true,
-	"hypot":     true,
-	"lgamma":    true,
-	"log":       true,
-	"log10":     true,
-	"log1p":     true,
-	"log2":      true,
-	"logit":     true,
-	"mish":      true,
-	"polygamma": true,
-	"pow":       true,
-	"remainder": true,
-	"rsqrt":     true,
-	"sigmoid":   true,
-	"silu":      true,
-	"sin":       true,
-	"sinc":      true,
-	"sinh":      true,
-	"softplus":  true,
-	"sqrt":      true,
-	"tan":       true,
-	"tanh":      true,
-	"xlogy":     true,
+	"acos":       true,
+	"acosh":      true,
+	"asin":       true,
+	"asinh":      true,
+	"atan":       true,
+	"atan2":      true,
+	"atanh":      true,
+	"cos":        true,
+	"cosh":       true,
+	"digamma":    true,
+	"elu":        true,
+	"erf":        true,
+	"erfc":       true,
+	"erfinv":     true,
+	"exp":        true,
+	"exp2":       true,
+	"expm1":      true,
+	"fmod":       true,
+	"gcd":        true,
+	"gelu_tanh":  true,
+	"hypot":      true,
+	"lcm":        true,
+	"lgamma":     true,
+	"log":        true,
+	"log10":      true,
+	"log1p":      true,
+	"log2":       true,
+	"logaddexp":  true,
+	"logaddexp2": true,
+	"logit":      true,
+	"mish":       true,
+	"polygamma":  true,
+	"pow":        true,
+	"remainder":  true,
+	"rsqrt":      true,
+	"sigmoid":    true,
+	"silu":       true,
+	"sin":        true,
+	"sinc":       true,
+	"sinh":       true,
+	"softplus":   true,
+	"sqrt":       true,
+	"tan":        true,
+	"tanh":       true,
+	"xlogy":      true,
 }

@@ -482,3 +482,103 @@ func xlogyF[T floatT](x, y T) T {
 	}
 	return x * T(logSub(float64(y)))
 }
+
+// signbitF reports whether x's sign bit is set (-0 and negative NaNs too;
+// a float32 NaN is read from its own bits, not a widened copy).
+func signbitF[T floatT](x T) bool {
+	if v, ok := any(x).(float32); ok {
+		return math.Float32bits(v)>>31 != 0
+	}
+	return math.Signbit(float64(x))
+}
+
+// logaddexpF is log(e^x + e^y) (log2(2^x + 2^y) with base2), as PyTorch
+// computes it: x where both are the same infinity, else
+// max + log1p(exp(-|x-y|)).
+func logaddexpF[T floatT](x, y T, base2 bool) T {
+	if x == y && math.IsInf(float64(x), 0) {
+		return x
+	}
+	m := x
+	if x < y {
+		m = y
+	}
+	d := -math.Abs(float64(x - y))
+	if base2 {
+		return m + T(math.Log1p(math.Exp2(d))/math.Ln2)
+	}
+	return m + T(math.Log1p(math.Exp(d)))
+}
+
+// fmaxF is the larger of x and y ignoring a NaN (x where they are equal, so
+// fmax(0, -0) is 0 and fmax(-0, 0) is -0, as PyTorch's).
+func fmaxF[T floatT](x, y T) T {
+	if x != x || (y == y && y > x) {
+		return y
+	}
+	return x
+}
+
+// fminF is the smaller of x and y ignoring a NaN (x where they are equal).
+func fminF[T floatT](x, y T) T {
+	if x != x || (y == y && y < x) {
+		return y
+	}
+	return x
+}
+
+// heavisideF is 0 below zero, y at (either) zero, 1 above; NaN gives 0.
+func heavisideF[T floatT](x, y T) T {
+	switch {
+	case x == 0:
+		return y
+	case x > 0:
+		return 1
+	}
+	return 0
+}
+
+func heavisideI[T intT](x, y T) T {
+	switch {
+	case x == 0:
+		return y
+	case x > 0:
+		return 1
+	}
+	return 0
+}
+
+// bitsOf is the bit width of T.
+func bitsOf[T intT]() uint {
+	var z T
+	if _, ok := any(z).(int32); ok {
+		return 32
+	}
+	return 64
+}
+
+// shlI is x << y with the count taken modulo T's width, as C's shift on
+// x86 and so torch 1.13's CPU kernel compute it (1 << 64 is 1).
+func shlI[T intT](x, y T) T { return x << (uint(y) & (bitsOf[T]() - 1)) }
+
+// shrI is the arithmetic x >> y with the count taken modulo T's width.
+func shrI[T intT](x, y T) T { return x >> (uint(y) & (bitsOf[T]() - 1)) }
+
+// gcdI is PyTorch's calc_gcd: Euclid on |x| and |y| (the lowest integer
+// stays negative, its absolute value wrapping).
+func gcdI[T intT](x, y T) T {
+	a, b := absI(x), absI(y)
+	for a != 0 {
+		a, b = b%a, a
+	}
+	return b
+}
+
+// lcmI is |x / gcd · y|, 0 where the gcd is 0.
+func lcmI[T intT](x, y T) T {
+	g := gcdI(x, y)
+	if g == 0 {
+		return 0
+	}
+	return absI(x / g * y)
+}

@@ -874,6 +874,40 @@ func unaryFloat32(op backend.UnaryOp, d []float32, od, sd0, sd1 int, a []float32
 				}
 			}
 		}
+	case backend.Deg2rad:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = x * T(math.Pi/180)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = x * T(math.Pi/180)
+				}
+			}
+		}
+	case backend.Rad2deg:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = x * T(180/math.Pi)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = x * T(180/math.Pi)
+				}
+			}
+		}
 	default:
 		return false
 	}
@@ -1743,6 +1777,40 @@ func unaryFloat64(op backend.UnaryOp, d []float64, od, sd0, sd1 int, a []float64
 				}
 			}
 		}
+	case backend.Deg2rad:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = x * T(math.Pi/180)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = x * T(math.Pi/180)
+				}
+			}
+		}
+	case backend.Rad2deg:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = x * T(180/math.Pi)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = x * T(180/math.Pi)
+				}
+			}
+		}
 	default:
 		return false
 	}
@@ -1954,6 +2022,23 @@ func unaryInt64(op backend.UnaryOp, d []int64, od, sd0, sd1 int, a []int64, oa, 
 				for i := 0; i < n1; i++ {
 					x := aa[i*sa1]
 					dd[i*sd1] = x
+				}
+			}
+		}
+	case backend.BitwiseNot:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = ^x
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = ^x
 				}
 			}
 		}
@@ -2171,6 +2256,23 @@ func unaryInt32(op backend.UnaryOp, d []int32, od, sd0, sd1 int, a []int32, oa, 
 				}
 			}
 		}
+	case backend.BitwiseNot:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = ^x
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = ^x
+				}
+			}
+		}
 	default:
 		return false
 	}
@@ -2212,6 +2314,23 @@ func unaryBool(op backend.UnaryOp, d []bool, od, sd0, sd1 int, a []bool, oa, sa0
 				for i := 0; i < n1; i++ {
 					x := aa[i*sa1]
 					dd[i*sd1] = x
+				}
+			}
+		}
+	case backend.BitwiseNot:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = !x
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = !x
 				}
 			}
 		}
@@ -2259,6 +2378,74 @@ func unaryFloat32Pred(op backend.UnaryOp, d []bool, od, sd0, sd1 int, a []float3
 				}
 			}
 		}
+	case backend.IsFinite:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = x == x && !math.IsInf(float64(x), 0)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = x == x && !math.IsInf(float64(x), 0)
+				}
+			}
+		}
+	case backend.IsPosInf:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = math.IsInf(float64(x), 1)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = math.IsInf(float64(x), 1)
+				}
+			}
+		}
+	case backend.IsNegInf:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = math.IsInf(float64(x), -1)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = math.IsInf(float64(x), -1)
+				}
+			}
+		}
+	case backend.Signbit:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = signbitF(x)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = signbitF(x)
+				}
+			}
+		}
 	default:
 		return false
 	}
@@ -2300,6 +2487,74 @@ func unaryFloat64Pred(op backend.UnaryOp, d []bool, od, sd0, sd1 int, a []float6
 				for i := 0; i < n1; i++ {
 					x := aa[i*sa1]
 					dd[i*sd1] = math.IsInf(float64(x), 0)
+				}
+			}
+		}
+	case backend.IsFinite:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = x == x && !math.IsInf(float64(x), 0)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = x == x && !math.IsInf(float64(x), 0)
+				}
+			}
+		}
+	case backend.IsPosInf:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = math.IsInf(float64(x), 1)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = math.IsInf(float64(x), 1)
+				}
+			}
+		}
+	case backend.IsNegInf:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = math.IsInf(float64(x), -1)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = math.IsInf(float64(x), -1)
+				}
+			}
+		}
+	case backend.Signbit:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = signbitF(x)
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = signbitF(x)
 				}
 			}
 		}
@@ -2347,6 +2602,74 @@ func unaryInt64Pred(op backend.UnaryOp, d []bool, od, sd0, sd1 int, a []int64, o
 				}
 			}
 		}
+	case backend.IsFinite:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i := range aa {
+					dd[i] = true
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					_ = aa
+					dd[i*sd1] = true
+				}
+			}
+		}
+	case backend.IsPosInf:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i := range aa {
+					dd[i] = false
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					_ = aa
+					dd[i*sd1] = false
+				}
+			}
+		}
+	case backend.IsNegInf:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i := range aa {
+					dd[i] = false
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					_ = aa
+					dd[i*sd1] = false
+				}
+			}
+		}
+	case backend.Signbit:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = x < 0
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = x < 0
+				}
+			}
+		}
 	default:
 		return false
 	}
@@ -2391,6 +2714,74 @@ func unaryInt32Pred(op backend.UnaryOp, d []bool, od, sd0, sd1 int, a []int32, o
 				}
 			}
 		}
+	case backend.IsFinite:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i := range aa {
+					dd[i] = true
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					_ = aa
+					dd[i*sd1] = true
+				}
+			}
+		}
+	case backend.IsPosInf:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i := range aa {
+					dd[i] = false
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					_ = aa
+					dd[i*sd1] = false
+				}
+			}
+		}
+	case backend.IsNegInf:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i := range aa {
+					dd[i] = false
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					_ = aa
+					dd[i*sd1] = false
+				}
+			}
+		}
+	case backend.Signbit:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i, x := range aa {
+					dd[i] = x < 0
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					x := aa[i*sa1]
+					dd[i*sd1] = x < 0
+				}
+			}
+		}
 	default:
 		return false
 	}
@@ -2419,6 +2810,74 @@ func unaryBoolPred(op backend.UnaryOp, d []bool, od, sd0, sd1 int, a []bool, oa,
 			}
 		}
 	case backend.IsInf:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i := range aa {
+					dd[i] = false
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					_ = aa
+					dd[i*sd1] = false
+				}
+			}
+		}
+	case backend.IsFinite:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i := range aa {
+					dd[i] = true
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					_ = aa
+					dd[i*sd1] = true
+				}
+			}
+		}
+	case backend.IsPosInf:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i := range aa {
+					dd[i] = false
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					_ = aa
+					dd[i*sd1] = false
+				}
+			}
+		}
+	case backend.IsNegInf:
+		if sd1 == 1 && sa1 == 1 {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
+				for i := range aa {
+					dd[i] = false
+				}
+			}
+		} else {
+			for r := 0; r < n0; r++ {
+				dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+				for i := 0; i < n1; i++ {
+					_ = aa
+					dd[i*sd1] = false
+				}
+			}
+		}
+	case backend.Signbit:
 		if sd1 == 1 && sa1 == 1 {
 			for r := 0; r < n0; r++ {
 				dd, aa := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1]
@@ -2875,6 +3334,171 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 				for i := 0; i < n1; i++ {
 					x, y := aa[i*sa1], bb[i*sb1]
 					dd[i*sd1] = xlogyF(x, y)
+				}
+			}
+		}
+	case backend.Logaddexp:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = logaddexpF(x, y, false)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = logaddexpF(x, y, false)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = logaddexpF(x, y, false)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = logaddexpF(x, y, false)
+				}
+			}
+		}
+	case backend.Logaddexp2:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = logaddexpF(x, y, true)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = logaddexpF(x, y, true)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = logaddexpF(x, y, true)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = logaddexpF(x, y, true)
+				}
+			}
+		}
+	case backend.Fmax:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = fmaxF(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = fmaxF(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = fmaxF(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = fmaxF(x, y)
+				}
+			}
+		}
+	case backend.Fmin:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = fminF(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = fminF(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = fminF(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = fminF(x, y)
+				}
+			}
+		}
+	case backend.Heaviside:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = heavisideF(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = heavisideF(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = heavisideF(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = heavisideF(x, y)
 				}
 			}
 		}
@@ -3528,6 +4152,171 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 				}
 			}
 		}
+	case backend.Logaddexp:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = logaddexpF(x, y, false)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = logaddexpF(x, y, false)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = logaddexpF(x, y, false)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = logaddexpF(x, y, false)
+				}
+			}
+		}
+	case backend.Logaddexp2:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = logaddexpF(x, y, true)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = logaddexpF(x, y, true)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = logaddexpF(x, y, true)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = logaddexpF(x, y, true)
+				}
+			}
+		}
+	case backend.Fmax:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = fmaxF(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = fmaxF(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = fmaxF(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = fmaxF(x, y)
+				}
+			}
+		}
+	case backend.Fmin:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = fminF(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = fminF(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = fminF(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = fminF(x, y)
+				}
+			}
+		}
+	case backend.Heaviside:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = heavisideF(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = heavisideF(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = heavisideF(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = heavisideF(x, y)
+				}
+			}
+		}
 	default:
 		return false
 	}
@@ -4041,6 +4830,336 @@ func binaryInt64(op backend.BinaryOp, d []int64, od, sd0, sd1 int, a []int64, oa
 				}
 			}
 		}
+	case backend.Fmax:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = max(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = max(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = max(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = max(x, y)
+				}
+			}
+		}
+	case backend.Fmin:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = min(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = min(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = min(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = min(x, y)
+				}
+			}
+		}
+	case backend.Heaviside:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = heavisideI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = heavisideI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = heavisideI(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = heavisideI(x, y)
+				}
+			}
+		}
+	case backend.BitwiseAnd:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x & y
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x & y
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x & y
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x & y
+				}
+			}
+		}
+	case backend.BitwiseOr:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x | y
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x | y
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x | y
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x | y
+				}
+			}
+		}
+	case backend.BitwiseXor:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x ^ y
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x ^ y
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x ^ y
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x ^ y
+				}
+			}
+		}
+	case backend.LeftShift:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = shlI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = shlI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = shlI(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = shlI(x, y)
+				}
+			}
+		}
+	case backend.RightShift:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = shrI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = shrI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = shrI(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = shrI(x, y)
+				}
+			}
+		}
+	case backend.Gcd:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = gcdI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = gcdI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = gcdI(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = gcdI(x, y)
+				}
+			}
+		}
+	case backend.Lcm:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = lcmI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = lcmI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = lcmI(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = lcmI(x, y)
+				}
+			}
+		}
 	default:
 		return false
 	}
@@ -4551,6 +5670,336 @@ func binaryInt32(op backend.BinaryOp, d []int32, od, sd0, sd1 int, a []int32, oa
 				for i := 0; i < n1; i++ {
 					x, y := aa[i*sa1], bb[i*sb1]
 					dd[i*sd1] = fmodI(x, y)
+				}
+			}
+		}
+	case backend.Fmax:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = max(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = max(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = max(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = max(x, y)
+				}
+			}
+		}
+	case backend.Fmin:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = min(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = min(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = min(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = min(x, y)
+				}
+			}
+		}
+	case backend.Heaviside:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = heavisideI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = heavisideI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = heavisideI(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = heavisideI(x, y)
+				}
+			}
+		}
+	case backend.BitwiseAnd:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x & y
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x & y
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x & y
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x & y
+				}
+			}
+		}
+	case backend.BitwiseOr:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x | y
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x | y
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x | y
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x | y
+				}
+			}
+		}
+	case backend.BitwiseXor:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = x ^ y
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = x ^ y
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = x ^ y
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = x ^ y
+				}
+			}
+		}
+	case backend.LeftShift:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = shlI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = shlI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = shlI(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = shlI(x, y)
+				}
+			}
+		}
+	case backend.RightShift:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = shrI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = shrI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = shrI(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = shrI(x, y)
+				}
+			}
+		}
+	case backend.Gcd:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = gcdI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = gcdI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = gcdI(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = gcdI(x, y)
+				}
+			}
+		}
+	case backend.Lcm:
+		switch {
+		case sd1 == 1 && sa1 == 1 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
+				for i, x := range aa {
+					y := bb[i]
+					dd[i] = lcmI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 1 && sb1 == 0:
+			for r := 0; r < n0; r++ {
+				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
+				for i, x := range aa {
+					dd[i] = lcmI(x, y)
+				}
+			}
+		case sd1 == 1 && sa1 == 0 && sb1 == 1:
+			for r := 0; r < n0; r++ {
+				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
+				for i, y := range bb {
+					dd[i] = lcmI(x, y)
+				}
+			}
+		default:
+			for r := 0; r < n0; r++ {
+				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+				for i := 0; i < n1; i++ {
+					x, y := aa[i*sa1], bb[i*sb1]
+					dd[i*sd1] = lcmI(x, y)
 				}
 			}
 		}
@@ -5404,6 +6853,24 @@ func unaryBFloat16(op backend.UnaryOp, d []backend.BF16, od, sd0, sd1 int, a []b
 				dd[i*sd1] = backend.ToBF16(logitF(x, T(p1), p1 < 0))
 			}
 		}
+	case backend.Deg2rad:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(x * T(math.Pi/180))
+			}
+		}
+	case backend.Rad2deg:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToBF16(x * T(180/math.Pi))
+			}
+		}
 	default:
 		return false
 	}
@@ -5430,6 +6897,42 @@ func unaryBFloat16Pred(op backend.UnaryOp, d []bool, od, sd0, sd1 int, a []backe
 				x := aa[i*sa1].Float32()
 				_ = x
 				dd[i*sd1] = (math.IsInf(float64(x), 0))
+			}
+		}
+	case backend.IsFinite:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = (x == x && !math.IsInf(float64(x), 0))
+			}
+		}
+	case backend.IsPosInf:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = (math.IsInf(float64(x), 1))
+			}
+		}
+	case backend.IsNegInf:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = (math.IsInf(float64(x), -1))
+			}
+		}
+	case backend.Signbit:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = (signbitF(x))
 			}
 		}
 	default:
@@ -5551,6 +7054,46 @@ func binaryBFloat16(op backend.BinaryOp, d []backend.BF16, od, sd0, sd1 int, a [
 			for i := 0; i < n1; i++ {
 				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
 				dd[i*sd1] = backend.ToBF16(xlogyF(x, y))
+			}
+		}
+	case backend.Logaddexp:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(logaddexpF(x, y, false))
+			}
+		}
+	case backend.Logaddexp2:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(logaddexpF(x, y, true))
+			}
+		}
+	case backend.Fmax:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(fmaxF(x, y))
+			}
+		}
+	case backend.Fmin:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(fminF(x, y))
+			}
+		}
+	case backend.Heaviside:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToBF16(heavisideF(x, y))
 			}
 		}
 	default:
@@ -6079,6 +7622,24 @@ func unaryFloat16(op backend.UnaryOp, d []backend.F16, od, sd0, sd1 int, a []bac
 				dd[i*sd1] = backend.ToF16(logitF(x, T(p1), p1 < 0))
 			}
 		}
+	case backend.Deg2rad:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(x * T(math.Pi/180))
+			}
+		}
+	case backend.Rad2deg:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = backend.ToF16(x * T(180/math.Pi))
+			}
+		}
 	default:
 		return false
 	}
@@ -6105,6 +7666,42 @@ func unaryFloat16Pred(op backend.UnaryOp, d []bool, od, sd0, sd1 int, a []backen
 				x := aa[i*sa1].Float32()
 				_ = x
 				dd[i*sd1] = (math.IsInf(float64(x), 0))
+			}
+		}
+	case backend.IsFinite:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = (x == x && !math.IsInf(float64(x), 0))
+			}
+		}
+	case backend.IsPosInf:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = (math.IsInf(float64(x), 1))
+			}
+		}
+	case backend.IsNegInf:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = (math.IsInf(float64(x), -1))
+			}
+		}
+	case backend.Signbit:
+		for r := 0; r < n0; r++ {
+			dd, aa := d[od+r*sd0:], a[oa+r*sa0:]
+			for i := 0; i < n1; i++ {
+				x := aa[i*sa1].Float32()
+				_ = x
+				dd[i*sd1] = (signbitF(x))
 			}
 		}
 	default:
@@ -6226,6 +7823,46 @@ func binaryFloat16(op backend.BinaryOp, d []backend.F16, od, sd0, sd1 int, a []b
 			for i := 0; i < n1; i++ {
 				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
 				dd[i*sd1] = backend.ToF16(xlogyF(x, y))
+			}
+		}
+	case backend.Logaddexp:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(logaddexpF(x, y, false))
+			}
+		}
+	case backend.Logaddexp2:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(logaddexpF(x, y, true))
+			}
+		}
+	case backend.Fmax:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(fmaxF(x, y))
+			}
+		}
+	case backend.Fmin:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(fminF(x, y))
+			}
+		}
+	case backend.Heaviside:
+		for r := 0; r < n0; r++ {
+			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
+			for i := 0; i < n1; i++ {
+				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
+				dd[i*sd1] = backend.ToF16(heavisideF(x, y))
 			}
 		}
 	default:

@@ -274,6 +274,22 @@ var Unaries = []Unary{
 	{Name: "logit", Const: "Logit", Method: "Logit", Params: []string{"eps"}, Doc: "returns log(t/(1-t)), t first clamped to [eps, 1-eps]; a negative eps clamps nothing (torch.logit's eps=None).", Torch: "torch.logit", GradFn: "LogitBackward0", Saves: SaveX, Class: Float, Cost: Transcendental,
 		GoF: "logitF(x, T(p1), p1 < 0)", CF: "ember_logit(x, p1)", Fixture: "torch.logit(x, None if eps < 0 else eps)",
 		Args: [][]float64{{-1}, {0.1}, {0}}, Domain: [2]float64{0.2, 0.8}},
+
+	// Small elementwise ops (torch 1.13 parity).
+	{Name: "bitwise_not", Const: "BitwiseNot", Method: "BitwiseNot", Doc: "returns ~t, the bitwise complement of an integer tensor, or logical not of a Bool one (floats are a *DTypeError).", Torch: "torch.bitwise_not", Class: All, Cost: Cheap,
+		GoI: "^x", GoB: "!x", CI: "~x", CB: "!x", Fixture: "torch.bitwise_not(x)"},
+	{Name: "deg2rad", Const: "Deg2rad", Method: "Deg2rad", Doc: "converts angles in degrees to radians, t·π/180.", Torch: "torch.deg2rad", GradFn: "Deg2RadBackward0", Class: Float, Cost: Cheap,
+		GoF: "x * T(math.Pi/180)", CF: "x * (T)0.017453292519943295", Fixture: "torch.deg2rad(x)"},
+	{Name: "rad2deg", Const: "Rad2deg", Method: "Rad2deg", Doc: "converts angles in radians to degrees, t·180/π.", Torch: "torch.rad2deg", GradFn: "Rad2DegBackward0", Class: Float, Cost: Cheap,
+		GoF: "x * T(180/math.Pi)", CF: "x * (T)57.29577951308232", Fixture: "torch.rad2deg(x)"},
+	{Name: "isfinite", Const: "IsFinite", Method: "IsFinite", Doc: "reports, as Bool, where t is neither NaN nor ±Inf (always true for integers and Bool).", Torch: "torch.isfinite", Class: Predicate, Cost: Cheap,
+		GoF: "x == x && !math.IsInf(float64(x), 0)", GoI: "true", GoB: "true", CF: "(x == x && x != M<T>::inf() && x != -M<T>::inf())", CI: "true", CB: "true", Fixture: "torch.isfinite(x)"},
+	{Name: "isposinf", Const: "IsPosInf", Method: "IsPosInf", Doc: "reports, as Bool, where t is +Inf.", Torch: "torch.isposinf", Class: Predicate, Cost: Cheap,
+		GoF: "math.IsInf(float64(x), 1)", GoI: "false", GoB: "false", CF: "x == M<T>::inf()", CI: "false", CB: "false", Fixture: "torch.isposinf(x)"},
+	{Name: "isneginf", Const: "IsNegInf", Method: "IsNegInf", Doc: "reports, as Bool, where t is -Inf.", Torch: "torch.isneginf", Class: Predicate, Cost: Cheap,
+		GoF: "math.IsInf(float64(x), -1)", GoI: "false", GoB: "false", CF: "x == -M<T>::inf()", CI: "false", CB: "false", Fixture: "torch.isneginf(x)"},
+	{Name: "signbit", Const: "Signbit", Method: "Signbit", Doc: "reports, as Bool, where t's sign bit is set (true for -0 and a negative NaN).", Torch: "torch.signbit", Class: Predicate, Cost: Cheap,
+		GoF: "signbitF(x)", GoI: "x < 0", GoB: "false", CF: "M<T>::signbit(x)", CI: "x < 0", CB: "false", Fixture: "torch.signbit(x)"},
 }
 
 var inf = math.Inf(1)
@@ -329,6 +345,35 @@ var Binaries = []Binary{
 		GoF: "T(math.Copysign(float64(x), float64(y)))", CF: "M<T>::copysign(x, y)", Fixture: "torch.copysign(x, y)"},
 	{Name: "xlogy", Const: "Xlogy", Method: "Xlogy", Doc: "returns t·log(o), 0 where t is 0 (unless o is NaN), broadcast.", Torch: "torch.xlogy", GradFn: "XlogyBackward0", Saves: SaveX, Class: Float, Cost: Transcendental,
 		GoF: "xlogyF(x, y)", CF: "ember_xlogy(x, y)", Fixture: "torch.xlogy(x, y)"},
+
+	// Small elementwise ops (torch 1.13 parity). The kernels have no
+	// Bool-to-Bool loops outside the Logical class: for two Bool operands
+	// the root runs fmax, fmin, heaviside and bitwise_and/or/xor as the
+	// logical op of the same truth table (ops.go's binary).
+	{Name: "logaddexp", Const: "Logaddexp", Method: "Logaddexp", Doc: "returns log(e**t + e**o) without overflow, broadcast.", Torch: "torch.logaddexp", GradFn: "LogaddexpBackward0", Saves: SaveX, Class: FloatStrict, Cost: Transcendental,
+		GoF: "logaddexpF(x, y, false)", CF: "ember_logaddexp(x, y, false)", Fixture: "torch.logaddexp(x, y)"},
+	{Name: "logaddexp2", Const: "Logaddexp2", Method: "Logaddexp2", Doc: "returns log2(2**t + 2**o) without overflow, broadcast.", Torch: "torch.logaddexp2", GradFn: "Logaddexp2Backward0", Saves: SaveX, Class: FloatStrict, Cost: Transcendental,
+		GoF: "logaddexpF(x, y, true)", CF: "ember_logaddexp(x, y, true)", Fixture: "torch.logaddexp2(x, y)"},
+	{Name: "fmax", Const: "Fmax", Method: "Fmax", Doc: "returns the elementwise maximum ignoring NaN: the other operand where one is NaN, NaN only where both are.", Torch: "torch.fmax", GradFn: "FmaxBackward0", Saves: SaveX, Class: All, Cost: Cheap,
+		GoF: "fmaxF(x, y)", GoI: "max(x, y)", CF: "ember_fmax(x, y)", CI: "x > y ? x : y", Fixture: "torch.fmax(x, y)"},
+	{Name: "fmin", Const: "Fmin", Method: "Fmin", Doc: "returns the elementwise minimum ignoring NaN: the other operand where one is NaN, NaN only where both are.", Torch: "torch.fmin", GradFn: "FminBackward0", Saves: SaveX, Class: All, Cost: Cheap,
+		GoF: "fminF(x, y)", GoI: "min(x, y)", CF: "ember_fmin(x, y)", CI: "x < y ? x : y", Fixture: "torch.fmin(x, y)"},
+	{Name: "heaviside", Const: "Heaviside", Torch: "torch.heaviside", Class: All, Cost: Cheap,
+		GoF: "heavisideF(x, y)", GoI: "heavisideI(x, y)", CF: "(x == (T)0 ? y : (T)(x > (T)0))", CI: "(x == 0 ? y : (T)(x > 0))"},
+	{Name: "bitwise_and", Const: "BitwiseAnd", Method: "BitwiseAnd", Doc: "returns t & o of integer or Bool tensors, broadcast (floats are a *DTypeError).", Torch: "torch.bitwise_and", Class: All, Cost: Cheap,
+		GoI: "x & y", CI: "x & y", Fixture: "torch.bitwise_and(x, y)"},
+	{Name: "bitwise_or", Const: "BitwiseOr", Method: "BitwiseOr", Doc: "returns t | o of integer or Bool tensors, broadcast (floats are a *DTypeError).", Torch: "torch.bitwise_or", Class: All, Cost: Cheap,
+		GoI: "x | y", CI: "x | y", Fixture: "torch.bitwise_or(x, y)"},
+	{Name: "bitwise_xor", Const: "BitwiseXor", Method: "BitwiseXor", Doc: "returns t ^ o of integer or Bool tensors, broadcast (floats are a *DTypeError).", Torch: "torch.bitwise_xor", Class: All, Cost: Cheap,
+		GoI: "x ^ y", CI: "x ^ y", Fixture: "torch.bitwise_xor(x, y)"},
+	{Name: "bitwise_left_shift", Const: "LeftShift", Method: "LeftShift", Doc: "returns t << o of integer tensors (Bool promotes to Int64), broadcast; the shift count is taken modulo the bit width, as torch 1.13 on the CPU computes it.", Torch: "torch.bitwise_left_shift", Class: Numeric, Cost: Cheap,
+		GoI: "shlI(x, y)", CI: "ember_shl(x, y)", Fixture: "torch.bitwise_left_shift(x, y)"},
+	{Name: "bitwise_right_shift", Const: "RightShift", Method: "RightShift", Doc: "returns t >> o (arithmetic) of integer tensors (Bool promotes to Int64), broadcast; the shift count is taken modulo the bit width, as torch 1.13 on the CPU computes it.", Torch: "torch.bitwise_right_shift", Class: Numeric, Cost: Cheap,
+		GoI: "shrI(x, y)", CI: "ember_shr(x, y)", Fixture: "torch.bitwise_right_shift(x, y)"},
+	{Name: "gcd", Const: "Gcd", Method: "Gcd", Doc: "returns the greatest common divisor of integer tensors (non-negative, except for the lowest integer), broadcast.", Torch: "torch.gcd", Class: Numeric, Cost: Transcendental,
+		GoI: "gcdI(x, y)", CI: "ember_gcd(x, y)", Fixture: "torch.gcd(x, y)"},
+	{Name: "lcm", Const: "Lcm", Method: "Lcm", Doc: "returns the least common multiple of integer tensors, |t/gcd·o| (0 where either is 0), broadcast.", Torch: "torch.lcm", Class: Numeric, Cost: Transcendental,
+		GoI: "lcmI(x, y)", CI: "ember_lcm(x, y)", Fixture: "torch.lcm(x, y)"},
 }
 
 // Reduces is the table of reductions, in enum order.

@@ -253,3 +253,48 @@ template <typename T> __device__ __forceinline__ T ember_xlogy(T x, T y) {
     if (x == (T)0) return (T)0;
     return x * M<T>::log(y);
 }
+
+// Small elementwise ops (torch 1.13 parity); the Go twins are in
+// backend/cpu/scalar.go.
+template <typename T> __device__ __forceinline__ T ember_logaddexp(T x, T y, bool base2) {
+    if (x == y && (x == M<T>::inf() || x == -M<T>::inf())) return x;
+    T m = x < y ? y : x;
+    double d = -fabs((double)(x - y));
+    if (base2) return m + (T)(::log1p(::exp2(d)) / 0.6931471805599453);
+    return m + (T)::log1p(::exp(d));
+}
+template <typename T> __device__ __forceinline__ T ember_fmax(T x, T y) {
+    if (x != x || (y == y && y > x)) return y;
+    return x;
+}
+template <typename T> __device__ __forceinline__ T ember_fmin(T x, T y) {
+    if (x != x || (y == y && y < x)) return y;
+    return x;
+}
+template <typename T> __device__ __forceinline__ T ember_shl(T x, T y) {
+    typedef typename ember_unsigned<T>::type U;
+    return (T)((U)x << ((unsigned)y & (unsigned)(sizeof(T) * 8 - 1)));
+}
+template <typename T> __device__ __forceinline__ T ember_shr(T x, T y) {
+    return x >> ((unsigned)y & (unsigned)(sizeof(T) * 8 - 1));
+}
+template <typename T> __device__ __forceinline__ T ember_iabs_wrap(T x) {
+    typedef typename ember_unsigned<T>::type U;
+    return x < 0 ? (T)(0 - (U)x) : x;
+}
+template <typename T> __device__ __forceinline__ T ember_gcd(T x, T y) {
+    T a = ember_iabs_wrap(x), b = ember_iabs_wrap(y);
+    while (a != 0) {
+        T c = a;
+        a = (a == -1) ? 0 : b % a; // b % -1 is 0 (MinInt % -1 is undefined in C)
+        b = c;
+    }
+    return b;
+}
+template <typename T> __device__ __forceinline__ T ember_lcm(T x, T y) {
+    T g = ember_gcd(x, y);
+    if (g == 0) return 0;
+    typedef typename ember_unsigned<T>::type U;
+    T q = (g == -1) ? (T)(0 - (U)x) : x / g;
+    return ember_iabs_wrap((T)((U)q * (U)y));
+}

@@ -241,6 +241,43 @@ __device__ __forceinline__ O ember_unary_op(T x, double p1, double p2, double p3
         if constexpr (F) { return (O)(ember_logit(x, p1)); }
         else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
+    else if constexpr (OP == U_BITWISE_NOT) { // torch.bitwise_not
+        if constexpr (B) { return (O)(!x); }
+        else if constexpr (!F && !B) { return (O)(~x); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_DEG2RAD) { // torch.deg2rad
+        if constexpr (F) { return (O)(x * (T)0.017453292519943295); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_RAD2DEG) { // torch.rad2deg
+        if constexpr (F) { return (O)(x * (T)57.29577951308232); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_ISFINITE) { // torch.isfinite
+        if constexpr (F) { return (O)((x == x && x != M<T>::inf() && x != -M<T>::inf())); }
+        else if constexpr (B) { return (O)(true); }
+        else if constexpr (!F && !B) { return (O)(true); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_ISPOSINF) { // torch.isposinf
+        if constexpr (F) { return (O)(x == M<T>::inf()); }
+        else if constexpr (B) { return (O)(false); }
+        else if constexpr (!F && !B) { return (O)(false); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_ISNEGINF) { // torch.isneginf
+        if constexpr (F) { return (O)(x == -M<T>::inf()); }
+        else if constexpr (B) { return (O)(false); }
+        else if constexpr (!F && !B) { return (O)(false); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == U_SIGNBIT) { // torch.signbit
+        if constexpr (F) { return (O)(M<T>::signbit(x)); }
+        else if constexpr (B) { return (O)(false); }
+        else if constexpr (!F && !B) { return (O)(x < 0); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
     else { static_assert(OP < 0, "no such unary op"); return O(); }
 }
 
@@ -355,6 +392,57 @@ __device__ __forceinline__ O ember_binary_op(T x, T y) {
     }
     else if constexpr (OP == B_XLOGY) { // torch.xlogy
         if constexpr (F) { return (O)(ember_xlogy(x, y)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == B_LOGADDEXP) { // torch.logaddexp
+        if constexpr (F) { return (O)(ember_logaddexp(x, y, false)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == B_LOGADDEXP2) { // torch.logaddexp2
+        if constexpr (F) { return (O)(ember_logaddexp(x, y, true)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == B_FMAX) { // torch.fmax
+        if constexpr (F) { return (O)(ember_fmax(x, y)); }
+        else if constexpr (!F && !B) { return (O)(x > y ? x : y); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == B_FMIN) { // torch.fmin
+        if constexpr (F) { return (O)(ember_fmin(x, y)); }
+        else if constexpr (!F && !B) { return (O)(x < y ? x : y); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == B_HEAVISIDE) { // torch.heaviside
+        if constexpr (F) { return (O)((x == (T)0 ? y : (T)(x > (T)0))); }
+        else if constexpr (!F && !B) { return (O)((x == 0 ? y : (T)(x > 0))); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == B_BITWISE_AND) { // torch.bitwise_and
+        if constexpr (!F && !B) { return (O)(x & y); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == B_BITWISE_OR) { // torch.bitwise_or
+        if constexpr (!F && !B) { return (O)(x | y); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == B_BITWISE_XOR) { // torch.bitwise_xor
+        if constexpr (!F && !B) { return (O)(x ^ y); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == B_BITWISE_LEFT_SHIFT) { // torch.bitwise_left_shift
+        if constexpr (!F && !B) { return (O)(ember_shl(x, y)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == B_BITWISE_RIGHT_SHIFT) { // torch.bitwise_right_shift
+        if constexpr (!F && !B) { return (O)(ember_shr(x, y)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == B_GCD) { // torch.gcd
+        if constexpr (!F && !B) { return (O)(ember_gcd(x, y)); }
+        else { static_assert(OP < 0, "no expression for this element type"); return O(); }
+    }
+    else if constexpr (OP == B_LCM) { // torch.lcm
+        if constexpr (!F && !B) { return (O)(ember_lcm(x, y)); }
         else { static_assert(OP < 0, "no expression for this element type"); return O(); }
     }
     else { static_assert(OP < 0, "no such binary op"); return O(); }

@@ -58,6 +58,13 @@ const opConstants = "" +
 	"#define U_ERFINV 51\n" +
 	"#define U_SINC 52\n" +
 	"#define U_LOGIT 53\n" +
+	"#define U_BITWISE_NOT 54\n" +
+	"#define U_DEG2RAD 55\n" +
+	"#define U_RAD2DEG 56\n" +
+	"#define U_ISFINITE 57\n" +
+	"#define U_ISPOSINF 58\n" +
+	"#define U_ISNEGINF 59\n" +
+	"#define U_SIGNBIT 60\n" +
 	"#define B_ADD 0\n" +
 	"#define B_SUB 1\n" +
 	"#define B_MUL 2\n" +
@@ -81,6 +88,18 @@ const opConstants = "" +
 	"#define B_HYPOT 20\n" +
 	"#define B_COPYSIGN 21\n" +
 	"#define B_XLOGY 22\n" +
+	"#define B_LOGADDEXP 23\n" +
+	"#define B_LOGADDEXP2 24\n" +
+	"#define B_FMAX 25\n" +
+	"#define B_FMIN 26\n" +
+	"#define B_HEAVISIDE 27\n" +
+	"#define B_BITWISE_AND 28\n" +
+	"#define B_BITWISE_OR 29\n" +
+	"#define B_BITWISE_XOR 30\n" +
+	"#define B_BITWISE_LEFT_SHIFT 31\n" +
+	"#define B_BITWISE_RIGHT_SHIFT 32\n" +
+	"#define B_GCD 33\n" +
+	"#define B_LCM 34\n" +
 	"#define R_SUM 0\n" +
 	"#define R_PROD 1\n" +
 	"#define R_MAX 2\n" +

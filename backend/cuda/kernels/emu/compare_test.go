@@ -163,7 +163,7 @@ func TestBinary(t *testing.T) {
 					d, dv, do := operand(t, l, rng, od, sh, ks[0]%3, plain)
 					_, av, ao := operand(t, l, rng, dt, sh, ks[0], kind)
 					_, bv, bo := operand(t, l, rng, dt, sh, ks[1], kindB)
-					if op == backend.Eq || op == backend.Ne || op == backend.Maximum || op == backend.Minimum {
+					if op == backend.Eq || op == backend.Ne || op == backend.Maximum || op == backend.Minimum || op == backend.Fmax || op == backend.Fmin || op == backend.Heaviside {
 						// make equal values (and ±0 pairs) likely
 						_, bv, bo = av, av, ao
 						if ks[1] == bcast {
