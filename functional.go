@@ -40,11 +40,14 @@ func Linear(x, w, b *Tensor) *Tensor {
 		sameDevice(name, x, w, b)
 		xd, wd, bd := x.Detach(), w.Detach(), b.Detach()
 		out := bd.Add(xd.MatMul(wd.T()))
-		return record("AddmmBackward0", out, []*Tensor{b, x, w}, savedIf(wd, x, xd, w), func(g *Tensor) []*Tensor {
+		back := func(g, xd, wd *Tensor) []*Tensor {
 			return []*Tensor{g,
 				gradIf(x, func() *Tensor { return g.MatMul(wd) }),
 				gradIf(w, func() *Tensor { return g.T().MatMul(xd) })}
-		})
+		}
+		// (both closures hold x and w, as the first-order one always has)
+		return recordTwice("AddmmBackward0", out, []*Tensor{b, x, w}, savedIf(wd, x, xd, w),
+			func(g *Tensor) []*Tensor { return back(g, xd, wd) }, func(g *Tensor) []*Tensor { return back(g, x, w) })
 	}
 	y := x.MatMul(w.T())
 	if b != nil {
