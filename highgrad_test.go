@@ -214,7 +214,9 @@ func TestGradGradReductionsViews(t *testing.T) {
 			return MSELoss(xs[0].Tanh(), xs[1].Narrow(0, 0, 2).Narrow(1, 0, 3).Sin(), "mean")
 		},
 		"mse_none": func(xs []*Tensor) *Tensor { return MSELoss(xs[0], xs[1].Narrow(0, 1, 2).Narrow(1, 1, 3), "none") },
-		"where2":   func(xs []*Tensor) *Tensor { return Where(xs[0].GtScalar(0), xs[0], xs[1].Narrow(0, 0, 2).Narrow(1, 0, 3)).Square() },
+		"where2": func(xs []*Tensor) *Tensor {
+			return Where(xs[0].GtScalar(0), xs[0], xs[1].Narrow(0, 0, 2).Narrow(1, 0, 3)).Square()
+		},
 	} {
 		gradgradcheck(t, name, f, vals(Shape{2, 3}, -1.5, 1.5, 4), vals(Shape{3, 4}, -1.5, 1.5, 5))
 	}
