@@ -57,18 +57,24 @@ func recordBinary(op backend.BinaryOp, a, b, out *Tensor) *Tensor {
 		saved = append(saved, yd)
 	}
 	need := [2]bool{a.RequiresGrad(), b.RequiresGrad()}
-	both := func(ga, gb *Tensor) []*Tensor {
-		if !need[0] {
-			ga = nil
-		}
-		if !need[1] {
-			gb = nil
-		}
-		return []*Tensor{ga, gb}
-	}
 	return recordTwice(row.GradFn, out, []*Tensor{a, b}, saved, func(g *Tensor) []*Tensor {
-		return both(rule(g, ad, bd, yd, need))
-	}, func(g *Tensor) []*Tensor { return both(rule(g, ao, bo, yo, need)) })
+		ga, gb := rule(g, ad, bd, yd, need)
+		return needed(need, ga, gb)
+	}, func(g *Tensor) []*Tensor {
+		ga, gb := rule(g, ao, bo, yo, need)
+		return needed(need, ga, gb)
+	})
+}
+
+// needed keeps the gradients of the operands that need one.
+func needed(need [2]bool, ga, gb *Tensor) []*Tensor {
+	if !need[0] {
+		ga = nil
+	}
+	if !need[1] {
+		gb = nil
+	}
+	return []*Tensor{ga, gb}
 }
 
 // gradIf evaluates f only when in requires grad.
