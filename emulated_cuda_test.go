@@ -71,6 +71,14 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"GradFixturesFold", TestGradFixturesFold},
 		{"InterpErrorsAsTorch", TestInterpErrorsAsTorch},
 		{"InterpolateHalf", TestInterpolateHalf},
+		{"GradGradElementwise", TestGradGradElementwise},
+		{"GradGradReductionsViews", TestGradGradReductionsViews},
+		{"SecondDerivativeFixtures", TestSecondDerivativeFixtures},
+		{"GradPenaltyFixture", TestGradPenaltyFixture},
+		{"GradMLPInputFixture", TestGradMLPInputFixture},
+		{"GradOptions", TestGradOptions},
+		{"BackwardCreateGraph", TestBackwardCreateGraph},
+		{"DoubleBackwardNotImplemented", TestDoubleBackwardNotImplemented},
 	} {
 		t.Run(tc.name, tc.f)
 	}
