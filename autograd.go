@@ -305,6 +305,14 @@ func selfTwice(out *Tensor) *Tensor {
 	return out
 }
 
+// nodeOf is t's node (grad_fn), nil for a leaf.
+func nodeOf(t *Tensor) *node {
+	if t.ag == nil {
+		return nil
+	}
+	return t.ag.node
+}
+
 // gradEdge is the edge to t's history (t's node, or t itself for a leaf),
 // empty where t does not require grad; a view's history is brought up to
 // date first (refresh).

@@ -75,6 +75,8 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"GradGradReductionsViews", TestGradGradReductionsViews},
 		{"SecondDerivativeFixtures", TestSecondDerivativeFixtures},
 		{"GradPenaltyFixture", TestGradPenaltyFixture},
+		{"GradPenaltyConvFixture", TestGradPenaltyConvFixture},
+		{"GradGradConv2d", TestGradGradConv2d},
 		{"GradMLPInputFixture", TestGradMLPInputFixture},
 		{"GradOptions", TestGradOptions},
 		{"BackwardCreateGraph", TestBackwardCreateGraph},

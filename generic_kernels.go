@@ -40,7 +40,7 @@ func (generic) conv2d(x4, w, b *Tensor, p backend.Conv2dParams, oshape Shape) *T
 		releaseTemp(cols, x4, w, out)
 		releaseTemp(xp, x4, w, out)
 	}
-	out = record("ConvolutionBackward0", out, []*Tensor{x4, w, b}, []*Tensor{cols, wg}, func(gr *Tensor) []*Tensor {
+	out = recordTwice("ConvolutionBackward0", out, []*Tensor{x4, w, b}, []*Tensor{cols, wg}, func(gr *Tensor) []*Tensor {
 		gv := gr.Reshape(n, g, og, l).Permute(1, 2, 0, 3).Contiguous().View(g, og, n*l)
 		gx := gradIf(x4, func() *Tensor {
 			gcols := wg.Transpose(1, 2).MatMul(gv).View(c, kh, kw, n, oh, ow)
@@ -54,7 +54,27 @@ func (generic) conv2d(x4, w, b *Tensor, p backend.Conv2dParams, oshape Shape) *T
 			gb = gradIf(b, func() *Tensor { return gr.Sum(Dims(0, 2, 3)) })
 		}
 		return []*Tensor{gx, gw, gb}
-	})
+	}, nil)
+	if nd := nodeOf(out); nd != nil {
+		// twice needs x4 (with its history); the node keeps only cols, so
+		// x4 is rebuilt from them (the elements no window covers do not
+		// reach the output) rather than kept alive in every graph
+		p := backend.Conv2dParams{Stride: stride, Padding: padding, Dilation: dilation, Groups: groups}
+		nd.twice = func(gr *Tensor) []*Tensor {
+			var xr *Tensor
+			NoGrad(func() {
+				cv := cols.View(c, kh, kw, n, oh, ow)
+				xr = win.place(x4.dev, x4.dtype, padding, h, wd, func(i, j int) *Tensor {
+					return cv.Select(1, i).Select(1, j).Permute(1, 0, 2, 3)
+				})
+			})
+			if nd.edges[0].live() {
+				pass := func(g *Tensor) []*Tensor { return []*Tensor{g} }
+				xr.ag = &autograd{requiresGrad: true, node: &node{name: "ConvolutionBackward0", edges: nd.edges[:1], backward: pass, twice: pass}}
+			}
+			return convTwice(xr, w, b, p)(gr)
+		}
+	}
 	return out
 }
 
@@ -280,6 +300,20 @@ func (w window) view(xp *Tensor) *Tensor {
 
 // scatter adds part(i, j), an [N, C, OH, OW] gradient for kernel position
 // (i, j), into a zero padded gradient, and returns it cut to [N, C, H, W].
+// place is scatter with each part copied, not added: it rebuilds a
+// [N, C, H, W] tensor from its windows (zero where no window reaches).
+func (w window) place(dev Device, dt DType, pad [2]int, h, wd int, part func(i, j int) *Tensor) *Tensor {
+	xp := Zeros(Shape{w.n, w.c, w.hp, w.wp}, On(dev), Dtype(dt))
+	sN, sC, sH, sW := w.strides()
+	for i := 0; i < w.kh; i++ {
+		for j := 0; j < w.kw; j++ {
+			dst := xp.asStrided(Shape{w.n, w.c, w.oh, w.ow}, []int{sN, sC, w.stride[0] * sH, w.stride[1] * sW}, i*w.dil[0]*sH+j*w.dil[1]*sW)
+			dst.CopyFrom(part(i, j))
+		}
+	}
+	return xp.Narrow(2, pad[0], h).Narrow(3, pad[1], wd).Contiguous()
+}
+
 func (w window) scatter(dev Device, dt DType, pad [2]int, h, wd int, part func(i, j int) *Tensor) *Tensor {
 	gxp := Zeros(Shape{w.n, w.c, w.hp, w.wp}, On(dev), Dtype(dt))
 	sN, sC, sH, sW := w.strides()

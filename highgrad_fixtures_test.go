@@ -269,3 +269,24 @@ func allZero(d []float64) bool {
 	}
 	return true
 }
+
+func TestGradPenaltyConvFixture(t *testing.T) {
+	var c map[string]fixTensor
+	highgradCase(t, "gp_conv", &c)
+	for _, dev := range testDevices() {
+		p := map[string]*Tensor{}
+		for _, k := range []string{"x", "cw", "cb", "lw", "lb"} {
+			p[k] = c[k].on(dev).SetRequiresGrad(true)
+		}
+		h := Conv2d(p["x"], p["cw"], p["cb"], [2]int{2, 2}, [2]int{1, 1}, [2]int{1, 1}, 1).LeakyReLU(0.2)
+		d := Linear(h.Reshape(3, -1), p["lw"], p["lb"])
+		gx := Grad([]*Tensor{d.Sum()}, []*Tensor{p["x"]}, CreateGraph(true))[0]
+		what := "conv critic on " + dev.String()
+		closeTo(t, "gx "+what, gx, c["gx"])
+		gp := gx.Reshape(3, -1).Norm(2, Dims(1)).SubScalar(1).PowScalar(2).Mean()
+		closeTo(t, "gp "+what, gp, c["gp"])
+		gp.Backward()
+		closeTo(t, "conv weight grad "+what, p["cw"].Grad(), c["gcw"])
+		closeTo(t, "linear weight grad "+what, p["lw"].Grad(), c["glw"])
+	}
+}

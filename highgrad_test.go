@@ -227,3 +227,40 @@ func TestGradGradReductionsViews(t *testing.T) {
 		return CrossEntropy(xs[0].Square(), xs[1], 0.2, "sum")
 	}, vals(Shape{3, 4}, -1.5, 1.5, 4), ints(Shape{3}, 0, 3, 1))
 }
+
+func TestGradGradConv2d(t *testing.T) {
+	for _, c := range []struct {
+		x, w                       Shape
+		stride, padding, dilation [2]int
+		groups                    int
+	}{
+		{Shape{2, 2, 5, 4}, Shape{3, 2, 3, 2}, [2]int{1, 1}, [2]int{0, 0}, [2]int{1, 1}, 1},
+		{Shape{1, 4, 6, 5}, Shape{4, 2, 2, 3}, [2]int{2, 1}, [2]int{1, 2}, [2]int{1, 2}, 2},
+	} {
+		gradgradcheck(t, fmt.Sprintf("conv2d%v", c), func(xs []*Tensor) *Tensor {
+			return Conv2d(xs[0], xs[1], xs[2], c.stride, c.padding, c.dilation, c.groups).Tanh()
+		}, vals(c.x, -1, 1, 1), vals(c.w, -1, 1, 2), vals(Shape{c.w[0]}, -1, 1, 3))
+	}
+}
+
+// The generic (im2col) convolution, which CUDA runs, rebuilds its input
+// from the saved columns for its double backward.
+func TestGradGradConv2dGeneric(t *testing.T) {
+	for _, c := range []struct {
+		x, w                       Shape
+		stride, padding, dilation [2]int
+		groups                    int
+	}{
+		{Shape{2, 2, 5, 4}, Shape{3, 2, 3, 2}, [2]int{1, 1}, [2]int{0, 0}, [2]int{1, 1}, 1},
+		{Shape{1, 4, 6, 5}, Shape{4, 2, 2, 3}, [2]int{2, 1}, [2]int{1, 2}, [2]int{1, 2}, 2},
+		{Shape{1, 2, 7, 7}, Shape{2, 2, 2, 2}, [2]int{3, 3}, [2]int{0, 0}, [2]int{1, 1}, 1}, // pixels no window covers
+	} {
+		gradgradcheck(t, fmt.Sprintf("generic conv2d%v", c), func(xs []*Tensor) *Tensor {
+			return GenericKernels.Conv2d(xs[0], xs[1], xs[2], c.stride, c.padding, c.dilation, c.groups).Tanh()
+		}, vals(c.x, -1, 1, 1), vals(c.w, -1, 1, 2), vals(Shape{c.w[0]}, -1, 1, 3))
+		gradgradcheck(t, fmt.Sprintf("generic conv2d, constant input%v", c), func(xs []*Tensor) *Tensor {
+			x := FromSlice(vals(c.x, -1, 1, 1).data, c.x, On(xs[0].Device()))
+			return GenericKernels.Conv2d(x, xs[0], nil, c.stride, c.padding, c.dilation, c.groups).Tanh()
+		}, vals(c.w, -1, 1, 2))
+	}
+}

@@ -55,6 +55,18 @@ for act in ["leaky_relu", "tanh"]:
         "gb2": t(b2.grad) if b2.grad is not None else None, "gxx": t(x.grad),
     }
 
+# the same with a convolutional critic: Conv2d+LeakyReLU+Linear (Conv2d's
+# double backward)
+x = randn(3, 2, 5, 5).requires_grad_()
+cw, cb = randn(4, 2, 3, 3).requires_grad_(), randn(4).requires_grad_()
+lw, lb = randn(1, 36).requires_grad_(), randn(1).requires_grad_()
+d = F.linear(F.leaky_relu(F.conv2d(x, cw, cb, stride=2, padding=1), 0.2).reshape(3, -1), lw, lb)
+(gx,) = grad(d.sum(), x, create_graph=True)
+gp = ((gx.reshape(3, -1).norm(2, dim=1) - 1) ** 2).mean()
+gp.backward()
+cases["gp_conv"] = {"x": t(x), "cw": t(cw), "cb": t(cb), "lw": t(lw), "lb": t(lb), "gx": t(gx), "gp": t(gp),
+                    "gcw": t(cw.grad), "glw": t(lw.grad)}
+
 # second derivatives d²/dx² sum(f(x)) (the diagonal) of elementwise ops
 ops = {
     "exp": (torch.exp, -1.9, 1.9), "log": (torch.log, 0.3, 2.5), "sqrt": (torch.sqrt, 0.3, 2.5),
