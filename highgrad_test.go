@@ -230,7 +230,7 @@ func TestGradGradReductionsViews(t *testing.T) {
 
 func TestGradGradConv2d(t *testing.T) {
 	for _, c := range []struct {
-		x, w                       Shape
+		x, w                      Shape
 		stride, padding, dilation [2]int
 		groups                    int
 	}{
@@ -247,7 +247,7 @@ func TestGradGradConv2d(t *testing.T) {
 // from the saved columns for its double backward.
 func TestGradGradConv2dGeneric(t *testing.T) {
 	for _, c := range []struct {
-		x, w                       Shape
+		x, w                      Shape
 		stride, padding, dilation [2]int
 		groups                    int
 	}{
