@@ -56,9 +56,9 @@ func (generic) conv2d(x4, w, b *Tensor, p backend.Conv2dParams, oshape Shape) *T
 		return []*Tensor{gx, gw, gb}
 	}, nil)
 	if nd := nodeOf(out); nd != nil {
-		// twice needs x4 (with its history); the node keeps only cols, so
-		// x4 is rebuilt from them (the elements no window covers do not
-		// reach the output) rather than kept alive in every graph
+		// twice needs x4 with its history: its data is rebuilt from the
+		// saved, version-checked cols (the elements no window covers do
+		// not reach the output), as x4 may have changed in place since
 		p := backend.Conv2dParams{Stride: stride, Padding: padding, Dilation: dilation, Groups: groups}
 		nd.twice = func(gr *Tensor) []*Tensor {
 			var xr *Tensor
