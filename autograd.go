@@ -21,7 +21,7 @@ import (
 // BackwardCreateGraph with create_graph) run a node's second, differentiable
 // backward (twice, written with ordinary ops over the original tensors)
 // with grad mode on, so that the gradients it returns carry a graph; a node
-// without one gives results whose own backward panics (notDifferentiable).
+// without one gives results whose own backward panics (runTwice).
 
 // autograd is a tensor's part in reverse-mode differentiation.
 type autograd struct {
