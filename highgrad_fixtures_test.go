@@ -290,3 +290,20 @@ func TestGradPenaltyConvFixture(t *testing.T) {
 		closeTo(t, "linear weight grad "+what, p["lw"].Grad(), c["glw"])
 	}
 }
+
+// Grad runs no post-accumulate-grad hooks (it accumulates nothing);
+// BackwardCreateGraph does.
+func TestGradRunsNoHooks(t *testing.T) {
+	x := FromSlice([]float64{1, 2}, Shape{2}).SetRequiresGrad(true)
+	calls := 0
+	x.RegisterPostAccumulateGradHook(func(*Tensor) { calls++ })
+	y := x.Exp().Sum()
+	Grad([]*Tensor{y}, []*Tensor{x}, CreateGraph(true))
+	if calls != 0 || x.Grad() != nil {
+		t.Fatalf("Grad ran %d hooks, Grad %v", calls, x.Grad())
+	}
+	y.BackwardCreateGraph(nil)
+	if calls != 1 || !x.Grad().RequiresGrad() {
+		t.Fatalf("BackwardCreateGraph ran %d hooks", calls)
+	}
+}

@@ -174,6 +174,8 @@ func TestGradGradReductionsViews(t *testing.T) {
 		"std":         func(x *Tensor) *Tensor { return x.Std(Dims(2)) },
 		"amax":        func(x *Tensor) *Tensor { return x.Max(Dims(2)) },
 		"softmax":     func(x *Tensor) *Tensor { return x.Softmax(1) },
+		"logsumexp":   func(x *Tensor) *Tensor { return x.LogSumExp(Dims(1)) },
+		"logsumexp_k": func(x *Tensor) *Tensor { return x.LogSumExp(Dims(0, 2), KeepDim()) },
 		"log_softmax": func(x *Tensor) *Tensor { return x.LogSoftmax(2) },
 		"norm2":       func(x *Tensor) *Tensor { return x.Norm(2, Dims(1)) },
 		"norm2_all":   func(x *Tensor) *Tensor { return x.Norm(2) },

@@ -387,9 +387,11 @@ func (t *Tensor) LogSumExp(opts ...ReduceOption) *Tensor {
 	if !needsGrad(t) {
 		return out
 	}
-	return record("LogsumexpBackward0", out, []*Tensor{t}, []*Tensor{td, s}, func(g *Tensor) []*Tensor {
-		return []*Tensor{g.Reshape(keep...).Mul(td.Sub(s).Exp())}
-	})
+	back := func(g, t, s *Tensor) []*Tensor { return []*Tensor{g.Reshape(keep...).Mul(t.Sub(s).Exp())} }
+	// twice: t and the output (td's and s's storages)
+	return recordTwice("LogsumexpBackward0", out, []*Tensor{t}, []*Tensor{td, s},
+		func(g *Tensor) []*Tensor { return back(g, td, s) },
+		func(g *Tensor) []*Tensor { return back(g, t, out.Reshape(keep...)) })
 }
 
 // Norm returns the p-norm of t over dims (all by default), as
