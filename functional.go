@@ -79,9 +79,10 @@ func Dropout(x *Tensor, p float64, training bool) *Tensor {
 	}
 	mask := Rand(x.shape, On(x.dev), Dtype(maskDType(x.dtype))).LtScalar(1 - p).Cast(x.dtype).MulScalar(scale)
 	out := x.Detach().Mul(mask)
-	return record("NativeDropoutBackward0", out, []*Tensor{x}, []*Tensor{mask}, func(g *Tensor) []*Tensor {
+	// linear in g (the mask is a constant): differentiable as it is
+	return selfTwice(record("NativeDropoutBackward0", out, []*Tensor{x}, []*Tensor{mask}, func(g *Tensor) []*Tensor {
 		return []*Tensor{g.Mul(mask)}
-	})
+	}))
 }
 
 // maskDType is the dtype of the uniform draws behind a dropout mask for

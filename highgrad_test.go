@@ -219,6 +219,16 @@ func TestGradGradReductionsViews(t *testing.T) {
 		"where2": func(xs []*Tensor) *Tensor {
 			return Where(xs[0].GtScalar(0), xs[0], xs[1].Narrow(0, 0, 2).Narrow(1, 0, 3)).Square()
 		},
+		"baddbmm": func(xs []*Tensor) *Tensor {
+			return Baddbmm(xs[0].Select(0, 0), xs[0].Unsqueeze(0).Tanh(), xs[1].Unsqueeze(0).Sin().Narrow(2, 0, 3), 0.5, 2).Square()
+		},
+		"bce_logits": func(xs []*Tensor) *Tensor {
+			return BCEWithLogits(xs[0].Square(), xs[1].Narrow(0, 0, 2).Narrow(1, 0, 3).Sigmoid(), "mean")
+		},
+		"dropout": func(xs []*Tensor) *Tensor {
+			ManualSeed(3)
+			return Dropout(xs[0].Square(), 0.4, true).Mul(xs[0])
+		},
 	} {
 		gradgradcheck(t, name, f, vals(Shape{2, 3}, -1.5, 1.5, 4), vals(Shape{3, 4}, -1.5, 1.5, 5))
 	}

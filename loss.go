@@ -234,10 +234,13 @@ func BCEWithLogits(input, target *Tensor, reduction string) *Tensor {
 	loss := xd.ReLU().Sub(xd.Mul(yd)).Add(xd.Abs().Neg().Exp().Log1p())
 	out := reduceLoss(loss, reduction)
 	n := loss.NumElements()
-	return record("BinaryCrossEntropyWithLogitsBackward0", out, []*Tensor{input, target}, []*Tensor{xd, yd}, func(g *Tensor) []*Tensor {
+	back := func(g, xd, yd *Tensor) []*Tensor {
 		gs := lossGrad(g, reduction, n)
 		return []*Tensor{
 			gradIf(input, func() *Tensor { return gs.Mul(xd.Sigmoid().Sub(yd)) }),
 			gradIf(target, func() *Tensor { return gs.Mul(xd).Neg() })}
-	})
+	}
+	// twice: input and target, whose storages are xd's and yd's
+	return recordTwice("BinaryCrossEntropyWithLogitsBackward0", out, []*Tensor{input, target}, []*Tensor{xd, yd},
+		func(g *Tensor) []*Tensor { return back(g, xd, yd) }, func(g *Tensor) []*Tensor { return back(g, input, target) })
 }
