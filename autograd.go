@@ -305,6 +305,22 @@ func selfTwice(out *Tensor) *Tensor {
 	return out
 }
 
+// linearTwice is the twice of a backward that is linear in g and reads
+// no float tensor of the graph (pooling's, on a raw kernel): the gradient
+// is computed as in first order and given a node (named name) back to g
+// whose backward is adjoint, the transposed map, in recording ops.
+func linearTwice(name string, backward func(g *Tensor) []*Tensor, adjoint func(gg *Tensor) *Tensor) func(g *Tensor) []*Tensor {
+	return func(g *Tensor) []*Tensor {
+		var gx *Tensor
+		NoGrad(func() { gx = backward(g.Detach())[0].Detach() })
+		if g.RequiresGrad() {
+			back := func(gg *Tensor) []*Tensor { return []*Tensor{adjoint(gg)} }
+			gx.ag = &autograd{requiresGrad: true, node: &node{name: name, edges: []edge{gradEdge(g)}, backward: back, twice: back}}
+		}
+		return []*Tensor{gx}
+	}
+}
+
 // nodeOf is t's node (grad_fn), nil for a leaf.
 func nodeOf(t *Tensor) *node {
 	if t.ag == nil {

@@ -77,6 +77,8 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"GradPenaltyFixture", TestGradPenaltyFixture},
 		{"GradPenaltyConvFixture", TestGradPenaltyConvFixture},
 		{"GradGradConv2d", TestGradGradConv2d},
+		{"GradGradPool", TestGradGradPool},
+		{"GradRunsNoHooks", TestGradRunsNoHooks},
 		{"GradMLPInputFixture", TestGradMLPInputFixture},
 		{"GradOptions", TestGradOptions},
 		{"BackwardCreateGraph", TestBackwardCreateGraph},

@@ -110,25 +110,33 @@ func (generic) maxPool2dDil(x4 *Tensor, p backend.Pool2dParams, dil [2]int, osha
 		// backends') keep the last NaN they meet
 		idx = lastNaN(flat, 4, idx)
 	}
-	var pos *Tensor
-	if wantIdx {
-		// window position q of output (i, j) is input row
-		// i·s − p + (q / kw)·d, column j·s − p + (q % kw)·d (worked out on
-		// the device: a host table of every window's positions has the
-		// size of the windows)
+	// window position q of output (i, j) is input row
+	// i·s − p + (q / kw)·d, column j·s − p + (q % kw)·d (worked out on
+	// the device: a host table of every window's positions has the
+	// size of the windows)
+	position := func() *Tensor {
 		qh := idx.FloorDivide(Full(Shape{}, float64(kernel[1]), On(x4.dev), Dtype(Int64)))
 		qw := idx.Sub(qh.MulScalar(float64(kernel[1])))
 		r0 := Arange(float64(-padding[0]), float64(oh*stride[0]-padding[0]), float64(stride[0]), On(x4.dev), Dtype(Int64)).Reshape(oh, 1)
 		c0 := Arange(float64(-padding[1]), float64(ow*stride[1]-padding[1]), float64(stride[1]), On(x4.dev), Dtype(Int64))
-		pos = qh.MulScalar(float64(dil[0])).Add(r0).MulScalar(float64(wd)).Add(qw.MulScalar(float64(dil[1])).Add(c0))
+		return qh.MulScalar(float64(dil[0])).Add(r0).MulScalar(float64(wd)).Add(qw.MulScalar(float64(dil[1])).Add(c0))
 	}
-	out = record("MaxPool2DWithIndicesBackward0", out, []*Tensor{x4}, []*Tensor{idx}, func(g *Tensor) []*Tensor {
+	var pos *Tensor
+	if wantIdx {
+		pos = position()
+	}
+	back := func(g *Tensor) []*Tensor {
 		mask := oneHot(idx.Unsqueeze(4), 4, kk)
 		gwin := Where(mask, g.Unsqueeze(4), zeroLike(g)).View(n, c, oh, ow, kernel[0], kernel[1])
 		return []*Tensor{win.scatter(x4.dev, x4.dtype, padding, h, wd, func(i, j int) *Tensor {
 			return gwin.Select(4, i).Select(4, j)
 		})}
-	})
+	}
+	out = recordTwice("MaxPool2DWithIndicesBackward0", out, []*Tensor{x4}, []*Tensor{idx}, back,
+		linearTwice("MaxPool2DWithIndicesBackwardBackward0", back, func(gg *Tensor) *Tensor {
+			// the adjoint of routing g to the maxima: gathering from them
+			return gg.Reshape(n, c, h*wd).Gather(2, position().Reshape(n, c, -1)).Reshape(n, c, oh, ow)
+		}))
 	return out, pos
 }
 
@@ -182,10 +190,13 @@ func (generic) avgPool2d(x4 *Tensor, p backend.Pool2dParams, countIncludePad boo
 		div = w1.view(ones).Sum(Dims(4, 5))
 	}
 	out := sum.Div(div)
-	out = record("AvgPool2DBackward0", out, []*Tensor{x4}, []*Tensor{div}, func(g *Tensor) []*Tensor {
+	back := func(g *Tensor) []*Tensor {
 		gd := g.Div(div)
 		return []*Tensor{win.scatter(x4.dev, x4.dtype, padding, h, wd, func(i, j int) *Tensor { return gd })}
-	})
+	}
+	// (the adjoint of an average pool's backward is the pool itself)
+	out = recordTwice("AvgPool2DBackward0", out, []*Tensor{x4}, []*Tensor{div}, back,
+		linearTwice("AvgPool2DBackwardBackward0", back, func(gg *Tensor) *Tensor { return generic{}.avgPool2d(gg, p, countIncludePad, oshape) }))
 	return out
 }
 

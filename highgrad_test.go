@@ -276,3 +276,19 @@ func TestGradGradConv2dGeneric(t *testing.T) {
 		}, vals(c.w, -1, 1, 2))
 	}
 }
+
+func TestGradGradPool(t *testing.T) {
+	x := vals(Shape{2, 2, 5, 6}, -1, 1, 1)
+	for _, k := range []Kernels{NativeKernels, GenericKernels} {
+		for name, f := range map[string]func(x *Tensor) *Tensor{
+			"max":         func(x *Tensor) *Tensor { return k.MaxPool2d(x, [2]int{2, 2}, [2]int{2, 2}, [2]int{0, 0}) },
+			"max_overlap": func(x *Tensor) *Tensor { return k.MaxPool2d(x, [2]int{3, 2}, [2]int{1, 2}, [2]int{1, 1}) },
+			"avg":         func(x *Tensor) *Tensor { return k.AvgPool2d(x, [2]int{2, 3}, [2]int{2, 1}, [2]int{1, 1}, false) },
+			"avg_pad":     func(x *Tensor) *Tensor { return k.AvgPool2d(x, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}, true) },
+		} {
+			gradgradcheck(t, fmt.Sprintf("%s pool (%v)", name, k == GenericKernels), func(xs []*Tensor) *Tensor {
+				return f(xs[0].PowScalar(3)).Tanh()
+			}, x)
+		}
+	}
+}

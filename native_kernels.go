@@ -88,21 +88,30 @@ func (k nativePool) maxPool2dIdx(x4 *Tensor, p backend.Pool2dParams, oshape Shap
 	if !needsGrad(x4) {
 		return out, idx
 	}
-	return record("MaxPool2DWithIndicesBackward0", out, []*Tensor{x4}, []*Tensor{idx}, func(g *Tensor) []*Tensor {
+	back := func(g *Tensor) []*Tensor {
 		gx := empty(x4.shape, x4.dtype, x4.dev)
 		k.pl.MaxPool2dBackward(gx.view(), g.view(), idx.view())
 		return []*Tensor{gx}
-	}), idx
+	}
+	n, c, h, w := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
+	return recordTwice("MaxPool2DWithIndicesBackward0", out, []*Tensor{x4}, []*Tensor{idx}, back,
+		linearTwice("MaxPool2DWithIndicesBackwardBackward0", back, func(gg *Tensor) *Tensor {
+			// the adjoint of routing g to the maxima: gathering from them
+			return gg.Reshape(n, c, h*w).Gather(2, idx.Reshape(n, c, -1)).Reshape(oshape...)
+		})), idx
 }
 
 func (k nativePool) avgPool2d(x4 *Tensor, p backend.Pool2dParams, countIncludePad bool, oshape Shape) *Tensor {
 	out := empty(oshape, x4.dtype, x4.dev)
 	k.pl.AvgPool2d(out.view(), x4.Detach().view(), p, countIncludePad)
-	return record("AvgPool2DBackward0", out, []*Tensor{x4}, nil, func(g *Tensor) []*Tensor {
+	back := func(g *Tensor) []*Tensor {
 		gx := empty(x4.shape, x4.dtype, x4.dev)
 		k.pl.AvgPool2dBackward(gx.view(), g.view(), p, countIncludePad)
 		return []*Tensor{gx}
-	})
+	}
+	// (the adjoint of an average pool's backward is the pool itself)
+	return recordTwice("AvgPool2DBackward0", out, []*Tensor{x4}, nil, back,
+		linearTwice("AvgPool2DBackwardBackward0", back, func(gg *Tensor) *Tensor { return k.avgPool2d(gg, p, countIncludePad, oshape) }))
 }
 
 // nativeBatchNorm runs BatchNorm on a backend's per-channel kernels: the
