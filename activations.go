@@ -18,12 +18,21 @@ func GELU(x *Tensor) *Tensor {
 	}
 	cdf := xc.MulScalar(1 / math.Sqrt2).Erf().AddScalar(1).MulScalar(0.5)
 	out := xc.Mul(cdf).Cast(dt)
-	return record("GeluBackward0", out, []*Tensor{x}, []*Tensor{xd}, func(g *Tensor) []*Tensor {
+	back := func(g, xc, cdf *Tensor) []*Tensor {
 		pdf := xc.Mul(xc).MulScalar(-0.5).Exp().MulScalar(1 / math.Sqrt(2*math.Pi))
 		d := cdf.Add(xc.Mul(pdf))
 		if dt.IsHalf() {
 			return []*Tensor{g.Cast(Float32).Mul(d).Cast(g.dtype)}
 		}
 		return []*Tensor{g.Mul(d)}
-	})
+	}
+	xo := x // (its storage is xd's, which backward saves)
+	return recordTwice("GeluBackward0", out, []*Tensor{x}, []*Tensor{xd}, func(g *Tensor) []*Tensor { return back(g, xc, cdf) },
+		func(g *Tensor) []*Tensor {
+			xc := xo
+			if !xc.dtype.IsFloat() || dt.IsHalf() {
+				xc = xc.Cast(Float32)
+			}
+			return back(g, xc, xc.MulScalar(1/math.Sqrt2).Erf().AddScalar(1).MulScalar(0.5))
+		})
 }

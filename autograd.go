@@ -2,6 +2,7 @@ package ember
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -16,8 +17,11 @@ import (
 //
 // Backward functions see only detached tensors: the gradients flowing in the
 // engine and the tensors a node saves never require grad, so the ops a
-// backward function runs record nothing. Higher-order gradients
-// (create_graph) are not supported.
+// backward function runs record nothing. Higher-order gradients (Grad and
+// BackwardCreateGraph with create_graph) run a node's second, differentiable
+// backward (twice, written with ordinary ops over the original tensors)
+// with grad mode on, so that the gradients it returns carry a graph; a node
+// without one gives results whose own backward panics (runTwice).
 
 // autograd is a tensor's part in reverse-mode differentiation.
 type autograd struct {
@@ -39,6 +43,10 @@ type node struct {
 	name     string
 	edges    []edge // one per input; edges of inputs that need no gradient are empty
 	backward func(g *Tensor) []*Tensor
+	// twice is backward written with recording ops over the original
+	// (non-detached) tensors, run with grad mode on when a graph of the
+	// gradient is being built (create_graph); nil where the op has none
+	twice    func(g *Tensor) []*Tensor
 	saved    []savedVar
 	freed    bool
 	retained *autograd // the output's autograd when RetainGrad was called
@@ -275,6 +283,52 @@ func record(name string, out *Tensor, inputs []*Tensor, saved []*Tensor, backwar
 	return out
 }
 
+// recordTwice is record with twice, the op's differentiable backward (see
+// node.twice): it must read only the original inputs and outputs whose
+// detached forms backward reads (so that it keeps no more memory alive),
+// and compute with ops that record.
+func recordTwice(name string, out *Tensor, inputs []*Tensor, saved []*Tensor, backward, twice func(g *Tensor) []*Tensor) *Tensor {
+	out = record(name, out, inputs, saved, backward)
+	if out.ag != nil && out.ag.node != nil {
+		out.ag.node.twice = twice
+	}
+	return out
+}
+
+// selfTwice marks out's node as differentiable as it is: its backward reads
+// no saved float tensor (only shapes, indices, masks) and computes with
+// recording ops, so run with grad mode on it builds the gradient's graph.
+func selfTwice(out *Tensor) *Tensor {
+	if out.ag != nil && out.ag.node != nil && out.ag.node.twice == nil {
+		out.ag.node.twice = out.ag.node.backward
+	}
+	return out
+}
+
+// linearTwice is the twice of a backward that is linear in g and reads
+// no float tensor of the graph (pooling's, on a raw kernel): the gradient
+// is computed as in first order and given a node (named name) back to g
+// whose backward is adjoint, the transposed map, in recording ops.
+func linearTwice(name string, backward func(g *Tensor) []*Tensor, adjoint func(gg *Tensor) *Tensor) func(g *Tensor) []*Tensor {
+	return func(g *Tensor) []*Tensor {
+		var gx *Tensor
+		NoGrad(func() { gx = backward(g.Detach())[0].Detach() })
+		if g.RequiresGrad() {
+			back := func(gg *Tensor) []*Tensor { return []*Tensor{adjoint(gg)} }
+			gx.ag = &autograd{requiresGrad: true, node: &node{name: name, edges: []edge{gradEdge(g)}, backward: back, twice: back}}
+		}
+		return []*Tensor{gx}
+	}
+}
+
+// nodeOf is t's node (grad_fn), nil for a leaf.
+func nodeOf(t *Tensor) *node {
+	if t.ag == nil {
+		return nil
+	}
+	return t.ag.node
+}
+
 // gradEdge is the edge to t's history (t's node, or t itself for a leaf),
 // empty where t does not require grad; a view's history is brought up to
 // date first (refresh).
@@ -295,13 +349,14 @@ func gradEdge(t *Tensor) edge {
 // carryGrad is the hook for ops that copy (To, Cast): the gradient goes
 // back to in's device and dtype.
 func carryGrad(in, out *Tensor, name string) *Tensor {
-	return record(name, out, []*Tensor{in}, nil, func(g *Tensor) []*Tensor { return []*Tensor{g} })
+	return selfTwice(record(name, out, []*Tensor{in}, nil, func(g *Tensor) []*Tensor { return []*Tensor{g} }))
 }
 
 // recordUnary is the hook for one-input ops that save no tensors (views,
 // copies); backward maps the output's gradient to the input's.
+// backward must be differentiable as it is (see selfTwice).
 func recordUnary(in, out *Tensor, name string, backward func(g *Tensor) *Tensor) *Tensor {
-	return record(name, out, []*Tensor{in}, nil, func(g *Tensor) []*Tensor { return []*Tensor{backward(g)} })
+	return selfTwice(record(name, out, []*Tensor{in}, nil, func(g *Tensor) []*Tensor { return []*Tensor{backward(g)} }))
 }
 
 // rename changes the grad_fn name of a tensor an op has just produced.
@@ -327,34 +382,70 @@ func (t *Tensor) BackwardWith(grad *Tensor) { t.backward(grad, false, "backward"
 // BackwardWithRetain is BackwardWith with retain_graph=True.
 func (t *Tensor) BackwardWithRetain(grad *Tensor) { t.backward(grad, true, "backward") }
 
+// BackwardCreateGraph is t.backward(grad, create_graph=True): the
+// gradients accumulated into the leaves' Grad carry a graph of their own
+// (through the ops' differentiable backward), so a function of them can be
+// differentiated again; the graph is retained. grad may be nil for a scalar
+// t (ones). An op without a differentiable backward gives gradients whose
+// own backward panics with an *AutogradError.
+func (t *Tensor) BackwardCreateGraph(grad *Tensor) {
+	const op = "backward"
+	t.live(op).refresh()
+	if !t.RequiresGrad() {
+		panic(&AutogradError{Op: op, Msg: "element 0 of tensors does not require grad and does not have a grad_fn"})
+	}
+	grad = rootGrad(op, 0, t, grad, true)
+	p := &pass{}
+	EnableGrad(func() {
+		if t.ag.node == nil {
+			accumulate(t, grad, p)
+		} else {
+			runGraph([]*node{t.ag.node}, []*Tensor{grad}, true, p, &gradRun{create: true})
+		}
+	})
+	p.finish()
+}
+
 func (t *Tensor) backward(grad *Tensor, retain bool, op string) {
 	t.live(op).refresh()
 	if !t.RequiresGrad() {
 		panic(&AutogradError{Op: op, Msg: "element 0 of tensors does not require grad and does not have a grad_fn"})
 	}
-	if grad == nil {
-		if t.NumElements() != 1 {
-			panic(&AutogradError{Op: op, Msg: "grad can be implicitly created only for scalar outputs"})
-		}
-		grad = Full(t.shape, 1, On(t.dev), Dtype(t.dtype))
-	} else {
-		grad.live(op)
-		sameDevice(op, t, grad)
-		if !grad.shape.Equal(t.shape) {
-			if !BroadcastShapes(op, grad.shape, t.shape).Equal(t.shape) {
-				shapeErr(op, "Mismatch in shape: grad_output[0] has a shape of "+grad.shape.String()+" and output[0] has a shape of "+t.shape.String(), grad.shape, t.shape)
-			}
-			grad = grad.Detach().Expand(t.shape...)
-		}
-		grad = grad.Detach().Cast(t.dtype)
-	}
+	grad = rootGrad(op, 0, t, grad, false)
 	p := &pass{}
 	if t.ag.node == nil {
 		accumulate(t, grad, p)
 	} else {
-		runGraph(t.ag.node, grad, retain, p)
+		runGraph([]*node{t.ag.node}, []*Tensor{grad}, retain, p, nil)
 	}
 	p.finish()
+}
+
+// rootGrad is the gradient a backward pass starts from at output t: ones
+// for a scalar t when grad is nil, else grad brought to t's shape (from
+// one that broadcasts to it) and dtype, detached unless keep (create_graph).
+func rootGrad(op string, i int, t, grad *Tensor, keep bool) *Tensor {
+	if grad == nil {
+		if t.NumElements() != 1 {
+			panic(&AutogradError{Op: op, Msg: "grad can be implicitly created only for scalar outputs"})
+		}
+		return Full(t.shape, 1, On(t.dev), Dtype(t.dtype))
+	}
+	grad.live(op)
+	sameDevice(op, t, grad)
+	if !keep {
+		grad = grad.Detach()
+	}
+	if !grad.shape.Equal(t.shape) {
+		if !BroadcastShapes(op, grad.shape, t.shape).Equal(t.shape) {
+			shapeErr(op, fmt.Sprintf("Mismatch in shape: grad_output[%d] has a shape of %s and output[%d] has a shape of %s", i, grad.shape, i, t.shape), grad.shape, t.shape)
+		}
+		grad = grad.Expand(t.shape...)
+	}
+	if !keep {
+		grad = grad.Detach()
+	}
+	return grad.Cast(t.dtype)
 }
 
 // accumulate adds g, the whole of one pass's gradient for leaf, into
@@ -509,7 +600,30 @@ func fitGrad(g *Tensor, e edge) *Tensor {
 	return g
 }
 
-func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
+// gradRun is what a pass does besides Backward's plain first-order
+// accumulation into the leaves (runGraph's run is nil for that).
+type gradRun struct {
+	// create builds a graph of the gradients (create_graph): nodes run
+	// their twice with grad mode on, nothing is released early
+	create bool
+	// Grad: the gradients of the inputs are collected into out (leaves by
+	// their autograd, non-leaves by their node) instead of accumulated,
+	// and only the nodes from which an input is reached run
+	leafOut map[*autograd]int
+	nodeOut map[*node]int
+	out     []*Tensor
+}
+
+func (r *gradRun) collect(i int, g *Tensor) {
+	if r.out[i] == nil {
+		r.out[i] = g
+	} else {
+		r.out[i] = r.out[i].Add(g)
+	}
+}
+
+// runGraph runs the graph from roots, each given its gradient.
+func runGraph(roots []*node, rootGrads []*Tensor, retain bool, p *pass, run *gradRun) {
 	// topological order: reverse post-order of a depth-first walk
 	var order []*node
 	seen := map[*node]bool{}
@@ -517,36 +631,81 @@ func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
 		n *node
 		i int
 	}
-	stack := []frame{{root, 0}}
-	seen[root] = true
-	for len(stack) > 0 {
-		f := &stack[len(stack)-1]
-		if f.i < len(f.n.edges) {
-			e := f.n.edges[f.i]
-			f.i++
-			if e.fn != nil && !seen[e.fn] {
-				seen[e.fn] = true
-				stack = append(stack, frame{e.fn, 0})
-			}
+	for _, root := range roots {
+		if seen[root] {
 			continue
 		}
-		order = append(order, f.n)
-		stack = stack[:len(stack)-1]
+		stack := []frame{{root, 0}}
+		seen[root] = true
+		for len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			if f.i < len(f.n.edges) {
+				e := f.n.edges[f.i]
+				f.i++
+				if e.fn != nil && !seen[e.fn] {
+					seen[e.fn] = true
+					stack = append(stack, frame{e.fn, 0})
+				}
+				continue
+			}
+			order = append(order, f.n)
+			stack = stack[:len(stack)-1]
+		}
 	}
+	grads := make(map[*node]*Tensor, len(roots))
+	for i, root := range roots {
+		if prev := grads[root]; prev != nil {
+			grads[root] = prev.Add(rootGrads[i])
+		} else {
+			grads[root] = rootGrads[i]
+		}
+	}
+	collecting := run != nil && run.out != nil
+	var reach map[*node]bool
+	if collecting {
+		// Grad: the nodes from which an input is reached (order lists a
+		// node after all those its edges lead to)
+		reach = map[*node]bool{}
+		for _, n := range order {
+			for _, e := range n.edges {
+				if e.leaf != nil {
+					if _, ok := run.leafOut[e.leaf.ag]; ok {
+						reach[n] = true
+					}
+				} else if e.fn != nil {
+					if _, ok := run.nodeOut[e.fn]; ok || reach[e.fn] {
+						reach[n] = true
+					}
+				}
+			}
+		}
+	}
+	create := run != nil && run.create
 	// A leaf's gradient is summed over the edges that lead to it and
 	// accumulated once, when the last of them has been processed (as
 	// PyTorch's AccumulateGrad node), so its hooks see the pass's total.
 	leafEdges := map[*Tensor]int{}
-	for _, n := range order {
-		for _, e := range n.edges {
-			if e.leaf != nil {
-				leafEdges[e.leaf]++
+	if !collecting {
+		for _, n := range order {
+			for _, e := range n.edges {
+				if e.leaf != nil {
+					leafEdges[e.leaf]++
+				}
 			}
 		}
 	}
 	own := newGradOwner()
+	if run != nil {
+		own.start = ^uint64(0) // nothing is the pass's own: graphs and callers keep them
+	}
 	leafGrads := map[*Tensor]*Tensor{}
 	toLeaf := func(leaf, g *Tensor) {
+		if collecting {
+			if i, ok := run.leafOut[leaf.ag]; ok && g != nil {
+				run.collect(i, g)
+			}
+			return
+		}
 		if g != nil {
 			if prev := leafGrads[leaf]; prev != nil {
 				sum := prev.Add(g)
@@ -570,11 +729,18 @@ func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
 			}
 		}
 	}
-	grads := map[*node]*Tensor{root: grad}
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
 		g := grads[n]
 		delete(grads, n)
+		if collecting {
+			if j, ok := run.nodeOut[n]; ok && g != nil {
+				run.collect(j, g)
+			}
+			if !reach[n] {
+				continue
+			}
+		}
 		if g == nil {
 			for _, e := range n.edges {
 				if e.leaf != nil {
@@ -583,7 +749,7 @@ func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
 			}
 			continue
 		}
-		if n.retained != nil {
+		if n.retained != nil && !collecting {
 			if n.retained.grad == nil {
 				n.retained.grad = g.Clone()
 			} else {
@@ -603,20 +769,23 @@ func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
 			}
 		}
 		var gs []*Tensor
-		if n.custom {
+		switch {
+		case create:
+			gs = n.runTwice(g)
+		case n.custom:
 			own.escape(g) // user code may keep the gradient it is given
 			gs = n.backward(g)
 			for _, gi := range gs {
 				own.escape(gi) // and what it returns (its own output, a tensor it keeps)
 			}
-		} else {
+		default:
 			// A built-in backward keeps nothing it makes but what it
 			// returns: free its temporaries at once.
 			Scope(func() { gs = n.backward(g); Keep(gs...) })
 		}
 		if !retain && len(n.saved) > 0 {
 			n.freed = true
-			n.backward = nil
+			n.backward, n.twice = nil, nil
 		}
 		var spent []*Tensor // fresh results that fitGrad replaced
 		for j, e := range n.edges {
@@ -625,7 +794,11 @@ func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
 			}
 			var gj *Tensor
 			if j < len(gs) && gs[j] != nil {
-				gj = fitGrad(gs[j].Detach(), e)
+				if create {
+					gj = fitGrad(gs[j], e)
+				} else {
+					gj = fitGrad(gs[j].Detach(), e)
+				}
 				if n.custom {
 					// user code may keep what it returns: never released,
 					// also when a later backward passes it on unchanged
@@ -662,6 +835,33 @@ func runGraph(root *node, grad *Tensor, retain bool, p *pass) {
 		}
 		own.drop(g)
 	}
+}
+
+// runTwice runs n's backward for a pass that builds the gradients' graph
+// (grad mode is on): twice where n has one; otherwise n's backward on a
+// detached g, each gradient then given a node that panics when it is
+// backpropagated through (PyTorch's "the derivative for ... is not
+// implemented"), so that a higher derivative is never silently wrong.
+func (n *node) runTwice(g *Tensor) []*Tensor {
+	if n.twice != nil {
+		return n.twice(g)
+	}
+	var gs []*Tensor
+	NoGrad(func() { gs = n.backward(g.Detach()) })
+	ge := gradEdge(g)
+	for j, gj := range gs {
+		if gj == nil || !gj.dtype.IsFloat() {
+			continue
+		}
+		gj = gj.Detach()
+		edges := append([]edge{ge}, n.edges...)
+		name := n.name
+		gj.ag = &autograd{requiresGrad: true, node: &node{name: strings.TrimSuffix(name, "0") + "Backward0", edges: edges, backward: func(*Tensor) []*Tensor {
+			panic(&AutogradError{Op: "backward", Msg: fmt.Sprintf("the derivative for '%s' is not implemented (double backward through %s is not supported)", name, name)})
+		}}}
+		gs[j] = gj
+	}
+	return gs
 }
 
 // gradOwner tracks the gradient buffers one backward pass made itself, so

@@ -74,6 +74,18 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"GradFixturesFold", TestGradFixturesFold},
 		{"InterpErrorsAsTorch", TestInterpErrorsAsTorch},
 		{"InterpolateHalf", TestInterpolateHalf},
+		{"GradGradElementwise", TestGradGradElementwise},
+		{"GradGradReductionsViews", TestGradGradReductionsViews},
+		{"SecondDerivativeFixtures", TestSecondDerivativeFixtures},
+		{"GradPenaltyFixture", TestGradPenaltyFixture},
+		{"GradPenaltyConvFixture", TestGradPenaltyConvFixture},
+		{"GradGradConv2d", TestGradGradConv2d},
+		{"GradGradPool", TestGradGradPool},
+		{"GradRunsNoHooks", TestGradRunsNoHooks},
+		{"GradMLPInputFixture", TestGradMLPInputFixture},
+		{"GradOptions", TestGradOptions},
+		{"BackwardCreateGraph", TestBackwardCreateGraph},
+		{"DoubleBackwardNotImplemented", TestDoubleBackwardNotImplemented},
 	} {
 		t.Run(tc.name, tc.f)
 	}

@@ -40,11 +40,14 @@ func Linear(x, w, b *Tensor) *Tensor {
 		sameDevice(name, x, w, b)
 		xd, wd, bd := x.Detach(), w.Detach(), b.Detach()
 		out := bd.Add(xd.MatMul(wd.T()))
-		return record("AddmmBackward0", out, []*Tensor{b, x, w}, savedIf(wd, x, xd, w), func(g *Tensor) []*Tensor {
+		back := func(g, xd, wd *Tensor) []*Tensor {
 			return []*Tensor{g,
 				gradIf(x, func() *Tensor { return g.MatMul(wd) }),
 				gradIf(w, func() *Tensor { return g.T().MatMul(xd) })}
-		})
+		}
+		// (both closures hold x and w, as the first-order one always has)
+		return recordTwice("AddmmBackward0", out, []*Tensor{b, x, w}, savedIf(wd, x, xd, w),
+			func(g *Tensor) []*Tensor { return back(g, xd, wd) }, func(g *Tensor) []*Tensor { return back(g, x, w) })
 	}
 	y := x.MatMul(w.T())
 	if b != nil {
@@ -76,9 +79,10 @@ func Dropout(x *Tensor, p float64, training bool) *Tensor {
 	}
 	mask := Rand(x.shape, On(x.dev), Dtype(maskDType(x.dtype))).LtScalar(1 - p).Cast(x.dtype).MulScalar(scale)
 	out := x.Detach().Mul(mask)
-	return record("NativeDropoutBackward0", out, []*Tensor{x}, []*Tensor{mask}, func(g *Tensor) []*Tensor {
+	// linear in g (the mask is a constant): differentiable as it is
+	return selfTwice(record("NativeDropoutBackward0", out, []*Tensor{x}, []*Tensor{mask}, func(g *Tensor) []*Tensor {
 		return []*Tensor{g.Mul(mask)}
-	})
+	}))
 }
 
 // maskDType is the dtype of the uniform draws behind a dropout mask for

@@ -40,7 +40,7 @@ func (generic) conv2d(x4, w, b *Tensor, p backend.Conv2dParams, oshape Shape) *T
 		releaseTemp(cols, x4, w, out)
 		releaseTemp(xp, x4, w, out)
 	}
-	out = record("ConvolutionBackward0", out, []*Tensor{x4, w, b}, []*Tensor{cols, wg}, func(gr *Tensor) []*Tensor {
+	out = recordTwice("ConvolutionBackward0", out, []*Tensor{x4, w, b}, []*Tensor{cols, wg}, func(gr *Tensor) []*Tensor {
 		gv := gr.Reshape(n, g, og, l).Permute(1, 2, 0, 3).Contiguous().View(g, og, n*l)
 		gx := gradIf(x4, func() *Tensor {
 			gcols := wg.Transpose(1, 2).MatMul(gv).View(c, kh, kw, n, oh, ow)
@@ -54,7 +54,27 @@ func (generic) conv2d(x4, w, b *Tensor, p backend.Conv2dParams, oshape Shape) *T
 			gb = gradIf(b, func() *Tensor { return gr.Sum(Dims(0, 2, 3)) })
 		}
 		return []*Tensor{gx, gw, gb}
-	})
+	}, nil)
+	if nd := nodeOf(out); nd != nil {
+		// twice needs x4 with its history: its data is rebuilt from the
+		// saved, version-checked cols (the elements no window covers do
+		// not reach the output), as x4 may have changed in place since
+		p := backend.Conv2dParams{Stride: stride, Padding: padding, Dilation: dilation, Groups: groups}
+		nd.twice = func(gr *Tensor) []*Tensor {
+			var xr *Tensor
+			NoGrad(func() {
+				cv := cols.View(c, kh, kw, n, oh, ow)
+				xr = win.place(x4.dev, x4.dtype, padding, h, wd, func(i, j int) *Tensor {
+					return cv.Select(1, i).Select(1, j).Permute(1, 0, 2, 3)
+				})
+			})
+			if nd.edges[0].live() {
+				pass := func(g *Tensor) []*Tensor { return []*Tensor{g} }
+				xr.ag = &autograd{requiresGrad: true, node: &node{name: "ConvolutionBackward0", edges: nd.edges[:1], backward: pass, twice: pass}}
+			}
+			return convTwice(xr, w, b, p)(gr)
+		}
+	}
 	return out
 }
 
@@ -90,25 +110,33 @@ func (generic) maxPool2dDil(x4 *Tensor, p backend.Pool2dParams, dil [2]int, osha
 		// backends') keep the last NaN they meet
 		idx = lastNaN(flat, 4, idx)
 	}
-	var pos *Tensor
-	if wantIdx {
-		// window position q of output (i, j) is input row
-		// i·s − p + (q / kw)·d, column j·s − p + (q % kw)·d (worked out on
-		// the device: a host table of every window's positions has the
-		// size of the windows)
+	// window position q of output (i, j) is input row
+	// i·s − p + (q / kw)·d, column j·s − p + (q % kw)·d (worked out on
+	// the device: a host table of every window's positions has the
+	// size of the windows)
+	position := func() *Tensor {
 		qh := idx.FloorDivide(Full(Shape{}, float64(kernel[1]), On(x4.dev), Dtype(Int64)))
 		qw := idx.Sub(qh.MulScalar(float64(kernel[1])))
 		r0 := Arange(float64(-padding[0]), float64(oh*stride[0]-padding[0]), float64(stride[0]), On(x4.dev), Dtype(Int64)).Reshape(oh, 1)
 		c0 := Arange(float64(-padding[1]), float64(ow*stride[1]-padding[1]), float64(stride[1]), On(x4.dev), Dtype(Int64))
-		pos = qh.MulScalar(float64(dil[0])).Add(r0).MulScalar(float64(wd)).Add(qw.MulScalar(float64(dil[1])).Add(c0))
+		return qh.MulScalar(float64(dil[0])).Add(r0).MulScalar(float64(wd)).Add(qw.MulScalar(float64(dil[1])).Add(c0))
 	}
-	out = record("MaxPool2DWithIndicesBackward0", out, []*Tensor{x4}, []*Tensor{idx}, func(g *Tensor) []*Tensor {
+	var pos *Tensor
+	if wantIdx {
+		pos = position()
+	}
+	back := func(g *Tensor) []*Tensor {
 		mask := oneHot(idx.Unsqueeze(4), 4, kk)
 		gwin := Where(mask, g.Unsqueeze(4), zeroLike(g)).View(n, c, oh, ow, kernel[0], kernel[1])
 		return []*Tensor{win.scatter(x4.dev, x4.dtype, padding, h, wd, func(i, j int) *Tensor {
 			return gwin.Select(4, i).Select(4, j)
 		})}
-	})
+	}
+	out = recordTwice("MaxPool2DWithIndicesBackward0", out, []*Tensor{x4}, []*Tensor{idx}, back,
+		linearTwice("MaxPool2DWithIndicesBackwardBackward0", back, func(gg *Tensor) *Tensor {
+			// the adjoint of routing g to the maxima: gathering from them
+			return gg.Reshape(n, c, h*wd).Gather(2, position().Reshape(n, c, -1)).Reshape(n, c, oh, ow)
+		}))
 	return out, pos
 }
 
@@ -162,10 +190,13 @@ func (generic) avgPool2d(x4 *Tensor, p backend.Pool2dParams, countIncludePad boo
 		div = w1.view(ones).Sum(Dims(4, 5))
 	}
 	out := sum.Div(div)
-	out = record("AvgPool2DBackward0", out, []*Tensor{x4}, []*Tensor{div}, func(g *Tensor) []*Tensor {
+	back := func(g *Tensor) []*Tensor {
 		gd := g.Div(div)
 		return []*Tensor{win.scatter(x4.dev, x4.dtype, padding, h, wd, func(i, j int) *Tensor { return gd })}
-	})
+	}
+	// (the adjoint of an average pool's backward is the pool itself)
+	out = recordTwice("AvgPool2DBackward0", out, []*Tensor{x4}, []*Tensor{div}, back,
+		linearTwice("AvgPool2DBackwardBackward0", back, func(gg *Tensor) *Tensor { return generic{}.avgPool2d(gg, p, countIncludePad, oshape) }))
 	return out
 }
 
@@ -280,6 +311,20 @@ func (w window) view(xp *Tensor) *Tensor {
 
 // scatter adds part(i, j), an [N, C, OH, OW] gradient for kernel position
 // (i, j), into a zero padded gradient, and returns it cut to [N, C, H, W].
+// place is scatter with each part copied, not added: it rebuilds a
+// [N, C, H, W] tensor from its windows (zero where no window reaches).
+func (w window) place(dev Device, dt DType, pad [2]int, h, wd int, part func(i, j int) *Tensor) *Tensor {
+	xp := Zeros(Shape{w.n, w.c, w.hp, w.wp}, On(dev), Dtype(dt))
+	sN, sC, sH, sW := w.strides()
+	for i := 0; i < w.kh; i++ {
+		for j := 0; j < w.kw; j++ {
+			dst := xp.asStrided(Shape{w.n, w.c, w.oh, w.ow}, []int{sN, sC, w.stride[0] * sH, w.stride[1] * sW}, i*w.dil[0]*sH+j*w.dil[1]*sW)
+			dst.CopyFrom(part(i, j))
+		}
+	}
+	return xp.Narrow(2, pad[0], h).Narrow(3, pad[1], wd).Contiguous()
+}
+
 func (w window) scatter(dev Device, dt DType, pad [2]int, h, wd int, part func(i, j int) *Tensor) *Tensor {
 	gxp := Zeros(Shape{w.n, w.c, w.hp, w.wp}, On(dev), Dtype(dt))
 	sN, sC, sH, sW := w.strides()

@@ -35,37 +35,46 @@ func recordBinary(op backend.BinaryOp, a, b, out *Tensor) *Tensor {
 	if rule == nil {
 		panic(fmt.Sprintf("ember: %s has grad_fn %s in the op table but no gradient rule", op, row.GradFn))
 	}
-	var ad, bd, yd *Tensor
+	// ao, bo, yo: the originals of what backward saves, for twice
+	var ad, bd, yd, ao, bo, yo *Tensor
 	var saved []*Tensor
 	switch {
 	case row.Saves&optable.SaveCross != 0:
 		if b.RequiresGrad() {
-			ad = a.Detach()
+			ad, ao = a.Detach(), a
 			saved = append(saved, ad)
 		}
 		if a.RequiresGrad() {
-			bd = b.Detach()
+			bd, bo = b.Detach(), b
 			saved = append(saved, bd)
 		}
 	case row.Saves&optable.SaveX != 0:
-		ad, bd = a.Detach(), b.Detach()
+		ad, bd, ao, bo = a.Detach(), b.Detach(), a, b
 		saved = append(saved, ad, bd)
 	}
 	if row.Saves&optable.SaveY != 0 {
-		yd = out.Detach()
+		yd, yo = out.Detach(), out
 		saved = append(saved, yd)
 	}
 	need := [2]bool{a.RequiresGrad(), b.RequiresGrad()}
-	return record(row.GradFn, out, []*Tensor{a, b}, saved, func(g *Tensor) []*Tensor {
+	return recordTwice(row.GradFn, out, []*Tensor{a, b}, saved, func(g *Tensor) []*Tensor {
 		ga, gb := rule(g, ad, bd, yd, need)
-		if !need[0] {
-			ga = nil
-		}
-		if !need[1] {
-			gb = nil
-		}
-		return []*Tensor{ga, gb}
+		return needed(need, ga, gb)
+	}, func(g *Tensor) []*Tensor {
+		ga, gb := rule(g, ao, bo, yo, need)
+		return needed(need, ga, gb)
 	})
+}
+
+// needed keeps the gradients of the operands that need one.
+func needed(need [2]bool, ga, gb *Tensor) []*Tensor {
+	if !need[0] {
+		ga = nil
+	}
+	if !need[1] {
+		gb = nil
+	}
+	return []*Tensor{ga, gb}
 }
 
 // gradIf evaluates f only when in requires grad.
@@ -101,14 +110,14 @@ func recordUnaryOp(op backend.UnaryOp, x, out *Tensor, p backend.Params) *Tensor
 	if rule == nil {
 		panic(fmt.Sprintf("ember: %s has grad_fn %s in the op table but no gradient rule", op, row.GradFn))
 	}
-	var xd, yd *Tensor
+	var xd, yd, xo, yo *Tensor // xo, yo: the originals, for twice
 	var saved []*Tensor
 	if row.Saves&optable.SaveX != 0 {
-		xd = x.Detach()
+		xd, xo = x.Detach(), x
 		saved = append(saved, xd)
 	}
 	if row.Saves&optable.SaveY != 0 {
-		yd = out.Detach()
+		yd, yo = out.Detach(), out
 		saved = append(saved, yd)
 	}
 	back := func(g *Tensor) []*Tensor { return []*Tensor{rule(g, xd, yd, p)} }
@@ -120,7 +129,7 @@ func recordUnaryOp(op backend.UnaryOp, x, out *Tensor, p backend.Params) *Tensor
 			return []*Tensor{inFloat32(dt, []*Tensor{g, xd, yd}, func(c []*Tensor) *Tensor { return rule(c[0], c[1], c[2], p) })}
 		}
 	}
-	return record(row.GradFn, out, []*Tensor{x}, saved, back)
+	return recordTwice(row.GradFn, out, []*Tensor{x}, saved, back, func(g *Tensor) []*Tensor { return []*Tensor{rule(g, xo, yo, p)} })
 }
 
 // oneRounding marks the unary rules that run in a two-byte float as they
@@ -142,10 +151,10 @@ func recordWhere(cond, a, b, out *Tensor) *Tensor {
 		return out
 	}
 	cd := cond.Detach()
-	return record("WhereBackward0", out, []*Tensor{a, b}, []*Tensor{cd}, func(g *Tensor) []*Tensor {
+	return selfTwice(record("WhereBackward0", out, []*Tensor{a, b}, []*Tensor{cd}, func(g *Tensor) []*Tensor {
 		z := zeroLike(g)
 		return []*Tensor{Where(cd, g, z), Where(cd, z, g)}
-	})
+	}))
 }
 
 // --- reductions ---
@@ -173,10 +182,10 @@ func recordSum(t, out *Tensor, opts []ReduceOption) *Tensor {
 		return out
 	}
 	shape := t.shape.clone()
-	return record(reduceName("SumBackward", opts), out, []*Tensor{t}, nil, func(g *Tensor) []*Tensor {
+	return selfTwice(record(reduceName("SumBackward", opts), out, []*Tensor{t}, nil, func(g *Tensor) []*Tensor {
 		_, _, keep := reductionOf(shape, opts)
 		return []*Tensor{g.Reshape(keep...).Expand(shape...)}
-	})
+	}))
 }
 
 // reductionOf is Tensor.reduction for a bare shape.
@@ -189,10 +198,10 @@ func recordMean(t, out *Tensor, opts []ReduceOption, n int) *Tensor {
 		return out
 	}
 	shape := t.shape.clone()
-	return record(reduceName("MeanBackward", opts), out, []*Tensor{t}, nil, func(g *Tensor) []*Tensor {
+	return selfTwice(record(reduceName("MeanBackward", opts), out, []*Tensor{t}, nil, func(g *Tensor) []*Tensor {
 		_, _, keep := reductionOf(shape, opts)
 		return []*Tensor{g.Reshape(keep...).DivScalar(float64(n)).Expand(shape...)}
-	})
+	}))
 }
 
 func recordProd(t, out *Tensor, opts []ReduceOption) *Tensor {
@@ -264,7 +273,8 @@ func recordMaxMin(t, out *Tensor, opts []ReduceOption, isMax bool) *Tensor {
 		name = map[bool]string{true: "AmaxBackward0", false: "AminBackward0"}[isMax]
 	}
 	xd, yd := t.Detach(), out.Detach()
-	return record(name, out, []*Tensor{t}, []*Tensor{xd, yd}, func(g *Tensor) []*Tensor {
+	// linear in g with a piecewise-constant mask: differentiable as it is
+	return selfTwice(record(name, out, []*Tensor{t}, []*Tensor{xd, yd}, func(g *Tensor) []*Tensor {
 		yk := xd.keepShaped(yd, opts)
 		eq := xd.Eq(yk)
 		if !o.dimsSet && xd.dtype.IsFloat() {
@@ -275,7 +285,7 @@ func recordMaxMin(t, out *Tensor, opts []ReduceOption, isMax bool) *Tensor {
 		mask := eq.Cast(xd.dtype)
 		cnt := mask.Sum(append(append([]ReduceOption{}, opts...), KeepDim())...)
 		return []*Tensor{xd.keepShaped(g, opts).Mul(mask).Div(cnt)}
-	})
+	}))
 }
 
 // oneHot is the Bool mask, of idx's shape with dim d of size n inserted...
@@ -300,17 +310,17 @@ func recordMaxDim(t, values, indices *Tensor, dim int, keepdim bool, isMax bool)
 	name := map[bool]string{true: "MaxBackward0", false: "MinBackward0"}[isMax]
 	d := t.dim("max", dim)
 	if t.Dim() == 0 {
-		return record(name, values, []*Tensor{t}, nil, func(g *Tensor) []*Tensor { return []*Tensor{g} })
+		return selfTwice(record(name, values, []*Tensor{t}, nil, func(g *Tensor) []*Tensor { return []*Tensor{g} }))
 	}
 	n := t.shape[d]
 	id := indices.Detach()
 	shape := t.shape.clone()
-	return record(name, values, []*Tensor{t}, []*Tensor{id}, func(g *Tensor) []*Tensor {
+	return selfTwice(record(name, values, []*Tensor{t}, []*Tensor{id}, func(g *Tensor) []*Tensor {
 		keep := shape.clone()
 		keep[d] = 1
 		mask := oneHot(id.Reshape(keep...), d, n)
 		return []*Tensor{Where(mask, g.Reshape(keep...), zeroLike(g))}
-	})
+	}))
 }
 
 func recordVar(t, out *Tensor, opts []ReduceOption, std bool) *Tensor {
@@ -325,7 +335,7 @@ func recordVar(t, out *Tensor, opts []ReduceOption, std bool) *Tensor {
 	if std {
 		name = "StdBackward0"
 	}
-	return record(name, out, []*Tensor{t}, []*Tensor{xd, yd}, func(g *Tensor) []*Tensor {
+	back := func(g, xd, yd *Tensor) []*Tensor {
 		keepOpts := append(append([]ReduceOption{}, opts...), KeepDim())
 		dev := xd.Sub(xd.Mean(keepOpts...))
 		gk := xd.keepShaped(g, opts)
@@ -336,7 +346,10 @@ func recordVar(t, out *Tensor, opts []ReduceOption, std bool) *Tensor {
 			gk = WhereTensorScalar(sk.EqScalar(0).LogicalNot(), gk.Div(sk.MulScalar(2)), 0)
 		}
 		return []*Tensor{gk.Mul(dev).MulScalar(2 / div)}
-	})
+	}
+	return recordTwice(name, out, []*Tensor{t}, []*Tensor{xd, yd},
+		func(g *Tensor) []*Tensor { return back(g, xd, yd) },
+		func(g *Tensor) []*Tensor { return back(g, t, out) })
 }
 
 func recordSoftmax(t, out *Tensor, d int, log bool) *Tensor {
@@ -345,13 +358,13 @@ func recordSoftmax(t, out *Tensor, d int, log bool) *Tensor {
 	}
 	yd := out.Detach()
 	if log {
-		return record("LogSoftmaxBackward0", out, []*Tensor{t}, []*Tensor{yd}, func(g *Tensor) []*Tensor {
-			return []*Tensor{g.Sub(yd.Exp().Mul(g.Sum(Dims(d), KeepDim())))}
-		})
+		back := func(g, y *Tensor) []*Tensor { return []*Tensor{g.Sub(y.Exp().Mul(g.Sum(Dims(d), KeepDim())))} }
+		return recordTwice("LogSoftmaxBackward0", out, []*Tensor{t}, []*Tensor{yd},
+			func(g *Tensor) []*Tensor { return back(g, yd) }, func(g *Tensor) []*Tensor { return back(g, out) })
 	}
-	return record("SoftmaxBackward0", out, []*Tensor{t}, []*Tensor{yd}, func(g *Tensor) []*Tensor {
-		return []*Tensor{yd.Mul(g.Sub(g.Mul(yd).Sum(Dims(d), KeepDim())))}
-	})
+	back := func(g, y *Tensor) []*Tensor { return []*Tensor{y.Mul(g.Sub(g.Mul(y).Sum(Dims(d), KeepDim())))} }
+	return recordTwice("SoftmaxBackward0", out, []*Tensor{t}, []*Tensor{yd},
+		func(g *Tensor) []*Tensor { return back(g, yd) }, func(g *Tensor) []*Tensor { return back(g, out) })
 }
 
 // --- matmul ---
@@ -374,7 +387,7 @@ func recordMatMul(a, b, out *Tensor) *Tensor {
 		name = "BmmBackward0"
 	}
 	ad, bd := a.Detach(), b.Detach()
-	return record(name, out, []*Tensor{a, b}, savedIf(bd, a, ad, b), func(g *Tensor) []*Tensor {
+	back := func(g, ad, bd *Tensor) []*Tensor {
 		a2, b2 := ad, bd
 		if a2.Dim() == 1 {
 			a2 = a2.Unsqueeze(0)
@@ -388,7 +401,10 @@ func recordMatMul(a, b, out *Tensor) *Tensor {
 		ga := gradIf(a, func() *Tensor { return sumTo(g2.MatMul(b2.Transpose(-1, -2)), a2.shape).Reshape(ad.shape...) })
 		gb := gradIf(b, func() *Tensor { return sumTo(a2.Transpose(-1, -2).MatMul(g2), b2.shape).Reshape(bd.shape...) })
 		return []*Tensor{ga, gb}
-	})
+	}
+	// (both closures hold both operands, as the first-order one always has)
+	return recordTwice(name, out, []*Tensor{a, b}, savedIf(bd, a, ad, b),
+		func(g *Tensor) []*Tensor { return back(g, ad, bd) }, func(g *Tensor) []*Tensor { return back(g, a, b) })
 }
 
 // --- views ---
@@ -400,11 +416,11 @@ func recordSliceLike(t, out *Tensor, name string, same func(z *Tensor) *Tensor) 
 		return out
 	}
 	shape, dt, dev := t.shape.clone(), t.dtype, t.dev
-	return record(name, out, []*Tensor{t}, nil, func(g *Tensor) []*Tensor {
+	return selfTwice(record(name, out, []*Tensor{t}, nil, func(g *Tensor) []*Tensor {
 		z := Zeros(shape, On(dev), Dtype(dt))
 		same(z).CopyFrom(g)
 		return []*Tensor{z}
-	})
+	}))
 }
 
 func recordCat(ts []*Tensor, out *Tensor, d int) *Tensor {
@@ -415,7 +431,7 @@ func recordCat(ts []*Tensor, out *Tensor, d int) *Tensor {
 	for i, t := range ts {
 		sizes[i] = t.shape[d]
 	}
-	return record("CatBackward0", out, ts, nil, func(g *Tensor) []*Tensor {
+	return selfTwice(record("CatBackward0", out, ts, nil, func(g *Tensor) []*Tensor {
 		gs := make([]*Tensor, len(sizes))
 		at := 0
 		for i, n := range sizes {
@@ -423,7 +439,7 @@ func recordCat(ts []*Tensor, out *Tensor, d int) *Tensor {
 			at += n
 		}
 		return gs
-	})
+	}))
 }
 
 // reluGradFused is ReLU's gradient (zero where the output y is zero) in

@@ -91,10 +91,12 @@ func (t *Tensor) Gather(dim int, index *Tensor) *Tensor {
 	checkRange(name, index, d, t.shape[d])
 	out := gatherRaw(t, d, index, index.view(), index.shape)
 	ix := index.Detach()
-	return record("GatherBackward0", out, []*Tensor{t}, []*Tensor{ix}, func(g *Tensor) []*Tensor {
+	return recordTwice("GatherBackward0", out, []*Tensor{t}, []*Tensor{ix}, func(g *Tensor) []*Tensor {
 		z := Zeros(t.shape, On(g.dev), Dtype(g.dtype))
 		scatterRaw(z, d, ix.view(), g.view(), true)
 		return []*Tensor{z}
+	}, func(g *Tensor) []*Tensor {
+		return []*Tensor{Zeros(t.shape, On(g.dev), Dtype(g.dtype)).ScatterAdd(d, ix, g)}
 	})
 }
 
@@ -205,10 +207,12 @@ func indexSelect(name string, t *Tensor, d int, index *Tensor) *Tensor {
 	shape := withSize(t.shape, d, index.NumElements())
 	out := gatherRaw(t, d, index, lineIndex(index, d, shape), shape)
 	in := t.shape.clone()
-	return record(name, out, []*Tensor{t}, []*Tensor{index}, func(g *Tensor) []*Tensor {
+	return recordTwice(name, out, []*Tensor{t}, []*Tensor{index}, func(g *Tensor) []*Tensor {
 		z := Zeros(in, On(g.dev), Dtype(g.dtype))
 		scatterRaw(z, d, lineIndex(index, d, g.shape), g.view(), true)
 		return []*Tensor{z}
+	}, func(g *Tensor) []*Tensor {
+		return []*Tensor{Zeros(in, On(g.dev), Dtype(g.dtype)).IndexAdd(d, index.Reshape(-1), g)}
 	})
 }
 

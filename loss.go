@@ -103,7 +103,8 @@ func NLLLoss(input, target *Tensor, reduction string) *Tensor {
 		count = tg.Ne(Full(Shape{}, IgnoreIndex, On(tg.dev), Dtype(Int64))).Sum().Cast(xd.dtype)
 		out = loss.Sum().Div(count)
 	}
-	return record("NllLossBackward0", out, []*Tensor{input}, []*Tensor{mask}, func(g *Tensor) []*Tensor {
+	// linear in g (mask and count are constants): differentiable as it is
+	return selfTwice(record("NllLossBackward0", out, []*Tensor{input}, []*Tensor{mask}, func(g *Tensor) []*Tensor {
 		gk := g.Neg()
 		switch reduction {
 		case "none":
@@ -112,7 +113,7 @@ func NLLLoss(input, target *Tensor, reduction string) *Tensor {
 			gk = gk.Div(count)
 		}
 		return []*Tensor{Where(mask, gk, zeroLike(g))}
-	})
+	}))
 }
 
 // CrossEntropy is torch.nn.functional.cross_entropy: log-softmax of logits
@@ -199,13 +200,18 @@ func MSELoss(input, target *Tensor, reduction string) *Tensor {
 	target.live(name)
 	sameDevice(name, input, target)
 	checkReduction(name, reduction)
-	diff := input.Detach().Sub(target.Detach())
+	// diffG: the difference with its graph (a Sub node that saves
+	// nothing), for twice; backward reads its data alone
+	diffG := input.Sub(target)
+	diff := diffG.Detach()
 	out := reduceLoss(diff.Mul(diff), reduction)
 	n := diff.NumElements()
-	return record("MseLossBackward0", out, []*Tensor{input, target}, []*Tensor{diff}, func(g *Tensor) []*Tensor {
+	back := func(g, diff *Tensor) []*Tensor {
 		d := lossGrad(g, reduction, n).Mul(diff).MulScalar(2)
 		return []*Tensor{d, d.Neg()}
-	})
+	}
+	return recordTwice("MseLossBackward0", out, []*Tensor{input, target}, []*Tensor{diff},
+		func(g *Tensor) []*Tensor { return back(g, diff) }, func(g *Tensor) []*Tensor { return back(g, diffG) })
 }
 
 // BCEWithLogits is the binary cross-entropy of sigmoid(input) against
@@ -228,10 +234,13 @@ func BCEWithLogits(input, target *Tensor, reduction string) *Tensor {
 	loss := xd.ReLU().Sub(xd.Mul(yd)).Add(xd.Abs().Neg().Exp().Log1p())
 	out := reduceLoss(loss, reduction)
 	n := loss.NumElements()
-	return record("BinaryCrossEntropyWithLogitsBackward0", out, []*Tensor{input, target}, []*Tensor{xd, yd}, func(g *Tensor) []*Tensor {
+	back := func(g, xd, yd *Tensor) []*Tensor {
 		gs := lossGrad(g, reduction, n)
 		return []*Tensor{
 			gradIf(input, func() *Tensor { return gs.Mul(xd.Sigmoid().Sub(yd)) }),
 			gradIf(target, func() *Tensor { return gs.Mul(xd).Neg() })}
-	})
+	}
+	// twice: input and target, whose storages are xd's and yd's
+	return recordTwice("BinaryCrossEntropyWithLogitsBackward0", out, []*Tensor{input, target}, []*Tensor{xd, yd},
+		func(g *Tensor) []*Tensor { return back(g, xd, yd) }, func(g *Tensor) []*Tensor { return back(g, input, target) })
 }

@@ -19,7 +19,7 @@ func (k nativeConv) conv2d(x4, w, b *Tensor, p backend.Conv2dParams, oshape Shap
 		bv = b.view()
 	}
 	cvr.Conv2d(out.view(), xd.view(), wd.view(), bv, p)
-	return record("ConvolutionBackward0", out, []*Tensor{x4, w, b}, []*Tensor{x4, w}, func(gr *Tensor) []*Tensor {
+	return recordTwice("ConvolutionBackward0", out, []*Tensor{x4, w, b}, []*Tensor{x4, w}, func(gr *Tensor) []*Tensor {
 		gc := gr.Contiguous()
 		gx := gradIf(x4, func() *Tensor {
 			gx := empty(xd.shape, xd.dtype, xd.dev)
@@ -36,7 +36,34 @@ func (k nativeConv) conv2d(x4, w, b *Tensor, p backend.Conv2dParams, oshape Shap
 			gb = gradIf(b, func() *Tensor { return gr.Sum(Dims(0, 2, 3)) })
 		}
 		return []*Tensor{gx, gw, gb}
-	})
+	}, convTwice(x4, w, b, p))
+}
+
+// convTwice is a convolution's backward in differentiable ops (Conv2d's
+// double backward): the input's gradient folds wᵀ·g back (col2im), the
+// weight's is g times the unfolded input, per group; x4 and w are the
+// convolution's own operands, which its backward saves anyway.
+func convTwice(x4, w, b *Tensor, p backend.Conv2dParams) func(g *Tensor) []*Tensor {
+	return func(g *Tensor) []*Tensor {
+		n, c, h, wd := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
+		o, cg, kh, kw := w.shape[0], w.shape[1], w.shape[2], w.shape[3]
+		gr := p.Groups
+		og, l, k := o/gr, g.shape[2]*g.shape[3], [2]int{kh, kw}
+		gv := g.Reshape(n, gr, og, l)
+		gx := gradIf(x4, func() *Tensor {
+			gcols := w.Reshape(gr, og, cg*kh*kw).Transpose(1, 2).MatMul(gv) // [n, G, cg·kh·kw, L]
+			return Fold(gcols.Reshape(n, c*kh*kw, l), [2]int{h, wd}, k, p.Dilation, p.Padding, p.Stride)
+		})
+		gw := gradIf(w, func() *Tensor {
+			cols := Unfold(x4, k, p.Dilation, p.Padding, p.Stride).Reshape(n, gr, cg*kh*kw, l)
+			return gv.MatMul(cols.Transpose(2, 3)).Sum(Dims(0)).Reshape(o, cg, kh, kw)
+		})
+		var gb *Tensor
+		if b != nil {
+			gb = gradIf(b, func() *Tensor { return g.Sum(Dims(0, 2, 3)) })
+		}
+		return []*Tensor{gx, gw, gb}
+	}
 }
 
 // nativePool runs the pools on a backend's Pooler; max pooling saves the
@@ -61,21 +88,30 @@ func (k nativePool) maxPool2dIdx(x4 *Tensor, p backend.Pool2dParams, oshape Shap
 	if !needsGrad(x4) {
 		return out, idx
 	}
-	return record("MaxPool2DWithIndicesBackward0", out, []*Tensor{x4}, []*Tensor{idx}, func(g *Tensor) []*Tensor {
+	back := func(g *Tensor) []*Tensor {
 		gx := empty(x4.shape, x4.dtype, x4.dev)
 		k.pl.MaxPool2dBackward(gx.view(), g.view(), idx.view())
 		return []*Tensor{gx}
-	}), idx
+	}
+	n, c, h, w := x4.shape[0], x4.shape[1], x4.shape[2], x4.shape[3]
+	return recordTwice("MaxPool2DWithIndicesBackward0", out, []*Tensor{x4}, []*Tensor{idx}, back,
+		linearTwice("MaxPool2DWithIndicesBackwardBackward0", back, func(gg *Tensor) *Tensor {
+			// the adjoint of routing g to the maxima: gathering from them
+			return gg.Reshape(n, c, h*w).Gather(2, idx.Reshape(n, c, -1)).Reshape(oshape...)
+		})), idx
 }
 
 func (k nativePool) avgPool2d(x4 *Tensor, p backend.Pool2dParams, countIncludePad bool, oshape Shape) *Tensor {
 	out := empty(oshape, x4.dtype, x4.dev)
 	k.pl.AvgPool2d(out.view(), x4.Detach().view(), p, countIncludePad)
-	return record("AvgPool2DBackward0", out, []*Tensor{x4}, nil, func(g *Tensor) []*Tensor {
+	back := func(g *Tensor) []*Tensor {
 		gx := empty(x4.shape, x4.dtype, x4.dev)
 		k.pl.AvgPool2dBackward(gx.view(), g.view(), p, countIncludePad)
 		return []*Tensor{gx}
-	})
+	}
+	// (the adjoint of an average pool's backward is the pool itself)
+	return recordTwice("AvgPool2DBackward0", out, []*Tensor{x4}, nil, back,
+		linearTwice("AvgPool2DBackwardBackward0", back, func(gg *Tensor) *Tensor { return k.avgPool2d(gg, p, countIncludePad, oshape) }))
 }
 
 // nativeBatchNorm runs BatchNorm on a backend's per-channel kernels: the

@@ -387,9 +387,11 @@ func (t *Tensor) LogSumExp(opts ...ReduceOption) *Tensor {
 	if !needsGrad(t) {
 		return out
 	}
-	return record("LogsumexpBackward0", out, []*Tensor{t}, []*Tensor{td, s}, func(g *Tensor) []*Tensor {
-		return []*Tensor{g.Reshape(keep...).Mul(td.Sub(s).Exp())}
-	})
+	back := func(g, t, s *Tensor) []*Tensor { return []*Tensor{g.Reshape(keep...).Mul(t.Sub(s).Exp())} }
+	// twice: t and the output (td's and s's storages)
+	return recordTwice("LogsumexpBackward0", out, []*Tensor{t}, []*Tensor{td, s},
+		func(g *Tensor) []*Tensor { return back(g, td, s) },
+		func(g *Tensor) []*Tensor { return back(g, t, out.Reshape(keep...)) })
 }
 
 // Norm returns the p-norm of t over dims (all by default), as
@@ -442,7 +444,7 @@ func (t *Tensor) Norm(p float64, opts ...ReduceOption) *Tensor {
 	if !needsGrad(t) {
 		return out
 	}
-	return record("LinalgVectorNormBackward0", out, []*Tensor{t}, []*Tensor{td, nk}, func(g *Tensor) []*Tensor {
+	back := func(g, td, nk *Tensor) []*Tensor {
 		gk := g.Reshape(keep...)
 		if p == 1 {
 			return []*Tensor{gk.Mul(td.Sign())}
@@ -458,5 +460,9 @@ func (t *Tensor) Norm(p float64, opts ...ReduceOption) *Tensor {
 			scale = gk.Div(nk.PowScalar(p - 1))
 		}
 		return []*Tensor{d.Mul(WhereTensorScalar(nz, scale, 0))}
-	})
+	}
+	// twice: t and the output, whose storages are td's and nk's
+	return recordTwice("LinalgVectorNormBackward0", out, []*Tensor{t}, []*Tensor{td, nk},
+		func(g *Tensor) []*Tensor { return back(g, td, nk) },
+		func(g *Tensor) []*Tensor { return back(g, t, out.Reshape(keep...)) })
 }

@@ -202,13 +202,16 @@ func Baddbmm(input, b1, b2 *Tensor, beta, alpha float64) *Tensor {
 		out = out.Cast(b1.dtype)
 	}
 	bd1, bd2 := b1.Detach(), b2.Detach()
-	return record("BaddbmmBackward0", out, []*Tensor{input, b1, b2}, savedIf(bd2, b1, bd1, b2), func(g *Tensor) []*Tensor {
+	back := func(g, bd1, bd2 *Tensor) []*Tensor {
 		return []*Tensor{
 			when(input.RequiresGrad(), func() *Tensor { return g.MulScalar(beta) }),
 			gradIf(b1, func() *Tensor { return g.MatMul(bd2.Transpose(1, 2)).MulScalar(alpha) }),
 			gradIf(b2, func() *Tensor { return bd1.Transpose(1, 2).MatMul(g).MulScalar(alpha) }),
 		}
-	})
+	}
+	// (both closures hold b1 and b2, as the first-order one always has)
+	return recordTwice("BaddbmmBackward0", out, []*Tensor{input, b1, b2}, savedIf(bd2, b1, bd1, b2),
+		func(g *Tensor) []*Tensor { return back(g, bd1, bd2) }, func(g *Tensor) []*Tensor { return back(g, b1, b2) })
 }
 
 // bmmHalfF32 is Bmm of two-byte a [B, N, M] and b [B, M, P] (one dtype)
