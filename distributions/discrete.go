@@ -102,8 +102,9 @@ func newCategorical(name string, t *ember.Tensor, isProbs bool) *Categorical {
 		d.Logits = probsToLogits(d.Probs, false)
 	} else {
 		d.params = []param{{"logits", t}}
-		d.check("logits", t, t.Eq(t), "IndependentConstraint(Real(), 1)")
 		d.Logits = t.Sub(t.LogSumExp(ember.Dims(-1), ember.KeepDim()))
+		// torch checks the normalised logits: NaN also where a +Inf made them so
+		d.check("logits", t, d.Logits.Eq(d.Logits), "IndependentConstraint(Real(), 1)")
 		d.Probs = d.Logits.Softmax(-1)
 	}
 	return d
