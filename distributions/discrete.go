@@ -151,6 +151,9 @@ func (d *Categorical) support(v *ember.Tensor) func() *ember.Tensor {
 
 // LogProb returns log p[value] for Int64 (or integral) indices value.
 func (d *Categorical) LogProb(v *ember.Tensor) *ember.Tensor {
+	if v != nil && v.DType() == ember.Bool { // indices 0 and 1, as torch's value.long()
+		v = v.Cast(ember.Int64)
+	}
 	d.validateSample("LogProb", v, fmt.Sprintf("IntegerInterval(lower_bound=0, upper_bound=%d)", d.k()-1), d.support(v))
 	if v.DType() != ember.Int64 {
 		v = v.Cast(ember.Int64)

@@ -141,3 +141,22 @@ func TestMetaShapes(t *testing.T) {
 		t.Errorf("KL Normal on meta: %v", kl.Shape())
 	}
 }
+
+// TestCategoricalBoolValue: torch's Categorical.log_prob takes Bool
+// indices (value.long()): [True, False] of probs [0.2, 0.8] is
+// [log 0.8, log 0.2].
+func TestCategoricalBoolValue(t *testing.T) {
+	eachDevice(t, func(t *testing.T, dev ember.Device) {
+		c := NewCategoricalProbs(vec(dev, 0.2, 0.8))
+		var lp *ember.Tensor
+		if err := ember.Try(func() { lp = c.LogProb(ember.FromSlice([]bool{true, false}, ember.Shape{2}).To(dev)) }); err != nil {
+			t.Fatal(err)
+		}
+		got := host(lp)
+		for i, want := range []float64{math.Log(0.8), math.Log(0.2)} {
+			if math.Abs(got[i]-want) > 1e-6 {
+				t.Errorf("LogProb[%d] = %v, want %v", i, got[i], want)
+			}
+		}
+	})
+}
