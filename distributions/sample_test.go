@@ -283,3 +283,23 @@ func TestImplicitGammaGradients(t *testing.T) {
 		}
 	})
 }
+
+// TestSimplexDrawsBelowOne: torch clamps Dirichlet (and Beta) draws to
+// [tiny, nexttoward(1, 0)], the largest float below 1 (1 − 2⁻²⁴ in
+// float32): Dirichlet([100, 1e-3]) reaches it where the small gamma
+// underflows (torch 1.13 draws 1 − 5.96e-8 as the max of 100k samples).
+func TestSimplexDrawsBelowOne(t *testing.T) {
+	eachDevice(t, func(t *testing.T, dev ember.Device) {
+		ember.ManualSeed(5)
+		for _, dt := range []ember.DType{ember.Float32, ember.Float64} {
+			want := 1 - eps(dt)/2
+			c := vec(dev, 100, 1e-3).Cast(dt)
+			if got := NewDirichlet(c).Sample(2000).Select(-1, 0).Max().Item(); got != want {
+				t.Errorf("%v Dirichlet: largest draw 1 − %v, want 1 − %v", dt, 1-got, 1-want)
+			}
+			if got := NewBeta(c.Select(0, 0), c.Select(0, 1)).Sample(2000).Max().Item(); got != want {
+				t.Errorf("%v Beta: largest draw 1 − %v, want 1 − %v", dt, 1-got, 1-want)
+			}
+		}
+	})
+}
