@@ -102,8 +102,9 @@ func newCategorical(name string, t *ember.Tensor, isProbs bool) *Categorical {
 		d.Logits = probsToLogits(d.Probs, false)
 	} else {
 		d.params = []param{{"logits", t}}
-		d.check("logits", t, t.Eq(t), "IndependentConstraint(Real(), 1)")
 		d.Logits = t.Sub(t.LogSumExp(ember.Dims(-1), ember.KeepDim()))
+		// torch checks the normalised logits: NaN also where a +Inf made them so
+		d.check("logits", t, d.Logits.Eq(d.Logits), "IndependentConstraint(Real(), 1)")
 		d.Probs = d.Logits.Softmax(-1)
 	}
 	return d
@@ -150,6 +151,9 @@ func (d *Categorical) support(v *ember.Tensor) func() *ember.Tensor {
 
 // LogProb returns log p[value] for Int64 (or integral) indices value.
 func (d *Categorical) LogProb(v *ember.Tensor) *ember.Tensor {
+	if v != nil && v.DType() == ember.Bool { // indices 0 and 1, as torch's value.long()
+		v = v.Cast(ember.Int64)
+	}
 	d.validateSample("LogProb", v, fmt.Sprintf("IntegerInterval(lower_bound=0, upper_bound=%d)", d.k()-1), d.support(v))
 	if v.DType() != ember.Int64 {
 		v = v.Cast(ember.Int64)

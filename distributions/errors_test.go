@@ -2,6 +2,7 @@ package distributions
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -37,6 +38,12 @@ func TestErrorsAsTorch(t *testing.T) {
 		expectErr[ve](t, "Categorical probs", func() { NewCategoricalProbs(v(0.5, -0.5)) }, "Simplex()")
 		expectErr[ve](t, "Categorical zero row", func() { NewCategoricalProbs(v(0, 0)) }, "Categorical(probs: [2])", "Simplex()")
 		expectErr[ve](t, "Categorical NaN logits", func() { NewCategoricalLogits(v(nan(), 1)) }, "IndependentConstraint(Real(), 1)")
+		// torch checks the normalised logits: +Inf makes them NaN (−Inf is valid)
+		expectErr[ve](t, "Categorical +Inf logits", func() { NewCategoricalLogits(v(posInf(), 0)) }, "IndependentConstraint(Real(), 1)")
+		expectErr[ve](t, "OneHotCategorical +Inf logits", func() { NewOneHotCategoricalLogits(v(0, posInf())) }, "IndependentConstraint(Real(), 1)")
+		if err := ember.Try(func() { NewCategoricalLogits(v(math.Inf(-1), 0)) }); err != nil {
+			t.Errorf("Categorical -Inf logits: %v, want accepted as torch", err)
+		}
 		expectErr[ve](t, "Geometric probs 0", func() { NewGeometricProbs(v(0, 0.5)) },
 			"Expected parameter probs (Tensor of shape [2]) of distribution Geometric(probs: [2]) to be positive but found invalid values")
 		expectErr[ve](t, "Categorical scalar", func() { NewCategoricalProbs(ember.Scalar(1, ember.On(dev))) }, "must be at least one-dimensional")
@@ -133,4 +140,23 @@ func TestMetaShapes(t *testing.T) {
 	if kl := KLDivergence(NewNormal(m(2, 1), m(3)), NewNormal(m(3), m(1))); !kl.Shape().Equal(ember.Shape{2, 3}) {
 		t.Errorf("KL Normal on meta: %v", kl.Shape())
 	}
+}
+
+// TestCategoricalBoolValue: torch's Categorical.log_prob takes Bool
+// indices (value.long()): [True, False] of probs [0.2, 0.8] is
+// [log 0.8, log 0.2].
+func TestCategoricalBoolValue(t *testing.T) {
+	eachDevice(t, func(t *testing.T, dev ember.Device) {
+		c := NewCategoricalProbs(vec(dev, 0.2, 0.8))
+		var lp *ember.Tensor
+		if err := ember.Try(func() { lp = c.LogProb(ember.FromSlice([]bool{true, false}, ember.Shape{2}).To(dev)) }); err != nil {
+			t.Fatal(err)
+		}
+		got := host(lp)
+		for i, want := range []float64{math.Log(0.8), math.Log(0.2)} {
+			if math.Abs(got[i]-want) > 1e-6 {
+				t.Errorf("LogProb[%d] = %v, want %v", i, got[i], want)
+			}
+		}
+	})
 }

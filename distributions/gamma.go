@@ -209,7 +209,8 @@ func (d *Dirichlet) RSample(s ...int) *ember.Tensor {
 	shape := d.extended(s)
 	dt := d.Concentration.DType()
 	g := standardGamma(d.Concentration.Expand(shape...))
-	return clampData(g.Div(g.Sum(ember.Dims(-1), ember.KeepDim())), tiny(dt), 1-eps(dt))
+	// as torch: [smallest normal, nexttoward(1, 0)], 1 − eps/2 the float below 1
+	return clampData(g.Div(g.Sum(ember.Dims(-1), ember.KeepDim())), tiny(dt), 1-eps(dt)/2)
 }
 
 func (d *Dirichlet) LogProb(v *ember.Tensor) *ember.Tensor {

@@ -50,11 +50,21 @@ func checkSupport(t *testing.T, what string, s *ember.Tensor, ok func(x float64,
 
 func isInt(x float64) bool { return x == math.Trunc(x) && !math.IsInf(x, 0) }
 
-const nDraws = 100000
+// draws is the number of draws of the moment tests: 100k on the CPU; 10k
+// on other devices (the emulated CUDA device runs its kernels on the CPU
+// several times slower), which checkMoments' standard-error bounds allow
+// for, while the CPU keeps the tighter test of the same code.
+func draws(dev ember.Device) int {
+	if dev.Type == ember.CPUType {
+		return 100000
+	}
+	return 10000
+}
 
 func TestSampleMoments(t *testing.T) {
 	eachDevice(t, func(t *testing.T, dev ember.Device) {
 		ember.ManualSeed(7)
+		nDraws := draws(dev)
 		// Normal
 		loc, scale := []float64{0, -2, 5}, []float64{1, 0.5, 3}
 		s := NewNormal(vec(dev, loc...), vec(dev, scale...)).Sample(nDraws)
@@ -250,7 +260,7 @@ func meanGrad(t *testing.T, what string, g *ember.Tensor, want float64) {
 func TestImplicitGammaGradients(t *testing.T) {
 	eachDevice(t, func(t *testing.T, dev ember.Device) {
 		ember.ManualSeed(11)
-		const n = 20000
+		n := draws(dev) / 5 // 20k draws on the CPU
 		fill := func(v float64, shape ...int) *ember.Tensor {
 			return ember.Full(ember.Shape(shape), v, ember.On(dev), ember.Dtype(ember.Float64), ember.WithGrad())
 		}
@@ -270,6 +280,26 @@ func TestImplicitGammaGradients(t *testing.T) {
 		NewDirichlet(alpha).RSample().Select(-1, 0).Sum().Backward()
 		for j, want := range []float64{5.0 / 36, -1.0 / 36, -1.0 / 36} {
 			meanGrad(t, fmt.Sprintf("Dirichlet([1 2 3]) dx0/dα%d", j), alpha.Grad().Select(1, j), want)
+		}
+	})
+}
+
+// TestSimplexDrawsBelowOne: torch clamps Dirichlet (and Beta) draws to
+// [tiny, nexttoward(1, 0)], the largest float below 1 (1 − 2⁻²⁴ in
+// float32): Dirichlet([100, 1e-3]) reaches it where the small gamma
+// underflows (torch 1.13 draws 1 − 5.96e-8 as the max of 100k samples).
+func TestSimplexDrawsBelowOne(t *testing.T) {
+	eachDevice(t, func(t *testing.T, dev ember.Device) {
+		ember.ManualSeed(5)
+		for _, dt := range []ember.DType{ember.Float32, ember.Float64} {
+			want := 1 - eps(dt)/2
+			c := vec(dev, 100, 1e-3).Cast(dt)
+			if got := NewDirichlet(c).Sample(2000).Select(-1, 0).Max().Item(); got != want {
+				t.Errorf("%v Dirichlet: largest draw 1 − %v, want 1 − %v", dt, 1-got, 1-want)
+			}
+			if got := NewBeta(c.Select(0, 0), c.Select(0, 1)).Sample(2000).Max().Item(); got != want {
+				t.Errorf("%v Beta: largest draw 1 − %v, want 1 − %v", dt, 1-got, 1-want)
+			}
 		}
 	})
 }
