@@ -133,17 +133,20 @@ func GridSample(input, grid *Tensor, o GridSampleOptions) *Tensor {
 				}
 			}
 		}
-		if mask != nil {
-			if w == nil {
-				w = mask.Cast(input.dtype)
-			} else {
-				w = w.Mul(mask.Cast(w.dtype)) // NaN weights stay NaN, as PyTorch's
-			}
-		}
 		ix := idx.Unsqueeze(1).Expand(n, c, m)
 		v := gatherValid(flat, 2, ix)
+		// out-of-bounds taps read zero, not the pixel at the index they
+		// were clamped to (which may be Inf or NaN): PyTorch's 2-D kernel
+		// gathers zero there and still multiplies by the weight (NaN
+		// weights stay NaN), its 3-D kernel skips the tap altogether
+		if mask != nil {
+			v = WhereTensorScalar(mask.Unsqueeze(1), v, 0)
+		}
 		if w != nil {
 			v = v.Mul(w.Unsqueeze(1))
+		}
+		if mask != nil && w != nil && k == 3 {
+			v = WhereTensorScalar(mask.Unsqueeze(1), v, 0)
 		}
 		acc = addOrSet(acc, v)
 		j := 0
