@@ -232,3 +232,36 @@ func TestGridSampleNonFiniteInput(t *testing.T) {
 		}
 	}
 }
+
+// TestGridSampleNonFinite3D: PyTorch's 3-D kernel clips as
+// std::min(size-1, std::max(x, 0)), so a NaN coordinate (and ±Inf
+// reflected, which is NaN) reads the last pixel under border and
+// reflection padding, where its 2-D kernel reads the first; under zeros
+// padding it skips NaN taps (0, where 2-D gives NaN). PyTorch 1.13:
+//
+//	x = torch.arange(1., 6., dtype=torch.float64).reshape(1, 1, 1, 1, 5)
+//	g = torch.tensor([nan, 0, 0, inf, 0, 0, -inf, 0, 0, 1e300, 0, 0, -1e300, 0, 0]).reshape(1, 1, 1, 5, 3)
+//	F.grid_sample(x, g, mode, padding_mode, align_corners)
+func TestGridSampleNonFinite3D(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	want := map[string][]float64{ // the same for both align_corners
+		"zeros": {0, 0, 0, 0, 0}, "border": {5, 5, 1, 5, 1}, "reflection": {5, 5, 5, 1, 1},
+	}
+	for _, dev := range testDevices() {
+		x := Arange(1, 6, 1, Dtype(Float64), On(dev)).Reshape(1, 1, 1, 1, 5)
+		g := FromSlice([]float64{nan, 0, 0, inf, 0, 0, -inf, 0, 0, 1e300, 0, 0, -1e300, 0, 0}, Shape{1, 1, 1, 5, 3}, On(dev))
+		for _, mode := range []string{"bilinear", "nearest"} {
+			for pad, w := range want {
+				for _, align := range []bool{false, true} {
+					got := GridSample(x, g, GridSampleOptions{Mode: mode, PaddingMode: pad, AlignCorners: align}).Float64s()
+					for i := range w {
+						if got[i] != w[i] {
+							t.Errorf("%v %s %s align=%v: %v, PyTorch %v", dev, mode, pad, align, got, w)
+							break
+						}
+					}
+				}
+			}
+		}
+	}
+}
