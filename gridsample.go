@@ -133,17 +133,20 @@ func GridSample(input, grid *Tensor, o GridSampleOptions) *Tensor {
 				}
 			}
 		}
-		if mask != nil {
-			if w == nil {
-				w = mask.Cast(input.dtype)
-			} else {
-				w = w.Mul(mask.Cast(w.dtype)) // NaN weights stay NaN, as PyTorch's
-			}
-		}
 		ix := idx.Unsqueeze(1).Expand(n, c, m)
 		v := gatherValid(flat, 2, ix)
+		// out-of-bounds taps read zero, not the pixel at the index they
+		// were clamped to (which may be Inf or NaN): PyTorch's 2-D kernel
+		// gathers zero there and still multiplies by the weight (NaN
+		// weights stay NaN), its 3-D kernel skips the tap altogether
+		if mask != nil {
+			v = WhereTensorScalar(mask.Unsqueeze(1), v, 0)
+		}
 		if w != nil {
 			v = v.Mul(w.Unsqueeze(1))
+		}
+		if mask != nil && w != nil && k == 3 {
+			v = WhereTensorScalar(mask.Unsqueeze(1), v, 0)
 		}
 		acc = addOrSet(acc, v)
 		j := 0
@@ -201,9 +204,14 @@ func gridUnnormalize(x *Tensor, size int, align bool) *Tensor {
 
 // gridClip clips x to [0, size-1]; its gradient is 1 strictly inside
 // and 0 on or beyond the borders (and NaN clips to 0), as PyTorch's
-// clip_coordinates_get_grad.
-func gridClip(x *Tensor, size int) *Tensor {
+// clip_coordinates_get_grad. With nanHigh NaN clips to size-1, as
+// PyTorch's 3-D kernel's std::min(size-1, std::max(x, 0)).
+func gridClip(x *Tensor, size int, nanHigh bool) *Tensor {
 	hi := float64(size - 1)
+	if nanHigh {
+		y := WhereTensorScalar(x.LtScalar(hi), x, hi)
+		return WhereScalar(y.GtScalar(0).LogicalNot(), 0, y)
+	}
 	return WhereScalar(x.GtScalar(0).LogicalNot(), 0, WhereTensorScalar(x.LtScalar(hi), x, hi))
 }
 
@@ -223,19 +231,21 @@ func gridReflect(x *Tensor, size int, align bool) *Tensor {
 	return extra.Minimum(extra.RSubScalar(twice)).AddScalar(low)
 }
 
-// gridPad applies the padding mode to the (integer or not) coordinate x.
-func gridPad(x *Tensor, size int, pad string, align bool) *Tensor {
+// gridPad applies the padding mode to the (integer or not) coordinate x
+// (threeD: as PyTorch's 3-D kernel, see gridClip).
+func gridPad(x *Tensor, size int, pad string, align, threeD bool) *Tensor {
 	switch pad {
 	case "border":
-		return gridClip(x, size)
+		return gridClip(x, size, threeD)
 	case "reflection":
-		return gridClip(gridReflect(x, size, align), size)
+		return gridClip(gridReflect(x, size, align), size, threeD)
 	}
 	return x
 }
 
 // gridAxisTaps returns the taps of one axis for coordinates x ([N, M]).
-// Nearest rounds ties away from zero where away is set.
+// away is set for 3-D input: nearest rounds ties away from zero and
+// NaN pads as PyTorch's 3-D kernel pads it.
 func gridAxisTaps(x *Tensor, size int, stride int, mode, pad string, align, away bool) []gridTap {
 	u := gridUnnormalize(x, size, align)
 	tap := func(at *Tensor, w *Tensor) gridTap {
@@ -254,7 +264,7 @@ func gridAxisTaps(x *Tensor, size int, stride int, mode, pad string, align, away
 	}
 	switch mode {
 	case "nearest":
-		p := gridPad(u, size, pad, align).Detach()
+		p := gridPad(u, size, pad, align, away).Detach()
 		r := p.Round() // half to even (nearbyint), PyTorch's 2-D kernel
 		if away {      // std::round, its 3-D kernel's
 			tr := p.Trunc()
@@ -262,7 +272,7 @@ func gridAxisTaps(x *Tensor, size int, stride int, mode, pad string, align, away
 		}
 		return []gridTap{tap(r, nil)}
 	case "bilinear":
-		p := gridPad(u, size, pad, align)
+		p := gridPad(u, size, pad, align, away)
 		f := p.Detach().Floor()
 		t := p.Sub(f)
 		return []gridTap{tap(f, t.RSubScalar(1)), tap(f.AddScalar(1), t)}
@@ -281,7 +291,7 @@ func gridAxisTaps(x *Tensor, size int, stride int, mode, pad string, align, away
 	ws := []*Tensor{cc2(t.AddScalar(1)), cc1(t), cc1(t.RSubScalar(1)), cc2(t.RSubScalar(2))}
 	taps := make([]gridTap, 4)
 	for i := range taps {
-		taps[i] = tap(gridPad(f.AddScalar(float64(i-1)), size, pad, align), ws[i])
+		taps[i] = tap(gridPad(f.AddScalar(float64(i-1)), size, pad, align, away), ws[i])
 	}
 	return taps
 }

@@ -175,3 +175,93 @@ func TestGridSampleNonFinite(t *testing.T) {
 		}
 	}
 }
+
+// TestGridSampleNonFiniteInput: out-of-bounds taps read zero, not the
+// pixel their index was clamped to, so an Inf pixel does not turn the
+// samples near the border into NaN (here the Inf is pixel 0 and the
+// samples read pixels 4 and beyond). PyTorch 1.13, align_corners=False:
+//
+//	x = torch.tensor([inf, 2., 3., 4., 5.], dtype=torch.float64).reshape(1, 1, 1, 5)
+//	g = torch.tensor([0.9, 0., 1.5, 0.]).reshape(1, 1, 2, 2)  # 3-D: [0.9, 0, 0, 1.5, 0, 0]
+//	y = F.grid_sample(x, g, mode, padding_mode); y.sum().backward()
+func TestGridSampleNonFiniteInput(t *testing.T) {
+	inf := math.Inf(1)
+	type want struct{ y, dx, dg []float64 }
+	cases := map[string]want{
+		"bilinear zeros":      {[]float64{3.75, 0}, []float64{0, 0, 0, 0, 0.75}, []float64{-12.5, -1.875, 0, 0}},
+		"bilinear border":     {[]float64{5, 5}, []float64{0, 0, 0, 0, 2}, []float64{0, 0, 0, 0}},
+		"bilinear reflection": {[]float64{5, 4.25}, []float64{0, 0, 0, 0.75, 1.25}, []float64{0, 0, -2.5, 0}},
+		"bicubic zeros":       {[]float64{3.97265625, -0.17578125}, []float64{0, 0, 0, -0.10546875, 0.84375}, []float64{-12.5390625, 0, 2.9296875, 0}},
+		"bicubic border":      {[]float64{5.10546875, 5}, []float64{0, 0, 0, -0.10546875, 2.10546875}, []float64{0.3515625, 0, 0, 0}},
+		"bicubic reflection":  {[]float64{5.140625, 4.33203125}, []float64{0, 0, -0.10546875, 0.73828125, 1.3671875}, []float64{0.9375, 0, -2.9296875, 0}},
+		"3d zeros":            {[]float64{3.75, 0}, []float64{0, 0, 0, 0, 0.75}, []float64{-12.5, -1.875, -1.875, 0, 0, 0}},
+		"3d border":           {[]float64{5, 5}, []float64{0, 0, 0, 0, 2}, []float64{0, 0, 0, 0, 0, 0}},
+		"3d reflection":       {[]float64{5, 4.25}, []float64{0, 0, 0, 0.75, 1.25}, []float64{0, 0, 0, -2.5, 0, 0}},
+	}
+	same := func(a, b []float64) bool {
+		for i := range a {
+			if a[i] != b[i] {
+				return false
+			}
+		}
+		return len(a) == len(b)
+	}
+	for _, dev := range testDevices() {
+		for k, w := range cases {
+			f := strings.Fields(k)
+			o := GridSampleOptions{Mode: f[0], PaddingMode: f[1]}
+			xs, gs := Shape{1, 1, 1, 5}, Shape{1, 1, 2, 2}
+			gv := []float64{0.9, 0, 1.5, 0}
+			if f[0] == "3d" {
+				o.Mode, xs, gs = "bilinear", Shape{1, 1, 1, 1, 5}, Shape{1, 1, 1, 2, 3}
+				gv = []float64{0.9, 0, 0, 1.5, 0, 0}
+			}
+			x := FromSlice([]float64{inf, 2, 3, 4, 5}, xs, On(dev)).SetRequiresGrad(true)
+			g := FromSlice(gv, gs, On(dev)).SetRequiresGrad(true)
+			y := GridSample(x, g, o)
+			y.Sum().Backward()
+			if got := y.Float64s(); !same(got, w.y) {
+				t.Errorf("%v %s: %v, PyTorch %v", dev, k, got, w.y)
+			}
+			if got := x.Grad().Float64s(); !same(got, w.dx) {
+				t.Errorf("%v %s: input grad %v, PyTorch %v", dev, k, got, w.dx)
+			}
+			if got := g.Grad().Float64s(); !same(got, w.dg) {
+				t.Errorf("%v %s: grid grad %v, PyTorch %v", dev, k, got, w.dg)
+			}
+		}
+	}
+}
+
+// TestGridSampleNonFinite3D: PyTorch's 3-D kernel clips as
+// std::min(size-1, std::max(x, 0)), so a NaN coordinate (and ±Inf
+// reflected, which is NaN) reads the last pixel under border and
+// reflection padding, where its 2-D kernel reads the first; under zeros
+// padding it skips NaN taps (0, where 2-D gives NaN). PyTorch 1.13:
+//
+//	x = torch.arange(1., 6., dtype=torch.float64).reshape(1, 1, 1, 1, 5)
+//	g = torch.tensor([nan, 0, 0, inf, 0, 0, -inf, 0, 0, 1e300, 0, 0, -1e300, 0, 0]).reshape(1, 1, 1, 5, 3)
+//	F.grid_sample(x, g, mode, padding_mode, align_corners)
+func TestGridSampleNonFinite3D(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	want := map[string][]float64{ // the same for both align_corners
+		"zeros": {0, 0, 0, 0, 0}, "border": {5, 5, 1, 5, 1}, "reflection": {5, 5, 5, 1, 1},
+	}
+	for _, dev := range testDevices() {
+		x := Arange(1, 6, 1, Dtype(Float64), On(dev)).Reshape(1, 1, 1, 1, 5)
+		g := FromSlice([]float64{nan, 0, 0, inf, 0, 0, -inf, 0, 0, 1e300, 0, 0, -1e300, 0, 0}, Shape{1, 1, 1, 5, 3}, On(dev))
+		for _, mode := range []string{"bilinear", "nearest"} {
+			for pad, w := range want {
+				for _, align := range []bool{false, true} {
+					got := GridSample(x, g, GridSampleOptions{Mode: mode, PaddingMode: pad, AlignCorners: align}).Float64s()
+					for i := range w {
+						if got[i] != w[i] {
+							t.Errorf("%v %s %s align=%v: %v, PyTorch %v", dev, mode, pad, align, got, w)
+							break
+						}
+					}
+				}
+			}
+		}
+	}
+}
