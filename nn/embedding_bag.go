@@ -202,6 +202,8 @@ func (e *EmbeddingBag) ForwardBags(input, offsets, perSampleWeights *ember.Tenso
 
 // bagMax is mode "max": the bags' rows gathered into [bags, maxLen, Dim]
 // with -inf filling the short bags, reduced over the bag, empty bags 0.
+// The gradient of each output element goes to one row: the first in the
+// bag holding the max.
 func bagMax(rows *ember.Tensor, count []int, maxLen, bags, dim int, dt ember.DType, dev ember.Device) *ember.Tensor {
 	on := ember.On(dev)
 	if maxLen == 0 {
@@ -225,7 +227,9 @@ func bagMax(rows *ember.Tensor, count []int, maxLen, bags, dim int, dt ember.DTy
 		}
 	}
 	g := table.IndexSelect(0, ember.FromSlice(gather, ember.Shape{bags * maxLen}, on)).Reshape(bags, maxLen, dim)
-	out := g.Max(ember.Dims(1))
+	// MaxDim, not Max: its gradient goes to the first position holding the
+	// max, as PyTorch's max_indices, where Max would share it among ties.
+	out, _ := g.MaxDim(1, false)
 	return ember.WhereScalar(ember.FromSlice(empty, ember.Shape{bags, 1}, on), 0, out)
 }
 

@@ -78,7 +78,8 @@ func allDevices() []ember.Device {
 
 // TestEmbeddingBagMatchesTorch: modes sum, mean and max; 1-D input with
 // offsets (an empty bag, include_last_offset), 2-D input, padding_idx (a
-// bag of padding only), per_sample_weights, max_norm and an empty input:
+// bag of padding only), per_sample_weights, max_norm, an empty input and
+// max with ties (the gradient goes to the first row holding the max):
 // the output, the gradients of the weight and of the per-sample weights,
 // the weight after max_norm's renorm, and the repr, against PyTorch 1.13
 // on every device.
