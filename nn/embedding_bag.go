@@ -67,8 +67,8 @@ func (e *EmbeddingBag) Forward(input *ember.Tensor) *ember.Tensor {
 // 1-D input is the concatenation of the bags, bag i starting at
 // offsets[i] (1-D integer, offsets[0] = 0); a 2-D input is one bag per
 // row, and offsets must be nil. perSampleWeights (nil for none; input's
-// shape, Weight's dtype) scales each looked-up row before the sum; only
-// mode "sum" takes it. The result is [bags, Dim]. The indices and offsets
+// shape, Weight's dtype: another panics, as in PyTorch) scales each
+// looked-up row before the sum; only mode "sum" takes it. The result is [bags, Dim]. The indices and offsets
 // are read back to the host to form the bags.
 func (e *EmbeddingBag) ForwardBags(input, offsets, perSampleWeights *ember.Tensor) *ember.Tensor {
 	CheckNil(e, "ForwardBags")
@@ -84,6 +84,9 @@ func (e *EmbeddingBag) ForwardBags(input, offsets, perSampleWeights *ember.Tenso
 	}
 	if perSampleWeights != nil && !perSampleWeights.Shape().Equal(input.Shape()) {
 		argErr(op, "embedding_bag: If per_sample_weights (%v) is not None, then it must have the same shape as the input (%v)", perSampleWeights.Shape(), input.Shape())
+	}
+	if perSampleWeights != nil && perSampleWeights.DType() != e.Weight.DType() {
+		panic(&ember.DTypeError{Op: "nn." + op, DTypes: []ember.DType{e.Weight.DType(), perSampleWeights.DType()}, Msg: "Expected tensor for argument #1 'weight' to have the same type as tensor for argument #1 'per_sample_weights' (while checking arguments for embedding_bag)"})
 	}
 	if perSampleWeights != nil && e.Mode != "sum" {
 		argErr(op, "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' (got mode='%s'). Please open a feature request on GitHub.", e.Mode)
@@ -187,7 +190,6 @@ func (e *EmbeddingBag) ForwardBags(input, offsets, perSampleWeights *ember.Tenso
 		}
 		psw := perSampleWeights.Reshape(-1).IndexSelect(0, ember.FromSlice(pos, ember.Shape{len(pos)}, on))
 		rows = rows.Mul(psw.Unsqueeze(1))
-		dt = rows.DType()
 	}
 	out := ember.Zeros(ember.Shape{bags, e.Dim}, on, ember.Dtype(dt)).IndexAdd(0, ember.FromSlice(bagOf, ember.Shape{len(bagOf)}, on), rows.Cast(dt))
 	if e.Mode == "mean" {

@@ -198,6 +198,14 @@ func TestEmbeddingBagErrors(t *testing.T) {
 	})
 	testenv.Raises[*ember.DTypeError](t, "float input", func() { e.Forward(ember.Zeros(ember.Shape{1, 2})) })
 	testenv.Raises[*ember.DTypeError](t, "float offsets", func() { e.ForwardBags(i1, ember.Zeros(ember.Shape{1}), nil) })
+	// per_sample_weights must have the weight's dtype: PyTorch refuses a
+	// float64 (or integer) one for a float32 weight, where promoting would
+	// silently give a float64 result
+	for _, dt := range []ember.DType{ember.Float64, ember.Int64} {
+		testenv.Raises[*ember.DTypeError](t, "psw "+dt.String(), func() {
+			e.ForwardBags(i1, ember.FromSlice([]int64{0}, ember.Shape{1}), ember.Ones(ember.Shape{2}, ember.Dtype(dt)))
+		})
+	}
 	// 2-D input with include_last_offset: torch's functional turns the rows
 	// into offsets 0, N, 2N, ... and so returns B-1 bags
 	l := nn.NewEmbeddingBag(5, 3, "sum")
