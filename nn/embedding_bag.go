@@ -68,8 +68,9 @@ func (e *EmbeddingBag) Forward(input *ember.Tensor) *ember.Tensor {
 // offsets[i] (1-D integer, offsets[0] = 0); a 2-D input is one bag per
 // row, and offsets must be nil. perSampleWeights (nil for none; input's
 // shape, Weight's dtype: another panics, as in PyTorch) scales each
-// looked-up row before the sum; only mode "sum" takes it. The result is [bags, Dim]. The indices and offsets
-// are read back to the host to form the bags.
+// looked-up row before the sum; only mode "sum" takes it. The result is
+// [bags, Dim]. The indices and offsets are read back to the host to form
+// the bags (on the meta device only their shapes count).
 func (e *EmbeddingBag) ForwardBags(input, offsets, perSampleWeights *ember.Tensor) *ember.Tensor {
 	CheckNil(e, "ForwardBags")
 	const op = "EmbeddingBag"
@@ -116,7 +117,14 @@ func (e *EmbeddingBag) ForwardBags(input, offsets, perSampleWeights *ember.Tenso
 		if !offsets.DType().IsInt() {
 			panic(&ember.DTypeError{Op: "nn." + op, DTypes: []ember.DType{offsets.DType()}, Msg: "Expected tensor for argument #2 'offsets' to have one of the following scalar types: Long, Int"})
 		}
-		starts = offsets.Cast(ember.Int64).Int64s()
+		if offsets.Device().Type == ember.MetaType { // no values: shapes only
+			if w := e.Weight.Device(); w.Type != ember.MetaType {
+				panic(&ember.DeviceMismatchError{Op: "nn." + op, Devices: []ember.Device{offsets.Device(), w}})
+			}
+			starts = make([]int64, offsets.Size(0))
+		} else {
+			starts = offsets.Cast(ember.Int64).Int64s()
+		}
 	default:
 		argErr(op, "input has to be 1D or 2D Tensor, but got Tensor of dimension %d", input.Dim())
 	}
@@ -144,6 +152,13 @@ func (e *EmbeddingBag) ForwardBags(input, offsets, perSampleWeights *ember.Tenso
 	dev := e.Weight.Device()
 	if input.Device() != dev {
 		panic(&ember.DeviceMismatchError{Op: "nn." + op, Devices: []ember.Device{input.Device(), dev}})
+	}
+	if dev.Type == ember.MetaType { // shapes only: the bags' contents are unknown
+		out := ember.Zeros(ember.Shape{bags, e.Dim}, ember.On(dev), ember.Dtype(e.Weight.DType())).Add(e.Weight.Sum().MulScalar(0))
+		if perSampleWeights != nil {
+			out = out.Add(perSampleWeights.Sum().MulScalar(0))
+		}
+		return out
 	}
 	idx := input.Cast(ember.Int64).Int64s()
 	for _, v := range idx {
