@@ -261,6 +261,10 @@ func TestInitErrors(t *testing.T) {
 	raises("uniform inf", "to is out of bounds for float", func() { Uniform(m, 0, math.Inf(1)) })
 	raises("uniform range", "uniform_ expects to-from <= std::numeric_limits<Float>::max(), but found to=3e+38 and from=-3e+38 which result in to-from to exceed the limit", func() { Uniform(m, -3e38, 3e38) })
 	raises("uniform 0.5", "uniform_ expects to return a [from, to) range, but found from=0.5 > to=0.25", func() { Uniform(m, 0.5, 0.25) })
+	// trunc_normal_ checks the uniform range it draws from, 2·cdf(a)-1 to
+	// 2·cdf(b)-1: a > b, and a negative std, fail there
+	raises("trunc a > b", "uniform_ expects to return a [from, to) range, but found from=0.9973 > to=0.682689", func() { TruncNormal(m, 0, 1, 3, 1) })
+	raises("trunc std < 0", "uniform_ expects to return a [from, to) range, but found from=0.9545 > to=-0.9545", func() { TruncNormal(m, 0, -1, -2, 2) })
 	raises("normal nan", "normal expects std >= 0.0, but found std nan", func() { Normal(m, 0, math.NaN()) })
 	raises("normal", "normal expects std >= 0.0, but found std -1", func() { Normal(m, 0, -1) })
 	raises("eye", "Only tensors with 2 dimensions are supported", func() { Eye(v) })
