@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/emberml/ember"
 	"gonum.org/v1/gonum/mat"
@@ -329,6 +330,7 @@ func kaimingStd(op string, t *ember.Tensor, a float64, mode, nonlinearity string
 	if t.NumElements() == 0 {
 		return 0, false
 	}
+	mode = strings.ToLower(mode) // as PyTorch's _calculate_correct_fan
 	if mode != "fan_in" && mode != "fan_out" {
 		valueErr(op, "Mode %s not supported, please use one of ['fan_in', 'fan_out']", mode)
 	}
@@ -344,7 +346,8 @@ func kaimingStd(op string, t *ember.Tensor, a float64, mode, nonlinearity string
 // gain·√(3/fan) (He's init, torch.nn.init.kaiming_uniform_): a is the
 // negative slope given to CalculateGain for "leaky_relu" (PyTorch's
 // defaults: a=0, mode "fan_in", nonlinearity "leaky_relu"), mode is
-// "fan_in" or "fan_out". A t with no elements is left as it is.
+// "fan_in" or "fan_out" (in any case, as PyTorch lower-cases it). A t
+// with no elements is left as it is.
 func KaimingUniform(t *ember.Tensor, a float64, mode, nonlinearity string) *ember.Tensor {
 	std, ok := kaimingStd("KaimingUniform", t, a, mode, nonlinearity)
 	if !ok {

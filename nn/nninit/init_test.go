@@ -283,3 +283,19 @@ func TestInitErrors(t *testing.T) {
 	XavierUniform(ember.Empty(ember.Shape{0, 0}), 1)
 	Orthogonal(e, 1)
 }
+
+// TestKaimingModeCase: PyTorch lower-cases kaiming's mode, so "FAN_OUT"
+// is "fan_out" (the same draw for the same seed) and the error names the
+// lower-cased mode.
+func TestKaimingModeCase(t *testing.T) {
+	for _, f := range []func(*ember.Tensor, float64, string, string) *ember.Tensor{KaimingUniform, KaimingNormal} {
+		ember.ManualSeed(3)
+		want := f(ember.Empty(ember.Shape{3, 4}), 0, "fan_out", "relu").Float64s()
+		ember.ManualSeed(3)
+		near(t, "FAN_OUT", f(ember.Empty(ember.Shape{3, 4}), 0, "FAN_OUT", "relu").Float64s(), want, 0)
+		ve := testenv.Raises[*ember.ValueError](t, "FAN_AVG", func() { f(ember.Empty(ember.Shape{3, 4}), 0, "FAN_AVG", "relu") })
+		if want := "Mode fan_avg not supported, please use one of ['fan_in', 'fan_out']"; ve == nil || ve.Msg != want {
+			t.Errorf("FAN_AVG: %v, want %q", ve, want)
+		}
+	}
+}
