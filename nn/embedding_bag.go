@@ -67,9 +67,10 @@ func (e *EmbeddingBag) Forward(input *ember.Tensor) *ember.Tensor {
 // 1-D input is the concatenation of the bags, bag i starting at
 // offsets[i] (1-D integer, offsets[0] = 0); a 2-D input is one bag per
 // row, and offsets must be nil. perSampleWeights (nil for none; input's
-// shape, Weight's dtype) scales each looked-up row before the sum; only
-// mode "sum" takes it. The result is [bags, Dim]. The indices and offsets
-// are read back to the host to form the bags.
+// shape, Weight's dtype: another panics, as in PyTorch) scales each
+// looked-up row before the sum; only mode "sum" takes it. The result is
+// [bags, Dim]. The indices and offsets are read back to the host to form
+// the bags (on the meta device only their shapes count).
 func (e *EmbeddingBag) ForwardBags(input, offsets, perSampleWeights *ember.Tensor) *ember.Tensor {
 	CheckNil(e, "ForwardBags")
 	const op = "EmbeddingBag"
@@ -84,6 +85,9 @@ func (e *EmbeddingBag) ForwardBags(input, offsets, perSampleWeights *ember.Tenso
 	}
 	if perSampleWeights != nil && !perSampleWeights.Shape().Equal(input.Shape()) {
 		argErr(op, "embedding_bag: If per_sample_weights (%v) is not None, then it must have the same shape as the input (%v)", perSampleWeights.Shape(), input.Shape())
+	}
+	if perSampleWeights != nil && perSampleWeights.DType() != e.Weight.DType() {
+		panic(&ember.DTypeError{Op: "nn." + op, DTypes: []ember.DType{e.Weight.DType(), perSampleWeights.DType()}, Msg: "Expected tensor for argument #1 'weight' to have the same type as tensor for argument #1 'per_sample_weights' (while checking arguments for embedding_bag)"})
 	}
 	if perSampleWeights != nil && e.Mode != "sum" {
 		argErr(op, "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' (got mode='%s'). Please open a feature request on GitHub.", e.Mode)
@@ -113,7 +117,14 @@ func (e *EmbeddingBag) ForwardBags(input, offsets, perSampleWeights *ember.Tenso
 		if !offsets.DType().IsInt() {
 			panic(&ember.DTypeError{Op: "nn." + op, DTypes: []ember.DType{offsets.DType()}, Msg: "Expected tensor for argument #2 'offsets' to have one of the following scalar types: Long, Int"})
 		}
-		starts = offsets.Cast(ember.Int64).Int64s()
+		if offsets.Device().Type == ember.MetaType { // no values: shapes only
+			if w := e.Weight.Device(); w.Type != ember.MetaType {
+				panic(&ember.DeviceMismatchError{Op: "nn." + op, Devices: []ember.Device{offsets.Device(), w}})
+			}
+			starts = make([]int64, offsets.Size(0))
+		} else {
+			starts = offsets.Cast(ember.Int64).Int64s()
+		}
 	default:
 		argErr(op, "input has to be 1D or 2D Tensor, but got Tensor of dimension %d", input.Dim())
 	}
@@ -141,6 +152,13 @@ func (e *EmbeddingBag) ForwardBags(input, offsets, perSampleWeights *ember.Tenso
 	dev := e.Weight.Device()
 	if input.Device() != dev {
 		panic(&ember.DeviceMismatchError{Op: "nn." + op, Devices: []ember.Device{input.Device(), dev}})
+	}
+	if dev.Type == ember.MetaType { // shapes only: the bags' contents are unknown
+		out := ember.Zeros(ember.Shape{bags, e.Dim}, ember.On(dev), ember.Dtype(e.Weight.DType())).Add(e.Weight.Sum().MulScalar(0))
+		if perSampleWeights != nil {
+			out = out.Add(perSampleWeights.Sum().MulScalar(0))
+		}
+		return out
 	}
 	idx := input.Cast(ember.Int64).Int64s()
 	for _, v := range idx {
@@ -187,7 +205,6 @@ func (e *EmbeddingBag) ForwardBags(input, offsets, perSampleWeights *ember.Tenso
 		}
 		psw := perSampleWeights.Reshape(-1).IndexSelect(0, ember.FromSlice(pos, ember.Shape{len(pos)}, on))
 		rows = rows.Mul(psw.Unsqueeze(1))
-		dt = rows.DType()
 	}
 	out := ember.Zeros(ember.Shape{bags, e.Dim}, on, ember.Dtype(dt)).IndexAdd(0, ember.FromSlice(bagOf, ember.Shape{len(bagOf)}, on), rows.Cast(dt))
 	if e.Mode == "mean" {
@@ -202,6 +219,8 @@ func (e *EmbeddingBag) ForwardBags(input, offsets, perSampleWeights *ember.Tenso
 
 // bagMax is mode "max": the bags' rows gathered into [bags, maxLen, Dim]
 // with -inf filling the short bags, reduced over the bag, empty bags 0.
+// The gradient of each output element goes to one row: the first in the
+// bag holding the max.
 func bagMax(rows *ember.Tensor, count []int, maxLen, bags, dim int, dt ember.DType, dev ember.Device) *ember.Tensor {
 	on := ember.On(dev)
 	if maxLen == 0 {
@@ -225,7 +244,9 @@ func bagMax(rows *ember.Tensor, count []int, maxLen, bags, dim int, dt ember.DTy
 		}
 	}
 	g := table.IndexSelect(0, ember.FromSlice(gather, ember.Shape{bags * maxLen}, on)).Reshape(bags, maxLen, dim)
-	out := g.Max(ember.Dims(1))
+	// MaxDim, not Max: its gradient goes to the first position holding the
+	// max, as PyTorch's max_indices, where Max would share it among ties.
+	out, _ := g.MaxDim(1, false)
 	return ember.WhereScalar(ember.FromSlice(empty, ember.Shape{bags, 1}, on), 0, out)
 }
 

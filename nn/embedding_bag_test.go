@@ -78,7 +78,8 @@ func allDevices() []ember.Device {
 
 // TestEmbeddingBagMatchesTorch: modes sum, mean and max; 1-D input with
 // offsets (an empty bag, include_last_offset), 2-D input, padding_idx (a
-// bag of padding only), per_sample_weights, max_norm and an empty input:
+// bag of padding only), per_sample_weights, max_norm, an empty input and
+// max with ties (the gradient goes to the first row holding the max):
 // the output, the gradients of the weight and of the per-sample weights,
 // the weight after max_norm's renorm, and the repr, against PyTorch 1.13
 // on every device.
@@ -197,6 +198,14 @@ func TestEmbeddingBagErrors(t *testing.T) {
 	})
 	testenv.Raises[*ember.DTypeError](t, "float input", func() { e.Forward(ember.Zeros(ember.Shape{1, 2})) })
 	testenv.Raises[*ember.DTypeError](t, "float offsets", func() { e.ForwardBags(i1, ember.Zeros(ember.Shape{1}), nil) })
+	// per_sample_weights must have the weight's dtype: PyTorch refuses a
+	// float64 (or integer) one for a float32 weight, where promoting would
+	// silently give a float64 result
+	for _, dt := range []ember.DType{ember.Float64, ember.Int64} {
+		testenv.Raises[*ember.DTypeError](t, "psw "+dt.String(), func() {
+			e.ForwardBags(i1, ember.FromSlice([]int64{0}, ember.Shape{1}), ember.Ones(ember.Shape{2}, ember.Dtype(dt)))
+		})
+	}
 	// 2-D input with include_last_offset: torch's functional turns the rows
 	// into offsets 0, N, 2N, ... and so returns B-1 bags
 	l := nn.NewEmbeddingBag(5, 3, "sum")
@@ -238,5 +247,44 @@ func TestParametersToVector(t *testing.T) {
 	testenv.Raises[*ember.ValueError](t, "no params", func() { nn.ParametersToVector(nil) })
 	testenv.Raises[*ember.ValueError](t, "devices", func() {
 		nn.ParametersToVector([]*ember.Tensor{ember.Zeros(ember.Shape{1}), ember.Zeros(ember.Shape{1}, ember.On(ember.Meta))})
+	})
+}
+
+// TestEmbeddingBagMeta: on the meta device EmbeddingBag gives PyTorch's
+// shapes (the bags are counted from the shapes: the indices and offsets
+// have no values to read).
+func TestEmbeddingBagMeta(t *testing.T) {
+	meta := ember.On(ember.Meta)
+	idx := func(s ...int) *ember.Tensor { return ember.Zeros(ember.Shape(s), ember.Dtype(ember.Int64), meta) }
+	for _, mode := range []string{"sum", "mean", "max"} {
+		e := nn.NewEmbeddingBag(5, 3, mode)
+		e.To(ember.Meta)
+		for _, c := range []struct {
+			last      bool
+			in, off   *ember.Tensor
+			wantBags  int
+			withShape string
+		}{
+			{false, idx(4, 2), nil, 4, "2-D"},
+			{false, idx(7), idx(3), 3, "1-D"},
+			{true, idx(7), idx(3), 2, "1-D, include_last_offset"},
+			{false, idx(0), idx(1), 1, "empty input"},
+		} {
+			e.IncludeLastOffset = c.last
+			y := e.ForwardBags(c.in, c.off, nil)
+			if want := (ember.Shape{c.wantBags, 3}); !y.Shape().Equal(want) || y.Device() != ember.Meta || !y.RequiresGrad() {
+				t.Errorf("%s %s on meta: %v on %v (requires grad %v), want %v on meta, requiring grad", mode, c.withShape, y.Shape(), y.Device(), y.RequiresGrad(), want)
+			}
+		}
+	}
+	e := nn.NewEmbeddingBag(5, 3, "sum")
+	e.To(ember.Meta)
+	y := e.ForwardBags(idx(4), idx(2), ember.Ones(ember.Shape{4}, meta))
+	if !y.Shape().Equal(ember.Shape{2, 3}) {
+		t.Errorf("per_sample_weights on meta: %v, want [2, 3]", y.Shape())
+	}
+	// offsets on meta for a weight that is not: a device mismatch
+	testenv.Raises[*ember.DeviceMismatchError](t, "meta offsets", func() {
+		nn.NewEmbeddingBag(5, 3, "sum").ForwardBags(ember.Zeros(ember.Shape{4}, ember.Dtype(ember.Int64)), idx(2), nil)
 	})
 }

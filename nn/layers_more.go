@@ -333,6 +333,9 @@ func (d *Dropout) forwardKind(x *ember.Tensor) *ember.Tensor {
 	if x == nil {
 		argErr(d.kind, "input is nil")
 	}
+	if !(d.P >= 0 && d.P <= 1) { // P set after construction (NaN too), as ember.Dropout
+		argErr(d.kind, "dropout probability has to be between 0 and 1, but got %v", d.P)
+	}
 	if !d.Training() || d.P == 0 || x.NumElements() == 0 {
 		return x
 	}

@@ -285,6 +285,18 @@ func TestMoreLayerErrors(t *testing.T) {
 		testenv.Raises[*ember.ShapeError](t, "dropout1d", func() { nn.NewDropout1d(0.5).Forward(x2.Reshape(1, 2, 3, 2)) }))
 	msg("dropout2d 1-D", "Feature dropout requires at least 2 dimensions in the input", testenv.Raises[*ember.ShapeError](t, "dropout2d", func() { nn.NewDropout2d(0.5).Forward(ember.Ones(ember.Shape{3})) }))
 	testenv.Raises[*ember.ValueError](t, "alpha p", func() { nn.NewAlphaDropout(1.5) })
+	// P is a field: a P set out of [0, 1] after construction is refused at
+	// Forward, as Dropout's (and PyTorch's functionals) are, in training
+	// and evaluation alike, not drawn with a keep rate above 1
+	for _, d := range []*nn.Dropout{nn.NewDropout1d(0.5), nn.NewDropout2d(0.5), nn.NewDropout3d(0.5), nn.NewAlphaDropout(0.5), nn.NewFeatureAlphaDropout(0.5)} {
+		for _, p := range []float64{-0.5, 1.5, math.NaN()} {
+			d.P = p
+			d.Train(true)
+			msg(fmt.Sprint(d, " train"), fmt.Sprintf("dropout probability has to be between 0 and 1, but got %v", p), testenv.Raises[*ember.ValueError](t, "p", func() { d.Forward(x2.Reshape(2, 6, 1)) }))
+			d.Eval()
+			testenv.Raises[*ember.ValueError](t, fmt.Sprint(d, " eval"), func() { d.Forward(x2.Reshape(2, 6, 1)) })
+		}
+	}
 	// the modules print and keep the state dict names of PyTorch
 	if sd := nn.NewInstanceNorm2d(3, true, true).StateDict(); len(sd) != 5 || sd["num_batches_tracked"] == nil {
 		t.Errorf("InstanceNorm2d state dict %v", sd)

@@ -89,11 +89,11 @@ torch.manual_seed(0)
 bags = []
 
 
-def bag(mode, inp, offsets=None, psw=None, padding_idx=None, last=False, max_norm=None, num=6, dim=3):
+def bag(mode, inp, offsets=None, psw=None, padding_idx=None, last=False, max_norm=None, num=6, dim=3, weight=None):
     m = nn.EmbeddingBag(num, dim, mode=mode, padding_idx=padding_idx, include_last_offset=last,
                         max_norm=max_norm).double()
     with torch.no_grad():
-        m.weight.copy_(torch.randn(num, dim, dtype=D))
+        m.weight.copy_(torch.randn(num, dim, dtype=D) if weight is None else torch.tensor(weight, dtype=D))
         if padding_idx is not None:
             m.weight[padding_idx] = 0
     w0 = flat(m.weight)
@@ -126,6 +126,10 @@ bag("sum", [1, 2, 4, 5, 4, 3], [0, 3], psw=[0.5, -1.0, 2.0, 1.5, 0.25, 3.0])
 bag("sum", [[1, 2], [2, 5]], psw=[[0.5, -1.0], [2.0, 1.5]], padding_idx=5)
 bag("mean", [1, 2, 4, 5], [0, 2], max_norm=1.0)
 bag("mean", [], [0, 0])
+# max with ties (equal rows, a row twice in a bag): the gradient goes to
+# the first position holding the max, not shared among the ties
+bag("max", [0, 1, 0, 2, 1, 3, 3], [0, 3, 5], num=4, dim=2,
+    weight=[[1.0, 2.0], [1.0, 2.0], [0.0, 5.0], [-1.0, 2.0]])
 res["embedding_bag"] = bags
 
 # ---- ParametersToVector

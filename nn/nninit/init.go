@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/emberml/ember"
 	"gonum.org/v1/gonum/mat"
@@ -199,17 +200,25 @@ func Normal(t *ember.Tensor, mean, std float64) *ember.Tensor {
 func TruncNormal(t *ember.Tensor, mean, std, a, b float64) *ember.Tensor {
 	live("TruncNormal", t)
 	needFloat("TruncNormal", "check_uniform_bounds", t)
-	if a > b {
-		valueErr("TruncNormal", "uniform_ expects to return a [from, to) range, but found from=%v > to=%v", a, b)
+	// PyTorch's check is uniform_'s, on the range it draws from: a > b,
+	// or a negative std, fails it.
+	if lo, hi := truncRange(mean, std, a, b); lo > hi {
+		valueErr("TruncNormal", "uniform_ expects to return a [from, to) range, but found from=%s > to=%s", pyNum(lo), pyNum(hi))
 	}
 	r := ember.Rand(t.Shape(), ember.On(t.Device()), ember.Dtype(drawType(t)))
 	return fill(t, truncFrom(r, mean, std, a, b))
 }
 
+// truncRange is the range trunc_normal_ draws its uniform samples from:
+// 2·cdf(a)-1 to 2·cdf(b)-1 of the standardised bounds.
+func truncRange(mean, std, a, b float64) (lo, hi float64) {
+	cdf := func(x float64) float64 { return (1 + math.Erf(x/math.Sqrt2)) / 2 }
+	return 2*cdf((a-mean)/std) - 1, 2*cdf((b-mean)/std) - 1
+}
+
 // truncFrom maps uniform [0, 1) samples r to trunc_normal_'s values.
 func truncFrom(r *ember.Tensor, mean, std, a, b float64) *ember.Tensor {
-	cdf := func(x float64) float64 { return (1 + math.Erf(x/math.Sqrt2)) / 2 }
-	lo, hi := 2*cdf((a-mean)/std)-1, 2*cdf((b-mean)/std)-1
+	lo, hi := truncRange(mean, std, a, b)
 	return r.MulScalar(hi-lo).AddScalar(lo).Erfinv().MulScalar(std*math.Sqrt2).AddScalar(mean).Clamp(a, b)
 }
 
@@ -321,6 +330,7 @@ func kaimingStd(op string, t *ember.Tensor, a float64, mode, nonlinearity string
 	if t.NumElements() == 0 {
 		return 0, false
 	}
+	mode = strings.ToLower(mode) // as PyTorch's _calculate_correct_fan
 	if mode != "fan_in" && mode != "fan_out" {
 		valueErr(op, "Mode %s not supported, please use one of ['fan_in', 'fan_out']", mode)
 	}
@@ -336,7 +346,8 @@ func kaimingStd(op string, t *ember.Tensor, a float64, mode, nonlinearity string
 // gain·√(3/fan) (He's init, torch.nn.init.kaiming_uniform_): a is the
 // negative slope given to CalculateGain for "leaky_relu" (PyTorch's
 // defaults: a=0, mode "fan_in", nonlinearity "leaky_relu"), mode is
-// "fan_in" or "fan_out". A t with no elements is left as it is.
+// "fan_in" or "fan_out" (in any case, as PyTorch lower-cases it). A t
+// with no elements is left as it is.
 func KaimingUniform(t *ember.Tensor, a float64, mode, nonlinearity string) *ember.Tensor {
 	std, ok := kaimingStd("KaimingUniform", t, a, mode, nonlinearity)
 	if !ok {

@@ -261,6 +261,10 @@ func TestInitErrors(t *testing.T) {
 	raises("uniform inf", "to is out of bounds for float", func() { Uniform(m, 0, math.Inf(1)) })
 	raises("uniform range", "uniform_ expects to-from <= std::numeric_limits<Float>::max(), but found to=3e+38 and from=-3e+38 which result in to-from to exceed the limit", func() { Uniform(m, -3e38, 3e38) })
 	raises("uniform 0.5", "uniform_ expects to return a [from, to) range, but found from=0.5 > to=0.25", func() { Uniform(m, 0.5, 0.25) })
+	// trunc_normal_ checks the uniform range it draws from, 2·cdf(a)-1 to
+	// 2·cdf(b)-1: a > b, and a negative std, fail there
+	raises("trunc a > b", "uniform_ expects to return a [from, to) range, but found from=0.9973 > to=0.682689", func() { TruncNormal(m, 0, 1, 3, 1) })
+	raises("trunc std < 0", "uniform_ expects to return a [from, to) range, but found from=0.9545 > to=-0.9545", func() { TruncNormal(m, 0, -1, -2, 2) })
 	raises("normal nan", "normal expects std >= 0.0, but found std nan", func() { Normal(m, 0, math.NaN()) })
 	raises("normal", "normal expects std >= 0.0, but found std -1", func() { Normal(m, 0, -1) })
 	raises("eye", "Only tensors with 2 dimensions are supported", func() { Eye(v) })
@@ -278,4 +282,20 @@ func TestInitErrors(t *testing.T) {
 	KaimingUniform(e, 0, "bad mode is not looked at", "relu")
 	XavierUniform(ember.Empty(ember.Shape{0, 0}), 1)
 	Orthogonal(e, 1)
+}
+
+// TestKaimingModeCase: PyTorch lower-cases kaiming's mode, so "FAN_OUT"
+// is "fan_out" (the same draw for the same seed) and the error names the
+// lower-cased mode.
+func TestKaimingModeCase(t *testing.T) {
+	for _, f := range []func(*ember.Tensor, float64, string, string) *ember.Tensor{KaimingUniform, KaimingNormal} {
+		ember.ManualSeed(3)
+		want := f(ember.Empty(ember.Shape{3, 4}), 0, "fan_out", "relu").Float64s()
+		ember.ManualSeed(3)
+		near(t, "FAN_OUT", f(ember.Empty(ember.Shape{3, 4}), 0, "FAN_OUT", "relu").Float64s(), want, 0)
+		ve := testenv.Raises[*ember.ValueError](t, "FAN_AVG", func() { f(ember.Empty(ember.Shape{3, 4}), 0, "FAN_AVG", "relu") })
+		if want := "Mode fan_avg not supported, please use one of ['fan_in', 'fan_out']"; ve == nil || ve.Msg != want {
+			t.Errorf("FAN_AVG: %v, want %q", ve, want)
+		}
+	}
 }
