@@ -66,6 +66,8 @@ func TestErrors(t *testing.T) {
 	expectPanic[se](t, "norm 3-D", "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got 3D.", func() { Norm(eye.Unsqueeze(0), "2", false) })
 	expectPanic[se](t, "norm fro 1-D", "linalg.matrix_norm: The input tensor A must have at least 2 dimensions.", func() { Norm(ember.Ones(ember.Shape{2}), "fro", false) })
 	expectPanic[se](t, "cross length", "linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2", func() { Cross(ember.Ones(ember.Shape{2}), ember.Ones(ember.Shape{2}), -1) })
+	expectPanic[de](t, "cross dtypes", "linalg.cross: expected scalar type Float but found Double", func() { Cross(ember.Ones(ember.Shape{3}), ember.Ones(ember.Shape{3}, ember.Dtype(ember.Float64)), -1) })
+	expectPanic[de](t, "cross float and int", "linalg.cross: expected scalar type Float but found Long", func() { Cross(ember.Ones(ember.Shape{3}), ember.Ones(ember.Shape{3}, ember.Dtype(ember.Int64)), -1) })
 	expectPanic[se](t, "cross dims", "linalg.cross: inputs must have the same number of dimensions.", func() { Cross(ember.Ones(ember.Shape{3}), ember.Ones(ember.Shape{2, 3}), -1) })
 	expectPanic[se](t, "matrix_power non-square", "linalg.matrix_power: A must be batches of square matrices, but they are 2 by 3 matrices", func() { MatrixPower(ember.Ones(ember.Shape{2, 3}), 2) })
 	expectPanic[de](t, "matrix_power int negative", "linalg.inv: Expected a floating point or complex tensor as input. Got Long", func() {

@@ -273,7 +273,7 @@ func Cond(a *ember.Tensor, ord string) *ember.Tensor {
 
 // Cross is torch.linalg.cross(a, b, dim): the cross product of the
 // 3-vectors along dim of a and b, which must have the same number of dims
-// and broadcast.
+// and dtype and broadcast.
 func Cross(a, b *ember.Tensor, dim int) *ember.Tensor {
 	const op = "linalg.cross"
 	if a == nil || b == nil {
@@ -281,6 +281,9 @@ func Cross(a, b *ember.Tensor, dim int) *ember.Tensor {
 	}
 	if a.Dim() != b.Dim() {
 		panic(&ember.ShapeError{Op: op, Shapes: []ember.Shape{a.Shape(), b.Shape()}, Msg: "inputs must have the same number of dimensions."})
+	}
+	if a.DType() != b.DType() { // no type promotion, as in PyTorch
+		panic(&ember.DTypeError{Op: op, DTypes: []ember.DType{a.DType(), b.DType()}, Msg: fmt.Sprintf("expected scalar type %s but found %s", torchName(a.DType()), torchName(b.DType()))})
 	}
 	r := a.Dim()
 	d := dim
