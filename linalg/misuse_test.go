@@ -258,3 +258,26 @@ func TestInPlaceAfterward(t *testing.T) {
 		t.Errorf("matrix_power(A, 0): gradient %v, want zeros", g)
 	}
 }
+
+// The extreme powers finish (|math.MinInt| does not fit an int: the loop
+// once never ended) and give the identity's powers.
+func TestMatrixPowerExtremeExponents(t *testing.T) {
+	eye := ember.Eye(2, ember.Dtype(ember.Float64))
+	for _, n := range []int{math.MinInt, math.MaxInt, math.MinInt + 1} {
+		got := MatrixPower(eye, n).Float64s()
+		want := []float64{1, 0, 0, 1}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("MatrixPower(I, %d) = %v, want %v", n, got, want)
+			}
+		}
+	}
+	// a diagonal [[-1, 0], [0, 1]]: even powers are I, odd ones itself
+	d := ember.FromSlice([]float64{-1, 0, 0, 1}, ember.Shape{2, 2})
+	if got := MatrixPower(d, math.MinInt).Float64s(); got[0] != 1 {
+		t.Fatalf("MatrixPower(d, MinInt) = %v, want the identity", got)
+	}
+	if got := MatrixPower(d, math.MaxInt).Float64s(); got[0] != -1 {
+		t.Fatalf("MatrixPower(d, MaxInt) = %v, want d", got)
+	}
+}

@@ -172,22 +172,23 @@ func MatrixPower(a *ember.Tensor, n int) *ember.Tensor {
 			return []*ember.Tensor{ember.ZerosLike(a)}
 		}, a)
 	}
+	u := uint64(n) // |n| as an unsigned count: -math.MinInt does not fit an int
 	if n < 0 {
 		a = Inv(a)
-		n = -n
+		u = -u
 	}
 	var out *ember.Tensor
 	p := a
 	for {
-		if n&1 == 1 {
+		if u&1 == 1 {
 			if out == nil {
 				out = p
 			} else {
 				out = out.MatMul(p)
 			}
 		}
-		n >>= 1
-		if n == 0 {
+		u >>= 1
+		if u == 0 {
 			break
 		}
 		p = p.MatMul(p)
