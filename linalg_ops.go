@@ -534,7 +534,7 @@ func Vander(x *Tensor, n int, increasing bool) *Tensor {
 		x = x.Detach()
 	}
 	if n == 0 || rows == 0 || isMeta(x) {
-		// (Flip's index on the host would be n long for nothing)
+		// (only the shape: no powers to compute)
 		if x.dtype != dt {
 			x = x.Cast(dt)
 		}
