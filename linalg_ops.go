@@ -40,11 +40,11 @@ func (t *Tensor) Diff(n, dim int, prepend, appendT *Tensor) *Tensor {
 		sameDevice(op, parts...)
 		x = Cat(parts, d)
 	}
-	if n <= 0 {
-		return x.Clone()
-	}
 	size := x.shape[d]
 	n = min(n, size)
+	if n <= 0 { // (an empty dim too: nothing to difference, a new tensor)
+		return x.Clone()
+	}
 	step := func(y *Tensor, l int) *Tensor {
 		hi, lo := y.Narrow(d, 1, l), y.Narrow(d, 0, l)
 		if y.dtype == Bool {
