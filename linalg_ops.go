@@ -70,6 +70,14 @@ func Tensordot(a, b *Tensor, n int) *Tensor {
 	if n < 0 {
 		panic(&ValueError{Op: op, Msg: fmt.Sprintf("tensordot expects dims >= 0, but got dims=%d", n)})
 	}
+	// a's dims are -n..-1 and b's 0..n-1: past an operand's rank, the
+	// first that does not exist is torch's error (no slices n long)
+	if n > a.Dim() {
+		return TensordotDims(a, b, []int{-n}, []int{0})
+	}
+	if n > b.Dim() {
+		return TensordotDims(a, b, []int{-n}, []int{b.Dim()})
+	}
 	da, db := make([]int, n), make([]int, n)
 	for i := 0; i < n; i++ {
 		da[i], db[i] = i-n, i
