@@ -134,12 +134,15 @@ func (t *Tensor) Flip(dims ...int) *Tensor {
 		if t.Dim() == 0 { // dim 0 or -1 of a scalar: nothing to reverse
 			continue
 		}
+		// the reversed index n-1, ..., 0 is made on t's device: a host
+		// slice as long as the dim was a fatal out-of-memory error for a
+		// huge meta or expanded dim
 		n := t.shape[d]
-		rev := make([]int64, n)
-		for i := range rev {
-			rev[i] = int64(n - 1 - i)
+		rev := empty(Shape{n}, Int64, t.dev)
+		if n > 0 {
+			rev.be().Arange(rev.view(), float64(n-1), -1)
 		}
-		out = gather("FlipBackward0", out, d, rev)
+		out = indexSelect("FlipBackward0", out, d, rev)
 	}
 	if out == t {
 		return t.Clone()

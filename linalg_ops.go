@@ -40,11 +40,11 @@ func (t *Tensor) Diff(n, dim int, prepend, appendT *Tensor) *Tensor {
 		sameDevice(op, parts...)
 		x = Cat(parts, d)
 	}
-	if n <= 0 {
-		return x.Clone()
-	}
 	size := x.shape[d]
 	n = min(n, size)
+	if n <= 0 { // (an empty dim too: nothing to difference, a new tensor)
+		return x.Clone()
+	}
 	step := func(y *Tensor, l int) *Tensor {
 		hi, lo := y.Narrow(d, 1, l), y.Narrow(d, 0, l)
 		if y.dtype == Bool {
@@ -69,6 +69,14 @@ func Tensordot(a, b *Tensor, n int) *Tensor {
 	b.live(op)
 	if n < 0 {
 		panic(&ValueError{Op: op, Msg: fmt.Sprintf("tensordot expects dims >= 0, but got dims=%d", n)})
+	}
+	// a's dims are -n..-1 and b's 0..n-1: past an operand's rank, the
+	// first that does not exist is torch's error (no slices n long)
+	if n > a.Dim() {
+		return TensordotDims(a, b, []int{-n}, []int{0})
+	}
+	if n > b.Dim() {
+		return TensordotDims(a, b, []int{-n}, []int{b.Dim()})
 	}
 	da, db := make([]int, n), make([]int, n)
 	for i := 0; i < n; i++ {
@@ -534,7 +542,7 @@ func Vander(x *Tensor, n int, increasing bool) *Tensor {
 		x = x.Detach()
 	}
 	if n == 0 || rows == 0 || isMeta(x) {
-		// (Flip's index on the host would be n long for nothing)
+		// (only the shape: no powers to compute)
 		if x.dtype != dt {
 			x = x.Cast(dt)
 		}

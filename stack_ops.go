@@ -140,13 +140,21 @@ func (t *Tensor) Unflatten(dim int, sizes ...int) *Tensor {
 		}
 	}
 	ns := append([]int(nil), sizes...)
+	// torch words a -1 that cannot be inferred as sizes that do not
+	// multiply up, naming the wrapped dim
+	mismatch := func() {
+		shapeErr(op, fmt.Sprintf("unflatten: Provided sizes %v don't multiply up to the size of dim %d (%d) in the input tensor", fmtInts(sizes), d, n), t.shape)
+	}
 	if infer >= 0 {
+		if prod == 0 && n == 0 {
+			shapeErr(op, fmt.Sprintf("cannot reshape tensor of 0 elements into shape %v because the unspecified dimension size -1 can be any value and is ambiguous", fmtInts(sizes)), t.shape)
+		}
 		if prod == 0 || n%prod != 0 {
-			shapeErr(op, fmt.Sprintf("shape '%v' is invalid for input of size %d", fmtInts(sizes), n), t.shape)
+			mismatch()
 		}
 		ns[infer] = n / prod
 	} else if prod != n {
-		shapeErr(op, fmt.Sprintf("unflatten: Provided sizes %v don't multiply up to the size of dim %d (%d) in the input tensor", fmtInts(sizes), dim, n), t.shape)
+		mismatch()
 	}
 	full := append(append(append(Shape{}, t.shape[:d]...), ns...), t.shape[d+1:]...)
 	return t.Reshape(full...)
