@@ -768,6 +768,9 @@ func runGraph(roots []*node, rootGrads []*Tensor, retain bool, p *pass, run *gra
 				panic(&AutogradError{Op: "backward", Msg: fmt.Sprintf("one of the variables needed for gradient computation has been modified by an inplace operation: is at version %d; expected version %d instead (grad_fn=<%s>)", s.st.version.Load(), s.version, name)})
 			}
 		}
+		if collecting && n.name == checkpointNode {
+			panic(&AutogradError{Op: "checkpoint", Msg: errCheckpointGrad})
+		}
 		var gs []*Tensor
 		switch {
 		case create:
