@@ -12,7 +12,7 @@ import (
 // loop of Grad calls grow); what it returns stays valid.
 func TestGradReleasesIntermediateGrads(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // the collector would hide it
-	const n = 1 << 16 // 256 KiB a tensor: above the CPU cache's minimum
+	const n = 1 << 16                                // 256 KiB a tensor: above the CPU cache's minimum
 	x := Rand(Shape{n}, WithGrad())
 	h := x
 	var mid *Tensor
