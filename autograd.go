@@ -695,14 +695,22 @@ func runGraph(roots []*node, rootGrads []*Tensor, retain bool, p *pass, run *gra
 		}
 	}
 	own := newGradOwner()
-	if run != nil {
-		own.start = ^uint64(0) // nothing is the pass's own: graphs and callers keep them
+	if create {
+		own.start = ^uint64(0) // nothing is the pass's own: the gradients' graphs keep them
+	}
+	// collect hands g, input i's gradient, to Grad's caller: never released
+	collect := func(i int, g *Tensor) {
+		run.collect(i, g)
+		own.escape(g)
+		own.escape(run.out[i])
 	}
 	leafGrads := map[*Tensor]*Tensor{}
 	toLeaf := func(leaf, g *Tensor) {
 		if collecting {
 			if i, ok := run.leafOut[leaf.ag]; ok && g != nil {
-				run.collect(i, g)
+				collect(i, g)
+			} else {
+				own.drop(g) // a leaf Grad does not want
 			}
 			return
 		}
@@ -735,9 +743,10 @@ func runGraph(roots []*node, rootGrads []*Tensor, retain bool, p *pass, run *gra
 		delete(grads, n)
 		if collecting {
 			if j, ok := run.nodeOut[n]; ok && g != nil {
-				run.collect(j, g)
+				collect(j, g)
 			}
 			if !reach[n] {
+				own.drop(g)
 				continue
 			}
 		}
@@ -767,6 +776,9 @@ func runGraph(roots []*node, rootGrads []*Tensor, retain bool, p *pass, run *gra
 				}
 				panic(&AutogradError{Op: "backward", Msg: fmt.Sprintf("one of the variables needed for gradient computation has been modified by an inplace operation: is at version %d; expected version %d instead (grad_fn=<%s>)", s.st.version.Load(), s.version, name)})
 			}
+		}
+		if collecting && n.name == checkpointNode {
+			panic(&AutogradError{Op: "checkpoint", Msg: errCheckpointGrad})
 		}
 		var gs []*Tensor
 		switch {

@@ -1,5 +1,14 @@
 package ember
 
+// checkpointNode is the grad_fn name of Checkpoint's output; a Grad pass
+// refuses to run it (runGraph), as PyTorch's reentrant checkpoint.
+const checkpointNode = "CheckpointFunctionBackward"
+
+// errCheckpointGrad is PyTorch's refusal of torch.autograd.grad through a
+// reentrant checkpoint (whose backward accumulates into the Grad of the
+// tensors fn reads instead of returning their gradients).
+const errCheckpointGrad = "Checkpointing is not compatible with .grad() or when an `inputs` parameter is passed to .backward(). Please use .backward() and do not pass its `inputs` argument."
+
 // Checkpoint runs fn(inputs...) without keeping its intermediate results
 // for backward, and recomputes them when the gradient is needed, as
 // torch.utils.checkpoint.checkpoint (the reentrant variant,
@@ -22,7 +31,12 @@ package ember
 // pass at least one input that requires grad); fn must compute the
 // same thing both times (no data-dependent side effects); the inputs may
 // not be modified in place before backward (*AutogradError). Under
-// NoGrad, Checkpoint is just fn(inputs...).
+// NoGrad, Checkpoint is just fn(inputs...). Grad through a Checkpoint
+// (one of its inputs reached) panics with PyTorch's *AutogradError
+// "Checkpointing is not compatible with .grad() ..."; under
+// BackwardCreateGraph the gradients are those of Backward, and
+// differentiating the inputs' gradients again panics (PyTorch gives them
+// no graph, silently).
 //
 // Goroutines: grad mode, autocast and Checkpoint belong to the calling
 // goroutine. fn's ops must run on the goroutine that calls fn (at the
@@ -64,7 +78,7 @@ func Checkpoint(fn func(in ...*Tensor) *Tensor, inputs ...*Tensor) *Tensor {
 		panic(&AutogradError{Op: name, Msg: "the checkpointed function returned no tensor"})
 	}
 	out = out.live(name).Detach() // fresh: fn may return an input
-	return record("CheckpointFunctionBackward", out, inputs, inputs, func(g *Tensor) []*Tensor {
+	return record(checkpointNode, out, inputs, inputs, func(g *Tensor) []*Tensor {
 		xs := make([]*Tensor, len(inputs))
 		for i, t := range inputs {
 			if t != nil {
