@@ -516,27 +516,15 @@ func Searchsorted(sortedSeq, values *Tensor, right bool, sorter *Tensor) *Tensor
 	if seq.dtype == Bool || v.dtype == Bool {
 		panic(&DTypeError{Op: op, DTypes: []DType{seq.dtype, v.dtype}, Msg: "\"searchsorted_out_cpu\" not implemented for 'Bool'"})
 	}
-	m := seq.shape[seq.Dim()-1]
-	if m > 64 {
-		return searchBinary(seq, v, right)
+	// PyTorch runs its binary search (moving past elements where
+	// !(seq >= v), or !(seq > v) with right) whatever the sequence holds:
+	// counting those elements instead differs where the sequence is not
+	// truly sorted (a NaN inside it, unsorted input), so every length
+	// runs the search.
+	if seq.shape[seq.Dim()-1] == 0 {
+		return Zeros(v.shape, On(v.dev), Dtype(Int64))
 	}
-	var cmp *Tensor
-	if seq.Dim() == 1 {
-		cmp = seq
-	} else {
-		cmp = seq.Unsqueeze(-2)
-	}
-	vv := v.Unsqueeze(-1)
-	// PyTorch's binary search moves past elements where !(seq >= v) (left)
-	// or !(seq > v) (right): for a short sequence, counting them on the
-	// device in one comparison gives its answer, NaN included.
-	var before *Tensor
-	if right {
-		before = cmp.Gt(vv).LogicalNot()
-	} else {
-		before = cmp.Ge(vv).LogicalNot()
-	}
-	return before.Sum(Dims(-1))
+	return searchBinary(seq, v, right)
 }
 
 // searchBinary is PyTorch's binary search (cus_lower_bound and
