@@ -481,9 +481,9 @@ func (t *Tensor) NanMean(opts ...ReduceOption) *Tensor {
 // right=true). sortedSeq is 1-D (values any shape) or shares values'
 // leading dims; sorter (Int64, sortedSeq's shape, or nil) gives the order
 // that sorts an unsorted sortedSeq. NaN values go to the end. The result
-// is Int64 of values' shape. It runs on the device: a sequence of up to 64
-// is compared with every value at once, a longer one binary-searched with
-// one Gather per halving.
+// is Int64 of values' shape. It runs PyTorch's binary search on the
+// device, for all values at once, one Gather per halving (so a sequence
+// that is not truly sorted, a NaN inside it, gives PyTorch's answer).
 func Searchsorted(sortedSeq, values *Tensor, right bool, sorter *Tensor) *Tensor {
 	const op = "searchsorted"
 	sortedSeq.live(op)
