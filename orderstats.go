@@ -481,9 +481,9 @@ func (t *Tensor) NanMean(opts ...ReduceOption) *Tensor {
 // right=true). sortedSeq is 1-D (values any shape) or shares values'
 // leading dims; sorter (Int64, sortedSeq's shape, or nil) gives the order
 // that sorts an unsorted sortedSeq. NaN values go to the end. The result
-// is Int64 of values' shape. It runs on the device: a sequence of up to 64
-// is compared with every value at once, a longer one binary-searched with
-// one Gather per halving.
+// is Int64 of values' shape. It runs PyTorch's binary search on the
+// device, for all values at once, one Gather per halving (so a sequence
+// that is not truly sorted, a NaN inside it, gives PyTorch's answer).
 func Searchsorted(sortedSeq, values *Tensor, right bool, sorter *Tensor) *Tensor {
 	const op = "searchsorted"
 	sortedSeq.live(op)
@@ -516,27 +516,15 @@ func Searchsorted(sortedSeq, values *Tensor, right bool, sorter *Tensor) *Tensor
 	if seq.dtype == Bool || v.dtype == Bool {
 		panic(&DTypeError{Op: op, DTypes: []DType{seq.dtype, v.dtype}, Msg: "\"searchsorted_out_cpu\" not implemented for 'Bool'"})
 	}
-	m := seq.shape[seq.Dim()-1]
-	if m > 64 {
-		return searchBinary(seq, v, right)
+	// PyTorch runs its binary search (moving past elements where
+	// !(seq >= v), or !(seq > v) with right) whatever the sequence holds:
+	// counting those elements instead differs where the sequence is not
+	// truly sorted (a NaN inside it, unsorted input), so every length
+	// runs the search.
+	if seq.shape[seq.Dim()-1] == 0 {
+		return Zeros(v.shape, On(v.dev), Dtype(Int64))
 	}
-	var cmp *Tensor
-	if seq.Dim() == 1 {
-		cmp = seq
-	} else {
-		cmp = seq.Unsqueeze(-2)
-	}
-	vv := v.Unsqueeze(-1)
-	// PyTorch's binary search moves past elements where !(seq >= v) (left)
-	// or !(seq > v) (right): for a short sequence, counting them on the
-	// device in one comparison gives its answer, NaN included.
-	var before *Tensor
-	if right {
-		before = cmp.Gt(vv).LogicalNot()
-	} else {
-		before = cmp.Ge(vv).LogicalNot()
-	}
-	return before.Sum(Dims(-1))
+	return searchBinary(seq, v, right)
 }
 
 // searchBinary is PyTorch's binary search (cus_lower_bound and

@@ -334,6 +334,7 @@ func TestSmallOps2Errors(t *testing.T) {
 	raises(de, "index_copy index dtype", "index_copy_(): Expected a long tensor for index, but got Float", func() { v.IndexCopy(0, f32.Narrow(0, 0, 1), v.Narrow(0, 0, 1)) })
 	raises(de, "index_copy dtypes", "index_copy_(): self and source expected to have the same dtype", func() { v.IndexCopy(0, i, f32.Narrow(0, 0, 2)) })
 	raises(se, "index_copy shapes", "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: 3 at dimension 0 and source slice shape: 2 at dimension 0.", func() { m.IndexCopy(0, FromSlice([]int64{0, 1}, Shape{2}), Ones(Shape{2, 2})) })
+	raises(se, "index_copy scalar source", "index_copy_(): When source is scalar, index should have one element (got 2)", func() { v.IndexCopy(0, i, Scalar(1, Dtype(Float64))) })
 	raises(se, "index_copy count", "index_copy_(): Number of indices (2) should be equal to source.size(dim) (3)", func() { m.IndexCopy(0, FromSlice([]int64{0, 1}, Shape{2}), Ones(Shape{3, 3})) })
 	raises(de, "index_put dtypes", "Index put requires the source and destination dtypes match, got Double for the destination and Float for the source.", func() { v.IndexPut([]*Tensor{i}, f32, false) })
 	raises(se, "index_put values", "shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result of shape [2]", func() { v.IndexPut([]*Tensor{i}, v, false) })

@@ -284,7 +284,8 @@ func (t *Tensor) IndexFill(dim int, index *Tensor, value float64) *Tensor {
 
 // IndexCopy returns a copy of t with source's slices along dim written at
 // the positions index (1-D Int64 of source's size along dim), as
-// torch.index_copy: source has t's shape but along dim and t's dtype.
+// torch.index_copy: source has t's shape but along dim and t's dtype
+// (or, for a 1-D t and one index, is 0-dim).
 // Where index repeats a position, which slice wins is unspecified (as in
 // PyTorch). Gradients: IndexCopyBackward0.
 func (t *Tensor) IndexCopy(dim int, index, source *Tensor) *Tensor {
@@ -302,6 +303,12 @@ func (t *Tensor) IndexCopy(dim int, index, source *Tensor) *Tensor {
 	d := t.dim(op, dim)
 	ix := indexPositions(op, t, index, d, false)
 	n := ix.NumElements()
+	if source.Dim() == 0 && t.Dim() == 1 { // PyTorch's scalar source: one index
+		if n != 1 {
+			shapeErr(op, fmt.Sprintf("index_copy_(): When source is scalar, index should have one element (got %d)", n), t.shape, index.shape, source.shape)
+		}
+		source = source.Reshape(1)
+	}
 	if source.Dim() != t.Dim() || !withSize(source.shape, d, 1).Equal(withSize(t.shape, d, 1)) {
 		shapeErr(op, fmt.Sprintf("index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: %v at dimension %d and source slice shape: %v at dimension %d.", sliceShape(t.shape, d), d, sliceShape(source.shape, d), d), t.shape, index.shape, source.shape)
 	}

@@ -129,6 +129,8 @@ def main():
     case("index_fill_", {"dim": 1, "value": 0.5}, [r, T([2, 2, 0], L)], lambda a, i: (a * 1).index_fill_(1, i, 0.5))
     case("index_copy", {"dim": 1}, [r, T([3, 0], L), torch.randn(3, 2, dtype=torch.float64)], lambda a, i, s: a.index_copy(1, i, s))
     case("index_copy", {"dim": 0}, [r3, T([1], L), torch.randn(1, 3, 4, dtype=torch.float64)], lambda a, i, s: a.index_copy(0, i, s))
+    # a 0-dim source into a 1-D tensor at one index (torch's "source is scalar")
+    case("index_copy", {"dim": 0}, [T([1.5, -2., 0.25, 3.]), T([2], L), T(7.5)], lambda a, i, s: a.index_copy(0, i, s))
     case("index_copy_", {"dim": 0}, [r, T([2, 0], L), torch.randn(2, 4, dtype=torch.float64)], lambda a, i, s: (a * 1).index_copy_(0, i, s))
     case("index_put", {"accumulate": False}, [r, T([0, 2], L), T([1, 3], L), T([10.0, 20.0])], lambda a, i, j, v: a.index_put((i, j), v))
     case("index_put", {"accumulate": True}, [r, T([0, 2, 0], L), T([1, 3, 1], L), T([10.0, 20.0, 30.0])], lambda a, i, j, v: a.index_put((i, j), v, accumulate=True))

@@ -222,6 +222,11 @@ def main():
         case("searchsorted_sorter", {"right": right}, [T([5., 1., 3., 2.]), T([2., 4., 0.]), T([1, 3, 2, 0], torch.int64)],
              lambda s, v, so: torch.searchsorted(s, v, right=right, sorter=so), grad=False)
         case("searchsorted", {"right": right}, [torch.zeros(0), T([1.])], lambda s, v: torch.searchsorted(s, v, right=right), grad=False)
+        # short sequences that are not truly sorted (a NaN inside, unsorted
+        # integers): PyTorch's answer is its binary search's, not a count
+        case("searchsorted", {"right": right}, [T([1., nan, 3., 5.]), T([0., 2., 4., 6., nan])], lambda s, v: torch.searchsorted(s, v, right=right), grad=False)
+        case("searchsorted", {"right": right}, [T([[1., 3., nan, 5.], [nan, 0., 1., 2.]]), T([[0., 2., 4., 6.], [-1., 0.5, 1., nan]])], lambda s, v: torch.searchsorted(s, v, right=right), grad=False)
+        case("searchsorted", {"right": right}, [T([3, 1, 2, 0], torch.int64), T([0, 1, 2, 3], torch.int64)], lambda s, v: torch.searchsorted(s, v, right=right), grad=False)
         long_seq = torch.cat([torch.sort(torch.randint(-50, 50, (199,), generator=torch.Generator().manual_seed(5)).double())[0], T([nan])])
         lv = torch.cat([torch.arange(-52., 53., 0.5, dtype=torch.float64), T([nan, inf, -inf])])
         case("searchsorted", {"right": right}, [long_seq, lv], lambda s, v: torch.searchsorted(s, v, right=right), grad=False)
