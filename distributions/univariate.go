@@ -336,7 +336,7 @@ func (d *Gumbel) CDF(v *ember.Tensor) *ember.Tensor {
 	d.validateSample("CDF", v, "Real()", isReal(v))
 	lo, hi := d.bounds()
 	u := asFloat(v, d.Loc).Sub(d.Loc).Div(d.Scale).Neg().Exp().Neg().Exp()
-	return u.SubScalar(lo).DivScalar(hi - lo).Clamp(0, 1)
+	return u.SubScalar(lo).DivScalar(hi-lo).Clamp(0, 1)
 }
 
 func (d *Gumbel) ICDF(v *ember.Tensor) *ember.Tensor {
