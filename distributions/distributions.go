@@ -19,6 +19,8 @@
 // streams are not PyTorch's.
 package distributions
 
+//go:generate go run ./internal/nilguardgen
+
 import (
 	"fmt"
 	"math"
