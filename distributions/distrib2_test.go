@@ -103,9 +103,11 @@ func TestRSampleGradients2(t *testing.T) {
 			}
 		}
 		for name, mk := range map[string]func(loc, scale *ember.Tensor) Distribution{
-			"Cauchy":   func(l, s *ember.Tensor) Distribution { return NewCauchy(l, s) },
-			"Gumbel":   func(l, s *ember.Tensor) Distribution { return NewGumbel(l, s) },
-			"StudentT": func(l, s *ember.Tensor) Distribution { return NewStudentT(ember.Scalar(5, ember.On(dev), ember.Dtype(ember.Float64)), l, s) },
+			"Cauchy": func(l, s *ember.Tensor) Distribution { return NewCauchy(l, s) },
+			"Gumbel": func(l, s *ember.Tensor) Distribution { return NewGumbel(l, s) },
+			"StudentT": func(l, s *ember.Tensor) Distribution {
+				return NewStudentT(ember.Scalar(5, ember.On(dev), ember.Dtype(ember.Float64)), l, s)
+			},
 		} {
 			loc, scale := leaf(0.5), leaf(2)
 			x := mk(loc, scale).RSample(n)

@@ -12,7 +12,7 @@ import (
 // types: Normal, LogNormal, Bernoulli, Categorical, OneHotCategorical,
 // Uniform, Exponential, Laplace, Gamma, Beta, Dirichlet, Poisson,
 // Binomial, Geometric, MultivariateNormal, Cauchy, HalfNormal,
-// HalfCauchy, Gumbel and Pareto with their own kind (Chi2 as a Gamma), Independent with
+// HalfCauchy, Gumbel, Pareto and ContinuousBernoulli with their own kind (Chi2 as a Gamma), Independent with
 // Independent of the same reinterpreted dims, and torch's pairs of
 // different kinds (Normal‖Laplace, Uniform‖Normal, Gamma‖Exponential, ...;
 // +Inf where p's support is not within q's). Another pair panics with a
@@ -57,6 +57,13 @@ func KLDivergence(p, q Distribution) *ember.Tensor {
 			t2 := ct1.MulScalar(eulerGamma)
 			t3 := ct2.Add(ct1.AddScalar(1).Lgamma()).Sub(ct3).Exp()
 			return t1.Add(t2).Add(t3).SubScalar(1 + eulerGamma)
+		}
+	case *ContinuousBernoulli:
+		if q, ok := q.(*ContinuousBernoulli); ok {
+			t1 := p.Mean().Mul(p.Logits.Sub(q.Logits))
+			t2 := p.logNorm().Add(p.Probs.Neg().Log1p())
+			t3 := q.logNorm().Neg().Sub(q.Probs.Neg().Log1p())
+			return t1.Add(t2).Add(t3)
 		}
 	case *Pareto:
 		if q, ok := q.(*Pareto); ok {

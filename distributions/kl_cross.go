@@ -29,6 +29,8 @@ func klCross(p, q Distribution) (kl *ember.Tensor, ok bool) {
 		switch q := q.(type) {
 		case *Pareto:
 			return infLike(c1), true
+		case *ContinuousBernoulli:
+			return klToContBern(p, q), true
 		case *Exponential:
 			return p.Entropy().Neg().Sub(q.Rate.Log()).Add(q.Rate.Mul(c1.Div(c1.Add(c0)))), true
 		case *Gamma:
@@ -48,9 +50,24 @@ func klCross(p, q Distribution) (kl *ember.Tensor, ok bool) {
 			r := p.Entropy().Neg().Add(q.High.Sub(q.Low).Log())
 			return ember.WhereScalar(q.Low.GtScalar(0).LogicalOr(q.High.LtScalar(1)), inf, r), true
 		}
+	case *ContinuousBernoulli:
+		switch q := q.(type) {
+		case *Pareto:
+			return infLike(p.Probs), true
+		case *Exponential:
+			return p.Entropy().Neg().Sub(q.Rate.Log()).Add(q.Rate.Mul(p.Mean())), true
+		case *Normal:
+			t2 := q.Loc.Div(q.Scale).Square().AddScalar(log2Pi).MulScalar(0.5).Add(q.Scale.Log())
+			m := p.Mean()
+			t3 := p.Variance().Add(m.Square()).Sub(q.Loc.Mul(m).MulScalar(2)).Div(q.Scale.Square().MulScalar(2))
+			return p.Entropy().Neg().Add(t2).Add(t3), true
+		case *Uniform:
+			r := p.Entropy().Neg().Add(q.High.Sub(q.Low).Log())
+			return ember.WhereScalar(q.Low.LtScalar(0).LogicalNot().LogicalOr(q.High.GtScalar(1).LogicalNot()), inf, r), true
+		}
 	case *Exponential:
 		switch q := q.(type) {
-		case *Beta, *Pareto, *Uniform:
+		case *Beta, *ContinuousBernoulli, *Pareto, *Uniform:
 			return infLike(p.Rate), true
 		case *Gumbel:
 			srp := p.Rate.Mul(q.Scale)
@@ -73,7 +90,7 @@ func klCross(p, q Distribution) (kl *ember.Tensor, ok bool) {
 		}
 	case *Gamma:
 		switch q := q.(type) {
-		case *Beta, *Pareto, *Uniform:
+		case *Beta, *ContinuousBernoulli, *Pareto, *Uniform:
 			return infLike(p.Concentration), true
 		case *Gumbel:
 			c := p.Concentration
@@ -97,7 +114,7 @@ func klCross(p, q Distribution) (kl *ember.Tensor, ok bool) {
 		}
 	case *Gumbel:
 		switch q := q.(type) {
-		case *Beta, *Exponential, *Gamma, *Pareto, *Uniform:
+		case *Beta, *ContinuousBernoulli, *Exponential, *Gamma, *Pareto, *Uniform:
 			return infLike(p.Loc), true
 		case *Normal:
 			pr := p.Scale.Div(q.Scale)
@@ -108,7 +125,7 @@ func klCross(p, q Distribution) (kl *ember.Tensor, ok bool) {
 		}
 	case *Pareto:
 		switch q := q.(type) {
-		case *Beta, *Uniform:
+		case *Beta, *ContinuousBernoulli, *Uniform:
 			return infLike(p.Scale), true
 		case *Exponential:
 			srp := p.Scale.Mul(q.Rate)
@@ -135,7 +152,7 @@ func klCross(p, q Distribution) (kl *ember.Tensor, ok bool) {
 		}
 	case *Laplace:
 		switch q := q.(type) {
-		case *Beta, *Exponential, *Gamma, *Pareto, *Uniform:
+		case *Beta, *ContinuousBernoulli, *Exponential, *Gamma, *Pareto, *Uniform:
 			return infLike(p.Loc), true
 		case *Normal:
 			vn := q.Scale.Square()
@@ -148,7 +165,7 @@ func klCross(p, q Distribution) (kl *ember.Tensor, ok bool) {
 		}
 	case *Normal:
 		switch q := q.(type) {
-		case *Beta, *Exponential, *Gamma, *Pareto, *Uniform:
+		case *Beta, *ContinuousBernoulli, *Exponential, *Gamma, *Pareto, *Uniform:
 			return infLike(p.Loc), true
 		case *Gumbel:
 			msr := p.Loc.Div(q.Scale)
@@ -192,6 +209,9 @@ func klCross(p, q Distribution) (kl *ember.Tensor, ok bool) {
 			t4 := q.Rate.Mul(p.High.Add(p.Low)).DivScalar(2)
 			r := t1.Neg().Add(t2).Add(t3).Add(t4)
 			return ember.WhereScalar(p.Low.LtScalar(0), inf, r), true
+		case *ContinuousBernoulli:
+			r := klToContBern(p, q)
+			return ember.WhereScalar(p.High.LtScalar(1).LogicalNot().LogicalOr(p.Low.GtScalar(0).LogicalNot()), inf, r), true
 		case *Gumbel:
 			common := q.Scale.Div(w)
 			hld := p.High.Sub(q.Loc).Div(q.Scale)
@@ -212,4 +232,10 @@ func klCross(p, q Distribution) (kl *ember.Tensor, ok bool) {
 		}
 	}
 	return nil, false
+}
+
+// klToContBern is torch's KL(p ‖ q) of a Beta or Uniform p and a
+// ContinuousBernoulli q: −H(p) − E[x]·logits − log(1−probs) − log C.
+func klToContBern(p Distribution, q *ContinuousBernoulli) *ember.Tensor {
+	return p.Entropy().Neg().Sub(p.Mean().Mul(q.Logits)).Sub(q.Probs.Neg().Log1p()).Sub(q.logNorm())
 }

@@ -21,7 +21,8 @@ var nilDists = []Distribution{
 	(*Binomial)(nil), (*Geometric)(nil), (*Categorical)(nil), (*OneHotCategorical)(nil),
 	(*Independent)(nil), (*MultivariateNormal)(nil), (*StudentT)(nil), (*Cauchy)(nil),
 	(*HalfNormal)(nil), (*HalfCauchy)(nil), (*Gumbel)(nil), (*Chi2)(nil), (*VonMises)(nil),
-	(*Weibull)(nil), (*Pareto)(nil),
+	(*Weibull)(nil), (*Pareto)(nil), (*RelaxedBernoulli)(nil), (*RelaxedOneHotCategorical)(nil),
+	(*ContinuousBernoulli)(nil),
 }
 
 // TestNilReceivers calls every exported method of every type on a nil

@@ -256,6 +256,24 @@ func (d *Chi2) Variance() *ember.Tensor {
 	return d.Gamma.Variance()
 }
 
+// BatchShape is base.BatchShape; on a nil *ContinuousBernoulli it panics with an *ember.ValueError.
+func (d *ContinuousBernoulli) BatchShape() ember.Shape {
+	nilGuard(d, "BatchShape")
+	return d.base.BatchShape()
+}
+
+// EventShape is base.EventShape; on a nil *ContinuousBernoulli it panics with an *ember.ValueError.
+func (d *ContinuousBernoulli) EventShape() ember.Shape {
+	nilGuard(d, "EventShape")
+	return d.base.EventShape()
+}
+
+// String is base.String; on a nil *ContinuousBernoulli it panics with an *ember.ValueError.
+func (d *ContinuousBernoulli) String() string {
+	nilGuard(d, "String")
+	return d.base.String()
+}
+
 // BatchShape is base.BatchShape; on a nil *Dirichlet it panics with an *ember.ValueError.
 func (d *Dirichlet) BatchShape() ember.Shape {
 	nilGuard(d, "BatchShape")
@@ -642,6 +660,78 @@ func (d *Poisson) RSample(shape ...int) *ember.Tensor {
 
 // String is base.String; on a nil *Poisson it panics with an *ember.ValueError.
 func (d *Poisson) String() string {
+	nilGuard(d, "String")
+	return d.base.String()
+}
+
+// BatchShape is base.BatchShape; on a nil *RelaxedBernoulli it panics with an *ember.ValueError.
+func (d *RelaxedBernoulli) BatchShape() ember.Shape {
+	nilGuard(d, "BatchShape")
+	return d.base.BatchShape()
+}
+
+// CDF is base.CDF; on a nil *RelaxedBernoulli it panics with an *ember.ValueError.
+func (d *RelaxedBernoulli) CDF(value *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "CDF")
+	return d.base.CDF(value)
+}
+
+// Entropy is base.Entropy; on a nil *RelaxedBernoulli it panics with an *ember.ValueError.
+func (d *RelaxedBernoulli) Entropy() *ember.Tensor {
+	nilGuard(d, "Entropy")
+	return d.base.Entropy()
+}
+
+// EventShape is base.EventShape; on a nil *RelaxedBernoulli it panics with an *ember.ValueError.
+func (d *RelaxedBernoulli) EventShape() ember.Shape {
+	nilGuard(d, "EventShape")
+	return d.base.EventShape()
+}
+
+// ICDF is base.ICDF; on a nil *RelaxedBernoulli it panics with an *ember.ValueError.
+func (d *RelaxedBernoulli) ICDF(value *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "ICDF")
+	return d.base.ICDF(value)
+}
+
+// String is base.String; on a nil *RelaxedBernoulli it panics with an *ember.ValueError.
+func (d *RelaxedBernoulli) String() string {
+	nilGuard(d, "String")
+	return d.base.String()
+}
+
+// BatchShape is base.BatchShape; on a nil *RelaxedOneHotCategorical it panics with an *ember.ValueError.
+func (d *RelaxedOneHotCategorical) BatchShape() ember.Shape {
+	nilGuard(d, "BatchShape")
+	return d.base.BatchShape()
+}
+
+// CDF is base.CDF; on a nil *RelaxedOneHotCategorical it panics with an *ember.ValueError.
+func (d *RelaxedOneHotCategorical) CDF(value *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "CDF")
+	return d.base.CDF(value)
+}
+
+// Entropy is base.Entropy; on a nil *RelaxedOneHotCategorical it panics with an *ember.ValueError.
+func (d *RelaxedOneHotCategorical) Entropy() *ember.Tensor {
+	nilGuard(d, "Entropy")
+	return d.base.Entropy()
+}
+
+// EventShape is base.EventShape; on a nil *RelaxedOneHotCategorical it panics with an *ember.ValueError.
+func (d *RelaxedOneHotCategorical) EventShape() ember.Shape {
+	nilGuard(d, "EventShape")
+	return d.base.EventShape()
+}
+
+// ICDF is base.ICDF; on a nil *RelaxedOneHotCategorical it panics with an *ember.ValueError.
+func (d *RelaxedOneHotCategorical) ICDF(value *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "ICDF")
+	return d.base.ICDF(value)
+}
+
+// String is base.String; on a nil *RelaxedOneHotCategorical it panics with an *ember.ValueError.
+func (d *RelaxedOneHotCategorical) String() string {
 	nilGuard(d, "String")
 	return d.base.String()
 }

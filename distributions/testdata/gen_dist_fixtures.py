@@ -66,6 +66,12 @@ CTORS = {
     "VonMises": lambda p: D.VonMises(p["loc"], p["concentration"]),
     "Weibull": lambda p: D.Weibull(p["scale"], p["concentration"]),
     "Pareto": lambda p: D.Pareto(p["scale"], p["alpha"]),
+    "RelaxedBernoulliProbs": lambda p: D.RelaxedBernoulli(p["temperature"], probs=p["probs"]),
+    "RelaxedBernoulliLogits": lambda p: D.RelaxedBernoulli(p["temperature"], logits=p["logits"]),
+    "RelaxedOneHotCategoricalProbs": lambda p: D.RelaxedOneHotCategorical(p["temperature"], probs=p["probs"]),
+    "RelaxedOneHotCategoricalLogits": lambda p: D.RelaxedOneHotCategorical(p["temperature"], logits=p["logits"]),
+    "ContinuousBernoulliProbs": lambda p: D.ContinuousBernoulli(probs=p["probs"]),
+    "ContinuousBernoulliLogits": lambda p: D.ContinuousBernoulli(logits=p["logits"]),
 }
 
 
@@ -294,6 +300,25 @@ def gen2(loc, scale, val, u, nrm, lap, uni, bet, bet3, ext, gam):
         kl(par, q)
     kl(uni, gum)
     kl(spec("Uniform", [("low", T([0.6, 1.2, 2.5])), ("high", T([0.9, 1.6, 3.0]))]), par)
+
+    temp = T(0.7)
+    case(spec("RelaxedBernoulliProbs", [("temperature", temp), ("probs", T([[0.2, 0.5, 0.9]]))]), T([[0.01], [0.5], [0.97]]))
+    case(spec("RelaxedBernoulliLogits", [("temperature", temp), ("logits", T([-2.0, 0.0, 1.5]))]), T([[0.3], [0.8]]))
+    case(spec("RelaxedOneHotCategoricalProbs", [("temperature", temp), ("probs", T([[0.2, 0.3, 0.5], [1.0, 3.0, 0.5]]))]),
+         T([[[0.1, 0.3, 0.6], [0.8, 0.15, 0.05]], [[0.2, 0.2, 0.6], [0.01, 0.9, 0.09]]]))
+    case(spec("RelaxedOneHotCategoricalLogits", [("temperature", T(2.5)), ("logits", T([[0.1, -1.0, 2.0], [0.0, 0.5, 0.3]]))]),
+         T([[0.1, 0.3, 0.6], [0.8, 0.15, 0.05]]))
+    cbp = T([0.2, 0.4995, 0.9])
+    case(spec("ContinuousBernoulliProbs", [("probs", cbp)]), T([[0.0], [0.3], [1.0]]), u)
+    case(spec("ContinuousBernoulliLogits", [("logits", T([[-2.0], [0.001], [1.5]]))]), T([0.1, 0.5, 0.95]), u)
+    cb = spec("ContinuousBernoulliProbs", [("probs", cbp)])
+    kl(cb, spec("ContinuousBernoulliLogits", [("logits", T([[-1.0], [0.0], [2.0]]))]))
+    kl(bet3, cb)
+    for q in [par, ext1, nrm1, uni, spec("Uniform", [("low", T([-0.5, 0.0, -1.0])), ("high", T([1.5, 2.0, 1.0]))])]:
+        kl(cb, q)
+    for p in [ext1, gam1, gum, lap, nrm1, par, uni,
+              spec("Uniform", [("low", T([0.1, 0.0, 0.2])), ("high", T([0.9, 0.5, 0.3]))])]:
+        kl(p, cb)
 
 
 result = {"torch": torch.__version__}
