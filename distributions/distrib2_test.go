@@ -236,3 +236,98 @@ func TestErrorsAsTorch2(t *testing.T) {
 		expectErr[ni](t, "KL Weibull Weibull", func() { KLDivergence(NewWeibull(v(1), v(1)), NewWeibull(v(1), v(2))) }, "Weibull")
 	})
 }
+
+// TestRelaxedAndContinuousBernoulliDraws: logit(y)·T − logit(p) of a
+// RelaxedBernoulli draw is the logistic noise logit(u), mean 0 and
+// variance π²/3; so is T·(log y0 − log y1) − (l0 − l1) of a
+// RelaxedOneHotCategorical draw (the difference of two Gumbels); the
+// ContinuousBernoulli's draws have its closed-form moments.
+func TestRelaxedAndContinuousBernoulliDraws(t *testing.T) {
+	eachDevice(t, func(t *testing.T, dev ember.Device) {
+		ember.ManualSeed(23)
+		n := draws(dev)
+		temp := ember.Scalar(0.5, ember.On(dev))
+		probs := []float64{0.2, 0.7}
+		y := NewRelaxedBernoulliProbs(temp, vec(dev, probs...)).Sample(n).Cast(ember.Float64)
+		checkSupport(t, "RelaxedBernoulli", y, func(x float64, _ int) bool { return x > 0 && x < 1 }, 2)
+		lp := ember.FromSlice([]float64{math.Log(0.2 / 0.8), math.Log(0.7 / 0.3)}, ember.Shape{2}).To(dev)
+		noise := y.Log().Sub(y.Neg().Log1p()).MulScalar(0.5).Sub(lp)
+		lv := math.Pi * math.Pi / 3
+		checkMoments(t, "RelaxedBernoulli logistic noise", noise, []float64{0, 0}, []float64{lv, lv})
+
+		logits := []float64{0.3, -1, 2}
+		y = NewRelaxedOneHotCategoricalLogits(ember.Scalar(2, ember.On(dev)), vec(dev, logits...)).Sample(n).Cast(ember.Float64)
+		if !y.Shape().Equal(ember.Shape{n, 3}) {
+			t.Fatalf("RelaxedOneHotCategorical sample shape %v", y.Shape())
+		}
+		sums := host(y.Sum(ember.Dims(1)))
+		for i, s := range sums {
+			if math.Abs(s-1) > 1e-5 {
+				t.Fatalf("RelaxedOneHotCategorical draw %d sums to %v", i, s)
+			}
+		}
+		ly := y.Log()
+		diff := ly.Select(1, 0).Sub(ly.Select(1, 1)).MulScalar(2).SubScalar(logits[0] - logits[1]).Unsqueeze(1)
+		checkMoments(t, "RelaxedOneHotCategorical Gumbel difference", diff, []float64{0}, []float64{lv})
+
+		// ContinuousBernoulli(p): mean p/(2p−1) + 1/(log(1−p) − log p), variance
+		// p(p−1)/(1−2p)² + 1/(log(1−p) − log p)²; ½ and 1/12 at p = ½
+		cp := []float64{0.2, 0.5, 0.9}
+		s := NewContinuousBernoulliProbs(vec(dev, cp...)).Sample(n)
+		checkSupport(t, "ContinuousBernoulli", s, func(x float64, _ int) bool { return x >= 0 && x <= 1 }, 3)
+		m, v := make([]float64, 3), make([]float64, 3)
+		for i, p := range cp {
+			if p == 0.5 {
+				m[i], v[i] = 0.5, 1.0/12
+				continue
+			}
+			l := math.Log1p(-p) - math.Log(p)
+			m[i] = p/(2*p-1) + 1/l
+			v[i] = p*(p-1)/((1-2*p)*(1-2*p)) + 1/(l*l)
+		}
+		checkMoments(t, "ContinuousBernoulli", s, m, v)
+	})
+}
+
+func TestRelaxedErrorsAndShapes(t *testing.T) {
+	eachDevice(t, func(t *testing.T, dev ember.Device) {
+		v := func(x ...float64) *ember.Tensor { return vec(dev, x...) }
+		temp := ember.Scalar(0.5, ember.On(dev))
+		type ve = *ember.ValueError
+		type ni = *NotImplementedError
+		expectErr[ve](t, "RelaxedBernoulli probs", func() { NewRelaxedBernoulliProbs(temp, v(1.5)) },
+			"Expected parameter probs (Tensor of shape [1]) of distribution LogitRelaxedBernoulli(probs: [1])")
+		expectErr[ve](t, "RelaxedBernoulli support", func() { NewRelaxedBernoulliLogits(temp, v(0)).LogProb(v(1.5)) },
+			"within the support (Interval(lower_bound=0.0, upper_bound=1.0)) of the distribution RelaxedBernoulli()")
+		expectErr[ni](t, "RelaxedBernoulli Mean", func() { NewRelaxedBernoulliLogits(temp, v(0)).Mean() }, "Mean")
+		expectErr[ni](t, "RelaxedBernoulli Entropy", func() { NewRelaxedBernoulliLogits(temp, v(0)).Entropy() }, "Entropy")
+		expectErr[ve](t, "RelaxedOneHotCategorical support", func() { NewRelaxedOneHotCategoricalLogits(temp, v(0, 0)).LogProb(v(0.5, 0.6)) }, "Simplex()")
+		expectErr[ve](t, "RelaxedOneHotCategorical probs", func() { NewRelaxedOneHotCategoricalProbs(temp, v(0.5, -0.5)) }, "Simplex()")
+		expectErr[ni](t, "RelaxedOneHotCategorical Variance", func() { NewRelaxedOneHotCategoricalLogits(temp, v(0, 0)).Variance() }, "Variance")
+		expectErr[ve](t, "ContinuousBernoulli NaN probs", func() { NewContinuousBernoulliProbs(v(nan())) }, "parameter probs", "ContinuousBernoulli(probs: [1])")
+		// torch clamps probs to [eps, 1 − eps] before checking them
+		if err := ember.Try(func() { NewContinuousBernoulliProbs(v(1.5)) }); err != nil {
+			t.Errorf("ContinuousBernoulli probs 1.5: %v, want accepted (clamped) as torch", err)
+		}
+		expectErr[ve](t, "ContinuousBernoulli support", func() { NewContinuousBernoulliProbs(v(0.3)).LogProb(v(-0.1)) }, "within the support")
+	})
+	m := func(s ...int) *ember.Tensor { return ember.Ones(ember.Shape(s), ember.On(ember.Meta)) }
+	temp := ember.Scalar(0.5, ember.On(ember.Meta))
+	for _, c := range []struct {
+		name      string
+		d         Distribution
+		value     *ember.Tensor
+		sample, b ember.Shape
+	}{
+		{"RelaxedBernoulli", NewRelaxedBernoulliLogits(temp, m(2, 3)), m(3), ember.Shape{5, 2, 3}, ember.Shape{2, 3}},
+		{"RelaxedOneHotCategorical", NewRelaxedOneHotCategoricalProbs(temp, m(2, 4)), m(4), ember.Shape{5, 2, 4}, ember.Shape{2}},
+		{"ContinuousBernoulli", NewContinuousBernoulliLogits(m(2, 3)), m(3), ember.Shape{5, 2, 3}, ember.Shape{2, 3}},
+	} {
+		if s := c.d.Sample(5); !s.Shape().Equal(c.sample) || s.Device() != ember.Meta {
+			t.Errorf("%s: Sample(5) %v on %v, want %v on meta", c.name, s.Shape(), s.Device(), c.sample)
+		}
+		if lp := c.d.LogProb(c.value); !lp.Shape().Equal(c.b) {
+			t.Errorf("%s: LogProb %v, want %v", c.name, lp.Shape(), c.b)
+		}
+	}
+}
