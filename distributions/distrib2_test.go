@@ -331,3 +331,44 @@ func TestRelaxedErrorsAndShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestLowRankMultivariateNormal: draws with the covariance W Wᵀ + D
+// (components and their sum), meta shapes, torch's errors.
+func TestLowRankMultivariateNormal(t *testing.T) {
+	eachDevice(t, func(t *testing.T, dev ember.Device) {
+		ember.ManualSeed(29)
+		n := draws(dev)
+		// W = [1, 0.5]ᵀ, D = [0.5, 2]: Σ = [[1.5, 0.5], [0.5, 2.25]], Var(x0+x1) = 4.75
+		d := NewLowRankMultivariateNormal(vec(dev, 1, -1), mat(dev, 2, 1, 1, 0.5), vec(dev, 0.5, 2))
+		s := d.Sample(n)
+		if !s.Shape().Equal(ember.Shape{n, 2}) {
+			t.Fatalf("LowRankMultivariateNormal sample shape %v", s.Shape())
+		}
+		checkMoments(t, "LowRankMultivariateNormal", s, []float64{1, -1}, []float64{1.5, 2.25})
+		checkMoments(t, "LowRankMultivariateNormal x0+x1", s.Sum(ember.Dims(1), ember.KeepDim()), []float64{0}, []float64{4.75})
+
+		v := func(x ...float64) *ember.Tensor { return vec(dev, x...) }
+		type ve = *ember.ValueError
+		w := mat(dev, 2, 1, 1, 0.5)
+		expectErr[ve](t, "LowRank 1-D cov_factor", func() { NewLowRankMultivariateNormal(v(0, 0), v(1, 1), v(1, 1)) }, "cov_factor must be at least two-dimensional")
+		expectErr[ve](t, "LowRank cov_factor rows", func() { NewLowRankMultivariateNormal(v(0, 0, 0), w, v(1, 1, 1)) }, "cov_factor must be a batch of matrices with shape 3 x m")
+		expectErr[ve](t, "LowRank cov_diag size", func() { NewLowRankMultivariateNormal(v(0, 0), w, v(1, 1, 1)) }, "cov_diag must be a batch of vectors")
+		expectErr[ve](t, "LowRank batch", func() {
+			NewLowRankMultivariateNormal(ember.Zeros(ember.Shape{3, 2}, ember.On(dev)), ember.Zeros(ember.Shape{2, 2, 1}, ember.On(dev)), v(1, 1))
+		}, "Incompatible batch shapes")
+		expectErr[ve](t, "LowRank cov_diag", func() { NewLowRankMultivariateNormal(v(0, 0), w, v(1, 0)) },
+			"parameter cov_diag", "IndependentConstraint(GreaterThan(lower_bound=0.0), 1)")
+		expectErr[ve](t, "KL LowRank event shapes", func() {
+			KLDivergence(d, NewMultivariateNormal(v(0), mat(dev, 1, 1, 1)))
+		}, "different event shapes")
+	})
+	m := func(s ...int) *ember.Tensor { return ember.Ones(ember.Shape(s), ember.On(ember.Meta)) }
+	d := NewLowRankMultivariateNormal(m(2, 3), m(3, 1), m(4, 1, 3))
+	if !d.BatchShape().Equal(ember.Shape{4, 2}) || !d.Sample(5).Shape().Equal(ember.Shape{5, 4, 2, 3}) ||
+		!d.LogProb(m(3)).Shape().Equal(ember.Shape{4, 2}) || !d.Entropy().Shape().Equal(ember.Shape{4, 2}) {
+		t.Errorf("LowRankMultivariateNormal on meta: batch %v, sample %v, LogProb %v", d.BatchShape(), d.Sample(5).Shape(), d.LogProb(m(3)).Shape())
+	}
+	if kl := KLDivergence(d, NewMultivariateNormal(m(3), m(3, 3))); !kl.Shape().Equal(ember.Shape{4, 2}) {
+		t.Errorf("KL LowRank‖MultivariateNormal on meta: %v", kl.Shape())
+	}
+}

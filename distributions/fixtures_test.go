@@ -122,6 +122,9 @@ var ctors = map[string]func(p []*ember.Tensor) Distribution{
 	},
 	"ContinuousBernoulliProbs":  func(p []*ember.Tensor) Distribution { return NewContinuousBernoulliProbs(p[0]) },
 	"ContinuousBernoulliLogits": func(p []*ember.Tensor) Distribution { return NewContinuousBernoulliLogits(p[0]) },
+	"LowRankMultivariateNormal": func(p []*ember.Tensor) Distribution {
+		return NewLowRankMultivariateNormal(p[0], p[1], p[2])
+	},
 }
 
 // build makes the distribution of s with fresh leaf parameters.

@@ -11,7 +11,8 @@ import (
 // pairs torch.distributions.kl_divergence registers among this package's
 // types: Normal, LogNormal, Bernoulli, Categorical, OneHotCategorical,
 // Uniform, Exponential, Laplace, Gamma, Beta, Dirichlet, Poisson,
-// Binomial, Geometric, MultivariateNormal, Cauchy, HalfNormal,
+// Binomial, Geometric, MultivariateNormal (also with
+// LowRankMultivariateNormal, both ways), LowRankMultivariateNormal, Cauchy, HalfNormal,
 // HalfCauchy, Gumbel, Pareto and ContinuousBernoulli with their own kind (Chi2 as a Gamma), Independent with
 // Independent of the same reinterpreted dims, and torch's pairs of
 // different kinds (Normal‖Laplace, Uniform‖Normal, Gamma‖Exponential, ...;
@@ -29,6 +30,9 @@ func KLDivergence(p, q Distribution) *ember.Tensor {
 	}
 	if c, ok := q.(*Chi2); ok {
 		q = &c.Gamma
+	}
+	if kl, ok := klLowRank(p, q); ok {
+		return kl
 	}
 	inf := posInf()
 	switch p := p.(type) {

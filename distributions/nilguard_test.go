@@ -22,7 +22,7 @@ var nilDists = []Distribution{
 	(*Independent)(nil), (*MultivariateNormal)(nil), (*StudentT)(nil), (*Cauchy)(nil),
 	(*HalfNormal)(nil), (*HalfCauchy)(nil), (*Gumbel)(nil), (*Chi2)(nil), (*VonMises)(nil),
 	(*Weibull)(nil), (*Pareto)(nil), (*RelaxedBernoulli)(nil), (*RelaxedOneHotCategorical)(nil),
-	(*ContinuousBernoulli)(nil),
+	(*ContinuousBernoulli)(nil), (*LowRankMultivariateNormal)(nil),
 }
 
 // TestNilReceivers calls every exported method of every type on a nil

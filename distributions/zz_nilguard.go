@@ -508,6 +508,36 @@ func (d *LogNormal) String() string {
 	return d.base.String()
 }
 
+// BatchShape is base.BatchShape; on a nil *LowRankMultivariateNormal it panics with an *ember.ValueError.
+func (d *LowRankMultivariateNormal) BatchShape() ember.Shape {
+	nilGuard(d, "BatchShape")
+	return d.base.BatchShape()
+}
+
+// CDF is base.CDF; on a nil *LowRankMultivariateNormal it panics with an *ember.ValueError.
+func (d *LowRankMultivariateNormal) CDF(value *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "CDF")
+	return d.base.CDF(value)
+}
+
+// EventShape is base.EventShape; on a nil *LowRankMultivariateNormal it panics with an *ember.ValueError.
+func (d *LowRankMultivariateNormal) EventShape() ember.Shape {
+	nilGuard(d, "EventShape")
+	return d.base.EventShape()
+}
+
+// ICDF is base.ICDF; on a nil *LowRankMultivariateNormal it panics with an *ember.ValueError.
+func (d *LowRankMultivariateNormal) ICDF(value *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "ICDF")
+	return d.base.ICDF(value)
+}
+
+// String is base.String; on a nil *LowRankMultivariateNormal it panics with an *ember.ValueError.
+func (d *LowRankMultivariateNormal) String() string {
+	nilGuard(d, "String")
+	return d.base.String()
+}
+
 // BatchShape is base.BatchShape; on a nil *MultivariateNormal it panics with an *ember.ValueError.
 func (d *MultivariateNormal) BatchShape() ember.Shape {
 	nilGuard(d, "BatchShape")

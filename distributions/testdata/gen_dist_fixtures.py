@@ -72,6 +72,7 @@ CTORS = {
     "RelaxedOneHotCategoricalLogits": lambda p: D.RelaxedOneHotCategorical(p["temperature"], logits=p["logits"]),
     "ContinuousBernoulliProbs": lambda p: D.ContinuousBernoulli(probs=p["probs"]),
     "ContinuousBernoulliLogits": lambda p: D.ContinuousBernoulli(logits=p["logits"]),
+    "LowRankMultivariateNormal": lambda p: D.LowRankMultivariateNormal(p["loc"], p["cov_factor"], p["cov_diag"]),
 }
 
 
@@ -319,6 +320,20 @@ def gen2(loc, scale, val, u, nrm, lap, uni, bet, bet3, ext, gam):
     for p in [ext1, gam1, gum, lap, nrm1, par, uni,
               spec("Uniform", [("low", T([0.1, 0.0, 0.2])), ("high", T([0.9, 0.5, 0.3]))])]:
         kl(p, cb)
+
+    W = T([[0.5, -1.0], [0.3, 0.2], [1.2, 0.0]])  # [3, 2]
+    W2 = T([[[0.1], [0.8], [-0.5]], [[1.0], [0.0], [0.4]]])  # [2, 3, 1]
+    lr = spec("LowRankMultivariateNormal", [("loc", mloc), ("cov_factor", W), ("cov_diag", T([0.5, 1.0, 0.3]))])
+    lr2 = spec("LowRankMultivariateNormal", [("loc", T([0.2, -0.1, 0.4])), ("cov_factor", W2), ("cov_diag", T([[0.7, 0.2, 1.1], [1.0, 1.0, 2.0]]))])
+    case(lr, mval)
+    case(lr2, mval)
+    mvn = spec("MultivariateNormal", [("loc", mloc), ("covariance_matrix", cov)])
+    mvt = spec("MultivariateNormalScaleTril", [("loc", T([0.2, -0.1, 0.4])), ("scale_tril", tril)])
+    kl(lr, lr2)
+    kl(mvn, lr2)
+    kl(mvt, lr)
+    kl(lr2, mvn)
+    kl(lr, mvt)
 
 
 result = {"torch": torch.__version__}
