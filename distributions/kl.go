@@ -9,15 +9,19 @@ import (
 
 // KLDivergence returns KL(p ‖ q), of the batch shapes' broadcast, for the
 // pairs torch.distributions.kl_divergence registers among this package's
-// types: Normal, LogNormal, Bernoulli, Categorical, OneHotCategorical,
-// Uniform, Exponential, Laplace, Gamma, Beta, Dirichlet, Poisson,
-// Binomial, Geometric, MultivariateNormal (also with
-// LowRankMultivariateNormal, both ways), LowRankMultivariateNormal, Cauchy, HalfNormal,
-// HalfCauchy, Gumbel, Pareto and ContinuousBernoulli with their own kind (Chi2 as a Gamma), Independent with
-// Independent of the same reinterpreted dims, and torch's pairs of
-// different kinds (Normal‖Laplace, Uniform‖Normal, Gamma‖Exponential, ...;
-// +Inf where p's support is not within q's). Another pair panics with a
-// *NotImplementedError naming both types.
+// types: each of Normal, LogNormal, Bernoulli, Categorical,
+// OneHotCategorical, Uniform, Exponential, Laplace, Gamma (and Chi2, a
+// Gamma), Beta, Dirichlet, Poisson, Binomial, Geometric,
+// MultivariateNormal, LowRankMultivariateNormal, Cauchy, HalfNormal,
+// HalfCauchy, Gumbel, Pareto and ContinuousBernoulli with its own kind;
+// MultivariateNormal with LowRankMultivariateNormal both ways;
+// Independent with Independent of the same reinterpreted dims; and
+// torch's pairs of different kinds (Normal‖Laplace, Uniform‖Normal,
+// Gamma‖Exponential, Gumbel‖Normal, Pareto‖Gamma,
+// Beta‖ContinuousBernoulli, ...; +Inf where p's support is not within
+// q's). Of the pairs torch reaches only through TransformedDistribution,
+// HalfCauchy‖HalfCauchy is implemented (Weibull‖Weibull is not). Another
+// pair panics with a *NotImplementedError naming both types.
 func KLDivergence(p, q Distribution) *ember.Tensor {
 	const op = "distributions.KLDivergence"
 	if isNil(p) || isNil(q) {
