@@ -39,15 +39,23 @@ func (d *Binomial) checkCount() {
 	d.check("total_count", n, nonnegInt(n)(), "IntegerGreaterThan(lower_bound=0)")
 }
 
-func (d *Binomial) Mean() *ember.Tensor { return d.TotalCount.Mul(d.Probs) }
+func (d *Binomial) Mean() *ember.Tensor {
+	nilGuard(d, "Mean")
+	return d.TotalCount.Mul(d.Probs)
+}
 func (d *Binomial) Variance() *ember.Tensor {
+	nilGuard(d, "Variance")
 	return d.TotalCount.Mul(d.Probs).Mul(d.Probs.RSubScalar(1))
 }
-func (d *Binomial) Stddev() *ember.Tensor { return d.Variance().Sqrt() }
+func (d *Binomial) Stddev() *ember.Tensor {
+	nilGuard(d, "Stddev")
+	return d.Variance().Sqrt()
+}
 
 // Sample returns counts in the parameters' dtype: by inversion where
 // n·min(p, 1−p) < 10, by Hörmann's BTRS otherwise (as torch.binomial).
 func (d *Binomial) Sample(s ...int) *ember.Tensor {
+	nilGuard(d, "Sample")
 	shape := d.extended(s)
 	return noGrad(func() *ember.Tensor {
 		n := d.TotalCount.Cast(ember.Float64).Expand(shape...).Contiguous()
@@ -61,6 +69,7 @@ func (d *Binomial) support(v *ember.Tensor) func() *ember.Tensor {
 }
 
 func (d *Binomial) LogProb(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "LogProb")
 	d.validateSample("LogProb", v, "IntegerInterval(lower_bound=0, upper_bound=total_count)", d.support(v))
 	v = asFloat(v, d.Logits)
 	n, l := d.TotalCount, d.Logits
@@ -72,6 +81,7 @@ func (d *Binomial) LogProb(v *ember.Tensor) *ember.Tensor {
 // Entropy sums over the support; as torch it needs one total_count for
 // the whole batch (else a *NotImplementedError).
 func (d *Binomial) Entropy() *ember.Tensor {
+	nilGuard(d, "Entropy")
 	if isMeta(d.TotalCount) {
 		return ember.Zeros(d.batch, opts(d.Probs)...)
 	}

@@ -23,22 +23,40 @@ func NewNormal(loc, scale *ember.Tensor) *Normal {
 	return d
 }
 
-func (d *Normal) HasRSample() bool        { return true }
-func (d *Normal) Mean() *ember.Tensor     { return d.Loc }
-func (d *Normal) Stddev() *ember.Tensor   { return d.Scale }
-func (d *Normal) Variance() *ember.Tensor { return d.Scale.Square() }
-func (d *Normal) Entropy() *ember.Tensor  { return d.Scale.Log().AddScalar(0.5 + 0.5*log2Pi) }
+func (d *Normal) HasRSample() bool {
+	nilGuard(d, "HasRSample")
+	return true
+}
+func (d *Normal) Mean() *ember.Tensor {
+	nilGuard(d, "Mean")
+	return d.Loc
+}
+func (d *Normal) Stddev() *ember.Tensor {
+	nilGuard(d, "Stddev")
+	return d.Scale
+}
+func (d *Normal) Variance() *ember.Tensor {
+	nilGuard(d, "Variance")
+	return d.Scale.Square()
+}
+func (d *Normal) Entropy() *ember.Tensor {
+	nilGuard(d, "Entropy")
+	return d.Scale.Log().AddScalar(0.5 + 0.5*log2Pi)
+}
 func (d *Normal) Sample(s ...int) *ember.Tensor {
+	nilGuard(d, "Sample")
 	return noGrad(func() *ember.Tensor { return d.RSample(s...) })
 }
 
 // RSample returns loc + ε·scale, ε standard normal.
 func (d *Normal) RSample(s ...int) *ember.Tensor {
+	nilGuard(d, "RSample")
 	e := ember.Randn(d.extended(s), opts(d.Loc)...)
 	return d.Loc.Add(e.Mul(d.Scale))
 }
 
 func (d *Normal) LogProb(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "LogProb")
 	d.validateSample("LogProb", v, "Real()", func() *ember.Tensor { return v.Eq(v) })
 	v = asFloat(v, d.Loc)
 	z := v.Sub(d.Loc)
@@ -46,12 +64,14 @@ func (d *Normal) LogProb(v *ember.Tensor) *ember.Tensor {
 }
 
 func (d *Normal) CDF(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "CDF")
 	d.validateSample("CDF", v, "Real()", func() *ember.Tensor { return v.Eq(v) })
 	v = asFloat(v, d.Loc)
 	return v.Sub(d.Loc).Div(d.Scale.MulScalar(math.Sqrt2)).Erf().AddScalar(1).MulScalar(0.5)
 }
 
 func (d *Normal) ICDF(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "ICDF")
 	v = asFloat(v, d.Loc)
 	return d.Loc.Add(d.Scale.Mul(v.MulScalar(2).SubScalar(1).Erfinv()).MulScalar(math.Sqrt2))
 }
@@ -72,22 +92,38 @@ func NewLogNormal(loc, scale *ember.Tensor) *LogNormal {
 	return &LogNormal{base: n.base, Loc: n.Loc, Scale: n.Scale, normal: n}
 }
 
-func (d *LogNormal) HasRSample() bool { return true }
+func (d *LogNormal) HasRSample() bool {
+	nilGuard(d, "HasRSample")
+	return true
+}
 func (d *LogNormal) Mean() *ember.Tensor {
+	nilGuard(d, "Mean")
 	return d.Loc.Add(d.Scale.Square().MulScalar(0.5)).Exp()
 }
 func (d *LogNormal) Variance() *ember.Tensor {
+	nilGuard(d, "Variance")
 	s2 := d.Scale.Square()
 	return s2.Expm1().Mul(d.Loc.MulScalar(2).Add(s2).Exp())
 }
-func (d *LogNormal) Stddev() *ember.Tensor  { return d.Variance().Sqrt() }
-func (d *LogNormal) Entropy() *ember.Tensor { return d.normal.Entropy().Add(d.Loc) }
+func (d *LogNormal) Stddev() *ember.Tensor {
+	nilGuard(d, "Stddev")
+	return d.Variance().Sqrt()
+}
+func (d *LogNormal) Entropy() *ember.Tensor {
+	nilGuard(d, "Entropy")
+	return d.normal.Entropy().Add(d.Loc)
+}
 func (d *LogNormal) Sample(s ...int) *ember.Tensor {
+	nilGuard(d, "Sample")
 	return noGrad(func() *ember.Tensor { return d.RSample(s...) })
 }
-func (d *LogNormal) RSample(s ...int) *ember.Tensor { return d.normal.RSample(s...).Exp() }
+func (d *LogNormal) RSample(s ...int) *ember.Tensor {
+	nilGuard(d, "RSample")
+	return d.normal.RSample(s...).Exp()
+}
 
 func (d *LogNormal) LogProb(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "LogProb")
 	d.validateSample("LogProb", v, "GreaterThan(lower_bound=0.0)", func() *ember.Tensor { return v.GtScalar(0) })
 	v = asFloat(v, d.Loc)
 	y := v.Log()
@@ -95,11 +131,15 @@ func (d *LogNormal) LogProb(v *ember.Tensor) *ember.Tensor {
 }
 
 func (d *LogNormal) CDF(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "CDF")
 	d.validateSample("CDF", v, "GreaterThan(lower_bound=0.0)", func() *ember.Tensor { return v.GtScalar(0) })
 	return d.normal.CDF(asFloat(v, d.Loc).Log())
 }
 
-func (d *LogNormal) ICDF(v *ember.Tensor) *ember.Tensor { return d.normal.ICDF(v).Exp() }
+func (d *LogNormal) ICDF(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "ICDF")
+	return d.normal.ICDF(v).Exp()
+}
 
 // Uniform is the uniform distribution on [low, high), as
 // torch.distributions.Uniform.
@@ -119,17 +159,34 @@ func NewUniform(low, high *ember.Tensor) *Uniform {
 	return d
 }
 
-func (d *Uniform) HasRSample() bool        { return true }
-func (d *Uniform) Mean() *ember.Tensor     { return d.High.Add(d.Low).DivScalar(2) }
-func (d *Uniform) Stddev() *ember.Tensor   { return d.High.Sub(d.Low).DivScalar(math.Sqrt(12)) }
-func (d *Uniform) Variance() *ember.Tensor { return d.High.Sub(d.Low).Square().DivScalar(12) }
-func (d *Uniform) Entropy() *ember.Tensor  { return d.High.Sub(d.Low).Log() }
+func (d *Uniform) HasRSample() bool {
+	nilGuard(d, "HasRSample")
+	return true
+}
+func (d *Uniform) Mean() *ember.Tensor {
+	nilGuard(d, "Mean")
+	return d.High.Add(d.Low).DivScalar(2)
+}
+func (d *Uniform) Stddev() *ember.Tensor {
+	nilGuard(d, "Stddev")
+	return d.High.Sub(d.Low).DivScalar(math.Sqrt(12))
+}
+func (d *Uniform) Variance() *ember.Tensor {
+	nilGuard(d, "Variance")
+	return d.High.Sub(d.Low).Square().DivScalar(12)
+}
+func (d *Uniform) Entropy() *ember.Tensor {
+	nilGuard(d, "Entropy")
+	return d.High.Sub(d.Low).Log()
+}
 func (d *Uniform) Sample(s ...int) *ember.Tensor {
+	nilGuard(d, "Sample")
 	return noGrad(func() *ember.Tensor { return d.RSample(s...) })
 }
 
 // RSample returns low + u·(high − low), u uniform on [0, 1).
 func (d *Uniform) RSample(s ...int) *ember.Tensor {
+	nilGuard(d, "RSample")
 	u := ember.Rand(d.extended(s), opts(d.Low)...)
 	return d.Low.Add(u.Mul(d.High.Sub(d.Low)))
 }
@@ -139,6 +196,7 @@ func (d *Uniform) support(v *ember.Tensor) func() *ember.Tensor {
 }
 
 func (d *Uniform) LogProb(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "LogProb")
 	d.validateSample("LogProb", v, "Interval(lower_bound=low, upper_bound=high)", d.support(v))
 	v = asFloat(v, d.Low)
 	in := d.Low.Le(v).LogicalAnd(d.High.Gt(v)).Cast(v.DType())
@@ -146,12 +204,14 @@ func (d *Uniform) LogProb(v *ember.Tensor) *ember.Tensor {
 }
 
 func (d *Uniform) CDF(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "CDF")
 	d.validateSample("CDF", v, "Interval(lower_bound=low, upper_bound=high)", d.support(v))
 	v = asFloat(v, d.Low)
 	return v.Sub(d.Low).Div(d.High.Sub(d.Low)).Clamp(0, 1)
 }
 
 func (d *Uniform) ICDF(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "ICDF")
 	return asFloat(v, d.Low).Mul(d.High.Sub(d.Low)).Add(d.Low)
 }
 
@@ -170,17 +230,34 @@ func NewExponential(rate *ember.Tensor) *Exponential {
 	return d
 }
 
-func (d *Exponential) HasRSample() bool        { return true }
-func (d *Exponential) Mean() *ember.Tensor     { return d.Rate.Reciprocal() }
-func (d *Exponential) Stddev() *ember.Tensor   { return d.Rate.Reciprocal() }
-func (d *Exponential) Variance() *ember.Tensor { return d.Rate.PowScalar(-2) }
-func (d *Exponential) Entropy() *ember.Tensor  { return d.Rate.Log().RSubScalar(1) }
+func (d *Exponential) HasRSample() bool {
+	nilGuard(d, "HasRSample")
+	return true
+}
+func (d *Exponential) Mean() *ember.Tensor {
+	nilGuard(d, "Mean")
+	return d.Rate.Reciprocal()
+}
+func (d *Exponential) Stddev() *ember.Tensor {
+	nilGuard(d, "Stddev")
+	return d.Rate.Reciprocal()
+}
+func (d *Exponential) Variance() *ember.Tensor {
+	nilGuard(d, "Variance")
+	return d.Rate.PowScalar(-2)
+}
+func (d *Exponential) Entropy() *ember.Tensor {
+	nilGuard(d, "Entropy")
+	return d.Rate.Log().RSubScalar(1)
+}
 func (d *Exponential) Sample(s ...int) *ember.Tensor {
+	nilGuard(d, "Sample")
 	return noGrad(func() *ember.Tensor { return d.RSample(s...) })
 }
 
 // RSample returns E/rate, E = −log(1−u) standard exponential.
 func (d *Exponential) RSample(s ...int) *ember.Tensor {
+	nilGuard(d, "RSample")
 	u := ember.Rand(d.extended(s), opts(d.Rate)...)
 	return u.Neg().Log1p().Neg().Div(d.Rate)
 }
@@ -190,18 +267,21 @@ func (d *Exponential) nonneg(v *ember.Tensor) func() *ember.Tensor {
 }
 
 func (d *Exponential) LogProb(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "LogProb")
 	d.validateSample("LogProb", v, "GreaterThanEq(lower_bound=0.0)", d.nonneg(v))
 	v = asFloat(v, d.Rate)
 	return d.Rate.Log().Sub(d.Rate.Mul(v))
 }
 
 func (d *Exponential) CDF(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "CDF")
 	d.validateSample("CDF", v, "GreaterThanEq(lower_bound=0.0)", d.nonneg(v))
 	v = asFloat(v, d.Rate)
 	return d.Rate.Neg().Mul(v).Exp().RSubScalar(1)
 }
 
 func (d *Exponential) ICDF(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "ICDF")
 	return asFloat(v, d.Rate).Neg().Log1p().Neg().Div(d.Rate)
 }
 
@@ -221,36 +301,56 @@ func NewLaplace(loc, scale *ember.Tensor) *Laplace {
 	return d
 }
 
-func (d *Laplace) HasRSample() bool        { return true }
-func (d *Laplace) Mean() *ember.Tensor     { return d.Loc }
-func (d *Laplace) Stddev() *ember.Tensor   { return d.Scale.MulScalar(math.Sqrt2) }
-func (d *Laplace) Variance() *ember.Tensor { return d.Scale.Square().MulScalar(2) }
-func (d *Laplace) Entropy() *ember.Tensor  { return d.Scale.MulScalar(2).Log().AddScalar(1) }
+func (d *Laplace) HasRSample() bool {
+	nilGuard(d, "HasRSample")
+	return true
+}
+func (d *Laplace) Mean() *ember.Tensor {
+	nilGuard(d, "Mean")
+	return d.Loc
+}
+func (d *Laplace) Stddev() *ember.Tensor {
+	nilGuard(d, "Stddev")
+	return d.Scale.MulScalar(math.Sqrt2)
+}
+func (d *Laplace) Variance() *ember.Tensor {
+	nilGuard(d, "Variance")
+	return d.Scale.Square().MulScalar(2)
+}
+func (d *Laplace) Entropy() *ember.Tensor {
+	nilGuard(d, "Entropy")
+	return d.Scale.MulScalar(2).Log().AddScalar(1)
+}
 func (d *Laplace) Sample(s ...int) *ember.Tensor {
+	nilGuard(d, "Sample")
 	return noGrad(func() *ember.Tensor { return d.RSample(s...) })
 }
 
 // RSample returns loc − scale·sign(u)·log(1−|u|), u uniform on
 // (eps−1, 1), as torch.
 func (d *Laplace) RSample(s ...int) *ember.Tensor {
+	nilGuard(d, "RSample")
 	e := eps(d.Loc.DType())
 	u := ember.Rand(d.extended(s), opts(d.Loc)...).MulScalar(2 - e).AddScalar(e - 1)
 	return d.Loc.Sub(d.Scale.Mul(u.Sign()).Mul(u.Abs().Neg().Log1p()))
 }
 
 func (d *Laplace) LogProb(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "LogProb")
 	d.validateSample("LogProb", v, "Real()", func() *ember.Tensor { return v.Eq(v) })
 	v = asFloat(v, d.Loc)
 	return d.Scale.MulScalar(2).Log().Neg().Sub(v.Sub(d.Loc).Abs().Div(d.Scale))
 }
 
 func (d *Laplace) CDF(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "CDF")
 	d.validateSample("CDF", v, "Real()", func() *ember.Tensor { return v.Eq(v) })
 	z := asFloat(v, d.Loc).Sub(d.Loc)
 	return z.Sign().Mul(z.Abs().Div(d.Scale).Neg().Expm1()).MulScalar(-0.5).AddScalar(0.5)
 }
 
 func (d *Laplace) ICDF(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "ICDF")
 	t := asFloat(v, d.Loc).SubScalar(0.5)
 	return d.Loc.Sub(d.Scale.Mul(t.Sign()).Mul(t.Abs().MulScalar(-2).Log1p()))
 }

@@ -42,12 +42,22 @@ func NewBernoulliLogits(logits *ember.Tensor) *Bernoulli {
 	return d
 }
 
-func (d *Bernoulli) Mean() *ember.Tensor     { return d.Probs }
-func (d *Bernoulli) Variance() *ember.Tensor { return d.Probs.Mul(d.Probs.RSubScalar(1)) }
-func (d *Bernoulli) Stddev() *ember.Tensor   { return d.Variance().Sqrt() }
+func (d *Bernoulli) Mean() *ember.Tensor {
+	nilGuard(d, "Mean")
+	return d.Probs
+}
+func (d *Bernoulli) Variance() *ember.Tensor {
+	nilGuard(d, "Variance")
+	return d.Probs.Mul(d.Probs.RSubScalar(1))
+}
+func (d *Bernoulli) Stddev() *ember.Tensor {
+	nilGuard(d, "Stddev")
+	return d.Variance().Sqrt()
+}
 
 // Sample returns 0/1 draws in the parameters' dtype.
 func (d *Bernoulli) Sample(s ...int) *ember.Tensor {
+	nilGuard(d, "Sample")
 	return noGrad(func() *ember.Tensor {
 		u := ember.Rand(d.extended(s), opts(d.Probs)...)
 		return u.Lt(d.Probs).Cast(d.Probs.DType())
@@ -55,6 +65,7 @@ func (d *Bernoulli) Sample(s ...int) *ember.Tensor {
 }
 
 func (d *Bernoulli) LogProb(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "LogProb")
 	d.validateSample("LogProb", v, "Boolean()", func() *ember.Tensor { return isBinary(v) })
 	v = asFloat(v, d.Logits)
 	shape := ember.BroadcastShapes(d.op(".LogProb"), d.Logits.Shape(), v.Shape())
@@ -62,6 +73,7 @@ func (d *Bernoulli) LogProb(v *ember.Tensor) *ember.Tensor {
 }
 
 func (d *Bernoulli) Entropy() *ember.Tensor {
+	nilGuard(d, "Entropy")
 	return ember.BCEWithLogits(d.Logits, d.Probs, "none")
 }
 
@@ -124,12 +136,22 @@ func NewCategoricalLogits(logits *ember.Tensor) *Categorical {
 func (d *Categorical) k() int { s := d.Probs.Shape(); return s[len(s)-1] }
 
 // Mean and Variance are NaN, as torch (a categorical has no order).
-func (d *Categorical) Mean() *ember.Tensor     { return full(d.Probs, d.batch, nan()) }
-func (d *Categorical) Variance() *ember.Tensor { return full(d.Probs, d.batch, nan()) }
-func (d *Categorical) Stddev() *ember.Tensor   { return full(d.Probs, d.batch, nan()) }
+func (d *Categorical) Mean() *ember.Tensor {
+	nilGuard(d, "Mean")
+	return full(d.Probs, d.batch, nan())
+}
+func (d *Categorical) Variance() *ember.Tensor {
+	nilGuard(d, "Variance")
+	return full(d.Probs, d.batch, nan())
+}
+func (d *Categorical) Stddev() *ember.Tensor {
+	nilGuard(d, "Stddev")
+	return full(d.Probs, d.batch, nan())
+}
 
 // Sample returns Int64 indices of shape sample + batch.
 func (d *Categorical) Sample(s ...int) *ember.Tensor {
+	nilGuard(d, "Sample")
 	shape := d.extended(s)
 	n := ember.Shape(s).NumElements()
 	return noGrad(func() *ember.Tensor {
@@ -151,6 +173,7 @@ func (d *Categorical) support(v *ember.Tensor) func() *ember.Tensor {
 
 // LogProb returns log p[value] for Int64 (or integral) indices value.
 func (d *Categorical) LogProb(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "LogProb")
 	if v != nil && v.DType() == ember.Bool { // indices 0 and 1, as torch's value.long()
 		v = v.Cast(ember.Int64)
 	}
@@ -166,6 +189,7 @@ func (d *Categorical) LogProb(v *ember.Tensor) *ember.Tensor {
 }
 
 func (d *Categorical) Entropy() *ember.Tensor {
+	nilGuard(d, "Entropy")
 	l := d.Logits.Clamp(minReal(d.Logits.DType()), posInf())
 	return l.Mul(d.Probs).Sum(ember.Dims(-1)).Neg()
 }
@@ -194,22 +218,40 @@ func newOneHot(c *Categorical) *OneHotCategorical {
 }
 
 // Probs and Logits are the normalised parameters, [batch..., K].
-func (d *OneHotCategorical) Probs() *ember.Tensor  { return d.cat.Probs }
-func (d *OneHotCategorical) Logits() *ember.Tensor { return d.cat.Logits }
-func (d *OneHotCategorical) Mean() *ember.Tensor   { return d.cat.Probs }
+func (d *OneHotCategorical) Probs() *ember.Tensor {
+	nilGuard(d, "Probs")
+	return d.cat.Probs
+}
+func (d *OneHotCategorical) Logits() *ember.Tensor {
+	nilGuard(d, "Logits")
+	return d.cat.Logits
+}
+func (d *OneHotCategorical) Mean() *ember.Tensor {
+	nilGuard(d, "Mean")
+	return d.cat.Probs
+}
 func (d *OneHotCategorical) Variance() *ember.Tensor {
+	nilGuard(d, "Variance")
 	return d.cat.Probs.Mul(d.cat.Probs.RSubScalar(1))
 }
-func (d *OneHotCategorical) Stddev() *ember.Tensor  { return d.Variance().Sqrt() }
-func (d *OneHotCategorical) Entropy() *ember.Tensor { return d.cat.Entropy() }
+func (d *OneHotCategorical) Stddev() *ember.Tensor {
+	nilGuard(d, "Stddev")
+	return d.Variance().Sqrt()
+}
+func (d *OneHotCategorical) Entropy() *ember.Tensor {
+	nilGuard(d, "Entropy")
+	return d.cat.Entropy()
+}
 
 // Sample returns one-hot vectors in the parameters' dtype.
 func (d *OneHotCategorical) Sample(s ...int) *ember.Tensor {
+	nilGuard(d, "Sample")
 	idx := d.cat.Sample(s...)
 	return noGrad(func() *ember.Tensor { return ember.OneHot(idx, d.cat.k()).Cast(d.cat.Probs.DType()) })
 }
 
 func (d *OneHotCategorical) LogProb(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "LogProb")
 	d.validateSample("LogProb", v, "OneHot()", func() *ember.Tensor {
 		return isBinary(v).All(ember.Dims(-1)).LogicalAnd(v.Cast(ember.Float64).Sum(ember.Dims(-1)).EqScalar(1))
 	})
@@ -232,12 +274,22 @@ func NewPoisson(rate *ember.Tensor) *Poisson {
 	return d
 }
 
-func (d *Poisson) Mean() *ember.Tensor     { return d.Rate }
-func (d *Poisson) Variance() *ember.Tensor { return d.Rate }
-func (d *Poisson) Stddev() *ember.Tensor   { return d.Rate.Sqrt() }
+func (d *Poisson) Mean() *ember.Tensor {
+	nilGuard(d, "Mean")
+	return d.Rate
+}
+func (d *Poisson) Variance() *ember.Tensor {
+	nilGuard(d, "Variance")
+	return d.Rate
+}
+func (d *Poisson) Stddev() *ember.Tensor {
+	nilGuard(d, "Stddev")
+	return d.Rate.Sqrt()
+}
 
 // Sample returns counts in the rate's dtype.
 func (d *Poisson) Sample(s ...int) *ember.Tensor {
+	nilGuard(d, "Sample")
 	return noGrad(func() *ember.Tensor {
 		r := d.Rate.Expand(d.extended(s)...)
 		return samplePoisson(r.Cast(ember.Float64)).Cast(d.Rate.DType())
@@ -251,6 +303,7 @@ func nonnegInt(v *ember.Tensor) func() *ember.Tensor {
 }
 
 func (d *Poisson) LogProb(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "LogProb")
 	d.validateSample("LogProb", v, "IntegerGreaterThan(lower_bound=0)", nonnegInt(v))
 	v = asFloat(v, d.Rate)
 	return v.Xlogy(d.Rate).Sub(d.Rate).Sub(v.AddScalar(1).Lgamma())
@@ -284,14 +337,22 @@ func NewGeometricLogits(logits *ember.Tensor) *Geometric {
 	return d
 }
 
-func (d *Geometric) Mean() *ember.Tensor { return d.Probs.Reciprocal().SubScalar(1) }
+func (d *Geometric) Mean() *ember.Tensor {
+	nilGuard(d, "Mean")
+	return d.Probs.Reciprocal().SubScalar(1)
+}
 func (d *Geometric) Variance() *ember.Tensor {
+	nilGuard(d, "Variance")
 	return d.Probs.Reciprocal().SubScalar(1).Div(d.Probs)
 }
-func (d *Geometric) Stddev() *ember.Tensor { return d.Variance().Sqrt() }
+func (d *Geometric) Stddev() *ember.Tensor {
+	nilGuard(d, "Stddev")
+	return d.Variance().Sqrt()
+}
 
 // Sample returns floor(log(u)/log1p(−p)) in the parameters' dtype.
 func (d *Geometric) Sample(s ...int) *ember.Tensor {
+	nilGuard(d, "Sample")
 	return noGrad(func() *ember.Tensor {
 		u := ember.Rand(d.extended(s), opts(d.Probs)...).Clamp(tiny(d.Probs.DType()), posInf())
 		return u.Log().Div(d.Probs.Neg().Log1p()).Floor()
@@ -299,6 +360,7 @@ func (d *Geometric) Sample(s ...int) *ember.Tensor {
 }
 
 func (d *Geometric) LogProb(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "LogProb")
 	d.validateSample("LogProb", v, "IntegerGreaterThan(lower_bound=0)", nonnegInt(v))
 	v = asFloat(v, d.Probs)
 	shape := ember.BroadcastShapes(d.op(".LogProb"), v.Shape(), d.Probs.Shape())
@@ -310,5 +372,6 @@ func (d *Geometric) LogProb(v *ember.Tensor) *ember.Tensor {
 }
 
 func (d *Geometric) Entropy() *ember.Tensor {
+	nilGuard(d, "Entropy")
 	return ember.BCEWithLogits(d.Logits, d.Probs, "none").Div(d.Probs)
 }

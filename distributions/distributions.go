@@ -19,6 +19,8 @@
 // streams are not PyTorch's.
 package distributions
 
+//go:generate go run ./internal/nilguardgen
+
 import (
 	"fmt"
 	"math"
@@ -180,13 +182,30 @@ func (b *base) validateSample(method string, value *ember.Tensor, support string
 // none is floating) and expands them to their broadcast shape.
 func broadcastAll(op string, ts ...*ember.Tensor) ([]*ember.Tensor, ember.Shape) {
 	shapes := make([]ember.Shape, len(ts))
-	var dt ember.DType
-	found := false
 	for i, t := range ts {
 		if t == nil {
 			panic(&ember.ValueError{Op: op, Msg: "a parameter is nil"})
 		}
 		shapes[i] = t.Shape()
+	}
+	dt := floatDType(ts...)
+	shape := ember.BroadcastShapes(op, shapes...)
+	out := make([]*ember.Tensor, len(ts))
+	for i, t := range ts {
+		if t.DType() != dt {
+			t = t.Cast(dt)
+		}
+		out[i] = t.Expand(shape...)
+	}
+	return out, shape
+}
+
+// floatDType is the promoted dtype of the floating ts (Float32 when none
+// is floating).
+func floatDType(ts ...*ember.Tensor) ember.DType {
+	var dt ember.DType
+	found := false
+	for _, t := range ts {
 		if t.DType().IsFloat() {
 			if !found {
 				dt, found = t.DType(), true
@@ -198,15 +217,17 @@ func broadcastAll(op string, ts ...*ember.Tensor) ([]*ember.Tensor, ember.Shape)
 	if !found {
 		dt = ember.Float32
 	}
-	shape := ember.BroadcastShapes(op, shapes...)
-	out := make([]*ember.Tensor, len(ts))
-	for i, t := range ts {
-		if t.DType() != dt {
-			t = t.Cast(dt)
-		}
-		out[i] = t.Expand(shape...)
+	return dt
+}
+
+// nilGuard panics with an *ember.ValueError naming the type and method
+// when d is nil (a method called on a nil *Normal, ...), instead of the
+// nil dereference Go would make.
+func nilGuard[T any](d *T, method string) {
+	if d == nil {
+		name := reflect.TypeOf((*T)(nil)).Elem().Name()
+		panic(&ember.ValueError{Op: "distributions." + name + "." + method, Msg: "called on a nil *distributions." + name})
 	}
-	return out, shape
 }
 
 // asFloat casts value to like's dtype when it differs.

@@ -40,3 +40,22 @@ func ExampleNormal_RSample() {
 	// [1000] 1
 	// KL(N(1,2²) || N(0,1)) = 1.3069
 }
+
+// A correlated 2-D Gaussian from its covariance: log density, entropy,
+// Cholesky factor and the KL divergence to the standard normal.
+func ExampleMultivariateNormal() {
+	loc := ember.FromSlice([]float32{1, -1}, ember.Shape{2})
+	cov := ember.FromSlice([]float32{2, 0.3, 0.3, 1}, ember.Shape{2, 2})
+	m := distributions.NewMultivariateNormal(loc, cov)
+	fmt.Println(m.BatchShape(), m.EventShape(), m.Sample(5).Shape())
+	fmt.Printf("log p = %.4f, H = %.4f\n", m.LogProb(ember.FromSlice([]float32{0.5, 0}, ember.Shape{2})).Item(), m.Entropy().Item())
+	fmt.Printf("L[1][0] = %.4f\n", m.ScaleTril().Float32s()[2])
+	std := distributions.NewMultivariateNormal(ember.Zeros(ember.Shape{2}), ember.Eye(2))
+	// torch.distributions gives -2.8290, 3.1614, 0.2121 and 1.1764 too.
+	fmt.Printf("KL = %.4f\n", distributions.KLDivergence(m, std).Item())
+	// Output:
+	// [] [2] [5, 2]
+	// log p = -2.8290, H = 3.1614
+	// L[1][0] = 0.2121
+	// KL = 1.1764
+}

@@ -96,6 +96,35 @@ var ctors = map[string]func(p []*ember.Tensor) Distribution{
 	"CategoricalLogits":       func(p []*ember.Tensor) Distribution { return NewCategoricalLogits(p[0]) },
 	"OneHotCategoricalProbs":  func(p []*ember.Tensor) Distribution { return NewOneHotCategoricalProbs(p[0]) },
 	"OneHotCategoricalLogits": func(p []*ember.Tensor) Distribution { return NewOneHotCategoricalLogits(p[0]) },
+	"MultivariateNormal":      func(p []*ember.Tensor) Distribution { return NewMultivariateNormal(p[0], p[1]) },
+	"MultivariateNormalPrecision": func(p []*ember.Tensor) Distribution {
+		return NewMultivariateNormalPrecision(p[0], p[1])
+	},
+	"MultivariateNormalScaleTril": func(p []*ember.Tensor) Distribution {
+		return NewMultivariateNormalScaleTril(p[0], p[1])
+	},
+	"StudentT":               func(p []*ember.Tensor) Distribution { return NewStudentT(p[0], p[1], p[2]) },
+	"Cauchy":                 func(p []*ember.Tensor) Distribution { return NewCauchy(p[0], p[1]) },
+	"HalfNormal":             func(p []*ember.Tensor) Distribution { return NewHalfNormal(p[0]) },
+	"HalfCauchy":             func(p []*ember.Tensor) Distribution { return NewHalfCauchy(p[0]) },
+	"Gumbel":                 func(p []*ember.Tensor) Distribution { return NewGumbel(p[0], p[1]) },
+	"Chi2":                   func(p []*ember.Tensor) Distribution { return NewChi2(p[0]) },
+	"VonMises":               func(p []*ember.Tensor) Distribution { return NewVonMises(p[0], p[1]) },
+	"Weibull":                func(p []*ember.Tensor) Distribution { return NewWeibull(p[0], p[1]) },
+	"Pareto":                 func(p []*ember.Tensor) Distribution { return NewPareto(p[0], p[1]) },
+	"RelaxedBernoulliProbs":  func(p []*ember.Tensor) Distribution { return NewRelaxedBernoulliProbs(p[0], p[1]) },
+	"RelaxedBernoulliLogits": func(p []*ember.Tensor) Distribution { return NewRelaxedBernoulliLogits(p[0], p[1]) },
+	"RelaxedOneHotCategoricalProbs": func(p []*ember.Tensor) Distribution {
+		return NewRelaxedOneHotCategoricalProbs(p[0], p[1])
+	},
+	"RelaxedOneHotCategoricalLogits": func(p []*ember.Tensor) Distribution {
+		return NewRelaxedOneHotCategoricalLogits(p[0], p[1])
+	},
+	"ContinuousBernoulliProbs":  func(p []*ember.Tensor) Distribution { return NewContinuousBernoulliProbs(p[0]) },
+	"ContinuousBernoulliLogits": func(p []*ember.Tensor) Distribution { return NewContinuousBernoulliLogits(p[0]) },
+	"LowRankMultivariateNormal": func(p []*ember.Tensor) Distribution {
+		return NewLowRankMultivariateNormal(p[0], p[1], p[2])
+	},
 }
 
 // build makes the distribution of s with fresh leaf parameters.

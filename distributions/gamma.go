@@ -129,12 +129,25 @@ func NewGamma(concentration, rate *ember.Tensor) *Gamma {
 	return d
 }
 
-func (d *Gamma) HasRSample() bool        { return true }
-func (d *Gamma) Mean() *ember.Tensor     { return d.Concentration.Div(d.Rate) }
-func (d *Gamma) Variance() *ember.Tensor { return d.Concentration.Div(d.Rate.Square()) }
-func (d *Gamma) Stddev() *ember.Tensor   { return d.Variance().Sqrt() }
+func (d *Gamma) HasRSample() bool {
+	nilGuard(d, "HasRSample")
+	return true
+}
+func (d *Gamma) Mean() *ember.Tensor {
+	nilGuard(d, "Mean")
+	return d.Concentration.Div(d.Rate)
+}
+func (d *Gamma) Variance() *ember.Tensor {
+	nilGuard(d, "Variance")
+	return d.Concentration.Div(d.Rate.Square())
+}
+func (d *Gamma) Stddev() *ember.Tensor {
+	nilGuard(d, "Stddev")
+	return d.Variance().Sqrt()
+}
 
 func (d *Gamma) Sample(s ...int) *ember.Tensor {
+	nilGuard(d, "Sample")
 	return noGrad(func() *ember.Tensor { return d.RSample(s...) })
 }
 
@@ -142,12 +155,14 @@ func (d *Gamma) Sample(s ...int) *ember.Tensor {
 // w.r.t. both parameters (w.r.t. the concentration by torch's implicit
 // reparameterisation gradient).
 func (d *Gamma) RSample(s ...int) *ember.Tensor {
+	nilGuard(d, "RSample")
 	shape := d.extended(s)
 	g := standardGamma(d.Concentration.Expand(shape...))
 	return clampData(g.Div(d.Rate), tiny(d.Rate.DType()), posInf())
 }
 
 func (d *Gamma) LogProb(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "LogProb")
 	d.validateSample("LogProb", v, "GreaterThanEq(lower_bound=0.0)", func() *ember.Tensor { return v.Ge(full(v, nil, 0)) })
 	v = asFloat(v, d.Rate)
 	c := d.Concentration
@@ -155,6 +170,7 @@ func (d *Gamma) LogProb(v *ember.Tensor) *ember.Tensor {
 }
 
 func (d *Gamma) Entropy() *ember.Tensor {
+	nilGuard(d, "Entropy")
 	c := d.Concentration
 	return c.Sub(d.Rate.Log()).Add(c.Lgamma()).Add(c.RSubScalar(1).Mul(c.Digamma()))
 }
@@ -186,18 +202,29 @@ func NewDirichlet(concentration *ember.Tensor) *Dirichlet {
 	return d
 }
 
-func (d *Dirichlet) HasRSample() bool { return true }
+func (d *Dirichlet) HasRSample() bool {
+	nilGuard(d, "HasRSample")
+	return true
+}
 func (d *Dirichlet) total() *ember.Tensor {
 	return d.Concentration.Sum(ember.Dims(-1), ember.KeepDim())
 }
-func (d *Dirichlet) Mean() *ember.Tensor { return d.Concentration.Div(d.total()) }
+func (d *Dirichlet) Mean() *ember.Tensor {
+	nilGuard(d, "Mean")
+	return d.Concentration.Div(d.total())
+}
 func (d *Dirichlet) Variance() *ember.Tensor {
+	nilGuard(d, "Variance")
 	a0 := d.total()
 	return d.Concentration.Mul(a0.Sub(d.Concentration)).Div(a0.Square().Mul(a0.AddScalar(1)))
 }
-func (d *Dirichlet) Stddev() *ember.Tensor { return d.Variance().Sqrt() }
+func (d *Dirichlet) Stddev() *ember.Tensor {
+	nilGuard(d, "Stddev")
+	return d.Variance().Sqrt()
+}
 
 func (d *Dirichlet) Sample(s ...int) *ember.Tensor {
+	nilGuard(d, "Sample")
 	return noGrad(func() *ember.Tensor { return d.RSample(s...) })
 }
 
@@ -206,6 +233,7 @@ func (d *Dirichlet) Sample(s ...int) *ember.Tensor {
 // differentiates the same draws by _dirichlet_grad: another pathwise
 // estimator of the same expected gradient, so per-draw gradients differ).
 func (d *Dirichlet) RSample(s ...int) *ember.Tensor {
+	nilGuard(d, "RSample")
 	shape := d.extended(s)
 	dt := d.Concentration.DType()
 	g := standardGamma(d.Concentration.Expand(shape...))
@@ -214,6 +242,7 @@ func (d *Dirichlet) RSample(s ...int) *ember.Tensor {
 }
 
 func (d *Dirichlet) LogProb(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "LogProb")
 	d.validateSample("LogProb", v, "Simplex()", func() *ember.Tensor {
 		vf := v.Cast(ember.Float64)
 		return v.Ge(full(v, nil, 0)).All(ember.Dims(-1)).LogicalAnd(vf.Sum(ember.Dims(-1)).SubScalar(1).Abs().LtScalar(1e-6))
@@ -224,6 +253,7 @@ func (d *Dirichlet) LogProb(v *ember.Tensor) *ember.Tensor {
 }
 
 func (d *Dirichlet) Entropy() *ember.Tensor {
+	nilGuard(d, "Entropy")
 	c := d.Concentration
 	k := float64(c.Shape()[c.Dim()-1])
 	a0 := c.Sum(ember.Dims(-1))
@@ -249,26 +279,40 @@ func NewBeta(concentration1, concentration0 *ember.Tensor) *Beta {
 	return d
 }
 
-func (d *Beta) HasRSample() bool { return true }
+func (d *Beta) HasRSample() bool {
+	nilGuard(d, "HasRSample")
+	return true
+}
 func (d *Beta) Mean() *ember.Tensor {
+	nilGuard(d, "Mean")
 	return d.Concentration1.Div(d.Concentration1.Add(d.Concentration0))
 }
 func (d *Beta) Variance() *ember.Tensor {
+	nilGuard(d, "Variance")
 	t := d.Concentration1.Add(d.Concentration0)
 	return d.Concentration1.Mul(d.Concentration0).Div(t.Square().Mul(t.AddScalar(1)))
 }
-func (d *Beta) Stddev() *ember.Tensor  { return d.Variance().Sqrt() }
-func (d *Beta) Entropy() *ember.Tensor { return d.dir.Entropy() }
+func (d *Beta) Stddev() *ember.Tensor {
+	nilGuard(d, "Stddev")
+	return d.Variance().Sqrt()
+}
+func (d *Beta) Entropy() *ember.Tensor {
+	nilGuard(d, "Entropy")
+	return d.dir.Entropy()
+}
 func (d *Beta) Sample(s ...int) *ember.Tensor {
+	nilGuard(d, "Sample")
 	return d.dir.Sample(s...).Select(-1, 0)
 }
 
 // RSample is the first component of the Dirichlet's RSample.
 func (d *Beta) RSample(s ...int) *ember.Tensor {
+	nilGuard(d, "RSample")
 	return d.dir.RSample(s...).Select(-1, 0)
 }
 
 func (d *Beta) LogProb(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "LogProb")
 	d.validateSample("LogProb", v, "Interval(lower_bound=0.0, upper_bound=1.0)", func() *ember.Tensor {
 		return v.Ge(full(v, nil, 0)).LogicalAnd(v.Le(full(v, nil, 1)))
 	})

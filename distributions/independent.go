@@ -33,15 +33,38 @@ func NewIndependent(d Distribution, n int) *Independent {
 }
 
 func (d *Independent) String() string {
+	nilGuard(d, "String")
 	return fmt.Sprintf("Independent(%s, %d)", d.Base.String(), d.N)
 }
-func (d *Independent) HasRSample() bool               { return d.Base.HasRSample() }
-func (d *Independent) Mean() *ember.Tensor            { return d.Base.Mean() }
-func (d *Independent) Variance() *ember.Tensor        { return d.Base.Variance() }
-func (d *Independent) Stddev() *ember.Tensor          { return d.Base.Stddev() }
-func (d *Independent) Sample(s ...int) *ember.Tensor  { return d.Base.Sample(s...) }
-func (d *Independent) RSample(s ...int) *ember.Tensor { return d.Base.RSample(s...) }
+func (d *Independent) HasRSample() bool {
+	nilGuard(d, "HasRSample")
+	return d.Base.HasRSample()
+}
+func (d *Independent) Mean() *ember.Tensor {
+	nilGuard(d, "Mean")
+	return d.Base.Mean()
+}
+func (d *Independent) Variance() *ember.Tensor {
+	nilGuard(d, "Variance")
+	return d.Base.Variance()
+}
+func (d *Independent) Stddev() *ember.Tensor {
+	nilGuard(d, "Stddev")
+	return d.Base.Stddev()
+}
+func (d *Independent) Sample(s ...int) *ember.Tensor {
+	nilGuard(d, "Sample")
+	return d.Base.Sample(s...)
+}
+func (d *Independent) RSample(s ...int) *ember.Tensor {
+	nilGuard(d, "RSample")
+	return d.Base.RSample(s...)
+}
 func (d *Independent) LogProb(v *ember.Tensor) *ember.Tensor {
+	nilGuard(d, "LogProb")
 	return sumRightmost(d.Base.LogProb(v), d.N)
 }
-func (d *Independent) Entropy() *ember.Tensor { return sumRightmost(d.Base.Entropy(), d.N) }
+func (d *Independent) Entropy() *ember.Tensor {
+	nilGuard(d, "Entropy")
+	return sumRightmost(d.Base.Entropy(), d.N)
+}

@@ -9,20 +9,77 @@ import (
 
 // KLDivergence returns KL(p ‖ q), of the batch shapes' broadcast, for the
 // pairs torch.distributions.kl_divergence registers among this package's
-// types: Normal, LogNormal, Bernoulli, Categorical, OneHotCategorical,
-// Uniform, Exponential, Laplace, Gamma, Beta, Dirichlet, Poisson,
-// Binomial and Geometric with their own kind, Independent with
-// Independent of the same reinterpreted dims, and torch's pairs of
-// different kinds (Normal‖Laplace, Uniform‖Normal, Gamma‖Exponential, ...;
-// +Inf where p's support is not within q's). Another pair panics with a
-// *NotImplementedError naming both types.
+// types: each of Normal, LogNormal, Bernoulli, Categorical,
+// OneHotCategorical, Uniform, Exponential, Laplace, Gamma (and Chi2, a
+// Gamma), Beta, Dirichlet, Poisson, Binomial, Geometric,
+// MultivariateNormal, LowRankMultivariateNormal, Cauchy, HalfNormal,
+// HalfCauchy, Gumbel, Pareto and ContinuousBernoulli with its own kind;
+// MultivariateNormal with LowRankMultivariateNormal both ways;
+// Independent with Independent of the same reinterpreted dims; and
+// torch's pairs of different kinds (Normal‖Laplace, Uniform‖Normal,
+// Gamma‖Exponential, Gumbel‖Normal, Pareto‖Gamma,
+// Beta‖ContinuousBernoulli, ...; +Inf where p's support is not within
+// q's). Of the pairs torch reaches only through TransformedDistribution,
+// HalfCauchy‖HalfCauchy is implemented (Weibull‖Weibull is not). Another
+// pair panics with a *NotImplementedError naming both types.
 func KLDivergence(p, q Distribution) *ember.Tensor {
 	const op = "distributions.KLDivergence"
 	if isNil(p) || isNil(q) {
 		panic(&ember.ValueError{Op: op, Msg: "a distribution is nil"})
 	}
+	// a Chi2 is a Gamma, as in torch's registry (which dispatches on the
+	// class hierarchy)
+	if c, ok := p.(*Chi2); ok {
+		p = &c.Gamma
+	}
+	if c, ok := q.(*Chi2); ok {
+		q = &c.Gamma
+	}
+	if kl, ok := klLowRank(p, q); ok {
+		return kl
+	}
 	inf := posInf()
 	switch p := p.(type) {
+	case *MultivariateNormal:
+		if q, ok := q.(*MultivariateNormal); ok {
+			return klMVN(p, q)
+		}
+	case *HalfNormal:
+		if q, ok := q.(*HalfNormal); ok {
+			return klNormal(p.normal, q.normal)
+		}
+	case *Cauchy:
+		if q, ok := q.(*Cauchy); ok {
+			return klCauchy(p, q)
+		}
+	case *HalfCauchy: // torch's TransformedDistribution pair: the KL of the base Cauchys
+		if q, ok := q.(*HalfCauchy); ok {
+			return klCauchy(p.cauchy, q.cauchy)
+		}
+	case *Gumbel:
+		if q, ok := q.(*Gumbel); ok {
+			ct1 := p.Scale.Div(q.Scale)
+			ct2 := q.Loc.Div(q.Scale)
+			ct3 := p.Loc.Div(q.Scale)
+			t1 := ct1.Log().Neg().Sub(ct2).Add(ct3)
+			t2 := ct1.MulScalar(eulerGamma)
+			t3 := ct2.Add(ct1.AddScalar(1).Lgamma()).Sub(ct3).Exp()
+			return t1.Add(t2).Add(t3).SubScalar(1 + eulerGamma)
+		}
+	case *ContinuousBernoulli:
+		if q, ok := q.(*ContinuousBernoulli); ok {
+			t1 := p.Mean().Mul(p.Logits.Sub(q.Logits))
+			t2 := p.logNorm().Add(p.Probs.Neg().Log1p())
+			t3 := q.logNorm().Neg().Sub(q.Probs.Neg().Log1p())
+			return t1.Add(t2).Add(t3)
+		}
+	case *Pareto:
+		if q, ok := q.(*Pareto); ok {
+			sr := p.Scale.Div(q.Scale)
+			ar := q.Alpha.Div(p.Alpha)
+			r := q.Alpha.Mul(sr.Log()).Sub(ar.Log()).Add(ar).SubScalar(1)
+			return ember.WhereScalar(p.Scale.Lt(q.Scale), inf, r)
+		}
 	case *Normal:
 		if q, ok := q.(*Normal); ok {
 			return klNormal(p, q)
@@ -136,6 +193,11 @@ func klNormal(p, q *Normal) *ember.Tensor {
 	vr := p.Scale.Div(q.Scale).Square()
 	t1 := p.Loc.Sub(q.Loc).Div(q.Scale).Square()
 	return vr.Add(t1).SubScalar(1).Sub(vr.Log()).MulScalar(0.5)
+}
+
+func klCauchy(p, q *Cauchy) *ember.Tensor {
+	t1 := p.Scale.Add(q.Scale).Square().Add(p.Loc.Sub(q.Loc).Square()).Log()
+	return t1.Sub(p.Scale.Mul(q.Scale).MulScalar(4).Log())
 }
 
 func klCategorical(p, q *Categorical) *ember.Tensor {

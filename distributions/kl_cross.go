@@ -27,6 +27,10 @@ func klCross(p, q Distribution) (kl *ember.Tensor, ok bool) {
 	case *Beta:
 		c1, c0 := p.Concentration1, p.Concentration0
 		switch q := q.(type) {
+		case *Pareto:
+			return infLike(c1), true
+		case *ContinuousBernoulli:
+			return klToContBern(p, q), true
 		case *Exponential:
 			return p.Entropy().Neg().Sub(q.Rate.Log()).Add(q.Rate.Mul(c1.Div(c1.Add(c0)))), true
 		case *Gamma:
@@ -46,10 +50,31 @@ func klCross(p, q Distribution) (kl *ember.Tensor, ok bool) {
 			r := p.Entropy().Neg().Add(q.High.Sub(q.Low).Log())
 			return ember.WhereScalar(q.Low.GtScalar(0).LogicalOr(q.High.LtScalar(1)), inf, r), true
 		}
+	case *ContinuousBernoulli:
+		switch q := q.(type) {
+		case *Pareto:
+			return infLike(p.Probs), true
+		case *Exponential:
+			return p.Entropy().Neg().Sub(q.Rate.Log()).Add(q.Rate.Mul(p.Mean())), true
+		case *Normal:
+			t2 := q.Loc.Div(q.Scale).Square().AddScalar(log2Pi).MulScalar(0.5).Add(q.Scale.Log())
+			m := p.Mean()
+			t3 := p.Variance().Add(m.Square()).Sub(q.Loc.Mul(m).MulScalar(2)).Div(q.Scale.Square().MulScalar(2))
+			return p.Entropy().Neg().Add(t2).Add(t3), true
+		case *Uniform:
+			r := p.Entropy().Neg().Add(q.High.Sub(q.Low).Log())
+			return ember.WhereScalar(q.Low.LtScalar(0).LogicalNot().LogicalOr(q.High.GtScalar(1).LogicalNot()), inf, r), true
+		}
 	case *Exponential:
 		switch q := q.(type) {
-		case *Beta, *Uniform:
+		case *Beta, *ContinuousBernoulli, *Pareto, *Uniform:
 			return infLike(p.Rate), true
+		case *Gumbel:
+			srp := p.Rate.Mul(q.Scale)
+			lsr := q.Loc.Div(q.Scale)
+			t1 := srp.Log().SubScalar(1)
+			t2 := lsr.Exp().Mul(srp).Div(srp.AddScalar(1))
+			return t1.Sub(lsr).Add(t2).Add(srp.Reciprocal()), true
 		case *Gamma:
 			ratio := q.Rate.Div(p.Rate)
 			t1 := q.Concentration.Neg().Mul(ratio.Log())
@@ -65,8 +90,16 @@ func klCross(p, q Distribution) (kl *ember.Tensor, ok bool) {
 		}
 	case *Gamma:
 		switch q := q.(type) {
-		case *Beta, *Uniform:
+		case *Beta, *ContinuousBernoulli, *Pareto, *Uniform:
 			return infLike(p.Concentration), true
+		case *Gumbel:
+			c := p.Concentration
+			bsp := p.Rate.Mul(q.Scale)
+			lsr := q.Loc.Div(q.Scale)
+			t1 := c.SubScalar(1).Mul(c.Digamma()).Sub(c.Lgamma()).Sub(c)
+			t2 := bsp.Log().Add(c.Div(bsp))
+			t3 := lsr.Exp().Mul(bsp.Reciprocal().AddScalar(1).Pow(c.Neg())).Sub(lsr)
+			return t1.Add(t2).Add(t3), true
 		case *Exponential:
 			return p.Entropy().Neg().Sub(q.Rate.Log()).Add(q.Rate.Mul(p.Concentration).Div(p.Rate)), true
 		case *Normal:
@@ -79,9 +112,47 @@ func klCross(p, q Distribution) (kl *ember.Tensor, ok bool) {
 			t4 := q.Loc.Square().MulScalar(0.5)
 			return t1.Add(c.SubScalar(1).Mul(c.Digamma())).Add(t2.Sub(t3).Add(t4).Div(vn)), true
 		}
+	case *Gumbel:
+		switch q := q.(type) {
+		case *Beta, *ContinuousBernoulli, *Exponential, *Gamma, *Pareto, *Uniform:
+			return infLike(p.Loc), true
+		case *Normal:
+			pr := p.Scale.Div(q.Scale)
+			t1 := pr.DivScalar(math.Sqrt(2 * math.Pi)).Log()
+			t2 := pr.MulScalar(math.Pi * 0.5).Square().DivScalar(3)
+			t3 := p.Loc.Add(p.Scale.MulScalar(eulerGamma)).Sub(q.Loc).Div(q.Scale).Square().MulScalar(0.5)
+			return t1.Neg().Add(t2).Add(t3).SubScalar(eulerGamma + 1), true
+		}
+	case *Pareto:
+		switch q := q.(type) {
+		case *Beta, *ContinuousBernoulli, *Uniform:
+			return infLike(p.Scale), true
+		case *Exponential:
+			srp := p.Scale.Mul(q.Rate)
+			t1 := p.Alpha.Div(srp).Log()
+			t3 := p.Alpha.Mul(srp).Div(p.Alpha.SubScalar(1))
+			r := t1.Sub(p.Alpha.Reciprocal()).Add(t3).SubScalar(1)
+			return ember.WhereScalar(p.Alpha.GtScalar(1).LogicalNot(), inf, r), true
+		case *Gamma:
+			common := p.Scale.Log().Add(p.Alpha.Reciprocal())
+			t1 := p.Alpha.Log().Sub(common)
+			t2 := q.Concentration.Lgamma().Sub(q.Concentration.Mul(q.Rate.Log()))
+			t3 := q.Concentration.RSubScalar(1).Mul(common)
+			t4 := q.Rate.Mul(p.Alpha).Mul(p.Scale).Div(p.Alpha.SubScalar(1))
+			r := t1.Add(t2).Add(t3).Add(t4).SubScalar(1)
+			return ember.WhereScalar(p.Alpha.GtScalar(1).LogicalNot(), inf, r), true
+		case *Normal:
+			vn := q.Scale.Square().MulScalar(2)
+			common := p.Scale.Div(p.Alpha.SubScalar(1))
+			t1 := q.Scale.Mul(p.Alpha).Div(p.Scale).MulScalar(math.Sqrt(2 * math.Pi)).Log()
+			t3 := p.Alpha.Mul(common.Square()).Div(p.Alpha.SubScalar(2))
+			t4 := p.Alpha.Mul(common).Sub(q.Loc).Square()
+			r := t1.Sub(p.Alpha.Reciprocal()).Add(t3.Add(t4).Div(vn)).SubScalar(1)
+			return ember.WhereScalar(p.Alpha.GtScalar(2).LogicalNot(), inf, r), true
+		}
 	case *Laplace:
 		switch q := q.(type) {
-		case *Beta, *Exponential, *Gamma, *Uniform:
+		case *Beta, *ContinuousBernoulli, *Exponential, *Gamma, *Pareto, *Uniform:
 			return infLike(p.Loc), true
 		case *Normal:
 			vn := q.Scale.Square()
@@ -94,8 +165,16 @@ func klCross(p, q Distribution) (kl *ember.Tensor, ok bool) {
 		}
 	case *Normal:
 		switch q := q.(type) {
-		case *Beta, *Exponential, *Gamma, *Uniform:
+		case *Beta, *ContinuousBernoulli, *Exponential, *Gamma, *Pareto, *Uniform:
 			return infLike(p.Loc), true
+		case *Gumbel:
+			msr := p.Loc.Div(q.Scale)
+			vsr := p.Scale.Div(q.Scale).Square()
+			lsr := q.Loc.Div(q.Scale)
+			t1 := vsr.Log().MulScalar(0.5)
+			t2 := msr.Sub(lsr)
+			t3 := msr.Neg().Add(vsr.MulScalar(0.5)).Add(lsr).Exp()
+			return t1.Neg().Add(t2).Add(t3).SubScalar(0.5 * (1 + log2Pi)), true
 		case *Laplace:
 			ld := p.Loc.Sub(q.Loc)
 			sr := p.Scale.Div(q.Scale)
@@ -130,6 +209,21 @@ func klCross(p, q Distribution) (kl *ember.Tensor, ok bool) {
 			t4 := q.Rate.Mul(p.High.Add(p.Low)).DivScalar(2)
 			r := t1.Neg().Add(t2).Add(t3).Add(t4)
 			return ember.WhereScalar(p.Low.LtScalar(0), inf, r), true
+		case *ContinuousBernoulli:
+			r := klToContBern(p, q)
+			return ember.WhereScalar(p.High.LtScalar(1).LogicalNot().LogicalOr(p.Low.GtScalar(0).LogicalNot()), inf, r), true
+		case *Gumbel:
+			common := q.Scale.Div(w)
+			hld := p.High.Sub(q.Loc).Div(q.Scale)
+			lld := p.Low.Sub(q.Loc).Div(q.Scale)
+			t1 := common.Log().Add(hld.Add(lld).MulScalar(0.5))
+			t2 := common.Mul(hld.Neg().Exp().Sub(lld.Neg().Exp()))
+			return t1.Sub(t2), true
+		case *Pareto:
+			t1 := q.Alpha.Mul(q.Scale.Pow(q.Alpha)).Mul(w).Log()
+			t2 := xLogX(p.High).Sub(xLogX(p.Low)).Sub(w).Div(w)
+			r := t2.Mul(q.Alpha.AddScalar(1)).Sub(t1)
+			return ember.WhereScalar(p.Low.Lt(q.Scale), inf, r), true
 		case *Normal:
 			t1 := q.Scale.MulScalar(math.Sqrt(2 * math.Pi)).Div(w).Log()
 			t2 := w.Square().DivScalar(12)
@@ -138,4 +232,10 @@ func klCross(p, q Distribution) (kl *ember.Tensor, ok bool) {
 		}
 	}
 	return nil, false
+}
+
+// klToContBern is torch's KL(p ‖ q) of a Beta or Uniform p and a
+// ContinuousBernoulli q: −H(p) − E[x]·logits − log(1−probs) − log C.
+func klToContBern(p Distribution, q *ContinuousBernoulli) *ember.Tensor {
+	return p.Entropy().Neg().Sub(p.Mean().Mul(q.Logits)).Sub(q.Probs.Neg().Log1p()).Sub(q.logNorm())
 }

@@ -54,6 +54,25 @@ CTORS = {
     "CategoricalLogits": lambda p: D.Categorical(logits=p["logits"]),
     "OneHotCategoricalProbs": lambda p: D.OneHotCategorical(probs=p["probs"]),
     "OneHotCategoricalLogits": lambda p: D.OneHotCategorical(logits=p["logits"]),
+    "MultivariateNormal": lambda p: D.MultivariateNormal(p["loc"], covariance_matrix=p["covariance_matrix"]),
+    "MultivariateNormalPrecision": lambda p: D.MultivariateNormal(p["loc"], precision_matrix=p["precision_matrix"]),
+    "MultivariateNormalScaleTril": lambda p: D.MultivariateNormal(p["loc"], scale_tril=p["scale_tril"]),
+    "StudentT": lambda p: D.StudentT(p["df"], p["loc"], p["scale"]),
+    "Cauchy": lambda p: D.Cauchy(p["loc"], p["scale"]),
+    "HalfNormal": lambda p: D.HalfNormal(p["scale"]),
+    "HalfCauchy": lambda p: D.HalfCauchy(p["scale"]),
+    "Gumbel": lambda p: D.Gumbel(p["loc"], p["scale"]),
+    "Chi2": lambda p: D.Chi2(p["df"]),
+    "VonMises": lambda p: D.VonMises(p["loc"], p["concentration"]),
+    "Weibull": lambda p: D.Weibull(p["scale"], p["concentration"]),
+    "Pareto": lambda p: D.Pareto(p["scale"], p["alpha"]),
+    "RelaxedBernoulliProbs": lambda p: D.RelaxedBernoulli(p["temperature"], probs=p["probs"]),
+    "RelaxedBernoulliLogits": lambda p: D.RelaxedBernoulli(p["temperature"], logits=p["logits"]),
+    "RelaxedOneHotCategoricalProbs": lambda p: D.RelaxedOneHotCategorical(p["temperature"], probs=p["probs"]),
+    "RelaxedOneHotCategoricalLogits": lambda p: D.RelaxedOneHotCategorical(p["temperature"], logits=p["logits"]),
+    "ContinuousBernoulliProbs": lambda p: D.ContinuousBernoulli(probs=p["probs"]),
+    "ContinuousBernoulliLogits": lambda p: D.ContinuousBernoulli(logits=p["logits"]),
+    "LowRankMultivariateNormal": lambda p: D.LowRankMultivariateNormal(p["loc"], p["cov_factor"], p["cov_diag"]),
 }
 
 
@@ -217,6 +236,104 @@ def gen():
     kl(uni01, bet3)
     for q in [ext, nrm, spec("Gamma", [("concentration", T([0.5, 2.0, 7.0])), ("rate", T([1.5, 0.4, 1.0]))])]:
         kl(uni, q)
+
+    gen2(loc, scale, val, u, nrm, lap, uni, bet, bet3, ext, gam)
+
+
+def gen2(loc, scale, val, u, nrm, lap, uni, bet, bet3, ext, gam):
+    """The cases of the distributions added after the first set (appended,
+    so the earlier fixtures keep their values)."""
+    mloc = T([[0.1, -0.3, 0.5], [1.0, 0.0, -1.0]])  # [2, 3]
+    cov = T([[2.0, 0.3, -0.4], [0.3, 1.0, 0.2], [-0.4, 0.2, 0.8]])
+    tril = T([[[1.0, 0.0, 0.0], [0.5, 0.7, 0.0], [-0.2, 0.3, 1.5]],
+              [[0.4, 0.0, 0.0], [0.0, 2.0, 0.0], [1.0, -1.0, 0.6]]])  # [2, 3, 3]
+    prec = T([[1.5, -0.2, 0.1], [-0.2, 0.9, 0.3], [0.1, 0.3, 2.0]])
+    mval = T([[[0.0, 0.0, 0.0]], [[1.0, -1.0, 0.5]], [[-2.0, 0.3, 1.2]]])  # [3, 1, 3]
+    case(spec("MultivariateNormal", [("loc", mloc), ("covariance_matrix", cov)]), mval)
+    case(spec("MultivariateNormalScaleTril", [("loc", T([0.2, -0.1, 0.4])), ("scale_tril", tril)]), mval)
+    case(spec("MultivariateNormalPrecision", [("loc", mloc), ("precision_matrix", prec)]), mval)
+    df = T([0.8, 1.5, 4.0])
+    case(spec("StudentT", [("df", df), ("loc", loc), ("scale", scale)]), val)
+    case(spec("Cauchy", [("loc", loc), ("scale", scale)]), val, u)
+    case(spec("HalfNormal", [("scale", scale)]), val.abs(), u)
+    case(spec("HalfCauchy", [("scale", scale)]), val.abs(), u)
+    case(spec("Gumbel", [("loc", loc), ("scale", scale)]), val, u)
+    case(spec("Chi2", [("df", T([[0.5], [3.0]]))]), T([[0.3, 1.2, 2.0], [0.05, 4.0, 0.9]]))
+    case(spec("VonMises", [("loc", T([0.3, -1.0, 2.5])), ("concentration", T([[0.5], [5.0]]))]),
+         T([[0.1, -0.7, 2.0], [1.5, 0.0, -3.0]]))
+    case(spec("Weibull", [("scale", T([[0.5], [2.0]])), ("concentration", T([0.7, 1.0, 3.5]))]),
+         T([[0.3, 1.2, 2.0], [0.05, 4.0, 0.9]]), u)
+    case(spec("Pareto", [("scale", T([[1.0], [2.0]])), ("alpha", T([0.8, 1.5, 3.0]))]),
+         T([[1.0, 2.5, 4.0], [2.0, 3.0, 10.0]]), u)
+
+    kl(spec("MultivariateNormal", [("loc", mloc), ("covariance_matrix", cov)]),
+       spec("MultivariateNormalScaleTril", [("loc", T([0.2, -0.1, 0.4])), ("scale_tril", tril)]))
+    kl(spec("MultivariateNormalPrecision", [("loc", T([0.2, -0.1, 0.4])), ("precision_matrix", prec)]),
+       spec("MultivariateNormal", [("loc", mloc), ("covariance_matrix", cov)]))
+    s2 = T([[1.5], [0.3]])
+    l2 = T([0.0, 1.0, -0.5])
+    kl(spec("HalfNormal", [("scale", scale)]), spec("HalfNormal", [("scale", s2)]))
+    kl(spec("Cauchy", [("loc", loc), ("scale", scale)]), spec("Cauchy", [("loc", l2), ("scale", s2)]))
+    kl(spec("HalfCauchy", [("scale", scale)]), spec("HalfCauchy", [("scale", s2)]))
+    kl(spec("Gumbel", [("loc", loc), ("scale", scale)]), spec("Gumbel", [("loc", l2), ("scale", s2)]))
+    par = spec("Pareto", [("scale", T([0.5, 1.0, 2.0])), ("alpha", T([0.8, 1.5, 3.0]))])
+    par2 = spec("Pareto", [("scale", T([1.0, 0.5, 2.0])), ("alpha", T([2.0, 1.0, 0.5]))])
+    kl(par, par2)
+    chi = spec("Chi2", [("df", T([0.5, 3.0, 7.0]))])
+    kl(chi, spec("Chi2", [("df", T([[1.0], [4.0]]))]))
+    kl(chi, gam)
+    kl(chi, ext)
+    kl(ext, chi)
+    gum = spec("Gumbel", [("loc", T([0.3, -1.0, 2.0])), ("scale", T([0.7, 1.5, 0.4]))])
+    nrm1 = spec("Normal", [("loc", T([0.3, -1.0, 2.0])), ("scale", T([0.7, 1.5, 0.4]))])
+    ext1 = spec("Exponential", [("rate", T([0.5, 2.0, 3.0]))])
+    gam1 = spec("Gamma", [("concentration", T([0.5, 2.0, 7.0])), ("rate", T([1.5, 0.4, 1.0]))])
+    kl(bet, par)
+    for q in [par, gum]:
+        kl(ext, q)
+        kl(gam, q)
+    for q in [bet, ext, gam, par, uni, nrm]:
+        kl(gum, q)
+    kl(lap, par)
+    kl(nrm, par)
+    kl(nrm, gum)
+    for q in [bet3, uni, ext1, gam1, nrm1]:
+        kl(par, q)
+    kl(uni, gum)
+    kl(spec("Uniform", [("low", T([0.6, 1.2, 2.5])), ("high", T([0.9, 1.6, 3.0]))]), par)
+
+    temp = T(0.7)
+    case(spec("RelaxedBernoulliProbs", [("temperature", temp), ("probs", T([[0.2, 0.5, 0.9]]))]), T([[0.01], [0.5], [0.97]]))
+    case(spec("RelaxedBernoulliLogits", [("temperature", temp), ("logits", T([-2.0, 0.0, 1.5]))]), T([[0.3], [0.8]]))
+    case(spec("RelaxedOneHotCategoricalProbs", [("temperature", temp), ("probs", T([[0.2, 0.3, 0.5], [1.0, 3.0, 0.5]]))]),
+         T([[[0.1, 0.3, 0.6], [0.8, 0.15, 0.05]], [[0.2, 0.2, 0.6], [0.01, 0.9, 0.09]]]))
+    case(spec("RelaxedOneHotCategoricalLogits", [("temperature", T(2.5)), ("logits", T([[0.1, -1.0, 2.0], [0.0, 0.5, 0.3]]))]),
+         T([[0.1, 0.3, 0.6], [0.8, 0.15, 0.05]]))
+    cbp = T([0.2, 0.4995, 0.9])
+    case(spec("ContinuousBernoulliProbs", [("probs", cbp)]), T([[0.0], [0.3], [1.0]]), u)
+    case(spec("ContinuousBernoulliLogits", [("logits", T([[-2.0], [0.001], [1.5]]))]), T([0.1, 0.5, 0.95]), u)
+    cb = spec("ContinuousBernoulliProbs", [("probs", cbp)])
+    kl(cb, spec("ContinuousBernoulliLogits", [("logits", T([[-1.0], [0.0], [2.0]]))]))
+    kl(bet3, cb)
+    for q in [par, ext1, nrm1, uni, spec("Uniform", [("low", T([-0.5, 0.0, -1.0])), ("high", T([1.5, 2.0, 1.0]))])]:
+        kl(cb, q)
+    for p in [ext1, gam1, gum, lap, nrm1, par, uni,
+              spec("Uniform", [("low", T([0.1, 0.0, 0.2])), ("high", T([0.9, 0.5, 0.3]))])]:
+        kl(p, cb)
+
+    W = T([[0.5, -1.0], [0.3, 0.2], [1.2, 0.0]])  # [3, 2]
+    W2 = T([[[0.1], [0.8], [-0.5]], [[1.0], [0.0], [0.4]]])  # [2, 3, 1]
+    lr = spec("LowRankMultivariateNormal", [("loc", mloc), ("cov_factor", W), ("cov_diag", T([0.5, 1.0, 0.3]))])
+    lr2 = spec("LowRankMultivariateNormal", [("loc", T([0.2, -0.1, 0.4])), ("cov_factor", W2), ("cov_diag", T([[0.7, 0.2, 1.1], [1.0, 1.0, 2.0]]))])
+    case(lr, mval)
+    case(lr2, mval)
+    mvn = spec("MultivariateNormal", [("loc", mloc), ("covariance_matrix", cov)])
+    mvt = spec("MultivariateNormalScaleTril", [("loc", T([0.2, -0.1, 0.4])), ("scale_tril", tril)])
+    kl(lr, lr2)
+    kl(mvn, lr2)
+    kl(mvt, lr)
+    kl(lr2, mvn)
+    kl(lr, mvt)
 
 
 result = {"torch": torch.__version__}
