@@ -1,0 +1,177 @@
+package optim
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/testenv"
+)
+
+// moreFixture is testdata/nn/optim_more.json, written by
+// testdata/gen_optim_more_fixtures.py (PyTorch 1.13).
+type moreFixture struct {
+	groupsFixture
+	LBFGS map[string]struct {
+		Problem struct {
+			A, B         fixTensor
+			X0           []float64
+			LR           float64 `json:"lr"`
+			MaxIter      int     `json:"max_iter"`
+			MaxEval      int     `json:"max_eval"`
+			HistorySize  int     `json:"history_size"`
+			LineSearchFn string  `json:"line_search_fn"`
+		}
+		Steps []struct {
+			X         fixTensor
+			Loss      float64
+			FuncEvals int `json:"func_evals"`
+			NIter     int `json:"n_iter"`
+		}
+	}
+	Swa json.RawMessage
+}
+
+func readMoreFixture(t *testing.T) moreFixture {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/nn/optim_more.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f moreFixture
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// moreCases build the generator's optimizers, as groupCases.
+var moreCases = map[string]struct {
+	mk    func(p []Param) grouped
+	added []Option
+}{
+	"adamax": {func(p []Param) grouped {
+		return AdamaxGroups([]Group{{Params: p[:1]}, {Params: p[1:2], Options: []Option{LR(0.01), WeightDecay(0), Betas(0.8, 0.99)}}}, LR(0.02), WeightDecay(0.1))
+	}, []Option{LR(0.03), Eps(1e-3)}},
+	"adamax_maximize": {func(p []Param) grouped {
+		return AdamaxGroups([]Group{{Params: p[:1]}, {Params: p[1:2], Options: []Option{LR(0.01)}}}, Maximize())
+	}, []Option{LR(0.03)}},
+	"nadam": {func(p []Param) grouped {
+		return NAdamGroups([]Group{{Params: p[:1]}, {Params: p[1:2], Options: []Option{LR(0.01), WeightDecay(0), MomentumDecay(0.01)}}}, LR(0.02), WeightDecay(0.1))
+	}, []Option{LR(0.03), Betas(0.5, 0.9)}},
+	"radam": {func(p []Param) grouped {
+		return RAdamGroups([]Group{{Params: p[:1]}, {Params: p[1:2], Options: []Option{LR(0.01), WeightDecay(0), Betas(0.8, 0.9)}}}, LR(0.02), WeightDecay(0.1), Betas(0.5, 0.6))
+	}, []Option{LR(0.03)}},
+	"adadelta": {func(p []Param) grouped {
+		return AdadeltaGroups([]Group{{Params: p[:1]}, {Params: p[1:2], Options: []Option{LR(0.5), WeightDecay(0), Rho(0.5)}}}, LR(1), WeightDecay(0.1))
+	}, []Option{LR(2), Eps(1e-3)}},
+	"adadelta_maximize": {func(p []Param) grouped {
+		return AdadeltaGroups([]Group{{Params: p[:1]}, {Params: p[1:2], Options: []Option{LR(0.5)}}}, Maximize())
+	}, []Option{Rho(0.7)}},
+	"rprop": {func(p []Param) grouped {
+		return RpropGroups([]Group{{Params: p[:1]}, {Params: p[1:2], Options: []Option{LR(0.05), Etas(0.3, 1.5)}}}, LR(0.01), StepSizes(1e-3, 0.04))
+	}, []Option{LR(0.02), Maximize()}},
+	"asgd": {func(p []Param) grouped {
+		return ASGDGroups([]Group{{Params: p[:1]}, {Params: p[1:2], Options: []Option{LR(0.05), WeightDecay(0), T0(2)}}}, LR(0.1), Lambd(0.01), WeightDecay(0.1))
+	}, []Option{LR(0.2), Alpha(0.5), T0(0), Maximize()}},
+}
+
+// TestMoreOptimizersMatchTorch: six steps of Adamax, NAdam, RAdam,
+// Adadelta, Rprop and ASGD (maximize where torch 1.13 has it) over two
+// groups differing in lr and more, a third group added before the third
+// step, against PyTorch 1.13 on every device; the state dict after five
+// steps against torch's state_dict() (the same keys and values), and the
+// sixth step again from an optimizer that loaded torch's state dict.
+func TestMoreOptimizersMatchTorch(t *testing.T) {
+	f := readMoreFixture(t)
+	eachDevice(t, func(t *testing.T, dev ember.Device) {
+		for name, c := range moreCases {
+			want := f.Optim.Cases[name]
+			if want.Steps == nil {
+				t.Fatalf("%s: no fixture", name)
+			}
+			params := make([]Param, 3)
+			for i, init := range f.Optim.Init {
+				params[i] = Param{Tensor: init.on(dev).SetRequiresGrad(true)}
+			}
+			opt := c.mk(params)
+			n := 2
+			for k, grads := range f.Optim.Grads {
+				if k == groupsAddAt {
+					opt.AddParamGroup(Group{Params: params[2:], Options: c.added})
+					n = 3
+				}
+				opt.ZeroGrad()
+				for i := range n {
+					params[i].Tensor.SetGrad(grads[i].on(dev))
+				}
+				opt.Step()
+				for i := range 3 {
+					near(t, name+" step "+string(rune('1'+k))+" p"+string(rune('0'+i)), params[i].Tensor.Detach().Cast(ember.Float64).CPU().Float64s(), want.Steps[k][i].Data, 1e-5)
+				}
+				if k+1 == groupsSDAt {
+					compareStateDict(t, name, opt.StateDict(), want.StateDict, true)
+				}
+			}
+			for i := range 3 {
+				params[i] = Param{Tensor: want.Steps[groupsSDAt-1][i].on(dev).SetRequiresGrad(true)}
+			}
+			opt = c.mk(params)
+			opt.AddParamGroup(Group{Params: params[2:], Options: c.added})
+			if err := opt.LoadStateDict(stateDictOf(want.StateDict)); err != nil {
+				t.Fatalf("%s: loading torch's state dict: %v", name, err)
+			}
+			for i := range n {
+				params[i].Tensor.SetGrad(f.Optim.Grads[groupsSDAt][i].on(dev))
+			}
+			opt.Step()
+			for i := range 3 {
+				near(t, name+" resumed step 6", params[i].Tensor.Detach().Cast(ember.Float64).CPU().Float64s(), want.Steps[groupsSDAt][i].Data, 1e-5)
+			}
+		}
+	})
+}
+
+// TestMoreOptimizersRefuse: torch 1.13's ValueErrors for hyper-parameters
+// out of range, an option another optimizer takes refused.
+func TestMoreOptimizersRefuse(t *testing.T) {
+	ps := Tensors(ember.Ones(ember.Shape{2}, ember.WithGrad()))
+	for name, c := range map[string]struct {
+		f   func()
+		msg string
+	}{
+		"adamax beta":      {func() { AdamaxWith(ps, Betas(1, 0.9)) }, "Invalid beta parameter at index 0: 1"},
+		"adamax eps":       {func() { AdamaxWith(ps, Eps(-1)) }, "Invalid epsilon value: -1"},
+		"nadam decay":      {func() { NAdamWith(ps, MomentumDecay(-0.1)) }, "Invalid momentum_decay value: -0.1"},
+		"nadam maximize":   {func() { NAdamWith(ps, Maximize()) }, "got an unexpected option maximize (it belongs to another optimizer)"},
+		"radam beta2":      {func() { RAdamWith(ps, Betas(0.9, -0.5)) }, "Invalid beta parameter at index 1: -0.5"},
+		"radam wd":         {func() { RAdamWith(ps, WeightDecay(-1)) }, "Invalid weight_decay value: -1"},
+		"adadelta rho":     {func() { AdadeltaWith(ps, Rho(1.5)) }, "Invalid rho value: 1.5"},
+		"adadelta lr":      {func() { AdadeltaWith(ps, LR(-1)) }, "Invalid learning rate: -1"},
+		"rprop etas":       {func() { RpropWith(ps, Etas(0.5, 0.9)) }, "Invalid eta values: 0.5, 0.9"},
+		"rprop group etas": {func() { RpropGroups([]Group{{Params: ps, Options: []Option{Etas(0, 2)}}}) }, "Invalid eta values: 0, 2"},
+		"rprop wd":         {func() { RpropWith(ps, WeightDecay(0.1)) }, "got an unexpected option weight_decay (it belongs to another optimizer)"},
+		"asgd wd":          {func() { ASGDWith(ps, WeightDecay(-1)) }, "Invalid weight_decay value: -1"},
+		"asgd betas":       {func() { ASGDWith(ps, Betas(0.1, 0.2)) }, "got an unexpected option betas (it belongs to another optimizer)"},
+		"sgd rho":          {func() { SGDWith(ps, 0.1, Rho(0.5)) }, "got an unexpected option rho (it belongs to another optimizer)"},
+		"empty":            {func() { ASGDWith(nil) }, "optimizer got an empty parameter list"},
+	} {
+		if e := testenv.Raises[*ember.ValueError](t, name, c.f); e.Msg != c.msg {
+			t.Errorf("%s: %q, want %q", name, e.Msg, c.msg)
+		}
+	}
+	// torch's defaults
+	if a := ASGDWith(ps); a.LR() != 0.01 || a.Lambd != 1e-4 || a.Alpha != 0.75 || a.T0 != 1e6 {
+		t.Errorf("ASGD defaults %+v", a)
+	}
+	if r := RpropWith(ps); r.EtaMinus != 0.5 || r.EtaPlus != 1.2 || r.StepSizeMin != 1e-6 || r.StepSizeMax != 50 {
+		t.Errorf("Rprop defaults %+v", r)
+	}
+	if a := AdadeltaWith(ps); a.LR() != 1 || a.Rho != 0.9 || a.Eps != 1e-6 {
+		t.Errorf("Adadelta defaults %+v", a)
+	}
+	if n := NAdamWith(ps); n.LR() != 2e-3 || n.MomentumDecay != 4e-3 {
+		t.Errorf("NAdam defaults %+v", n)
+	}
+}
