@@ -29,6 +29,7 @@ type moreFixture struct {
 			FuncEvals int `json:"func_evals"`
 			NIter     int `json:"n_iter"`
 		}
+		StateDict map[string]fixTensor `json:"state_dict"`
 	}
 	Swa json.RawMessage
 }

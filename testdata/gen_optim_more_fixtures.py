@@ -131,6 +131,26 @@ LBFGS_CASES = {
 }
 
 
+def flat_lbfgs_state(sd):
+    """LBFGS's state_dict() flattened: lists as name.K, the scratch list
+    al and the string line_search_fn left out."""
+    out = {}
+    for k, v in sd["state"][0].items():
+        if k == "al":
+            continue
+        if isinstance(v, list):
+            for j, e in enumerate(v):
+                out["state.0.%s.%d" % (k, j)] = T(torch.as_tensor(e, dtype=torch.float64))
+        else:
+            out["state.0." + k] = T(torch.as_tensor(v, dtype=torch.float64))
+    for k, v in sd["param_groups"][0].items():
+        if k == "params":
+            out["param_groups.0.params"] = T(torch.tensor(v, dtype=torch.float64))
+        elif isinstance(v, (int, float)):
+            out["param_groups.0." + k] = T(torch.tensor(float(v), dtype=torch.float64))
+    return out
+
+
 def gen_lbfgs():
     out = {}
     for name, (mk, opts) in LBFGS_CASES.items():
@@ -143,13 +163,15 @@ def gen_lbfgs():
             loss = f(x)
             loss.backward()
             return loss
-        steps = []
-        for _ in range(4):
+        steps, sd = [], None
+        for k in range(4):
             loss = opt.step(closure)
             st = opt.state[x]
             steps.append({"x": T(x), "loss": float(loss), "func_evals": st["func_evals"], "n_iter": st["n_iter"]})
+            if k == 1:
+                sd = flat_lbfgs_state(opt.state_dict())
         data.update(opts)
-        out[name] = {"problem": data, "steps": steps}
+        out[name] = {"problem": data, "steps": steps, "state_dict": sd}
     return out
 
 
