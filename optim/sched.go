@@ -36,6 +36,9 @@ type sched struct {
 	// also, if set, sets what else the schedule drives at step count t
 	// (OneCycleLRMomentum's momentum)
 	also func(t int)
+	// mult: the rate is the initial rate times a factor of t (which
+	// ChainedScheduler composes)
+	mult bool
 }
 
 // set sets the optimizer's rates (and whatever else) for step count t.
@@ -83,7 +86,9 @@ func (s *sched) SetStepCount(n int) {
 func StepLR(opt Optimizer, stepSize int, gamma float64) Scheduler {
 	schedOf("optim.StepLR", opt)
 	hyperErr("optim.StepLR", stepSize >= 1, "step_size %d < 1", stepSize)
-	return newSched("optim.StepLR", opt, func(t int, base float64) float64 { return base * math.Pow(gamma, float64(t/stepSize)) })
+	s := newSched("optim.StepLR", opt, func(t int, base float64) float64 { return base * math.Pow(gamma, float64(t/stepSize)) })
+	s.mult = true
+	return s
 }
 
 // CosineAnnealingLR follows etaMin + (base-etaMin)·(1+cos(π·t/tMax))/2.
@@ -243,10 +248,12 @@ func MultiStepLR(opt Optimizer, milestones []int, gamma float64) Scheduler {
 	schedOf(op, opt)
 	ms := slices.Clone(milestones)
 	slices.Sort(ms)
-	return newSched(op, opt, func(t int, base float64) float64 {
+	s := newSched(op, opt, func(t int, base float64) float64 {
 		k, _ := slices.BinarySearch(ms, t+1) // bisect_right(ms, t)
 		return base * math.Pow(gamma, float64(k))
 	})
+	s.mult = true
+	return s
 }
 
 // ExponentialLR multiplies the learning rate by gamma every step, as
@@ -254,7 +261,9 @@ func MultiStepLR(opt Optimizer, milestones []int, gamma float64) Scheduler {
 func ExponentialLR(opt Optimizer, gamma float64) Scheduler {
 	const op = "optim.ExponentialLR"
 	schedOf(op, opt)
-	return newSched(op, opt, func(t int, base float64) float64 { return base * math.Pow(gamma, float64(t)) })
+	s := newSched(op, opt, func(t int, base float64) float64 { return base * math.Pow(gamma, float64(t)) })
+	s.mult = true
+	return s
 }
 
 // LinearLR scales the learning rate by a factor going linearly from
@@ -276,6 +285,7 @@ func LinearLR(opt Optimizer, startFactor, endFactor float64, totalIters int) Sch
 		}
 		return base * (startFactor + (endFactor-startFactor)*float64(t)/float64(totalIters))
 	})
+	s.mult = true
 	s.set(0)
 	return s
 }
@@ -288,6 +298,7 @@ func LambdaLR(opt Optimizer, f func(step int) float64) Scheduler {
 	schedOf(op, opt)
 	hyperErr(op, f != nil, "nil lr_lambda")
 	s := newSched(op, opt, func(t int, base float64) float64 { return base * f(t) })
+	s.mult = true
 	s.set(0)
 	return s
 }
@@ -306,7 +317,7 @@ func LambdaLRGroups(opt Optimizer, fs []func(step int) float64) Scheduler {
 	}
 	fs = slices.Clone(fs)
 	bases := initialLRs(opt)
-	s := &sched{op: op, opt: opt, n: len(bases), lrAt: func(t, g int) float64 { return bases[g] * fs[g](t) }}
+	s := &sched{op: op, opt: opt, n: len(bases), mult: true, lrAt: func(t, g int) float64 { return bases[g] * fs[g](t) }}
 	s.set(0)
 	return s
 }
