@@ -2,6 +2,7 @@ package optim
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"testing"
 
@@ -174,5 +175,73 @@ func TestMoreOptimizersRefuse(t *testing.T) {
 	}
 	if n := NAdamWith(ps); n.LR() != 2e-3 || n.MomentumDecay != 4e-3 {
 		t.Errorf("NAdam defaults %+v", n)
+	}
+}
+
+// TestMoreOptimizersWithGradScaler: a GradScaler's Step (loss scaled by
+// 2¹⁶, gradients unscaled before the update) gives PyTorch 1.13's first
+// step of each optimizer; a step with an infinite gradient is skipped,
+// leaving parameters and state alone.
+func TestMoreOptimizersWithGradScaler(t *testing.T) {
+	f := readMoreFixture(t)
+	for name, c := range moreCases {
+		want := f.Optim.Cases[name]
+		params := make([]Param, 3)
+		for i, init := range f.Optim.Init {
+			params[i] = Param{Tensor: init.on(ember.CPU).SetRequiresGrad(true)}
+		}
+		opt := c.mk(params)
+		s := NewGradScaler().WithInitScale(1 << 16)
+		loss := params[0].Tensor.Mul(f.Optim.Grads[0][0].on(ember.CPU)).Sum().Add(params[1].Tensor.Mul(f.Optim.Grads[0][1].on(ember.CPU)).Sum())
+		s.ScaleLoss(loss).Backward()
+		if !s.Step(opt) {
+			t.Fatalf("%s: the scaler skipped a finite step", name)
+		}
+		s.Update()
+		for i := range 3 {
+			near(t, name+" scaled step p"+string(rune('0'+i)), params[i].Tensor.Detach().Cast(ember.Float64).Float64s(), want.Steps[0][i].Data, 1e-5)
+		}
+		opt.ZeroGrad()
+		params[0].Tensor.Mul(ember.Full(ember.Shape{2, 3}, math.Inf(1))).Sum().Backward()
+		if s.Step(opt) {
+			t.Errorf("%s: the scaler stepped with an infinite gradient", name)
+		}
+		for i := range 3 {
+			near(t, name+" skipped step p"+string(rune('0'+i)), params[i].Tensor.Detach().Cast(ember.Float64).Float64s(), want.Steps[0][i].Data, 1e-5)
+		}
+	}
+}
+
+// TestOneCycleLRMomentumCyclesBeta1: OneCycleLR with cycle_momentum over
+// NAdam cycles beta1, as PyTorch 1.13's (which takes any optimizer with
+// betas).
+func TestOneCycleLRMomentumCyclesBeta1(t *testing.T) {
+	var want struct{ LR, Beta1 [][]float64 }
+	b, err := os.ReadFile("../testdata/nn/optim_more.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all struct {
+		OneCycle json.RawMessage `json:"onecycle_nadam"`
+	}
+	if err := json.Unmarshal(b, &all); err != nil || json.Unmarshal(all.OneCycle, &want) != nil {
+		t.Fatal("no onecycle_nadam fixture")
+	}
+	q0, q1 := ember.Zeros(ember.Shape{1}, ember.WithGrad()), ember.Zeros(ember.Shape{1}, ember.WithGrad())
+	opt := NAdamGroups([]Group{{Params: Tensors(q0)}, {Params: Tensors(q1), Options: []Option{LR(0.01)}}}, LR(0.1))
+	s := OneCycleLRMomentum(opt, 0.5, 6, 0.3, 25, 1e4, 0.85, 0.95)
+	for i := range want.LR {
+		if i > 0 {
+			s.Step()
+		}
+		var lr, b1 []float64
+		for _, g := range opt.ParamGroups() {
+			lr, b1 = append(lr, g.LR()), append(b1, g.Options().Beta1)
+		}
+		near(t, "lr", lr, want.LR[i], 1e-9)
+		near(t, "beta1", b1, want.Beta1[i], 1e-9)
+	}
+	for name, o := range map[string]Optimizer{"adadelta": AdadeltaWith(Tensors(q0)), "rprop": RpropWith(Tensors(q0)), "asgd": ASGDWith(Tensors(q0))} {
+		testenv.Raises[*ember.ValueError](t, name, func() { OneCycleLRMomentum(o, 0.5, 6, 0.3, 25, 1e4, 0.85, 0.95) })
 	}
 }

@@ -116,10 +116,11 @@ func OneCycleLR(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFacto
 }
 
 // OneCycleLRMomentum is OneCycleLR with cycle_momentum=True, PyTorch's
-// default: the momentum (SGD's and RMSprop's Momentum, Adam's Beta1) moves
-// the other way, from maxMomentum down to baseMomentum while the rate
+// default: the momentum (SGD's and RMSprop's Momentum; Adam's, Adamax's,
+// NAdam's and RAdam's Beta1) moves the other way, from maxMomentum down to baseMomentum while the rate
 // rises and back up while it falls (PyTorch's defaults 0.85 and 0.95). An
-// optimizer without momentum (Adagrad, or another package's) panics with
+// optimizer without momentum (Adagrad, Adadelta, Rprop, ASGD, or another
+// package's) panics with
 // an *ember.ValueError. As in PyTorch, an SGD made without momentum gets
 // one.
 func OneCycleLRMomentum(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFactor, finalDivFactor, baseMomentum, maxMomentum float64) Scheduler {
@@ -135,6 +136,12 @@ func OneCycleLRMomentum(opt Optimizer, maxLR float64, totalSteps int, pctStart, 
 		m, b, name = &o.Beta1, &o.base, "beta1"
 	case *RMSprop:
 		m, b = &o.Momentum, &o.base
+	case *Adamax:
+		m, b, name = &o.Beta1, &o.base, "beta1"
+	case *NAdam:
+		m, b, name = &o.Beta1, &o.base, "beta1"
+	case *RAdam:
+		m, b, name = &o.Beta1, &o.base, "beta1"
 	}
 	hyperErr(op, m != nil, "optimizer must support momentum with `cycle_momentum` option enabled (got %T)", opt)
 	hyperErr(op, baseMomentum >= 0 && maxMomentum >= 0 && maxMomentum < 1 && baseMomentum < 1, "momenta %v and %v must be in [0, 1)", baseMomentum, maxMomentum)

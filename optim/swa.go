@@ -10,6 +10,8 @@ import (
 	"github.com/emberml/ember/nn"
 )
 
+//go:generate go run github.com/emberml/ember/internal/nilguard/gen
+
 // AveragedModel is torch.optim.swa_utils.AveragedModel, the running
 // average of a model's parameters for stochastic weight averaging (or an
 // exponential moving average with an AvgFn of one's own). It is a module:

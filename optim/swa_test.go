@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/nilguard/nilguardtest"
 	"github.com/emberml/ember/internal/testenv"
 	"github.com/emberml/ember/nn"
 )
@@ -117,4 +118,10 @@ func TestAveragedModelRefuses(t *testing.T) {
 	if a.NAveraged.Item() != 0 {
 		t.Errorf("n_averaged %v after refused updates", a.NAveraged.Item())
 	}
+}
+
+// Every method of a nil *AveragedModel panics with an *nn.ModuleError,
+// and zz_nilguard.go is current (go generate).
+func TestNilAveragedModel(t *testing.T) {
+	nilguardtest.Check(t, (*AveragedModel)(nil))
 }

@@ -215,6 +215,20 @@ def gen_sched():
     return out
 
 
+def gen_onecycle_betas():
+    """OneCycleLR (cycle_momentum) over a NAdam with two groups: it cycles beta1."""
+    q0, q1 = torch.zeros(1, requires_grad=True), torch.zeros(1, requires_grad=True)
+    opt = torch.optim.NAdam([{"params": [q0]}, {"params": [q1], "lr": 0.01}], lr=0.1)
+    sch = S.OneCycleLR(opt, 0.5, total_steps=6)
+    lr, beta1 = [[g["lr"] for g in opt.param_groups]], [[g["betas"][0] for g in opt.param_groups]]
+    for _ in range(5):  # the constructor took the first of the 6 steps
+        opt.step()
+        sch.step()
+        lr.append([g["lr"] for g in opt.param_groups])
+        beta1.append([g["betas"][0] for g in opt.param_groups])
+    return {"lr": lr, "beta1": beta1}
+
+
 def gen_swa():
     torch.manual_seed(3)
     lin = torch.nn.Linear(3, 2)
@@ -246,7 +260,7 @@ def gen_swa():
 
 
 def main():
-    data = {"optim": gen_optim(), "lbfgs": gen_lbfgs(), "sched": gen_sched(), "swa": gen_swa()}
+    data = {"optim": gen_optim(), "lbfgs": gen_lbfgs(), "sched": gen_sched(), "onecycle_nadam": gen_onecycle_betas(), "swa": gen_swa()}
     with open(OUT, "w") as f:
         json.dump(data, f, indent=None, separators=(",", ":"))
         f.write("\n")
