@@ -1,7 +1,11 @@
-// Package optim holds optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and learning-rate
-// schedules (StepLR, MultiStepLR, ExponentialLR, LinearLR, LambdaLR,
-// CosineAnnealingLR, CosineAnnealingWarmRestarts, OneCycleLR, SequentialLR,
-// ReduceLROnPlateau) with PyTorch's update rules and state-dict layout.
+// Package optim holds optimizers (SGD, Adam, AdamW, RMSprop, Adagrad,
+// Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD, LBFGS), learning-rate
+// schedules (StepLR, MultiStepLR, ExponentialLR, LinearLR, ConstantLR,
+// PolynomialLR, LambdaLR, MultiplicativeLR, CosineAnnealingLR,
+// CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR, SequentialLR,
+// ChainedScheduler, ReduceLROnPlateau, SWALR) and torch.optim.swa_utils'
+// AveragedModel and UpdateBN, with PyTorch's update rules and state-dict
+// layout.
 //
 // An optimizer updates its parameters in place (through detached views) from
 // their gradients, p.Grad(), as filled by loss.Backward(); the parameters
