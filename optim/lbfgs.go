@@ -3,6 +3,7 @@ package optim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,7 +51,7 @@ func LBFGSWith(params []Param, opts ...Option) *LBFGS {
 	const op = "optim.LBFGS"
 	o := options(op, Options{LR: 1, MaxIter: 20, ToleranceGrad: 1e-7, ToleranceChange: 1e-9, HistorySize: 100}, opts,
 		[]string{"lr", "max_iter", "max_eval", "tolerance_grad", "tolerance_change", "history_size", "line_search_fn"})
-	if !contains(o.set, "max_eval") {
+	if !slices.Contains(o.set, "max_eval") {
 		o.MaxEval = o.MaxIter * 5 / 4
 	}
 	// checked as a base checks its group (duplicates, dtypes, leaves)
@@ -65,15 +66,6 @@ func LBFGSWith(params []Param, opts ...Option) *LBFGS {
 	}
 	l.check()
 	return l
-}
-
-func contains(s []string, x string) bool {
-	for _, v := range s {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func (l *LBFGS) live(op string) *LBFGS {
