@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/internal/testenv"
+	"github.com/emberml/ember/weights"
 )
 
 // moreFixture is testdata/nn/optim_more.json, written by
@@ -244,4 +246,68 @@ func TestOneCycleLRMomentumCyclesBeta1(t *testing.T) {
 	for name, o := range map[string]Optimizer{"adadelta": AdadeltaWith(Tensors(q0)), "rprop": RpropWith(Tensors(q0)), "asgd": ASGDWith(Tensors(q0))} {
 		testenv.Raises[*ember.ValueError](t, name, func() { OneCycleLRMomentum(o, 0.5, 6, 0.3, 25, 1e4, 0.85, 0.95) })
 	}
+}
+
+// TestMoreStateDictsThroughSafetensors: every new optimizer's state dict
+// (ASGD's and NAdam's scalar eta, mu and mu_product included) and
+// LBFGS's survive weights.SaveSafetensors and LoadSafetensors: an
+// optimizer that loads it takes torch's sixth step.
+func TestMoreStateDictsThroughSafetensors(t *testing.T) {
+	f := readMoreFixture(t)
+	dir := t.TempDir()
+	for name, c := range moreCases {
+		want := f.Optim.Cases[name]
+		params := make([]Param, 3)
+		for i, init := range f.Optim.Init {
+			params[i] = Param{Tensor: init.on(ember.CPU).SetRequiresGrad(true)}
+		}
+		opt := c.mk(params)
+		for k := range groupsSDAt {
+			if k == groupsAddAt {
+				opt.AddParamGroup(Group{Params: params[2:], Options: c.added})
+			}
+			for i := range min(3, 2+k/groupsAddAt) {
+				params[i].Tensor.SetGrad(f.Optim.Grads[k][i].on(ember.CPU))
+			}
+			opt.Step()
+		}
+		path := filepath.Join(dir, name+".safetensors")
+		if err := weights.SaveSafetensors(path, opt.StateDict()); err != nil {
+			t.Fatal(err)
+		}
+		sd, err := weights.LoadSafetensors(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := c.mk(params)
+		fresh.AddParamGroup(Group{Params: params[2:], Options: c.added})
+		if err := fresh.LoadStateDict(sd); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i := range 3 {
+			params[i].Tensor.SetGrad(f.Optim.Grads[groupsSDAt][i].on(ember.CPU))
+		}
+		fresh.Step()
+		for i := range 3 {
+			near(t, name+" step 6 after safetensors", params[i].Tensor.Detach().Cast(ember.Float64).Float64s(), want.Steps[groupsSDAt][i].Data, 1e-5)
+		}
+	}
+	x, closure := lbfgsProblem(f, "rosen_wolfe", ember.CPU)
+	opt := lbfgsOf(f, "rosen_wolfe", x)
+	opt.Step(closure(opt))
+	opt.Step(closure(opt))
+	path := filepath.Join(dir, "lbfgs.safetensors")
+	if err := weights.SaveSafetensors(path, opt.StateDict()); err != nil {
+		t.Fatal(err)
+	}
+	sd, err := weights.LoadSafetensors(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := lbfgsOf(f, "rosen_wolfe", x)
+	if err := fresh.LoadStateDict(sd); err != nil {
+		t.Fatal(err)
+	}
+	fresh.Step(closure(fresh))
+	near(t, "LBFGS step 3 after safetensors", x.Detach().Float64s(), f.LBFGS["rosen_wolfe"].Steps[2].X.Data, 1e-9)
 }
