@@ -123,7 +123,7 @@ func TestSchedulerNilOptimizer(t *testing.T) {
 // panics with a *ember.ValueError naming the type and method, never a nil
 // dereference.
 func TestNilOptimizerMethods(t *testing.T) {
-	for _, recv := range []any{(*SGD)(nil), (*Adam)(nil), (*RMSprop)(nil), (*Adagrad)(nil), (*Adamax)(nil), (*NAdam)(nil), (*RAdam)(nil), (*Adadelta)(nil), (*Rprop)(nil), (*ASGD)(nil), (*LBFGS)(nil), &LBFGS{}, &Rprop{}, &ASGD{}, (*GradScaler)(nil), (*Plateau)(nil), (*ParamGroup)(nil), &ParamGroup{}, &SGD{}, &Adam{}, &RMSprop{}, &Adagrad{}} {
+	for _, recv := range []any{(*SGD)(nil), (*Adam)(nil), (*RMSprop)(nil), (*Adagrad)(nil), (*Adamax)(nil), (*NAdam)(nil), (*RAdam)(nil), (*Adadelta)(nil), (*Rprop)(nil), (*ASGD)(nil), (*LBFGS)(nil), &LBFGS{}, &Rprop{}, &ASGD{}, &Adamax{}, &NAdam{}, &RAdam{}, &Adadelta{}, (*GradScaler)(nil), (*Plateau)(nil), (*ParamGroup)(nil), &ParamGroup{}, &SGD{}, &Adam{}, &RMSprop{}, &Adagrad{}} {
 		typ := reflect.TypeOf(recv)
 		for _, m := range testenv.CallMethods(recv, reflect.Zero) {
 			r := m.Panic

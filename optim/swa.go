@@ -61,7 +61,13 @@ func NewAveragedModel(m nn.Module, avg AvgFn) *AveragedModel {
 // Forward runs the averaged module.
 func (a *AveragedModel) Forward(x *ember.Tensor) *ember.Tensor {
 	nn.CheckNil(a, "Forward")
-	return a.Module.Forward(x)
+	return a.made("Forward").Module.Forward(x)
+}
+
+// made refuses a zero AveragedModel, one not made by NewAveragedModel.
+func (a *AveragedModel) made(op string) *AveragedModel {
+	hyperErr("optim.AveragedModel."+op, a.Module != nil && a.NAveraged != nil && a.avg != nil, "called on a zero *optim.AveragedModel (make it with NewAveragedModel)")
+	return a
 }
 
 func (a *AveragedModel) tensors(m nn.Module) []*ember.Tensor {
@@ -78,6 +84,7 @@ func (a *AveragedModel) tensors(m nn.Module) []*ember.Tensor {
 func (a *AveragedModel) UpdateParameters(m nn.Module) {
 	nn.CheckNil(a, "UpdateParameters")
 	const op = "optim.AveragedModel.UpdateParameters"
+	a.made("UpdateParameters")
 	hyperErr(op, m != nil, "nil model")
 	mine, theirs := a.tensors(a.Module), a.tensors(m)
 	hyperErr(op, len(mine) == len(theirs), "the model has %d parameters, the averaged model %d", len(theirs), len(mine))

@@ -110,6 +110,8 @@ func TestAveragedModelRefuses(t *testing.T) {
 			b.UpdateParameters(lin)
 		},
 		"nil inputs": func() { UpdateBN(nil, lin) },
+		"zero":       func() { (&AveragedModel{}).UpdateParameters(lin) },
+		"zero fwd":   func() { (&AveragedModel{}).Forward(ember.Ones(ember.Shape{1, 3})) },
 	} {
 		testenv.Raises[*ember.ValueError](t, name, f)
 	}

@@ -18,6 +18,8 @@ after each step.
 step of ConstantLR, PolynomialLR, MultiplicativeLR, CyclicLR (three modes,
 cycle_momentum), ChainedScheduler and SWALR over an SGD with two groups.
 
+"onecycle_nadam": OneCycleLR (cycle_momentum) over a NAdam: lr and beta1.
+
 "swa": AveragedModel's running average and an EMA over a Linear's
 parameters, and update_bn's BatchNorm statistics.
 
