@@ -18,11 +18,17 @@ func TestOptimizerRefusesParams(t *testing.T) {
 	leaf := ember.Zeros(ember.Shape{2}).SetRequiresGrad(true)
 	ints := ember.Zeros(ember.Shape{2}, ember.Dtype(ember.Int64))
 	mks := map[string]func([]Param) Optimizer{
-		"optim.SGD":     func(p []Param) Optimizer { return SGDWith(p, 0.1) },
-		"optim.Adam":    func(p []Param) Optimizer { return AdamWith(p) },
-		"optim.AdamW":   func(p []Param) Optimizer { return AdamWWith(p) },
-		"optim.RMSprop": func(p []Param) Optimizer { return RMSpropWith(p) },
-		"optim.Adagrad": func(p []Param) Optimizer { return AdagradWith(p) },
+		"optim.SGD":      func(p []Param) Optimizer { return SGDWith(p, 0.1) },
+		"optim.Adam":     func(p []Param) Optimizer { return AdamWith(p) },
+		"optim.AdamW":    func(p []Param) Optimizer { return AdamWWith(p) },
+		"optim.RMSprop":  func(p []Param) Optimizer { return RMSpropWith(p) },
+		"optim.Adagrad":  func(p []Param) Optimizer { return AdagradWith(p) },
+		"optim.Adamax":   func(p []Param) Optimizer { return AdamaxWith(p) },
+		"optim.NAdam":    func(p []Param) Optimizer { return NAdamWith(p) },
+		"optim.RAdam":    func(p []Param) Optimizer { return RAdamWith(p) },
+		"optim.Adadelta": func(p []Param) Optimizer { return AdadeltaWith(p) },
+		"optim.Rprop":    func(p []Param) Optimizer { return RpropWith(p) },
+		"optim.ASGD":     func(p []Param) Optimizer { return ASGDWith(p) },
 	}
 	for op, mk := range mks {
 		de := testenv.Raises[*ember.DTypeError](t, op+" int64", func() { mk([]Param{{"w", leaf}, {"step", ints}}) })
@@ -117,7 +123,7 @@ func TestSchedulerNilOptimizer(t *testing.T) {
 // panics with a *ember.ValueError naming the type and method, never a nil
 // dereference.
 func TestNilOptimizerMethods(t *testing.T) {
-	for _, recv := range []any{(*SGD)(nil), (*Adam)(nil), (*RMSprop)(nil), (*Adagrad)(nil), (*GradScaler)(nil), (*Plateau)(nil), (*ParamGroup)(nil), &ParamGroup{}, &SGD{}, &Adam{}, &RMSprop{}, &Adagrad{}} {
+	for _, recv := range []any{(*SGD)(nil), (*Adam)(nil), (*RMSprop)(nil), (*Adagrad)(nil), (*Adamax)(nil), (*NAdam)(nil), (*RAdam)(nil), (*Adadelta)(nil), (*Rprop)(nil), (*ASGD)(nil), (*LBFGS)(nil), &LBFGS{}, &Rprop{}, &ASGD{}, &Adamax{}, &NAdam{}, &RAdam{}, &Adadelta{}, (*GradScaler)(nil), (*Plateau)(nil), (*ParamGroup)(nil), &ParamGroup{}, &SGD{}, &Adam{}, &RMSprop{}, &Adagrad{}} {
 		typ := reflect.TypeOf(recv)
 		for _, m := range testenv.CallMethods(recv, reflect.Zero) {
 			r := m.Panic

@@ -1,7 +1,11 @@
-// Package optim holds optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and learning-rate
-// schedules (StepLR, MultiStepLR, ExponentialLR, LinearLR, LambdaLR,
-// CosineAnnealingLR, CosineAnnealingWarmRestarts, OneCycleLR, SequentialLR,
-// ReduceLROnPlateau) with PyTorch's update rules and state-dict layout.
+// Package optim holds optimizers (SGD, Adam, AdamW, RMSprop, Adagrad,
+// Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD, LBFGS), learning-rate
+// schedules (StepLR, MultiStepLR, ExponentialLR, LinearLR, ConstantLR,
+// PolynomialLR, LambdaLR, MultiplicativeLR, CosineAnnealingLR,
+// CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR, SequentialLR,
+// ChainedScheduler, ReduceLROnPlateau, SWALR) and torch.optim.swa_utils'
+// AveragedModel and UpdateBN, with PyTorch's update rules and state-dict
+// layout.
 //
 // An optimizer updates its parameters in place (through detached views) from
 // their gradients, p.Grad(), as filled by loss.Backward(); the parameters
@@ -399,6 +403,11 @@ func (b *base) LoadStateDict(sd map[string]*ember.Tensor) error {
 	return nil
 }
 
+// scalarState names the per-parameter state that is one number besides
+// the step count (NAdam's mu_product, ASGD's eta and mu), kept as a
+// float64 scalar on the CPU.
+var scalarState = map[string]bool{"mu_product": true, "eta": true, "mu": true}
+
 // readState parses sd into per-parameter state and per-group
 // hyper-parameters, refusing a state dict of other groups as torch's
 // load_state_dict does.
@@ -497,7 +506,7 @@ func (b *base) readState(sd map[string]*ember.Tensor) (loaded, error) {
 			return l, fmt.Errorf("optim: state key %q does not name one of %d parameters", k, len(b.params))
 		}
 		p := b.params[i].Tensor
-		if name != "step" && !v.Shape().Equal(p.Shape()) {
+		if name != "step" && !scalarState[name] && !v.Shape().Equal(p.Shape()) {
 			return l, fmt.Errorf("optim: %s has shape %v, parameter %s has %v", k, v.Shape(), paramName(b.params[i], i), p.Shape())
 		}
 		if name == "step" {
@@ -508,6 +517,11 @@ func (b *base) readState(sd map[string]*ember.Tensor) (loaded, error) {
 			}
 			if x := v.Item(); !(x >= 0 && x <= 1<<53 && x == math.Trunc(x)) {
 				return l, fmt.Errorf("optim: %s is %v, want a step count", k, x)
+			}
+			v = v.Reshape().Cast(ember.Float64).CPU()
+		} else if scalarState[name] {
+			if v.NumElements() != 1 {
+				return l, fmt.Errorf("optim: %s has shape %v, want a scalar", k, v.Shape())
 			}
 			v = v.Reshape().Cast(ember.Float64).CPU()
 		} else {

@@ -19,7 +19,18 @@ type Options struct {
 	// initial_accumulator_value
 	Alpha, LRDecay, InitialAccumulator float64
 	Centered                           bool
-	Grad                               GradFunc
+	// NAdam's momentum_decay, Adadelta's rho, Rprop's etas and
+	// step_sizes, ASGD's lambd and t0
+	MomentumDecay, Rho       float64
+	EtaMinus, EtaPlus        float64
+	StepSizeMin, StepSizeMax float64
+	Lambd, T0                float64
+	// LBFGS's max_iter, max_eval (0: max_iter·5/4), tolerance_grad,
+	// tolerance_change, history_size and line_search_fn ("" for None)
+	MaxIter, MaxEval, HistorySize  int
+	ToleranceGrad, ToleranceChange float64
+	LineSearchFn                   string
+	Grad                           GradFunc
 
 	set []string // the torch names of the options given
 }
@@ -73,6 +84,64 @@ func InitialAccumulator(v float64) Option {
 	return func(o *Options) { o.InitialAccumulator = v; o.mark("initial_accumulator_value") }
 }
 
+// MomentumDecay sets NAdam's momentum_decay (default 4e-3).
+func MomentumDecay(d float64) Option {
+	return func(o *Options) { o.MomentumDecay = d; o.mark("momentum_decay") }
+}
+
+// Rho sets Adadelta's coefficient of its running averages (default 0.9).
+func Rho(r float64) Option { return func(o *Options) { o.Rho = r; o.mark("rho") } }
+
+// Etas sets Rprop's multiplicative decrease and increase factors
+// (torch's etas, default 0.5, 1.2).
+func Etas(minus, plus float64) Option {
+	return func(o *Options) { o.EtaMinus, o.EtaPlus = minus, plus; o.mark("etaminus"); o.mark("etaplus") }
+}
+
+// StepSizes sets Rprop's minimal and maximal step sizes (torch's
+// step_sizes, default 1e-6, 50).
+func StepSizes(lo, hi float64) Option {
+	return func(o *Options) {
+		o.StepSizeMin, o.StepSizeMax = lo, hi
+		o.mark("step_size_min")
+		o.mark("step_size_max")
+	}
+}
+
+// Lambd sets ASGD's decay term (default 1e-4).
+func Lambd(l float64) Option { return func(o *Options) { o.Lambd = l; o.mark("lambd") } }
+
+// T0 sets the step at which ASGD starts averaging (default 1e6).
+func T0(t float64) Option { return func(o *Options) { o.T0 = t; o.mark("t0") } }
+
+// MaxIter sets LBFGS's maximal number of iterations per Step (default 20).
+func MaxIter(n int) Option { return func(o *Options) { o.MaxIter = n; o.mark("max_iter") } }
+
+// MaxEval sets LBFGS's maximal number of closure evaluations per Step
+// (default MaxIter·5/4).
+func MaxEval(n int) Option { return func(o *Options) { o.MaxEval = n; o.mark("max_eval") } }
+
+// ToleranceGrad sets LBFGS's termination tolerance on the gradient's
+// largest magnitude (default 1e-7).
+func ToleranceGrad(v float64) Option {
+	return func(o *Options) { o.ToleranceGrad = v; o.mark("tolerance_grad") }
+}
+
+// ToleranceChange sets LBFGS's termination tolerance on changes of the
+// loss and the parameters (default 1e-9).
+func ToleranceChange(v float64) Option {
+	return func(o *Options) { o.ToleranceChange = v; o.mark("tolerance_change") }
+}
+
+// HistorySize sets LBFGS's number of remembered updates (default 100).
+func HistorySize(n int) Option { return func(o *Options) { o.HistorySize = n; o.mark("history_size") } }
+
+// LineSearch sets LBFGS's line_search_fn: "strong_wolfe", or "" for none
+// (the default).
+func LineSearch(fn string) Option {
+	return func(o *Options) { o.LineSearchFn = fn; o.mark("line_search_fn") }
+}
+
 // WithGrad takes gradients from f instead of each parameter's Grad(); it
 // is the whole optimizer's, not a group's.
 func WithGrad(f GradFunc) Option { return func(o *Options) { o.Grad = f; o.mark("grad") } }
@@ -88,7 +157,9 @@ func (o *Options) mark(name string) {
 func (o *Options) floats() map[string]*float64 {
 	return map[string]*float64{"lr": &o.LR, "momentum": &o.Momentum, "dampening": &o.Dampening,
 		"weight_decay": &o.WeightDecay, "beta1": &o.Beta1, "beta2": &o.Beta2, "eps": &o.Eps,
-		"alpha": &o.Alpha, "lr_decay": &o.LRDecay, "initial_accumulator_value": &o.InitialAccumulator}
+		"alpha": &o.Alpha, "lr_decay": &o.LRDecay, "initial_accumulator_value": &o.InitialAccumulator,
+		"momentum_decay": &o.MomentumDecay, "rho": &o.Rho, "etaminus": &o.EtaMinus, "etaplus": &o.EtaPlus,
+		"step_size_min": &o.StepSizeMin, "step_size_max": &o.StepSizeMax, "lambd": &o.Lambd, "t0": &o.T0}
 }
 
 func (o *Options) flags() map[string]*bool {
@@ -97,8 +168,13 @@ func (o *Options) flags() map[string]*bool {
 
 // torchName is the keyword torch's constructors take for option name.
 func torchName(name string) string {
-	if name == "beta1" || name == "beta2" {
+	switch name {
+	case "beta1", "beta2":
 		return "betas"
+	case "etaminus", "etaplus":
+		return "etas"
+	case "step_size_min", "step_size_max":
+		return "step_sizes"
 	}
 	return name
 }

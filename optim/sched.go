@@ -36,6 +36,9 @@ type sched struct {
 	// also, if set, sets what else the schedule drives at step count t
 	// (OneCycleLRMomentum's momentum)
 	also func(t int)
+	// mult: the rate is the initial rate times a factor of t (which
+	// ChainedScheduler composes)
+	mult bool
 }
 
 // set sets the optimizer's rates (and whatever else) for step count t.
@@ -83,7 +86,9 @@ func (s *sched) SetStepCount(n int) {
 func StepLR(opt Optimizer, stepSize int, gamma float64) Scheduler {
 	schedOf("optim.StepLR", opt)
 	hyperErr("optim.StepLR", stepSize >= 1, "step_size %d < 1", stepSize)
-	return newSched("optim.StepLR", opt, func(t int, base float64) float64 { return base * math.Pow(gamma, float64(t/stepSize)) })
+	s := newSched("optim.StepLR", opt, func(t int, base float64) float64 { return base * math.Pow(gamma, float64(t/stepSize)) })
+	s.mult = true
+	return s
 }
 
 // CosineAnnealingLR follows etaMin + (base-etaMin)·(1+cos(π·t/tMax))/2.
@@ -111,10 +116,11 @@ func OneCycleLR(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFacto
 }
 
 // OneCycleLRMomentum is OneCycleLR with cycle_momentum=True, PyTorch's
-// default: the momentum (SGD's and RMSprop's Momentum, Adam's Beta1) moves
-// the other way, from maxMomentum down to baseMomentum while the rate
+// default: the momentum (SGD's and RMSprop's Momentum; Adam's, Adamax's,
+// NAdam's and RAdam's Beta1) moves the other way, from maxMomentum down to baseMomentum while the rate
 // rises and back up while it falls (PyTorch's defaults 0.85 and 0.95). An
-// optimizer without momentum (Adagrad, or another package's) panics with
+// optimizer without momentum (Adagrad, Adadelta, Rprop, ASGD, or another
+// package's) panics with
 // an *ember.ValueError. As in PyTorch, an SGD made without momentum gets
 // one.
 func OneCycleLRMomentum(opt Optimizer, maxLR float64, totalSteps int, pctStart, divFactor, finalDivFactor, baseMomentum, maxMomentum float64) Scheduler {
@@ -130,6 +136,12 @@ func OneCycleLRMomentum(opt Optimizer, maxLR float64, totalSteps int, pctStart, 
 		m, b, name = &o.Beta1, &o.base, "beta1"
 	case *RMSprop:
 		m, b = &o.Momentum, &o.base
+	case *Adamax:
+		m, b, name = &o.Beta1, &o.base, "beta1"
+	case *NAdam:
+		m, b, name = &o.Beta1, &o.base, "beta1"
+	case *RAdam:
+		m, b, name = &o.Beta1, &o.base, "beta1"
 	}
 	hyperErr(op, m != nil, "optimizer must support momentum with `cycle_momentum` option enabled (got %T)", opt)
 	hyperErr(op, baseMomentum >= 0 && maxMomentum >= 0 && maxMomentum < 1 && baseMomentum < 1, "momenta %v and %v must be in [0, 1)", baseMomentum, maxMomentum)
@@ -243,10 +255,12 @@ func MultiStepLR(opt Optimizer, milestones []int, gamma float64) Scheduler {
 	schedOf(op, opt)
 	ms := slices.Clone(milestones)
 	slices.Sort(ms)
-	return newSched(op, opt, func(t int, base float64) float64 {
+	s := newSched(op, opt, func(t int, base float64) float64 {
 		k, _ := slices.BinarySearch(ms, t+1) // bisect_right(ms, t)
 		return base * math.Pow(gamma, float64(k))
 	})
+	s.mult = true
+	return s
 }
 
 // ExponentialLR multiplies the learning rate by gamma every step, as
@@ -254,7 +268,9 @@ func MultiStepLR(opt Optimizer, milestones []int, gamma float64) Scheduler {
 func ExponentialLR(opt Optimizer, gamma float64) Scheduler {
 	const op = "optim.ExponentialLR"
 	schedOf(op, opt)
-	return newSched(op, opt, func(t int, base float64) float64 { return base * math.Pow(gamma, float64(t)) })
+	s := newSched(op, opt, func(t int, base float64) float64 { return base * math.Pow(gamma, float64(t)) })
+	s.mult = true
+	return s
 }
 
 // LinearLR scales the learning rate by a factor going linearly from
@@ -276,6 +292,7 @@ func LinearLR(opt Optimizer, startFactor, endFactor float64, totalIters int) Sch
 		}
 		return base * (startFactor + (endFactor-startFactor)*float64(t)/float64(totalIters))
 	})
+	s.mult = true
 	s.set(0)
 	return s
 }
@@ -288,6 +305,7 @@ func LambdaLR(opt Optimizer, f func(step int) float64) Scheduler {
 	schedOf(op, opt)
 	hyperErr(op, f != nil, "nil lr_lambda")
 	s := newSched(op, opt, func(t int, base float64) float64 { return base * f(t) })
+	s.mult = true
 	s.set(0)
 	return s
 }
@@ -306,7 +324,7 @@ func LambdaLRGroups(opt Optimizer, fs []func(step int) float64) Scheduler {
 	}
 	fs = slices.Clone(fs)
 	bases := initialLRs(opt)
-	s := &sched{op: op, opt: opt, n: len(bases), lrAt: func(t, g int) float64 { return bases[g] * fs[g](t) }}
+	s := &sched{op: op, opt: opt, n: len(bases), mult: true, lrAt: func(t, g int) float64 { return bases[g] * fs[g](t) }}
 	s.set(0)
 	return s
 }
