@@ -117,51 +117,7 @@ func TestSmallOps2Fixtures(t *testing.T) {
 	cases := loadSmallCases2(t)
 	for _, dev := range testDevices() {
 		for ci, c := range cases {
-			what := fmt.Sprintf("%s %v case %d on %v", c.Op, c.Args, ci, dev)
-			in := make([]*Tensor, len(c.Inputs))
-			for k, x := range c.Inputs {
-				in[k] = x.on(dev)
-				if in[k].DType().IsFloat() {
-					in[k].SetRequiresGrad(true)
-				}
-			}
-			var outs []*Tensor
-			if err := Try(func() { outs = runSmallOp2(c, in) }); err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			if len(outs) != len(c.Outputs) {
-				t.Fatalf("%s: %d outputs, PyTorch %d", what, len(outs), len(c.Outputs))
-			}
-			var loss *Tensor
-			for k, o := range outs {
-				smallClose(t, fmt.Sprintf("%s output %d", what, k), o, c.Outputs[k], true)
-				if c.W[k] != nil && o.RequiresGrad() {
-					term := WhereScalar(o.Detach().IsNaN(), 0, o.Mul(c.W[k].on(dev))).Sum()
-					if loss == nil {
-						loss = term
-					} else {
-						loss = loss.Add(term)
-					}
-				} else if c.W[k] != nil {
-					t.Fatalf("%s: output %d does not require grad, PyTorch's does", what, k)
-				} else if o.RequiresGrad() && c.Op != "heaviside" {
-					t.Fatalf("%s: output %d requires grad, PyTorch's has no gradient", what, k)
-				}
-			}
-			if loss == nil {
-				continue
-			}
-			loss.Backward()
-			for k, g := range c.Grads {
-				if g == nil {
-					continue
-				}
-				got := in[k].Grad()
-				if got == nil {
-					got = ZerosLike(in[k])
-				}
-				smallClose(t, fmt.Sprintf("%s grad %d", what, k), got, *g, false)
-			}
+			checkSmallCase(t, dev, ci, c, runSmallOp2, true, map[string]bool{"heaviside": true})
 		}
 	}
 }

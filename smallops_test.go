@@ -220,51 +220,61 @@ func TestSmallOpsFixtures(t *testing.T) {
 			if c.Args["cpu_only"] == true && dev != CPU {
 				continue
 			}
-			what := fmt.Sprintf("%s %v case %d on %v", c.Op, c.Args, ci, dev)
-			in := make([]*Tensor, len(c.Inputs))
-			for k, x := range c.Inputs {
-				in[k] = x.on(dev)
-				if in[k].DType().IsFloat() {
-					in[k].SetRequiresGrad(true)
-				}
-			}
-			var outs []*Tensor
-			if err := Try(func() { outs = runSmallOp(c, in) }); err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			if len(outs) != len(c.Outputs) {
-				t.Fatalf("%s: %d outputs, PyTorch %d", what, len(outs), len(c.Outputs))
-			}
-			var loss *Tensor
-			for k, o := range outs {
-				smallClose(t, fmt.Sprintf("%s output %d", what, k), o, c.Outputs[k], true)
-				if c.W[k] != nil && o.RequiresGrad() {
-					term := o.Mul(c.W[k].on(dev))
-					term = WhereScalar(o.Detach().IsNaN(), 0, term).Sum()
-					if loss == nil {
-						loss = term
-					} else {
-						loss = loss.Add(term)
-					}
-				} else if c.W[k] != nil {
-					t.Fatalf("%s: output %d does not require grad, PyTorch's does", what, k)
-				}
-			}
-			if loss == nil {
-				continue
-			}
-			loss.Backward()
-			for k, g := range c.Grads {
-				if g == nil {
-					continue
-				}
-				got := in[k].Grad()
-				if got == nil {
-					got = ZerosLike(in[k])
-				}
-				smallClose(t, fmt.Sprintf("%s grad %d", what, k), got, *g, false)
-			}
+			checkSmallCase(t, dev, ci, c, runSmallOp, false, nil)
 		}
+	}
+}
+
+// checkSmallCase runs fixture case ci on dev through run and compares its
+// outputs (values, dtypes, shapes) and the gradients of sum(out·w) with
+// PyTorch's. With strict, an output PyTorch gives no gradient must not
+// require grad either (unless exempt names its op).
+func checkSmallCase(t *testing.T, dev Device, ci int, c smallCase, run func(smallCase, []*Tensor) []*Tensor, strict bool, exempt map[string]bool) {
+	t.Helper()
+	what := fmt.Sprintf("%s %v case %d on %v", c.Op, c.Args, ci, dev)
+	in := make([]*Tensor, len(c.Inputs))
+	for k, x := range c.Inputs {
+		in[k] = x.on(dev)
+		if in[k].DType().IsFloat() {
+			in[k].SetRequiresGrad(true)
+		}
+	}
+	var outs []*Tensor
+	if err := Try(func() { outs = run(c, in) }); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if len(outs) != len(c.Outputs) {
+		t.Fatalf("%s: %d outputs, PyTorch %d", what, len(outs), len(c.Outputs))
+	}
+	var loss *Tensor
+	for k, o := range outs {
+		smallClose(t, fmt.Sprintf("%s output %d", what, k), o, c.Outputs[k], true)
+		if c.W[k] != nil && o.RequiresGrad() {
+			term := WhereScalar(o.Detach().IsNaN(), 0, o.Mul(c.W[k].on(dev))).Sum()
+			if loss == nil {
+				loss = term
+			} else {
+				loss = loss.Add(term)
+			}
+		} else if c.W[k] != nil {
+			t.Fatalf("%s: output %d does not require grad, PyTorch's does", what, k)
+		} else if strict && o.RequiresGrad() && !exempt[c.Op] {
+			t.Fatalf("%s: output %d requires grad, PyTorch's has no gradient", what, k)
+		}
+	}
+	if loss == nil {
+		return
+	}
+	loss.Backward()
+	for k, g := range c.Grads {
+		if g == nil {
+			continue
+		}
+		got := in[k].Grad()
+		if got == nil {
+			got = ZerosLike(in[k])
+		}
+		smallClose(t, fmt.Sprintf("%s grad %d", what, k), got, *g, false)
 	}
 }
 
