@@ -130,6 +130,9 @@ LBFGS_CASES = {
     "lsq_wolfe": (least_squares, {"lr": 1, "max_iter": 4, "history_size": 2, "line_search_fn": "strong_wolfe"}),
     "rosen": (rosenbrock, {"lr": 0.05, "max_iter": 5, "history_size": 3}),
     "rosen_wolfe": (rosenbrock, {"lr": 1, "max_iter": 6, "max_eval": 8, "line_search_fn": "strong_wolfe"}),
+    # torch 1.13 does not pass tolerance_change on to _strong_wolfe: its
+    # line search keeps the default 1e-9 whatever the option says
+    "rosen_wolfe_tol": (rosenbrock, {"lr": 1, "max_iter": 6, "tolerance_change": 1.0, "line_search_fn": "strong_wolfe"}),
 }
 
 
