@@ -221,8 +221,9 @@ func cyclic(opt Optimizer, bases, maxes []float64, o CyclicOptions) Scheduler {
 // initial rate times every scheduler's factor. The schedulers must be
 // this package's, made for one optimizer, of the kind whose rate is the
 // initial rate times a factor (StepLR, MultiStepLR, ExponentialLR,
-// LinearLR, LambdaLR, ConstantLR, PolynomialLR, MultiplicativeLR); where
-// they are, this is torch's chained result. The chain keeps its own step
+// LinearLR, ConstantLR, PolynomialLR, MultiplicativeLR; not LambdaLR,
+// which torch's chain lets overwrite the others' factors); where they
+// are, this is torch's chained result. The chain keeps its own step
 // count; the schedulers' are not moved.
 func ChainedScheduler(schedulers []Scheduler) Scheduler {
 	const op = "optim.ChainedScheduler"

@@ -95,6 +95,18 @@ func TestMoreSchedulesRefuse(t *testing.T) {
 			"ChainedScheduler expects all schedulers to belong to the same optimizer, but got schedulers at index 0 and 1 to be different"},
 		"chain onecycle": {func() { o := twoGroups(); ChainedScheduler([]Scheduler{OneCycleLR(o, 1, 10, 0.3, 25, 1e4)}) },
 			"scheduler 0 (optim.OneCycleLR) does not scale the initial rate by a factor, which a chain composes"},
+		// torch's LambdaLR is not chainable: it overwrites the rate with
+		// base·f(t), so a chain with it is not the product of the factors
+		"chain lambda": {func() {
+			o := twoGroups()
+			ChainedScheduler([]Scheduler{ExponentialLR(o, 0.5), LambdaLR(o, func(t int) float64 { return 1 + float64(t) })})
+		},
+			"scheduler 1 (optim.LambdaLR) does not scale the initial rate by a factor, which a chain composes"},
+		"chain lambda groups": {func() {
+			o := twoGroups()
+			f := func(t int) float64 { return 1 }
+			ChainedScheduler([]Scheduler{LambdaLRGroups(o, []func(int) float64{f, f}), StepLR(o, 1, 0.5)})
+		}, "scheduler 0 (optim.LambdaLR) does not scale the initial rate by a factor, which a chain composes"},
 		"multiplicative nil": {func() { MultiplicativeLR(twoGroups(), nil) }, "nil lr_lambda"},
 		"multiplicative 1":   {func() { MultiplicativeLRGroups(twoGroups(), []func(int) float64{func(int) float64 { return 1 }}) }, "Expected 2 lr_lambdas, but got 1"},
 	} {
