@@ -8,13 +8,16 @@ import (
 // ConstantLR multiplies the learning rate by factor until totalIters steps
 // have run, then leaves it at its initial value, as
 // torch.optim.lr_scheduler.ConstantLR (PyTorch's defaults: 1/3, 5). It
-// sets the optimizer's rate (base·factor) at once.
+// sets the optimizer's rate (base·factor) at once; with totalIters ≤ 0
+// the rate stays base·factor, as torch's.
 func ConstantLR(opt Optimizer, factor float64, totalIters int) Scheduler {
 	const op = "optim.ConstantLR"
 	schedOf(op, opt)
 	hyperErr(op, factor >= 0 && factor <= 1, "Constant multiplicative factor expected to be between 0 and 1.")
 	s := newSched(op, opt, func(t int, base float64) float64 {
-		if t >= totalIters {
+		// torch's recursive form leaves base·factor only at step
+		// total_iters, never for a total_iters ≤ 0
+		if totalIters > 0 && t >= totalIters {
 			return base
 		}
 		return base * factor

@@ -8,7 +8,7 @@ import (
 	"github.com/emberml/ember/internal/testenv"
 )
 
-// TestSchedulesMoreMatchTorch: ConstantLR, PolynomialLR, MultiplicativeLR,
+// TestSchedulesMoreMatchTorch: ConstantLR (also with total_iters 0), PolynomialLR, MultiplicativeLR,
 // CyclicLR (triangular with cycle_momentum, triangular2 with per-group
 // rates and momenta, exp_range), ChainedScheduler and SWALR (cos, linear
 // per group, 0 anneal epochs) over an SGD with two groups, each group's
@@ -18,6 +18,7 @@ func TestSchedulesMoreMatchTorch(t *testing.T) {
 	f := readMoreFixture(t)
 	mks := map[string]func(o *SGD) Scheduler{
 		"constant":   func(o *SGD) Scheduler { return ConstantLR(o, 0.25, 3) },
+		"constant_0": func(o *SGD) Scheduler { return ConstantLR(o, 0.5, 0) },
 		"polynomial": func(o *SGD) Scheduler { return PolynomialLR(o, 4, 2) },
 		"multiplicative": func(o *SGD) Scheduler {
 			return MultiplicativeLR(o, func(e int) float64 {

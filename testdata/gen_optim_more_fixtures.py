@@ -190,6 +190,8 @@ def two_groups():
 
 SCHEDS = {
     "constant": (lambda o: S.ConstantLR(o, 0.25, 3), 6),
+    # total_iters 0: torch's recursive form never leaves base·factor
+    "constant_0": (lambda o: S.ConstantLR(o, 0.5, 0), 6),
     "polynomial": (lambda o: S.PolynomialLR(o, 4, 2.0), 7),
     "multiplicative": (lambda o: S.MultiplicativeLR(o, lambda e: 0.9 if e % 2 else 0.5), 6),
     "cyclic": (lambda o: S.CyclicLR(o, 0.01, 0.1, step_size_up=3, step_size_down=2), 12),
