@@ -230,7 +230,9 @@ func (l *LBFGS) Step(closure func() *ember.Tensor) *ember.Tensor {
 				l.setParams(x)
 				return f, g
 			}
-			loss, flat, t, lsEvals = strongWolfe(obj, t, d, loss, flat, gtd, tolChange)
+			// torch 1.13 leaves _strong_wolfe's tolerance_change at its
+			// default, whatever the optimizer's is
+			loss, flat, t, lsEvals = strongWolfe(obj, t, d, loss, flat, gtd, 1e-9)
 			l.addGrad(t, d)
 			optCond = absMax(flat) <= tolGrad
 		} else {

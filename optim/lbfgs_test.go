@@ -45,18 +45,22 @@ func lbfgsOf(f moreFixture, name string, x *ember.Tensor) *LBFGS {
 	if pr.MaxEval != 0 {
 		opts = append(opts, MaxEval(pr.MaxEval))
 	}
+	if pr.TolChange != 0 {
+		opts = append(opts, ToleranceChange(pr.TolChange))
+	}
 	return LBFGSWith(Tensors(x), opts...)
 }
 
 // TestLBFGSMatchesTorch: four steps of LBFGS on a least-squares problem and
 // on Rosenbrock's function, with a fixed step and with the strong-Wolfe
-// line search, against PyTorch 1.13 (float64 parameters): the parameters,
+// line search (once with a large tolerance_change, which torch's line
+// search does not see), against PyTorch 1.13 (float64 parameters): the parameters,
 // the returned loss, func_evals and n_iter after each step; the state dict
 // after two steps against torch's state_dict() (flattened), and steps 3
 // and 4 again from an LBFGS that loaded torch's.
 func TestLBFGSMatchesTorch(t *testing.T) {
 	f := readMoreFixture(t)
-	if len(f.LBFGS) != 4 {
+	if len(f.LBFGS) != 5 {
 		t.Fatalf("%d LBFGS fixtures", len(f.LBFGS))
 	}
 	eachDevice(t, func(t *testing.T, dev ember.Device) {

@@ -25,6 +25,7 @@ type moreFixture struct {
 			MaxEval      int     `json:"max_eval"`
 			HistorySize  int     `json:"history_size"`
 			LineSearchFn string  `json:"line_search_fn"`
+			TolChange    float64 `json:"tolerance_change"`
 		}
 		Steps []struct {
 			X         fixTensor

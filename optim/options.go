@@ -128,7 +128,8 @@ func ToleranceGrad(v float64) Option {
 }
 
 // ToleranceChange sets LBFGS's termination tolerance on changes of the
-// loss and the parameters (default 1e-9).
+// loss and the parameters (default 1e-9); as in PyTorch 1.13, the
+// strong-Wolfe line search keeps its own 1e-9.
 func ToleranceChange(v float64) Option {
 	return func(o *Options) { o.ToleranceChange = v; o.mark("tolerance_change") }
 }

@@ -304,8 +304,9 @@ func LambdaLR(opt Optimizer, f func(step int) float64) Scheduler {
 	const op = "optim.LambdaLR"
 	schedOf(op, opt)
 	hyperErr(op, f != nil, "nil lr_lambda")
+	// not mult: torch's LambdaLR sets base·f(t) whatever the rate is, so
+	// a ChainedScheduler with it is not the product of the factors
 	s := newSched(op, opt, func(t int, base float64) float64 { return base * f(t) })
-	s.mult = true
 	s.set(0)
 	return s
 }
@@ -324,7 +325,7 @@ func LambdaLRGroups(opt Optimizer, fs []func(step int) float64) Scheduler {
 	}
 	fs = slices.Clone(fs)
 	bases := initialLRs(opt)
-	s := &sched{op: op, opt: opt, n: len(bases), mult: true, lrAt: func(t, g int) float64 { return bases[g] * fs[g](t) }}
+	s := &sched{op: op, opt: opt, n: len(bases), lrAt: func(t, g int) float64 { return bases[g] * fs[g](t) }}
 	s.set(0)
 	return s
 }

@@ -8,13 +8,16 @@ import (
 // ConstantLR multiplies the learning rate by factor until totalIters steps
 // have run, then leaves it at its initial value, as
 // torch.optim.lr_scheduler.ConstantLR (PyTorch's defaults: 1/3, 5). It
-// sets the optimizer's rate (base·factor) at once.
+// sets the optimizer's rate (base·factor) at once; with totalIters ≤ 0
+// the rate stays base·factor, as torch's.
 func ConstantLR(opt Optimizer, factor float64, totalIters int) Scheduler {
 	const op = "optim.ConstantLR"
 	schedOf(op, opt)
 	hyperErr(op, factor >= 0 && factor <= 1, "Constant multiplicative factor expected to be between 0 and 1.")
 	s := newSched(op, opt, func(t int, base float64) float64 {
-		if t >= totalIters {
+		// torch's recursive form leaves base·factor only at step
+		// total_iters, never for a total_iters ≤ 0
+		if totalIters > 0 && t >= totalIters {
 			return base
 		}
 		return base * factor
@@ -221,8 +224,9 @@ func cyclic(opt Optimizer, bases, maxes []float64, o CyclicOptions) Scheduler {
 // initial rate times every scheduler's factor. The schedulers must be
 // this package's, made for one optimizer, of the kind whose rate is the
 // initial rate times a factor (StepLR, MultiStepLR, ExponentialLR,
-// LinearLR, LambdaLR, ConstantLR, PolynomialLR, MultiplicativeLR); where
-// they are, this is torch's chained result. The chain keeps its own step
+// LinearLR, ConstantLR, PolynomialLR, MultiplicativeLR; not LambdaLR,
+// which torch's chain lets overwrite the others' factors); where they
+// are, this is torch's chained result. The chain keeps its own step
 // count; the schedulers' are not moved.
 func ChainedScheduler(schedulers []Scheduler) Scheduler {
 	const op = "optim.ChainedScheduler"

@@ -8,7 +8,7 @@ import (
 	"github.com/emberml/ember/internal/testenv"
 )
 
-// TestSchedulesMoreMatchTorch: ConstantLR, PolynomialLR, MultiplicativeLR,
+// TestSchedulesMoreMatchTorch: ConstantLR (also with total_iters 0), PolynomialLR, MultiplicativeLR,
 // CyclicLR (triangular with cycle_momentum, triangular2 with per-group
 // rates and momenta, exp_range), ChainedScheduler and SWALR (cos, linear
 // per group, 0 anneal epochs) over an SGD with two groups, each group's
@@ -18,6 +18,7 @@ func TestSchedulesMoreMatchTorch(t *testing.T) {
 	f := readMoreFixture(t)
 	mks := map[string]func(o *SGD) Scheduler{
 		"constant":   func(o *SGD) Scheduler { return ConstantLR(o, 0.25, 3) },
+		"constant_0": func(o *SGD) Scheduler { return ConstantLR(o, 0.5, 0) },
 		"polynomial": func(o *SGD) Scheduler { return PolynomialLR(o, 4, 2) },
 		"multiplicative": func(o *SGD) Scheduler {
 			return MultiplicativeLR(o, func(e int) float64 {
@@ -95,6 +96,18 @@ func TestMoreSchedulesRefuse(t *testing.T) {
 			"ChainedScheduler expects all schedulers to belong to the same optimizer, but got schedulers at index 0 and 1 to be different"},
 		"chain onecycle": {func() { o := twoGroups(); ChainedScheduler([]Scheduler{OneCycleLR(o, 1, 10, 0.3, 25, 1e4)}) },
 			"scheduler 0 (optim.OneCycleLR) does not scale the initial rate by a factor, which a chain composes"},
+		// torch's LambdaLR is not chainable: it overwrites the rate with
+		// base·f(t), so a chain with it is not the product of the factors
+		"chain lambda": {func() {
+			o := twoGroups()
+			ChainedScheduler([]Scheduler{ExponentialLR(o, 0.5), LambdaLR(o, func(t int) float64 { return 1 + float64(t) })})
+		},
+			"scheduler 1 (optim.LambdaLR) does not scale the initial rate by a factor, which a chain composes"},
+		"chain lambda groups": {func() {
+			o := twoGroups()
+			f := func(t int) float64 { return 1 }
+			ChainedScheduler([]Scheduler{LambdaLRGroups(o, []func(int) float64{f, f}), StepLR(o, 1, 0.5)})
+		}, "scheduler 0 (optim.LambdaLR) does not scale the initial rate by a factor, which a chain composes"},
 		"multiplicative nil": {func() { MultiplicativeLR(twoGroups(), nil) }, "nil lr_lambda"},
 		"multiplicative 1":   {func() { MultiplicativeLRGroups(twoGroups(), []func(int) float64{func(int) float64 { return 1 }}) }, "Expected 2 lr_lambdas, but got 1"},
 	} {

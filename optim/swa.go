@@ -114,18 +114,25 @@ func shapeOf(t *ember.Tensor) any {
 }
 
 // batchNorms lists m's BatchNorm modules with running statistics, m's
-// own included, depth first.
+// own included, depth first, each once (as torch's modules()) however
+// often it is registered.
 func batchNorms(m nn.Module) []*nn.BatchNorm {
 	var out []*nn.BatchNorm
-	if bn, ok := m.(*nn.BatchNorm); ok && bn != nil && bn.RunningMean != nil && bn.RunningVar != nil {
-		out = append(out, bn)
-	}
-	_, kids := m.Registry().Children()
-	for _, k := range kids {
-		if k != nil {
-			out = append(out, batchNorms(k)...)
+	seen := map[*nn.BatchNorm]bool{}
+	var walk func(m nn.Module)
+	walk = func(m nn.Module) {
+		if bn, ok := m.(*nn.BatchNorm); ok && bn != nil && bn.RunningMean != nil && bn.RunningVar != nil && !seen[bn] {
+			seen[bn] = true
+			out = append(out, bn)
+		}
+		_, kids := m.Registry().Children()
+		for _, k := range kids {
+			if k != nil {
+				walk(k)
+			}
 		}
 	}
+	walk(m)
 	return out
 }
 

@@ -127,3 +127,22 @@ func TestAveragedModelRefuses(t *testing.T) {
 func TestNilAveragedModel(t *testing.T) {
 	nilguardtest.Check(t, (*AveragedModel)(nil))
 }
+
+// TestUpdateBNSharedBatchNorm: a BatchNorm registered twice (torch's
+// modules() yields it once) gets its momentum back: UpdateBN leaves
+// CumulativeAverage as it found it, and the statistics are the plain
+// average over the batches (each batch passing it twice, as torch's
+// model(input) does).
+func TestUpdateBNSharedBatchNorm(t *testing.T) {
+	bn := nn.NewBatchNorm1d(2)
+	net := nn.NewSequential(bn, bn)
+	UpdateBNBatches([]*ember.Tensor{ember.FromSlice([]float32{0, 2, 2, 6}, ember.Shape{2, 2})}, net)
+	if bn.CumulativeAverage {
+		t.Errorf("CumulativeAverage left true after UpdateBN of a shared BatchNorm")
+	}
+	// PyTorch 1.13: running_mean (0.5, 2), running_var (2, 5) (the first
+	// pass's mean (1, 4) and unbiased var (2, 8), the second's of the
+	// normalized batch, 0 and ≈2, averaged)
+	near(t, "running_mean", bn.RunningMean.Cast(ember.Float64).Float64s(), []float64{0.5, 2}, 1e-5)
+	near(t, "running_var", bn.RunningVar.Cast(ember.Float64).Float64s(), []float64{2, 5}, 1e-3)
+}

@@ -130,6 +130,9 @@ LBFGS_CASES = {
     "lsq_wolfe": (least_squares, {"lr": 1, "max_iter": 4, "history_size": 2, "line_search_fn": "strong_wolfe"}),
     "rosen": (rosenbrock, {"lr": 0.05, "max_iter": 5, "history_size": 3}),
     "rosen_wolfe": (rosenbrock, {"lr": 1, "max_iter": 6, "max_eval": 8, "line_search_fn": "strong_wolfe"}),
+    # torch 1.13 does not pass tolerance_change on to _strong_wolfe: its
+    # line search keeps the default 1e-9 whatever the option says
+    "rosen_wolfe_tol": (rosenbrock, {"lr": 1, "max_iter": 6, "tolerance_change": 1.0, "line_search_fn": "strong_wolfe"}),
 }
 
 
@@ -187,6 +190,8 @@ def two_groups():
 
 SCHEDS = {
     "constant": (lambda o: S.ConstantLR(o, 0.25, 3), 6),
+    # total_iters 0: torch's recursive form never leaves base·factor
+    "constant_0": (lambda o: S.ConstantLR(o, 0.5, 0), 6),
     "polynomial": (lambda o: S.PolynomialLR(o, 4, 2.0), 7),
     "multiplicative": (lambda o: S.MultiplicativeLR(o, lambda e: 0.9 if e % 2 else 0.5), 6),
     "cyclic": (lambda o: S.CyclicLR(o, 0.01, 0.1, step_size_up=3, step_size_down=2), 12),
