@@ -238,6 +238,8 @@ func TestErrorsAsTorch2(t *testing.T) {
 		expectErr[ve](t, "Weibull support", func() { NewWeibull(v(1), v(1)).LogProb(v(0)) }, "within the support (GreaterThan(lower_bound=0.0))")
 		expectErr[ve](t, "Pareto alpha", func() { NewPareto(v(1), v(-1)) }, "parameter rate", "Exponential(rate: [1])")
 		expectErr[ve](t, "Pareto support", func() { NewPareto(v(1), v(1)).LogProb(v(0.5)) }, "within the support (GreaterThanEq(lower_bound=scale))")
+		expectErr[ni](t, "KL Chi2 HalfNormal", func() { KLDivergence(NewChi2(v(2)), NewHalfNormal(v(1))) }, "p of type Chi2 and q of type HalfNormal")
+		expectErr[ni](t, "KL HalfNormal Chi2", func() { KLDivergence(NewHalfNormal(v(1)), NewChi2(v(2))) }, "p of type HalfNormal and q of type Chi2")
 		expectErr[ni](t, "KL Weibull Weibull", func() { KLDivergence(NewWeibull(v(1), v(1)), NewWeibull(v(1), v(2))) }, "Weibull")
 	})
 }
