@@ -80,6 +80,11 @@ func TestSampleMoments2(t *testing.T) {
 		if got, want := host(d.Variance()), []float64{1 - 0.6977746579640083, 1 - 0.04993760398793892, 1 - 0.9899489673784979}; math.Abs(got[0]-want[0]) > 1e-6 || math.Abs(got[2]-want[2]) > 1e-6 {
 			t.Errorf("VonMises variance %v, want 1 − I1/I0 = %v", got, want)
 		}
+		// a small κ (Float32) is nearly uniform: E cos x ≈ κ/2, both
+		// variances ½ (not every draw at loc)
+		s = NewVonMises(vec(dev, 0), vec(dev, 1e-4, 1e-7)).Sample(n)
+		checkMoments(t, "VonMises small κ cos", s.Cast(ember.Float64).Cos(), []float64{5e-5, 5e-8}, []float64{0.5, 0.5})
+		checkMoments(t, "VonMises small κ sin", s.Cast(ember.Float64).Sin(), []float64{0, 0}, []float64{0.5, 0.5})
 	})
 }
 
@@ -233,6 +238,8 @@ func TestErrorsAsTorch2(t *testing.T) {
 		expectErr[ve](t, "Weibull support", func() { NewWeibull(v(1), v(1)).LogProb(v(0)) }, "within the support (GreaterThan(lower_bound=0.0))")
 		expectErr[ve](t, "Pareto alpha", func() { NewPareto(v(1), v(-1)) }, "parameter rate", "Exponential(rate: [1])")
 		expectErr[ve](t, "Pareto support", func() { NewPareto(v(1), v(1)).LogProb(v(0.5)) }, "within the support (GreaterThanEq(lower_bound=scale))")
+		expectErr[ni](t, "KL Chi2 HalfNormal", func() { KLDivergence(NewChi2(v(2)), NewHalfNormal(v(1))) }, "p of type Chi2 and q of type HalfNormal")
+		expectErr[ni](t, "KL HalfNormal Chi2", func() { KLDivergence(NewHalfNormal(v(1)), NewChi2(v(2))) }, "p of type HalfNormal and q of type Chi2")
 		expectErr[ni](t, "KL Weibull Weibull", func() { KLDivergence(NewWeibull(v(1), v(1)), NewWeibull(v(1), v(2))) }, "Weibull")
 	})
 }

@@ -28,7 +28,8 @@ func KLDivergence(p, q Distribution) *ember.Tensor {
 		panic(&ember.ValueError{Op: op, Msg: "a distribution is nil"})
 	}
 	// a Chi2 is a Gamma, as in torch's registry (which dispatches on the
-	// class hierarchy)
+	// class hierarchy); the error below names the types as given
+	pName, qName := typeName(p), typeName(q)
 	if c, ok := p.(*Chi2); ok {
 		p = &c.Gamma
 	}
@@ -178,7 +179,7 @@ func KLDivergence(p, q Distribution) *ember.Tensor {
 	if kl, ok := klCross(p, q); ok {
 		return kl
 	}
-	panic(&NotImplementedError{Op: op, Msg: fmt.Sprintf("no KL(p || q) is implemented for p of type %s and q of type %s", typeName(p), typeName(q))})
+	panic(&NotImplementedError{Op: op, Msg: fmt.Sprintf("no KL(p || q) is implemented for p of type %s and q of type %s", pName, qName)})
 }
 
 func typeName(d Distribution) string {

@@ -523,10 +523,16 @@ func NewVonMises(loc, concentration *ember.Tensor) *VonMises {
 	d := &VonMises{base: base{name: "VonMises", batch: shape, params: []param{{"loc", p[0]}, {"concentration", p[1]}}}, Loc: p[0], Concentration: p[1]}
 	d.check("loc", p[0], p[0].Eq(p[0]), "Real()")
 	d.check("concentration", p[1], p[1].GtScalar(0), positive)
-	k := p[1].Detach()
+	// Best and Fisher's r, in Float64 and by its expansion 1/κ + κ below
+	// κ = 1e-5 (as torch 2): in the working dtype it cancels to 0 for small
+	// κ (from κ ≈ 3e-4 in Float32), r becomes +Inf and no proposal is ever
+	// accepted
+	k := p[1].Detach().Cast(ember.Float64)
 	tau := k.Square().MulScalar(4).AddScalar(1).Sqrt().AddScalar(1)
 	rho := tau.Sub(tau.MulScalar(2).Sqrt()).Div(k.MulScalar(2))
-	d.proposalR = rho.Square().AddScalar(1).Div(rho.MulScalar(2))
+	r := rho.Square().AddScalar(1).Div(rho.MulScalar(2))
+	r = ember.Where(k.LtScalar(1e-5), k.Reciprocal().Add(k), r)
+	d.proposalR = r.Cast(p[1].DType())
 	return d
 }
 
