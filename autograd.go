@@ -60,6 +60,7 @@ type node struct {
 	nout      int
 	backwardN func(gs []*Tensor) []*Tensor
 	retainedN []*autograd
+	trace     forwardTrace // the forward's call stack, in anomaly mode (anomaly.go)
 }
 
 // edge leads from a node to the node (or leaf) of one input.
@@ -283,6 +284,9 @@ func record(name string, out *Tensor, inputs []*Tensor, saved []*Tensor, backwar
 		}
 	}
 	n := &node{name: name, edges: edges, backward: backward}
+	if IsAnomalyEnabled() {
+		n.trace = traceHere()
+	}
 	for _, s := range saved {
 		if s != nil {
 			n.saved = append(n.saved, savedVar{st: s.st, version: s.st.version.Load()})
@@ -383,6 +387,9 @@ func recordMulti(name string, in *Tensor, outs []*Tensor, backward func(gs []*Te
 	}
 	n := &node{name: name, edges: []edge{gradEdge(in)}, nout: len(outs), retainedN: make([]*autograd, len(outs))}
 	n.backwardN = func(gs []*Tensor) []*Tensor { return []*Tensor{backward(gs)} }
+	if IsAnomalyEnabled() {
+		n.trace = traceHere()
+	}
 	for i, o := range outs {
 		o.ag = &autograd{requiresGrad: true, node: n, outNr: i}
 	}
@@ -852,6 +859,9 @@ func runGraph(roots []slot, rootGrads []*Tensor, retain bool, p *pass, run *grad
 			// A built-in backward keeps nothing it makes but what it
 			// returns: free its temporaries at once.
 			Scope(func() { gs = n.backward(g); Keep(gs...) })
+		}
+		if IsAnomalyEnabled() {
+			checkAnomaly(n, gs)
 		}
 		if !retain && len(n.saved) > 0 {
 			n.freed = true
