@@ -21,9 +21,10 @@ var (
 // DetectAnomaly runs f with anomaly detection on for the calling
 // goroutine (torch.autograd.detect_anomaly()): the ops f runs remember
 // where they were called from, and a Backward f runs panics with an
-// *AutogradError ("Function 'LogBackward0' returned nan values in its 0th
-// output.", followed by the forward call's stack) as soon as a node's
-// backward returns a NaN. It slows forward and backward down; use it to
+// *AutogradError ("Function 'SqrtBackward0' returned nan values in its
+// 0th output.", followed by the forward call's stack) as soon as a node's
+// backward returns a NaN; the error of a saved tensor modified in place
+// also carries the stack of the op that saved it. It slows forward and backward down; use it to
 // debug.
 func DetectAnomaly(f func()) { anomalyLocal.with("detect_anomaly", true, f) }
 
@@ -90,13 +91,18 @@ func checkAnomaly(n *node, gs []*Tensor) {
 			continue
 		}
 		msg := fmt.Sprintf("Function '%s' returned nan values in its %dth output.", n.name, j)
-		tr := n.trace
-		if tr == nil && n.inner != nil {
-			tr = n.inner.trace
-		}
-		if tr != nil {
+		if tr := n.forwardTrace(); tr != nil {
 			msg += "\n" + tr.String()
 		}
 		panic(&AutogradError{Op: "backward", Msg: msg})
 	}
+}
+
+// forwardTrace is the call stack of n's forward (a CopySlices node's: its
+// in-place op's), nil unless it was recorded in anomaly mode.
+func (n *node) forwardTrace() forwardTrace {
+	if n.trace == nil && n.inner != nil {
+		return n.inner.trace
+	}
+	return n.trace
 }

@@ -107,3 +107,21 @@ func BenchmarkDetectAnomalyOff(b *testing.B) {
 		x.MulScalar(2).Sum().Backward()
 	}
 }
+
+// TestDetectAnomalyInPlaceTrace: the error of a saved tensor modified in
+// place carries the forward stack of the op that saved it (PyTorch prints
+// it as the warning before that error).
+func TestDetectAnomalyInPlaceTrace(t *testing.T) {
+	x := Ones(Shape{2}).SetRequiresGrad(true)
+	var err error
+	var at string
+	DetectAnomaly(func() {
+		var y *Tensor
+		y, at = x.Exp(), line()
+		y.AddScalarInPlace(1)
+		err = Try(func() { y.Sum().Backward() })
+	})
+	if err == nil || !strings.Contains(err.Error(), "modified by an inplace operation") || !strings.Contains(err.Error(), "Traceback of forward call that caused the error:") || !strings.Contains(err.Error(), at) {
+		t.Errorf("got %v, want the in-place error with the trace of %s", err, at)
+	}
+}

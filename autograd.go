@@ -836,7 +836,11 @@ func runGraph(roots []slot, rootGrads []*Tensor, retain bool, p *pass, run *grad
 				if n.inner != nil {
 					name = n.inner.name
 				}
-				panic(&AutogradError{Op: "backward", Msg: fmt.Sprintf("one of the variables needed for gradient computation has been modified by an inplace operation: is at version %d; expected version %d instead (grad_fn=<%s>)", s.st.version.Load(), s.version, name)})
+				msg := fmt.Sprintf("one of the variables needed for gradient computation has been modified by an inplace operation: is at version %d; expected version %d instead (grad_fn=<%s>)", s.st.version.Load(), s.version, name)
+				if tr := n.forwardTrace(); tr != nil {
+					msg += "\n" + tr.String()
+				}
+				panic(&AutogradError{Op: "backward", Msg: msg})
 			}
 		}
 		var gs []*Tensor
