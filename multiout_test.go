@@ -182,6 +182,22 @@ func TestMultiOutputBackwardFromPiece(t *testing.T) {
 	}
 }
 
+// TestSplitEmptyDim: an empty dim splits into one empty piece and chunks
+// into n, one node's outputs as in PyTorch 1.13 (SplitBackward0, and
+// SplitWithSizesBackward0 for chunk); backward gives an empty gradient.
+func TestSplitEmptyDim(t *testing.T) {
+	x := Zeros(Shape{0, 3}).SetRequiresGrad(true)
+	s := x.Split(2, 0)
+	c := x.Chunk(3, 0)
+	if len(s) != 1 || s[0].GradFn() != "SplitBackward0" || len(c) != 3 || !sameNode(c) || c[2].GradFn() != "SplitWithSizesBackward0" || !c[1].Shape().Equal(Shape{0, 3}) {
+		t.Fatalf("split: %d pieces (%s), chunk: %d pieces (%s)", len(s), s[0].GradFn(), len(c), c[0].GradFn())
+	}
+	c[1].Sum().Add(s[0].Sum()).Backward()
+	if g := x.Grad(); g == nil || !g.Shape().Equal(Shape{0, 3}) {
+		t.Errorf("Grad %v, want an empty [0 3]", g)
+	}
+}
+
 // TestMultiOutputInPlaceRefused: a piece cannot be modified in place in a
 // graph (PyTorch's error), also when taken through a further view.
 func TestMultiOutputInPlaceRefused(t *testing.T) {

@@ -435,8 +435,8 @@ func (t *Tensor) Split(size, d int) []*Tensor {
 		shapeErr("split", "split_size must be positive", t.shape)
 	}
 	n := t.shape[d]
-	if n == 0 {
-		return []*Tensor{t}
+	if n == 0 { // one empty piece, as torch.split
+		return t.splitViews("SplitBackward0", d, []int{0})
 	}
 	pieces("split", t.shape, 1+(n-1)/size)
 	sizes := make([]int, 0, 1+(n-1)/size)
@@ -555,11 +555,7 @@ func (t *Tensor) Chunk(n, d int) []*Tensor {
 	d = t.indexDim("chunk", d, "chunk expects at least a 1-dimensional tensor")
 	if t.shape[d] == 0 { // torch.chunk gives n empty pieces
 		pieces("chunk", t.shape, n)
-		out := make([]*Tensor, n)
-		for i := range out {
-			out[i] = t.Narrow(d, 0, 0)
-		}
-		return out
+		return t.splitViews("SplitWithSizesBackward0", d, make([]int, n))
 	}
 	size := 1 + (t.shape[d]-1)/n // the ceiling of shape/n, without overflow
 	return t.Split(size, d)
