@@ -3,6 +3,7 @@ package ember
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -236,5 +237,27 @@ func BenchmarkUnbindBackward(b *testing.B) {
 		}
 		Stack(s, 0).Sum().Backward()
 		x.ZeroGrad()
+	}
+}
+
+// TestSplitSizesErrors: PyTorch 1.13's messages, as *ShapeErrors.
+func TestSplitSizesErrors(t *testing.T) {
+	x := Zeros(Shape{5, 3})
+	for _, c := range []struct {
+		f    func()
+		want string
+	}{
+		{func() { x.SplitSizes([]int{1, 2}, 0) }, "split_with_sizes expects split_sizes to sum exactly to 5 (input tensor's size at dimension 0), but got split_sizes=[1, 2]"},
+		{func() { x.SplitSizes([]int{-1, 6}, 0) }, "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=[-1, 6]"},
+		{func() { x.SplitSizes(nil, 0) }, "split_with_sizes expects split_sizes to sum exactly to 5 (input tensor's size at dimension 0), but got split_sizes=[]"},
+		{func() { Scalar(1.0).SplitSizes([]int{1}, 0) }, "split expects at least a 1-dimensional tensor"},
+		{func() { x.SplitSizes([]int{1, 4}, 2) }, "Dimension out of range"},
+		{func() { x.SplitSizes([]int{1, math.MaxInt, math.MaxInt, 6}, 0) }, "split_with_sizes expects split_sizes to sum exactly to 5"},
+	} {
+		err := Try(c.f)
+		var se *ShapeError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want a *ShapeError holding %q", err, c.want)
+		}
 	}
 }

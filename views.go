@@ -453,16 +453,17 @@ func (t *Tensor) SplitSizes(sizes []int, d int) []*Tensor {
 	const op = "split_with_sizes"
 	t.nonNil(op)
 	d = t.indexDim(op, d, "split expects at least a 1-dimensional tensor")
-	sum := 0
+	sum, over := 0, false
 	for _, s := range sizes {
 		if s < 0 {
 			shapeErr(op, fmt.Sprintf("split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=%v", sizesList(sizes)), t.shape)
 		}
-		if sum += s; sum > t.shape[d] {
-			break
+		over = over || s > t.shape[d]-sum // (not sum+s > ...: that can overflow)
+		if !over {
+			sum += s
 		}
 	}
-	if sum != t.shape[d] {
+	if over || sum != t.shape[d] {
 		shapeErr(op, fmt.Sprintf("split_with_sizes expects split_sizes to sum exactly to %d (input tensor's size at dimension %d), but got split_sizes=%v", t.shape[d], d, sizesList(sizes)), t.shape)
 	}
 	pieces(op, t.shape, len(sizes))
