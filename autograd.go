@@ -13,7 +13,10 @@ import (
 // gradients records a node (its grad_fn, named as PyTorch names it, e.g.
 // AddmmBackward0) holding a backward function and one edge per such input.
 // Backward walks the nodes from the output in topological order and
-// accumulates gradients into the leaves' Grad.
+// accumulates gradients into the leaves' Grad. An op with several outputs
+// (Split, Unbind) records one node for all of them (recordMulti): each
+// output knows its index, edges lead to a (node, output) slot, and the
+// node runs once with all its outputs' gradients.
 //
 // Backward functions see only detached tensors: the gradients flowing in the
 // engine and the tensors a node saves never require grad, so the ops a
