@@ -13,7 +13,10 @@ import (
 // gradients records a node (its grad_fn, named as PyTorch names it, e.g.
 // AddmmBackward0) holding a backward function and one edge per such input.
 // Backward walks the nodes from the output in topological order and
-// accumulates gradients into the leaves' Grad.
+// accumulates gradients into the leaves' Grad. An op with several outputs
+// (Split, Unbind) records one node for all of them (recordMulti): each
+// output knows its index, edges lead to a (node, output) slot, and the
+// node runs once with all its outputs' gradients.
 //
 // Backward functions see only detached tensors: the gradients flowing in the
 // engine and the tensors a node saves never require grad, so the ops a
@@ -28,6 +31,7 @@ type autograd struct {
 	requiresGrad bool
 	grad         *Tensor     // accumulated gradient (leaves, and non-leaves after RetainGrad)
 	node         *node       // grad_fn; nil for leaves
+	outNr        int         // which of node's outputs the tensor is (multi-output nodes)
 	retain       bool        // RetainGrad on a non-leaf
 	hooks        []*gradHook // post-accumulate-grad hooks (leaves)
 	// gradMu guards grad: concurrent Backward passes that reach one leaf
@@ -52,11 +56,20 @@ type node struct {
 	retained *autograd // the output's autograd when RetainGrad was called
 	custom   bool      // recorded by Apply: backward is user code (see runGraph's ownership)
 	inner    *node     // CopySlices: the in-place op's node, whose saved tensors it checks
+	// A multi-output node (Split, Unbind: PyTorch's SplitBackward0 ...)
+	// has nout outputs; its backwardN receives all their gradients at once
+	// (nil where none came), runs once, and is differentiable as it is
+	// (recording ops only, as selfTwice). retainedN is retained per output.
+	nout      int
+	backwardN func(gs []*Tensor) []*Tensor
+	retainedN []*autograd
+	trace     forwardTrace // the forward's call stack, in anomaly mode (anomaly.go)
 }
 
 // edge leads from a node to the node (or leaf) of one input.
 type edge struct {
 	fn    *node
+	nr    int // which of fn's outputs the input is
 	leaf  *Tensor
 	shape Shape
 	dtype DType
@@ -214,9 +227,13 @@ func (t *Tensor) RetainGrad() *Tensor {
 	if !t.RequiresGrad() {
 		panic(&AutogradError{Op: "retain_grad", Msg: "can't retain_grad on Tensor that has requires_grad=False"})
 	}
-	if t.ag.node != nil {
+	if n := t.ag.node; n != nil {
 		t.ag.retain = true
-		t.ag.node.retained = t.ag
+		if n.nout > 0 {
+			n.retainedN[t.ag.outNr] = t.ag
+		} else {
+			n.retained = t.ag
+		}
 	}
 	return t
 }
@@ -270,6 +287,9 @@ func record(name string, out *Tensor, inputs []*Tensor, saved []*Tensor, backwar
 		}
 	}
 	n := &node{name: name, edges: edges, backward: backward}
+	if IsAnomalyEnabled() {
+		n.trace = traceHere()
+	}
 	for _, s := range saved {
 		if s != nil {
 			n.saved = append(n.saved, savedVar{st: s.st, version: s.st.version.Load()})
@@ -339,7 +359,7 @@ func gradEdge(t *Tensor) edge {
 	}
 	e := edge{shape: t.shape.clone(), dtype: t.dtype, dev: t.dev}
 	if t.ag.node != nil {
-		e.fn = t.ag.node
+		e.fn, e.nr = t.ag.node, t.ag.outNr
 	} else {
 		e.leaf = t
 	}
@@ -357,6 +377,25 @@ func carryGrad(in, out *Tensor, name string) *Tensor {
 // backward must be differentiable as it is (see selfTwice).
 func recordUnary(in, out *Tensor, name string, backward func(g *Tensor) *Tensor) *Tensor {
 	return selfTwice(record(name, out, []*Tensor{in}, nil, func(g *Tensor) []*Tensor { return []*Tensor{backward(g)} }))
+}
+
+// recordMulti gives the outputs outs of a one-input op (Split, Unbind)
+// one node named name, when grad mode is on and in requires grad:
+// backward maps the outputs' gradients (nil for an output that got none)
+// to in's, once, with recording ops (it is also the node's differentiable
+// backward). outs must be fresh tensors.
+func recordMulti(name string, in *Tensor, outs []*Tensor, backward func(gs []*Tensor) *Tensor) {
+	if !in.dtype.IsFloat() || !in.RequiresGrad() || !IsGradEnabled() {
+		return
+	}
+	n := &node{name: name, edges: []edge{gradEdge(in)}, nout: len(outs), retainedN: make([]*autograd, len(outs))}
+	n.backwardN = func(gs []*Tensor) []*Tensor { return []*Tensor{backward(gs)} }
+	if IsAnomalyEnabled() {
+		n.trace = traceHere()
+	}
+	for i, o := range outs {
+		o.ag = &autograd{requiresGrad: true, node: n, outNr: i}
+	}
 }
 
 // rename changes the grad_fn name of a tensor an op has just produced.
@@ -400,7 +439,7 @@ func (t *Tensor) BackwardCreateGraph(grad *Tensor) {
 		if t.ag.node == nil {
 			accumulate(t, grad, p)
 		} else {
-			runGraph([]*node{t.ag.node}, []*Tensor{grad}, true, p, &gradRun{create: true})
+			runGraph([]slot{slotOf(t)}, []*Tensor{grad}, true, p, &gradRun{create: true})
 		}
 	})
 	p.finish()
@@ -416,7 +455,7 @@ func (t *Tensor) backward(grad *Tensor, retain bool, op string) {
 	if t.ag.node == nil {
 		accumulate(t, grad, p)
 	} else {
-		runGraph([]*node{t.ag.node}, []*Tensor{grad}, retain, p, nil)
+		runGraph([]slot{slotOf(t)}, []*Tensor{grad}, retain, p, nil)
 	}
 	p.finish()
 }
@@ -610,7 +649,7 @@ type gradRun struct {
 	// their autograd, non-leaves by their node) instead of accumulated,
 	// and only the nodes from which an input is reached run
 	leafOut map[*autograd]int
-	nodeOut map[*node]int
+	nodeOut map[slot]int
 	out     []*Tensor
 }
 
@@ -622,8 +661,17 @@ func (r *gradRun) collect(i int, g *Tensor) {
 	}
 }
 
+// slot is one output of a node: the history of a non-leaf tensor.
+type slot struct {
+	n  *node
+	nr int
+}
+
+// slotOf is the slot of t, a non-leaf.
+func slotOf(t *Tensor) slot { return slot{t.ag.node, t.ag.outNr} }
+
 // runGraph runs the graph from roots, each given its gradient.
-func runGraph(roots []*node, rootGrads []*Tensor, retain bool, p *pass, run *gradRun) {
+func runGraph(roots []slot, rootGrads []*Tensor, retain bool, p *pass, run *gradRun) {
 	// topological order: reverse post-order of a depth-first walk
 	var order []*node
 	seen := map[*node]bool{}
@@ -631,7 +679,8 @@ func runGraph(roots []*node, rootGrads []*Tensor, retain bool, p *pass, run *gra
 		n *node
 		i int
 	}
-	for _, root := range roots {
+	for _, rs := range roots {
+		root := rs.n
 		if seen[root] {
 			continue
 		}
@@ -652,7 +701,7 @@ func runGraph(roots []*node, rootGrads []*Tensor, retain bool, p *pass, run *gra
 			stack = stack[:len(stack)-1]
 		}
 	}
-	grads := make(map[*node]*Tensor, len(roots))
+	grads := make(map[slot]*Tensor, len(roots))
 	for i, root := range roots {
 		if prev := grads[root]; prev != nil {
 			grads[root] = prev.Add(rootGrads[i])
@@ -673,7 +722,7 @@ func runGraph(roots []*node, rootGrads []*Tensor, retain bool, p *pass, run *gra
 						reach[n] = true
 					}
 				} else if e.fn != nil {
-					if _, ok := run.nodeOut[e.fn]; ok || reach[e.fn] {
+					if _, ok := run.nodeOut[slot{e.fn, e.nr}]; ok || reach[e.fn] {
 						reach[n] = true
 					}
 				}
@@ -739,14 +788,43 @@ func runGraph(roots []*node, rootGrads []*Tensor, retain bool, p *pass, run *gra
 	}
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
-		g := grads[n]
-		delete(grads, n)
+		// g is the gradient of n's output; gin those of a multi-output
+		// node's outputs (nil where none came), g then their first present
+		var g *Tensor
+		var gin []*Tensor
+		if n.nout == 0 {
+			g = grads[slot{n, 0}]
+			delete(grads, slot{n, 0})
+		} else {
+			gin = make([]*Tensor, n.nout)
+			for k := range gin {
+				if gk, ok := grads[slot{n, k}]; ok {
+					gin[k] = gk
+					delete(grads, slot{n, k})
+					if g == nil {
+						g = gk
+					}
+				}
+			}
+		}
 		if collecting {
-			if j, ok := run.nodeOut[n]; ok && g != nil {
-				collect(j, g)
+			if n.nout == 0 {
+				if j, ok := run.nodeOut[slot{n, 0}]; ok && g != nil {
+					collect(j, g)
+				}
+			}
+			for k, gk := range gin {
+				if j, ok := run.nodeOut[slot{n, k}]; ok && gk != nil {
+					collect(j, gk)
+				}
 			}
 			if !reach[n] {
-				own.drop(g)
+				if n.nout == 0 {
+					own.drop(g)
+				}
+				for _, gk := range gin {
+					own.drop(gk)
+				}
 				continue
 			}
 		}
@@ -758,11 +836,12 @@ func runGraph(roots []*node, rootGrads []*Tensor, retain bool, p *pass, run *gra
 			}
 			continue
 		}
-		if n.retained != nil && !collecting {
-			if n.retained.grad == nil {
-				n.retained.grad = g.Clone()
-			} else {
-				n.retained.grad = n.retained.grad.Add(g)
+		if !collecting {
+			if n.nout == 0 {
+				retainGrad(n.retained, g)
+			}
+			for k, gk := range gin {
+				retainGrad(n.retainedN[k], gk)
 			}
 		}
 		if n.freed {
@@ -774,7 +853,11 @@ func runGraph(roots []*node, rootGrads []*Tensor, retain bool, p *pass, run *gra
 				if n.inner != nil {
 					name = n.inner.name
 				}
-				panic(&AutogradError{Op: "backward", Msg: fmt.Sprintf("one of the variables needed for gradient computation has been modified by an inplace operation: is at version %d; expected version %d instead (grad_fn=<%s>)", s.st.version.Load(), s.version, name)})
+				msg := fmt.Sprintf("one of the variables needed for gradient computation has been modified by an inplace operation: is at version %d; expected version %d instead (grad_fn=<%s>)", s.st.version.Load(), s.version, name)
+				if tr := n.forwardTrace(); tr != nil {
+					msg += "\n" + tr.String()
+				}
+				panic(&AutogradError{Op: "backward", Msg: msg})
 			}
 		}
 		if collecting && n.name == checkpointNode {
@@ -782,6 +865,12 @@ func runGraph(roots []*node, rootGrads []*Tensor, retain bool, p *pass, run *gra
 		}
 		var gs []*Tensor
 		switch {
+		case n.nout > 0:
+			if create {
+				gs = n.backwardN(gin)
+			} else {
+				Scope(func() { gs = n.backwardN(gin); Keep(gs...) })
+			}
 		case create:
 			gs = n.runTwice(g)
 		case n.custom:
@@ -794,6 +883,9 @@ func runGraph(roots []*node, rootGrads []*Tensor, retain bool, p *pass, run *gra
 			// A built-in backward keeps nothing it makes but what it
 			// returns: free its temporaries at once.
 			Scope(func() { gs = n.backward(g); Keep(gs...) })
+		}
+		if IsAnomalyEnabled() {
+			checkAnomaly(n, gs)
 		}
 		if !retain && len(n.saved) > 0 {
 			n.freed = true
@@ -832,20 +924,39 @@ func runGraph(roots []*node, rootGrads []*Tensor, retain bool, p *pass, run *gra
 			if gj == nil {
 				continue
 			}
-			if prev := grads[e.fn]; prev != nil {
+			es := slot{e.fn, e.nr}
+			if prev := grads[es]; prev != nil {
 				sum := prev.Add(gj)
 				own.hold(sum)
 				own.drop(prev)
 				own.drop(gj)
-				grads[e.fn] = sum
+				grads[es] = sum
 			} else {
-				grads[e.fn] = gj
+				grads[es] = gj
 			}
 		}
 		for _, t := range spent {
 			own.discard(t)
 		}
-		own.drop(g)
+		if n.nout == 0 {
+			own.drop(g)
+		}
+		for _, gk := range gin {
+			own.drop(gk)
+		}
+	}
+}
+
+// retainGrad adds g into the Grad of a non-leaf that called RetainGrad
+// (ag; nil: none did).
+func retainGrad(ag *autograd, g *Tensor) {
+	if ag == nil || g == nil {
+		return
+	}
+	if ag.grad == nil {
+		ag.grad = g.Clone()
+	} else {
+		ag.grad = ag.grad.Add(g)
 	}
 }
 

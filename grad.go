@@ -66,7 +66,7 @@ func Grad(outputs, inputs []*Tensor, opts ...GradOption) []*Tensor {
 	if o.gradOutputs != nil && len(o.gradOutputs) != len(outputs) {
 		panic(&ValueError{Op: op, Msg: "grad_outputs must be of the same length as outputs"})
 	}
-	run := &gradRun{create: o.create, leafOut: map[*autograd]int{}, nodeOut: map[*node]int{}, out: make([]*Tensor, len(inputs))}
+	run := &gradRun{create: o.create, leafOut: map[*autograd]int{}, nodeOut: map[slot]int{}, out: make([]*Tensor, len(inputs))}
 	for i, in := range inputs {
 		if in == nil {
 			panic(&ValueError{Op: op, Msg: "nil input"})
@@ -76,14 +76,14 @@ func Grad(outputs, inputs []*Tensor, opts ...GradOption) []*Tensor {
 			panic(&AutogradError{Op: op, Msg: "One of the differentiated Tensors does not require grad"})
 		}
 		if in.ag.node != nil {
-			if _, dup := run.nodeOut[in.ag.node]; !dup {
-				run.nodeOut[in.ag.node] = i
+			if _, dup := run.nodeOut[slotOf(in)]; !dup {
+				run.nodeOut[slotOf(in)] = i
 			}
 		} else if _, dup := run.leafOut[in.ag]; !dup {
 			run.leafOut[in.ag] = i
 		}
 	}
-	var roots []*node
+	var roots []slot
 	var rootGrads []*Tensor
 	for i, t := range outputs {
 		if t == nil {
@@ -104,7 +104,7 @@ func Grad(outputs, inputs []*Tensor, opts ...GradOption) []*Tensor {
 			}
 			continue
 		}
-		roots = append(roots, t.ag.node)
+		roots = append(roots, slotOf(t))
 		rootGrads = append(rootGrads, g)
 	}
 	body := func() {
@@ -121,7 +121,7 @@ func Grad(outputs, inputs []*Tensor, opts ...GradOption) []*Tensor {
 	for i, in := range inputs {
 		var j int
 		if in.ag.node != nil {
-			j = run.nodeOut[in.ag.node]
+			j = run.nodeOut[slotOf(in)]
 		} else {
 			j = run.leafOut[in.ag]
 		}

@@ -58,7 +58,7 @@ func (t *Tensor) old(keep bool) *Tensor {
 		c = c.Clone()
 	}
 	if t.ag != nil && t.ag.requiresGrad {
-		c.ag = &autograd{requiresGrad: true, node: t.ag.node}
+		c.ag = &autograd{requiresGrad: true, node: t.ag.node, outNr: t.ag.outNr}
 	}
 	return c
 }

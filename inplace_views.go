@@ -237,13 +237,17 @@ func (t *Tensor) setNode(n *node) {
 		}
 		t.ag = &autograd{}
 	}
-	if t.ag.node != nil && t.ag.node.retained == t.ag {
-		t.ag.node.retained = nil
+	if o := t.ag.node; o != nil && (o.retained == t.ag || o.nout > 0 && o.retainedN[t.ag.outNr] == t.ag) {
+		if o.nout > 0 {
+			o.retainedN[t.ag.outNr] = nil
+		} else {
+			o.retained = nil
+		}
 		if n != nil {
 			n.retained = t.ag
 		}
 	}
-	t.ag.node, t.ag.requiresGrad = n, n != nil
+	t.ag.node, t.ag.requiresGrad, t.ag.outNr = n, n != nil, 0
 }
 
 // geometry is a tensor's layout in its storage.

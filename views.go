@@ -2,6 +2,7 @@ package ember
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/emberml/ember/backend"
 )
@@ -425,35 +426,111 @@ func Stack(ts []*Tensor, d int) *Tensor {
 }
 
 // Split cuts dim d into pieces of size (the last may be smaller); views.
+// In a graph the pieces are one op's outputs (SplitBackward0): backward
+// runs once for all of them, and they cannot be modified in place.
 func (t *Tensor) Split(size, d int) []*Tensor {
 	t.nonNil("split")
 	d = t.indexDim("split", d, "split expects at least a 1-dimensional tensor")
 	if size <= 0 {
 		shapeErr("split", "split_size must be positive", t.shape)
 	}
-	pieces("split", t.shape, 1+(t.shape[d]-1)/size)
-	var out []*Tensor
-	for at := 0; at < t.shape[d]; at += size {
-		out = append(out, multiOutputView(rename(t.Narrow(d, at, min(size, t.shape[d]-at)), "SplitBackward0"), len(out)))
+	n := t.shape[d]
+	if n == 0 { // one empty piece, as torch.split
+		return t.splitViews("SplitBackward0", d, []int{0})
 	}
-	if len(out) == 0 {
-		out = append(out, t)
+	pieces("split", t.shape, 1+(n-1)/size)
+	sizes := make([]int, 0, 1+(n-1)/size)
+	for at := 0; at < n; at += size {
+		sizes = append(sizes, min(size, n-at))
 	}
+	return t.splitViews("SplitBackward0", d, sizes)
+}
+
+// SplitSizes cuts dim d into pieces of the given sizes, which must sum to
+// its size (torch.split with a list of sizes); views, one op's outputs in
+// a graph (SplitWithSizesBackward0), as Split's.
+func (t *Tensor) SplitSizes(sizes []int, d int) []*Tensor {
+	const op = "split_with_sizes"
+	t.nonNil(op)
+	d = t.indexDim(op, d, "split expects at least a 1-dimensional tensor")
+	sum, over := 0, false
+	for _, s := range sizes {
+		if s < 0 {
+			shapeErr(op, fmt.Sprintf("split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=%v", sizesList(sizes)), t.shape)
+		}
+		over = over || s > t.shape[d]-sum // (not sum+s > ...: that can overflow)
+		if !over {
+			sum += s
+		}
+	}
+	if over || sum != t.shape[d] {
+		shapeErr(op, fmt.Sprintf("split_with_sizes expects split_sizes to sum exactly to %d (input tensor's size at dimension %d), but got split_sizes=%v", t.shape[d], d, sizesList(sizes)), t.shape)
+	}
+	pieces(op, t.shape, len(sizes))
+	return t.splitViews("SplitWithSizesBackward0", d, sizes)
+}
+
+// sizesList formats sizes as Python's list.
+func sizesList(sizes []int) string {
+	return strings.ReplaceAll(fmt.Sprint(sizes), " ", ", ")
+}
+
+// splitViews returns the consecutive pieces of dim d of the given sizes
+// (summing to its size), recorded as one node named name.
+func (t *Tensor) splitViews(name string, d int, sizes []int) []*Tensor {
+	t.live("split")
+	out := make([]*Tensor, len(sizes))
+	at := 0
+	for i, s := range sizes {
+		ns := t.shape.clone()
+		ns[d] = s
+		out[i] = multiOutputView(t.alias(ns, append([]int(nil), t.strides...), t.offset+at*t.strides[d]), i)
+		at += s
+	}
+	shape, dt, dev := t.shape.clone(), t.dtype, t.dev
+	recordMulti(name, t, out, func(gs []*Tensor) *Tensor {
+		parts := make([]*Tensor, len(gs))
+		for i, g := range gs {
+			if parts[i] = g; g == nil {
+				ps := shape.clone()
+				ps[d] = sizes[i]
+				parts[i] = Zeros(ps, On(dev), Dtype(dt))
+			}
+		}
+		return Cat(parts, d)
+	})
 	return out
 }
 
 // Unbind removes dim d, returning the slices along it, views of t
 // (torch.unbind: q, k, v := qkv.Unbind(0) ...). Like Split's pieces, they
-// are one op's several outputs: in a graph they cannot be modified in
-// place.
+// are one op's several outputs (UnbindBackward0): in a graph they cannot
+// be modified in place.
 func (t *Tensor) Unbind(d int) []*Tensor {
 	t.nonNil("unbind")
 	d = t.indexDim("unbind", d, noDims(d))
 	pieces("unbind", t.shape, t.shape[d])
+	t.live("unbind")
 	out := make([]*Tensor, t.shape[d])
 	for i := range out {
-		out[i] = multiOutputView(rename(t.Select(d, i), "UnbindBackward0"), i)
+		ns := append(append(Shape{}, t.shape[:d]...), t.shape[d+1:]...)
+		st := append(append([]int{}, t.strides[:d]...), t.strides[d+1:]...)
+		out[i] = multiOutputView(t.alias(ns, st, t.offset+i*t.strides[d]), i)
 	}
+	if len(out) == 0 {
+		return out
+	}
+	shape, dt, dev := t.shape.clone(), t.dtype, t.dev
+	recordMulti("UnbindBackward0", t, out, func(gs []*Tensor) *Tensor {
+		parts := make([]*Tensor, len(gs))
+		for i, g := range gs {
+			if parts[i] = g; g == nil {
+				ps := append(append(Shape{}, shape[:d]...), shape[d+1:]...)
+				parts[i] = Zeros(ps, On(dev), Dtype(dt))
+			}
+		}
+		return Stack(parts, d)
+	})
 	return out
 }
 
@@ -479,11 +556,7 @@ func (t *Tensor) Chunk(n, d int) []*Tensor {
 	d = t.indexDim("chunk", d, "chunk expects at least a 1-dimensional tensor")
 	if t.shape[d] == 0 { // torch.chunk gives n empty pieces
 		pieces("chunk", t.shape, n)
-		out := make([]*Tensor, n)
-		for i := range out {
-			out[i] = t.Narrow(d, 0, 0)
-		}
-		return out
+		return t.splitViews("SplitWithSizesBackward0", d, make([]int, n))
 	}
 	size := 1 + (t.shape[d]-1)/n // the ceiling of shape/n, without overflow
 	return t.Split(size, d)

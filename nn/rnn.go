@@ -553,39 +553,10 @@ func (r *RNNBase) step(gi, h, c *ember.Tensor, p cellParams) (*ember.Tensor, *em
 	return rnnStep(r.Nonlinearity, gi, h, p), nil
 }
 
-// stepViews cuts the rows of g into consecutive pieces of sizes[t] rows.
+// stepViews cuts the rows of g into consecutive pieces of sizes[t] rows:
+// one split, whose backward joins the steps' gradients once.
 func stepViews(g *ember.Tensor, sizes []int) []*ember.Tensor {
-	starts := make([]int, len(sizes))
-	at := 0
-	for t, n := range sizes {
-		starts[t], at = at, at+n
-	}
-	return rowViews(g, starts, sizes)
-}
-
-// rowViews returns the views of sizes[t] rows of g from row starts[t]
-// (increasing, the pieces not overlapping). Each view's backward is a zero
-// tensor of g's shape holding the view's gradient, so L views of g cost
-// O(L·|g|) in backward; taking blocks of √L pieces first, then the pieces
-// of each block, costs O(√L·|g|).
-func rowViews(g *ember.Tensor, starts, sizes []int) []*ember.Tensor {
-	out := make([]*ember.Tensor, 0, len(sizes))
-	b := len(sizes)
-	if b > 4 {
-		b = int(math.Ceil(math.Sqrt(float64(b))))
-	}
-	for first := 0; first < len(sizes); first += b {
-		last := min(first+b, len(sizes)) - 1
-		view, at := g, 0
-		if b < len(sizes) {
-			at = starts[first]
-			view = g.Narrow(0, at, starts[last]+sizes[last]-at)
-		}
-		for t := first; t <= last; t++ {
-			out = append(out, view.Narrow(0, starts[t]-at, sizes[t]))
-		}
-	}
-	return out
+	return g.SplitSizes(sizes, 0)
 }
 
 // rnnStep is h' = act(gi + h·W_hhᵀ + b_hh).

@@ -79,17 +79,20 @@ func PackPaddedSequence(x *ember.Tensor, lengths []int, batchFirst, enforceSorte
 		x = x.Transpose(0, 1)
 	}
 	p.BatchSizes = make([]int, sorted[0])
-	starts := make([]int, sorted[0])
 	for t := range p.BatchSizes {
 		for _, n := range sorted {
 			if n > t {
 				p.BatchSizes[t]++
 			}
 		}
-		starts[t] = t * b
 	}
-	flat := x.Reshape(append([]int{steps * b}, x.Shape()[2:]...)...)
-	p.Data = ember.Cat(rowViews(flat, starts, p.BatchSizes), 0)
+	// the first BatchSizes[t] rows of each step (one unbind: its backward
+	// joins the steps' gradients once)
+	rows := x.Unbind(0)[:len(p.BatchSizes)]
+	for t, n := range p.BatchSizes {
+		rows[t] = rows[t].Narrow(0, 0, n)
+	}
+	p.Data = ember.Cat(rows, 0)
 	return p
 }
 

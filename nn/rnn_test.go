@@ -556,3 +556,20 @@ func BenchmarkLSTMStep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLSTMSeq times forward and backward of a one-layer LSTM (32 →
+// 64 units, batch 16) over L steps (bench/torch_multiout.py times the same
+// in PyTorch).
+func BenchmarkLSTMSeq(b *testing.B) {
+	for _, L := range []int{1000, 4000} {
+		b.Run(fmt.Sprintf("L=%d", L), func(b *testing.B) {
+			ember.ManualSeed(1)
+			m := nn.NewLSTM(32, 64)
+			x := ember.Randn(ember.Shape{L, 16, 32})
+			for range b.N {
+				out, _, _ := m.ForwardState(x, nil, nil)
+				out.Sum().Backward()
+			}
+		})
+	}
+}
