@@ -1,0 +1,42 @@
+package ember
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestGradGradNorm(t *testing.T) {
+	x := vals(Shape{3, 2, 4}, -1.5, 1.5, 1)
+	w := vals(Shape{2, 4}, 0.5, 1.5, 2)
+	b := vals(Shape{2, 4}, -1, 1, 3)
+	gradgradcheck(t, "layer_norm", func(xs []*Tensor) *Tensor {
+		return LayerNorm(xs[0], []int{2, 4}, xs[1], xs[2], 1e-5).Tanh()
+	}, x, w, b)
+	gradgradcheck(t, "layer_norm_last", func(xs []*Tensor) *Tensor {
+		return LayerNorm(xs[0].Sin(), []int{4}, nil, nil, 1e-3).Square()
+	}, x)
+	gradgradcheck(t, "layer_norm_const_x", func(xs []*Tensor) *Tensor {
+		xc := FromSlice(x.data, x.shape, On(xs[0].Device()))
+		return LayerNorm(xc, []int{2, 4}, xs[0], xs[1], 1e-5).Tanh()
+	}, w, b)
+	xb := vals(Shape{3, 2, 2, 2}, -1.5, 1.5, 4)
+	wb := vals(Shape{2}, 0.5, 1.5, 5)
+	bb := vals(Shape{2}, -1, 1, 6)
+	for _, k := range []Kernels{NativeKernels, GenericKernels} {
+		for _, training := range []bool{true, false} {
+			name := fmt.Sprintf("batch_norm (generic %v, training %v)", k == GenericKernels, training)
+			gradgradcheck(t, name, func(xs []*Tensor) *Tensor {
+				dev := xs[0].Device()
+				rm := FromSlice([]float64{0.1, -0.2}, Shape{2}, On(dev))
+				rv := FromSlice([]float64{0.8, 1.3}, Shape{2}, On(dev))
+				return k.BatchNorm(xs[0], rm, rv, xs[1], xs[2], training, 0.1, 1e-5).Tanh()
+			}, xb, wb, bb)
+			gradgradcheck(t, name+" no affine", func(xs []*Tensor) *Tensor {
+				dev := xs[0].Device()
+				rm := FromSlice([]float64{0.1, -0.2}, Shape{2}, On(dev))
+				rv := FromSlice([]float64{0.8, 1.3}, Shape{2}, On(dev))
+				return k.BatchNorm(xs[0].Reshape(6, 2, 2).Square(), rm, rv, nil, nil, training, 0.1, 1e-5).Sin()
+			}, xb)
+		}
+	}
+}
