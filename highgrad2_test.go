@@ -40,3 +40,20 @@ func TestGradGradNorm(t *testing.T) {
 		}
 	}
 }
+
+func TestGradGradEmbedding(t *testing.T) {
+	// (the padding row is not looked up: the gradient it never gets would
+	// differ from finite differences, in PyTorch too)
+	for _, pad := range []int{-1, 1} {
+		gradgradcheck(t, fmt.Sprintf("embedding pad %d", pad), func(xs []*Tensor) *Tensor {
+			idx := FromSlice([]int64{0, 2, 3, 2, 2, 3}, Shape{2, 3}, On(xs[0].Device()))
+			var e *Tensor
+			if pad < 0 {
+				e = Embedding(idx, xs[0].Square())
+			} else {
+				e = EmbeddingPadded(idx, xs[0].Square(), pad)
+			}
+			return e.Mul(xs[1]).Tanh()
+		}, vals(Shape{4, 3}, -1.5, 1.5, 1), vals(Shape{3}, -1, 1, 2))
+	}
+}
