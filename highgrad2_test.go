@@ -57,3 +57,33 @@ func TestGradGradEmbedding(t *testing.T) {
 		}, vals(Shape{4, 3}, -1.5, 1.5, 1), vals(Shape{3}, -1, 1, 2))
 	}
 }
+
+func TestGradGradAttention(t *testing.T) {
+	q := vals(Shape{2, 3, 4}, -1, 1, 1)
+	k := vals(Shape{2, 5, 4}, -1, 1, 2)
+	v := vals(Shape{2, 5, 3}, -1, 1, 3)
+	bm := []bool{true, false, true, true, false, false, true, true, true, true, true, false, false, true, true}
+	for _, kern := range []Kernels{NativeKernels, GenericKernels} {
+		for name, o := range map[string]func(dev Device) AttentionOptions{
+			"plain":  func(Device) AttentionOptions { return AttentionOptions{} },
+			"causal": func(Device) AttentionOptions { return AttentionOptions{Causal: true, Scale: 0.7} },
+			"bool": func(dev Device) AttentionOptions {
+				return AttentionOptions{Mask: FromSlice(bm, Shape{3, 5}, On(dev))}
+			},
+			"float": func(dev Device) AttentionOptions {
+				return AttentionOptions{Mask: FromSlice(vals(Shape{3, 5}, -1, 1, 9).data, Shape{3, 5}, On(dev))}
+			},
+		} {
+			gradgradcheck(t, fmt.Sprintf("sdpa %s (generic %v)", name, kern == GenericKernels), func(xs []*Tensor) *Tensor {
+				return kern.ScaledDotProductAttention(xs[0], xs[1].Tanh(), xs[2], o(xs[0].Device())).Square()
+			}, q, k, v)
+		}
+	}
+	gradgradcheck(t, "sdpa float mask with grad", func(xs []*Tensor) *Tensor {
+		return ScaledDotProductAttention(xs[0], xs[1], xs[2], AttentionOptions{Mask: xs[3].Square()}).Square()
+	}, q, k, v, vals(Shape{3, 5}, -1, 1, 9))
+	gradgradcheck(t, "sdpa dropout", func(xs []*Tensor) *Tensor {
+		ManualSeed(5)
+		return ScaledDotProductAttention(xs[0], xs[1], xs[2], AttentionOptions{Dropout: 0.3}).Square()
+	}, q, k, v)
+}
