@@ -2,6 +2,7 @@ package ember
 
 import (
 	"fmt"
+	"math"
 	"testing"
 )
 
@@ -86,4 +87,73 @@ func TestGradGradAttention(t *testing.T) {
 		ManualSeed(5)
 		return ScaledDotProductAttention(xs[0], xs[1], xs[2], AttentionOptions{Dropout: 0.3}).Square()
 	}, q, k, v)
+}
+
+// cubeFn is x³·y as a Function whose Backward uses ember ops over the
+// saved inputs: it can be differentiated twice.
+type cubeFn struct{}
+
+func (cubeFn) Name() string { return "CubeBackward" }
+
+func (cubeFn) Forward(ctx *FunctionCtx, in []*Tensor) *Tensor {
+	ctx.SaveForBackward(in[0], in[1])
+	return in[0].PowScalar(3).Mul(in[1])
+}
+
+func (cubeFn) Backward(ctx *FunctionCtx, g *Tensor) []*Tensor {
+	s := ctx.Saved()
+	x, y := s[0], s[1]
+	return []*Tensor{g.Mul(x.Square()).Mul(y).MulScalar(3), g.Mul(x.PowScalar(3))}
+}
+
+// expOutFn saves its output, as PyTorch's Exp example.
+type expOutFn struct{}
+
+func (expOutFn) Name() string { return "ExpOutBackward" }
+
+func (expOutFn) Forward(ctx *FunctionCtx, in []*Tensor) *Tensor {
+	y := in[0].Exp()
+	ctx.SaveForBackward(y)
+	return y
+}
+
+func (expOutFn) Backward(ctx *FunctionCtx, g *Tensor) []*Tensor {
+	return []*Tensor{g.Mul(ctx.Saved()[0])}
+}
+
+// rawSquareFn computes its gradient from raw data: right to first order
+// only.
+type rawSquareFn struct{}
+
+func (rawSquareFn) Name() string { return "RawSquareBackward" }
+
+func (rawSquareFn) Forward(ctx *FunctionCtx, in []*Tensor) *Tensor {
+	ctx.SaveForBackward(in[0])
+	return in[0].Square()
+}
+
+func (rawSquareFn) Backward(ctx *FunctionCtx, g *Tensor) []*Tensor {
+	x, gd := ctx.Saved()[0].Float64s(), g.Float64s()
+	out := make([]float64, len(x))
+	for i := range x {
+		out[i] = 2 * x[i] * gd[i]
+	}
+	return []*Tensor{FromSlice(out, g.Shape(), On(g.Device()))}
+}
+
+func TestGradGradFunction(t *testing.T) {
+	gradgradcheck(t, "function over inputs", func(xs []*Tensor) *Tensor {
+		return Apply(cubeFn{}, xs[0].Sin(), xs[1]).Tanh()
+	}, vals(Shape{2, 3}, -1.5, 1.5, 1), vals(Shape{2, 3}, -1, 1, 2))
+	gradgradcheck(t, "function over its output", func(xs []*Tensor) *Tensor {
+		return Apply(expOutFn{}, xs[0].Square()).Sin()
+	}, vals(Shape{2, 3}, -1, 1, 1))
+	for _, dev := range testDevices() {
+		x := FromSlice([]float64{0.5, -1, 2}, Shape{3}, On(dev)).SetRequiresGrad(true)
+		y := Apply(rawSquareFn{}, x.Exp()).Sum()
+		g := Grad([]*Tensor{y}, []*Tensor{x}, CreateGraph(true))[0]
+		// d/dx e^{2x} = 2e^{2x}
+		closeTo(t, "raw-data Function in create-graph mode on "+dev.String(), g, fixTensor{Shape: []int{3},
+			Data: []float64{2 * math.Exp(1), 2 * math.Exp(-2), 2 * math.Exp(4)}})
+	}
 }
