@@ -157,3 +157,22 @@ func TestGradGradFunction(t *testing.T) {
 			Data: []float64{2 * math.Exp(1), 2 * math.Exp(-2), 2 * math.Exp(4)}})
 	}
 }
+
+func TestGradGradProdScan(t *testing.T) {
+	x := vals(Shape{3, 4}, -1.5, 1.5, 1)
+	z := vals(Shape{3, 4}, -1.5, 1.5, 1)
+	z.data = append([]float64(nil), z.data...)
+	z.data[1], z.data[6], z.data[7], z.data[9] = 0, 0, 0, 0 // one zero, two zeros, a late zero
+	for name, f := range map[string]func(x *Tensor) *Tensor{
+		"prod":      func(x *Tensor) *Tensor { return x.Prod() },
+		"prod_dim":  func(x *Tensor) *Tensor { return x.Prod(Dims(1)) },
+		"prod_keep": func(x *Tensor) *Tensor { return x.Prod(Dims(0), KeepDim()) },
+		"cumsum":    func(x *Tensor) *Tensor { return x.Square().Cumsum(1) },
+		"cumsum0":   func(x *Tensor) *Tensor { return x.Sin().Cumsum(0).Square() },
+		"cumprod":   func(x *Tensor) *Tensor { return x.Cumprod(1) },
+		"cumprod0":  func(x *Tensor) *Tensor { return x.Cumprod(0).Sin() },
+	} {
+		gradgradcheck(t, name, func(xs []*Tensor) *Tensor { return f(xs[0]).Tanh() }, x)
+		gradgradcheck(t, name+" with zeros", func(xs []*Tensor) *Tensor { return f(xs[0]).Tanh() }, z)
+	}
+}
