@@ -30,16 +30,29 @@ type Function interface {
 	//
 	// In a plain backward pass it runs on detached tensors. When a graph
 	// of the gradients is being built (Grad or BackwardCreateGraph with
-	// create_graph), it runs with grad mode on, grad carries its own
-	// graph and ctx.Saved returns the inputs Forward received and the
-	// tensor it returned as the originals, with their graphs (as
-	// PyTorch's saved_tensors): a Backward written with ember ops then
+	// create_graph) and the Function is not OnceDifferentiable, it runs
+	// with grad mode on, grad carries its own graph and ctx.Saved
+	// returns the inputs Forward received and the tensor it returned as
+	// the originals, with their graphs (as PyTorch's saved_tensors): a Backward written with ember ops then
 	// gives gradients that are themselves differentiable, so the
 	// Function can be differentiated twice. A gradient Backward builds
 	// from raw data (Float64s, FromSlice) or from a saved intermediate
 	// (which has no graph) stays right to first order, but carries no
-	// graph back through that path, as in PyTorch.
+	// graph back through that path, as in PyTorch: mark such a Function
+	// OnceDifferentiable so that a second derivative panics instead.
 	Backward(ctx *FunctionCtx, grad *Tensor) []*Tensor
+}
+
+// OnceDifferentiable is a Function whose Backward is not itself
+// differentiable (it computes from raw data, or from saved intermediates
+// without their graphs), as one decorated with PyTorch's
+// @once_differentiable: when a graph of the gradients is being built its
+// Backward runs as in a plain pass, and differentiating its gradients
+// again panics with an *AutogradError instead of giving a wrong result.
+// The method does nothing; it marks the type.
+type OnceDifferentiable interface {
+	Function
+	OnceDifferentiable()
 }
 
 // FunctionCtx is what one Apply of a Function hands from Forward to
@@ -141,6 +154,10 @@ func Apply(fn Function, inputs ...*Tensor) *Tensor {
 	out = record(name, out, inputs, ctx.saved, func(g *Tensor) []*Tensor { return check(fn.Backward(ctx, g)) })
 	if nd := nodeOf(out); nd != nil {
 		nd.custom = true
+		if _, once := fn.(OnceDifferentiable); once {
+			ctx.raw = nil
+			return out // (runTwice: gradients whose backward panics)
+		}
 		// create_graph: Backward with grad mode on, Saved giving the
 		// originals (the raw pointers are dropped: only orig is kept)
 		ctx.orig = make([]*Tensor, len(ctx.raw))

@@ -1,8 +1,10 @@
 package ember
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -141,6 +143,11 @@ func (rawSquareFn) Backward(ctx *FunctionCtx, g *Tensor) []*Tensor {
 	return []*Tensor{FromSlice(out, g.Shape(), On(g.Device()))}
 }
 
+// onceSquareFn is rawSquareFn marked OnceDifferentiable.
+type onceSquareFn struct{ rawSquareFn }
+
+func (onceSquareFn) OnceDifferentiable() {}
+
 func TestGradGradFunction(t *testing.T) {
 	gradgradcheck(t, "function over inputs", func(xs []*Tensor) *Tensor {
 		return Apply(cubeFn{}, xs[0].Sin(), xs[1]).Tanh()
@@ -155,6 +162,14 @@ func TestGradGradFunction(t *testing.T) {
 		// d/dx e^{2x} = 2e^{2x}
 		closeTo(t, "raw-data Function in create-graph mode on "+dev.String(), g, fixTensor{Shape: []int{3},
 			Data: []float64{2 * math.Exp(1), 2 * math.Exp(-2), 2 * math.Exp(4)}})
+		g = Grad([]*Tensor{Apply(onceSquareFn{}, x.Exp()).Sum()}, []*Tensor{x}, CreateGraph(true))[0]
+		closeTo(t, "OnceDifferentiable Function on "+dev.String(), g, fixTensor{Shape: []int{3},
+			Data: []float64{2 * math.Exp(1), 2 * math.Exp(-2), 2 * math.Exp(4)}})
+		err := catch(func() { g.Sum().Backward() })
+		var ae *AutogradError
+		if !errors.As(err, &ae) || !strings.Contains(ae.Msg, "the derivative for 'RawSquareBackward' is not implemented") {
+			t.Errorf("on %v: double backward through a OnceDifferentiable Function: %v", dev, err)
+		}
 	}
 }
 
