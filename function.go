@@ -33,9 +33,10 @@ type Function interface {
 	// create_graph) and the Function is not OnceDifferentiable, it runs
 	// with grad mode on, grad carries its own graph and ctx.Saved
 	// returns the inputs Forward received and the tensor it returned as
-	// the originals, with their graphs (as PyTorch's saved_tensors): a Backward written with ember ops then
-	// gives gradients that are themselves differentiable, so the
-	// Function can be differentiated twice. A gradient Backward builds
+	// the originals, with their graphs (as PyTorch's saved_tensors): a
+	// Backward written with ember ops then gives gradients that are
+	// themselves differentiable, so the Function can be differentiated
+	// twice. A gradient Backward builds
 	// from raw data (Float64s, FromSlice) or from a saved intermediate
 	// (which has no graph) stays right to first order, but carries no
 	// graph back through that path, as in PyTorch: mark such a Function

@@ -7,8 +7,8 @@ import (
 	"github.com/emberml/ember"
 )
 
-// The BCE losses written as ember.Functions have differentiable
-// backwards: second derivatives d/dp Σ(dL/dp·v) over every input p
+// The BCE losses written as ember.Functions, and the weighted cross
+// entropy, have differentiable backwards: second derivatives d/dp Σ(dL/dp·v) over every input p
 // against central differences of the first derivatives.
 func TestBCEDoubleBackward(t *testing.T) {
 	shape := ember.Shape{2, 3}
@@ -32,6 +32,13 @@ func TestBCEDoubleBackward(t *testing.T) {
 			[]float64{-1.2, 0.4, 2.0, -0.3, 0.8, -2.1, 0.1, 0.9, 0.5, 0.3, 0.7, 0.2, 1.5, 0.6, 2.2, 0.9, 1.1, 0.4},
 			func(xs []*ember.Tensor) *ember.Tensor {
 				return BCEWithLogitsLoss{Reduction: Mean, PosWeight: xs[2]}.Loss(xs[0].Mul(xs[0]), xs[1])
+			},
+		},
+		"cross_entropy_weight_smoothing": { // composed of ops: differentiable as it is
+			[]float64{-1.2, 0.4, 2.0, -0.3, 0.8, -2.1, 0.1, 0.9, 0.5, 0.3, 0.7, 0.2, 1.5, 0.6, 2.2, 0.9, 1.1, 0.4},
+			func(xs []*ember.Tensor) *ember.Tensor {
+				target := ember.FromSlice([]int64{2, 0}, ember.Shape{2})
+				return CrossEntropyLoss{Weight: xs[2].Select(0, 0).Square(), LabelSmoothing: 0.2}.Loss(xs[0].Mul(xs[1]), target)
 			},
 		},
 		"bce_weight": {
