@@ -215,14 +215,59 @@ func (k nativeAttention) attention(q3, k3, v3 *Tensor, am attnMask, p backend.At
 			lse.Release()
 		}
 	}()
-	return record(attentionGradFn, out, []*Tensor{q3, k3, v3}, saved, func(g *Tensor) []*Tensor {
+	return recordTwice(attentionGradFn, out, []*Tensor{q3, k3, v3}, saved, func(g *Tensor) []*Tensor {
 		g = g.Reshape(b, l, ev)
 		gq := empty(qd.shape, qd.dtype, qd.dev)
 		gk := empty(kd.shape, kd.dtype, kd.dev)
 		gv := empty(vd.shape, vd.dtype, vd.dev)
 		at.AttentionBackward(gq.view(), gk.view(), gv.view(), g.view(), qd.view(), kd.view(), vd.view(), mv, o3.view(), lse.view(), p)
 		return []*Tensor{gq, gk, gv}
-	})
+	}, attentionTwice(q3, k3, v3, am, p, nil))
+}
+
+// attentionTwice is the differentiable backward of both attention paths:
+// the explicit formula's, recomputed from the original q, k, v (which the
+// nodes save anyway) with recording ops; keep is the dropout's scaled
+// mask (nil for none). A floating mask that requires grad gets the
+// scores' gradient.
+func attentionTwice(q3, k3, v3 *Tensor, am attnMask, p backend.AttentionParams, keep *Tensor) func(g *Tensor) []*Tensor {
+	return func(g *Tensor) []*Tensor {
+		b, l, s, ev := q3.shape[0], q3.shape[1], k3.shape[1], v3.shape[2]
+		full := append(am.batch.clone(), l, s)
+		g = g.Reshape(b, l, ev)
+		scores := q3.MatMul(k3.Transpose(1, 2)).MulScalar(p.Scale)
+		ninf := Full(Shape{}, math.Inf(-1), On(q3.dev), Dtype(q3.dtype))
+		zero := zeroLike(scores)
+		mask := am.user
+		switch {
+		case p.Causal:
+			rows := Arange(0, float64(l), 1, On(q3.dev)).Unsqueeze(1)
+			cols := Arange(0, float64(s), 1, On(q3.dev))
+			scores = scores.Add(Where(rows.Ge(cols), zero, ninf))
+		case p.Mask == backend.BoolMask:
+			scores = scores.Add(Where(am.m4.Reshape(b, l, s), zero, ninf))
+		case p.Mask == backend.AddMask:
+			scores = scores.Add(mask.Expand(full...).Reshape(b, l, s))
+		}
+		w := scores.Softmax(-1)
+		wd := w
+		if keep != nil {
+			wd = w.Mul(keep)
+		}
+		gv := gradIf(v3, func() *Tensor { return wd.Transpose(1, 2).MatMul(g) })
+		dw := g.MatMul(v3.Transpose(1, 2))
+		if keep != nil {
+			dw = dw.Mul(keep)
+		}
+		ds := w.Mul(dw.Sub(dw.Mul(w).Sum(Dims(-1), KeepDim())))
+		gq := gradIf(q3, func() *Tensor { return ds.MatMul(k3).MulScalar(p.Scale) })
+		gk := gradIf(k3, func() *Tensor { return ds.Transpose(1, 2).MatMul(q3).MulScalar(p.Scale) })
+		var gm *Tensor
+		if mask != nil && mask.dtype != Bool && mask.RequiresGrad() {
+			gm = sumTo(ds.Reshape(full...), mask.shape)
+		}
+		return []*Tensor{gq, gk, gv, gm}
+	}
 }
 
 // attention is the explicit softmax(q·kᵀ·scale + mask)·v: the L×S
@@ -268,7 +313,7 @@ func (generic) attention(q3, k3, v3 *Tensor, am attnMask, p backend.AttentionPar
 	if maskGrad {
 		inputs[3] = mask
 	}
-	return record(attentionGradFn, out, inputs, []*Tensor{q3, k3, v3}, func(g *Tensor) []*Tensor {
+	return recordTwice(attentionGradFn, out, inputs, []*Tensor{q3, k3, v3}, func(g *Tensor) []*Tensor {
 		g = g.Reshape(b, l, v3.shape[2])
 		gv := gradIf(v3, func() *Tensor { return wd.Transpose(1, 2).MatMul(g) })
 		dw := g.MatMul(vd.Transpose(1, 2))
@@ -284,5 +329,5 @@ func (generic) attention(q3, k3, v3 *Tensor, am attnMask, p backend.AttentionPar
 			gm = sumTo(ds.Reshape(append(am.batch.clone(), l, s)...), mask.shape)
 		}
 		return []*Tensor{gq, gk, gv, gm}
-	})
+	}, attentionTwice(q3, k3, v3, am, p, keep))
 }

@@ -86,6 +86,14 @@ func TestOnEmulatedCUDA(t *testing.T) {
 		{"GradOptions", TestGradOptions},
 		{"BackwardCreateGraph", TestBackwardCreateGraph},
 		{"DoubleBackwardNotImplemented", TestDoubleBackwardNotImplemented},
+		{"GradGradNorm", TestGradGradNorm},
+		{"GradGradEmbedding", TestGradGradEmbedding},
+		{"GradGradAttention", TestGradGradAttention},
+		{"GradGradFunction", TestGradGradFunction},
+		{"GradGradProdScan", TestGradGradProdScan},
+		{"GradPenaltyLayerNormFixture", TestGradPenaltyLayerNormFixture},
+		{"GradPenaltyTransformerFixture", TestGradPenaltyTransformerFixture},
+		{"HVPMiscFixture", TestHVPMiscFixture},
 	} {
 		t.Run(tc.name, tc.f)
 	}

@@ -36,3 +36,19 @@ func ExampleApply() {
 	// [2.0000 5.4366 14.7781]
 	// false
 }
+
+// A Function whose Backward is written with ember ops can be
+// differentiated twice: with CreateGraph, Backward runs with grad on and
+// ctx.Saved() gives the output with its graph. (Mark a Function whose
+// Backward reads raw data ember.OnceDifferentiable: its second derivative
+// then panics instead of coming out wrong.)
+func ExampleApply_secondDerivative() {
+	x := ember.FromSlice([]float64{0, 1}, nil).SetRequiresGrad(true)
+	y := ember.Apply(expFn{}, x.MulScalar(2)).Sum() // e^{2x}
+	g := ember.Grad([]*ember.Tensor{y}, []*ember.Tensor{x}, ember.CreateGraph(true))[0]
+	h := ember.Grad([]*ember.Tensor{g.Sum()}, []*ember.Tensor{x})[0]
+	fmt.Printf("%.4f\n%.4f\n", g.Float64s(), h.Float64s())
+	// Output:
+	// [2.0000 14.7781]
+	// [4.0000 29.5562]
+}

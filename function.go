@@ -26,14 +26,43 @@ type Function interface {
 	// shape that broadcasts to its input's, another floating dtype or
 	// another device: it is summed, cast and moved to the input's. It is
 	// called only when some input needs a gradient (ctx.NeedsInputGrad),
-	// on detached tensors, at most once unless the graph is retained.
+	// at most once unless the graph is retained.
+	//
+	// In a plain backward pass it runs on detached tensors. When a graph
+	// of the gradients is being built (Grad or BackwardCreateGraph with
+	// create_graph) and the Function is not OnceDifferentiable, it runs
+	// with grad mode on, grad carries its own graph and ctx.Saved
+	// returns the inputs Forward received and the tensor it returned as
+	// the originals, with their graphs (as PyTorch's saved_tensors): a
+	// Backward written with ember ops then gives gradients that are
+	// themselves differentiable, so the Function can be differentiated
+	// twice. A gradient Backward builds
+	// from raw data (Float64s, FromSlice) or from a saved intermediate
+	// (which has no graph) stays right to first order, but carries no
+	// graph back through that path, as in PyTorch: mark such a Function
+	// OnceDifferentiable so that a second derivative panics instead.
 	Backward(ctx *FunctionCtx, grad *Tensor) []*Tensor
+}
+
+// OnceDifferentiable is a Function whose Backward is not itself
+// differentiable (it computes from raw data, or from saved intermediates
+// without their graphs), as one decorated with PyTorch's
+// @once_differentiable: when a graph of the gradients is being built its
+// Backward runs as in a plain pass, and differentiating its gradients
+// again panics with an *AutogradError instead of giving a wrong result.
+// The method does nothing; it marks the type.
+type OnceDifferentiable interface {
+	Function
+	OnceDifferentiable()
 }
 
 // FunctionCtx is what one Apply of a Function hands from Forward to
 // Backward (PyTorch's ctx).
 type FunctionCtx struct {
 	saved []*Tensor
+	raw   []*Tensor // what SaveForBackward was given, before Detach
+	orig  []*Tensor // the saved tensors with their graphs, for create_graph
+	graph bool      // Saved returns orig (a create-graph backward)
 	needs []bool
 }
 
@@ -45,6 +74,7 @@ func (c *FunctionCtx) SaveForBackward(ts ...*Tensor) {
 		panic(&ValueError{Op: "function_ctx.save_for_backward", Msg: "nil FunctionCtx"})
 	}
 	for _, t := range ts {
+		c.raw = append(c.raw, t)
 		if t != nil {
 			t = t.Detach()
 		}
@@ -52,10 +82,15 @@ func (c *FunctionCtx) SaveForBackward(ts ...*Tensor) {
 	}
 }
 
-// Saved returns the tensors SaveForBackward kept, in order.
+// Saved returns the tensors SaveForBackward kept, in order: detached, or
+// in a Backward that builds a graph of the gradients (create_graph) the
+// inputs and the output with their graphs (see Function.Backward).
 func (c *FunctionCtx) Saved() []*Tensor {
 	if c == nil {
 		panic(&ValueError{Op: "function_ctx.saved", Msg: "nil FunctionCtx"})
+	}
+	if c.graph {
+		return c.orig
 	}
 	return c.saved
 }
@@ -97,9 +132,9 @@ func Apply(fn Function, inputs ...*Tensor) *Tensor {
 		panic(&AutogradError{Op: name, Msg: "Forward returned no tensor"})
 	}
 	out.live(name)
+	fwdOut := out
 	out = out.Detach() // a fresh tensor: Forward may return an input or an already recorded result
-	out = record(name, out, inputs, ctx.saved, func(g *Tensor) []*Tensor {
-		gs := fn.Backward(ctx, g)
+	check := func(gs []*Tensor) []*Tensor {
 		if len(gs) != len(inputs) {
 			panic(&AutogradError{Op: name, Msg: fmt.Sprintf("function %s returned an incorrect number of gradients (expected %d, got %d)", name, len(inputs), len(gs))})
 		}
@@ -116,10 +151,40 @@ func Apply(fn Function, inputs ...*Tensor) *Tensor {
 			}
 		}
 		return gs
-	})
-	if out.ag != nil && out.ag.node != nil {
-		out.ag.node.custom = true
 	}
+	out = record(name, out, inputs, ctx.saved, func(g *Tensor) []*Tensor { return check(fn.Backward(ctx, g)) })
+	if nd := nodeOf(out); nd != nil {
+		nd.custom = true
+		if _, once := fn.(OnceDifferentiable); once {
+			ctx.raw = nil
+			return out // (runTwice: gradients whose backward panics)
+		}
+		// create_graph: Backward with grad mode on, Saved giving the
+		// originals (the raw pointers are dropped: only orig is kept)
+		ctx.orig = make([]*Tensor, len(ctx.raw))
+		for j, t := range ctx.raw {
+			ctx.orig[j] = ctx.saved[j]
+			switch {
+			case t == nil:
+			case t == fwdOut:
+				ctx.orig[j] = out
+			default:
+				for i, x := range in {
+					if x != nil && t == x {
+						ctx.orig[j] = inputs[i]
+						break
+					}
+				}
+			}
+		}
+		ctx.raw = nil
+		nd.twice = func(g *Tensor) []*Tensor {
+			c := *ctx
+			c.graph = true
+			return check(fn.Backward(&c, g))
+		}
+	}
+	ctx.raw = nil
 	return out
 }
 

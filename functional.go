@@ -138,7 +138,7 @@ func embedding(idx, weight *Tensor, pad int) *Tensor {
 	checkRange(name, flat, 0, v)
 	out := gatherRaw(weight.Detach(), 0, flat, lineIndex(flat, 0, Shape{n, d}), Shape{n, d})
 	out = out.Reshape(append(idx.Shape(), d)...)
-	return record("EmbeddingBackward0", out, []*Tensor{weight}, []*Tensor{flat}, func(g *Tensor) []*Tensor {
+	back := func(g *Tensor) []*Tensor {
 		g2 := g.Reshape(n, d)
 		if pad >= 0 {
 			g2 = Where(flat.EqScalar(float64(pad)).Unsqueeze(1), zeroLike(g2), g2)
@@ -146,7 +146,18 @@ func embedding(idx, weight *Tensor, pad int) *Tensor {
 		z := Zeros(weight.shape, On(g.dev), Dtype(g.dtype))
 		scatterRaw(z, 0, lineIndex(flat, 0, g2.shape), g2.view(), true)
 		return []*Tensor{z}
-	})
+	}
+	// the gradient is linear in g: its adjoint gathers the rows again
+	// (EmbeddingDenseBackward0)
+	oshape := out.Shape()
+	return recordTwice("EmbeddingBackward0", out, []*Tensor{weight}, []*Tensor{flat}, back,
+		linearTwice("EmbeddingDenseBackward0", back, func(gg *Tensor) *Tensor {
+			r := gg.IndexSelect(0, flat)
+			if pad >= 0 {
+				r = Where(flat.EqScalar(float64(pad)).Unsqueeze(1), zeroLike(r), r)
+			}
+			return r.Reshape(oshape...)
+		}))
 }
 
 // linearHalfF32 is x·wᵀ in float32, unrounded, from two-byte x [N, in]

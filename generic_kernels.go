@@ -235,7 +235,7 @@ func (generic) batchNorm(x, runningMean, runningVar, weight, bias *Tensor, train
 	if bias != nil {
 		out = out.Add(bias.Detach().Reshape(bshape...))
 	}
-	return record("NativeBatchNormBackward0", out, []*Tensor{x, weight, bias}, []*Tensor{xhat, invstd, wd}, func(g *Tensor) []*Tensor {
+	out = record("NativeBatchNormBackward0", out, []*Tensor{x, weight, bias}, []*Tensor{xhat, invstd, wd}, func(g *Tensor) []*Tensor {
 		gx := gradIf(x, func() *Tensor {
 			gh := g
 			if wd != nil {
@@ -257,6 +257,10 @@ func (generic) batchNorm(x, runningMean, runningVar, weight, bias *Tensor, train
 		}
 		return []*Tensor{gx, gw, gb}
 	})
+	if nd := nodeOf(out); nd != nil {
+		nd.twice = normTwice(nd, &normGraph{name: nd.name, xhat: xhat, invstd: invstd, dims: dims, n: float64(cnt), eval: !training}, weight, bias, bshape)
+	}
+	return out
 }
 
 // asStrided is a detached view of t's storage with the given shape, strides

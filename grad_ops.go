@@ -209,14 +209,22 @@ func recordProd(t, out *Tensor, opts []ReduceOption) *Tensor {
 		return out
 	}
 	xd, yd := t.Detach(), out.Detach()
-	return record(reduceName("ProdBackward", opts), out, []*Tensor{t}, []*Tensor{xd, yd}, func(g *Tensor) []*Tensor {
+	back := func(g, x, y *Tensor, safe bool) []*Tensor {
 		// as PyTorch's prod_backward: g·prod/x where a slice has no
 		// zero, the exclusive products where it has (prod/x is 0/0 there)
-		gk := xd.keepShaped(g, opts)
-		quot := gk.Mul(xd.keepShaped(yd, opts)).Div(xd)
-		hasZero := xd.EqScalar(0).Any(append(append([]ReduceOption{}, opts...), KeepDim())...)
-		return []*Tensor{Where(hasZero, prodGrad(gk, xd, opts), quot)}
-	})
+		gk := x.keepShaped(g, opts)
+		hasZero := x.Detach().EqScalar(0).Any(append(append([]ReduceOption{}, opts...), KeepDim())...)
+		div := x
+		if safe { // twice: no 0/0 in the branch Where drops, whose gradient would be NaN
+			div = Where(hasZero, Ones(Shape{}, On(x.dev), Dtype(x.dtype)), x)
+		}
+		quot := gk.Mul(x.keepShaped(y, opts)).Div(div)
+		return []*Tensor{Where(hasZero, prodGrad(gk, x, opts), quot)}
+	}
+	// twice: t and the output (xd's and yd's storages)
+	return recordTwice(reduceName("ProdBackward", opts), out, []*Tensor{t}, []*Tensor{xd, yd},
+		func(g *Tensor) []*Tensor { return back(g, xd, yd, false) },
+		func(g *Tensor) []*Tensor { return back(g, t, out, true) })
 }
 
 // prodGrad is dL/dx_i = g·Π_{j≠i} x_j over the reduced elements, taken

@@ -151,7 +151,7 @@ func (k nativeBatchNorm) batchNorm(x, runningMean, runningVar, weight, bias *Ten
 	}
 	out := empty(x.shape, x.dtype, x.dev)
 	bn.ChannelAffine(out.view(), xc.view(), scale.view(), shift.view())
-	return record("NativeBatchNormBackward0", out, []*Tensor{x, weight, bias}, []*Tensor{x, weight}, func(g *Tensor) []*Tensor {
+	out = record("NativeBatchNormBackward0", out, []*Tensor{x, weight, bias}, []*Tensor{x, weight}, func(g *Tensor) []*Tensor {
 		gc := g.Contiguous()
 		sumG := empty(Shape{c}, pdt, x.dev)
 		sumGX := empty(Shape{c}, pdt, x.dev)
@@ -179,4 +179,24 @@ func (k nativeBatchNorm) batchNorm(x, runningMean, runningVar, weight, bias *Ten
 		}
 		return []*Tensor{gx, gw, gb}
 	})
+	if nd := nodeOf(out); nd != nil {
+		// twice: x̂ and invstd made again from the saved input, in x's
+		// dtype (the per-channel statistics may be float32)
+		nd.twice = func(g *Tensor) []*Tensor {
+			bshape := make([]int, x.Dim())
+			var dims []int
+			for i := range bshape {
+				bshape[i] = 1
+				if i != 1 {
+					dims = append(dims, i)
+				}
+			}
+			bshape[1] = c
+			is := invstd.Reshape(bshape...)
+			xhat := xc.Sub(mean.Reshape(bshape...)).Mul(is)
+			ng := &normGraph{name: nd.name, xhat: xhat, invstd: is, dims: dims, n: float64(x.NumElements() / c), eval: !training}
+			return normTwice(nd, ng, weight, bias, bshape)(g)
+		}
+	}
+	return out
 }

@@ -1,6 +1,9 @@
 package ember
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Normalisation. BatchNorm checks its arguments and runs the backend's
 // BatchNormer or the generic lowering (kernels.go); LayerNorm is built
@@ -123,7 +126,7 @@ func LayerNorm(x *Tensor, normalizedShape []int, weight, bias *Tensor, eps float
 	if bias != nil {
 		out = out.Add(bias.Detach())
 	}
-	return record("NativeLayerNormBackward0", out, []*Tensor{x, weight, bias}, []*Tensor{xhat, invstd, wd}, func(g *Tensor) []*Tensor {
+	out = record("NativeLayerNormBackward0", out, []*Tensor{x, weight, bias}, []*Tensor{xhat, invstd, wd}, func(g *Tensor) []*Tensor {
 		gx := gradIf(x, func() *Tensor {
 			gh := g
 			if wd != nil {
@@ -136,4 +139,109 @@ func LayerNorm(x *Tensor, normalizedShape []int, weight, bias *Tensor, eps float
 		// the engine sums these over the leading dims to normalizedShape
 		return []*Tensor{gx, g.Mul(xhat), g}
 	})
+	if nd := nodeOf(out); nd != nil {
+		n := 1
+		for _, d := range normalizedShape {
+			n *= d
+		}
+		nd.twice = normTwice(nd, &normGraph{name: nd.name, xhat: xhat, invstd: invstd, dims: dims, n: float64(n)}, weight, bias, nil)
+	}
+	return out
+}
+
+// normGraph gives a normalisation's saved x̂ = (x − mean)·invstd and invstd
+// (reduced over dims, n values each, kept as keepdim shapes) a graph back to
+// the input x through its edge, for the differentiable backward (twice) of
+// LayerNorm and BatchNorm: the first-order backward keeps only x̂ and invstd,
+// and in create-graph mode these get nodes whose backward is their own
+// derivative (written again with graph forms of x̂ and invstd, so that every
+// order is differentiable). With eval set the statistics are constants
+// (BatchNorm with running statistics): x̂ is then linear in x.
+type normGraph struct {
+	name         string // the backward node's name, for the new nodes
+	x            edge   // not live: x needs no gradient
+	xhat, invstd *Tensor
+	dims         []int
+	n            float64
+	eval         bool
+	xh, is       *Tensor // the graph forms, made on first use
+}
+
+// dxhat is the gradient to x of x̂ given gg, the gradient to x̂.
+func (s *normGraph) dxhat(gg, xh, is *Tensor) *Tensor {
+	if s.eval {
+		return gg.Mul(is)
+	}
+	m1 := gg.Mean(Dims(s.dims...), KeepDim())
+	m2 := gg.Mul(xh).Mean(Dims(s.dims...), KeepDim())
+	return gg.Sub(m1).Sub(xh.Mul(m2)).Mul(is)
+}
+
+// graphs returns x̂ and invstd with their graphs to x (as they are when x
+// needs no gradient).
+func (s *normGraph) graphs() (xh, is *Tensor) {
+	if !s.x.live() {
+		return s.xhat, s.invstd
+	}
+	if s.xh != nil {
+		return s.xh, s.is
+	}
+	name := strings.TrimSuffix(s.name, "0") + "Backward0"
+	s.xh = s.xhat.Detach()
+	s.xh.ag = &autograd{requiresGrad: true, node: &node{name: name, edges: []edge{s.x},
+		backward: func(gg *Tensor) []*Tensor { return []*Tensor{s.dxhat(gg, s.xhat, s.invstd)} },
+		twice: func(gg *Tensor) []*Tensor {
+			xh, is := s.graphs()
+			return []*Tensor{s.dxhat(gg, xh, is)}
+		}}}
+	s.is = s.invstd
+	if !s.eval {
+		// d invstd/dx = −invstd²·x̂/n
+		dis := func(gi, xh, is *Tensor) *Tensor { return gi.Mul(is).Mul(is).Mul(xh).MulScalar(-1 / s.n) }
+		s.is = s.invstd.Detach()
+		s.is.ag = &autograd{requiresGrad: true, node: &node{name: name, edges: []edge{s.x},
+			backward: func(gi *Tensor) []*Tensor { return []*Tensor{dis(gi, s.xhat, s.invstd)} },
+			twice: func(gi *Tensor) []*Tensor {
+				xh, is := s.graphs()
+				return []*Tensor{dis(gi, xh, is)}
+			}}}
+	}
+	return s.xh, s.is
+}
+
+// normTwice is the twice of a LayerNorm or BatchNorm node nd: the
+// gradients to x, weight (shaped wshape, nil if absent) and bias of
+// out = x̂·weight + bias, written over the graph forms of x̂ and invstd.
+// For BatchNorm, weight is reshaped to bshape and its gradients are
+// reduced over dims; LayerNorm's are left to the engine (bshape nil).
+func normTwice(nd *node, s *normGraph, weight, bias *Tensor, bshape []int) func(g *Tensor) []*Tensor {
+	return func(g *Tensor) []*Tensor {
+		s.x = nd.edges[0]
+		xh, is := s.graphs()
+		gh := g
+		if weight != nil {
+			w := weight
+			if bshape != nil {
+				w = w.Reshape(bshape...)
+			}
+			gh = g.Mul(w.Cast(g.dtype))
+		}
+		var gx, gw, gb *Tensor
+		if nd.edges[0].live() {
+			gx = s.dxhat(gh, xh, is)
+		}
+		if weight != nil && nd.edges[1].live() {
+			gw = g.Mul(xh)
+			if bshape != nil {
+				gw = gw.Sum(Dims(s.dims...)).Reshape(weight.shape...)
+			}
+		}
+		if bias != nil && nd.edges[2].live() {
+			gb = g
+			if bshape != nil {
+				gb = gb.Sum(Dims(s.dims...)).Reshape(bias.shape...)
+			}
+		}
+		return []*Tensor{gx, gw, gb}
+	}
 }

@@ -26,12 +26,32 @@ func (t *Tensor) scanOp(name, gradFn string, dim int, prod bool) *Tensor {
 		return r
 	}
 	if !prod {
-		return record(gradFn, out, []*Tensor{t}, nil, func(g *Tensor) []*Tensor { return []*Tensor{revsum(g)} })
+		// the gradient is linear in g; the adjoint of the reversed sum is the sum
+		back := func(g *Tensor) []*Tensor { return []*Tensor{revsum(g)} }
+		return recordTwice(gradFn, out, []*Tensor{t}, nil, back,
+			linearTwice("CumsumBackwardBackward0", back, func(gg *Tensor) *Tensor { return gg.Cumsum(d) }))
 	}
 	y := out.Detach()
-	return record(gradFn, out, []*Tensor{t}, []*Tensor{x, y}, func(g *Tensor) []*Tensor {
+	// twice: t and the output (x's and y's storages), with recording scans
+	return recordTwice(gradFn, out, []*Tensor{t}, []*Tensor{x, y}, func(g *Tensor) []*Tensor {
 		return []*Tensor{cumprodGrad(g, x, y, d, revsum)}
-	})
+	}, func(g *Tensor) []*Tensor { return []*Tensor{cumprodGradExact(g, t, d)} })
+}
+
+// cumprodGradExact is cumprodGrad written as its definition, the n
+// products Π_{k≤j,k≠i} x_k for each i (O(n²) along d): differentiable
+// also where x holds zeros, as PyTorch's cumprod_backward in grad mode.
+func cumprodGradExact(g, x *Tensor, d int) *Tensor {
+	last := x.Dim() - 1
+	xt, gt := x.Transpose(d, last), g.Transpose(d, last)
+	n := xt.shape[last]
+	rows := Arange(0, float64(n), 1, On(x.dev)).Unsqueeze(1) // i
+	cols := Arange(0, float64(n), 1, On(x.dev))              // k, j
+	// X[..., i, k] = x_k, with x_i taken as 1
+	xs := WhereScalar(rows.Eq(cols), 1, xt.Unsqueeze(-2))
+	p := xs.Cumprod(-1) // [..., i, j]
+	terms := WhereTensorScalar(cols.Ge(rows), p.Mul(gt.Unsqueeze(-2)), 0)
+	return terms.Sum(Dims(-1)).Transpose(d, last)
 }
 
 // cumprodGrad is dL/dx_i = Σ_{j≥i} g_j·Π_{k≤j,k≠i} x_k along d, exact where

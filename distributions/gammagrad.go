@@ -70,6 +70,10 @@ type gammaFn struct{}
 
 func (gammaFn) Name() string { return "StandardGammaBackward0" }
 
+// OnceDifferentiable: the derivative of dx/dα is not implemented, as in
+// PyTorch (_standard_gamma_grad).
+func (gammaFn) OnceDifferentiable() {}
+
 func (gammaFn) Forward(ctx *ember.FunctionCtx, in []*ember.Tensor) *ember.Tensor {
 	alpha := in[0]
 	x := sampleGamma(alpha.Cast(ember.Float64).Contiguous()).Cast(alpha.DType()).Clamp(tiny(alpha.DType()), posInf())

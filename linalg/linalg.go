@@ -168,6 +168,10 @@ func (f *fn) Backward(_ *ember.FunctionCtx, g *ember.Tensor) []*ember.Tensor {
 	return f.back(g)
 }
 
+// OnceDifferentiable marks fn's backward (over the detached saved
+// tensors) as not differentiable: a second derivative panics.
+func (f *fn) OnceDifferentiable() {}
+
 // saves lists the tensors a backward reads.
 func saves(ts ...*ember.Tensor) []*ember.Tensor { return ts }
 

@@ -217,6 +217,12 @@ func (f bceWithLogitsPosWeight) Forward(ctx *ember.FunctionCtx, in []*ember.Tens
 func (f bceWithLogitsPosWeight) Backward(ctx *ember.FunctionCtx, g *ember.Tensor) []*ember.Tensor {
 	s := ctx.Saved()
 	x, y, pw, spNeg, coef := s[0], s[1], s[2], s[3], s[4]
+	if anyRequiresGrad(x, y, pw) {
+		// a graph of the gradients is being built (Saved gives the
+		// inputs with their graphs): the intermediates again, from them
+		spNeg = x.Neg().ReLU().Add(x.Abs().Neg().Exp().Log1p())
+		coef = pw.SubScalar(1).Mul(y).AddScalar(1)
+	}
 	if f.red == Mean {
 		g = g.DivScalar(float64(x.NumElements()))
 	}
@@ -392,6 +398,10 @@ func (f bce) Forward(ctx *ember.FunctionCtx, in []*ember.Tensor) *ember.Tensor {
 func (f bce) Backward(ctx *ember.FunctionCtx, g *ember.Tensor) []*ember.Tensor {
 	s := ctx.Saved()
 	x, y, w, logx, log1mx := s[0], s[1], s[2], s[3], s[4]
+	if anyRequiresGrad(x, y, w) { // create_graph: as bceWithLogitsPosWeight's
+		logx = x.Log().Clamp(-100, math.Inf(1))
+		log1mx = x.Neg().Log1p().Clamp(-100, math.Inf(1))
+	}
 	if f.red == Mean {
 		g = g.DivScalar(float64(x.NumElements()))
 	}
@@ -409,4 +419,15 @@ func (f bce) Backward(ctx *ember.FunctionCtx, g *ember.Tensor) []*ember.Tensor {
 		gs[2] = g.Mul(y.Mul(logx).Add(y.RSubScalar(1).Mul(log1mx)).Neg())
 	}
 	return gs
+}
+
+// anyRequiresGrad reports whether one of ts (nil allowed) requires grad:
+// in a Function's Backward, that a graph of the gradients is being built.
+func anyRequiresGrad(ts ...*ember.Tensor) bool {
+	for _, t := range ts {
+		if t != nil && t.RequiresGrad() {
+			return true
+		}
+	}
+	return false
 }

@@ -133,5 +133,78 @@ cases["functional"] = {
     "jac3": [t(j) for j in j3], "hess3": [[t(h) for h in row] for row in h3],
 }
 
+# (added later, reseeded so that the cases above keep their values)
+torch.manual_seed(1)
+
+# WGAN-GP through a LayerNorm MLP critic: Linear, LayerNorm, tanh, Linear
+x = randn(5, 4).requires_grad_()
+w1, b1 = randn(8, 4).requires_grad_(), randn(8).requires_grad_()
+lnw, lnb = (1 + 0.3 * randn(8)).requires_grad_(), (0.3 * randn(8)).requires_grad_()
+w2, b2 = randn(1, 8).requires_grad_(), randn(1).requires_grad_()
+d = F.linear(torch.tanh(F.layer_norm(F.linear(x, w1, b1), (8,), lnw, lnb, 1e-5)), w2, b2)
+(gx,) = grad(d.sum(), x, create_graph=True)
+gp = ((gx.norm(2, dim=1) - 1) ** 2).mean()
+gp.backward()
+cases["gp_layernorm"] = {"x": t(x), "w1": t(w1), "b1": t(b1), "lnw": t(lnw), "lnb": t(lnb), "w2": t(w2), "b2": t(b2),
+                         "gx": t(gx), "gp": t(gp), "gw1": t(w1.grad), "glnw": t(lnw.grad), "glnb": t(lnb.grad),
+                         "gw2": t(w2.grad), "gxx": t(x.grad)}
+
+# WGAN-GP through a pre-LN transformer block critic (one head, causal
+# attention written out, as F.scaled_dot_product_attention computes it)
+B, L, E = 2, 3, 4
+x = randn(B, L, E).requires_grad_()
+P = {}
+for k, s in [("ln1w", (E,)), ("ln1b", (E,)), ("wq", (E, E)), ("wk", (E, E)), ("wv", (E, E)), ("wo", (E, E)),
+             ("ln2w", (E,)), ("ln2b", (E,)), ("f1", (8, E)), ("f1b", (8,)), ("f2", (E, 8)), ("f2b", (E,)),
+             ("hw", (1, E))]:
+    v = 0.5 * randn(*s)
+    if k in ("ln1w", "ln2w"):
+        v = v + 1
+    P[k] = v.requires_grad_()
+
+
+def block(x):
+    h = F.layer_norm(x, (E,), P["ln1w"], P["ln1b"], 1e-5)
+    q, k, v = F.linear(h, P["wq"]), F.linear(h, P["wk"]), F.linear(h, P["wv"])
+    s = q @ k.transpose(-2, -1) / E ** 0.5
+    s = s.masked_fill(torch.ones(L, L, dtype=torch.bool).tril().logical_not(), float("-inf"))
+    a = torch.softmax(s, -1) @ v
+    x = x + F.linear(a, P["wo"])
+    h = F.layer_norm(x, (E,), P["ln2w"], P["ln2b"], 1e-5)
+    x = x + F.linear(F.gelu(F.linear(h, P["f1"], P["f1b"])), P["f2"], P["f2b"])
+    return F.linear(x.mean(1), P["hw"])
+
+
+d = block(x)
+(gx,) = grad(d.sum(), x, create_graph=True)
+gp = ((gx.reshape(B, -1).norm(2, dim=1) - 1) ** 2).mean()
+gp.backward()
+c = {k: t(v) for k, v in P.items()}
+c.update({"x": t(x), "gx": t(gx), "gp": t(gp), "gxx": t(x.grad)})
+c.update({"g_" + k: t(v.grad) for k, v in P.items() if v.grad is not None})
+cases["gp_transformer"] = c
+
+# Hessian-vector products through BatchNorm (training), Embedding, prod and
+# cumprod (with a zero): f(x, w) = sum(tanh(bn(x)) * emb(w)) + prod + cumprod
+x = randn(4, 3).requires_grad_()
+w = randn(5, 3).requires_grad_()
+bnw, bnb = (1 + 0.3 * randn(3)).requires_grad_(), (0.3 * randn(3)).requires_grad_()
+idx = torch.tensor([4, 0, 2, 0])
+xz = torch.tensor([0.7, 0.0, -1.2, 0.9], dtype=torch.float64)
+
+
+def fmisc(x, w):
+    e = F.embedding(idx, w)
+    y = torch.tanh(F.batch_norm(x, None, None, bnw, bnb, True, 0.1, 1e-5)) * e
+    z = (x[:, 0] * xz).cumprod(0)
+    return y.sum() + (x[:, 1] + 0.5).prod() * 0.3 + (z * torch.arange(1.0, 5.0, dtype=torch.float64)).sum()
+
+
+gx, gw = grad(fmisc(x, w), (x, w), create_graph=True)
+vx, vw = randn(4, 3), randn(5, 3)
+hx, hw, hbnw = grad((gx * vx).sum() + (gw * vw).sum(), (x, w, bnw))
+cases["hvp_misc"] = {"x": t(x), "w": t(w), "bnw": t(bnw), "bnb": t(bnb), "idx": t(idx.double()), "xz": t(xz),
+                     "vx": t(vx), "vw": t(vw), "gx": t(gx), "gw": t(gw), "hx": t(hx), "hw": t(hw), "hbnw": t(hbnw)}
+
 with open(OUT, "w") as fh:
     json.dump(cases, fh)
