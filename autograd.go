@@ -646,8 +646,8 @@ type gradRun struct {
 	// their twice with grad mode on, nothing is released early
 	create bool
 	// Grad: the gradients of the inputs are collected into out (leaves by
-	// their autograd, non-leaves by their node) instead of accumulated,
-	// and only the nodes from which an input is reached run
+	// their autograd, non-leaves by their (node, output) slot) instead of
+	// accumulated, and only the nodes from which an input is reached run
 	leafOut map[*autograd]int
 	nodeOut map[slot]int
 	out     []*Tensor
