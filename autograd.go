@@ -953,6 +953,8 @@ func retainGrad(ag *autograd, g *Tensor) {
 	if ag == nil || g == nil {
 		return
 	}
+	ag.gradMu.Lock() // Grad() may read it from another goroutine meanwhile
+	defer ag.gradMu.Unlock()
 	if ag.grad == nil {
 		ag.grad = g.Clone()
 	} else {
