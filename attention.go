@@ -233,41 +233,62 @@ func (k nativeAttention) attention(q3, k3, v3 *Tensor, am attnMask, p backend.At
 func attentionTwice(q3, k3, v3 *Tensor, am attnMask, p backend.AttentionParams, keep *Tensor) func(g *Tensor) []*Tensor {
 	return func(g *Tensor) []*Tensor {
 		b, l, s, ev := q3.shape[0], q3.shape[1], k3.shape[1], v3.shape[2]
-		full := append(am.batch.clone(), l, s)
-		g = g.Reshape(b, l, ev)
-		scores := q3.MatMul(k3.Transpose(1, 2)).MulScalar(p.Scale)
-		ninf := Full(Shape{}, math.Inf(-1), On(q3.dev), Dtype(q3.dtype))
-		zero := zeroLike(scores)
-		mask := am.user
-		switch {
-		case p.Causal:
-			rows := Arange(0, float64(l), 1, On(q3.dev)).Unsqueeze(1)
-			cols := Arange(0, float64(s), 1, On(q3.dev))
-			scores = scores.Add(Where(rows.Ge(cols), zero, ninf))
-		case p.Mask == backend.BoolMask:
-			scores = scores.Add(Where(am.m4.Reshape(b, l, s), zero, ninf))
-		case p.Mask == backend.AddMask:
-			scores = scores.Add(mask.Expand(full...).Reshape(b, l, s))
+		var add *Tensor
+		if p.Mask == backend.AddMask {
+			add = am.user.Expand(append(am.batch.clone(), l, s)...).Reshape(b, l, s)
 		}
-		w := scores.Softmax(-1)
+		w := attnScores(q3, k3, am, p, add).Softmax(-1)
 		wd := w
 		if keep != nil {
 			wd = w.Mul(keep)
 		}
-		gv := gradIf(v3, func() *Tensor { return wd.Transpose(1, 2).MatMul(g) })
-		dw := g.MatMul(v3.Transpose(1, 2))
-		if keep != nil {
-			dw = dw.Mul(keep)
-		}
-		ds := w.Mul(dw.Sub(dw.Mul(w).Sum(Dims(-1), KeepDim())))
-		gq := gradIf(q3, func() *Tensor { return ds.MatMul(k3).MulScalar(p.Scale) })
-		gk := gradIf(k3, func() *Tensor { return ds.Transpose(1, 2).MatMul(q3).MulScalar(p.Scale) })
-		var gm *Tensor
-		if mask != nil && mask.dtype != Bool && mask.RequiresGrad() {
-			gm = sumTo(ds.Reshape(full...), mask.shape)
-		}
-		return []*Tensor{gq, gk, gv, gm}
+		return attnBackward(g.Reshape(b, l, ev), q3, k3, v3, w, wd, keep, [3]*Tensor{q3, k3, v3}, am, p.Scale)
 	}
+}
+
+// attnScores is q·kᵀ·scale under the mask: the causal and a bool mask
+// are added as 0 and −∞, as PyTorch 2's math path does, so that a fully
+// masked row's gradient is NaN as the fused kernels' is; a float mask
+// (add, [b, l, s]) is added.
+func attnScores(q, k *Tensor, am attnMask, p backend.AttentionParams, add *Tensor) *Tensor {
+	b, l, s := q.shape[0], q.shape[1], k.shape[1]
+	scores := q.MatMul(k.Transpose(1, 2)).MulScalar(p.Scale)
+	ninf := Full(Shape{}, math.Inf(-1), On(q.dev), Dtype(q.dtype))
+	zero := zeroLike(scores)
+	switch {
+	case p.Causal:
+		rows := Arange(0, float64(l), 1, On(q.dev)).Unsqueeze(1)
+		cols := Arange(0, float64(s), 1, On(q.dev))
+		scores = scores.Add(Where(rows.Ge(cols), zero, ninf))
+	case p.Mask == backend.BoolMask:
+		scores = scores.Add(Where(am.m4.Reshape(b, l, s), zero, ninf))
+	case p.Mask == backend.AddMask:
+		scores = scores.Add(add)
+	}
+	return scores
+}
+
+// attnBackward is the explicit attention's backward: the gradients of q,
+// k and v (each where orig's requires grad) and of a float mask that
+// requires grad, from g [b, l, ev], the softmax weights w, the weights
+// after dropout wd and dropout's scaled mask keep (nil for none). The
+// products read q, k and v: detached in a first-order pass, the
+// originals in one that builds the gradients' graph.
+func attnBackward(g, q, k, v, w, wd, keep *Tensor, orig [3]*Tensor, am attnMask, scale float64) []*Tensor {
+	gv := gradIf(orig[2], func() *Tensor { return wd.Transpose(1, 2).MatMul(g) })
+	dw := g.MatMul(v.Transpose(1, 2))
+	if keep != nil {
+		dw = dw.Mul(keep)
+	}
+	// the softmax's backward: ds = w·(dw − Σ dw·w)
+	ds := w.Mul(dw.Sub(dw.Mul(w).Sum(Dims(-1), KeepDim())))
+	gq := gradIf(orig[0], func() *Tensor { return ds.MatMul(k).MulScalar(scale) })
+	gk := gradIf(orig[1], func() *Tensor { return ds.Transpose(1, 2).MatMul(q).MulScalar(scale) })
+	var gm *Tensor
+	if m := am.user; m != nil && m.dtype != Bool && m.RequiresGrad() {
+		gm = sumTo(ds.Reshape(append(am.batch.clone(), q.shape[1], k.shape[1])...), m.shape)
+	}
+	return []*Tensor{gq, gk, gv, gm}
 }
 
 // attention is the explicit softmax(q·kᵀ·scale + mask)·v: the L×S
@@ -276,26 +297,11 @@ func attentionTwice(q3, k3, v3 *Tensor, am attnMask, p backend.AttentionParams, 
 func (generic) attention(q3, k3, v3 *Tensor, am attnMask, p backend.AttentionParams, dropout float64) *Tensor {
 	b, l, s := q3.shape[0], q3.shape[1], k3.shape[1]
 	qd, kd, vd := q3.Detach(), k3.Detach(), v3.Detach()
-	scores := qd.MatMul(kd.Transpose(1, 2)).MulScalar(p.Scale)
-	ninf := Full(Shape{}, math.Inf(-1), On(q3.dev), Dtype(q3.dtype))
-	var m3 *Tensor
-	if am.m4 != nil {
-		m3 = am.m4.Reshape(b, l, s)
+	var add *Tensor
+	if p.Mask == backend.AddMask {
+		add = am.m4.Reshape(b, l, s)
 	}
-	// a bool mask (and the causal one) is added as 0 and −∞, as PyTorch
-	// 2's math path does, so that a fully masked row's gradient is NaN
-	// as the fused kernels' is
-	zero := zeroLike(scores)
-	switch {
-	case p.Causal:
-		rows := Arange(0, float64(l), 1, On(q3.dev)).Unsqueeze(1)
-		cols := Arange(0, float64(s), 1, On(q3.dev))
-		scores = scores.Add(Where(rows.Ge(cols), zero, ninf))
-	case p.Mask == backend.BoolMask:
-		scores = scores.Add(Where(m3, zero, ninf))
-	case p.Mask == backend.AddMask:
-		scores = scores.Add(m3)
-	}
+	scores := attnScores(qd, kd, am, p, add)
 	w := scores.Softmax(-1)
 	wd, keep := w, (*Tensor)(nil)
 	if dropout > 0 {
@@ -314,20 +320,6 @@ func (generic) attention(q3, k3, v3 *Tensor, am attnMask, p backend.AttentionPar
 		inputs[3] = mask
 	}
 	return recordTwice(attentionGradFn, out, inputs, []*Tensor{q3, k3, v3}, func(g *Tensor) []*Tensor {
-		g = g.Reshape(b, l, v3.shape[2])
-		gv := gradIf(v3, func() *Tensor { return wd.Transpose(1, 2).MatMul(g) })
-		dw := g.MatMul(vd.Transpose(1, 2))
-		if keep != nil {
-			dw = dw.Mul(keep)
-		}
-		// the softmax's backward: ds = w·(dw − Σ dw·w)
-		ds := w.Mul(dw.Sub(dw.Mul(w).Sum(Dims(-1), KeepDim())))
-		gq := gradIf(q3, func() *Tensor { return ds.MatMul(kd).MulScalar(p.Scale) })
-		gk := gradIf(k3, func() *Tensor { return ds.Transpose(1, 2).MatMul(qd).MulScalar(p.Scale) })
-		var gm *Tensor
-		if maskGrad && mask.RequiresGrad() {
-			gm = sumTo(ds.Reshape(append(am.batch.clone(), l, s)...), mask.shape)
-		}
-		return []*Tensor{gq, gk, gv, gm}
+		return attnBackward(g.Reshape(b, l, v3.shape[2]), qd, kd, vd, w, wd, keep, [3]*Tensor{q3, k3, v3}, am, p.Scale)
 	}, attentionTwice(q3, k3, v3, am, p, keep))
 }
