@@ -527,18 +527,8 @@ func fminF[T floatT](x, y T) T {
 	return x
 }
 
-// heavisideF is 0 below zero, y at (either) zero, 1 above; NaN gives 0.
-func heavisideF[T floatT](x, y T) T {
-	switch {
-	case x == 0:
-		return y
-	case x > 0:
-		return 1
-	}
-	return 0
-}
-
-func heavisideI[T intT](x, y T) T {
+// heaviside is 0 below zero, y at (either) zero, 1 above; a NaN x gives 0.
+func heaviside[T numT](x, y T) T {
 	switch {
 	case x == 0:
 		return y

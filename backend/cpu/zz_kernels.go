@@ -3476,21 +3476,21 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
 				for i, x := range aa {
 					y := bb[i]
-					dd[i] = heavisideF(x, y)
+					dd[i] = heaviside(x, y)
 				}
 			}
 		case sd1 == 1 && sa1 == 1 && sb1 == 0:
 			for r := 0; r < n0; r++ {
 				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
 				for i, x := range aa {
-					dd[i] = heavisideF(x, y)
+					dd[i] = heaviside(x, y)
 				}
 			}
 		case sd1 == 1 && sa1 == 0 && sb1 == 1:
 			for r := 0; r < n0; r++ {
 				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
 				for i, y := range bb {
-					dd[i] = heavisideF(x, y)
+					dd[i] = heaviside(x, y)
 				}
 			}
 		default:
@@ -3498,7 +3498,7 @@ func binaryFloat32(op backend.BinaryOp, d []float32, od, sd0, sd1 int, a []float
 				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
 					x, y := aa[i*sa1], bb[i*sb1]
-					dd[i*sd1] = heavisideF(x, y)
+					dd[i*sd1] = heaviside(x, y)
 				}
 			}
 		}
@@ -4291,21 +4291,21 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
 				for i, x := range aa {
 					y := bb[i]
-					dd[i] = heavisideF(x, y)
+					dd[i] = heaviside(x, y)
 				}
 			}
 		case sd1 == 1 && sa1 == 1 && sb1 == 0:
 			for r := 0; r < n0; r++ {
 				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
 				for i, x := range aa {
-					dd[i] = heavisideF(x, y)
+					dd[i] = heaviside(x, y)
 				}
 			}
 		case sd1 == 1 && sa1 == 0 && sb1 == 1:
 			for r := 0; r < n0; r++ {
 				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
 				for i, y := range bb {
-					dd[i] = heavisideF(x, y)
+					dd[i] = heaviside(x, y)
 				}
 			}
 		default:
@@ -4313,7 +4313,7 @@ func binaryFloat64(op backend.BinaryOp, d []float64, od, sd0, sd1 int, a []float
 				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
 					x, y := aa[i*sa1], bb[i*sb1]
-					dd[i*sd1] = heavisideF(x, y)
+					dd[i*sd1] = heaviside(x, y)
 				}
 			}
 		}
@@ -4903,21 +4903,21 @@ func binaryInt64(op backend.BinaryOp, d []int64, od, sd0, sd1 int, a []int64, oa
 				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
 				for i, x := range aa {
 					y := bb[i]
-					dd[i] = heavisideI(x, y)
+					dd[i] = heaviside(x, y)
 				}
 			}
 		case sd1 == 1 && sa1 == 1 && sb1 == 0:
 			for r := 0; r < n0; r++ {
 				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
 				for i, x := range aa {
-					dd[i] = heavisideI(x, y)
+					dd[i] = heaviside(x, y)
 				}
 			}
 		case sd1 == 1 && sa1 == 0 && sb1 == 1:
 			for r := 0; r < n0; r++ {
 				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
 				for i, y := range bb {
-					dd[i] = heavisideI(x, y)
+					dd[i] = heaviside(x, y)
 				}
 			}
 		default:
@@ -4925,7 +4925,7 @@ func binaryInt64(op backend.BinaryOp, d []int64, od, sd0, sd1 int, a []int64, oa
 				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
 					x, y := aa[i*sa1], bb[i*sb1]
-					dd[i*sd1] = heavisideI(x, y)
+					dd[i*sd1] = heaviside(x, y)
 				}
 			}
 		}
@@ -5746,21 +5746,21 @@ func binaryInt32(op backend.BinaryOp, d []int32, od, sd0, sd1 int, a []int32, oa
 				dd, aa, bb := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0:][:n1]
 				for i, x := range aa {
 					y := bb[i]
-					dd[i] = heavisideI(x, y)
+					dd[i] = heaviside(x, y)
 				}
 			}
 		case sd1 == 1 && sa1 == 1 && sb1 == 0:
 			for r := 0; r < n0; r++ {
 				dd, aa, y := d[od+r*sd0:][:n1], a[oa+r*sa0:][:n1], b[ob+r*sb0]
 				for i, x := range aa {
-					dd[i] = heavisideI(x, y)
+					dd[i] = heaviside(x, y)
 				}
 			}
 		case sd1 == 1 && sa1 == 0 && sb1 == 1:
 			for r := 0; r < n0; r++ {
 				dd, x, bb := d[od+r*sd0:][:n1], a[oa+r*sa0], b[ob+r*sb0:][:n1]
 				for i, y := range bb {
-					dd[i] = heavisideI(x, y)
+					dd[i] = heaviside(x, y)
 				}
 			}
 		default:
@@ -5768,7 +5768,7 @@ func binaryInt32(op backend.BinaryOp, d []int32, od, sd0, sd1 int, a []int32, oa
 				dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 				for i := 0; i < n1; i++ {
 					x, y := aa[i*sa1], bb[i*sb1]
-					dd[i*sd1] = heavisideI(x, y)
+					dd[i*sd1] = heaviside(x, y)
 				}
 			}
 		}
@@ -7093,7 +7093,7 @@ func binaryBFloat16(op backend.BinaryOp, d []backend.BF16, od, sd0, sd1 int, a [
 			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 			for i := 0; i < n1; i++ {
 				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
-				dd[i*sd1] = backend.ToBF16(heavisideF(x, y))
+				dd[i*sd1] = backend.ToBF16(heaviside(x, y))
 			}
 		}
 	default:
@@ -7862,7 +7862,7 @@ func binaryFloat16(op backend.BinaryOp, d []backend.F16, od, sd0, sd1 int, a []b
 			dd, aa, bb := d[od+r*sd0:], a[oa+r*sa0:], b[ob+r*sb0:]
 			for i := 0; i < n1; i++ {
 				x, y := aa[i*sa1].Float32(), bb[i*sb1].Float32()
-				dd[i*sd1] = backend.ToF16(heavisideF(x, y))
+				dd[i*sd1] = backend.ToF16(heaviside(x, y))
 			}
 		}
 	default:

@@ -359,7 +359,7 @@ var Binaries = []Binary{
 	{Name: "fmin", Const: "Fmin", Method: "Fmin", Doc: "returns the elementwise minimum ignoring NaN: the other operand where one is NaN, NaN only where both are.", Torch: "torch.fmin", GradFn: "FminBackward0", Saves: SaveX, Class: All, Cost: Cheap,
 		GoF: "fminF(x, y)", GoI: "min(x, y)", CF: "ember_fmin(x, y)", CI: "x < y ? x : y", Fixture: "torch.fmin(x, y)"},
 	{Name: "heaviside", Const: "Heaviside", Torch: "torch.heaviside", Class: All, Cost: Cheap,
-		GoF: "heavisideF(x, y)", GoI: "heavisideI(x, y)", CF: "(x == (T)0 ? y : (T)(x > (T)0))", CI: "(x == 0 ? y : (T)(x > 0))"},
+		GoF: "heaviside(x, y)", GoI: "heaviside(x, y)", CF: "(x == (T)0 ? y : (T)(x > (T)0))", CI: "(x == 0 ? y : (T)(x > 0))"},
 	{Name: "bitwise_and", Const: "BitwiseAnd", Method: "BitwiseAnd", Doc: "returns t & o of integer or Bool tensors, broadcast (floats are a *DTypeError).", Torch: "torch.bitwise_and", Class: All, Cost: Cheap,
 		GoI: "x & y", CI: "x & y", Fixture: "torch.bitwise_and(x, y)"},
 	{Name: "bitwise_or", Const: "BitwiseOr", Method: "BitwiseOr", Doc: "returns t | o of integer or Bool tensors, broadcast (floats are a *DTypeError).", Torch: "torch.bitwise_or", Class: All, Cost: Cheap,
