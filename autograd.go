@@ -55,7 +55,10 @@ type node struct {
 	freed    bool
 	retained *autograd // the output's autograd when RetainGrad was called
 	custom   bool      // recorded by Apply: backward is user code (see runGraph's ownership)
-	inner    *node     // CopySlices: the in-place op's node, whose saved tensors it checks
+	// reentrant: backward runs its own Backward into leaves' Grad
+	// (Checkpoint), which a Grad pass must refuse
+	reentrant bool
+	inner     *node // CopySlices: the in-place op's node, whose saved tensors it checks
 	// A multi-output node (Split, Unbind: PyTorch's SplitBackward0 ...)
 	// has nout outputs; its backwardN receives all their gradients at once
 	// (nil where none came), runs once, and is differentiable as it is
@@ -860,7 +863,7 @@ func runGraph(roots []slot, rootGrads []*Tensor, retain bool, p *pass, run *grad
 				panic(&AutogradError{Op: "backward", Msg: msg})
 			}
 		}
-		if collecting && n.name == checkpointNode {
+		if collecting && n.reentrant {
 			panic(&AutogradError{Op: "checkpoint", Msg: errCheckpointGrad})
 		}
 		var gs []*Tensor

@@ -1,7 +1,8 @@
 package ember
 
-// checkpointNode is the grad_fn name of Checkpoint's output; a Grad pass
-// refuses to run it (runGraph), as PyTorch's reentrant checkpoint.
+// checkpointNode is the grad_fn name of Checkpoint's output, whose node is
+// marked reentrant: a Grad pass refuses to run it (runGraph), as
+// PyTorch's reentrant checkpoint.
 const checkpointNode = "CheckpointFunctionBackward"
 
 // errCheckpointGrad is PyTorch's refusal of torch.autograd.grad through a
@@ -78,7 +79,7 @@ func Checkpoint(fn func(in ...*Tensor) *Tensor, inputs ...*Tensor) *Tensor {
 		panic(&AutogradError{Op: name, Msg: "the checkpointed function returned no tensor"})
 	}
 	out = out.live(name).Detach() // fresh: fn may return an input
-	return record(checkpointNode, out, inputs, inputs, func(g *Tensor) []*Tensor {
+	out = record(checkpointNode, out, inputs, inputs, func(g *Tensor) []*Tensor {
 		xs := make([]*Tensor, len(inputs))
 		for i, t := range inputs {
 			if t != nil {
@@ -112,4 +113,8 @@ func Checkpoint(fn func(in ...*Tensor) *Tensor, inputs ...*Tensor) *Tensor {
 		}
 		return gs
 	})
+	if out.ag != nil && out.ag.node != nil {
+		out.ag.node.reentrant = true
+	}
+	return out
 }
